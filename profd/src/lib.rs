@@ -1,0 +1,24 @@
+//! profd: the Minix profiling rules and the profiling session, independent of the OS.
+//!
+//! * [`layout`] — the bin arithmetic of `profile(pid, start, end, interval)` (the 1024-bin rule).
+//! * [`error`] — the error codes of the spec and their errno values.
+//! * [`image`] — what the rules need to know about the profiled program's text.
+//! * [`session`] — the state machine: one session at a time, stop on request / exit / overflow,
+//!   the last profile kept until the next start.
+//! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
+//! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement
+//!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
+
+pub mod error;
+pub mod image;
+pub mod layout;
+pub mod prof_data;
+pub mod sampler;
+pub mod session;
+
+pub use error::ProfError;
+pub use image::{ImageLayout, TextSegment};
+pub use layout::{BinLayout, MAX_BINS};
+pub use prof_data::ProfData;
+pub use sampler::{SampleBatch, Sampler};
+pub use session::{Profd, SessionState, StartRequest, StopReason};

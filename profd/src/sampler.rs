@@ -1,0 +1,58 @@
+//! The [`Sampler`] trait: what an OS backend provides to a profiling session.
+//!
+//! A backend counts the user-mode instruction pointers of one process and hands them over in
+//! batches; the rules (ranges, bins, overflow, who may do what) stay in [`crate::session`].
+//!
+//! * Linux: [`perf_event::PerfEventSampler`] (`perf_event_open(2)` on the child).
+//! * Redox: the kernel's `sys:prof_ctl` / `sys:prof_data` (the kernel patch's prof table).
+
+use crate::error::ProfError;
+use crate::image::ImageLayout;
+
+#[cfg(target_os = "linux")]
+pub mod perf_event;
+
+/// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
+/// process, in runtime addresses, so samples outside the program can be attributed by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    pub start: u64,
+    pub len: u64,
+    /// File offset of `start`.
+    pub pgoff: u64,
+    pub path: String,
+}
+
+/// What a backend counted since the previous batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleBatch {
+    /// User-mode instruction pointers (runtime addresses) in the order sampled, each with a
+    /// repeat count.
+    pub user: Vec<(u64, u64)>,
+    /// Ticks that interrupted the process in kernel mode.
+    pub kernel_ticks: u64,
+    /// Samples the backend had to drop (ring buffer or table full).
+    pub lost: u64,
+    /// The runtime load base of the profiled image, once the backend has determined it.
+    pub load_base: Option<u64>,
+    /// Executable mappings seen in this batch.
+    pub mappings: Vec<Mapping>,
+    /// The profiled process has exited; this batch holds everything it left.
+    pub exited: bool,
+}
+
+/// An OS backend that samples one process at a time.
+pub trait Sampler {
+    /// The uid owning live process `pid`; `Err(NoProcess)` if there is none.
+    fn process_owner(&self, pid: u32) -> Result<u32, ProfError>;
+
+    /// Start counting `pid`, an instance of `image`.  `Err(Busy)` if the backend (possibly in
+    /// another process) is already sampling.
+    fn start(&mut self, pid: u32, image: &ImageLayout) -> Result<(), ProfError>;
+
+    /// Everything counted since the last call; does not block.
+    fn collect(&mut self) -> Result<SampleBatch, ProfError>;
+
+    /// Stop counting.  Idempotent; releases the backend for the next session.
+    fn stop(&mut self);
+}

@@ -1,0 +1,493 @@
+//! The profiling session: `profile(pid, start, end, interval)` and `getprofile()` as a state
+//! machine over a [`Sampler`].
+//!
+//! * One session at a time: a start while one runs is EBUSY.
+//! * `pid == 0` stops the running session (if any).
+//! * A session stops on request, when the profiled process exits, or when a bin counter would
+//!   overflow (the tick that would overflow is not counted, as in Minix's clock handler).
+//! * The last session's data stays readable until the next start.
+//! * Only root or the owner of the target may start; only root or the starter may stop or read.
+
+use std::collections::BTreeMap;
+
+use crate::error::ProfError;
+use crate::image::{ImageLayout, TextSegment};
+use crate::layout::BinLayout;
+use crate::prof_data::ProfData;
+use crate::sampler::{Mapping, SampleBatch, Sampler};
+
+/// The arguments of `profile()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartRequest {
+    pub pid: u32,
+    pub start: u64,
+    pub end: u64,
+    pub interval: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `profile(0, ...)` or `stop`.
+    Request,
+    /// The profiled process exited.
+    Exit,
+    /// A bin counter would have overflowed.
+    Overflow,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Request => "request",
+            StopReason::Exit => "exit",
+            StopReason::Overflow => "overflow",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    /// No session was ever started.
+    Idle,
+    Running,
+    Stopped(StopReason),
+}
+
+impl SessionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Idle => "idle",
+            SessionState::Running => "running",
+            SessionState::Stopped(_) => "stopped",
+        }
+    }
+}
+
+/// uid 0 may do anything.
+pub const ROOT_UID: u32 = 0;
+
+/// One session's profile: the Minix bins plus the exact samples behind them.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub pid: u32,
+    /// uid of whoever started the session.
+    pub starter_uid: u32,
+    pub text: TextSegment,
+    pub layout: BinLayout,
+    pub data: ProfData,
+    /// Runtime load base of the image, once known.
+    pub load_base: Option<u64>,
+    /// Exact user-mode samples: runtime address -> ticks.
+    pub samples: BTreeMap<u64, u64>,
+    pub user_ticks: u64,
+    pub kernel_ticks: u64,
+    pub lost: u64,
+    /// Executable mappings of the process (program and shared objects).
+    pub mappings: Vec<Mapping>,
+    pub state: SessionState,
+}
+
+impl Session {
+    /// Ticks counted in the bins.
+    pub fn ticks_in_bins(&self) -> u64 {
+        self.data.total()
+    }
+
+    /// The link-time address of a runtime address inside the program's text, if it is one.
+    pub fn link_address(&self, runtime: u64) -> Option<u64> {
+        let link = runtime.checked_sub(self.load_base?)?;
+        self.text.contains(link).then_some(link)
+    }
+
+    /// Samples inside the program's text, as link-time addresses.
+    pub fn image_samples(&self) -> Vec<(u64, u64)> {
+        self.samples.iter().filter_map(|(&a, &n)| Some((self.link_address(a)?, n))).collect()
+    }
+
+    /// Samples outside the program's text (shared objects, vdso), as runtime addresses.
+    pub fn foreign_samples(&self) -> Vec<(u64, u64)> {
+        self.samples.iter().filter(|(&a, _)| self.link_address(a).is_none()).map(|(&a, &n)| (a, n)).collect()
+    }
+
+    fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {
+        self.layout.bin_of(self.link_address(runtime)?)
+    }
+}
+
+/// The profiling service: the rules of `profile()` / `getprofile()` over a backend.
+pub struct Profd<S: Sampler> {
+    sampler: S,
+    session: Option<Session>,
+    counter_limit: u64,
+}
+
+impl<S: Sampler> Profd<S> {
+    pub fn new(sampler: S) -> Self {
+        Profd { sampler, session: None, counter_limit: u64::MAX }
+    }
+
+    /// Use a smaller bin counter maximum (tests of the overflow stop).
+    pub fn with_counter_limit(mut self, limit: u64) -> Self {
+        self.counter_limit = limit;
+        self
+    }
+
+    pub fn sampler(&self) -> &S {
+        &self.sampler
+    }
+
+    pub fn sampler_mut(&mut self) -> &mut S {
+        &mut self.sampler
+    }
+
+    /// `profile(pid, start, end, interval)` for a program laid out as `image`.
+    pub fn profile(&mut self, caller_uid: u32, req: StartRequest, image: &ImageLayout) -> Result<(), ProfError> {
+        if req.pid == 0 {
+            return self.stop(caller_uid);
+        }
+        let owner = self.sampler.process_owner(req.pid)?;
+        if caller_uid != ROOT_UID && caller_uid != owner {
+            return Err(ProfError::Permission);
+        }
+        let layout = BinLayout::new(image.text, req.start, req.end, req.interval)?;
+        if self.state() == SessionState::Running {
+            return Err(ProfError::Busy);
+        }
+        self.sampler.start(req.pid, image)?;
+        self.session = Some(Session {
+            pid: req.pid,
+            starter_uid: caller_uid,
+            text: image.text,
+            layout,
+            data: ProfData::new(&layout),
+            load_base: None,
+            samples: BTreeMap::new(),
+            user_ticks: 0,
+            kernel_ticks: 0,
+            lost: 0,
+            mappings: Vec::new(),
+            state: SessionState::Running,
+        });
+        Ok(())
+    }
+
+    /// `profile(0, ...)`: stop the running session, if any.  Never fails for root or the
+    /// session's starter; anyone else gets EPERM rather than a silent no-op.
+    pub fn stop(&mut self, caller_uid: u32) -> Result<(), ProfError> {
+        if self.state() != SessionState::Running {
+            return Ok(());
+        }
+        self.check_owner(caller_uid)?;
+        // Keep what was counted up to the stop.
+        self.pump()?;
+        self.finish(StopReason::Request);
+        Ok(())
+    }
+
+    /// Pull what the backend counted into the session; ends it on exit or overflow.
+    pub fn pump(&mut self) -> Result<(), ProfError> {
+        if self.state() != SessionState::Running {
+            return Ok(());
+        }
+        let batch = self.sampler.collect()?;
+        if let Some(reason) = self.ingest(batch) {
+            self.finish(reason);
+        }
+        Ok(())
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.session.as_ref().map_or(SessionState::Idle, |s| s.state)
+    }
+
+    /// The current or last session, for root or its starter.
+    pub fn session(&self, caller_uid: u32) -> Result<Option<&Session>, ProfError> {
+        if self.session.is_some() {
+            self.check_owner(caller_uid)?;
+        }
+        Ok(self.session.as_ref())
+    }
+
+    /// `getprofile()`: the bins of the current or last session (all zero if none ever ran).
+    pub fn prof_data(&self, caller_uid: u32) -> Result<ProfData, ProfError> {
+        Ok(self.session(caller_uid)?.map(|s| s.data.clone()).unwrap_or_default())
+    }
+
+    fn check_owner(&self, caller_uid: u32) -> Result<(), ProfError> {
+        match &self.session {
+            Some(s) if caller_uid != ROOT_UID && caller_uid != s.starter_uid => Err(ProfError::Permission),
+            _ => Ok(()),
+        }
+    }
+
+    fn finish(&mut self, reason: StopReason) {
+        self.sampler.stop();
+        if let Some(s) = self.session.as_mut() {
+            s.state = SessionState::Stopped(reason);
+        }
+    }
+
+    /// Count a batch; returns why the session must stop, if it must.
+    fn ingest(&mut self, batch: SampleBatch) -> Option<StopReason> {
+        let limit = self.counter_limit;
+        let s = self.session.as_mut()?;
+        s.kernel_ticks += batch.kernel_ticks;
+        s.lost += batch.lost;
+        s.mappings.extend(batch.mappings);
+        if s.load_base.is_none() && batch.load_base.is_some() {
+            s.load_base = batch.load_base;
+            // Samples that arrived before the base was known can be binned now.
+            s.data = ProfData::new(&s.layout);
+            let earlier: Vec<(u64, u64)> = std::mem::take(&mut s.samples).into_iter().collect();
+            s.user_ticks = 0;
+            if count(s, &earlier, limit) {
+                return Some(StopReason::Overflow);
+            }
+        }
+        if count(s, &batch.user, limit) {
+            return Some(StopReason::Overflow);
+        }
+        batch.exited.then_some(StopReason::Exit)
+    }
+}
+
+/// Count samples tick by tick in order; returns true if a bin would overflow (that tick and
+/// everything after it is not counted).
+fn count(s: &mut Session, samples: &[(u64, u64)], limit: u64) -> bool {
+    for &(ip, n) in samples {
+        let (counted, overflow) = match s.bin_of_runtime(ip) {
+            Some(b) => {
+                let room = limit - s.data.bin[b];
+                let c = n.min(room);
+                s.data.bin[b] += c;
+                (c, c < n)
+            }
+            None => (n, false),
+        };
+        if counted > 0 {
+            *s.samples.entry(ip).or_insert(0) += counted;
+            s.user_ticks += counted;
+        }
+        if overflow {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::LoadSegment;
+    use std::collections::VecDeque;
+
+    /// A scripted backend: processes are (pid, uid) pairs; batches are queued by the test.
+    #[derive(Default)]
+    struct FakeSampler {
+        processes: Vec<(u32, u32)>,
+        batches: VecDeque<SampleBatch>,
+        running: Option<u32>,
+        busy_elsewhere: bool,
+        starts: u32,
+        stops: u32,
+    }
+
+    impl Sampler for FakeSampler {
+        fn process_owner(&self, pid: u32) -> Result<u32, ProfError> {
+            self.processes.iter().find(|p| p.0 == pid).map(|p| p.1).ok_or(ProfError::NoProcess)
+        }
+        fn start(&mut self, pid: u32, _: &ImageLayout) -> Result<(), ProfError> {
+            if self.busy_elsewhere {
+                return Err(ProfError::Busy);
+            }
+            self.running = Some(pid);
+            self.starts += 1;
+            Ok(())
+        }
+        fn collect(&mut self) -> Result<SampleBatch, ProfError> {
+            Ok(self.batches.pop_front().unwrap_or_default())
+        }
+        fn stop(&mut self) {
+            self.running = None;
+            self.stops += 1;
+        }
+    }
+
+    const BASE: u64 = 0x5555_0000_0000;
+
+    fn image() -> ImageLayout {
+        ImageLayout {
+            text: TextSegment { start: 0x1000, end: 0x2000 },
+            exec_segments: vec![LoadSegment { vaddr: 0x1000, memsz: 0x1000, offset: 0x1000 }],
+        }
+    }
+
+    fn profd() -> Profd<FakeSampler> {
+        let sampler = FakeSampler { processes: vec![(10, 1000), (11, 1001)], ..Default::default() };
+        Profd::new(sampler)
+    }
+
+    fn req(pid: u32, start: u64, end: u64, interval: u64) -> StartRequest {
+        StartRequest { pid, start, end, interval }
+    }
+
+    fn batch(user: &[(u64, u64)]) -> SampleBatch {
+        SampleBatch { user: user.to_vec(), load_base: Some(BASE), ..Default::default() }
+    }
+
+    #[test]
+    fn starts_and_bins_link_time_addresses() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0x1000, 0x1400, 0x100), &image()).unwrap();
+        assert_eq!(p.state(), SessionState::Running);
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1000, 2), (BASE + 0x12ff, 1), (BASE + 0x1300, 4)]));
+        p.pump().unwrap();
+        let d = p.prof_data(1000).unwrap();
+        assert_eq!((d.start_addr, d.end_addr, d.nr_bins, d.bin_sz), (0x1000, 0x1400, 4, 0x100));
+        assert_eq!(&d.bin[..4], &[2, 0, 1, 4]);
+    }
+
+    #[test]
+    fn samples_outside_range_are_kept_exactly_but_not_binned() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0x1000, 0x1100, 0), &image()).unwrap();
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1050, 1), (BASE + 0x1800, 3), (0x7fff_0000_1234, 5)]));
+        p.pump().unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!(s.ticks_in_bins(), 1);
+        assert_eq!(s.user_ticks, 9);
+        assert_eq!(s.image_samples(), vec![(0x1050, 1), (0x1800, 3)]);
+        assert_eq!(s.foreign_samples(), vec![(0x7fff_0000_1234, 5)]);
+    }
+
+    #[test]
+    fn samples_before_the_load_base_is_known_are_binned_later() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        p.sampler_mut().batches.push_back(SampleBatch { user: vec![(BASE + 0x1010, 3)], ..Default::default() });
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1010, 1)]));
+        p.pump().unwrap();
+        assert_eq!(p.prof_data(1000).unwrap().total(), 0);
+        p.pump().unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!((s.ticks_in_bins(), s.user_ticks), (4, 4));
+    }
+
+    #[test]
+    fn pid_zero_stops_and_never_fails() {
+        let mut p = profd();
+        assert_eq!(p.profile(1000, req(0, 0, 0, 0), &image()), Ok(()));
+        assert_eq!(p.state(), SessionState::Idle);
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        assert_eq!(p.profile(1000, req(0, 5, 1, 7), &image()), Ok(()));
+        assert_eq!(p.state(), SessionState::Stopped(StopReason::Request));
+        assert_eq!(p.profile(1000, req(0, 0, 0, 0), &image()), Ok(()));
+        assert_eq!(p.sampler().stops, 1);
+    }
+
+    #[test]
+    fn second_start_is_ebusy_and_first_continues() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        assert_eq!(p.profile(1001, req(11, 0, 0, 0), &image()), Err(ProfError::Busy));
+        assert_eq!(p.sampler().running, Some(10));
+        assert_eq!(p.session(1000).unwrap().unwrap().pid, 10);
+    }
+
+    #[test]
+    fn busy_in_another_process_is_ebusy() {
+        let mut p = profd();
+        p.sampler_mut().busy_elsewhere = true;
+        assert_eq!(p.profile(1000, req(10, 0, 0, 0), &image()), Err(ProfError::Busy));
+        assert_eq!(p.state(), SessionState::Idle);
+    }
+
+    #[test]
+    fn unknown_pid_is_esrch() {
+        assert_eq!(profd().profile(0, req(99, 0, 0, 0), &image()), Err(ProfError::NoProcess));
+    }
+
+    #[test]
+    fn bad_ranges_are_efault_and_start_nothing() {
+        let mut p = profd();
+        for r in [req(10, 0x1300, 0x1020, 0), req(10, 0x800, 0x1100, 0), req(10, 0x1000, 0x2000, 3)] {
+            assert_eq!(p.profile(1000, r, &image()), Err(ProfError::AddressRange));
+        }
+        assert_eq!(p.sampler().starts, 0);
+    }
+
+    #[test]
+    fn only_root_or_owner_may_start() {
+        let mut p = profd();
+        assert_eq!(p.profile(1001, req(10, 0, 0, 0), &image()), Err(ProfError::Permission));
+        assert_eq!(p.profile(ROOT_UID, req(10, 0, 0, 0), &image()), Ok(()));
+    }
+
+    #[test]
+    fn only_root_or_starter_may_stop_or_read() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        assert_eq!(p.stop(1001), Err(ProfError::Permission));
+        assert_eq!(p.profile(1001, req(0, 0, 0, 0), &image()), Err(ProfError::Permission));
+        assert_eq!(p.prof_data(1001).map(|_| ()), Err(ProfError::Permission));
+        assert!(p.prof_data(ROOT_UID).is_ok());
+        assert_eq!(p.stop(ROOT_UID), Ok(()));
+        assert_eq!(p.state(), SessionState::Stopped(StopReason::Request));
+    }
+
+    #[test]
+    fn exit_stops_with_reason_exit_and_keeps_the_last_batch() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        let mut last = batch(&[(BASE + 0x1000, 7)]);
+        last.exited = true;
+        p.sampler_mut().batches.push_back(last);
+        p.pump().unwrap();
+        assert_eq!(p.state(), SessionState::Stopped(StopReason::Exit));
+        assert_eq!(p.prof_data(1000).unwrap().total(), 7);
+        assert_eq!(p.sampler().running, None);
+    }
+
+    #[test]
+    fn overflow_stops_and_does_not_count_the_overflowing_tick() {
+        let mut p = profd().with_counter_limit(5);
+        p.profile(1000, req(10, 0x1000, 0x1100, 0x80), &image()).unwrap();
+        // Bin 0 takes 4, then 2 more would make 6 > 5: one is counted, then the session stops;
+        // the sample after it is not counted at all.
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1000, 4), (BASE + 0x1001, 2), (BASE + 0x1080, 1)]));
+        p.pump().unwrap();
+        assert_eq!(p.state(), SessionState::Stopped(StopReason::Overflow));
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!(&s.data.bin[..2], &[5, 0]);
+        assert_eq!(s.user_ticks, 5);
+        // Nothing is counted after the stop.
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1080, 1)]));
+        p.pump().unwrap();
+        assert_eq!(p.prof_data(1000).unwrap().total(), 5);
+    }
+
+    #[test]
+    fn last_profile_readable_until_next_start() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1000, 3)]));
+        p.stop(1000).unwrap();
+        assert_eq!(p.prof_data(1000).unwrap().total(), 3);
+        assert_eq!(p.prof_data(1000).unwrap().total(), 3);
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        assert_eq!(p.prof_data(1000).unwrap().total(), 0);
+    }
+
+    #[test]
+    fn stop_drains_what_was_counted() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        let mut b = batch(&[(BASE + 0x1000, 2)]);
+        b.kernel_ticks = 4;
+        b.lost = 1;
+        p.sampler_mut().batches.push_back(b);
+        p.stop(1000).unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!((s.user_ticks, s.kernel_ticks, s.lost), (2, 4, 1));
+    }
+}

@@ -1,0 +1,44 @@
+//! Linux: the profd core embedded in profil, sampling with `perf_event_open`.
+
+use std::io;
+use std::path::Path;
+
+use profd::sampler::perf_event::{PerfConfig, PerfEventSampler};
+use profd::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
+
+use crate::profile::Profile;
+
+pub struct Profiler {
+    profd: Profd<PerfEventSampler>,
+    uid: u32,
+}
+
+impl Profiler {
+    pub fn new(program: &Path, frequency_hz: u64) -> io::Result<Profiler> {
+        let sampler = PerfEventSampler::new(PerfConfig { frequency_hz, program: program.to_path_buf() })?;
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        Ok(Profiler { profd: Profd::new(sampler), uid })
+    }
+
+    /// `profile(pid, start, end, interval)`.
+    pub fn start(&mut self, req: StartRequest, image: &ImageLayout) -> Result<(), ProfError> {
+        self.profd.profile(self.uid, req, image)
+    }
+
+    /// Collect samples until the session ends (the program exits, or a counter overflows).
+    pub fn wait_for_end(&mut self) -> Result<(), ProfError> {
+        while self.profd.state() == SessionState::Running {
+            self.profd.sampler().wait(-1).map_err(|_| ProfError::Generic)?;
+            self.profd.pump()?;
+        }
+        Ok(())
+    }
+
+    /// `getprofile()` and the exact samples behind it.
+    pub fn profile(&self) -> Result<Profile, ProfError> {
+        let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
+        let session = self.profd.session(self.uid)?.ok_or(ProfError::Generic)?;
+        Ok(Profile::from_session(session, counts_kernel))
+    }
+}

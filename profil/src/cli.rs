@@ -1,0 +1,180 @@
+//! The command line: every option, with its help text, in one place.
+
+use getopts::{Options, ParsingStyle};
+
+/// Parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `-s`: first address to profile (link-time); 0 = start of the text segment.
+    pub start: u64,
+    /// `-e`: end of the profiled range (exclusive); 0 = end of the text segment.
+    pub end: u64,
+    /// `-i`: bytes per bin; 0 = the smallest size that fits in 1024 bins.
+    pub interval: u64,
+    /// `-F`: samples per second of CPU time.
+    pub frequency_hz: u64,
+    /// The program and its own arguments.
+    pub program: String,
+    pub program_args: Vec<String>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Profile(Args),
+    Help(String),
+    Version,
+}
+
+/// A command-line mistake, with the message to print (exit status 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+const BRIEF: &str = "\
+Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] program [args...]
+
+Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
+over bins of its text segment (at most 1024 bins).  Addresses are the program's link-time
+addresses (as nm shows them), in decimal or 0x-hex.";
+
+fn options() -> Options {
+    let mut o = Options::new();
+    // Options end at the program name: everything after it belongs to the program.
+    o.parsing_style(ParsingStyle::StopAtFirstFree);
+    o.optopt("s", "", "start of the profiled range (default: start of the text segment)", "ADDR");
+    o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
+    o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
+    o.optopt("F", "frequency", "samples per second of CPU time (Linux; default 1000)", "HZ");
+    o.optflag("h", "help", "print this help and exit");
+    o.optflag("V", "version", "print the version and exit");
+    o
+}
+
+/// Parse `args` (without the program name of profil itself).
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageError> {
+    let m = options().parse(args).map_err(|e| UsageError(e.to_string()))?;
+    if m.opt_present("h") {
+        return Ok(Command::Help(options().usage(BRIEF)));
+    }
+    if m.opt_present("V") {
+        return Ok(Command::Version);
+    }
+    let number = |name: &str, what: &str| -> Result<u64, UsageError> {
+        match m.opt_str(name) {
+            None => Ok(0),
+            Some(s) => parse_number(&s).ok_or_else(|| {
+                UsageError(format!("invalid {what} '{s}' for -{name}: expected a decimal or 0x-hex number"))
+            }),
+        }
+    };
+    let start = number("s", "address")?;
+    let end = number("e", "address")?;
+    let interval = number("i", "interval")?;
+    let frequency_hz = match m.opt_str("F") {
+        None => 1000,
+        Some(s) => match parse_number(&s) {
+            Some(f) if (1..=100_000).contains(&f) => f,
+            _ => return Err(UsageError(format!("invalid frequency '{s}' for -F: expected 1 to 100000 (Hz)"))),
+        },
+    };
+    let mut free = m.free.into_iter();
+    let program = free.next().ok_or_else(|| UsageError("no program to profile".into()))?;
+    Ok(Command::Profile(Args { start, end, interval, frequency_hz, program, program_args: free.collect() }))
+}
+
+/// The short usage line printed after a usage error.
+pub fn short_usage() -> &'static str {
+    "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] program [args...]  (profil --help for more)"
+}
+
+/// A decimal or `0x`-prefixed hexadecimal number.
+pub fn parse_number(s: &str) -> Option<u64> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|c| c.is_ascii_hexdigit()) => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None if !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) => s.parse().ok(),
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Command, UsageError> {
+        parse(v.iter().map(|s| s.to_string()))
+    }
+
+    fn profile(v: &[&str]) -> Args {
+        match args(v) {
+            Ok(Command::Profile(a)) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn numbers_decimal_and_hex() {
+        assert_eq!(parse_number("128"), Some(128));
+        assert_eq!(parse_number("0x80"), Some(128));
+        assert_eq!(parse_number("0X1A"), Some(26));
+        assert_eq!(parse_number("0"), Some(0));
+        for bad in ["", "0x", "-1", "12k", "0x1g", "1e3", "+5", "0x10000000000000000"] {
+            assert_eq!(parse_number(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let a = profile(&["fib"]);
+        assert_eq!((a.start, a.end, a.interval, a.frequency_hz), (0, 0, 0, 1000));
+        assert_eq!(a.program, "fib");
+        assert!(a.program_args.is_empty());
+    }
+
+    #[test]
+    fn options_in_any_order() {
+        let a = profile(&["-s", "0x80", "-e", "0x1000", "-i", "128", "fib"]);
+        let b = profile(&["-i", "128", "-s", "0x80", "-e", "0x1000", "fib"]);
+        assert_eq!(a, b);
+        assert_eq!((a.start, a.end, a.interval), (0x80, 0x1000, 128));
+    }
+
+    #[test]
+    fn program_arguments_pass_through_even_if_they_look_like_options() {
+        let a = profile(&["-i", "0x100", "/bin/ls", "-Rl", "/", "-s", "5"]);
+        assert_eq!(a.program, "/bin/ls");
+        assert_eq!(a.program_args, vec!["-Rl", "/", "-s", "5"]);
+        assert_eq!(a.start, 0);
+    }
+
+    #[test]
+    fn frequency_option() {
+        assert_eq!(profile(&["-F", "250", "fib"]).frequency_hz, 250);
+        assert!(args(&["-F", "0", "fib"]).is_err());
+        assert!(args(&["-F", "1000000", "fib"]).is_err());
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert_eq!(args(&[]), Err(UsageError("no program to profile".into())));
+        let e = args(&["-s", "zz", "fib"]).unwrap_err();
+        assert_eq!(e.0, "invalid address 'zz' for -s: expected a decimal or 0x-hex number");
+        assert!(args(&["-x", "fib"]).is_err());
+        assert!(args(&["-s"]).is_err());
+    }
+
+    #[test]
+    fn help_and_version() {
+        match args(&["--help"]) {
+            Ok(Command::Help(h)) => {
+                assert!(h.starts_with("Usage: profil"));
+                for o in ["-s ADDR", "-e ADDR", "-i BYTES", "-F, --frequency HZ"] {
+                    assert!(h.contains(o), "help lacks {o}:\n{h}");
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(args(&["-V"]), Ok(Command::Version));
+    }
+}

@@ -1,0 +1,135 @@
+//! Reading the program to profile: find it as `execvp` would, check that it is an ELF
+//! executable, and take its text segment, executable segments and function symbols.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use goblin::elf::{header, program_header, Elf};
+use profd::image::{ImageLayout, LoadSegment, TextSegment};
+
+use crate::symbols::SymbolTable;
+
+/// The program about to be profiled.
+#[derive(Debug, Clone)]
+pub struct ProgramImage {
+    /// The file that will be executed (found on `PATH` if the name had no slash).
+    pub path: PathBuf,
+    pub layout: ImageLayout,
+    pub symbols: SymbolTable,
+    /// Position independent (`ET_DYN`): placed at a load base chosen at run time.
+    pub pie: bool,
+}
+
+/// Why a file cannot be profiled.
+#[derive(Debug)]
+pub enum ElfError {
+    /// The file could not be found or read.
+    Io(std::io::Error),
+    /// Not an ELF file at all (a source file, a script, ...).
+    NotElf,
+    /// An ELF file, but not something that can run (object file, core dump, no code).
+    NotExecutable(&'static str),
+}
+
+impl fmt::Display for ElfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ElfError::Io(e) => write!(f, "{e}"),
+            ElfError::NotElf => f.write_str("not an ELF executable"),
+            ElfError::NotExecutable(why) => write!(f, "not an ELF executable ({why})"),
+        }
+    }
+}
+
+/// Find `name` the way `execvp(3)` does: as given if it has a slash, else on `PATH`.
+pub fn find_program(name: &str) -> Result<PathBuf, std::io::Error> {
+    if name.contains('/') {
+        return Ok(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable_file(p))
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"))
+}
+
+fn is_executable_file(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// Read and check the ELF file at `path`.
+pub fn read_program(path: &Path) -> Result<ProgramImage, ElfError> {
+    let bytes = std::fs::read(path).map_err(ElfError::Io)?;
+    parse_program(path, &bytes)
+}
+
+/// Check and describe an ELF executable given as bytes.
+pub fn parse_program(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
+    if !bytes.starts_with(b"\x7fELF") {
+        return Err(ElfError::NotElf);
+    }
+    let elf = Elf::parse(bytes).map_err(|_| ElfError::NotExecutable("malformed headers"))?;
+    let pie = match elf.header.e_type {
+        header::ET_EXEC => false,
+        header::ET_DYN => true,
+        header::ET_REL => return Err(ElfError::NotExecutable("relocatable object")),
+        header::ET_CORE => return Err(ElfError::NotExecutable("core file")),
+        _ => return Err(ElfError::NotExecutable("unknown ELF type")),
+    };
+    if !elf.is_64 {
+        return Err(ElfError::NotExecutable("32-bit ELF files are not supported"));
+    }
+    let exec_segments: Vec<LoadSegment> = elf
+        .program_headers
+        .iter()
+        .filter(|ph| ph.p_type == program_header::PT_LOAD && ph.is_executable() && ph.p_memsz > 0)
+        .map(|ph| LoadSegment { vaddr: ph.p_vaddr, memsz: ph.p_memsz, offset: ph.p_offset })
+        .collect();
+    let start = exec_segments.iter().map(|s| s.vaddr).min();
+    let end = exec_segments.iter().map(|s| s.vaddr.saturating_add(s.memsz)).max();
+    let (Some(start), Some(end)) = (start, end) else {
+        return Err(ElfError::NotExecutable("no executable segment"));
+    };
+    Ok(ProgramImage {
+        path: path.to_path_buf(),
+        layout: ImageLayout { text: TextSegment { start, end }, exec_segments },
+        symbols: SymbolTable::from_elf(&elf),
+        pie,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_files_are_not_elf() {
+        let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n").unwrap_err();
+        assert!(matches!(e, ElfError::NotElf));
+        assert_eq!(e.to_string(), "not an ELF executable");
+    }
+
+    #[test]
+    fn truncated_elf_is_an_error_not_a_panic() {
+        let e = parse_program(Path::new("x"), b"\x7fELF\x02\x01\x01").unwrap_err();
+        assert!(matches!(e, ElfError::NotExecutable(_)));
+    }
+
+    #[test]
+    fn reads_this_test_binary() {
+        let me = std::env::current_exe().unwrap();
+        let img = read_program(&me).unwrap();
+        assert!(img.layout.text.size() > 0);
+        assert!(!img.layout.exec_segments.is_empty());
+        assert!(!img.symbols.is_empty());
+    }
+
+    #[test]
+    fn finds_programs_like_execvp() {
+        assert_eq!(find_program("./fib").unwrap(), PathBuf::from("./fib"));
+        let sh = find_program("sh").unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"));
+        assert!(find_program("no-such-program-profil-test").is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! Starting the program the Minix way: fork a child that waits until the parent has started
+//! profiling its pid, then execs; wait for it.
+//!
+//! The child's error protocol is the spec's: if profiling could not be started, or the program
+//! cannot be executed, the child prints the error and exits with status 0xCC.  The parent
+//! learns of an exec failure through a close-on-exec pipe, so a program that itself exits
+//! with 0xCC is not mistaken for a failed start.
+
+use std::ffi::CString;
+use std::io::{self, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::Path;
+
+use profd::ProfError;
+
+use crate::report::ExitKind;
+
+/// The exit status of a child that could not start the program (the spec's 0xCC).
+pub const CHILD_ERROR_STATUS: i32 = 0xCC;
+
+/// A forked child, waiting at the gate.
+pub struct Child {
+    pub pid: u32,
+    gate: Option<std::fs::File>,
+    exec_status: std::fs::File,
+}
+
+fn pipe() -> io::Result<(std::fs::File, std::fs::File)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors owned by nobody else.
+    unsafe { Ok((OwnedFd::from_raw_fd(fds[0]).into(), OwnedFd::from_raw_fd(fds[1]).into())) }
+}
+
+/// Fork a child that will exec `path` with `argv` once released.
+pub fn spawn_gated(path: &Path, argv: &[String]) -> io::Result<Child> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = CString::new(path.as_os_str().as_bytes())?;
+    let c_args: Vec<CString> = argv.iter().map(|a| CString::new(a.as_bytes())).collect::<Result<_, _>>()?;
+    let mut c_argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
+    c_argv.push(std::ptr::null());
+    let program = argv.first().cloned().unwrap_or_default();
+
+    let (gate_r, gate_w) = pipe()?;
+    let (status_r, status_w) = pipe()?;
+    io::stdout().flush()?;
+    io::stderr().flush()?;
+    // SAFETY: profil is single-threaded here, so the child may run ordinary code before exec.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            drop(gate_w);
+            drop(status_r);
+            child(gate_r, status_w, &c_path, &c_argv, &program)
+        }
+        pid => Ok(Child { pid: pid as u32, gate: Some(gate_w), exec_status: status_r }),
+    }
+}
+
+/// The child side: wait for the verdict, then exec or report and exit 0xCC.
+fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, argv: &[*const libc::c_char], program: &str) -> ! {
+    let mut verdict = [0u8; 4];
+    let code = match gate.read_exact(&mut verdict) {
+        Ok(()) => i32::from_le_bytes(verdict),
+        Err(_) => libc::EIO, // the parent went away
+    };
+    if code != 0 {
+        eprintln!("Profil Error: {}", ProfError::from_errno(code).message());
+        // SAFETY: _exit is always safe; skip atexit handlers that belong to the parent.
+        unsafe { libc::_exit(CHILD_ERROR_STATUS) }
+    }
+    // SAFETY: path and argv are NUL-terminated and outlive the call.
+    unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
+    let err = io::Error::last_os_error();
+    let _ = status.write_all(&err.raw_os_error().unwrap_or(libc::EIO).to_le_bytes());
+    eprintln!("Profil Error: Cannot execute '{program}': {err}");
+    // SAFETY: as above.
+    unsafe { libc::_exit(CHILD_ERROR_STATUS) }
+}
+
+impl Child {
+    /// Let the child exec the program.
+    pub fn release(&mut self) -> io::Result<()> {
+        self.send(0)
+    }
+
+    /// Make the child report `err` and exit 0xCC without running the program.
+    pub fn refuse(&mut self, err: ProfError) -> io::Result<()> {
+        self.send(err.errno())
+    }
+
+    fn send(&mut self, code: i32) -> io::Result<()> {
+        match self.gate.take() {
+            Some(mut g) => g.write_all(&code.to_le_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// Wait for the child to end.
+    pub fn wait(&mut self) -> io::Result<ExitKind> {
+        let mut status = 0;
+        loop {
+            // SAFETY: status is a valid out pointer.
+            let r = unsafe { libc::waitpid(self.pid as libc::pid_t, &mut status, 0) };
+            if r >= 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        Ok(if libc::WIFSIGNALED(status) {
+            ExitKind::Signaled(libc::WTERMSIG(status))
+        } else {
+            ExitKind::Exited(libc::WEXITSTATUS(status))
+        })
+    }
+
+    /// After `wait`: the errno of a failed exec, if the exec failed.
+    pub fn exec_error(&mut self) -> Option<i32> {
+        let mut b = [0u8; 4];
+        self.exec_status.read_exact(&mut b).ok().map(|_| i32::from_le_bytes(b))
+    }
+}

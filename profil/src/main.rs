@@ -1,0 +1,40 @@
+//! `profil [-s start] [-e end] [-i interval] prog args…`: run a program under Minix-style
+//! profiling and print where its time went.  Thin: the work is in the library modules.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use profil::cli::{self, Command};
+use profil::run::{run, RunError};
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args().skip(1)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("profil: {}\n{}", e.0, cli::short_usage());
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Help(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println!("profil {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Command::Profile(args) => {
+            let status = match run(&args, &mut std::io::stdout()) {
+                Ok(code) => code,
+                Err(RunError::Reported) => 1,
+                Err(e) => {
+                    eprintln!("Profil Error: {e}");
+                    1
+                }
+            };
+            let _ = std::io::stdout().flush();
+            ExitCode::from(status)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The report in the layout of the Minix spec's `profil`, plus our summary lines.
+//!
+//! Everything here is a pure function of its inputs, so the exact text is tested against
+//! golden files (`tests/golden/`).
+
+use std::fmt::Write;
+
+use profd::layout::{min_bin_size, MAX_BINS};
+use profd::ProfData;
+
+use crate::profile::Profile;
+
+/// Bar length at 100 %: the spec's sample draws 28 stars for 69.26 %, i.e. ceil(pct * 0.4).
+const BAR_AT_100_PERCENT: u64 = 40;
+
+/// `************************* Output of 'prog' ****************************`
+pub fn output_banner(program: &str) -> String {
+    banner(&format!("Output of '{program}'"))
+}
+
+/// `************************* Profile Statistics ****************************`
+pub fn statistics_banner() -> String {
+    banner("Profile Statistics")
+}
+
+fn banner(title: &str) -> String {
+    format!("{} {} {}\n", "*".repeat(25), title, "*".repeat(28))
+}
+
+/// The statistics and histogram, as the spec's sample run lays them out (its arithmetic
+/// slips corrected: the last bin's size is computed).
+pub fn minix_statistics(d: &ProfData) -> String {
+    let mut out = String::new();
+    let Some(layout) = d.layout() else {
+        return "No profile data.\n".into();
+    };
+    let size = layout.size();
+    let w = |out: &mut String, s: String| out.push_str(&s);
+    w(&mut out, format!("{MAX_BINS} maximum bins\n"));
+    w(&mut out, format!("Profiled Text Size = {size} = {size:#x}\n"));
+    w(&mut out, format!("{size}/{MAX_BINS} = {:.3}\n", size as f64 / MAX_BINS as f64));
+    w(&mut out, format!("Minimum bytes/bin: {}\n", min_bin_size(size)));
+    w(&mut out, format!("Bin Size: {}\n", layout.bin_sz));
+    w(&mut out, format!("Bins used: {}\n", layout.nr_bins));
+    w(&mut out, format!("Last bin represents last {} bytes\n", layout.last_bin_bytes()));
+    w(
+        &mut out,
+        format!(
+            "start_addr = {:#x}, end_addr = {:#x}, nr_bins = {}, bin_sz = {}\n",
+            d.start_addr, d.end_addr, d.nr_bins, d.bin_sz
+        ),
+    );
+    let total = d.total();
+    w(&mut out, format!("Total ticks in all bins: {total}\n"));
+    if total == 0 {
+        out.push_str("No ticks fell in the profiled range.\n");
+        return out;
+    }
+    // Address columns as wide as the largest address, at least 4 digits as in the spec.
+    let width = format!("{:x}", d.end_addr.saturating_sub(1)).len().max(4);
+    let bars = |count: u64| (count * BAR_AT_100_PERCENT).div_ceil(total) as usize;
+    let pct = |count: u64| count as f64 * 100.0 / total as f64;
+    let rows: Vec<(usize, u64)> =
+        d.bin[..layout.nr_bins].iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i, c)).collect();
+    let max = rows.iter().map(|r| r.1).max().unwrap_or(0);
+    // The dotted scale line reaches the end of the longest bar.
+    let prefix_len = 2 * width + 1 + " (100.00%) : ".len() - 1;
+    let _ = writeln!(
+        out,
+        "{}maximum percentage interval: {}%",
+        ".".repeat(prefix_len + bars(max)),
+        (max * 100).div_ceil(total)
+    );
+    let mut shown = 0;
+    for (i, count) in rows {
+        let (lo, hi) = layout.bin_bounds(i);
+        let _ = writeln!(out, "{lo:0width$x}-{hi:0width$x} ({:5.2}%) : {} ({count})", pct(count), "*".repeat(bars(count)));
+        shown += count;
+    }
+    let _ = writeln!(out, "Percentage time in shown intervals: {:.2}", pct(shown));
+    out
+}
+
+/// How the program ended, as `wait` reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    Exited(i32),
+    Signaled(i32),
+}
+
+/// Our lines after the histogram: where the ticks went, why the session ended, how the
+/// program exited.
+pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
+    let mut out = String::new();
+    let kernel = match p.kernel_ticks {
+        Some(k) => format!("{k} kernel"),
+        None => "kernel not counted (not permitted)".into(),
+    };
+    let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
+    if p.lost > 0 {
+        let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);
+    }
+    if let Some(r) = p.stop_reason {
+        let _ = writeln!(out, "Session ended by: {}", r.as_str());
+    }
+    let _ = match exit {
+        ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
+        ExitKind::Signaled(sig) => writeln!(out, "'{program}' was killed by signal {sig}"),
+    };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profd::image::TextSegment;
+    use profd::BinLayout;
+
+    fn data(start: u64, end: u64, interval: u64, counts: &[(usize, u64)]) -> ProfData {
+        let text = TextSegment { start: 0x0, end: 0x10_0000 };
+        let mut d = ProfData::new(&BinLayout::new(text, start, end, interval).unwrap());
+        for &(i, c) in counts {
+            d.bin[i] = c;
+        }
+        d
+    }
+
+    #[test]
+    fn banners_match_the_spec() {
+        assert_eq!(
+            output_banner("fib"),
+            "************************* Output of 'fib' ****************************\n"
+        );
+        assert_eq!(
+            statistics_banner(),
+            "************************* Profile Statistics ****************************\n"
+        );
+    }
+
+    #[test]
+    fn spec_sample_run_i128() {
+        // The spec's first sample: -s 0x50 -e 0x300 -i 128, bins 83, 2, 6, 205.
+        let d = data(0x50, 0x300, 128, &[(0, 83), (1, 2), (2, 6), (3, 205)]);
+        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/spec_sample_i128.txt"));
+    }
+
+    #[test]
+    fn spec_sample_run_i0x49() {
+        let d = data(0x50, 0x300, 0x49, &[(0, 76), (2, 2), (4, 10), (5, 7), (6, 210)]);
+        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/spec_sample_i0x49.txt"));
+    }
+
+    #[test]
+    fn wide_addresses_and_full_last_bin() {
+        let d = data(0x8000, 0x18000, 0x4000, &[(0, 1), (3, 3)]);
+        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/wide_full_last_bin.txt"));
+    }
+
+    #[test]
+    fn no_ticks() {
+        let d = data(0x50, 0x300, 128, &[]);
+        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/no_ticks.txt"));
+    }
+
+    #[test]
+    fn summary_lines() {
+        let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 3)]), user_ticks: 5, ..Default::default() };
+        p.kernel_ticks = Some(2);
+        p.stop_reason = Some(profd::StopReason::Exit);
+        assert_eq!(
+            summary(&p, "fib", ExitKind::Exited(0)),
+            "Ticks: 5 user (3 in bins), 2 kernel, 0 lost\nSession ended by: exit\n'fib' exited with status 0\n"
+        );
+        p.kernel_ticks = None;
+        p.lost = 4;
+        assert_eq!(
+            summary(&p, "fib", ExitKind::Signaled(9)),
+            "Ticks: 5 user (3 in bins), kernel not counted (not permitted), 4 lost\n\
+             Warning: 4 samples were lost; the profile undercounts.\n\
+             Session ended by: exit\n'fib' was killed by signal 9\n"
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! One profiled run: read the program, fork it at the gate, start profiling its pid, let it
+//! exec, wait for it, print the report.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use profd::{ProfError, StartRequest};
+
+use crate::backend::Profiler;
+use crate::cli::Args;
+use crate::elf::{self, ElfError};
+use crate::flat::FlatProfile;
+use crate::launch::spawn_gated;
+use crate::report::{self, ExitKind};
+
+/// Why a run produced no report.
+#[derive(Debug)]
+pub enum RunError {
+    /// The program cannot be run (message ready for "Profil Error: ...").
+    Program(String),
+    /// Profiling failed; the message is the spec's.
+    Profiling(ProfError),
+    /// The child already printed the error (the spec's 0xCC protocol).
+    Reported,
+    Io(io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Program(m) => f.write_str(m),
+            RunError::Profiling(e) => write!(f, "{e}"),
+            RunError::Reported => f.write_str("reported by the child"),
+            RunError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for RunError {
+    fn from(e: io::Error) -> Self {
+        RunError::Io(e)
+    }
+}
+
+impl From<ProfError> for RunError {
+    fn from(e: ProfError) -> Self {
+        RunError::Profiling(e)
+    }
+}
+
+/// Run `args.program` under profiling, writing the report to `out`.  Returns the exit status
+/// for profil: the program's own (128 + signal if it was killed).
+pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
+    let name = &args.program;
+    let cannot = |e: &dyn fmt::Display| RunError::Program(format!("Cannot execute '{name}': {e}"));
+    let path = elf::find_program(name).map_err(|e| cannot(&e))?;
+    let image = elf::read_program(&path).map_err(|e| match e {
+        ElfError::Io(io) => cannot(&io),
+        other => RunError::Program(format!("'{name}' is {other}")),
+    })?;
+    let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| cannot(&e))?;
+
+    out.write_all(report::output_banner(name).as_bytes())?;
+    out.flush()?;
+    let argv: Vec<String> = std::iter::once(name.clone()).chain(args.program_args.iter().cloned()).collect();
+    let mut child = spawn_gated(&path, &argv)?;
+    let req = StartRequest { pid: child.pid, start: args.start, end: args.end, interval: args.interval };
+    if let Err(e) = profiler.start(req, &image.layout) {
+        child.refuse(e)?;
+        child.wait()?;
+        return Err(RunError::Reported);
+    }
+    child.release()?;
+    let sampled = profiler.wait_for_end();
+    let exit = child.wait()?;
+    if child.exec_error().is_some() {
+        return Err(RunError::Reported);
+    }
+    sampled?;
+    let profile = profiler.profile()?;
+
+    out.write_all(report::statistics_banner().as_bytes())?;
+    out.write_all(report::minix_statistics(&profile.data).as_bytes())?;
+    out.write_all(b"\n")?;
+    out.write_all(FlatProfile::build(&profile, &image.symbols, name).render().as_bytes())?;
+    out.write_all(b"\n")?;
+    out.write_all(report::summary(&profile, name, exit).as_bytes())?;
+    out.flush()?;
+    Ok(match exit {
+        ExitKind::Exited(code) => code as u8,
+        ExitKind::Signaled(sig) => 128u8.wrapping_add(sig as u8),
+    })
+}
