@@ -48,11 +48,20 @@ impl From<ProfError> for RunError {
     }
 }
 
+/// An I/O error as `strerror` words it, without Rust's " (os error N)" suffix.
+pub fn os_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// Run `args.program` under profiling, writing the report to `out`.  Returns the exit status
 /// for profil: the program's own (128 + signal if it was killed).
 pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
     let name = &args.program;
-    let cannot = |e: &dyn fmt::Display| RunError::Program(format!("Cannot execute '{name}': {e}"));
+    let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
     let path = elf::find_program(name).map_err(|e| cannot(&e))?;
     let image = elf::read_program(&path).map_err(|e| match e {
         ElfError::Io(io) => cannot(&io),
