@@ -41,7 +41,26 @@ pub struct ImageLayout {
 /// Page size used by the ELF loaders of both systems.
 pub const PAGE_SIZE: u64 = 4096;
 
+/// End of the x86_64 lower-half user address space.
+pub const USER_SPACE_END: u64 = 0x0000_8000_0000_0000;
+
 impl ImageLayout {
+    /// A program whose file layout is unknown (a `prof:` client that gave no text bounds):
+    /// addresses are runtime addresses, the "text" is the whole user address space.
+    pub fn unknown() -> ImageLayout {
+        ImageLayout { text: TextSegment { start: 0, end: USER_SPACE_END }, exec_segments: Vec::new() }
+    }
+
+    /// A program known only by its text bounds: one executable segment covering them.
+    pub fn from_text(text: TextSegment) -> ImageLayout {
+        ImageLayout { text, exec_segments: vec![LoadSegment { vaddr: text.start, memsz: text.size(), offset: text.start % PAGE_SIZE }] }
+    }
+
+    /// True for [`ImageLayout::unknown`]: binning uses runtime addresses (load base 0).
+    pub fn is_unknown(&self) -> bool {
+        self.exec_segments.is_empty()
+    }
+
     /// The load base implied by a runtime mapping of this image at `addr` whose file offset is
     /// `pgoff` (both page aligned, as mmap records them).  `None` if no executable segment of the
     /// image starts in that file page, i.e. the mapping is not one of ours.

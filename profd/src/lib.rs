@@ -8,12 +8,17 @@
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
 //! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement
 //!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
+//! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands and
+//!   [`formats`] its text files.
 
+pub mod ctl;
 pub mod error;
+pub mod formats;
 pub mod image;
 pub mod layout;
 pub mod prof_data;
 pub mod sampler;
+pub mod scheme;
 pub mod session;
 
 pub use error::ProfError;

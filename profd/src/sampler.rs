@@ -8,7 +8,9 @@
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
+use crate::session::StopReason;
 
+pub mod kernel;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
 
@@ -33,18 +35,20 @@ pub struct SampleBatch {
     pub kernel_ticks: u64,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
-    /// The runtime load base of the profiled image, once the backend has determined it.
+    /// The runtime load base of the profiled image as the backend now knows it (a later
+    /// value replaces an earlier one: the process exec'd).
     pub load_base: Option<u64>,
     /// Executable mappings seen in this batch.
     pub mappings: Vec<Mapping>,
-    /// The profiled process has exited; this batch holds everything it left.
-    pub exited: bool,
+    /// The backend's session ended (the process exited, the kernel's counter would have
+    /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
+    pub ended: Option<StopReason>,
 }
 
 /// An OS backend that samples one process at a time.
 pub trait Sampler {
     /// The uid owning live process `pid`; `Err(NoProcess)` if there is none.
-    fn process_owner(&self, pid: u32) -> Result<u32, ProfError>;
+    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError>;
 
     /// Start counting `pid`, an instance of `image`.  `Err(Busy)` if the backend (possibly in
     /// another process) is already sampling.

@@ -208,6 +208,11 @@ impl<S: Sampler> Profd<S> {
         Ok(self.session.as_ref())
     }
 
+    /// The current or last session without a permission check (for the public status line).
+    pub fn last_session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
     /// `getprofile()`: the bins of the current or last session (all zero if none ever ran).
     pub fn prof_data(&self, caller_uid: u32) -> Result<ProfData, ProfError> {
         Ok(self.session(caller_uid)?.map(|s| s.data.clone()).unwrap_or_default())
@@ -234,9 +239,10 @@ impl<S: Sampler> Profd<S> {
         s.kernel_ticks += batch.kernel_ticks;
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);
-        if s.load_base.is_none() && batch.load_base.is_some() {
+        if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
-            // Samples that arrived before the base was known can be binned now.
+            // Samples that arrived before the base was known (or changed: an exec) are
+            // binned again under the new one.
             s.data = ProfData::new(&s.layout);
             let earlier: Vec<(u64, u64)> = std::mem::take(&mut s.samples).into_iter().collect();
             s.user_ticks = 0;
@@ -247,7 +253,7 @@ impl<S: Sampler> Profd<S> {
         if count(s, &batch.user, limit) {
             return Some(StopReason::Overflow);
         }
-        batch.exited.then_some(StopReason::Exit)
+        batch.ended
     }
 }
 
@@ -293,7 +299,7 @@ mod tests {
     }
 
     impl Sampler for FakeSampler {
-        fn process_owner(&self, pid: u32) -> Result<u32, ProfError> {
+        fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
             self.processes.iter().find(|p| p.0 == pid).map(|p| p.1).ok_or(ProfError::NoProcess)
         }
         fn start(&mut self, pid: u32, _: &ImageLayout) -> Result<(), ProfError> {
@@ -440,7 +446,7 @@ mod tests {
         let mut p = profd();
         p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
         let mut last = batch(&[(BASE + 0x1000, 7)]);
-        last.exited = true;
+        last.ended = Some(StopReason::Exit);
         p.sampler_mut().batches.push_back(last);
         p.pump().unwrap();
         assert_eq!(p.state(), SessionState::Stopped(StopReason::Exit));
@@ -464,6 +470,25 @@ mod tests {
         p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1080, 1)]));
         p.pump().unwrap();
         assert_eq!(p.prof_data(1000).unwrap().total(), 5);
+    }
+
+    #[test]
+    fn a_new_load_base_rebins_everything() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0x1000, 0x1100, 0x80), &image()).unwrap();
+        p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1000, 2)]));
+        p.pump().unwrap();
+        let other = 0x7000_0000_0000;
+        p.sampler_mut().batches.push_back(SampleBatch {
+            user: vec![(other + 0x1080, 3)],
+            load_base: Some(other),
+            ..Default::default()
+        });
+        p.pump().unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        // Under the new base the old samples are outside the text; the new ones land in bin 1.
+        assert_eq!(&s.data.bin[..2], &[0, 3]);
+        assert_eq!(s.user_ticks, 5);
     }
 
     #[test]

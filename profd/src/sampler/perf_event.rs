@@ -30,6 +30,7 @@ use sys::bindings as b;
 use crate::error::ProfError;
 use crate::image::ImageLayout;
 use crate::sampler::{Mapping, SampleBatch, Sampler};
+use crate::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
@@ -213,7 +214,7 @@ fn os_error(e: &io::Error) -> ProfError {
 }
 
 impl Sampler for PerfEventSampler {
-    fn process_owner(&self, pid: u32) -> Result<u32, ProfError> {
+    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
         match std::fs::metadata(format!("/proc/{pid}")) {
             Ok(m) => Ok(m.uid()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ProfError::NoProcess),
@@ -261,7 +262,9 @@ impl Sampler for PerfEventSampler {
             let mut p = libc::pollfd { fd: ev.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd, zero timeout.
             ev.exited = unsafe { libc::poll(&mut p, 1, 0) } == 1;
-            batch.exited = ev.exited;
+            if ev.exited {
+                batch.ended = Some(StopReason::Exit);
+            }
         }
         let records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain()).collect();
         for rec in records {

@@ -1,63 +1,84 @@
-//! Redox: talk to the profd daemon through the `prof:` scheme.
+//! Redox: talk to the profd daemon through the `prof:` scheme (its contract is in the README:
+//! "The prof: scheme").
 
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use profd::formats::{parse_status, reason_from_str};
 use profd::{ImageLayout, ProfData, ProfError, StartRequest};
 
 use crate::profile::Profile;
 
 const CTL: &str = "/scheme/prof/ctl";
+const STATUS: &str = "/scheme/prof/status";
 const DATA: &str = "/scheme/prof/data";
 const SAMPLES: &str = "/scheme/prof/samples";
 
-pub struct Profiler {
-    program: std::path::PathBuf,
-}
+pub struct Profiler;
 
 fn errno(e: io::Error) -> ProfError {
     e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
 }
 
+fn read_file(path: &str) -> Result<Vec<u8>, ProfError> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(errno)?;
+    Ok(bytes)
+}
+
+fn ctl(line: &str) -> Result<(), ProfError> {
+    let mut f = std::fs::OpenOptions::new().write(true).open(CTL).map_err(errno)?;
+    f.write_all(line.as_bytes()).map_err(errno)
+}
+
 impl Profiler {
-    pub fn new(program: &Path, _frequency_hz: u64) -> io::Result<Profiler> {
-        Ok(Profiler { program: program.to_path_buf() })
+    /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox.
+    pub fn new(_program: &Path, _frequency_hz: u64) -> io::Result<Profiler> {
+        Ok(Profiler)
     }
 
-    /// `profile(pid, start, end, interval)` as one write to `/scheme/prof/ctl`.
-    pub fn start(&mut self, req: StartRequest, _image: &ImageLayout) -> Result<(), ProfError> {
-        let line = format!(
-            "start {} {:#x} {:#x} {:#x} {}\n",
-            req.pid,
-            req.start,
-            req.end,
-            req.interval,
-            self.program.display()
-        );
-        let mut ctl = std::fs::OpenOptions::new().write(true).open(CTL).map_err(errno)?;
-        ctl.write_all(line.as_bytes()).map_err(errno)
+    /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
+    /// bounds from the ELF so the daemon can check the range and bin by link-time address.
+    pub fn start(&mut self, req: StartRequest, image: &ImageLayout) -> Result<(), ProfError> {
+        ctl(&profd::ctl::format_start(&req, &image.text))
     }
 
-    /// The daemon ends the session when the program exits; profil waits for the child itself.
+    /// The kernel ends the session when the program exits; profil waits for the child itself.
     pub fn wait_for_end(&mut self) -> Result<(), ProfError> {
         Ok(())
     }
 
-    /// Read back the bins and the exact samples.
+    /// Read back the status, the bins and the exact samples (after the child was reaped).
     pub fn profile(&self) -> Result<Profile, ProfError> {
-        let mut bytes = Vec::new();
-        std::fs::File::open(DATA).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(errno)?;
-        let data = ProfData::from_bytes(&bytes).map_err(|_| ProfError::Generic)?;
-        let mut text = String::new();
-        std::fs::File::open(SAMPLES).and_then(|mut f| f.read_to_string(&mut text)).map_err(errno)?;
-        let image_samples = text
-            .lines()
-            .filter_map(|l| {
-                let mut w = l.split_whitespace();
-                Some((crate::cli::parse_number(w.next()?)?, crate::cli::parse_number(w.next()?)?))
-            })
-            .collect::<Vec<_>>();
-        let user_ticks = image_samples.iter().map(|s| s.1).sum();
-        Ok(Profile { data, image_samples, user_ticks, ..Default::default() })
+        let status = |text: &[u8]| -> Vec<(String, String)> { parse_status(&String::from_utf8_lossy(text)) };
+        let mut st = status(&read_file(STATUS)?);
+        let get = |st: &[(String, String)], k: &str| st.iter().find(|kv| kv.0 == k).map(|kv| kv.1.clone()).unwrap_or_default();
+        if get(&st, "state") == "running" {
+            // The program is gone but the session has not noticed yet (e.g. a child of it
+            // still runs): end it now so the data is final.
+            ctl("stop\n")?;
+            st = status(&read_file(STATUS)?);
+        }
+        let data = ProfData::from_bytes(&read_file(DATA)?).map_err(|_| ProfError::Generic)?;
+        let samples = String::from_utf8_lossy(&read_file(SAMPLES)?).into_owned();
+        let (mut image_samples, mut foreign_samples) = (Vec::new(), Vec::new());
+        for line in samples.lines() {
+            let w: Vec<&str> = line.split_ascii_whitespace().collect();
+            if let [addr, count, place] = w.as_slice() {
+                let (Ok(a), Ok(n)) = (profd::ctl::number(addr), profd::ctl::number(count)) else { continue };
+                if *place == "text" { image_samples.push((a, n)) } else { foreign_samples.push((a, n)) }
+            }
+        }
+        let num = |k: &str| profd::ctl::number(&get(&st, k)).unwrap_or(0);
+        Ok(Profile {
+            data,
+            image_samples,
+            foreign_samples,
+            mappings: Vec::new(),
+            user_ticks: num("ticks_user"),
+            kernel_ticks: Some(num("ticks_kernel")),
+            lost: num("dropped"),
+            stop_reason: reason_from_str(&get(&st, "reason")),
+        })
     }
 }

@@ -1,0 +1,123 @@
+//! The `prof:` control file's commands (`/scheme/prof/ctl`), one per line:
+//!
+//! ```text
+//! start <pid> <start> <end> <interval> [<text_start> <text_end>]
+//! stop
+//! ```
+//!
+//! Numbers are decimal or `0x`-hex. `start 0 …` is `profile(0, …)`, i.e. stop.
+//! `<text_start> <text_end>` are the link-time bounds of the program's executable segment, as
+//! `profil` reads them from the ELF file; with them the rules check the range against the text
+//! and the samples are binned by link-time address whatever the load base. Without them the
+//! addresses are runtime addresses and the text is the whole user address space.
+
+use crate::error::ProfError;
+use crate::image::{ImageLayout, TextSegment};
+use crate::session::StartRequest;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CtlCommand {
+    Start { req: StartRequest, image: ImageLayout },
+    Stop,
+}
+
+/// Parse one line (surrounding whitespace ignored). Malformed input is EINVAL.
+pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    match words.as_slice() {
+        ["stop"] => Ok(CtlCommand::Stop),
+        ["start", pid, start, end, interval, text @ ..] => {
+            let pid = u32::try_from(number(pid)?).map_err(|_| ProfError::Invalid)?;
+            let req = StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)? };
+            let image = match text {
+                [] => ImageLayout::unknown(),
+                [lo, hi] => {
+                    let text = TextSegment { start: number(lo)?, end: number(hi)? };
+                    if text.start >= text.end {
+                        return Err(ProfError::Invalid);
+                    }
+                    ImageLayout::from_text(text)
+                }
+                _ => return Err(ProfError::Invalid),
+            };
+            Ok(CtlCommand::Start { req, image })
+        }
+        _ => Err(ProfError::Invalid),
+    }
+}
+
+/// Parse every non-blank line of a write.
+pub fn parse(text: &str) -> Result<Vec<CtlCommand>, ProfError> {
+    text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect()
+}
+
+/// Format a start command as `profil` sends it.
+pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
+    format!(
+        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}\n",
+        req.pid, req.start, req.end, req.interval, text.start, text.end
+    )
+}
+
+/// A decimal or `0x`-prefixed hexadecimal u64.
+pub fn number(s: &str) -> Result<u64, ProfError> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|c| c.is_ascii_hexdigit()) => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None if !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) => s.parse().ok(),
+        None => None,
+    };
+    parsed.ok_or(ProfError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_with_and_without_text_bounds() {
+        let c = parse_line("start 42 0x1000 0x2000 64 0x1000 0x5000\n").unwrap();
+        let CtlCommand::Start { req, image } = c else { panic!() };
+        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64 });
+        assert_eq!(image.text, TextSegment { start: 0x1000, end: 0x5000 });
+        assert!(!image.is_unknown());
+        let CtlCommand::Start { image, .. } = parse_line("start 42 0 0 0").unwrap() else { panic!() };
+        assert!(image.is_unknown());
+    }
+
+    #[test]
+    fn stop_and_multiple_lines() {
+        assert_eq!(parse_line("  stop \n"), Ok(CtlCommand::Stop));
+        assert_eq!(parse("stop\n\nstop\n").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn malformed_is_einval() {
+        for bad in [
+            "",
+            "go",
+            "stop now",
+            "start",
+            "start 1 2 3",
+            "start x 0 0 0",
+            "start 1 0 0 0 0x10",
+            "start 1 0 0 0 0x20 0x10",
+            "start 4294967296 0 0 0",
+            "start -1 0 0 0",
+            "start 1 0x 0 0",
+            "start 1 0 0 0 0 0 extra",
+        ] {
+            assert_eq!(parse_line(bad), Err(ProfError::Invalid), "{bad:?}");
+        }
+        assert_eq!(parse("stop\nbogus\n"), Err(ProfError::Invalid));
+    }
+
+    #[test]
+    fn format_round_trips() {
+        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26 };
+        let text = TextSegment { start: 0x15780, end: 0x57200 };
+        let line = format_start(&req, &text);
+        assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200\n");
+        assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
+    }
+}

@@ -1,0 +1,122 @@
+//! The text files of the `prof:` scheme: `status`, `bins`, `samples`. A stable contract —
+//! shell scripts parse these; see README "The prof: scheme" for the documented keys.
+
+use std::fmt::Write;
+
+use crate::prof_data::ProfData;
+use crate::session::{Session, SessionState, StopReason};
+
+/// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
+///
+/// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base`
+pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
+    let reason = match state {
+        SessionState::Stopped(r) => r.as_str(),
+        _ => "none",
+    };
+    let d = session.map(|s| s.data.clone()).unwrap_or_default();
+    let (pid, in_bins, user, kernel, lost, base) = match session {
+        Some(s) => (s.pid, s.ticks_in_bins(), s.user_ticks, s.kernel_ticks, s.lost, s.load_base),
+        None => (0, 0, 0, 0, 0, None),
+    };
+    let base = base.map_or("unknown".to_string(), |b| format!("{b:#x}"));
+    format!(
+        "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
+         dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base}\n",
+        state.as_str(),
+        d.start_addr,
+        d.end_addr,
+        d.bin_sz,
+        d.nr_bins,
+    )
+}
+
+/// `/scheme/prof/bins`: a header line, then one line per bin: `lo hi count` (lo and hi
+/// inclusive, link-time, hex; count decimal).
+pub fn bins_text(d: &ProfData) -> String {
+    let mut out = format!(
+        "# start={:#x} end={:#x} bin_sz={} nr_bins={} total={}\n",
+        d.start_addr,
+        d.end_addr,
+        d.bin_sz,
+        d.nr_bins,
+        d.total()
+    );
+    if let Some(layout) = d.layout() {
+        for (i, count) in d.bin[..layout.nr_bins].iter().enumerate() {
+            let (lo, hi) = layout.bin_bounds(i);
+            let _ = writeln!(out, "{lo:#x} {hi:#x} {count}");
+        }
+    }
+    out
+}
+
+/// `/scheme/prof/samples`: exact `address count where` lines, ascending; `where` is `text`
+/// for the program's own code (link-time address) and `other` for anything else (runtime
+/// address: shared objects, or the whole program while its load base is unknown).
+pub fn samples_text(session: Option<&Session>) -> String {
+    let mut out = String::new();
+    if let Some(s) = session {
+        for (addr, count) in s.image_samples() {
+            let _ = writeln!(out, "{addr:#x} {count} text");
+        }
+        for (addr, count) in s.foreign_samples() {
+            let _ = writeln!(out, "{addr:#x} {count} other");
+        }
+    }
+    out
+}
+
+/// Parse a [`status_line`] back into pairs (for clients and tests).
+pub fn parse_status(line: &str) -> Vec<(String, String)> {
+    line.split_ascii_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The stop reason named in a status line.
+pub fn reason_from_str(s: &str) -> Option<StopReason> {
+    match s {
+        "request" => Some(StopReason::Request),
+        "exit" => Some(StopReason::Exit),
+        "overflow" => Some(StopReason::Overflow),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_status_has_every_key() {
+        let line = status_line(SessionState::Idle, None);
+        assert_eq!(
+            line,
+            "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
+             start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown\n"
+        );
+        let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
+        assert_eq!(
+            keys,
+            [
+                "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
+                "bin_sz", "nr_bins", "load_base"
+            ]
+        );
+    }
+
+    #[test]
+    fn bins_of_an_empty_profile() {
+        assert_eq!(bins_text(&ProfData::default()), "# start=0x0 end=0x0 bin_sz=0 nr_bins=0 total=0\n");
+    }
+
+    #[test]
+    fn reasons_round_trip() {
+        for r in [StopReason::Request, StopReason::Exit, StopReason::Overflow] {
+            assert_eq!(reason_from_str(r.as_str()), Some(r));
+        }
+        assert_eq!(reason_from_str("none"), None);
+    }
+}

@@ -1,0 +1,16 @@
+//! `profd`: the `prof:` scheme daemon (Redox). All the logic is the `profd` library
+//! (`scheme::ProfScheme`); this binary only connects it to the kernel and to init.
+//! On Linux there is no daemon: `profil` embeds the library.
+
+#[cfg(target_os = "redox")]
+mod redox_daemon;
+
+fn main() {
+    #[cfg(target_os = "redox")]
+    redox_daemon::run();
+    #[cfg(not(target_os = "redox"))]
+    {
+        eprintln!("profd: the prof: scheme daemon runs on Redox; on Linux, profil embeds the profd core");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,214 @@
+//! The Redox backend: the kernel's prof table, through `sys:prof_ctl` and `sys:prof_data`
+//! (added by our kernel patch) and `sys:context` (who owns which pid).
+//!
+//! The kernel keeps exact user instruction pointers with cumulative counts; this sampler reads
+//! a snapshot (decoded with the `kprof` crate, the same code the kernel encodes with) and hands
+//! the session the increase since the previous one. The load base comes from the kernel's
+//! record of the lowest executable mapping after exec (`kprof::Snapshot::image_load_base`).
+//!
+//! The kernel files are behind [`KernelFiles`], so the host tests run this sampler (and the
+//! scheme handler over it) against a fake kernel built on the real `kprof::Profiler`.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use crate::error::ProfError;
+use crate::image::ImageLayout;
+use crate::sampler::{SampleBatch, Sampler};
+use crate::session::StopReason;
+
+/// Slots of the kernel's exact-PC table for one session.
+pub const TABLE_CAPACITY: usize = 16384;
+
+/// The kernel files the sampler uses.
+pub trait KernelFiles {
+    /// Write one command to `sys:prof_ctl`.
+    fn ctl(&mut self, command: &str) -> io::Result<()>;
+    /// Read a fresh `sys:prof_data` snapshot.
+    fn data(&mut self) -> io::Result<Vec<u8>>;
+    /// Read the `sys:context` table.
+    fn contexts(&mut self) -> io::Result<String>;
+}
+
+/// A [`Sampler`] over the kernel's prof table.
+pub struct KernelSampler<K: KernelFiles> {
+    kernel: K,
+    session: Option<KernelSession>,
+}
+
+/// What was already handed over, to report only increases.
+struct KernelSession {
+    pid: u32,
+    image: ImageLayout,
+    counts: BTreeMap<u64, u64>,
+    kernel_ticks: u64,
+    dropped: u64,
+    ended: bool,
+}
+
+impl<K: KernelFiles> KernelSampler<K> {
+    pub fn new(kernel: K) -> Self {
+        KernelSampler { kernel, session: None }
+    }
+
+    pub fn kernel(&mut self) -> &mut K {
+        &mut self.kernel
+    }
+}
+
+fn errno(e: &io::Error) -> ProfError {
+    e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
+}
+
+/// The owner (euid) of `pid` in a `sys:context` table (`PID EUID EGID …` columns).
+pub fn owner_in_context_table(table: &str, pid: u32) -> Option<u32> {
+    table.lines().skip(1).find_map(|line| {
+        let mut w = line.split_ascii_whitespace();
+        let p: u32 = w.next()?.parse().ok()?;
+        let euid: u32 = w.next()?.parse().ok()?;
+        (p == pid).then_some(euid)
+    })
+}
+
+impl<K: KernelFiles> Sampler for KernelSampler<K> {
+    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
+        let table = self.kernel.contexts().map_err(|e| errno(&e))?;
+        owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
+    }
+
+    fn start(&mut self, pid: u32, image: &ImageLayout) -> Result<(), ProfError> {
+        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}\n")).map_err(|e| errno(&e))?;
+        self.session = Some(KernelSession {
+            pid,
+            image: image.clone(),
+            counts: BTreeMap::new(),
+            kernel_ticks: 0,
+            dropped: 0,
+            ended: false,
+        });
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<SampleBatch, ProfError> {
+        let mut batch = SampleBatch::default();
+        let Some(s) = self.session.as_mut() else { return Ok(batch) };
+        if s.ended {
+            return Ok(batch);
+        }
+        let bytes = self.kernel.data().map_err(|e| errno(&e))?;
+        let snap = kprof::decode(&bytes).map_err(|_| ProfError::Generic)?;
+        if snap.pid != u64::from(s.pid) {
+            // Someone started another session through sys:prof_ctl directly.
+            s.ended = true;
+            batch.ended = Some(StopReason::Request);
+            return Ok(batch);
+        }
+        for e in &snap.entries {
+            let seen = s.counts.entry(e.addr).or_insert(0);
+            if e.count > *seen {
+                batch.user.push((e.addr, e.count - *seen));
+                *seen = e.count;
+            }
+        }
+        batch.kernel_ticks = snap.kernel_ticks.saturating_sub(s.kernel_ticks);
+        batch.lost = snap.dropped.saturating_sub(s.dropped);
+        s.kernel_ticks = snap.kernel_ticks;
+        s.dropped = snap.dropped;
+        batch.load_base = if s.image.is_unknown() { Some(0) } else { snap.image_load_base(s.image.text.start) };
+        if snap.state == kprof::State::Stopped {
+            s.ended = true;
+            batch.ended = Some(match snap.stop_reason {
+                kprof::StopReason::Exit => StopReason::Exit,
+                kprof::StopReason::Overflow => StopReason::Overflow,
+                _ => StopReason::Request,
+            });
+        }
+        Ok(batch)
+    }
+
+    fn stop(&mut self) {
+        if let Some(s) = self.session.as_mut() {
+            if !s.ended {
+                // A session the kernel already ended answers "not running": nothing to do.
+                let _ = self.kernel.ctl("stop\n");
+                s.ended = true;
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "redox")]
+pub use sys_files::SysFiles;
+
+/// The real kernel files. The `sys:` root is opened once, before the daemon enters the null
+/// namespace; each read opens its entry afresh relative to that capability, because a `sys:`
+/// file's content is generated once per open.
+#[cfg(target_os = "redox")]
+mod sys_files {
+    use std::io;
+
+    use libredox::flag::{O_DIRECTORY, O_RDONLY, O_WRONLY};
+    use libredox::Fd;
+
+    use super::KernelFiles;
+
+    pub struct SysFiles {
+        root: Fd,
+        ctl: Fd,
+    }
+
+    fn io_err(e: libredox::error::Error) -> io::Error {
+        io::Error::from_raw_os_error(e.errno())
+    }
+
+    impl SysFiles {
+        /// Open `/scheme/sys` and its `prof_ctl` (root only).
+        pub fn open() -> io::Result<SysFiles> {
+            let root = Fd::open("/scheme/sys", O_RDONLY | O_DIRECTORY, 0).map_err(io_err)?;
+            let ctl = root.openat("prof_ctl", O_WRONLY, 0).map_err(io_err)?;
+            Ok(SysFiles { root, ctl })
+        }
+
+        fn read_entry(&self, name: &str) -> io::Result<Vec<u8>> {
+            let fd = self.root.openat(name, O_RDONLY, 0).map_err(io_err)?;
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                match fd.read(&mut buf).map_err(io_err)? {
+                    0 => return Ok(out),
+                    n => out.extend_from_slice(&buf[..n]),
+                }
+            }
+        }
+    }
+
+    impl KernelFiles for SysFiles {
+        fn ctl(&mut self, command: &str) -> io::Result<()> {
+            self.ctl.write(command.as_bytes()).map(|_| ()).map_err(io_err)
+        }
+
+        fn data(&mut self) -> io::Result<Vec<u8>> {
+            self.read_entry("prof_data")
+        }
+
+        fn contexts(&mut self) -> io::Result<String> {
+            Ok(String::from_utf8_lossy(&self.read_entry("context")?).into_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_from_the_kernel_context_table() {
+        let table = "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+                     1     0     0     UR    0     #0         00:00:00.01 12 KB   0 B     /bin/init\n\
+                     42    1000  1000  S     ?     #0         00:00:01.20 2 MB    0 B     /usr/bin/fib 38\n";
+        assert_eq!(owner_in_context_table(table, 42), Some(1000));
+        assert_eq!(owner_in_context_table(table, 1), Some(0));
+        assert_eq!(owner_in_context_table(table, 4), None);
+        assert_eq!(owner_in_context_table("", 1), None);
+    }
+}

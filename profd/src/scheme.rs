@@ -1,0 +1,182 @@
+//! The `prof:` scheme's logic, independent of the Redox socket: which paths exist, what each
+//! open file reads and writes, and which errno each failure is. The daemon's `SchemeSync`
+//! adapter (`src/main.rs`, Redox only) only forwards calls here, so the host tests drive this
+//! handler directly (open / write / read / close, every errno, the uid rules).
+//!
+//! | path      | access | content |
+//! |-----------|--------|---------|
+//! | `ctl`     | write  | commands, see [`crate::ctl`] |
+//! | `status`  | read   | [`crate::formats::status_line`] (anyone may read it) |
+//! | `bins`    | read   | [`crate::formats::bins_text`] (root or the session's starter) |
+//! | `data`    | read   | binary [`crate::ProfData`] (root or the session's starter) |
+//! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
+//!
+//! A file's content is rendered when it is read at offset 0 and served from that snapshot for
+//! later offsets, so a reader sees one consistent profile however small its buffer.
+
+use std::collections::BTreeMap;
+
+use crate::ctl::{self, CtlCommand};
+use crate::error::ProfError;
+use crate::formats;
+use crate::sampler::Sampler;
+use crate::session::Profd;
+
+/// An errno value (the same numbers on Redox and Linux).
+pub type Errno = i32;
+
+/// The files of the scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// The scheme's directory: reading it lists the entries.
+    Root,
+    Ctl,
+    Status,
+    Bins,
+    Data,
+    Samples,
+}
+
+/// Entries of the root directory, in listing order.
+pub const ENTRIES: [(&str, Node); 5] =
+    [("ctl", Node::Ctl), ("status", Node::Status), ("bins", Node::Bins), ("data", Node::Data), ("samples", Node::Samples)];
+
+/// How a file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+struct OpenFile {
+    node: Node,
+    uid: u32,
+    content: Option<Vec<u8>>,
+}
+
+/// The handler: the profiling service plus the open files.
+pub struct ProfScheme<S: Sampler> {
+    profd: Profd<S>,
+    files: BTreeMap<usize, OpenFile>,
+    next_id: usize,
+}
+
+impl<S: Sampler> ProfScheme<S> {
+    /// The id of the scheme root (the capability the daemon hands to init).
+    pub const ROOT_ID: usize = 0;
+
+    pub fn new(profd: Profd<S>) -> Self {
+        ProfScheme { profd, files: BTreeMap::new(), next_id: Self::ROOT_ID + 1 }
+    }
+
+    pub fn profd(&self) -> &Profd<S> {
+        &self.profd
+    }
+
+    pub fn profd_mut(&mut self) -> &mut Profd<S> {
+        &mut self.profd
+    }
+
+    /// Number of open files (to check that closed handles are forgotten).
+    pub fn open_files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Open `path` (relative to the scheme root; leading/trailing slashes ignored).
+    pub fn open(&mut self, path: &str, access: Access, uid: u32) -> Result<usize, Errno> {
+        let path = path.trim_matches('/');
+        let node = if path.is_empty() {
+            Node::Root
+        } else {
+            ENTRIES.iter().find(|e| e.0 == path).map(|e| e.1).ok_or(libc::ENOENT)?
+        };
+        let allowed = match node {
+            Node::Ctl => access == Access::Write,
+            _ => access == Access::Read,
+        };
+        if !allowed {
+            return Err(if node == Node::Root { libc::EISDIR } else { libc::EACCES });
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.files.insert(id, OpenFile { node, uid, content: None });
+        Ok(id)
+    }
+
+    pub fn node(&self, id: usize) -> Result<Node, Errno> {
+        self.files.get(&id).map(|f| f.node).ok_or(libc::EBADF)
+    }
+
+    /// Read from `offset`; offset 0 renders a fresh snapshot.
+    pub fn read(&mut self, id: usize, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
+        let (node, uid, stale) = {
+            let f = self.files.get(&id).ok_or(libc::EBADF)?;
+            (f.node, f.uid, offset == 0 || f.content.is_none())
+        };
+        if node == Node::Ctl {
+            return Err(libc::EBADF);
+        }
+        if stale {
+            let content = self.render(node, uid)?;
+            self.files.get_mut(&id).ok_or(libc::EBADF)?.content = Some(content);
+        }
+        let content = self.files[&id].content.as_deref().unwrap_or(&[]);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(content.len());
+        let n = buf.len().min(content.len() - start);
+        buf[..n].copy_from_slice(&content[start..start + n]);
+        Ok(n)
+    }
+
+    /// Size of the file's current snapshot (rendering one if needed).
+    pub fn size(&mut self, id: usize) -> Result<u64, Errno> {
+        let f = self.files.get(&id).ok_or(libc::EBADF)?;
+        let (node, uid) = (f.node, f.uid);
+        if node == Node::Ctl {
+            return Ok(0);
+        }
+        if f.content.is_none() {
+            let content = self.render(node, uid)?;
+            self.files.get_mut(&id).ok_or(libc::EBADF)?.content = Some(content);
+        }
+        Ok(self.files[&id].content.as_ref().map_or(0, |c| c.len() as u64))
+    }
+
+    /// Write commands to `ctl` as `uid` (the caller of this write).
+    pub fn write(&mut self, id: usize, buf: &[u8], uid: u32) -> Result<usize, Errno> {
+        if self.node(id)? != Node::Ctl {
+            return Err(libc::EBADF);
+        }
+        let text = std::str::from_utf8(buf).map_err(|_| libc::EINVAL)?;
+        for command in ctl::parse(text).map_err(ProfError::errno)? {
+            match command {
+                CtlCommand::Start { req, image } => self.profd.profile(uid, req, &image),
+                CtlCommand::Stop => self.profd.stop(uid),
+            }
+            .map_err(ProfError::errno)?;
+        }
+        Ok(buf.len())
+    }
+
+    /// Forget a closed file. The session is not touched: a client that goes away mid-session
+    /// leaves it running, and its data readable.
+    pub fn close(&mut self, id: usize) {
+        self.files.remove(&id);
+    }
+
+    fn render(&mut self, node: Node, uid: u32) -> Result<Vec<u8>, Errno> {
+        self.profd.pump().map_err(ProfError::errno)?;
+        let state = self.profd.state();
+        Ok(match node {
+            Node::Root => ENTRIES.iter().map(|e| format!("{}\n", e.0)).collect::<String>().into_bytes(),
+            // Like `ps`, the status is public: anyone may see whether the profiler is busy.
+            Node::Status => formats::status_line(state, self.profd.last_session()).into_bytes(),
+            Node::Bins => formats::bins_text(&self.profd.prof_data(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Data => self.profd.prof_data(uid).map_err(ProfError::errno)?.to_bytes(),
+            Node::Samples => {
+                formats::samples_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes()
+            }
+            Node::Ctl => Vec::new(),
+        })
+    }
+}

@@ -1,0 +1,322 @@
+//! The `prof:` scheme handler driven the way the Redox daemon drives it (open / write / read /
+//! close with a caller uid), over the Redox kernel backend, over a fake kernel whose prof table
+//! is the real `kprof::Profiler` — the code the kernel patch compiles — so the whole path from
+//! timer tick to `/scheme/prof/bins` runs on the host.
+
+use std::io;
+
+use profd::formats::parse_status;
+use profd::sampler::kernel::{KernelFiles, KernelSampler};
+use profd::scheme::{Access, Errno, ProfScheme};
+use profd::{ProfData, Profd};
+
+const ROOT: u32 = 0;
+const ALICE: u32 = 1000;
+const BOB: u32 = 1001;
+
+/// A fake kernel: the real kprof profiler plus a context table, answering the sys: files as
+/// the kernel patch's `sys/prof.rs` glue does.
+struct FakeKernel {
+    prof: kprof::Profiler,
+    /// (pid, euid, exec base of its current image)
+    contexts: Vec<(u32, u32, u64)>,
+    fail_data: bool,
+}
+
+impl FakeKernel {
+    fn new(limit: u64) -> Self {
+        FakeKernel { prof: kprof::Profiler::new(limit), contexts: vec![(10, ALICE, 0x40_1000), (11, BOB, 0x40_1000)], fail_data: false }
+    }
+
+    /// One timer tick on CPU 0 while `pid` runs at `pc`.
+    fn tick(&self, pid: u32, user: bool, pc: u64) {
+        self.prof.note_switch(0, pid as usize);
+        self.prof.sample(0, user, pc);
+    }
+
+    fn exec(&mut self, pid: u32, base: u64) {
+        self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = base);
+        self.prof.note_exec(pid as usize, base);
+    }
+
+    fn exit(&mut self, pid: u32) {
+        self.contexts.retain(|c| c.0 != pid);
+        self.prof.process_exited(pid as usize);
+    }
+}
+
+fn os(errno: i32) -> io::Error {
+    io::Error::from_raw_os_error(errno)
+}
+
+impl KernelFiles for &mut FakeKernel {
+    fn ctl(&mut self, command: &str) -> io::Result<()> {
+        match kprof::parse_command(command.as_bytes()).map_err(|_| os(libc::EINVAL))? {
+            kprof::Command::Stop => {
+                self.prof.stop();
+            }
+            kprof::Command::Start { pid, capacity } => {
+                let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
+                self.prof.start(pid, capacity).map_err(|e| match e {
+                    kprof::CtlError::Busy => os(libc::EBUSY),
+                    kprof::CtlError::NoMemory => os(libc::ENOMEM),
+                    _ => os(libc::EINVAL),
+                })?;
+                self.prof.note_exec_base(pid, base);
+            }
+        }
+        Ok(())
+    }
+
+    fn data(&mut self) -> io::Result<Vec<u8>> {
+        if self.fail_data {
+            return Err(os(libc::EIO));
+        }
+        Ok(self.prof.snapshot().map_err(|_| os(libc::EBUSY))?.to_bytes())
+    }
+
+    fn contexts(&mut self) -> io::Result<String> {
+        let mut t = format!("{:<6}{:<6}{:<6}{:<6}{}\n", "PID", "EUID", "EGID", "STAT", "NAME");
+        for (pid, uid, _) in &self.contexts {
+            t.push_str(&format!("{pid:<6}{uid:<6}{uid:<6}{:<6}/usr/bin/fib\n", "R"));
+        }
+        Ok(t)
+    }
+}
+
+type Scheme<'k> = ProfScheme<KernelSampler<&'k mut FakeKernel>>;
+
+fn scheme(kernel: &mut FakeKernel) -> Scheme<'_> {
+    ProfScheme::new(Profd::new(KernelSampler::new(kernel)))
+}
+
+fn kernel<'a>(s: &'a mut Scheme<'_>) -> &'a mut FakeKernel {
+    s.profd_mut().sampler_mut().kernel()
+}
+
+/// Open, write one command, close: what `echo … > /scheme/prof/ctl` does.
+fn ctl(s: &mut Scheme<'_>, uid: u32, line: &str) -> Result<(), Errno> {
+    let id = s.open("ctl", Access::Write, uid)?;
+    let r = s.write(id, line.as_bytes(), uid).map(|n| assert_eq!(n, line.len()));
+    s.close(id);
+    r
+}
+
+/// Open, read everything in small pieces, close: what `cat /scheme/prof/<file>` does.
+fn read(s: &mut Scheme<'_>, uid: u32, path: &str) -> Result<Vec<u8>, Errno> {
+    let id = s.open(path, Access::Read, uid)?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 7];
+    loop {
+        match s.read(id, &mut buf, out.len() as u64) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) => {
+                s.close(id);
+                return Err(e);
+            }
+        }
+    }
+    s.close(id);
+    Ok(out)
+}
+
+fn text(s: &mut Scheme<'_>, uid: u32, path: &str) -> String {
+    String::from_utf8(read(s, uid, path).unwrap()).unwrap()
+}
+
+fn status(s: &mut Scheme<'_>) -> std::collections::HashMap<String, String> {
+    parse_status(&text(s, BOB, "status")).into_iter().collect()
+}
+
+#[test]
+fn full_session_through_the_scheme() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    assert_eq!(status(&mut s)["state"], "idle");
+    // Non-PIE program: text 0x401000..0x402000, so the load base is 0x401000 - 0x401000 = 0.
+    ctl(&mut s, ALICE, "start 10 0x401000 0x401400 0x100 0x401000 0x402000\n").unwrap();
+    assert_eq!(status(&mut s)["state"], "running");
+    for pc in [0x401000, 0x401001, 0x4010ff, 0x401300, 0x401500] {
+        kernel(&mut s).tick(10, true, pc);
+    }
+    kernel(&mut s).tick(10, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).tick(11, true, 0x401000); // another process: not counted
+    kernel(&mut s).exit(10);
+
+    let st = status(&mut s);
+    assert_eq!(
+        (st["state"].as_str(), st["reason"].as_str(), st["pid"].as_str()),
+        ("stopped", "exit", "10")
+    );
+    assert_eq!((st["ticks_in_bins"].as_str(), st["ticks_user"].as_str()), ("4", "5"));
+    assert_eq!((st["ticks_kernel"].as_str(), st["dropped"].as_str(), st["load_base"].as_str()), ("1", "0", "0x0"));
+
+    assert_eq!(
+        text(&mut s, ALICE, "bins"),
+        "# start=0x401000 end=0x401400 bin_sz=256 nr_bins=4 total=4\n\
+         0x401000 0x4010ff 3\n0x401100 0x4011ff 0\n0x401200 0x4012ff 0\n0x401300 0x4013ff 1\n"
+    );
+    let data = ProfData::from_bytes(&read(&mut s, ALICE, "data").unwrap()).unwrap();
+    assert_eq!((data.start_addr, data.end_addr, data.nr_bins, data.bin_sz), (0x401000, 0x401400, 4, 256));
+    assert_eq!(&data.bin[..4], &[3, 0, 0, 1]);
+    assert_eq!(
+        text(&mut s, ALICE, "samples"),
+        "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n"
+    );
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\n");
+    assert_eq!(s.open_files(), 0);
+}
+
+#[test]
+fn pie_samples_are_binned_by_link_address_after_exec() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    // profil's flow: start on the forked child (profil's own image), then it execs a PIE whose
+    // text (link 0x15780..0x57200) the kernel finds mapped at 0x7000_0001_5000.
+    ctl(&mut s, ALICE, "start 10 0x15b70 0x15e10 0x1a 0x15780 0x57200").unwrap();
+    kernel(&mut s).exec(10, 0x7000_0001_5000);
+    let base = 0x7000_0000_0000u64;
+    kernel(&mut s).tick(10, true, base + 0x15b70);
+    kernel(&mut s).tick(10, true, base + 0x15e0f);
+    kernel(&mut s).exit(10);
+    let st = status(&mut s);
+    assert_eq!(st["load_base"], "0x700000000000");
+    let data = ProfData::from_bytes(&read(&mut s, ALICE, "data").unwrap()).unwrap();
+    let n = (0x15e10u64 - 0x15b70).div_ceil(26);
+    assert_eq!(data.nr_bins, n);
+    assert_eq!((data.bin[0], data.bin[n as usize - 1]), (1, 1));
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x15b70 1 text\n0x15e0f 1 text\n");
+}
+
+#[test]
+fn errno_for_every_error() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    // Paths and access modes.
+    assert_eq!(s.open("nope", Access::Read, ROOT), Err(libc::ENOENT));
+    assert_eq!(s.open("ctl", Access::Read, ROOT), Err(libc::EACCES));
+    assert_eq!(s.open("bins", Access::Write, ROOT), Err(libc::EACCES));
+    assert_eq!(s.open("", Access::Write, ROOT), Err(libc::EISDIR));
+    assert_eq!(s.read(999, &mut [0; 4], 0), Err(libc::EBADF));
+    assert_eq!(s.write(999, b"stop", ROOT), Err(libc::EBADF));
+    let st = s.open("status", Access::Read, ROOT).unwrap();
+    assert_eq!(s.write(st, b"stop", ROOT), Err(libc::EBADF));
+    s.close(st);
+    // Malformed commands: EINVAL.
+    assert_eq!(ctl(&mut s, ROOT, "start 10"), Err(libc::EINVAL));
+    assert_eq!(ctl(&mut s, ROOT, "frobnicate"), Err(libc::EINVAL));
+    assert_eq!(ctl(&mut s, ROOT, "start 10 0 0 0 \u{ff}"), Err(libc::EINVAL));
+    // The spec's errors.
+    assert_eq!(ctl(&mut s, ROOT, "start 99 0 0 0"), Err(libc::ESRCH));
+    assert_eq!(ctl(&mut s, ROOT, "start 10 0x300 0x20 0 0x0 0x1000"), Err(libc::EFAULT));
+    assert_eq!(ctl(&mut s, ROOT, "start 10 0x100 0x2000 0 0x0 0x1000"), Err(libc::EFAULT));
+    assert_eq!(ctl(&mut s, ROOT, "start 10 0 0 1 0x0 0x10000"), Err(libc::EFAULT));
+    assert_eq!(ctl(&mut s, ROOT, "start 10 0 0 0 0x0 0x10000"), Ok(()));
+    assert_eq!(ctl(&mut s, ROOT, "start 11 0 0 0 0x0 0x10000"), Err(libc::EBUSY));
+    // pid 0 stops and never fails.
+    assert_eq!(ctl(&mut s, ROOT, "start 0 0 0 0"), Ok(()));
+    assert_eq!(status(&mut s)["reason"], "request");
+    assert_eq!(ctl(&mut s, ROOT, "stop"), Ok(()));
+    // The kernel failing to answer is the spec's EGENERIC (EIO).
+    ctl(&mut s, ROOT, "start 10 0 0 0 0x0 0x10000").unwrap();
+    kernel(&mut s).fail_data = true;
+    assert_eq!(read(&mut s, ROOT, "status"), Err(libc::EIO));
+}
+
+#[test]
+fn uid_rules() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    // Bob may not profile Alice's process; Alice and root may.
+    assert_eq!(ctl(&mut s, BOB, "start 10 0 0 0"), Err(libc::EPERM));
+    assert_eq!(ctl(&mut s, ALICE, "start 10 0 0 0"), Ok(()));
+    // Bob may see that the profiler is busy, but not read, stop or take over the session.
+    assert_eq!(status(&mut s)["state"], "running");
+    for path in ["bins", "data", "samples"] {
+        assert_eq!(read(&mut s, BOB, path), Err(libc::EPERM), "{path}");
+        assert!(read(&mut s, ALICE, path).is_ok());
+        assert!(read(&mut s, ROOT, path).is_ok());
+    }
+    assert_eq!(ctl(&mut s, BOB, "stop"), Err(libc::EPERM));
+    assert_eq!(ctl(&mut s, BOB, "start 0 0 0 0"), Err(libc::EPERM));
+    assert_eq!(status(&mut s)["state"], "running");
+    // Root may stop anyone's session.
+    assert_eq!(ctl(&mut s, ROOT, "stop"), Ok(()));
+    assert_eq!(status(&mut s)["state"], "stopped");
+    // The uid that counts for a write is the writer's, not the opener's.
+    let id = s.open("ctl", Access::Write, ROOT).unwrap();
+    assert_eq!(s.write(id, b"start 10 0 0 0", BOB), Err(libc::EPERM));
+    s.close(id);
+}
+
+#[test]
+fn two_clients_racing_to_start_one_wins() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    let a = s.open("ctl", Access::Write, ALICE).unwrap();
+    let b = s.open("ctl", Access::Write, BOB).unwrap();
+    let ra = s.write(a, b"start 10 0 0 0", ALICE);
+    let rb = s.write(b, b"start 11 0 0 0", BOB);
+    assert_eq!((ra, rb), (Ok(14), Err(libc::EBUSY)));
+    assert_eq!(status(&mut s)["pid"], "10");
+    s.close(a);
+    s.close(b);
+}
+
+#[test]
+fn a_client_that_disconnects_mid_session_hurts_nothing() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    let id = s.open("ctl", Access::Write, ALICE).unwrap();
+    s.write(id, b"start 10 0x401000 0x402000 0 0x401000 0x402000", ALICE).unwrap();
+    let half = s.open("bins", Access::Read, ALICE).unwrap();
+    s.read(half, &mut [0; 3], 0).unwrap();
+    // The client goes away without stopping, in the middle of a read.
+    s.close(id);
+    s.close(half);
+    assert_eq!(s.open_files(), 0);
+    kernel(&mut s).tick(10, true, 0x401010);
+    kernel(&mut s).exit(10);
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["reason"].as_str(), st["ticks_in_bins"].as_str()), ("stopped", "exit", "1"));
+    // The last profile stays readable until the next start.
+    assert!(text(&mut s, ALICE, "bins").contains("total=1"));
+    ctl(&mut s, BOB, "start 11 0 0 0").unwrap();
+    assert_eq!(status(&mut s)["ticks_in_bins"], "0");
+}
+
+#[test]
+fn kernel_overflow_and_full_table_are_reported() {
+    // The kernel's counters stop at 3: the fourth user tick ends the session with overflow.
+    let mut k = FakeKernel::new(3);
+    let mut s = scheme(&mut k);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
+    for _ in 0..5 {
+        kernel(&mut s).tick(10, true, 0x401000);
+    }
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["reason"].as_str(), st["ticks_user"].as_str()), ("stopped", "overflow", "3"));
+}
+
+#[test]
+fn reads_are_consistent_snapshots() {
+    let mut k = FakeKernel::new(u64::MAX);
+    let mut s = scheme(&mut k);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
+    kernel(&mut s).tick(10, true, 0x401000);
+    let id = s.open("status", Access::Read, ALICE).unwrap();
+    let mut first = [0u8; 20];
+    let n = s.read(id, &mut first, 0).unwrap();
+    // More ticks between two reads of one open file do not change what that file shows ...
+    kernel(&mut s).tick(10, true, 0x401000);
+    let mut rest = vec![0u8; 400];
+    let m = s.read(id, &mut rest, n as u64).unwrap();
+    let whole = [&first[..n], &rest[..m]].concat();
+    assert!(String::from_utf8(whole).unwrap().contains(" ticks_user=1 "));
+    // ... until it is read from the start again.
+    let m = s.read(id, &mut rest, 0).unwrap();
+    assert!(String::from_utf8_lossy(&rest[..m]).contains(" ticks_user=2 "));
+    assert_eq!(s.size(id).unwrap(), m as u64);
+    s.close(id);
+}
