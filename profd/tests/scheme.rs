@@ -36,7 +36,7 @@ impl FakeKernel {
 
     fn exec(&mut self, pid: u32, base: u64) {
         self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = base);
-        self.prof.note_exec(pid as usize, base);
+        self.prof.note_addr_space_switch(pid as usize, base);
     }
 
     fn exit(&mut self, pid: u32) {

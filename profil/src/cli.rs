@@ -1,6 +1,10 @@
 //! The command line: every option, with its help text, in one place.
 
+use std::path::PathBuf;
+
 use getopts::{Options, ParsingStyle};
+
+use crate::disasm;
 
 /// Parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +17,16 @@ pub struct Args {
     pub interval: u64,
     /// `-F`: samples per second of CPU time.
     pub frequency_hz: u64,
+    /// `-f`: the flat profile only, without the Minix histogram.
+    pub flat_only: bool,
+    /// `--asm` / `--asm-top N`: show the instructions of the N hottest functions.
+    pub asm_top: Option<usize>,
+    /// `-o`: write gmon.out (gprof) here.
+    pub gmon: Option<PathBuf>,
+    /// `--collapsed`: write folded stacks (flame graphs) here.
+    pub collapsed: Option<PathBuf>,
+    /// `--json`: write the whole run as JSON here.
+    pub json: Option<PathBuf>,
     /// The program and its own arguments.
     pub program: String,
     pub program_args: Vec<String>,
@@ -31,11 +45,12 @@ pub enum Command {
 pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
-Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] program [args...]
+Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
+              [--collapsed FILE] [--json FILE] program [args...]
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
-over bins of its text segment (at most 1024 bins).  Addresses are the program's link-time
-addresses (as nm shows them), in decimal or 0x-hex.";
+over bins of its text segment (at most 1024 bins) and a flat profile by function.
+Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.";
 
 fn options() -> Options {
     let mut o = Options::new();
@@ -45,6 +60,12 @@ fn options() -> Options {
     o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
     o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
     o.optopt("F", "frequency", "samples per second of CPU time (Linux; default 1000)", "HZ");
+    o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
+    o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
+    o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
+    o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE", "FILE");
+    o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE", "FILE");
+    o.optopt("", "json", "write the whole profile as JSON to FILE", "FILE");
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
     o
@@ -77,14 +98,41 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
             _ => return Err(UsageError(format!("invalid frequency '{s}' for -F: expected 1 to 100000 (Hz)"))),
         },
     };
+    let asm_top = match m.opt_str("asm-top") {
+        Some(s) => match parse_number(&s) {
+            Some(n) if n >= 1 => Some(n as usize),
+            _ => return Err(UsageError(format!("invalid count '{s}' for --asm-top: expected a positive number"))),
+        },
+        None => m.opt_present("asm").then_some(disasm::DEFAULT_TOP),
+    };
+    let file = |name: &str| -> Result<Option<PathBuf>, UsageError> {
+        match m.opt_str(name) {
+            Some(s) if s.is_empty() => Err(UsageError(format!("empty file name for --{name}"))),
+            other => Ok(other.map(PathBuf::from)),
+        }
+    };
+    let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
+    let flat_only = m.opt_present("f");
     let mut free = m.free.into_iter();
     let program = free.next().ok_or_else(|| UsageError("no program to profile".into()))?;
-    Ok(Command::Profile(Args { start, end, interval, frequency_hz, program, program_args: free.collect() }))
+    Ok(Command::Profile(Args {
+        start,
+        end,
+        interval,
+        frequency_hz,
+        flat_only,
+        asm_top,
+        gmon,
+        collapsed,
+        json,
+        program,
+        program_args: free.collect(),
+    }))
 }
 
 /// The short usage line printed after a usage error.
 pub fn short_usage() -> &'static str {
-    "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] program [args...]  (profil --help for more)"
+    "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out] program [args...]  (profil --help for more)"
 }
 
 /// A decimal or `0x`-prefixed hexadecimal number.
@@ -128,6 +176,8 @@ mod tests {
     fn defaults() {
         let a = profile(&["fib"]);
         assert_eq!((a.start, a.end, a.interval, a.frequency_hz), (0, 0, 0, 1000));
+        assert!(!a.flat_only);
+        assert_eq!((a.asm_top, a.gmon, a.collapsed, a.json), (None, None, None, None));
         assert_eq!(a.program, "fib");
         assert!(a.program_args.is_empty());
     }
@@ -156,6 +206,22 @@ mod tests {
     }
 
     #[test]
+    fn report_and_export_options() {
+        let a = profile(&["-f", "--asm", "-o", "g.out", "--collapsed", "c.txt", "--json", "p.json", "fib", "-f"]);
+        assert!(a.flat_only);
+        assert_eq!(a.asm_top, Some(3));
+        assert_eq!(a.gmon, Some(PathBuf::from("g.out")));
+        assert_eq!(a.collapsed, Some(PathBuf::from("c.txt")));
+        assert_eq!(a.json, Some(PathBuf::from("p.json")));
+        assert_eq!(a.program_args, vec!["-f"]);
+        assert_eq!(profile(&["--asm-top", "5", "fib"]).asm_top, Some(5));
+        assert_eq!(profile(&["--gmon", "x", "fib"]).gmon, Some(PathBuf::from("x")));
+        for bad in [&["--asm-top", "0", "fib"][..], &["--asm-top", "x", "fib"], &["--json", "", "fib"], &["-o"]] {
+            assert!(args(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn usage_errors() {
         assert_eq!(args(&[]), Err(UsageError("no program to profile".into())));
         let e = args(&["-s", "zz", "fib"]).unwrap_err();
@@ -169,7 +235,20 @@ mod tests {
         match args(&["--help"]) {
             Ok(Command::Help(h)) => {
                 assert!(h.starts_with("Usage: profil"));
-                for o in ["-s ADDR", "-e ADDR", "-i BYTES", "-F, --frequency HZ"] {
+                for o in [
+                    "-s ADDR",
+                    "-e ADDR",
+                    "-i BYTES",
+                    "-F, --frequency HZ",
+                    "-f, --flat",
+                    "--asm ",
+                    "--asm-top N",
+                    "-o, --gmon FILE",
+                    "--collapsed FILE",
+                    "--json FILE",
+                    "-h, --help",
+                    "-V, --version",
+                ] {
                     assert!(h.contains(o), "help lacks {o}:\n{h}");
                 }
             }

@@ -1,5 +1,6 @@
 //! Reading the program to profile: find it as `execvp` would, check that it is an ELF
-//! executable, and take its text segment, executable segments and function symbols.
+//! executable, and take its text segment, executable segments and the object itself (bytes and
+//! function symbols).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use goblin::elf::{header, program_header, Elf};
 use profd::image::{ImageLayout, LoadSegment, TextSegment};
 
+use crate::object_file::ObjectFile;
 use crate::symbols::SymbolTable;
 
 /// The program about to be profiled.
@@ -15,7 +17,8 @@ pub struct ProgramImage {
     /// The file that will be executed (found on `PATH` if the name had no slash).
     pub path: PathBuf,
     pub layout: ImageLayout,
-    pub symbols: SymbolTable,
+    /// The file's bytes and function symbols, for naming and disassembling samples.
+    pub object: ObjectFile,
     /// Position independent (`ET_DYN`): placed at a load base chosen at run time.
     pub pie: bool,
 }
@@ -58,14 +61,26 @@ fn is_executable_file(p: &Path) -> bool {
     p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
+impl ProgramImage {
+    pub fn symbols(&self) -> &SymbolTable {
+        &self.object.symbols
+    }
+}
+
 /// Read and check the ELF file at `path`.
 pub fn read_program(path: &Path) -> Result<ProgramImage, ElfError> {
     let bytes = std::fs::read(path).map_err(ElfError::Io)?;
-    parse_program(path, &bytes)
+    parse_program(path, bytes)
 }
 
 /// Check and describe an ELF executable given as bytes.
-pub fn parse_program(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
+pub fn parse_program(path: &Path, bytes: Vec<u8>) -> Result<ProgramImage, ElfError> {
+    let mut image = describe(path, &bytes)?;
+    image.object.set_bytes(bytes);
+    Ok(image)
+}
+
+fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
     if !bytes.starts_with(b"\x7fELF") {
         return Err(ElfError::NotElf);
     }
@@ -94,7 +109,7 @@ pub fn parse_program(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError
     Ok(ProgramImage {
         path: path.to_path_buf(),
         layout: ImageLayout { text: TextSegment { start, end }, exec_segments },
-        symbols: SymbolTable::from_elf(&elf),
+        object: ObjectFile::from_elf(path, &elf, bytes),
         pie,
     })
 }
@@ -105,14 +120,14 @@ mod tests {
 
     #[test]
     fn text_files_are_not_elf() {
-        let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n").unwrap_err();
+        let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n".to_vec()).unwrap_err();
         assert!(matches!(e, ElfError::NotElf));
         assert_eq!(e.to_string(), "not an ELF executable");
     }
 
     #[test]
     fn truncated_elf_is_an_error_not_a_panic() {
-        let e = parse_program(Path::new("x"), b"\x7fELF\x02\x01\x01").unwrap_err();
+        let e = parse_program(Path::new("x"), b"\x7fELF\x02\x01\x01".to_vec()).unwrap_err();
         assert!(matches!(e, ElfError::NotExecutable(_)));
     }
 
@@ -122,7 +137,7 @@ mod tests {
         let img = read_program(&me).unwrap();
         assert!(img.layout.text.size() > 0);
         assert!(!img.layout.exec_segments.is_empty());
-        assert!(!img.symbols.is_empty());
+        assert!(!img.symbols().is_empty());
     }
 
     #[test]

@@ -1,18 +1,48 @@
-//! The flat profile: ticks per function, like gprof's flat profile (SPIN's FlatProfile).
+//! The flat profile: ticks per function, most first, like gprof's flat profile (SPIN's
+//! FlatProfile).
 //!
-//! Samples in the program are named by its symbol table; samples in other objects (ld.so,
-//! libc, the vdso) are attributed to the object by name, never dropped.
+//! Every user tick is in it: functions of the program by name (or address range, see
+//! [`crate::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
+//! could not be read as `[name]`.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::profile::Profile;
-use crate::symbols::SymbolTable;
+use crate::symbolize::{Sample, Symbolizer, PROGRAM};
+
+/// Where a function's code is, and its exact hits, for the instruction view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    /// Index of the object ([`Symbolizer::object`]).
+    pub object: usize,
+    /// `[start, end)` in the object's link-time addresses.
+    pub start: u64,
+    pub end: u64,
+    /// Exact addresses (object link-time) and their ticks, in address order.
+    pub hits: Vec<(u64, u64)>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlatEntry {
-    pub name: String,
+    /// The function or unnamed range; `None` where the object could not be read.
+    pub function: Option<String>,
+    /// The object, for code outside the program (`libc.so.6`, `vdso`); `None` in the program.
+    pub object: Option<String>,
     pub samples: u64,
+    /// `None` where the object could not be read.
+    pub code: Option<Code>,
+}
+
+impl FlatEntry {
+    /// The name the reports print: `fib`, `memcpy [libc.so.6]`, `[vdso]`.
+    pub fn name(&self) -> String {
+        match (&self.function, &self.object) {
+            (Some(f), None) => f.clone(),
+            (Some(f), Some(o)) => format!("{f} [{o}]"),
+            (None, Some(o)) => format!("[{o}]"),
+            (None, None) => "[unknown]".into(),
+        }
+    }
 }
 
 /// Ticks per function, most first.
@@ -23,33 +53,42 @@ pub struct FlatProfile {
 }
 
 impl FlatProfile {
-    pub fn build(p: &Profile, symbols: &SymbolTable, program: &str) -> FlatProfile {
-        let mut by_name: HashMap<String, u64> = HashMap::new();
-        for &(addr, n) in &p.image_samples {
-            let name = match symbols.lookup(addr) {
-                Some(f) => f.name.clone(),
-                None => format!("[{program}]"),
-            };
-            *by_name.entry(name).or_insert(0) += n;
+    /// Group located samples by (object, function).
+    pub fn build(samples: &[Sample], symbolizer: &Symbolizer) -> FlatProfile {
+        let mut groups: HashMap<(usize, Option<u64>), FlatEntry> = HashMap::new();
+        for s in samples {
+            let l = &s.location;
+            let object = l.object;
+            let entry = groups.entry((object, l.function.as_ref().map(|f| f.addr))).or_insert_with(|| FlatEntry {
+                function: l.function.as_ref().map(|f| f.name.clone()),
+                object: (object != PROGRAM).then(|| symbolizer.object(object).name.clone()),
+                samples: 0,
+                code: l.function.as_ref().map(|f| Code { object, start: f.addr, end: f.end(), hits: Vec::new() }),
+            });
+            entry.samples += s.count;
+            if let (Some(code), Some(a)) = (entry.code.as_mut(), l.address) {
+                code.hits.push((a, s.count));
+            }
         }
-        for &(addr, n) in &p.foreign_samples {
-            let name = p
-                .mappings
-                .iter()
-                .find(|m| (m.start..m.start + m.len).contains(&addr))
-                .map(|m| format!("[{}]", m.path.rsplit('/').next().unwrap_or(&m.path)))
-                .unwrap_or_else(|| "[unknown]".into());
-            *by_name.entry(name).or_insert(0) += n;
+        let mut entries: Vec<FlatEntry> = groups.into_values().collect();
+        for e in &mut entries {
+            if let Some(c) = e.code.as_mut() {
+                c.hits.sort_unstable();
+            }
         }
-        let mut entries: Vec<FlatEntry> = by_name.into_iter().map(|(name, samples)| FlatEntry { name, samples }).collect();
-        entries.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name.cmp(&b.name)));
+        entries.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name().cmp(&b.name())));
         let total = entries.iter().map(|e| e.samples).sum();
         FlatProfile { entries, total }
     }
 
-    /// Share of all user ticks that went to `name`, in percent.
+    /// Share of all user ticks that went to the entry named `name`, in percent.
     pub fn percent(&self, name: &str) -> f64 {
-        let n = self.entries.iter().find(|e| e.name == name).map_or(0, |e| e.samples);
+        let n = self.entries.iter().find(|e| e.name() == name).map_or(0, |e| e.samples);
+        self.share(n)
+    }
+
+    /// `n` ticks as a percentage of all user ticks.
+    pub fn share(&self, n: u64) -> f64 {
         if self.total == 0 {
             0.0
         } else {
@@ -64,8 +103,8 @@ impl FlatProfile {
         let mut cum = 0;
         for e in &self.entries {
             cum += e.samples;
-            let pct = |n: u64| n as f64 * 100.0 / self.total as f64;
-            let _ = writeln!(out, "{:>9} {:>7.2} {:>7.2}  {}", e.samples, pct(e.samples), pct(cum), e.name);
+            let _ =
+                writeln!(out, "{:>9} {:>7.2} {:>7.2}  {}", e.samples, self.share(e.samples), self.share(cum), e.name());
         }
         out
     }
@@ -74,22 +113,36 @@ impl FlatProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbols::Function;
+    use crate::object_file::ObjectFile;
+    use crate::profile::Profile;
+    use crate::symbols::{Function, SymbolTable};
     use profd::sampler::Mapping;
+    use std::path::Path;
 
-    #[test]
-    fn attributes_program_and_foreign_samples() {
+    fn symbolizer() -> Symbolizer {
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
             Function { addr: 0x2000, size: 0x100, name: "loop".into() },
-        ]);
+        ])
+        .with_code(vec![(0x1000, 0x6000)]);
+        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib")
+    }
+
+    #[test]
+    fn attributes_program_and_foreign_samples() {
         let p = Profile {
             image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3), (0x5000, 1)],
             foreign_samples: vec![(0x7f00_0000_1010, 2), (0x1234, 1)],
-            mappings: vec![Mapping { start: 0x7f00_0000_1000, len: 0x1000, pgoff: 0, path: "/usr/lib/libc.so.6".into() }],
+            mappings: vec![Mapping {
+                start: 0x7f00_0000_1000,
+                len: 0x1000,
+                pgoff: 0,
+                path: "/no/such/libc.so.6".into(),
+            }],
             ..Default::default()
         };
-        let f = FlatProfile::build(&p, &symbols, "fib");
+        let mut s = symbolizer();
+        let f = FlatProfile::build(&s.locate(&p), &s);
         assert_eq!(f.total, 13);
         assert_eq!(
             f.render(),
@@ -98,9 +151,27 @@ mod tests {
             \x20       6   46.15   46.15  fib\n\
             \x20       3   23.08   69.23  loop\n\
             \x20       2   15.38   84.62  [libc.so.6]\n\
-            \x20       1    7.69   92.31  [fib]\n\
+            \x20       1    7.69   92.31  [0x2100-0x6000]\n\
             \x20       1    7.69  100.00  [unknown]\n"
         );
         assert!((f.percent("loop") - 23.0769).abs() < 0.001);
+        let fib = &f.entries[0];
+        assert_eq!(
+            fib.code,
+            Some(Code { object: PROGRAM, start: 0x1000, end: 0x1100, hits: vec![(0x1000, 5), (0x10ff, 1)] })
+        );
+        assert_eq!(f.entries[2].code, None);
+    }
+
+    #[test]
+    fn ties_sort_by_name_and_empty_profiles_render() {
+        let p = Profile { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() };
+        let mut s = symbolizer();
+        let f = FlatProfile::build(&s.locate(&p), &s);
+        let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
+        assert_eq!(names, ["fib", "loop"]);
+        let empty = FlatProfile::build(&[], &s);
+        assert_eq!(empty.render(), "Flat profile (0 user ticks):\n  samples       %   cum %  function\n");
+        assert_eq!(empty.percent("fib"), 0.0);
     }
 }

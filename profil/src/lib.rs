@@ -1,18 +1,30 @@
 //! profil: run a program under Minix-style profiling and report where its time went.
 //!
 //! * [`cli`] — the options (one place, with their help).
-//! * [`elf`] — finding and reading the program (goblin); [`symbols`] — its functions.
+//! * [`elf`] — finding and reading the program (goblin).
+//! * [`object_file`] — one ELF object's segments, bytes and functions; [`symbols`] — function
+//!   names and how unnamed code is named; [`eh_frame`] — function ranges of stripped code.
+//! * [`symbolize`] — which object and function each sample fell in.
+//! * [`privilege`] — whose process the program will be (set-user-ID programs).
 //! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol.
 //! * [`backend`] — where profiling happens: embedded profd on Linux, `/scheme/prof` on Redox.
 //! * [`run`] — the whole run, wiring the above together.
-//! * [`report`] — the Minix report; [`flat`] — the per-function profile.
+//! * [`report`] — the Minix report; [`flat`] — the per-function profile; [`disasm`] — the
+//!   instruction view.
+//! * [`exports`] — gmon.out (gprof), folded stacks (flame graphs), JSON.
 
 pub mod backend;
 pub mod cli;
+pub mod disasm;
+pub mod eh_frame;
 pub mod elf;
+pub mod exports;
 pub mod flat;
 pub mod launch;
+pub mod object_file;
+pub mod privilege;
 pub mod profile;
 pub mod report;
 pub mod run;
+pub mod symbolize;
 pub mod symbols;

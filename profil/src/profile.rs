@@ -4,6 +4,8 @@ use profd::sampler::Mapping;
 use profd::session::Session;
 use profd::{ProfData, StopReason};
 
+use crate::report::ExitKind;
+
 /// Everything the reports are made from.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
@@ -40,4 +42,16 @@ impl Profile {
             },
         }
     }
+}
+
+/// A finished run: the profile and what the reports and exports say about the run itself.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The program as named on the command line.
+    pub program: String,
+    /// Its arguments.
+    pub arguments: Vec<String>,
+    pub frequency_hz: u64,
+    pub profile: Profile,
+    pub exit: ExitKind,
 }

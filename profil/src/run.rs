@@ -1,5 +1,5 @@
 //! One profiled run: read the program, fork it at the gate, start profiling its pid, let it
-//! exec, wait for it, print the report.
+//! exec, wait for it, print the report, write the exports.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -8,10 +8,14 @@ use profd::{ProfError, StartRequest};
 
 use crate::backend::Profiler;
 use crate::cli::Args;
+use crate::disasm;
 use crate::elf::{self, ElfError};
+use crate::exports::Exports;
 use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
+use crate::profile::Outcome;
 use crate::report::{self, ExitKind};
+use crate::symbolize::Symbolizer;
 
 /// Why a run produced no report.
 #[derive(Debug)]
@@ -67,6 +71,10 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
         ElfError::Io(io) => cannot(&io),
         other => RunError::Program(format!("'{name}' is {other}")),
     })?;
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
+    let exports = Exports::create(args).map_err(|e| RunError::Program(e.to_string()))?;
     let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| cannot(&e))?;
 
     out.write_all(report::output_banner(name).as_bytes())?;
@@ -86,15 +94,37 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
         return Err(RunError::Reported);
     }
     sampled?;
+    // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
+    let post = std::time::Instant::now();
     let profile = profiler.profile()?;
+    let run = Outcome {
+        program: name.clone(),
+        arguments: args.program_args.clone(),
+        frequency_hz: args.frequency_hz,
+        profile,
+        exit,
+    };
+    let mut symbolizer = Symbolizer::new(image.object, name);
+    let samples = symbolizer.locate(&run.profile);
+    let flat = FlatProfile::build(&samples, &symbolizer);
 
     out.write_all(report::statistics_banner().as_bytes())?;
-    out.write_all(report::minix_statistics(&profile.data).as_bytes())?;
+    if !args.flat_only {
+        out.write_all(report::minix_statistics(&run.profile.data).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
-    out.write_all(FlatProfile::build(&profile, &image.symbols, name).render().as_bytes())?;
-    out.write_all(b"\n")?;
-    out.write_all(report::summary(&profile, name, exit).as_bytes())?;
+    if let Some(top) = args.asm_top {
+        out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    out.write_all(report::summary(&run.profile, name, exit).as_bytes())?;
     out.flush()?;
+    exports.write(&run, &flat, &samples, &symbolizer).map_err(|e| RunError::Program(e.to_string()))?;
+    if std::env::var_os("PROFIL_TIMINGS").is_some() {
+        eprintln!("profil.post: {:.6}", post.elapsed().as_secs_f64());
+    }
     Ok(match exit {
         ExitKind::Exited(code) => code as u8,
         ExitKind::Signaled(sig) => 128u8.wrapping_add(sig as u8),

@@ -1,44 +1,131 @@
-//! Function symbols of the program, for naming where samples fell.
+//! The functions of one ELF object, and how code without a symbol is named.
+//!
+//! Names come from `.symtab`, else `.dynsym` (a stripped shared library keeps its exported
+//! functions there), demangled (Rust, then C++).  Code no symbol covers is named by its address
+//! range, as Prospect brackets hits between the nearest known symbols:
+//!
+//! * inside a function the unwind tables describe ([`crate::eh_frame`]), that function's
+//!   `[start-end]` — exact boundaries, even in a stripped program;
+//! * elsewhere, the gap between the nearest known functions (or the segment's edges).
+//!
+//! Range names are `[0x15b70-0x15bc0]`: link-time addresses, start inclusive, end exclusive.
+
+use std::collections::HashMap;
 
 use goblin::elf::{sym, Elf};
 
-/// One function: `[addr, addr + size)` in link-time addresses.
+/// One function (or unnamed code range): `[addr, addr + size)` in link-time addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
     pub addr: u64,
     pub size: u64,
-    /// Demangled name.
+    /// Demangled name, or `[0xstart-0xend]` for code no symbol names.
     pub name: String,
 }
 
-/// The program's functions, sorted by address.
+impl Function {
+    pub fn end(&self) -> u64 {
+        self.addr.saturating_add(self.size)
+    }
+
+    /// Unnamed code, named by its range.
+    pub fn range(start: u64, end: u64) -> Function {
+        Function { addr: start, size: end - start, name: format!("[{start:#x}-{end:#x}]") }
+    }
+}
+
+/// The object's functions, sorted by address, plus its code segments (bounds for gaps).
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
     functions: Vec<Function>,
+    code: Vec<(u64, u64)>,
 }
 
+/// Functions whose symbol has no size (hand-written assembly) are taken to reach the next
+/// function, but no further than this.
+const MAX_UNSIZED_FUNCTION: u64 = 64 * 1024;
+
 impl SymbolTable {
-    /// Functions from `.symtab`, or `.dynsym` for a stripped program.
-    pub fn from_elf(elf: &Elf) -> SymbolTable {
-        let mut functions: Vec<Function> = Vec::new();
+    /// Functions from `.symtab`, or `.dynsym` for a stripped object; `unwind` adds the
+    /// function ranges of the unwind tables that no symbol names; `code` are the object's
+    /// executable segments.
+    pub fn from_elf(elf: &Elf, unwind: &[(u64, u64)], code: Vec<(u64, u64)>) -> SymbolTable {
+        // (preference, function, end of its section if it has no size)
+        let mut found: Vec<((usize, u8), Function, Option<u64>)> = Vec::new();
         for (table, strtab) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
             for s in table.iter() {
-                if s.st_type() != sym::STT_FUNC || s.st_value == 0 || s.st_shndx == 0 {
+                // IFUNC resolvers (glibc's memcpy, strlen) are code too.
+                let is_code = s.st_type() == sym::STT_FUNC || s.st_type() == sym::STT_GNU_IFUNC;
+                if !is_code || s.st_value == 0 || s.st_shndx == 0 {
                     continue;
                 }
-                if let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) {
-                    functions.push(Function { addr: s.st_value, size: s.st_size, name: demangle(name) });
+                let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) else { continue };
+                // Of aliases, the name people call (`write`, not `__write`), as perf chooses.
+                let underscores = name.bytes().take_while(|&b| b == b'_').count();
+                let binding = match s.st_bind() {
+                    sym::STB_GLOBAL => 0,
+                    sym::STB_WEAK => 1,
+                    _ => 2,
+                };
+                let section_end = (s.st_size == 0)
+                    .then(|| elf.section_headers.get(s.st_shndx))
+                    .flatten()
+                    .map(|sh| sh.sh_addr + sh.sh_size);
+                found.push((
+                    (underscores, binding),
+                    Function { addr: s.st_value, size: s.st_size, name: demangle(name) },
+                    section_end,
+                ));
+            }
+        }
+        found.sort_by_key(|f| f.0);
+        let section_ends: HashMap<u64, u64> = found.iter().filter_map(|f| Some((f.1.addr, f.2?))).collect();
+        let mut table = SymbolTable::new(found.into_iter().map(|f| f.1).collect());
+        // An unsized symbol (`_init`) stops at its section's end too: .plt is not part of it.
+        for f in &mut table.functions {
+            if let Some(&end) = section_ends.get(&f.addr) {
+                if end > f.addr && f.end() > end {
+                    f.size = end - f.addr;
                 }
             }
         }
-        SymbolTable::new(functions)
+        table.with_unwind_ranges(unwind).with_code(code)
     }
 
     /// A table of the given functions (aliases at the same address keep the first name).
     pub fn new(mut functions: Vec<Function>) -> SymbolTable {
         functions.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
         functions.dedup_by_key(|f| f.addr);
-        SymbolTable { functions }
+        // A size-0 symbol reaches the next function (gprof's rule for every symbol).
+        for i in 0..functions.len() {
+            if functions[i].size == 0 {
+                let next = functions.get(i + 1).map_or(functions[i].addr + 1, |n| n.addr);
+                functions[i].size = (next - functions[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
+            }
+        }
+        SymbolTable { functions, code: Vec::new() }
+    }
+
+    /// Add unwind-table function ranges that no named function overlaps, named by range.
+    pub fn with_unwind_ranges(mut self, ranges: &[(u64, u64)]) -> SymbolTable {
+        let unnamed: Vec<Function> = ranges
+            .iter()
+            .filter(|&&(lo, hi)| lo < hi && !self.overlaps(lo, hi))
+            .map(|&(lo, hi)| Function::range(lo, hi))
+            .collect();
+        if !unnamed.is_empty() {
+            self.functions.extend(unnamed);
+            self.functions.sort_by_key(|f| f.addr);
+            self.functions.dedup_by_key(|f| f.addr);
+        }
+        self
+    }
+
+    /// Set the executable segments `[start, end)`, which bound the unnamed gaps.
+    pub fn with_code(mut self, mut code: Vec<(u64, u64)>) -> SymbolTable {
+        code.sort_unstable();
+        self.code = code;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -49,11 +136,35 @@ impl SymbolTable {
         &self.functions
     }
 
-    /// The function containing `addr`.
+    fn overlaps(&self, lo: u64, hi: u64) -> bool {
+        let i = self.functions.partition_point(|f| f.addr < hi);
+        self.functions[..i].iter().rev().take(4).any(|f| f.end() > lo)
+    }
+
+    /// The function (named, or an unwind-table range) containing `addr`.
     pub fn lookup(&self, addr: u64) -> Option<&Function> {
         let i = self.functions.partition_point(|f| f.addr <= addr);
-        let f = self.functions.get(i.checked_sub(1)?)?;
-        (addr < f.addr + f.size.max(1)).then_some(f)
+        // A few steps back: a small function may sit inside a larger one's range.
+        self.functions[..i].iter().rev().take(4).find(|f| addr < f.end())
+    }
+
+    /// What `addr` is called in a profile: its function, else the unnamed range between the
+    /// nearest known functions, bounded by the code segment holding it.
+    pub fn resolve(&self, addr: u64) -> Function {
+        if let Some(f) = self.lookup(addr) {
+            return f.clone();
+        }
+        let segment = self.code.iter().find(|(s, e)| (*s..*e).contains(&addr)).copied();
+        if segment.is_none() && !self.code.is_empty() {
+            // Outside the code: a one-byte range rather than a made-up one.
+            return Function::range(addr, addr + 1);
+        }
+        let i = self.functions.partition_point(|f| f.addr <= addr);
+        let prev = self.functions[..i].iter().map(Function::end).filter(|&e| e <= addr).max();
+        let next = self.functions.get(i).map(|f| f.addr);
+        let lo = [segment.map(|s| s.0), prev].into_iter().flatten().max().unwrap_or(addr);
+        let hi = [segment.map(|s| s.1), next].into_iter().flatten().min().unwrap_or(addr + 1);
+        Function::range(lo, hi)
     }
 
     /// The function with this exact name.
@@ -62,9 +173,18 @@ impl SymbolTable {
     }
 }
 
-/// Demangle a Rust symbol (legacy or v0), without the hash suffix; others as they are.
+/// Demangle a Rust (legacy or v0, without the hash) or C++ (Itanium) symbol; others as they
+/// are.  Rust first: legacy Rust symbols are also valid C++ ones, which would keep the hash.
 pub fn demangle(name: &str) -> String {
-    format!("{:#}", rustc_demangle::demangle(name))
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    if name.starts_with("_Z") {
+        if let Some(d) = cpp_demangle::Symbol::new(name).ok().and_then(|s| s.demangle().ok()) {
+            return d;
+        }
+    }
+    name.to_string()
 }
 
 #[cfg(test)]
@@ -93,8 +213,70 @@ mod tests {
     }
 
     #[test]
-    fn demangles_rust_names() {
+    fn a_function_inside_another_does_not_hide_it() {
+        let t = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x200, name: "outer".into() },
+            Function { addr: 0x1080, size: 0x10, name: "inner".into() },
+        ]);
+        assert_eq!(t.lookup(0x1085).unwrap().name, "inner");
+        assert_eq!(t.lookup(0x1100).unwrap().name, "outer");
+    }
+
+    #[test]
+    fn unsized_symbols_reach_the_next_function() {
+        let t = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0, name: "asm_entry".into() },
+            Function { addr: 0x1040, size: 0x10, name: "next".into() },
+            Function { addr: 0x9_0000, size: 0, name: "last".into() },
+        ]);
+        assert_eq!(t.lookup(0x103f).unwrap().name, "asm_entry");
+        assert_eq!(t.lookup(0x1040).unwrap().name, "next");
+        assert_eq!(t.lookup(0x9_0000).unwrap().size, 1);
+    }
+
+    #[test]
+    fn unnamed_code_is_named_by_its_range() {
+        // A stripped program: only unwind ranges, inside one code segment.
+        let t = SymbolTable::new(vec![])
+            .with_unwind_ranges(&[(0x15b70, 0x15bc0), (0x15d70, 0x15e05)])
+            .with_code(vec![(0x15780, 0x57200)]);
+        assert_eq!(t.resolve(0x15b80).name, "[0x15b70-0x15bc0]");
+        assert_eq!(t.resolve(0x15b80), Function { addr: 0x15b70, size: 0x50, name: "[0x15b70-0x15bc0]".into() });
+        // Between two known functions: the gap between them.
+        assert_eq!(t.resolve(0x15c00).name, "[0x15bc0-0x15d70]");
+        // Before the first: from the segment's start; after the last: to its end.
+        assert_eq!(t.resolve(0x15800).name, "[0x15780-0x15b70]");
+        assert_eq!(t.resolve(0x20000).name, "[0x15e05-0x57200]");
+    }
+
+    #[test]
+    fn symbols_win_over_unwind_ranges_and_name_gaps_around_them() {
+        let t = table().with_unwind_ranges(&[(0x1000, 0x1100), (0x1800, 0x1900)]).with_code(vec![(0x800, 0x4000)]);
+        assert_eq!(t.resolve(0x1010).name, "fib");
+        assert_eq!(t.resolve(0x1810).name, "[0x1800-0x1900]");
+        assert_eq!(t.resolve(0x1100).name, "[0x1100-0x1800]");
+        assert_eq!(t.resolve(0x3020).name, "[0x3010-0x4000]");
+        assert_eq!(t.resolve(0x900).name, "[0x800-0x1000]");
+        // Outside every code segment: a one-byte range rather than a made-up one.
+        assert_eq!(t.resolve(0x5000).name, "[0x5000-0x5001]");
+        // Without known segments: between the neighbours, one byte past the last.
+        let t = table();
+        assert_eq!(t.resolve(0x1800).name, "[0x1100-0x2000]");
+        assert_eq!(t.resolve(0x500).name, "[0x500-0x1000]");
+        assert_eq!(t.resolve(0x3020).name, "[0x3010-0x3021]");
+    }
+
+    #[test]
+    fn demangles_rust_and_cpp_names() {
         assert_eq!(demangle("_ZN3fib4main17h0123456789abcdefE"), "fib::main");
+        assert_eq!(demangle("_RNvCs123_3foo3bar"), "foo::bar");
+        assert_eq!(demangle("_ZN4demo7Spinner4spinEi"), "demo::Spinner::spin(int)");
+        assert_eq!(
+            demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back(int const&)"
+        );
+        assert_eq!(demangle("_Z3addii.cold"), "add(int, int) [clone .cold]");
         assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_Znot_really"), "_Znot_really");
     }
 }

@@ -6,83 +6,12 @@
 
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
+mod common;
 
+use std::process::Command;
+
+use common::*;
 use profil::elf::read_program;
-
-static SESSION: Mutex<()> = Mutex::new(());
-
-fn session() -> MutexGuard<'static, ()> {
-    SESSION.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn profil_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_profil"))
-}
-
-/// `fib` is a sibling package; `cargo test --workspace` builds it next to profil.
-fn fib_bin() -> PathBuf {
-    let p = profil_bin().with_file_name("fib");
-    assert!(p.exists(), "{} not built: run the tests with `cargo test --workspace`", p.display());
-    p
-}
-
-fn profil(args: &[&str]) -> Output {
-    Command::new(profil_bin()).args(args).output().expect("run profil")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-/// The value after `key` on the line that starts with it.
-fn field(out: &str, key: &str) -> String {
-    out.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .unwrap_or_else(|| panic!("no line starting with {key:?} in:\n{out}"))
-        .trim()
-        .to_string()
-}
-
-fn num(s: &str) -> u64 {
-    profil::cli::parse_number(s).unwrap_or_else(|| panic!("not a number: {s:?}"))
-}
-
-/// (user ticks, ticks in bins) from "Ticks: U user (B in bins), ...".
-fn ticks(out: &str) -> (u64, u64) {
-    let l = field(out, "Ticks:");
-    let w: Vec<&str> = l.split(|c: char| c == ' ' || c == '(').filter(|s| !s.is_empty()).collect();
-    (num(w[0]), num(w[2]))
-}
-
-/// Per-function shares in percent from profil's flat profile.
-fn flat_shares(out: &str) -> Vec<(String, f64)> {
-    let start = out.find("Flat profile").expect("flat profile");
-    out[start..]
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.trim().is_empty())
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w[3..].join(" "), w[1].parse().unwrap())
-        })
-        .collect()
-}
-
-fn share(shares: &[(String, f64)], name: &str) -> f64 {
-    shares.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1)
-}
-
-/// The addresses fib prints about itself.
-fn printed_address(out: &str, name: &str) -> u64 {
-    num(&field(out, &format!("fib.{name}:")))
-}
-
-fn symbol(prog: &Path, name: &str) -> u64 {
-    read_program(prog).unwrap().symbols.by_name(name).unwrap_or_else(|| panic!("no symbol {name}")).addr
-}
 
 #[test]
 fn whole_text_profile_of_fib() {
@@ -113,6 +42,8 @@ fn whole_text_profile_of_fib() {
     assert!(out.contains(", 0 lost\n"), "samples lost:\n{out}");
     assert!(out.contains("Session ended by: exit\n"));
     assert!(out.contains(&format!("'{}' exited with status 0\n", fib.display())));
+    // The flat profile follows the histogram.
+    assert!(out.find("Percentage time in shown intervals").unwrap() < out.find("Flat profile (").unwrap());
     let shares = flat_shares(&out);
     let top3: f64 = ["fib", "loop", "overflow"].iter().map(|f| share(&shares, f)).sum();
     assert!(top3 >= 95.0, "fib/loop/overflow hold only {top3:.1}%:\n{out}");

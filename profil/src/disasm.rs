@@ -1,0 +1,201 @@
+//! The instruction view (`--asm`): each instruction of the hottest functions with its hits,
+//! as Prospect's assembly-level profile.  Disassembled in-process with iced-x86 from the
+//! object file's own bytes, in AT&T syntax like `objdump -d` and `perf annotate`, so lines
+//! can be compared with theirs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, SymbolResolver, SymbolResult};
+
+use crate::flat::{FlatEntry, FlatProfile};
+use crate::symbolize::Symbolizer;
+use crate::symbols::SymbolTable;
+
+/// How many functions `--asm` shows unless `--asm-top` says otherwise.
+pub const DEFAULT_TOP: usize = 3;
+
+/// Longer functions list only their instructions with hits (a stripped program's unnamed gap
+/// can be the whole text segment).
+const MAX_FULL_LISTING: usize = 2000;
+
+/// One instruction and the ticks that interrupted the program there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsmLine {
+    pub address: u64,
+    pub hits: u64,
+    pub text: String,
+}
+
+/// A function's instructions with their hits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotated {
+    pub lines: Vec<AsmLine>,
+    /// Hits at addresses that are not the start of a decoded instruction (never dropped
+    /// silently: only possible if the bytes are not the code that ran).
+    pub stray: u64,
+}
+
+/// Decode `code` (which starts at link-time address `start`) and attach `hits`.  Branch
+/// targets are named from `symbols` where they land in a named function.
+pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&SymbolTable>) -> Annotated {
+    let mut remaining: BTreeMap<u64, u64> = BTreeMap::new();
+    for &(a, n) in hits {
+        *remaining.entry(a).or_insert(0) += n;
+    }
+    let resolver: Option<Box<dyn SymbolResolver>> =
+        symbols.map(|s| Box::new(Names(s.clone())) as Box<dyn SymbolResolver>);
+    let mut formatter = GasFormatter::with_options(resolver, None);
+    // Lower-case hex, as objdump prints it.
+    formatter.options_mut().set_uppercase_hex(false);
+    let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
+    let mut instruction = Instruction::default();
+    let mut lines = Vec::new();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instruction);
+        let mut text = String::new();
+        formatter.format(&instruction, &mut text);
+        let address = instruction.ip();
+        lines.push(AsmLine { address, hits: remaining.remove(&address).unwrap_or(0), text });
+    }
+    Annotated { lines, stray: remaining.values().sum() }
+}
+
+/// Names addresses inside named functions as objdump does: `164f0 <overflow+0x10>`.
+struct Names(SymbolTable);
+
+impl SymbolResolver for Names {
+    fn symbol(&mut self, _: &Instruction, _: u32, _: Option<u32>, address: u64, _: u32) -> Option<SymbolResult<'_>> {
+        let f = self.0.lookup(address).filter(|f| !f.name.starts_with('['))?;
+        let text = match address - f.addr {
+            0 => format!("{address:x} <{}>", f.name),
+            off => format!("{address:x} <{}+{off:#x}>", f.name),
+        };
+        Some(SymbolResult::with_string(address, text))
+    }
+}
+
+/// The instruction view of the `top` hottest functions whose code can be read.
+pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize) -> String {
+    let mut out = String::new();
+    let hottest: Vec<(&FlatEntry, &[u8])> = flat
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let c = e.code.as_ref()?;
+            let file = symbolizer.object(c.object).file.as_ref()?;
+            Some((e, file.code(c.start, c.end)?))
+        })
+        .take(top)
+        .collect();
+    match hottest.len() {
+        1 => out.push_str("Instructions of the hottest function:\n"),
+        n => {
+            let _ = writeln!(out, "Instructions of the {n} hottest functions:");
+        }
+    }
+    for (e, bytes) in hottest {
+        let Some(c) = &e.code else { continue };
+        let object = symbolizer.object(c.object);
+        let symbols = object.file.as_ref().map(|f| &f.symbols);
+        let a = annotate(bytes, c.start, &c.hits, symbols);
+        let _ = writeln!(
+            out,
+            "\n{} ({} samples, {:.2}%), {:#x}-{:#x} in {}:",
+            e.name(),
+            e.samples,
+            flat.share(e.samples),
+            c.start,
+            c.end,
+            object.name
+        );
+        let width = format!("{:x}", c.end).len().max(7);
+        let _ = writeln!(out, "  {:>width$} {:>8} {:>7}  instruction", "address", "hits", "%");
+        let full = a.lines.len() <= MAX_FULL_LISTING;
+        let mut hidden = 0;
+        for l in &a.lines {
+            if l.hits > 0 {
+                let pct = l.hits as f64 * 100.0 / e.samples as f64;
+                let _ = writeln!(out, "  {:>width$x} {:>8} {:>7.2}  {}", l.address, l.hits, pct, l.text);
+            } else if full {
+                let _ = writeln!(out, "  {:>width$x} {:>8} {:>7}  {}", l.address, "", "", l.text);
+            } else {
+                hidden += 1;
+            }
+        }
+        if hidden > 0 {
+            let _ = writeln!(out, "  ({hidden} instructions without hits not shown)");
+        }
+        if a.stray > 0 {
+            let _ = writeln!(out, "  ({} hits between instruction boundaries)", a.stray);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::Code;
+    use crate::object_file::ObjectFile;
+    use crate::symbols::Function;
+
+    /// push %rax; mov $0x1,%eax; inc %eax; jne back to the inc; call 0x1000; pop %rcx; ret
+    const CODE: &[u8] =
+        &[0x50, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xff, 0xc0, 0x75, 0xfc, 0xe8, 0xe1, 0xff, 0xff, 0xff, 0x59, 0xc3];
+
+    fn symbols() -> SymbolTable {
+        SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x10, name: "helper".into() },
+            Function { addr: 0x1010, size: CODE.len() as u64, name: "hot".into() },
+        ])
+    }
+
+    #[test]
+    fn instructions_get_their_hits() {
+        let a = annotate(
+            CODE,
+            0x1010,
+            &[(0x1016, 7), (0x1018, 2), (0x1016, 1), (0x1011, 1), (0x1017, 3)],
+            Some(&symbols()),
+        );
+        let got: Vec<(u64, u64, &str)> = a.lines.iter().map(|l| (l.address, l.hits, l.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (0x1010, 0, "push %rax"),
+                (0x1011, 1, "mov $1,%eax"),
+                (0x1016, 8, "inc %eax"),
+                (0x1018, 2, "jne 1016 <hot+0x6>"),
+                (0x101a, 0, "call 1000 <helper>"),
+                (0x101f, 0, "pop %rcx"),
+                (0x1020, 0, "ret"),
+            ]
+        );
+        // 0x1017 is inside `inc`: reported, not dropped.
+        assert_eq!(a.stray, 3);
+    }
+
+    #[test]
+    fn view_of_the_hottest_functions() {
+        let mut file = ObjectFile::from_symbols(std::path::Path::new("/bin/hot"), symbols());
+        file.set_test_code(0x1010, CODE);
+        let symbolizer = Symbolizer::new(file, "hot");
+        let entry = |name: &str, samples, code| FlatEntry { function: Some(name.into()), object: None, samples, code };
+        let flat = FlatProfile {
+            entries: vec![
+                entry(
+                    "hot",
+                    10,
+                    Some(Code { object: 0, start: 0x1010, end: 0x1021, hits: vec![(0x1016, 8), (0x1018, 2)] }),
+                ),
+                entry("[vdso]", 5, None),
+                entry("helper", 1, Some(Code { object: 0, start: 0x1000, end: 0x1010, hits: vec![(0x1000, 1)] })),
+            ],
+            total: 16,
+        };
+        assert_eq!(render(&flat, &symbolizer, 1), include_str!("../tests/golden/asm_hot.txt"));
+        // helper's bytes are not in the file: skipped, not a half-empty listing.
+        assert_eq!(render(&flat, &symbolizer, 3).matches("samples, ").count(), 1);
+    }
+}

@@ -1,0 +1,194 @@
+//! `--json FILE`: the whole run as one JSON document (schema in the README, version 1).
+//!
+//! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
+//! (`"`, `\`, and every control character); the tests parse the output with serde_json.
+//! Addresses and counts are JSON integers (user-space addresses stay below 2^53).
+
+use std::fmt::Write;
+
+use crate::flat::FlatProfile;
+use crate::profile::Outcome;
+use crate::report::ExitKind;
+use crate::symbolize::{Sample, Symbolizer, PROGRAM};
+
+/// Bumped on any incompatible change of the document's shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON document of a run.
+pub fn render(run: &Outcome, flat: &FlatProfile, samples: &[Sample], symbolizer: &Symbolizer) -> String {
+    let p = &run.profile;
+    let d = &p.data;
+    let mut o = String::new();
+    let _ = writeln!(o, "{{");
+    let _ = writeln!(o, "  \"format\": \"profil\",");
+    let _ = writeln!(o, "  \"version\": {SCHEMA_VERSION},");
+    let _ = writeln!(o, "  \"program\": {},", string(&run.program));
+    let args: Vec<String> = run.arguments.iter().map(|a| string(a)).collect();
+    let _ = writeln!(o, "  \"arguments\": [{}],", args.join(", "));
+    let _ = writeln!(o, "  \"frequency_hz\": {},", run.frequency_hz);
+    let _ = writeln!(
+        o,
+        "  \"layout\": {{\"start_addr\": {}, \"end_addr\": {}, \"nr_bins\": {}, \"bin_sz\": {}}},",
+        d.start_addr, d.end_addr, d.nr_bins, d.bin_sz
+    );
+    let nr_bins = (d.nr_bins as usize).min(d.bin.len());
+    let bins: Vec<String> = d.bin[..nr_bins].iter().map(u64::to_string).collect();
+    let _ = writeln!(o, "  \"bins\": [{}],", bins.join(", "));
+    let _ = writeln!(
+        o,
+        "  \"ticks\": {{\"user\": {}, \"in_bins\": {}, \"kernel\": {}, \"lost\": {}}},",
+        p.user_ticks,
+        d.total(),
+        p.kernel_ticks.map_or("null".into(), |k| k.to_string()),
+        p.lost
+    );
+    let _ = writeln!(o, "  \"stop_reason\": {},", p.stop_reason.map_or("null".into(), |r| string(r.as_str())));
+    let (code, signal) = match run.exit {
+        ExitKind::Exited(c) => (c.to_string(), "null".to_string()),
+        ExitKind::Signaled(s) => ("null".to_string(), s.to_string()),
+    };
+    let _ = writeln!(o, "  \"exit\": {{\"code\": {code}, \"signal\": {signal}}},");
+    let objects: Vec<String> = symbolizer.objects()[PROGRAM + 1..]
+        .iter()
+        .map(|ob| format!("\n    {{\"name\": {}, \"path\": {}}}", string(&ob.name), string(&ob.path)))
+        .collect();
+    let _ = writeln!(o, "  \"objects\": [{}{}],", objects.join(","), if objects.is_empty() { "" } else { "\n  " });
+    let flat_rows: Vec<String> = flat
+        .entries
+        .iter()
+        .map(|e| {
+            format!(
+                "\n    {{\"function\": {}, \"object\": {}, \"samples\": {}}}",
+                optional(e.function.as_deref()),
+                optional(e.object.as_deref()),
+                e.samples
+            )
+        })
+        .collect();
+    let _ = writeln!(o, "  \"flat\": [{}{}],", flat_rows.join(","), if flat_rows.is_empty() { "" } else { "\n  " });
+    let sample_rows: Vec<String> = samples
+        .iter()
+        .map(|s| {
+            let l = &s.location;
+            let object = (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.as_str());
+            format!(
+                "\n    {{\"address\": {}, \"count\": {}, \"object\": {}, \"object_address\": {}, \"function\": {}}}",
+                s.address,
+                s.count,
+                optional(object),
+                l.address.map_or("null".into(), |a| a.to_string()),
+                optional(l.function.as_ref().map(|f| f.name.as_str()))
+            )
+        })
+        .collect();
+    let _ =
+        writeln!(o, "  \"samples\": [{}{}]", sample_rows.join(","), if sample_rows.is_empty() { "" } else { "\n  " });
+    let _ = writeln!(o, "}}");
+    o
+}
+
+fn optional(s: Option<&str>) -> String {
+    s.map_or("null".into(), string)
+}
+
+/// A JSON string literal.
+pub fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object_file::ObjectFile;
+    use crate::profile::Profile;
+    use crate::symbols::{Function, SymbolTable};
+    use profd::image::TextSegment;
+    use profd::sampler::Mapping;
+    use profd::{BinLayout, ProfData, StopReason};
+    use std::path::Path;
+
+    #[test]
+    fn strings_are_escaped() {
+        let nasty = "a\"b\\c\nd\re\tf\u{1}g\u{1f}h\u{7f}é😀";
+        let lit = string(nasty);
+        assert_eq!(lit, "\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001fh\\u007fé😀\"");
+        assert_eq!(serde_json::from_str::<String>(&lit).unwrap(), nasty);
+    }
+
+    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer) {
+        let text = TextSegment { start: 0x1000, end: 0x3000 };
+        let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
+        data.bin[0] = 6;
+        let profile = Profile {
+            data,
+            image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
+            foreign_samples: vec![(0x7f00_0000_1010, 2)],
+            mappings: vec![Mapping {
+                start: 0x7f00_0000_1000,
+                len: 0x1000,
+                pgoff: 0,
+                path: "/no/such/libc.so.6".into(),
+            }],
+            user_ticks: 11,
+            kernel_ticks: Some(4),
+            lost: 0,
+            stop_reason: Some(StopReason::Exit),
+        };
+        let symbols = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x100, name: "fib".into() },
+            Function { addr: 0x2000, size: 0x100, name: "say \"hi\"\n".into() },
+        ]);
+        let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib");
+        let samples = symbolizer.locate(&profile);
+        let flat = FlatProfile::build(&samples, &symbolizer);
+        let run = Outcome {
+            program: "./fib".into(),
+            arguments: vec!["30".into(), "a b\\".into()],
+            frequency_hz: 1000,
+            profile,
+            exit: ExitKind::Signaled(9),
+        };
+        (run, flat, samples, symbolizer)
+    }
+
+    #[test]
+    fn document_matches_the_golden_file() {
+        let (run, flat, samples, symbolizer) = outcome();
+        assert_eq!(render(&run, &flat, &samples, &symbolizer), include_str!("../../tests/golden/profile.json"));
+    }
+
+    #[test]
+    fn document_parses_with_the_documented_fields() {
+        let (run, flat, samples, symbolizer) = outcome();
+        let v: serde_json::Value = serde_json::from_str(&render(&run, &flat, &samples, &symbolizer)).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["arguments"][1], "a b\\");
+        assert_eq!(v["layout"]["nr_bins"], 4);
+        assert_eq!(v["bins"].as_array().unwrap().len(), 4);
+        assert_eq!(v["ticks"]["kernel"], 4);
+        assert_eq!(v["exit"]["signal"], 9);
+        assert!(v["exit"]["code"].is_null());
+        assert_eq!(v["flat"][1]["function"], "say \"hi\"\n");
+        assert_eq!(v["flat"][2]["object"], "libc.so.6");
+        assert!(v["flat"][2]["function"].is_null());
+        assert_eq!(v["objects"][0]["path"], "/no/such/libc.so.6");
+        let counted: u64 = v["samples"].as_array().unwrap().iter().map(|s| s["count"].as_u64().unwrap()).sum();
+        assert_eq!(counted, 11);
+    }
+}

@@ -1,0 +1,149 @@
+//! One ELF object on disk (the program, a shared library, the vdso image): its loadable
+//! segments, its function symbols and its bytes, so samples can be named and disassembled.
+
+use std::path::{Path, PathBuf};
+
+use goblin::elf::{program_header, Elf};
+use profd::sampler::Mapping;
+
+use crate::eh_frame;
+use crate::symbols::SymbolTable;
+
+/// A `PT_LOAD` segment: where its bytes are in the file and in link-time memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub vaddr: u64,
+    pub memsz: u64,
+    pub offset: u64,
+    pub filesz: u64,
+    pub executable: bool,
+}
+
+/// An ELF file read into memory.
+#[derive(Debug, Clone)]
+pub struct ObjectFile {
+    pub path: PathBuf,
+    bytes: Vec<u8>,
+    segments: Vec<Segment>,
+    pub symbols: SymbolTable,
+}
+
+impl ObjectFile {
+    /// Read and parse the ELF file at `path`.
+    pub fn read(path: &Path) -> std::io::Result<ObjectFile> {
+        let bytes = std::fs::read(path)?;
+        ObjectFile::parse(path, bytes)
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not an ELF file"))
+    }
+
+    /// An object from its bytes; `None` if they are not ELF.
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Option<ObjectFile> {
+        let mut object = {
+            let elf = Elf::parse(&bytes).ok()?;
+            ObjectFile::from_elf(path, &elf, &bytes)
+        };
+        object.bytes = bytes;
+        Some(object)
+    }
+
+    /// An object from an already parsed ELF; the caller hands over the bytes with
+    /// [`ObjectFile::set_bytes`] once the parse (which borrows them) is done.
+    pub(crate) fn from_elf(path: &Path, elf: &Elf, bytes: &[u8]) -> ObjectFile {
+        let segments: Vec<Segment> = elf
+            .program_headers
+            .iter()
+            .filter(|ph| ph.p_type == program_header::PT_LOAD)
+            .map(|ph| Segment {
+                vaddr: ph.p_vaddr,
+                memsz: ph.p_memsz,
+                offset: ph.p_offset,
+                filesz: ph.p_filesz,
+                executable: ph.is_executable(),
+            })
+            .collect();
+        let code = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr + s.memsz)).collect();
+        let unwind = eh_frame::function_ranges(elf, bytes);
+        ObjectFile {
+            path: path.to_path_buf(),
+            bytes: Vec::new(),
+            segments,
+            symbols: SymbolTable::from_elf(elf, &unwind, code),
+        }
+    }
+
+    /// An object known only by its symbols (no bytes): for tests and synthetic reports.
+    pub fn from_symbols(path: &Path, symbols: SymbolTable) -> ObjectFile {
+        ObjectFile { path: path.to_path_buf(), bytes: Vec::new(), segments: Vec::new(), symbols }
+    }
+
+    pub(crate) fn set_bytes(&mut self, bytes: Vec<u8>) {
+        self.bytes = bytes;
+    }
+
+    /// Give a synthetic object one executable segment holding `code` at `vaddr` (tests).
+    #[cfg(test)]
+    pub(crate) fn set_test_code(&mut self, vaddr: u64, code: &[u8]) {
+        let len = code.len() as u64;
+        self.segments = vec![Segment { vaddr, memsz: len, offset: 0, filesz: len, executable: true }];
+        self.bytes = code.to_vec();
+    }
+
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// The link-time address of runtime address `addr` inside mapping `m` of this file:
+    /// the file offset `addr - start + pgoff`, placed by the segment that holds it
+    /// (`p_vaddr - p_offset` apart).
+    pub fn address_in_mapping(&self, m: &Mapping, addr: u64) -> Option<u64> {
+        let offset = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
+        let s = self.segments.iter().find(|s| (s.offset..s.offset + s.filesz).contains(&offset))?;
+        Some(offset - s.offset + s.vaddr)
+    }
+
+    /// The file's bytes for link-time addresses `[lo, hi)`, if they are all in one segment.
+    pub fn code(&self, lo: u64, hi: u64) -> Option<&[u8]> {
+        let s = self.segments.iter().find(|s| s.vaddr <= lo && hi <= s.vaddr + s.filesz)?;
+        let start = usize::try_from(s.offset + (lo - s.vaddr)).ok()?;
+        let end = usize::try_from(s.offset + (hi - s.vaddr)).ok()?;
+        self.bytes.get(start..end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn me() -> ObjectFile {
+        ObjectFile::read(&std::env::current_exe().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn mapping_addresses_become_link_time_addresses() {
+        let o = me();
+        let text = *o.segments().iter().find(|s| s.executable).unwrap();
+        // The loader maps the page holding the segment's start at base + page_down(vaddr).
+        let base = 0x7f12_3400_0000u64;
+        let page = text.offset & !0xfff;
+        let m = Mapping { start: base + (text.vaddr & !0xfff), len: text.memsz, pgoff: page, path: String::new() };
+        let addr = base + text.vaddr + 0x10;
+        assert_eq!(o.address_in_mapping(&m, addr), Some(text.vaddr + 0x10));
+        assert_eq!(o.address_in_mapping(&m, m.start - 1), None);
+    }
+
+    #[test]
+    fn code_bytes_come_from_the_file_offset() {
+        let o = me();
+        let f = o.symbols.functions().iter().find(|f| f.size >= 4 && !f.name.starts_with('[')).unwrap().clone();
+        let s = *o.segments().iter().find(|s| s.vaddr <= f.addr && f.addr < s.vaddr + s.filesz).unwrap();
+        let raw = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let at = (s.offset + f.addr - s.vaddr) as usize;
+        assert_eq!(o.code(f.addr, f.addr + 4).unwrap(), &raw[at..at + 4]);
+        assert_eq!(o.code(u64::MAX - 4, u64::MAX), None);
+    }
+
+    #[test]
+    fn non_elf_bytes_are_refused() {
+        assert!(ObjectFile::parse(Path::new("x"), b"#!/bin/sh\n".to_vec()).is_none());
+    }
+}

@@ -1,0 +1,227 @@
+//! Where each sample fell: which object (the program, a shared library, the vdso) and which
+//! function inside it.
+//!
+//! Samples in the program are link-time addresses already.  Any other sample is found in the
+//! executable mapping that holds it; the mapped file is read (once) and the runtime address
+//! turned into the file's own link-time address (see [`ObjectFile::address_in_mapping`]), so
+//! `memcpy [libc.so.6]` is named from libc's own symbols.  An object that cannot be read still
+//! gets its samples, under its name (`[libfoo.so]`); a sample outside every known mapping is
+//! `[unknown]`.  Nothing is dropped.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use profd::sampler::Mapping;
+
+use crate::object_file::ObjectFile;
+use crate::profile::Profile;
+use crate::symbols::Function;
+
+/// Index of the program among the objects.
+pub const PROGRAM: usize = 0;
+
+/// An object samples fell in.
+#[derive(Debug, Clone)]
+pub struct Object {
+    /// Short name for reports: the file's base name (`libc.so.6`), `vdso`, `unknown`.
+    pub name: String,
+    /// The path the kernel reported for the mapping (`[vdso]` for the vdso, empty if none).
+    pub path: String,
+    /// The object's ELF, where it could be read.
+    pub file: Option<ObjectFile>,
+}
+
+/// One sample's place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Index into [`Symbolizer::objects`].
+    pub object: usize,
+    /// The address in the object's own link-time addresses (what `nm` shows for it); `None`
+    /// where the object could not be read.
+    pub address: Option<u64>,
+    /// The function (or unnamed range) holding it; `None` where the object could not be read.
+    pub function: Option<Function>,
+}
+
+/// One exact sample and its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    /// The address as profiled: link-time in the program, runtime elsewhere.
+    pub address: u64,
+    pub count: u64,
+    pub location: Location,
+}
+
+/// Names samples; loads each object at most once.
+pub struct Symbolizer {
+    objects: Vec<Object>,
+    by_path: HashMap<String, usize>,
+}
+
+impl Symbolizer {
+    /// `program` is the profiled executable, shown as `name`.
+    pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
+        let path = program.path.display().to_string();
+        let program = Object { name: base_name(name), path: path.clone(), file: Some(program) };
+        Symbolizer { objects: vec![program], by_path: HashMap::new() }
+    }
+
+    pub fn objects(&self) -> &[Object] {
+        &self.objects
+    }
+
+    pub fn object(&self, i: usize) -> &Object {
+        &self.objects[i]
+    }
+
+    /// Every exact sample of a profile, the program's first, each in address order.
+    pub fn locate(&mut self, p: &Profile) -> Vec<Sample> {
+        let mut out: Vec<Sample> = p
+            .image_samples
+            .iter()
+            .map(|&(address, count)| Sample { address, count, location: self.program_sample(address) })
+            .collect();
+        for &(address, count) in &p.foreign_samples {
+            let location = self.foreign_sample(address, &p.mappings);
+            out.push(Sample { address, count, location });
+        }
+        out
+    }
+
+    /// A sample in the program's text, at link-time address `addr`.
+    pub fn program_sample(&self, addr: u64) -> Location {
+        let function = self.objects[PROGRAM].file.as_ref().map(|f| f.symbols.resolve(addr));
+        Location { object: PROGRAM, address: Some(addr), function }
+    }
+
+    /// A sample outside the program's text, at runtime address `addr`.
+    pub fn foreign_sample(&mut self, addr: u64, mappings: &[Mapping]) -> Location {
+        // The latest mapping wins: an address range can be unmapped and reused.
+        let Some(m) = mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len) else {
+            let object = self.object_for("");
+            return Location { object, address: None, function: None };
+        };
+        let object = self.object_for(&m.path);
+        let file = self.objects[object].file.as_ref();
+        let address = file.and_then(|f| f.address_in_mapping(m, addr));
+        let function = file.zip(address).map(|(f, a)| f.symbols.resolve(a));
+        Location { object, address, function }
+    }
+
+    fn object_for(&mut self, path: &str) -> usize {
+        if let Some(&i) = self.by_path.get(path) {
+            return i;
+        }
+        let (name, file) = match path {
+            "" => ("unknown".to_string(), None),
+            "[vdso]" => ("vdso".to_string(), vdso_image().and_then(|b| ObjectFile::parse(Path::new(path), b))),
+            _ if path.starts_with('/') => (base_name(path), ObjectFile::read(Path::new(path)).ok()),
+            // Other pseudo-files ([stack], anonymous JIT code): the name without brackets.
+            _ => (path.trim_matches(|c| c == '[' || c == ']').to_string(), None),
+        };
+        self.objects.push(Object { name, path: path.to_string(), file });
+        self.by_path.insert(path.to_string(), self.objects.len() - 1);
+        self.objects.len() - 1
+    }
+}
+
+fn base_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// The vdso's ELF image.  The kernel maps the same vdso into every 64-bit process, so ours is
+/// the profiled program's (as `perf` does it too).
+#[cfg(target_os = "linux")]
+fn vdso_image() -> Option<Vec<u8>> {
+    // SAFETY: getauxval has no preconditions.
+    let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let range = maps.lines().find(|l| l.ends_with("[vdso]"))?.split_whitespace().next()?;
+    let (lo, hi) = range.split_once('-')?;
+    let (lo, hi) = (usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?);
+    if base == 0 || lo != base || hi <= lo {
+        return None;
+    }
+    // SAFETY: the vdso is mapped readable at [lo, hi) for the whole life of the process.
+    Some(unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) }.to_vec())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn vdso_image() -> Option<Vec<u8>> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::SymbolTable;
+
+    fn program() -> ObjectFile {
+        let symbols = SymbolTable::new(vec![Function { addr: 0x1000, size: 0x100, name: "fib".into() }]);
+        ObjectFile::from_symbols(Path::new("/bin/fib"), symbols)
+    }
+
+    #[test]
+    fn program_samples_use_the_program_symbols() {
+        let s = Symbolizer::new(program(), "./fib");
+        let l = s.program_sample(0x1010);
+        assert_eq!((l.object, l.address, l.function.unwrap().name), (PROGRAM, Some(0x1010), "fib".to_string()));
+        assert_eq!(s.object(PROGRAM).name, "fib");
+    }
+
+    #[test]
+    fn unreadable_and_unmapped_objects_keep_their_samples_by_name() {
+        let mut s = Symbolizer::new(program(), "fib");
+        let maps = [
+            Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into() },
+            Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into() },
+        ];
+        let a = s.foreign_sample(0x7f00_0000_0010, &maps);
+        let b = s.foreign_sample(0x7f00_0000_0020, &maps);
+        let c = s.foreign_sample(0x7f00_0001_0000, &maps);
+        let d = s.foreign_sample(0x1234, &maps);
+        assert_eq!(a.object, b.object, "one object per path");
+        assert_eq!((a.address, &a.function), (None, &None));
+        let names: Vec<&str> = [a, c, d].iter().map(|l| s.object(l.object).name.as_str()).collect();
+        assert_eq!(names, ["libgone.so.1", "uprobes", "unknown"]);
+    }
+
+    /// A real shared library, as the loader maps it: the sample at a function's runtime
+    /// address is named by the library's own symbol.
+    #[test]
+    fn shared_library_samples_are_named_from_the_library() {
+        let lib = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        let Some(lib) = lib else { return };
+        let file = ObjectFile::read(Path::new(lib)).unwrap();
+        let f = file.symbols.by_name("random_r").expect("libc exports random_r").clone();
+        let seg =
+            *file.segments().iter().find(|s| s.executable && s.vaddr <= f.addr && f.addr < s.vaddr + s.memsz).unwrap();
+        let base = 0x7f00_0000_0000u64;
+        let m = Mapping {
+            start: base + (seg.vaddr & !0xfff),
+            len: seg.memsz + 0x1000,
+            pgoff: seg.offset & !0xfff,
+            path: lib.into(),
+        };
+        let mut s = Symbolizer::new(program(), "fib");
+        let l = s.foreign_sample(base + f.addr + 1, &[m]);
+        assert_eq!(l.address, Some(f.addr + 1));
+        assert_eq!(l.function.unwrap().name, "random_r");
+        assert_eq!(s.object(l.object).name, "libc.so.6");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_vdso_is_read_from_memory() {
+        let mut s = Symbolizer::new(program(), "fib");
+        let i = s.object_for("[vdso]");
+        let vdso = s.object(i).file.as_ref().expect("vdso image");
+        assert!(
+            vdso.symbols.functions().iter().any(|f| f.name.contains("clock_gettime")),
+            "{:?}",
+            vdso.symbols.functions()
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! Helpers shared by the end-to-end tests: running profil, reading its report.
+//!
+//! Runs that take the machine-wide session are serialised with [`session`] within a test
+//! binary (cargo runs the test binaries one after another).
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+use profil::elf::read_program;
+
+pub static SESSION: Mutex<()> = Mutex::new(());
+
+pub fn session() -> MutexGuard<'static, ()> {
+    SESSION.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn profil_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_profil"))
+}
+
+/// `fib` is a sibling package; `cargo test --workspace` builds it next to profil.
+pub fn fib_bin() -> PathBuf {
+    let p = profil_bin().with_file_name("fib");
+    assert!(p.exists(), "{} not built: run the tests with `cargo test --workspace`", p.display());
+    p
+}
+
+pub fn profil(args: &[&str]) -> Output {
+    Command::new(profil_bin()).args(args).output().expect("run profil")
+}
+
+pub fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// The value after `key` on the line that starts with it.
+pub fn field(out: &str, key: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("no line starting with {key:?} in:\n{out}"))
+        .trim()
+        .to_string()
+}
+
+pub fn num(s: &str) -> u64 {
+    profil::cli::parse_number(s).unwrap_or_else(|| panic!("not a number: {s:?}"))
+}
+
+/// (user ticks, ticks in bins) from "Ticks: U user (B in bins), ...".
+pub fn ticks(out: &str) -> (u64, u64) {
+    let l = field(out, "Ticks:");
+    let w: Vec<&str> = l.split([' ', '(']).filter(|s| !s.is_empty()).collect();
+    (num(w[0]), num(w[2]))
+}
+
+/// Per-function shares in percent from profil's flat profile.
+pub fn flat_shares(out: &str) -> Vec<(String, f64)> {
+    let start = out.find("Flat profile").expect("flat profile");
+    out[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[3..].join(" "), w[1].parse().unwrap())
+        })
+        .collect()
+}
+
+pub fn share(shares: &[(String, f64)], name: &str) -> f64 {
+    shares.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1)
+}
+
+/// The addresses fib prints about itself.
+pub fn printed_address(out: &str, name: &str) -> u64 {
+    num(&field(out, &format!("fib.{name}:")))
+}
+
+pub fn symbol(prog: &Path, name: &str) -> u64 {
+    read_program(prog).unwrap().symbols().by_name(name).unwrap_or_else(|| panic!("no symbol {name}")).addr
+}
+
+/// Rows of profil's flat profile: (samples, percent, name).
+pub fn flat_rows(out: &str) -> Vec<(u64, f64, String)> {
+    let start = out.find("Flat profile").expect("flat profile");
+    out[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].parse().unwrap(), w[1].parse().unwrap(), w[3..].join(" "))
+        })
+        .collect()
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("profil-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compile one of `tests/data/` with `compiler` and `flags` into `dir`.
+pub fn compile(compiler: &str, source: &str, flags: &[&str], dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(source);
+    let exe = dir.join(source.split('.').next().unwrap());
+    let ok = Command::new(compiler).args(flags).arg("-o").arg(&exe).arg(&src).status();
+    assert!(ok.map(|s| s.success()).unwrap_or(false), "{compiler} failed for {source}");
+    exe
+}

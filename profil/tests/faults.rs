@@ -1,0 +1,224 @@
+//! Fault and security tests on Linux: the profiled program killed, crashing, exiting at once or
+//! failing to exec; two profils racing; an unprivileged user. After each fault the session must
+//! end cleanly, the partial profile be reported, the status propagated, and the next run work.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+static SESSION: Mutex<()> = Mutex::new(());
+
+fn session() -> MutexGuard<'static, ()> {
+    SESSION.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn profil_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_profil"))
+}
+
+/// tests/data/busy.c, built once: `busy MS [STATUS [segv]]`.
+fn busy() -> &'static Path {
+    static BUSY: OnceLock<PathBuf> = OnceLock::new();
+    BUSY.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("profil-faults-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("busy");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/busy.c");
+        let ok = Command::new("cc").args(["-O1", "-o"]).arg(&exe).arg(src).status().map(|s| s.success());
+        assert_eq!(ok.ok(), Some(true), "cc failed");
+        exe
+    })
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn field(text: &str, key: &str) -> u64 {
+    let v = text.lines().find_map(|l| l.strip_prefix(key)).unwrap_or_else(|| panic!("no {key:?} in:\n{text}"));
+    v.trim().parse().unwrap()
+}
+
+/// The next run after a fault works and holds real ticks.
+fn next_run_works() {
+    let o = Command::new(profil_bin()).arg(busy()).arg("150").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(field(&out(&o), "Total ticks in all bins:") >= 50, "{}", out(&o));
+}
+
+/// The pid of profil's child (the profiled program).
+fn child_of(pid: u32) -> u32 {
+    let t = Instant::now();
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(c) = children.split_whitespace().next() {
+            return c.parse().unwrap();
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "profil started no child");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn program_killed_with_sigkill() {
+    let _s = session();
+    let p = Command::new(profil_bin()).arg(busy()).arg("30000").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = child_of(p.id());
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(unsafe { libc::kill(child as i32, libc::SIGKILL) }, 0);
+    let o = p.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("was killed by signal 9\n"), "{text}");
+    assert!(text.contains("Session ended by: exit\n"));
+    // The partial profile: the 400 ms it ran, in spin().
+    assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
+    assert!(text.lines().any(|l| l.ends_with("  spin")), "{text}");
+    next_run_works();
+}
+
+#[test]
+fn program_crashing_with_sigsegv() {
+    let _s = session();
+    let o = Command::new(profil_bin()).arg(busy()).args(["200", "0", "segv"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 11), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("was killed by signal 11\n"), "{text}");
+    assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
+    next_run_works();
+}
+
+#[test]
+fn program_exiting_at_once() {
+    let _s = session();
+    let o = Command::new(profil_bin()).arg(busy()).args(["0", "7"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(7), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("exited with status 7\n"), "{text}");
+    assert!(text.contains("Session ended by: exit\n"));
+    // Nothing (or next to nothing) was sampled, and that is reported, not an error.
+    let total = field(&text, "Total ticks in all bins:");
+    assert!(total <= 2, "{text}");
+    if total == 0 {
+        assert!(text.contains("No ticks fell in the profiled range.\n"));
+    }
+    next_run_works();
+}
+
+#[test]
+fn program_failing_to_exec() {
+    let _s = session();
+    let dir = std::env::temp_dir().join(format!("profil-noexec2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("busy");
+    std::fs::copy(busy(), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let o = Command::new(profil_bin()).arg(&copy).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("Cannot execute"), "{}", err(&o));
+    assert!(!out(&o).contains("Profile Statistics"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    next_run_works();
+}
+
+/// 50 times, two profils start together: exactly one profiles, the other is refused, and the
+/// winner's profile is intact.
+#[test]
+fn fifty_races_have_exactly_one_winner() {
+    let _s = session();
+    for round in 0..50 {
+        let start = || {
+            Command::new(profil_bin()).arg(busy()).arg("120").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        };
+        let (a, b) = (start(), start());
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let won: Vec<&Output> = [&a, &b].into_iter().filter(|o| o.status.code() == Some(0)).collect();
+        let lost: Vec<&Output> = [&a, &b].into_iter().filter(|o| o.status.code() != Some(0)).collect();
+        assert_eq!(won.len(), 1, "round {round}: {} winners\n{}\n{}", won.len(), err(&a), err(&b));
+        assert_eq!(err(lost[0]), "Profil Error: Already profiling another process\n", "round {round}");
+        assert_eq!(lost[0].status.code(), Some(1));
+        let text = out(won[0]);
+        assert!(field(&text, "Total ticks in all bins:") >= 40, "round {round}: {text}");
+        assert!(text.contains(", 0 lost\n") && text.contains("Session ended by: exit\n"), "round {round}: {text}");
+    }
+}
+
+fn as_nobody(args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(profil_bin())
+        .args(args)
+        .output()
+        .expect("setpriv (util-linux)")
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// An unprivileged user profiles its own program (user mode only) ...
+#[test]
+fn unprivileged_user_profiles_its_own_program() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to nobody");
+        return;
+    }
+    let _s = session();
+    let o = as_nobody(&[busy().to_str().unwrap(), "150"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(field(&out(&o), "Total ticks in all bins:") >= 50);
+}
+
+/// ... but not a program that would run as another user (set-user-ID): refused with a clear
+/// message before anything runs.
+#[test]
+fn unprivileged_user_cannot_profile_another_users_process() {
+    if !is_root() {
+        eprintln!("skipped: needs root to make a set-user-ID program");
+        return;
+    }
+    let _s = session();
+    let dir = std::env::temp_dir().join(format!("profil-setuid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let suid = dir.join("busy-suid");
+    std::fs::copy(busy(), &suid).unwrap();
+    std::fs::set_permissions(&suid, std::os::unix::fs::PermissionsExt::from_mode(0o4755)).unwrap();
+    let o = as_nobody(&[suid.to_str().unwrap(), "50"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert_eq!(
+        err(&o),
+        format!(
+            "Profil Error: Permission denied: '{}' runs as user 0 (set-user-ID); only root or that user may profile it\n",
+            suid.display()
+        )
+    );
+    assert!(!out(&o).contains("Output of"), "nothing may run");
+}
+
+/// The session is machine-wide across users: nobody's profil is refused while root profiles.
+#[test]
+fn another_users_session_makes_profil_busy() {
+    if !is_root() {
+        return;
+    }
+    let _s = session();
+    let first = Command::new(profil_bin()).arg(busy()).arg("1500").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let t = Instant::now();
+    while !std::fs::read_to_string("/proc/net/unix").unwrap().contains("@profd.session") {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let o = as_nobody(&[busy().to_str().unwrap(), "50"]);
+    assert_eq!(err(&o), "Profil Error: Already profiling another process\n");
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", err(&first));
+}
