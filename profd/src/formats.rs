@@ -67,6 +67,24 @@ pub fn samples_text(session: Option<&Session>) -> String {
     out
 }
 
+/// Parse [`samples_text`] back into (program samples, other samples), for clients. Lines that
+/// do not parse are skipped.
+pub fn parse_samples(text: &str) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    let (mut text_samples, mut other) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_ascii_whitespace().collect();
+        if let [addr, count, place] = w.as_slice() {
+            let (Ok(a), Ok(n)) = (crate::ctl::number(addr), crate::ctl::number(count)) else { continue };
+            match *place {
+                "text" => text_samples.push((a, n)),
+                "other" => other.push((a, n)),
+                _ => {}
+            }
+        }
+    }
+    (text_samples, other)
+}
+
 /// Parse a [`status_line`] back into pairs (for clients and tests).
 pub fn parse_status(line: &str) -> Vec<(String, String)> {
     line.split_ascii_whitespace()
@@ -110,6 +128,44 @@ mod tests {
     #[test]
     fn bins_of_an_empty_profile() {
         assert_eq!(bins_text(&ProfData::default()), "# start=0x0 end=0x0 bin_sz=0 nr_bins=0 total=0\n");
+    }
+
+    #[test]
+    fn samples_round_trip() {
+        use crate::image::{ImageLayout, LoadSegment, TextSegment};
+        use crate::sampler::{SampleBatch, Sampler};
+        use crate::session::{Profd, StartRequest};
+        struct One(Option<SampleBatch>);
+        impl Sampler for One {
+            fn process_owner(&mut self, _: u32) -> Result<u32, crate::ProfError> {
+                Ok(0)
+            }
+            fn start(&mut self, _: u32, _: &ImageLayout) -> Result<(), crate::ProfError> {
+                Ok(())
+            }
+            fn collect(&mut self) -> Result<SampleBatch, crate::ProfError> {
+                Ok(self.0.take().unwrap_or_default())
+            }
+            fn stop(&mut self) {}
+        }
+        let base = 0x5555_0000_0000;
+        let batch = SampleBatch {
+            user: vec![(base + 0x1010, 3), (base + 0x1fff, 1), (0x7f00_0000_0042, 2)],
+            load_base: Some(base),
+            ..Default::default()
+        };
+        let image = ImageLayout {
+            text: TextSegment { start: 0x1000, end: 0x2000 },
+            exec_segments: vec![LoadSegment { vaddr: 0x1000, memsz: 0x1000, offset: 0x1000 }],
+        };
+        let mut p = Profd::new(One(Some(batch)));
+        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0 }, &image).unwrap();
+        p.pump().unwrap();
+        let s = p.last_session().unwrap();
+        let text = samples_text(Some(s));
+        assert_eq!(text, "0x1010 3 text\n0x1fff 1 text\n0x7f0000000042 2 other\n");
+        assert_eq!(parse_samples(&text), (s.image_samples(), s.foreign_samples()));
+        assert_eq!(parse_samples("junk\n0x10 x text\n0x10 1 elsewhere\n"), (vec![], vec![]));
     }
 
     #[test]

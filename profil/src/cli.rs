@@ -136,14 +136,9 @@ pub fn short_usage() -> &'static str {
 }
 
 /// A decimal or `0x`-prefixed hexadecimal number.
+/// (The same grammar as the `prof:` control file's numbers, so one parser serves both.)
 pub fn parse_number(s: &str) -> Option<u64> {
-    let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) if !hex.is_empty() && hex.bytes().all(|c| c.is_ascii_hexdigit()) => u64::from_str_radix(hex, 16).ok(),
-        Some(_) => None,
-        None if !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) => s.parse().ok(),
-        None => None,
-    }
+    profd::ctl::number(s.trim()).ok()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use profd::formats::{parse_status, reason_from_str};
+use profd::formats::{parse_samples, parse_status, reason_from_str};
 use profd::{ImageLayout, ProfData, ProfError, StartRequest};
 
 use crate::profile::Profile;
@@ -60,15 +60,7 @@ impl Profiler {
             st = status(&read_file(STATUS)?);
         }
         let data = ProfData::from_bytes(&read_file(DATA)?).map_err(|_| ProfError::Generic)?;
-        let samples = String::from_utf8_lossy(&read_file(SAMPLES)?).into_owned();
-        let (mut image_samples, mut foreign_samples) = (Vec::new(), Vec::new());
-        for line in samples.lines() {
-            let w: Vec<&str> = line.split_ascii_whitespace().collect();
-            if let [addr, count, place] = w.as_slice() {
-                let (Ok(a), Ok(n)) = (profd::ctl::number(addr), profd::ctl::number(count)) else { continue };
-                if *place == "text" { image_samples.push((a, n)) } else { foreign_samples.push((a, n)) }
-            }
-        }
+        let (image_samples, foreign_samples) = parse_samples(&String::from_utf8_lossy(&read_file(SAMPLES)?));
         let num = |k: &str| profd::ctl::number(&get(&st, k)).unwrap_or(0);
         Ok(Profile {
             data,
