@@ -222,3 +222,19 @@ fn another_users_session_makes_profil_busy() {
     let first = first.wait_with_output().unwrap();
     assert_eq!(first.status.code(), Some(0), "{}", err(&first));
 }
+
+/// The profile is of one process (the Minix rule): threads count, but a process the program
+/// starts does not, even though the sampling events are inherited across its fork.
+#[test]
+fn processes_the_program_starts_are_not_counted() {
+    let _s = session();
+    // `; exit 0` keeps sh from exec-ing busy in place of itself: busy runs as sh's child.
+    let script = format!("{} 400; exit 0", busy().display());
+    let o = Command::new(profil_bin()).args(["/bin/sh", "-c", &script]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let ticks = text.lines().find_map(|l| l.strip_prefix("Ticks: ")).unwrap();
+    let user: u64 = ticks.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(user < 40, "sh itself barely runs, but {user} user ticks were counted:\n{text}");
+    assert!(!text.lines().any(|l| l.ends_with("  spin")), "busy's spin() was counted:\n{text}");
+}

@@ -269,8 +269,11 @@ impl Sampler for PerfEventSampler {
         let records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain()).collect();
         for rec in records {
             match rec {
+                // Threads share the pid; processes the program starts inherit the events too,
+                // but the profile is of one process (the Minix rule), so theirs are left out.
+                Record::Sample { pid, .. } if pid != ev.pid => {}
                 Record::Sample { kernel: true, .. } => batch.kernel_ticks += 1,
-                Record::Sample { ip, kernel: false } => match batch.user.last_mut() {
+                Record::Sample { ip, kernel: false, .. } => match batch.user.last_mut() {
                     Some((last, n)) if *last == ip => *n += 1,
                     _ => batch.user.push((ip, 1)),
                 },
@@ -298,7 +301,7 @@ impl Sampler for PerfEventSampler {
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
 enum Record {
-    Sample { ip: u64, kernel: bool },
+    Sample { ip: u64, pid: u32, kernel: bool },
     Lost(u64),
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, path: String },
 }
@@ -368,7 +371,11 @@ fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<Record> {
         b::PERF_RECORD_SAMPLE => {
             // sample_type IP | TID: u64 ip, u32 pid, u32 tid.
             let cpumode = misc as u32 & b::PERF_RECORD_MISC_CPUMODE_MASK;
-            Some(Record::Sample { ip: u64_at(body, 0)?, kernel: cpumode == b::PERF_RECORD_MISC_KERNEL })
+            Some(Record::Sample {
+                ip: u64_at(body, 0)?,
+                pid: u32_at(body, 8)?,
+                kernel: cpumode == b::PERF_RECORD_MISC_KERNEL,
+            })
         }
         b::PERF_RECORD_LOST => Some(Record::Lost(u64_at(body, 8)?)),
         PERF_RECORD_MMAP2 => {
@@ -402,9 +409,9 @@ mod tests {
         let mut body = 0x5555_0000_1234u64.to_ne_bytes().to_vec();
         body.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0]);
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, kernel: false }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: false }));
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, kernel: true }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: true }));
     }
 
     #[test]
