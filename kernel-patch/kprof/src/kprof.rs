@@ -1,0 +1,826 @@
+//! Per-process profiling: the prof table, the session state and the `sys:prof_*` ABI.
+//!
+//! This file is compiled twice, byte for byte: as the module `kprof` of the Redox kernel (the
+//! kernel patch adds it as `src/kprof.rs`) and as the body of the host crate `kprof`, which
+//! tests it and gives userspace the `sys:prof_data` layout. So it uses `core` and `alloc` only
+//! and knows nothing of kernel types; the kernel glue (`src/scheme/sys/prof.rs`) feeds it CPU
+//! numbers, pids and interrupted instruction pointers.
+//!
+//! It owns:
+//! - [`Profiler`] (one global instance, [`PROFILER`]): one session at a time, its state, pid,
+//!   counters and the exact-PC table. The timer hook calls [`Profiler::sample`], which is
+//!   lock-free and allocation-free; with no session the hook costs one relaxed atomic load
+//!   ([`Profiler::is_on`]).
+//! - [`parse_command`]: the text commands written to `sys:prof_ctl`.
+//! - [`Snapshot`]: what `sys:prof_data` returns, its encoder and [`decode`].
+
+// The kernel uses the encoder and the hot path, userspace the decoder: each leaves some unused.
+#![allow(dead_code)]
+
+use alloc::{boxed::Box, vec::Vec};
+use core::fmt;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
+/// number at or above it never matches.
+pub const MAX_CPUS: usize = 128;
+
+/// Table capacity when `start` names none.
+pub const DEFAULT_CAPACITY: usize = 8192;
+
+/// Largest table a session may ask for (16 bytes a slot: 16 MiB of kernel heap).
+pub const MAX_CAPACITY: usize = 1 << 20;
+
+/// Counter limit of the kernel's profiler: a count that would go past it stops the session.
+pub const COUNTER_LIMIT: u64 = u64::MAX;
+
+/// The profiler the kernel uses.
+pub static PROFILER: Profiler = Profiler::new(COUNTER_LIMIT);
+
+/// Where a session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum State {
+    /// No session since boot.
+    Idle = 0,
+    /// Counting.
+    Running = 1,
+    /// Ended; its data stays readable until the next start.
+    Stopped = 2,
+}
+
+impl State {
+    pub fn from_u32(raw: u32) -> Option<State> {
+        match raw {
+            0 => Some(State::Idle),
+            1 => Some(State::Running),
+            2 => Some(State::Stopped),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Running => "running",
+            State::Stopped => "stopped",
+        }
+    }
+}
+
+/// Why a session stopped (`None` while idle or running).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum StopReason {
+    None = 0,
+    /// `stop` was written to `sys:prof_ctl`.
+    Request = 1,
+    /// The last context of the profiled process exited.
+    Exit = 2,
+    /// A counter would have passed the limit; that tick was not counted.
+    Overflow = 3,
+}
+
+impl StopReason {
+    pub fn from_u32(raw: u32) -> Option<StopReason> {
+        match raw {
+            0 => Some(StopReason::None),
+            1 => Some(StopReason::Request),
+            2 => Some(StopReason::Exit),
+            3 => Some(StopReason::Overflow),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::None => "none",
+            StopReason::Request => "request",
+            StopReason::Exit => "exit",
+            StopReason::Overflow => "overflow",
+        }
+    }
+}
+
+/// Why a control operation was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtlError {
+    /// A session is running, or another control operation is under way.
+    Busy,
+    /// Pid 0 means "no pid assigned" and never matches.
+    InvalidPid,
+    /// Capacity 0 or above [`MAX_CAPACITY`].
+    InvalidCapacity,
+    /// The table could not be allocated.
+    NoMemory,
+}
+
+impl fmt::Display for CtlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CtlError::Busy => "a profiling session is running or being changed",
+            CtlError::InvalidPid => "pid 0 cannot be profiled",
+            CtlError::InvalidCapacity => "table capacity out of range",
+            CtlError::NoMemory => "no memory for the prof table",
+        })
+    }
+}
+
+/// One slot of the prof table: `key` is the user PC plus one (0 marks an empty slot, so a
+/// zeroed table is empty), `count` its ticks.
+pub struct Slot {
+    key: AtomicU64,
+    count: AtomicU64,
+}
+
+impl Slot {
+    const fn empty() -> Slot {
+        Slot {
+            key: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A session's state and counters, plus the per-CPU cache of the running pid.
+///
+/// Concurrency: the timer hook ([`Profiler::sample`]) runs on every CPU at once and only uses
+/// atomics. Control operations (`start`, [`Profiler::snapshot`]) exclude each other with a
+/// try-lock (a second one gets [`CtlError::Busy`]; nobody waits). A table is freed only by
+/// `start` after the session is off and no sampler is inside (`in_flight == 0`).
+pub struct Profiler {
+    /// The one flag the tick reads while no session runs.
+    on: AtomicBool,
+    /// [`State`] in bits 0..8, [`StopReason`] in bits 8..16: changed together by one CAS so
+    /// the first stop wins and its reason sticks.
+    status: AtomicU32,
+    pid: AtomicUsize,
+    exec_base: AtomicU64,
+    addr_space_switches: AtomicU64,
+    user_ticks: AtomicU64,
+    kernel_ticks: AtomicU64,
+    dropped: AtomicU64,
+    table: AtomicPtr<Slot>,
+    capacity: AtomicUsize,
+    /// Samplers that saw `on` and may be touching the table.
+    in_flight: AtomicUsize,
+    ctl_busy: AtomicBool,
+    /// Pid of the context running on each CPU, written at context switch (0: none/kernel).
+    cpu_pid: [AtomicUsize; MAX_CPUS],
+    limit: u64,
+}
+
+impl Profiler {
+    /// An idle profiler whose counters stop the session rather than pass `limit`.
+    pub const fn new(limit: u64) -> Profiler {
+        Profiler {
+            on: AtomicBool::new(false),
+            status: AtomicU32::new(State::Idle as u32),
+            pid: AtomicUsize::new(0),
+            exec_base: AtomicU64::new(0),
+            addr_space_switches: AtomicU64::new(0),
+            user_ticks: AtomicU64::new(0),
+            kernel_ticks: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            table: AtomicPtr::new(core::ptr::null_mut()),
+            capacity: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            ctl_busy: AtomicBool::new(false),
+            cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
+            limit,
+        }
+    }
+
+    /// Is a session counting? The whole cost of the timer hook when none is.
+    #[inline(always)]
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Is `pid` the process of the running session?
+    #[inline]
+    pub fn is_profiling(&self, pid: usize) -> bool {
+        self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
+    }
+
+    /// Scheduler hook: `pid` now runs on `cpu` (0 for kernel threads and idle).
+    #[inline]
+    pub fn note_switch(&self, cpu: usize, pid: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.store(pid, Ordering::Relaxed);
+        }
+    }
+
+    /// Timer hook: `cpu` was interrupted at `pc`, in user mode if `user`.
+    ///
+    /// Interrupt context: lock-free and allocation-free (atomic loads, CAS and bounded probing
+    /// only). Counts only if the context on `cpu` belongs to the profiled pid.
+    pub fn sample(&self, cpu: usize, user: bool, pc: u64) {
+        let Some(slot) = self.cpu_pid.get(cpu) else {
+            return;
+        };
+        let pid = slot.load(Ordering::Relaxed);
+        if pid == 0 {
+            return;
+        }
+        // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
+        // table is never freed under us.
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        if self.on.load(Ordering::SeqCst) && pid == self.pid.load(Ordering::Relaxed) {
+            if !user {
+                self.bump(&self.kernel_ticks);
+            } else if self.bump(&self.user_ticks) {
+                self.insert(pc);
+            }
+        }
+        self.in_flight.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Add one to `counter` unless that would pass the limit; then stop the session instead
+    /// (reason overflow) and leave the tick uncounted.
+    fn bump(&self, counter: &AtomicU64) -> bool {
+        let mut current = counter.load(Ordering::Relaxed);
+        loop {
+            if current >= self.limit {
+                self.stop_with(StopReason::Overflow);
+                return false;
+            }
+            match counter.compare_exchange_weak(
+                current,
+                current + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Count one tick at `pc`: open addressing with linear probing; a free slot is claimed by
+    /// CAS on its key. A full table (or the one PC that has no key) counts as dropped.
+    fn insert(&self, pc: u64) {
+        let key = pc.wrapping_add(1);
+        let table = self.table.load(Ordering::Acquire);
+        let capacity = self.capacity.load(Ordering::Acquire);
+        if key == 0 || table.is_null() || capacity == 0 {
+            self.bump(&self.dropped);
+            return;
+        }
+        // SAFETY: `table` holds `capacity` slots and is not freed while we are in flight
+        // with `on` seen set (see `quiesce`).
+        let slots = unsafe { core::slice::from_raw_parts(table, capacity) };
+        let mut index = probe_start(pc, capacity);
+        for _ in 0..capacity {
+            if let Some(slot) = slots.get(index) {
+                let mut found = slot.key.load(Ordering::Acquire);
+                if found == 0 {
+                    found =
+                        match slot
+                            .key
+                            .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+                        {
+                            Ok(_) => key,
+                            Err(actual) => actual,
+                        };
+                }
+                if found == key {
+                    self.bump(&slot.count);
+                    return;
+                }
+            }
+            index += 1;
+            if index == capacity {
+                index = 0;
+            }
+        }
+        self.bump(&self.dropped);
+    }
+
+    /// Start profiling `pid` with a table of `capacity` slots. The previous session's data is
+    /// discarded. The caller checks that `pid` exists.
+    pub fn start(&self, pid: usize, capacity: usize) -> Result<(), CtlError> {
+        if pid == 0 {
+            return Err(CtlError::InvalidPid);
+        }
+        if capacity == 0 || capacity > MAX_CAPACITY {
+            return Err(CtlError::InvalidCapacity);
+        }
+        let _ctl = self.lock_ctl()?;
+        if self.state() == State::Running {
+            return Err(CtlError::Busy);
+        }
+        let mut slots = Vec::new();
+        slots
+            .try_reserve_exact(capacity)
+            .map_err(|_| CtlError::NoMemory)?;
+        slots.resize_with(capacity, Slot::empty);
+        let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
+
+        self.quiesce();
+        let old_table = self.table.swap(new_table, Ordering::AcqRel);
+        let old_capacity = self.capacity.swap(capacity, Ordering::AcqRel);
+        // SAFETY: the session is off and no sampler is in flight, so nobody else holds it.
+        unsafe { free_table(old_table, old_capacity) };
+
+        for counter in [
+            &self.exec_base,
+            &self.addr_space_switches,
+            &self.user_ticks,
+            &self.kernel_ticks,
+            &self.dropped,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+        self.pid.store(pid, Ordering::Relaxed);
+        self.status.store(
+            status_word(State::Running, StopReason::None),
+            Ordering::Release,
+        );
+        self.on.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Stop the running session (reason request). Never fails; false if none was running.
+    pub fn stop(&self) -> bool {
+        self.stop_with(StopReason::Request)
+    }
+
+    /// The process `pid` has no live context left: end its session (reason exit).
+    pub fn process_exited(&self, pid: usize) -> bool {
+        pid != 0 && self.pid.load(Ordering::Acquire) == pid && self.stop_with(StopReason::Exit)
+    }
+
+    /// Record the start of the lowest executable user mapping of the running session's process
+    /// (the glue looks it up when the session starts).
+    pub fn note_exec_base(&self, pid: usize, exec_base: u64) {
+        if self.is_profiling(pid) {
+            self.exec_base.store(exec_base, Ordering::Relaxed);
+        }
+    }
+
+    /// A context of `pid` switched to a new address space (exec, or a new thread being given
+    /// its process's space) whose lowest executable user mapping starts at `exec_base`.
+    pub fn note_addr_space_switch(&self, pid: usize, exec_base: u64) {
+        if self.is_profiling(pid) {
+            self.exec_base.store(exec_base, Ordering::Relaxed);
+            self.addr_space_switches.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Session state and stop reason.
+    pub fn status(&self) -> (State, StopReason) {
+        let word = self.status.load(Ordering::Acquire);
+        (
+            State::from_u32(word & 0xff).unwrap_or(State::Idle),
+            StopReason::from_u32(word >> 8).unwrap_or(StopReason::None),
+        )
+    }
+
+    pub fn state(&self) -> State {
+        self.status().0
+    }
+
+    /// Copy out the session: counters and the non-empty slots sorted by address. After the
+    /// session has stopped the numbers are final and `user_ticks == sum(counts) + dropped`;
+    /// while it runs they are a moment's view. Allocates; never call from interrupt context.
+    pub fn snapshot(&self) -> Result<Snapshot, CtlError> {
+        let _ctl = self.lock_ctl()?;
+        let (state, stop_reason) = self.status();
+        if state != State::Running {
+            self.quiesce();
+        }
+        let table = self.table.load(Ordering::Acquire);
+        let capacity = self.capacity.load(Ordering::Acquire);
+        let slots: &[Slot] = if table.is_null() {
+            &[]
+        } else {
+            // SAFETY: only `start` frees the table and it needs the control lock we hold.
+            unsafe { core::slice::from_raw_parts(table, capacity) }
+        };
+        let used = slots
+            .iter()
+            .filter(|slot| slot.key.load(Ordering::Acquire) != 0)
+            .count();
+        let mut entries = Vec::new();
+        entries
+            .try_reserve_exact(used)
+            .map_err(|_| CtlError::NoMemory)?;
+        for slot in slots {
+            // Slots claimed after the count above wait for the next snapshot.
+            if entries.len() == used {
+                break;
+            }
+            let key = slot.key.load(Ordering::Acquire);
+            if key != 0 {
+                entries.push(Entry {
+                    addr: key - 1,
+                    count: slot.count.load(Ordering::Relaxed),
+                });
+            }
+        }
+        entries.sort_unstable_by_key(|entry| entry.addr);
+        Ok(Snapshot {
+            state,
+            stop_reason,
+            pid: self.pid.load(Ordering::Relaxed) as u64,
+            exec_base: self.exec_base.load(Ordering::Relaxed),
+            addr_space_switches: self.addr_space_switches.load(Ordering::Relaxed),
+            user_ticks: self.user_ticks.load(Ordering::Relaxed),
+            kernel_ticks: self.kernel_ticks.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            capacity: capacity as u64,
+            entries,
+        })
+    }
+
+    /// Running -> stopped with `reason`; the first stop wins.
+    fn stop_with(&self, reason: StopReason) -> bool {
+        let stopped = self
+            .status
+            .compare_exchange(
+                status_word(State::Running, StopReason::None),
+                status_word(State::Stopped, reason),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok();
+        if stopped {
+            self.on.store(false, Ordering::SeqCst);
+        }
+        stopped
+    }
+
+    /// Wait for samplers that saw the session on to leave. They never block, so this is
+    /// short; called with `on` clear (SeqCst pairs with `sample`).
+    fn quiesce(&self) {
+        while self.in_flight.load(Ordering::SeqCst) != 0 {
+            core::hint::spin_loop();
+        }
+    }
+
+    fn lock_ctl(&self) -> Result<CtlGuard<'_>, CtlError> {
+        self.ctl_busy
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .map_err(|_| CtlError::Busy)?;
+        Ok(CtlGuard(&self.ctl_busy))
+    }
+}
+
+impl Drop for Profiler {
+    fn drop(&mut self) {
+        let table = *self.table.get_mut();
+        let capacity = *self.capacity.get_mut();
+        // SAFETY: `&mut self`: no sampler or control operation can be running.
+        unsafe { free_table(table, capacity) };
+    }
+}
+
+struct CtlGuard<'a>(&'a AtomicBool);
+
+impl Drop for CtlGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+fn status_word(state: State, reason: StopReason) -> u32 {
+    state as u32 | (reason as u32) << 8
+}
+
+/// Fibonacci hashing of the PC, mapped onto `0..capacity` by a multiply (no division).
+fn probe_start(pc: u64, capacity: usize) -> usize {
+    let hash = pc.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((hash as u128 * capacity as u128) >> 64) as usize
+}
+
+/// # Safety
+/// `table` is null or came from `start` with `capacity` slots, and nobody else uses it.
+unsafe fn free_table(table: *mut Slot, capacity: usize) {
+    if !table.is_null() {
+        drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(table, capacity)) });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sys:prof_ctl commands
+
+/// A command written to `sys:prof_ctl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `start <pid> [capacity]`
+    Start { pid: usize, capacity: usize },
+    /// `stop`
+    Stop,
+}
+
+/// Why a `sys:prof_ctl` write is malformed (the kernel answers EINVAL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// Nothing but whitespace.
+    Empty,
+    /// The first word is not `start` or `stop`.
+    UnknownCommand,
+    /// `start` without a pid.
+    MissingPid,
+    /// Not a decimal or `0x`-hex number, or too large.
+    BadNumber,
+    /// Pid 0 ("no pid assigned") never matches a sample.
+    ZeroPid,
+    /// Capacity 0 or above [`MAX_CAPACITY`].
+    BadCapacity,
+    /// Words after the last argument.
+    TrailingWords,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ParseError::Empty => "empty command",
+            ParseError::UnknownCommand => "unknown command (expected start or stop)",
+            ParseError::MissingPid => "start needs a pid",
+            ParseError::BadNumber => "not a decimal or 0x-hex number",
+            ParseError::ZeroPid => "pid 0 cannot be profiled",
+            ParseError::BadCapacity => "capacity out of range",
+            ParseError::TrailingWords => "too many words",
+        })
+    }
+}
+
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity]` or `stop`. Words are separated
+/// by ASCII whitespace (a trailing newline is fine); numbers are decimal or `0x`-hex.
+pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
+    let mut words = input
+        .split(|byte| byte.is_ascii_whitespace())
+        .filter(|word| !word.is_empty());
+    let command = match words.next().ok_or(ParseError::Empty)? {
+        b"stop" => Command::Stop,
+        b"start" => {
+            let pid = parse_number(words.next().ok_or(ParseError::MissingPid)?)?;
+            if pid == 0 {
+                return Err(ParseError::ZeroPid);
+            }
+            let capacity = match words.next() {
+                Some(word) => parse_number(word)?,
+                None => DEFAULT_CAPACITY,
+            };
+            if capacity == 0 || capacity > MAX_CAPACITY {
+                return Err(ParseError::BadCapacity);
+            }
+            Command::Start { pid, capacity }
+        }
+        _ => return Err(ParseError::UnknownCommand),
+    };
+    match words.next() {
+        Some(_) => Err(ParseError::TrailingWords),
+        None => Ok(command),
+    }
+}
+
+fn parse_number(word: &[u8]) -> Result<usize, ParseError> {
+    let (digits, radix) = match word {
+        [b'0', b'x' | b'X', rest @ ..] => (rest, 16),
+        _ => (word, 10),
+    };
+    if digits.is_empty() {
+        return Err(ParseError::BadNumber);
+    }
+    let mut value: usize = 0;
+    for &byte in digits {
+        let digit = (byte as char)
+            .to_digit(radix)
+            .ok_or(ParseError::BadNumber)?;
+        value = value
+            .checked_mul(radix as usize)
+            .and_then(|value| value.checked_add(digit as usize))
+            .ok_or(ParseError::BadNumber)?;
+    }
+    Ok(value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// sys:prof_data layout
+
+/// First 8 bytes of `sys:prof_data`.
+pub const MAGIC: [u8; 8] = *b"KPROFDAT";
+/// Layout version this file writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the version-1 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 88;
+/// Bytes of one entry.
+pub const ENTRY_LEN: usize = 16;
+
+/// One exact user PC and its ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub addr: u64,
+    pub count: u64,
+}
+
+/// A session as `sys:prof_data` returns it.
+///
+/// Binary layout, version 1, all integers little endian, no padding:
+///
+/// | offset | type | field |
+/// |-------:|------|-------|
+/// | 0  | `[u8; 8]` | magic `KPROFDAT` |
+/// | 8  | u32 | version (1) |
+/// | 12 | u32 | `header_len`: offset of the first entry (88; a reader skips any extra) |
+/// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
+/// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
+/// | 24 | u64 | pid |
+/// | 32 | u64 | `exec_base`: start of the pid's lowest executable user mapping (0: none) |
+/// | 40 | u64 | `addr_space_switches`: the pid's contexts switching address space (exec) |
+/// | 48 | u64 | `user_ticks`: user-mode ticks of the pid (= sum of counts + dropped) |
+/// | 56 | u64 | `kernel_ticks`: kernel-mode ticks of the pid |
+/// | 64 | u64 | `dropped`: user ticks not in the table (table full) |
+/// | 72 | u64 | `capacity`: slots in the table |
+/// | 80 | u64 | `n`: number of entries |
+/// | 88 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
+///
+/// The total length is exactly `header_len + 16 n`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub state: State,
+    pub stop_reason: StopReason,
+    pub pid: u64,
+    pub exec_base: u64,
+    pub addr_space_switches: u64,
+    pub user_ticks: u64,
+    pub kernel_ticks: u64,
+    pub dropped: u64,
+    pub capacity: u64,
+    pub entries: Vec<Entry>,
+}
+
+impl Snapshot {
+    /// Length of the encoding.
+    pub fn encoded_len(&self) -> usize {
+        self.entries
+            .len()
+            .saturating_mul(ENTRY_LEN)
+            .saturating_add(HEADER_LEN)
+    }
+
+    /// Write bytes `offset..` of the encoding into `out`; returns how many were written (0 at
+    /// or past the end), so a reader may use any buffer size and position.
+    pub fn encode(&self, offset: usize, out: &mut [u8]) -> usize {
+        let total = self.encoded_len();
+        let len = total.saturating_sub(offset).min(out.len());
+        let mut done = 0;
+        while done < len {
+            let pos = offset + done;
+            let mut chunk = [0; HEADER_LEN];
+            let piece: &[u8] = if pos < HEADER_LEN {
+                chunk = self.header_bytes();
+                &chunk[pos..]
+            } else {
+                let within = pos - HEADER_LEN;
+                if let Some(entry) = self.entries.get(within / ENTRY_LEN) {
+                    chunk[..8].copy_from_slice(&entry.addr.to_le_bytes());
+                    chunk[8..16].copy_from_slice(&entry.count.to_le_bytes());
+                }
+                &chunk[within % ENTRY_LEN..ENTRY_LEN]
+            };
+            let take = piece.len().min(len - done);
+            out[done..done + take].copy_from_slice(&piece[..take]);
+            done += take;
+        }
+        len
+    }
+
+    /// The whole encoding.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = alloc::vec![0; self.encoded_len()];
+        self.encode(0, &mut bytes);
+        bytes
+    }
+
+    /// The runtime load base of the profiled image, given the link-time address of its first
+    /// executable `PT_LOAD` segment: the mapping holding that segment starts at the segment's
+    /// page, so base = `exec_base - page_down(text_vaddr)`. 0 for a non-PIE image (its text is
+    /// mapped at its link address); `None` while `exec_base` is unknown or inconsistent.
+    pub fn image_load_base(&self, text_vaddr: u64) -> Option<u64> {
+        if self.exec_base == 0 {
+            return None;
+        }
+        self.exec_base.checked_sub(text_vaddr & !0xfff)
+    }
+
+    fn header_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut header = [0; HEADER_LEN];
+        header[0..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        header[16..20].copy_from_slice(&(self.state as u32).to_le_bytes());
+        header[20..24].copy_from_slice(&(self.stop_reason as u32).to_le_bytes());
+        let words = [
+            self.pid,
+            self.exec_base,
+            self.addr_space_switches,
+            self.user_ticks,
+            self.kernel_ticks,
+            self.dropped,
+            self.capacity,
+            self.entries.len() as u64,
+        ];
+        for (i, word) in words.iter().enumerate() {
+            header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());
+        }
+        header
+    }
+}
+
+/// Why bytes are not a [`Snapshot`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Shorter than the header.
+    Truncated,
+    /// The first 8 bytes are not [`MAGIC`].
+    BadMagic,
+    /// A version this reader does not know.
+    UnsupportedVersion(u32),
+    /// `header_len` below [`HEADER_LEN`] or past the end.
+    BadHeaderLen(u32),
+    /// Unknown state or stop reason, or a reason that does not fit the state.
+    BadState,
+    /// The length is not `header_len + 16 * n`.
+    LengthMismatch,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Truncated => f.write_str("prof data shorter than its header"),
+            DecodeError::BadMagic => f.write_str("not prof data (bad magic)"),
+            DecodeError::UnsupportedVersion(v) => write!(f, "unsupported prof data version {v}"),
+            DecodeError::BadHeaderLen(n) => write!(f, "bad prof data header length {n}"),
+            DecodeError::BadState => f.write_str("bad prof data state or stop reason"),
+            DecodeError::LengthMismatch => f.write_str("prof data length disagrees with entries"),
+        }
+    }
+}
+
+/// Parse `sys:prof_data` bytes. Never panics; any malformed input is an `Err`.
+pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+    let u32_at = |at: usize| -> Result<u32, DecodeError> {
+        let raw = bytes.get(at..at + 4).ok_or(DecodeError::Truncated)?;
+        Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
+    };
+    let u64_at = |at: usize| -> Result<u64, DecodeError> {
+        let raw = bytes.get(at..at + 8).ok_or(DecodeError::Truncated)?;
+        let mut word = [0; 8];
+        word.copy_from_slice(raw);
+        Ok(u64::from_le_bytes(word))
+    };
+
+    if bytes.len() < HEADER_LEN {
+        return Err(DecodeError::Truncated);
+    }
+    if bytes[..8] != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let version = u32_at(8)?;
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion(version));
+    }
+    let header_len = u32_at(12)?;
+    if (header_len as usize) < HEADER_LEN || header_len as usize > bytes.len() {
+        return Err(DecodeError::BadHeaderLen(header_len));
+    }
+    let state = State::from_u32(u32_at(16)?).ok_or(DecodeError::BadState)?;
+    let stop_reason = StopReason::from_u32(u32_at(20)?).ok_or(DecodeError::BadState)?;
+    if (state == State::Stopped) != (stop_reason != StopReason::None) {
+        return Err(DecodeError::BadState);
+    }
+    let count = u64_at(80)?;
+    let body = &bytes[header_len as usize..];
+    if u64::try_from(body.len()).ok() != count.checked_mul(ENTRY_LEN as u64) {
+        return Err(DecodeError::LengthMismatch);
+    }
+    let entries = body
+        .chunks_exact(ENTRY_LEN)
+        .map(|raw| {
+            let mut addr = [0; 8];
+            let mut count = [0; 8];
+            addr.copy_from_slice(&raw[..8]);
+            count.copy_from_slice(&raw[8..]);
+            Entry {
+                addr: u64::from_le_bytes(addr),
+                count: u64::from_le_bytes(count),
+            }
+        })
+        .collect();
+    Ok(Snapshot {
+        state,
+        stop_reason,
+        pid: u64_at(24)?,
+        exec_base: u64_at(32)?,
+        addr_space_switches: u64_at(40)?,
+        user_ticks: u64_at(48)?,
+        kernel_ticks: u64_at(56)?,
+        dropped: u64_at(64)?,
+        capacity: u64_at(72)?,
+        entries,
+    })
+}

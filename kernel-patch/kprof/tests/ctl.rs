@@ -1,0 +1,61 @@
+//! The `sys:prof_ctl` grammar: `start <pid> [capacity]` | `stop`.
+
+use kprof::{Command, DEFAULT_CAPACITY, MAX_CAPACITY, ParseError, parse_command};
+
+fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
+    Ok(Command::Start { pid, capacity })
+}
+
+#[test]
+fn good_commands() {
+    assert_eq!(parse_command(b"stop"), Ok(Command::Stop));
+    assert_eq!(parse_command(b"  stop\n"), Ok(Command::Stop));
+    assert_eq!(parse_command(b"start 12"), start(12, DEFAULT_CAPACITY));
+    assert_eq!(parse_command(b"start 12 100\n"), start(12, 100));
+    assert_eq!(parse_command(b"start\t0x1f  0X400"), start(31, 1024));
+    assert_eq!(
+        parse_command(b"start 0xABcd"),
+        start(0xabcd, DEFAULT_CAPACITY)
+    );
+    assert_eq!(parse_command(b"start 5 1048576"), start(5, MAX_CAPACITY));
+    assert_eq!(parse_command(b"start 007 1"), start(7, 1));
+}
+
+#[test]
+fn bad_commands() {
+    use ParseError::*;
+    let cases: &[(&[u8], ParseError)] = &[
+        (b"", Empty),
+        (b" \n\t", Empty),
+        (b"go", UnknownCommand),
+        (b"STOP", UnknownCommand),
+        (b"\xff\xfe", UnknownCommand),
+        (b"start", MissingPid),
+        (b"start \n", MissingPid),
+        (b"start x", BadNumber),
+        (b"start -1", BadNumber),
+        (b"start +1", BadNumber),
+        (b"start 0x", BadNumber),
+        (b"start 0xg1", BadNumber),
+        (b"start 12abc", BadNumber),
+        (b"start 1.5", BadNumber),
+        (b"start 99999999999999999999999", BadNumber),
+        (b"start 0x1ffffffffffffffff", BadNumber),
+        (b"start 0", ZeroPid),
+        (b"start 0x0", ZeroPid),
+        (b"start 3 0", BadCapacity),
+        (b"start 3 1048577", BadCapacity),
+        (b"start 3 abc", BadNumber),
+        (b"start 3 4 5", TrailingWords),
+        (b"stop now", TrailingWords),
+    ];
+    for (input, error) in cases {
+        assert_eq!(
+            parse_command(input),
+            Err(*error),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+        assert!(!error.to_string().is_empty());
+    }
+}

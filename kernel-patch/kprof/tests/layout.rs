@@ -1,0 +1,237 @@
+//! The `sys:prof_data` layout: the kernel's encoder and userspace's decoder agree, and the
+//! decoder refuses (without panicking) anything else.
+
+use kprof::{DecodeError, Entry, HEADER_LEN, MAGIC, Profiler, Snapshot, State, StopReason, decode};
+
+fn sample_snapshot() -> Snapshot {
+    Snapshot {
+        state: State::Stopped,
+        stop_reason: StopReason::Exit,
+        pid: 0x1234_5678_9abc,
+        exec_base: 0x5555_5555_4000,
+        addr_space_switches: 1,
+        user_ticks: 11,
+        kernel_ticks: 3,
+        dropped: 1,
+        capacity: 4096,
+        entries: vec![
+            Entry {
+                addr: 0x5555_5555_4010,
+                count: 7,
+            },
+            Entry {
+                addr: 0x5555_5555_4020,
+                count: 3,
+            },
+        ],
+    }
+}
+
+#[test]
+fn header_fields_sit_where_the_docs_say() {
+    let bytes = sample_snapshot().to_bytes();
+    assert_eq!(bytes.len(), HEADER_LEN + 2 * 16);
+    assert_eq!(&bytes[0..8], &MAGIC);
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    assert_eq!(
+        (u32_at(8), u32_at(12), u32_at(16), u32_at(20)),
+        (1, 88, 2, 2)
+    );
+    assert_eq!(u64_at(24), 0x1234_5678_9abc);
+    assert_eq!(u64_at(32), 0x5555_5555_4000);
+    assert_eq!(u64_at(40), 1);
+    assert_eq!((u64_at(48), u64_at(56), u64_at(64)), (11, 3, 1));
+    assert_eq!((u64_at(72), u64_at(80)), (4096, 2));
+    assert_eq!((u64_at(88), u64_at(96)), (0x5555_5555_4010, 7));
+    assert_eq!((u64_at(104), u64_at(112)), (0x5555_5555_4020, 3));
+}
+
+#[test]
+fn round_trip() {
+    let snapshot = sample_snapshot();
+    assert_eq!(decode(&snapshot.to_bytes()), Ok(snapshot));
+    let empty = Profiler::new(u64::MAX).snapshot().unwrap();
+    assert_eq!(empty.to_bytes().len(), HEADER_LEN);
+    assert_eq!(decode(&empty.to_bytes()), Ok(empty));
+}
+
+#[test]
+fn round_trip_from_a_live_profiler() {
+    let p = Profiler::new(u64::MAX);
+    p.start(9, 32).unwrap();
+    p.note_switch(3, 9);
+    for pc in [0x30, 0x10, 0x20, 0x10] {
+        p.sample(3, true, pc);
+    }
+    p.sample(3, false, 0);
+    let s = p.snapshot().unwrap();
+    let back = decode(&s.to_bytes()).unwrap();
+    assert_eq!(back, s);
+    assert_eq!(back.state, State::Running);
+    assert_eq!(
+        back.entries.iter().map(|e| e.addr).collect::<Vec<_>>(),
+        vec![0x10, 0x20, 0x30]
+    );
+}
+
+#[test]
+fn encode_at_any_offset_with_any_buffer_size() {
+    let snapshot = sample_snapshot();
+    let whole = snapshot.to_bytes();
+    for chunk in [1, 3, 7, 16, 50, 88, 89, 1000] {
+        let mut rebuilt = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut buf = vec![0xaa; chunk];
+            let n = snapshot.encode(offset, &mut buf);
+            if n == 0 {
+                break;
+            }
+            rebuilt.extend_from_slice(&buf[..n]);
+            offset += n;
+        }
+        assert_eq!(rebuilt, whole, "chunk {chunk}");
+    }
+    let mut buf = [0; 8];
+    assert_eq!(snapshot.encode(whole.len(), &mut buf), 0);
+    assert_eq!(snapshot.encode(usize::MAX, &mut buf), 0);
+    assert_eq!(snapshot.encode(0, &mut []), 0);
+    assert_eq!(snapshot.encode(whole.len() - 3, &mut buf), 3);
+    assert_eq!(&buf[..3], &whole[whole.len() - 3..]);
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let bytes = sample_snapshot().to_bytes();
+    for len in 0..bytes.len() {
+        let err = decode(&bytes[..len]).unwrap_err();
+        let expected = if len < HEADER_LEN {
+            DecodeError::Truncated
+        } else {
+            DecodeError::LengthMismatch
+        };
+        assert_eq!(err, expected, "len {len}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(decode(&longer), Err(DecodeError::LengthMismatch));
+}
+
+#[test]
+fn corrupt_headers_are_errors() {
+    let good = sample_snapshot().to_bytes();
+    let patched = |at: usize, value: &[u8]| {
+        let mut bytes = good.clone();
+        bytes[at..at + value.len()].copy_from_slice(value);
+        decode(&bytes)
+    };
+    assert_eq!(patched(0, b"X"), Err(DecodeError::BadMagic));
+    assert_eq!(
+        patched(8, &2u32.to_le_bytes()),
+        Err(DecodeError::UnsupportedVersion(2))
+    );
+    assert_eq!(
+        patched(12, &87u32.to_le_bytes()),
+        Err(DecodeError::BadHeaderLen(87))
+    );
+    assert_eq!(
+        patched(12, &u32::MAX.to_le_bytes()),
+        Err(DecodeError::BadHeaderLen(u32::MAX))
+    );
+    assert_eq!(
+        patched(12, &104u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(patched(16, &7u32.to_le_bytes()), Err(DecodeError::BadState));
+    assert_eq!(patched(20, &9u32.to_le_bytes()), Err(DecodeError::BadState));
+    assert_eq!(
+        patched(20, &0u32.to_le_bytes()),
+        Err(DecodeError::BadState),
+        "stopped without reason"
+    );
+    assert_eq!(
+        patched(16, &1u32.to_le_bytes()),
+        Err(DecodeError::BadState),
+        "running with a reason"
+    );
+    assert_eq!(
+        patched(80, &u64::MAX.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(80, &(1u64 << 60).to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(80, &3u64.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+}
+
+#[test]
+fn a_longer_header_of_the_same_version_is_skipped() {
+    let mut bytes = sample_snapshot().to_bytes();
+    bytes[12..16].copy_from_slice(&96u32.to_le_bytes());
+    bytes.splice(HEADER_LEN..HEADER_LEN, [0xee; 8]);
+    assert_eq!(decode(&bytes), Ok(sample_snapshot()));
+}
+
+#[test]
+fn garbage_never_panics() {
+    // A small xorshift generator: random lengths, random bytes, and random flips of good data.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let good = sample_snapshot().to_bytes();
+    for _ in 0..20_000 {
+        let len = (next() % 200) as usize;
+        let random: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let _ = decode(&random);
+        let mut flipped = good.clone();
+        let at = (next() as usize) % flipped.len();
+        flipped[at] ^= 1 << (next() % 8);
+        let _ = decode(&flipped);
+        let mut with_magic = MAGIC.to_vec();
+        with_magic.extend_from_slice(&random);
+        let _ = decode(&with_magic);
+    }
+}
+
+#[test]
+fn image_load_base_from_exec_base() {
+    let mut s = sample_snapshot();
+    s.exec_base = 0x5555_5555_5000;
+    assert_eq!(
+        s.image_load_base(0x1000),
+        Some(0x5555_5555_4000),
+        "PIE, text at 0x1000"
+    );
+    assert_eq!(
+        s.image_load_base(0x1234),
+        Some(0x5555_5555_4000),
+        "page of the segment"
+    );
+    s.exec_base = 0x40_1000;
+    assert_eq!(
+        s.image_load_base(0x40_1000),
+        Some(0),
+        "non-PIE: mapped at its link address"
+    );
+    s.exec_base = 0;
+    assert_eq!(s.image_load_base(0x1000), None, "unknown");
+    s.exec_base = 0x1000;
+    assert_eq!(s.image_load_base(0x40_1000), None, "inconsistent");
+}
+
+#[test]
+fn names_for_status_lines() {
+    assert_eq!(State::Running.as_str(), "running");
+    assert_eq!(StopReason::Overflow.as_str(), "overflow");
+    assert_eq!(State::from_u32(2), Some(State::Stopped));
+    assert_eq!(StopReason::from_u32(4), None);
+}

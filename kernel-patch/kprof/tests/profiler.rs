@@ -1,0 +1,328 @@
+//! The prof table and session rules, driven the way the kernel drives them: `note_switch` from
+//! the scheduler, `sample` from the timer tick on each CPU, control calls from `sys:prof_ctl`.
+
+use kprof::{CtlError, Entry, MAX_CAPACITY, Profiler, State, StopReason};
+use std::sync::Arc;
+
+const PID: usize = 42;
+
+fn running(limit: u64, capacity: usize) -> Profiler {
+    let p = Profiler::new(limit);
+    p.start(PID, capacity).unwrap();
+    p.note_switch(0, PID);
+    p
+}
+
+fn counts(p: &Profiler) -> Vec<(u64, u64)> {
+    p.snapshot()
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| (e.addr, e.count))
+        .collect()
+}
+
+#[test]
+fn idle_profiler_is_off_and_counts_nothing() {
+    let p = Profiler::new(u64::MAX);
+    assert!(!p.is_on());
+    assert_eq!(p.status(), (State::Idle, StopReason::None));
+    p.note_switch(0, PID);
+    p.sample(0, true, 0x1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks, s.entries.len()), (0, 0, 0));
+    assert_eq!(s.capacity, 0);
+}
+
+#[test]
+fn counts_exact_pcs() {
+    let p = running(u64::MAX, 64);
+    assert!(p.is_on());
+    for pc in [0x1000, 0x1004, 0x1000, 0x2000, 0x1000] {
+        p.sample(0, true, pc);
+    }
+    assert_eq!(counts(&p), vec![(0x1000, 3), (0x1004, 1), (0x2000, 1)]);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks, s.dropped), (5, 0, 0));
+    assert_eq!(
+        (s.state, s.pid, s.capacity),
+        (State::Running, PID as u64, 64)
+    );
+}
+
+#[test]
+fn address_zero_is_a_pc_like_any_other() {
+    let p = running(u64::MAX, 4);
+    p.sample(0, true, 0);
+    p.sample(0, true, 0);
+    assert_eq!(counts(&p), vec![(0, 2)]);
+}
+
+#[test]
+fn kernel_mode_ticks_go_to_the_kernel_counter() {
+    let p = running(u64::MAX, 4);
+    p.sample(0, false, 0xffff_ffff_8000_1234);
+    p.sample(0, false, 0xffff_ffff_8000_1234);
+    p.sample(0, true, 0x1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks), (1, 2));
+    assert_eq!(
+        s.entries,
+        vec![Entry {
+            addr: 0x1000,
+            count: 1
+        }]
+    );
+}
+
+#[test]
+fn only_the_profiled_pid_counts_and_pid_zero_never_matches() {
+    let p = Profiler::new(u64::MAX);
+    assert_eq!(p.start(0, 16), Err(CtlError::InvalidPid));
+    p.start(PID, 16).unwrap();
+    p.note_switch(0, 7); // another process
+    p.note_switch(1, 0); // idle / kernel thread
+    p.sample(0, true, 0x1000);
+    p.sample(1, true, 0x1000);
+    p.sample(1, false, 0x1000);
+    p.sample(999, true, 0x1000); // no such CPU
+    p.note_switch(1, PID);
+    p.sample(1, true, 0x2000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks), (1, 0));
+    assert_eq!(
+        s.entries,
+        vec![Entry {
+            addr: 0x2000,
+            count: 1
+        }]
+    );
+}
+
+#[test]
+fn a_full_table_drops_and_says_so() {
+    let p = running(u64::MAX, 3);
+    for pc in [0x10, 0x20, 0x30, 0x40, 0x50, 0x10] {
+        p.sample(0, true, pc);
+    }
+    let s = p.snapshot().unwrap();
+    assert_eq!(s.entries.len(), 3);
+    assert_eq!(s.dropped, 2);
+    assert_eq!(s.user_ticks, 6);
+    assert_eq!(
+        s.entries.iter().map(|e| e.count).sum::<u64>() + s.dropped,
+        s.user_ticks
+    );
+    assert_eq!(
+        s.entries[0],
+        Entry {
+            addr: 0x10,
+            count: 2
+        }
+    );
+}
+
+#[test]
+fn a_counter_at_its_limit_stops_the_session_and_the_tick_is_not_counted() {
+    let p = running(3, 16);
+    for _ in 0..3 {
+        p.sample(0, true, 0x1000);
+    }
+    assert_eq!(p.state(), State::Running);
+    p.sample(0, true, 0x1000); // would make 4
+    assert_eq!(p.status(), (State::Stopped, StopReason::Overflow));
+    assert!(!p.is_on());
+    p.sample(0, true, 0x1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.stop_reason), (3, StopReason::Overflow));
+    assert_eq!(
+        s.entries,
+        vec![Entry {
+            addr: 0x1000,
+            count: 3
+        }]
+    );
+}
+
+#[test]
+fn kernel_tick_overflow_stops_too() {
+    let p = running(2, 16);
+    for _ in 0..5 {
+        p.sample(0, false, 0);
+    }
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (s.kernel_ticks, s.state, s.stop_reason),
+        (2, State::Stopped, StopReason::Overflow)
+    );
+}
+
+#[test]
+fn dropped_counter_overflow_stops_too() {
+    let p = running(4, 1);
+    p.sample(0, true, 0x10);
+    p.sample(0, true, 0x20); // dropped 1
+    p.sample(0, true, 0x30); // dropped 2
+    p.sample(0, true, 0x40); // dropped 3
+    assert_eq!(p.state(), State::Running);
+    p.sample(0, true, 0x50); // user_ticks would be 5
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (s.user_ticks, s.dropped, s.stop_reason),
+        (4, 3, StopReason::Overflow)
+    );
+}
+
+#[test]
+fn stop_request_keeps_the_data_until_the_next_start() {
+    let p = running(u64::MAX, 16);
+    p.sample(0, true, 0x1000);
+    assert!(p.stop());
+    assert!(!p.stop(), "stopping twice is harmless");
+    assert_eq!(p.status(), (State::Stopped, StopReason::Request));
+    p.sample(0, true, 0x1000);
+    assert_eq!(counts(&p), vec![(0x1000, 1)]);
+    // The first stop reason sticks.
+    assert!(!p.process_exited(PID));
+    assert_eq!(p.status().1, StopReason::Request);
+
+    p.start(PID, 8).unwrap();
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (s.state, s.user_ticks, s.entries.len(), s.capacity),
+        (State::Running, 0, 0, 8)
+    );
+}
+
+#[test]
+fn exit_of_the_profiled_process_ends_the_session() {
+    let p = running(u64::MAX, 16);
+    assert!(!p.process_exited(7), "another process");
+    assert!(!p.process_exited(0));
+    assert_eq!(p.state(), State::Running);
+    assert!(p.process_exited(PID));
+    assert_eq!(p.status(), (State::Stopped, StopReason::Exit));
+    assert!(!p.is_on());
+}
+
+#[test]
+fn one_session_at_a_time_and_capacity_is_bounded() {
+    let p = running(u64::MAX, 16);
+    assert_eq!(p.start(PID + 1, 16), Err(CtlError::Busy));
+    p.stop();
+    assert_eq!(p.start(PID, 0), Err(CtlError::InvalidCapacity));
+    assert_eq!(
+        p.start(PID, MAX_CAPACITY + 1),
+        Err(CtlError::InvalidCapacity)
+    );
+    p.start(PID, MAX_CAPACITY).unwrap();
+}
+
+#[test]
+fn exec_base_is_recorded_for_the_profiled_pid_only() {
+    let p = running(u64::MAX, 16);
+    p.note_exec_base(PID, 0x1000);
+    p.note_addr_space_switch(7, 0xdead_0000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.exec_base, s.addr_space_switches), (0x1000, 0));
+    p.note_addr_space_switch(PID, 0x5555_0000_1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.exec_base, s.addr_space_switches), (0x5555_0000_1000, 1));
+    assert_eq!(s.image_load_base(0x1000), Some(0x5555_0000_0000));
+}
+
+#[test]
+fn threads_on_many_cpus_sum_exactly() {
+    const THREADS: usize = 8;
+    const PER_THREAD: u64 = 64 * 300;
+    let p = Arc::new(Profiler::new(u64::MAX));
+    p.start(PID, 1024).unwrap();
+    let workers: Vec<_> = (0..THREADS)
+        .map(|cpu| {
+            let p = Arc::clone(&p);
+            std::thread::spawn(move || {
+                p.note_switch(cpu, PID);
+                for i in 0..PER_THREAD {
+                    // 64 shared PCs, raced for by every thread, plus one private PC each.
+                    p.sample(cpu, true, 0x40_0000 + (i % 64) * 4);
+                    p.sample(cpu, true, 0x50_0000 + cpu as u64);
+                    p.sample(cpu, false, 0);
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    p.stop();
+    let s = p.snapshot().unwrap();
+    assert_eq!(s.user_ticks, 2 * THREADS as u64 * PER_THREAD);
+    assert_eq!(s.kernel_ticks, THREADS as u64 * PER_THREAD);
+    assert_eq!(s.dropped, 0);
+    assert_eq!(s.entries.len(), 64 + THREADS);
+    assert_eq!(s.entries.iter().map(|e| e.count).sum::<u64>(), s.user_ticks);
+    for e in &s.entries {
+        let expected = if e.addr < 0x50_0000 {
+            THREADS as u64 * PER_THREAD / 64
+        } else {
+            PER_THREAD
+        };
+        assert_eq!(e.count, expected, "{:#x}", e.addr);
+    }
+}
+
+#[test]
+fn threads_racing_for_a_small_table_never_lose_a_tick() {
+    let p = Arc::new(Profiler::new(u64::MAX));
+    p.start(PID, 16).unwrap();
+    let workers: Vec<_> = (0..4)
+        .map(|cpu| {
+            let p = Arc::clone(&p);
+            std::thread::spawn(move || {
+                p.note_switch(cpu, PID);
+                for i in 0..10_000u64 {
+                    p.sample(cpu, true, i % 40);
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    p.stop();
+    let s = p.snapshot().unwrap();
+    assert_eq!(s.entries.len(), 16);
+    assert_eq!(s.user_ticks, 40_000);
+    assert_eq!(
+        s.entries.iter().map(|e| e.count).sum::<u64>() + s.dropped,
+        40_000
+    );
+}
+
+#[test]
+fn a_stop_racing_with_samplers_leaves_consistent_final_numbers() {
+    let p = Arc::new(Profiler::new(u64::MAX));
+    p.start(PID, 256).unwrap();
+    let workers: Vec<_> = (0..4)
+        .map(|cpu| {
+            let p = Arc::clone(&p);
+            std::thread::spawn(move || {
+                p.note_switch(cpu, PID);
+                for i in 0..50_000u64 {
+                    p.sample(cpu, true, i % 300);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    p.stop();
+    let s = p.snapshot().unwrap();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(s, p.snapshot().unwrap(), "nothing counted after stop");
+    assert_eq!(
+        s.entries.iter().map(|e| e.count).sum::<u64>() + s.dropped,
+        s.user_ticks
+    );
+}
