@@ -75,7 +75,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
     let exports = Exports::create(args).map_err(|e| RunError::Program(e.to_string()))?;
-    let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| cannot(&e))?;
+    let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
 
     out.write_all(report::output_banner(name).as_bytes())?;
     out.flush()?;

@@ -34,6 +34,10 @@ fn ctl(line: &str) -> Result<(), ProfError> {
 impl Profiler {
     /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox.
     pub fn new(_program: &Path, _frequency_hz: u64) -> io::Result<Profiler> {
+        // Fail with a clear word before anything runs if the daemon is not there.
+        std::fs::File::open(STATUS).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
+        })?;
         Ok(Profiler)
     }
 
