@@ -78,7 +78,7 @@ impl BinLayout {
     /// The addresses bin `i` covers, as an inclusive range `lo..=hi` (clipped to `end`).
     pub fn bin_bounds(&self, i: usize) -> (u64, u64) {
         let lo = self.start + i as u64 * self.bin_sz;
-        let hi = (lo + self.bin_sz).min(self.end) - 1;
+        let hi = lo.saturating_add(self.bin_sz).min(self.end) - 1;
         (lo, hi)
     }
 }
@@ -196,6 +196,18 @@ mod tests {
         let l = layout(0x1000, 0x1100, 0x10000).unwrap();
         assert_eq!((l.bin_sz, l.nr_bins, l.last_bin_bytes()), (0x10000, 1, 0x100));
         assert_eq!(l.bin_bounds(0), (0x1000, 0x10ff));
+    }
+
+    #[test]
+    fn bin_bounds_do_not_overflow() {
+        // `-i 0xffffffffffffffff` is a valid interval (one bin); its bin ends at `end`.
+        let l = layout(0x1000, 0x1100, u64::MAX).unwrap();
+        assert_eq!(l.bin_bounds(0), (0x1000, 0x10ff));
+        // A range ending at the top of the address space, partial last bin (4097 bytes, 5-byte bins).
+        let top = TextSegment { start: u64::MAX - 0x1001, end: u64::MAX };
+        let l = BinLayout::new(top, 0, 0, 0).unwrap();
+        assert_eq!((l.bin_sz, l.nr_bins), (5, 820));
+        assert_eq!(l.bin_bounds(l.nr_bins - 1), (u64::MAX - 2, u64::MAX - 1));
     }
 
     #[test]

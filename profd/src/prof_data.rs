@@ -117,6 +117,8 @@ impl ProfData {
                 && size.div_ceil(d.bin_sz) == d.nr_bins
                 && d.bin[d.nr_bins as usize..].iter().all(|&b| b == 0)
         };
+        // No session counts more than u64::MAX ticks in all: `total()` must not overflow.
+        let consistent = consistent && d.bin.iter().try_fold(0u64, |sum, &b| sum.checked_add(b)).is_some();
         if consistent {
             Ok(d)
         } else {
@@ -171,5 +173,15 @@ mod tests {
         let mut bad = bytes;
         bad[24..32].copy_from_slice(&0u64.to_le_bytes()); // bin_sz 0
         assert_eq!(ProfData::from_bytes(&bad), Err(DecodeError::Inconsistent));
+    }
+
+    #[test]
+    fn rejects_bins_whose_total_overflows() {
+        // Found by fuzzing: profil's report took `total()` of such bins, which overflowed.
+        let mut d = sample();
+        d.bin[0] = u64::MAX;
+        assert_eq!(ProfData::from_bytes(&d.to_bytes()), Err(DecodeError::Inconsistent));
+        d.bin[3] = 0;
+        assert_eq!(ProfData::from_bytes(&d.to_bytes()).map(|d| d.total()), Ok(u64::MAX));
     }
 }

@@ -34,10 +34,10 @@ impl Image<'_> {
     /// The file bytes from `vaddr` to the end of its segment's file data.
     fn at(&self, vaddr: u64) -> Option<&[u8]> {
         let ph = self.elf.program_headers.iter().find(|ph| {
-            ph.p_type == program_header::PT_LOAD && (ph.p_vaddr..ph.p_vaddr + ph.p_filesz).contains(&vaddr)
+            ph.p_type == program_header::PT_LOAD && (ph.p_vaddr..ph.p_vaddr.saturating_add(ph.p_filesz)).contains(&vaddr)
         })?;
-        let start = usize::try_from(ph.p_offset + (vaddr - ph.p_vaddr)).ok()?;
-        let end = usize::try_from(ph.p_offset + ph.p_filesz).ok()?;
+        let start = usize::try_from(ph.p_offset.checked_add(vaddr - ph.p_vaddr)?).ok()?;
+        let end = usize::try_from(ph.p_offset.checked_add(ph.p_filesz)?).ok()?;
         self.bytes.get(start..end)
     }
 }
@@ -55,7 +55,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn addr(&self) -> u64 {
-        self.base + self.pos as u64
+        self.base.wrapping_add(self.pos as u64)
     }
 
     fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
@@ -242,6 +242,37 @@ mod tests {
         assert_eq!(c.encoded(0x1b, 0), Some(0xff0));
         assert_eq!(c.encoded(0x32, 0x500), Some(0x520));
         assert_eq!(c.encoded(DW_EH_PE_OMIT, 0), None);
+    }
+
+    #[test]
+    fn pc_relative_pointers_wrap_at_the_top_of_the_address_space() {
+        let mut c = Cursor::new(&[0, 0x10, 0, 0, 0], u64::MAX);
+        c.u8();
+        assert_eq!(c.encoded(0x1b, 0), Some(0x10));
+    }
+
+    /// Segments placed at the top of the address space (malformed files) are read, not
+    /// wrapped around: `p_vaddr + p_filesz` and `p_offset + ...` overflowed.
+    #[test]
+    fn segments_at_the_top_of_the_address_space() {
+        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let mut elf = Elf::parse(&bytes).unwrap();
+        let expected = function_ranges(&elf, &bytes).len();
+        let hdr = elf.program_headers.iter().find(|ph| ph.p_type == program_header::PT_GNU_EH_FRAME).unwrap().p_vaddr;
+        let load = |ph: &program_header::ProgramHeader| {
+            ph.p_type == program_header::PT_LOAD && (ph.p_vaddr..ph.p_vaddr + ph.p_filesz).contains(&hdr)
+        };
+        let i = elf.program_headers.iter().position(load).unwrap();
+        // Move the whole image so that the segment holding the tables ends exactly at 2^64.
+        let seg = elf.program_headers[i].clone();
+        let delta = 0u64.wrapping_sub(seg.p_vaddr + seg.p_filesz);
+        for ph in &mut elf.program_headers {
+            ph.p_vaddr = ph.p_vaddr.wrapping_add(delta);
+        }
+        assert_eq!(function_ranges(&elf, &bytes).len(), expected);
+        // A file offset past the end of everything: nothing to read.
+        elf.program_headers[i].p_offset = u64::MAX - 0x10;
+        assert!(function_ranges(&elf, &bytes).is_empty());
     }
 
     /// Every function of this (unstripped) test binary that has an FDE has a symbol with the

@@ -65,7 +65,8 @@ impl FlatProfile {
                 samples: 0,
                 code: l.function.as_ref().map(|f| Code { object, start: f.addr, end: f.end(), hits: Vec::new() }),
             });
-            entry.samples += s.count;
+            // Saturating: counts read from /scheme/prof/samples are not trusted to add up.
+            entry.samples = entry.samples.saturating_add(s.count);
             if let (Some(code), Some(a)) = (entry.code.as_mut(), l.address) {
                 code.hits.push((a, s.count));
             }
@@ -77,7 +78,7 @@ impl FlatProfile {
             }
         }
         entries.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name().cmp(&b.name())));
-        let total = entries.iter().map(|e| e.samples).sum();
+        let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.samples));
         FlatProfile { entries, total }
     }
 
@@ -100,9 +101,9 @@ impl FlatProfile {
         let mut out = String::new();
         let _ = writeln!(out, "Flat profile ({} user ticks):", self.total);
         let _ = writeln!(out, "{:>9} {:>7} {:>7}  function", "samples", "%", "cum %");
-        let mut cum = 0;
+        let mut cum = 0u64;
         for e in &self.entries {
-            cum += e.samples;
+            cum = cum.saturating_add(e.samples);
             let _ =
                 writeln!(out, "{:>9} {:>7.2} {:>7.2}  {}", e.samples, self.share(e.samples), self.share(cum), e.name());
         }
@@ -161,6 +162,20 @@ mod tests {
             Some(Code { object: PROGRAM, start: 0x1000, end: 0x1100, hits: vec![(0x1000, 5), (0x10ff, 1)] })
         );
         assert_eq!(f.entries[2].code, None);
+    }
+
+    #[test]
+    fn counts_that_do_not_add_up_saturate() {
+        // Found by fuzzing (a /scheme/prof/samples reply): the sums overflowed.
+        let p = Profile {
+            image_samples: vec![(0x1000, u64::MAX), (0x1001, 2), (0x2000, u64::MAX - 1)],
+            ..Default::default()
+        };
+        let mut s = symbolizer();
+        let f = FlatProfile::build(&s.locate(&p), &s);
+        let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
+        assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
+        assert!(f.render().ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render());
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl ObjectFile {
                 executable: ph.is_executable(),
             })
             .collect();
-        let code = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr + s.memsz)).collect();
+        let code = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr.saturating_add(s.memsz))).collect();
         let unwind = eh_frame::function_ranges(elf, bytes);
         ObjectFile {
             path: path.to_path_buf(),
@@ -97,15 +97,15 @@ impl ObjectFile {
     /// (`p_vaddr - p_offset` apart).
     pub fn address_in_mapping(&self, m: &Mapping, addr: u64) -> Option<u64> {
         let offset = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
-        let s = self.segments.iter().find(|s| (s.offset..s.offset + s.filesz).contains(&offset))?;
-        Some(offset - s.offset + s.vaddr)
+        let s = self.segments.iter().find(|s| (s.offset..s.offset.saturating_add(s.filesz)).contains(&offset))?;
+        (offset - s.offset).checked_add(s.vaddr)
     }
 
     /// The file's bytes for link-time addresses `[lo, hi)`, if they are all in one segment.
     pub fn code(&self, lo: u64, hi: u64) -> Option<&[u8]> {
-        let s = self.segments.iter().find(|s| s.vaddr <= lo && hi <= s.vaddr + s.filesz)?;
-        let start = usize::try_from(s.offset + (lo - s.vaddr)).ok()?;
-        let end = usize::try_from(s.offset + (hi - s.vaddr)).ok()?;
+        let s = self.segments.iter().find(|s| s.vaddr <= lo && hi <= s.vaddr.saturating_add(s.filesz))?;
+        let start = usize::try_from(s.offset.checked_add(lo - s.vaddr)?).ok()?;
+        let end = usize::try_from(s.offset.checked_add(hi - s.vaddr)?).ok()?;
         self.bytes.get(start..end)
     }
 }
@@ -140,6 +140,44 @@ mod tests {
         let at = (s.offset + f.addr - s.vaddr) as usize;
         assert_eq!(o.code(f.addr, f.addr + 4).unwrap(), &raw[at..at + 4]);
         assert_eq!(o.code(u64::MAX - 4, u64::MAX), None);
+    }
+
+    fn with_segment(s: Segment, bytes: usize) -> ObjectFile {
+        let mut o = ObjectFile::from_symbols(Path::new("x"), SymbolTable::default());
+        o.segments = vec![s];
+        o.bytes = vec![0x90; bytes];
+        o
+    }
+
+    /// Segments with offsets or addresses near 2^64 (malformed files): no overflow, and no
+    /// wrapped-around address or file offset.
+    #[test]
+    fn segments_at_the_top_of_the_address_space() {
+        let high_offset =
+            Segment { vaddr: 0x1000, memsz: 0x1000, offset: u64::MAX - 0xff, filesz: 0x1000, executable: true };
+        let o = with_segment(high_offset, 0x1000);
+        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: u64::MAX - 0xff, path: String::new() };
+        assert_eq!(o.address_in_mapping(&m, 0x10010), Some(0x1010));
+        assert_eq!(o.code(0x1200, 0x1210), None);
+        let high_vaddr = Segment { vaddr: u64::MAX - 0xf, memsz: 0x100, offset: 0, filesz: 0x100, executable: true };
+        let o = with_segment(high_vaddr, 0x100);
+        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: 0, path: String::new() };
+        assert_eq!(o.address_in_mapping(&m, 0x10020), None);
+        assert_eq!(o.code(u64::MAX - 0xf, u64::MAX - 8), Some(&[0x90; 7][..]));
+    }
+
+    /// An executable segment reaching past 2^64 bounds unnamed code up to the top of the
+    /// address space, not to a wrapped-around end.
+    #[test]
+    fn code_segment_past_the_end_of_the_address_space() {
+        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let mut elf = Elf::parse(&bytes).unwrap();
+        let text =
+            elf.program_headers.iter_mut().find(|ph| ph.p_type == program_header::PT_LOAD && ph.is_executable()).unwrap();
+        text.p_vaddr = u64::MAX - 0xfff;
+        text.p_memsz = 0x2000;
+        let o = ObjectFile::from_elf(Path::new("x"), &elf, &bytes);
+        assert_eq!(o.symbols.resolve(u64::MAX - 0x800).addr, u64::MAX - 0xfff);
     }
 
     #[test]

@@ -58,7 +58,8 @@ pub fn minix_statistics(d: &ProfData) -> String {
     }
     // Address columns as wide as the largest address, at least 4 digits as in the spec.
     let width = format!("{:x}", d.end_addr.saturating_sub(1)).len().max(4);
-    let bars = |count: u64| (count * BAR_AT_100_PERCENT).div_ceil(total) as usize;
+    // In u128: a count times 40 or 100 need not fit in u64.
+    let bars = |count: u64| (u128::from(count) * u128::from(BAR_AT_100_PERCENT)).div_ceil(u128::from(total)) as usize;
     let pct = |count: u64| count as f64 * 100.0 / total as f64;
     let rows: Vec<(usize, u64)> =
         d.bin[..layout.nr_bins].iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i, c)).collect();
@@ -69,7 +70,7 @@ pub fn minix_statistics(d: &ProfData) -> String {
         out,
         "{}maximum percentage interval: {}%",
         ".".repeat(prefix_len + bars(max)),
-        (max * 100).div_ceil(total)
+        (u128::from(max) * 100).div_ceil(u128::from(total))
     );
     let mut shown = 0;
     for (i, count) in rows {
@@ -160,6 +161,15 @@ mod tests {
     fn no_ticks() {
         let d = data(0x50, 0x300, 128, &[]);
         assert_eq!(minix_statistics(&d), include_str!("../tests/golden/no_ticks.txt"));
+    }
+
+    #[test]
+    fn huge_counts_do_not_overflow_the_bars() {
+        // Bins as read from /scheme/prof/data may hold any count: count * 40 must not overflow.
+        let half = u64::MAX / 2;
+        let s = minix_statistics(&data(0x50, 0x300, 128, &[(0, half), (3, half)]));
+        assert!(s.contains("maximum percentage interval: 50%\n"), "{s}");
+        assert!(s.contains(&format!("0050-00cf (50.00%) : {} ({half})\n", "*".repeat(20))), "{s}");
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl SymbolTable {
                 let section_end = (s.st_size == 0)
                     .then(|| elf.section_headers.get(s.st_shndx))
                     .flatten()
-                    .map(|sh| sh.sh_addr + sh.sh_size);
+                    .map(|sh| sh.sh_addr.saturating_add(sh.sh_size));
                 found.push((
                     (underscores, binding),
                     Function { addr: s.st_value, size: s.st_size, name: demangle(name) },
@@ -99,7 +99,7 @@ impl SymbolTable {
         // A size-0 symbol reaches the next function (gprof's rule for every symbol).
         for i in 0..functions.len() {
             if functions[i].size == 0 {
-                let next = functions.get(i + 1).map_or(functions[i].addr + 1, |n| n.addr);
+                let next = functions.get(i + 1).map_or(functions[i].addr.saturating_add(1), |n| n.addr);
                 functions[i].size = (next - functions[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
             }
         }
@@ -157,13 +157,13 @@ impl SymbolTable {
         let segment = self.code.iter().find(|(s, e)| (*s..*e).contains(&addr)).copied();
         if segment.is_none() && !self.code.is_empty() {
             // Outside the code: a one-byte range rather than a made-up one.
-            return Function::range(addr, addr + 1);
+            return Function::range(addr, addr.saturating_add(1));
         }
         let i = self.functions.partition_point(|f| f.addr <= addr);
         let prev = self.functions[..i].iter().map(Function::end).filter(|&e| e <= addr).max();
         let next = self.functions.get(i).map(|f| f.addr);
         let lo = [segment.map(|s| s.0), prev].into_iter().flatten().max().unwrap_or(addr);
-        let hi = [segment.map(|s| s.1), next].into_iter().flatten().min().unwrap_or(addr + 1);
+        let hi = [segment.map(|s| s.1), next].into_iter().flatten().min().unwrap_or(addr.saturating_add(1));
         Function::range(lo, hi)
     }
 
@@ -232,6 +232,31 @@ mod tests {
         assert_eq!(t.lookup(0x103f).unwrap().name, "asm_entry");
         assert_eq!(t.lookup(0x1040).unwrap().name, "next");
         assert_eq!(t.lookup(0x9_0000).unwrap().size, 1);
+    }
+
+    #[test]
+    fn the_top_of_the_address_space_does_not_overflow() {
+        // Found by fuzzing: an address at u64::MAX has no one-past-the-end; its range is empty.
+        let t = SymbolTable::new(vec![Function { addr: u64::MAX, size: 0, name: "top".into() }]);
+        assert_eq!(t.functions()[0].size, 1);
+        assert_eq!(t.resolve(u64::MAX).name, "[0xffffffffffffffff-0xffffffffffffffff]");
+        let t = t.with_code(vec![(0x1000, 0x2000)]);
+        assert_eq!(t.resolve(u64::MAX).name, "[0xffffffffffffffff-0xffffffffffffffff]");
+    }
+
+    #[test]
+    fn a_section_past_the_end_of_the_address_space_does_not_overflow() {
+        // Found by fuzzing: the end of an unsized symbol's section, sh_addr + sh_size,
+        // overflowed (here it would wrap to just past `_init`, cutting it to one byte).
+        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let mut elf = Elf::parse(&bytes).unwrap();
+        let init = elf.syms.iter().find(|s| s.st_size == 0 && elf.strtab.get_at(s.st_name) == Some("_init"));
+        let Some(init) = init else { return }; // no unsized `_init` (not glibc's crti.o)
+        let section = &mut elf.section_headers[init.st_shndx];
+        section.sh_addr = u64::MAX - 0xfff;
+        section.sh_size = 0x1000 + init.st_value + 1;
+        let t = SymbolTable::from_elf(&elf, &[], Vec::new());
+        assert!(t.by_name("_init").unwrap().size > 1);
     }
 
     #[test]
