@@ -1,5 +1,7 @@
 //! The result of one profiled run, whichever OS backend produced it.
 
+use profd::formats::{parse_samples, parse_status, reason_from_str};
+use profd::prof_data::DecodeError;
 use profd::sampler::Mapping;
 use profd::session::Session;
 use profd::{ProfData, StopReason};
@@ -44,6 +46,28 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// The profile the `prof:` scheme's files describe: its `status` line, binary `data` and
+    /// `samples` text (what profil on Redox reads back from profd). Malformed text fields read
+    /// as zero / absent; only `data` must be a valid `prof_data`.
+    pub fn from_scheme_files(status: &str, data: &[u8], samples: &str) -> Result<Profile, DecodeError> {
+        let st = parse_status(status);
+        let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
+        let num = |k: &str| profd::ctl::number(get(k)).unwrap_or(0);
+        let (image_samples, foreign_samples) = parse_samples(samples);
+        Ok(Profile {
+            data: ProfData::from_bytes(data)?,
+            image_samples,
+            foreign_samples,
+            mappings: Vec::new(),
+            user_ticks: num("ticks_user"),
+            kernel_ticks: Some(num("ticks_kernel")),
+            lost: num("dropped"),
+            stop_reason: reason_from_str(get("reason")),
+        })
+    }
+}
+
 /// A finished run: the profile and what the reports and exports say about the run itself.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -54,4 +78,27 @@ pub struct Outcome {
     pub frequency_hz: u64,
     pub profile: Profile,
     pub exit: ExitKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profd::image::TextSegment;
+    use profd::BinLayout;
+
+    #[test]
+    fn profile_from_the_scheme_files() {
+        let layout = BinLayout::new(TextSegment { start: 0x1000, end: 0x2000 }, 0, 0, 0x400).unwrap();
+        let mut d = ProfData::new(&layout);
+        d.bin[1] = 4;
+        let status = "state=stopped pid=42 reason=exit ticks_in_bins=4 ticks_user=6 ticks_kernel=2 dropped=1 \
+                      start=0x1000 end=0x2000 bin_sz=1024 nr_bins=4 load_base=0x0\n";
+        let p = Profile::from_scheme_files(status, &d.to_bytes(), "0x1400 4 text\n0x7f0000000010 2 other\n").unwrap();
+        assert_eq!(p.data, d);
+        assert_eq!((p.image_samples, p.foreign_samples), (vec![(0x1400, 4)], vec![(0x7f00_0000_0010, 2)]));
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.lost, p.stop_reason), (6, Some(2), 1, Some(StopReason::Exit)));
+        assert!(Profile::from_scheme_files(status, &[0; 10], "").is_err());
+        let empty = Profile::from_scheme_files("garbage", &ProfData::default().to_bytes(), "junk").unwrap();
+        assert_eq!((empty.user_ticks, empty.stop_reason), (0, None));
+    }
 }

@@ -4,8 +4,7 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use profd::formats::{parse_samples, parse_status, reason_from_str};
-use profd::{ImageLayout, ProfData, ProfError, StartRequest};
+use profd::{ImageLayout, ProfError, StartRequest};
 
 use crate::profile::Profile;
 
@@ -54,27 +53,14 @@ impl Profiler {
 
     /// Read back the status, the bins and the exact samples (after the child was reaped).
     pub fn profile(&self) -> Result<Profile, ProfError> {
-        let status = |text: &[u8]| -> Vec<(String, String)> { parse_status(&String::from_utf8_lossy(text)) };
-        let mut st = status(&read_file(STATUS)?);
-        let get = |st: &[(String, String)], k: &str| st.iter().find(|kv| kv.0 == k).map(|kv| kv.1.clone()).unwrap_or_default();
-        if get(&st, "state") == "running" {
+        let text = |path: &str| -> Result<String, ProfError> { Ok(String::from_utf8_lossy(&read_file(path)?).into_owned()) };
+        let mut status = text(STATUS)?;
+        if status.starts_with("state=running ") {
             // The program is gone but the session has not noticed yet (e.g. a child of it
             // still runs): end it now so the data is final.
             ctl("stop\n")?;
-            st = status(&read_file(STATUS)?);
+            status = text(STATUS)?;
         }
-        let data = ProfData::from_bytes(&read_file(DATA)?).map_err(|_| ProfError::Generic)?;
-        let (image_samples, foreign_samples) = parse_samples(&String::from_utf8_lossy(&read_file(SAMPLES)?));
-        let num = |k: &str| profd::ctl::number(&get(&st, k)).unwrap_or(0);
-        Ok(Profile {
-            data,
-            image_samples,
-            foreign_samples,
-            mappings: Vec::new(),
-            user_ticks: num("ticks_user"),
-            kernel_ticks: Some(num("ticks_kernel")),
-            lost: num("dropped"),
-            stop_reason: reason_from_str(&get(&st, "reason")),
-        })
+        Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::Generic)
     }
 }
