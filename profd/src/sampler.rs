@@ -10,6 +10,7 @@ use crate::error::ProfError;
 use crate::image::ImageLayout;
 use crate::session::StopReason;
 
+pub mod fake_kernel;
 pub mod kernel;
 #[cfg(target_os = "linux")]
 pub mod perf_event;

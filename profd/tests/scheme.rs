@@ -3,10 +3,9 @@
 //! is the real `kprof::Profiler` — the code the kernel patch compiles — so the whole path from
 //! timer tick to `/scheme/prof/bins` runs on the host.
 
-use std::io;
-
 use profd::formats::parse_status;
-use profd::sampler::kernel::{KernelFiles, KernelSampler};
+use profd::sampler::fake_kernel::FakeKernel;
+use profd::sampler::kernel::KernelSampler;
 use profd::scheme::{Access, Errno, ProfScheme};
 use profd::{ProfData, Profd};
 
@@ -14,88 +13,22 @@ const ROOT: u32 = 0;
 const ALICE: u32 = 1000;
 const BOB: u32 = 1001;
 
-/// A fake kernel: the real kprof profiler plus a context table, answering the sys: files as
-/// the kernel patch's `sys/prof.rs` glue does.
-struct FakeKernel {
-    prof: kprof::Profiler,
-    /// (pid, euid, exec base of its current image)
-    contexts: Vec<(u32, u32, u64)>,
-    fail_data: bool,
+fn fake_kernel(limit: u64) -> FakeKernel {
+    FakeKernel::new(limit, vec![(10, ALICE, 0x40_1000), (11, BOB, 0x40_1000)])
 }
 
-impl FakeKernel {
-    fn new(limit: u64) -> Self {
-        FakeKernel { prof: kprof::Profiler::new(limit), contexts: vec![(10, ALICE, 0x40_1000), (11, BOB, 0x40_1000)], fail_data: false }
-    }
+type Scheme = ProfScheme<KernelSampler<FakeKernel>>;
 
-    /// One timer tick on CPU 0 while `pid` runs at `pc`.
-    fn tick(&self, pid: u32, user: bool, pc: u64) {
-        self.prof.note_switch(0, pid as usize);
-        self.prof.sample(0, user, pc);
-    }
-
-    fn exec(&mut self, pid: u32, base: u64) {
-        self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = base);
-        self.prof.note_addr_space_switch(pid as usize, base);
-    }
-
-    fn exit(&mut self, pid: u32) {
-        self.contexts.retain(|c| c.0 != pid);
-        self.prof.process_exited(pid as usize);
-    }
+fn scheme(limit: u64) -> Scheme {
+    ProfScheme::new(Profd::new(KernelSampler::new(fake_kernel(limit))))
 }
 
-fn os(errno: i32) -> io::Error {
-    io::Error::from_raw_os_error(errno)
-}
-
-impl KernelFiles for &mut FakeKernel {
-    fn ctl(&mut self, command: &str) -> io::Result<()> {
-        match kprof::parse_command(command.as_bytes()).map_err(|_| os(libc::EINVAL))? {
-            kprof::Command::Stop => {
-                self.prof.stop();
-            }
-            kprof::Command::Start { pid, capacity } => {
-                let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
-                self.prof.start(pid, capacity).map_err(|e| match e {
-                    kprof::CtlError::Busy => os(libc::EBUSY),
-                    kprof::CtlError::NoMemory => os(libc::ENOMEM),
-                    _ => os(libc::EINVAL),
-                })?;
-                self.prof.note_exec_base(pid, base);
-            }
-        }
-        Ok(())
-    }
-
-    fn data(&mut self) -> io::Result<Vec<u8>> {
-        if self.fail_data {
-            return Err(os(libc::EIO));
-        }
-        Ok(self.prof.snapshot().map_err(|_| os(libc::EBUSY))?.to_bytes())
-    }
-
-    fn contexts(&mut self) -> io::Result<String> {
-        let mut t = format!("{:<6}{:<6}{:<6}{:<6}{}\n", "PID", "EUID", "EGID", "STAT", "NAME");
-        for (pid, uid, _) in &self.contexts {
-            t.push_str(&format!("{pid:<6}{uid:<6}{uid:<6}{:<6}/usr/bin/fib\n", "R"));
-        }
-        Ok(t)
-    }
-}
-
-type Scheme<'k> = ProfScheme<KernelSampler<&'k mut FakeKernel>>;
-
-fn scheme(kernel: &mut FakeKernel) -> Scheme<'_> {
-    ProfScheme::new(Profd::new(KernelSampler::new(kernel)))
-}
-
-fn kernel<'a>(s: &'a mut Scheme<'_>) -> &'a mut FakeKernel {
+fn kernel(s: &mut Scheme) -> &mut FakeKernel {
     s.profd_mut().sampler_mut().kernel()
 }
 
 /// Open, write one command, close: what `echo … > /scheme/prof/ctl` does.
-fn ctl(s: &mut Scheme<'_>, uid: u32, line: &str) -> Result<(), Errno> {
+fn ctl(s: &mut Scheme, uid: u32, line: &str) -> Result<(), Errno> {
     let id = s.open("ctl", Access::Write, uid)?;
     let r = s.write(id, line.as_bytes(), uid).map(|n| assert_eq!(n, line.len()));
     s.close(id);
@@ -103,7 +36,7 @@ fn ctl(s: &mut Scheme<'_>, uid: u32, line: &str) -> Result<(), Errno> {
 }
 
 /// Open, read everything in small pieces, close: what `cat /scheme/prof/<file>` does.
-fn read(s: &mut Scheme<'_>, uid: u32, path: &str) -> Result<Vec<u8>, Errno> {
+fn read(s: &mut Scheme, uid: u32, path: &str) -> Result<Vec<u8>, Errno> {
     let id = s.open(path, Access::Read, uid)?;
     let mut out = Vec::new();
     let mut buf = [0u8; 7];
@@ -121,18 +54,17 @@ fn read(s: &mut Scheme<'_>, uid: u32, path: &str) -> Result<Vec<u8>, Errno> {
     Ok(out)
 }
 
-fn text(s: &mut Scheme<'_>, uid: u32, path: &str) -> String {
+fn text(s: &mut Scheme, uid: u32, path: &str) -> String {
     String::from_utf8(read(s, uid, path).unwrap()).unwrap()
 }
 
-fn status(s: &mut Scheme<'_>) -> std::collections::HashMap<String, String> {
+fn status(s: &mut Scheme) -> std::collections::HashMap<String, String> {
     parse_status(&text(s, BOB, "status")).into_iter().collect()
 }
 
 #[test]
 fn full_session_through_the_scheme() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     assert_eq!(status(&mut s)["state"], "idle");
     // Non-PIE program: text 0x401000..0x402000, so the load base is 0x401000 - 0x401000 = 0.
     ctl(&mut s, ALICE, "start 10 0x401000 0x401400 0x100 0x401000 0x402000\n").unwrap();
@@ -170,8 +102,7 @@ fn full_session_through_the_scheme() {
 
 #[test]
 fn pie_samples_are_binned_by_link_address_after_exec() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     // profil's flow: start on the forked child (profil's own image), then it execs a PIE whose
     // text (link 0x15780..0x57200) the kernel finds mapped at 0x7000_0001_5000.
     ctl(&mut s, ALICE, "start 10 0x15b70 0x15e10 0x1a 0x15780 0x57200").unwrap();
@@ -191,8 +122,7 @@ fn pie_samples_are_binned_by_link_address_after_exec() {
 
 #[test]
 fn errno_for_every_error() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     // Paths and access modes.
     assert_eq!(s.open("nope", Access::Read, ROOT), Err(libc::ENOENT));
     assert_eq!(s.open("ctl", Access::Read, ROOT), Err(libc::EACCES));
@@ -226,8 +156,7 @@ fn errno_for_every_error() {
 
 #[test]
 fn uid_rules() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     // Bob may not profile Alice's process; Alice and root may.
     assert_eq!(ctl(&mut s, BOB, "start 10 0 0 0"), Err(libc::EPERM));
     assert_eq!(ctl(&mut s, ALICE, "start 10 0 0 0"), Ok(()));
@@ -252,8 +181,7 @@ fn uid_rules() {
 
 #[test]
 fn two_clients_racing_to_start_one_wins() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     let a = s.open("ctl", Access::Write, ALICE).unwrap();
     let b = s.open("ctl", Access::Write, BOB).unwrap();
     let ra = s.write(a, b"start 10 0 0 0", ALICE);
@@ -266,8 +194,7 @@ fn two_clients_racing_to_start_one_wins() {
 
 #[test]
 fn a_client_that_disconnects_mid_session_hurts_nothing() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     let id = s.open("ctl", Access::Write, ALICE).unwrap();
     s.write(id, b"start 10 0x401000 0x402000 0 0x401000 0x402000", ALICE).unwrap();
     let half = s.open("bins", Access::Read, ALICE).unwrap();
@@ -289,8 +216,7 @@ fn a_client_that_disconnects_mid_session_hurts_nothing() {
 #[test]
 fn kernel_overflow_and_full_table_are_reported() {
     // The kernel's counters stop at 3: the fourth user tick ends the session with overflow.
-    let mut k = FakeKernel::new(3);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(3);
     ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
     for _ in 0..5 {
         kernel(&mut s).tick(10, true, 0x401000);
@@ -301,8 +227,7 @@ fn kernel_overflow_and_full_table_are_reported() {
 
 #[test]
 fn reads_are_consistent_snapshots() {
-    let mut k = FakeKernel::new(u64::MAX);
-    let mut s = scheme(&mut k);
+    let mut s = scheme(u64::MAX);
     ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
     kernel(&mut s).tick(10, true, 0x401000);
     let id = s.open("status", Access::Read, ALICE).unwrap();

@@ -1,0 +1,83 @@
+//! A kernel double for tests and fuzzing: the real `kprof::Profiler` — the code the kernel
+//! patch compiles — plus a context table, answering `sys:prof_ctl`, `sys:prof_data` and
+//! `sys:context` the way the patch's glue (`src/scheme/sys/prof.rs`) does. With it the
+//! `prof:` scheme runs on the host from timer tick to `/scheme/prof/bins`.
+
+use std::io;
+
+use crate::sampler::kernel::KernelFiles;
+
+/// The fake kernel. Drive it with [`FakeKernel::tick`], [`FakeKernel::exec`] and
+/// [`FakeKernel::exit`].
+pub struct FakeKernel {
+    pub prof: kprof::Profiler,
+    /// Live processes: (pid, euid, start of the lowest executable mapping of its image).
+    pub contexts: Vec<(u32, u32, u64)>,
+    /// Make `sys:prof_data` reads fail (EIO), as a kernel that does not answer.
+    pub fail_data: bool,
+}
+
+fn os(errno: i32) -> io::Error {
+    io::Error::from_raw_os_error(errno)
+}
+
+impl FakeKernel {
+    /// A kernel whose counters stop at `limit`, running `contexts`.
+    pub fn new(limit: u64, contexts: Vec<(u32, u32, u64)>) -> FakeKernel {
+        FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false }
+    }
+
+    /// One timer tick on CPU 0 while `pid` runs at `pc`, in user mode if `user`.
+    pub fn tick(&self, pid: u32, user: bool, pc: u64) {
+        self.prof.note_switch(0, pid as usize);
+        self.prof.sample(0, user, pc);
+    }
+
+    /// `pid` execs an image whose text the kernel maps at `exec_base`.
+    pub fn exec(&mut self, pid: u32, exec_base: u64) {
+        self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = exec_base);
+        self.prof.note_addr_space_switch(pid as usize, exec_base);
+    }
+
+    /// The last context of `pid` exits.
+    pub fn exit(&mut self, pid: u32) {
+        self.contexts.retain(|c| c.0 != pid);
+        self.prof.process_exited(pid as usize);
+    }
+}
+
+impl KernelFiles for FakeKernel {
+    fn ctl(&mut self, command: &str) -> io::Result<()> {
+        match kprof::parse_command(command.as_bytes()).map_err(|_| os(libc::EINVAL))? {
+            kprof::Command::Stop => {
+                self.prof.stop();
+            }
+            kprof::Command::Start { pid, capacity } => {
+                let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
+                self.prof.start(pid, capacity).map_err(|e| match e {
+                    kprof::CtlError::Busy => os(libc::EBUSY),
+                    kprof::CtlError::NoMemory => os(libc::ENOMEM),
+                    _ => os(libc::EINVAL),
+                })?;
+                self.prof.note_exec_base(pid, base);
+            }
+        }
+        Ok(())
+    }
+
+    fn data(&mut self) -> io::Result<Vec<u8>> {
+        if self.fail_data {
+            return Err(os(libc::EIO));
+        }
+        Ok(self.prof.snapshot().map_err(|_| os(libc::EBUSY))?.to_bytes())
+    }
+
+    fn contexts(&mut self) -> io::Result<String> {
+        // The columns of the kernel's sys:context that the sampler reads.
+        let mut t = format!("{:<6}{:<6}{:<6}{:<6}{}\n", "PID", "EUID", "EGID", "STAT", "NAME");
+        for (pid, uid, _) in &self.contexts {
+            t.push_str(&format!("{pid:<6}{uid:<6}{uid:<6}{:<6}/usr/bin/fib\n", "R"));
+        }
+        Ok(t)
+    }
+}
