@@ -41,7 +41,9 @@ pub struct Annotated {
 pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&SymbolTable>) -> Annotated {
     let mut remaining: BTreeMap<u64, u64> = BTreeMap::new();
     for &(a, n) in hits {
-        *remaining.entry(a).or_insert(0) += n;
+        // Saturating, as in the flat profile: counts read from the daemon may not add up.
+        let total = remaining.entry(a).or_insert(0);
+        *total = total.saturating_add(n);
     }
     let resolver: Option<Box<dyn SymbolResolver>> =
         symbols.map(|s| Box::new(Names(s.clone())) as Box<dyn SymbolResolver>);
@@ -58,7 +60,7 @@ pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&S
         let address = instruction.ip();
         lines.push(AsmLine { address, hits: remaining.remove(&address).unwrap_or(0), text });
     }
-    Annotated { lines, stray: remaining.values().sum() }
+    Annotated { lines, stray: remaining.values().fold(0, |sum, &n| sum.saturating_add(n)) }
 }
 
 /// Names addresses inside named functions as objdump does: `164f0 <overflow+0x10>`.
@@ -174,6 +176,15 @@ mod tests {
         );
         // 0x1017 is inside `inc`: reported, not dropped.
         assert_eq!(a.stray, 3);
+    }
+
+    #[test]
+    fn hits_that_do_not_add_up_saturate() {
+        // Repeated addresses with huge counts (a malformed /scheme/prof/samples) overflowed.
+        let hits = [(0x1016, u64::MAX), (0x1016, 1), (0x1017, u64::MAX), (0x1012, 1)];
+        let a = annotate(CODE, 0x1010, &hits, None);
+        assert_eq!(a.lines.iter().find(|l| l.address == 0x1016).unwrap().hits, u64::MAX);
+        assert_eq!(a.stray, u64::MAX);
     }
 
     #[test]
