@@ -1,0 +1,18 @@
+//! `kprof::parse_command` of `sys:prof_ctl` writes: never panics; what it accepts is a
+//! command the profiler can take, and reads back the same when written canonically.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(c) = kprof::parse_command(data) else { return };
+    let canonical = match c {
+        kprof::Command::Stop => "stop\n".to_string(),
+        kprof::Command::Start { pid, capacity } => {
+            assert_ne!(pid, 0);
+            assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
+            format!("start {pid:#x} {capacity}\n")
+        }
+    };
+    assert_eq!(kprof::parse_command(canonical.as_bytes()), Ok(c));
+});

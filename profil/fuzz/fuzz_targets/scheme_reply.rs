@@ -1,0 +1,58 @@
+//! What `profil` on Redox does with the daemon's replies: `Profile::from_scheme_files` on the
+//! `status` line, the binary `data` and the `samples` text, then the report made from them (the
+//! Minix statistics, the summary, the flat profile and the `--asm` hit counts).
+//!
+//! Input: `[status length: u16 LE][data length: u16 LE][status][data][samples]`; lengths are
+//! clipped to what is there, and a short `data` is padded with zeros to the 8224 bytes of a
+//! `prof_data` (so the fuzzer need not write every bin).
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use profd::prof_data::PROF_DATA_SIZE;
+use profil::disasm;
+use profil::flat::FlatProfile;
+use profil::object_file::ObjectFile;
+use profil::profile::Profile;
+use profil::report::{self, ExitKind};
+use profil::symbolize::Symbolizer;
+use profil::symbols::{Function, SymbolTable};
+
+fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
+    let (head, tail) = data.split_at(n.min(data.len()));
+    *data = tail;
+    head
+}
+
+fuzz_target!(|input: &[u8]| {
+    let mut rest = input;
+    let lens = take(&mut rest, 4);
+    let word = |i: usize| lens.get(i..i + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let status = take(&mut rest, word(0));
+    let data = take(&mut rest, word(2));
+    let samples = rest;
+
+    let mut padded = data.to_vec();
+    if padded.len() < PROF_DATA_SIZE {
+        padded.resize(PROF_DATA_SIZE, 0);
+    }
+    let (status, samples) = (String::from_utf8_lossy(status), String::from_utf8_lossy(samples));
+    let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples) else { return };
+    let _ = report::minix_statistics(&profile.data);
+    let _ = report::summary(&profile, "fuzz", ExitKind::Exited(0));
+    let symbols = SymbolTable::new(vec![
+        Function { addr: 0x1000, size: 0x100, name: "fib".into() },
+        Function { addr: 0x2000, size: 0, name: "loop".into() },
+    ])
+    .with_code(vec![(0x1000, 0x6000)]);
+    let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
+    let samples = symbolizer.locate(&profile);
+    let flat = FlatProfile::build(&samples, &symbolizer);
+    let _ = flat.render();
+    // `--asm` over the hits (on made-up code: the object has no bytes here).
+    for c in flat.entries.iter().filter_map(|e| e.code.as_ref()).take(3) {
+        let symbols = symbolizer.object(c.object).file.as_ref().map(|f| &f.symbols);
+        let _ = disasm::annotate(&[0x90; 64], c.start, &c.hits, symbols);
+    }
+});
