@@ -4,20 +4,14 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-static SESSION: Mutex<()> = Mutex::new(());
-
-fn session() -> MutexGuard<'static, ()> {
-    SESSION.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn profil_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_profil"))
-}
+use common::{profil_bin, session};
 
 /// tests/data/busy.c, built once: `busy MS [STATUS [segv]]`.
 fn busy() -> &'static Path {

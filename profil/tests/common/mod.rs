@@ -58,16 +58,7 @@ pub fn ticks(out: &str) -> (u64, u64) {
 
 /// Per-function shares in percent from profil's flat profile.
 pub fn flat_shares(out: &str) -> Vec<(String, f64)> {
-    let start = out.find("Flat profile").expect("flat profile");
-    out[start..]
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.trim().is_empty())
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w[3..].join(" "), w[1].parse().unwrap())
-        })
-        .collect()
+    flat_rows(out).into_iter().map(|(_, pct, name)| (name, pct)).collect()
 }
 
 pub fn share(shares: &[(String, f64)], name: &str) -> f64 {
