@@ -1,11 +1,13 @@
 //! The `prof:` control file's commands (`/scheme/prof/ctl`), one per line:
 //!
 //! ```text
-//! start <pid> <start> <end> <interval> [<text_start> <text_end>]
+//! start <pid> <start> <end> <interval> [<text_start> <text_end>] [exec]
 //! stop
 //! ```
 //!
-//! Numbers are decimal or `0x`-hex. `start 0 …` is `profile(0, …)`, i.e. stop.
+//! Numbers are decimal or `0x`-hex. `start 0 …` is `profile(0, …)`, i.e. stop. A final `exec`
+//! says the caller has just started `pid` and it has yet to exec the program: counting begins
+//! at that exec, so the launcher's exec code is never counted (`profil` always sends it).
 //! `<text_start> <text_end>` are the link-time bounds of the program's executable segment, as
 //! `profil` reads them from the ELF file; with them the rules check the range against the text
 //! and the samples are binned by link-time address whatever the load base. Without them the
@@ -13,6 +15,7 @@
 
 use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
+use crate::sampler::CountFrom;
 use crate::session::StartRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,12 +26,20 @@ pub enum CtlCommand {
 
 /// Parse one line (surrounding whitespace ignored). Malformed input is EINVAL.
 pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
-    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    let mut words: Vec<&str> = line.split_ascii_whitespace().collect();
+    let from = match words.as_slice() {
+        ["start", .., "exec"] => {
+            words.pop();
+            CountFrom::Exec
+        }
+        _ => CountFrom::Now,
+    };
     match words.as_slice() {
         ["stop"] => Ok(CtlCommand::Stop),
         ["start", pid, start, end, interval, text @ ..] => {
             let pid = u32::try_from(number(pid)?).map_err(|_| ProfError::Invalid)?;
-            let req = StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)? };
+            let req =
+                StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)?, from };
             let image = match text {
                 [] => ImageLayout::unknown(),
                 [lo, hi] => {
@@ -53,8 +64,12 @@ pub fn parse(text: &str) -> Result<Vec<CtlCommand>, ProfError> {
 
 /// Format a start command as `profil` sends it.
 pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
+    let when = match req.from {
+        CountFrom::Now => "",
+        CountFrom::Exec => " exec",
+    };
     format!(
-        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}\n",
+        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{when}\n",
         req.pid, req.start, req.end, req.interval, text.start, text.end
     )
 }
@@ -78,10 +93,22 @@ mod tests {
     fn start_with_and_without_text_bounds() {
         let c = parse_line("start 42 0x1000 0x2000 64 0x1000 0x5000\n").unwrap();
         let CtlCommand::Start { req, image } = c else { panic!() };
-        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64 });
+        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64, from: CountFrom::Now });
         assert_eq!(image.text, TextSegment { start: 0x1000, end: 0x5000 });
         assert!(!image.is_unknown());
         let CtlCommand::Start { image, .. } = parse_line("start 42 0 0 0").unwrap() else { panic!() };
+        assert!(image.is_unknown());
+    }
+
+    #[test]
+    fn a_final_exec_counts_from_the_exec() {
+        let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 0x401000 0x45e0d6 exec\n").unwrap() else {
+            panic!()
+        };
+        assert_eq!(req, StartRequest { pid: 42, start: 0, end: 0, interval: 0, from: CountFrom::Exec });
+        assert_eq!(image.text, TextSegment { start: 0x401000, end: 0x45e0d6 });
+        let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 exec").unwrap() else { panic!() };
+        assert_eq!(req.from, CountFrom::Exec);
         assert!(image.is_unknown());
     }
 
@@ -106,6 +133,10 @@ mod tests {
             "start -1 0 0 0",
             "start 1 0x 0 0",
             "start 1 0 0 0 0 0 extra",
+            "start 1 0 0 0 exec 0x10 0x20",
+            "start 1 0 0 exec",
+            "start 1 0 0 0 exec exec",
+            "stop exec",
         ] {
             assert_eq!(parse_line(bad), Err(ProfError::Invalid), "{bad:?}");
         }
@@ -114,10 +145,14 @@ mod tests {
 
     #[test]
     fn format_round_trips() {
-        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26 };
+        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26, from: CountFrom::Now };
         let text = TextSegment { start: 0x15780, end: 0x57200 };
         let line = format_start(&req, &text);
         assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200\n");
+        assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
+        let req = StartRequest { from: CountFrom::Exec, ..req };
+        let line = format_start(&req, &text);
+        assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200 exec\n");
         assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
     }
 }

@@ -140,7 +140,7 @@ mod tests {
             fn process_owner(&mut self, _: u32) -> Result<u32, crate::ProfError> {
                 Ok(0)
             }
-            fn start(&mut self, _: u32, _: &ImageLayout) -> Result<(), crate::ProfError> {
+            fn start(&mut self, _: u32, _: &ImageLayout, _: crate::sampler::CountFrom) -> Result<(), crate::ProfError> {
                 Ok(())
             }
             fn collect(&mut self) -> Result<SampleBatch, crate::ProfError> {
@@ -159,7 +159,7 @@ mod tests {
             exec_segments: vec![LoadSegment { vaddr: 0x1000, memsz: 0x1000, offset: 0x1000 }],
         };
         let mut p = Profd::new(One(Some(batch)));
-        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0 }, &image).unwrap();
+        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0, from: crate::sampler::CountFrom::Now }, &image).unwrap();
         p.pump().unwrap();
         let s = p.last_session().unwrap();
         let text = samples_text(Some(s));

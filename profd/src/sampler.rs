@@ -10,6 +10,10 @@ use crate::error::ProfError;
 use crate::image::ImageLayout;
 use crate::session::StopReason;
 
+/// When a session starts counting: at once, or from the process's next exec (the kernel's
+/// own type: `sys:prof_ctl` says it with a final `exec`).
+pub use kprof::CountFrom;
+
 pub mod fake_kernel;
 pub mod kernel;
 #[cfg(target_os = "linux")]
@@ -51,9 +55,9 @@ pub trait Sampler {
     /// The uid owning live process `pid`; `Err(NoProcess)` if there is none.
     fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError>;
 
-    /// Start counting `pid`, an instance of `image`.  `Err(Busy)` if the backend (possibly in
-    /// another process) is already sampling.
-    fn start(&mut self, pid: u32, image: &ImageLayout) -> Result<(), ProfError>;
+    /// Start counting `pid`, an instance of `image`, now or from its next exec.  `Err(Busy)`
+    /// if the backend (possibly in another process) is already sampling.
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError>;
 
     /// Everything counted since the last call; does not block.
     fn collect(&mut self) -> Result<SampleBatch, ProfError>;

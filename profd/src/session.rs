@@ -14,15 +14,18 @@ use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
-use crate::sampler::{Mapping, SampleBatch, Sampler};
+use crate::sampler::{CountFrom, Mapping, SampleBatch, Sampler};
 
-/// The arguments of `profile()`.
+/// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StartRequest {
     pub pid: u32,
     pub start: u64,
     pub end: u64,
     pub interval: u64,
+    /// `Now` to profile a running process; `Exec` when the caller has just started `pid` and
+    /// it has yet to exec the program (only the program's own run is counted).
+    pub from: CountFrom,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +156,7 @@ impl<S: Sampler> Profd<S> {
         if self.state() == SessionState::Running {
             return Err(ProfError::Busy);
         }
-        self.sampler.start(req.pid, image)?;
+        self.sampler.start(req.pid, image, req.from)?;
         self.session = Some(Session {
             pid: req.pid,
             starter_uid: caller_uid,
@@ -302,7 +305,7 @@ mod tests {
         fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
             self.processes.iter().find(|p| p.0 == pid).map(|p| p.1).ok_or(ProfError::NoProcess)
         }
-        fn start(&mut self, pid: u32, _: &ImageLayout) -> Result<(), ProfError> {
+        fn start(&mut self, pid: u32, _: &ImageLayout, _: CountFrom) -> Result<(), ProfError> {
             if self.busy_elsewhere {
                 return Err(ProfError::Busy);
             }
@@ -334,7 +337,7 @@ mod tests {
     }
 
     fn req(pid: u32, start: u64, end: u64, interval: u64) -> StartRequest {
-        StartRequest { pid, start, end, interval }
+        StartRequest { pid, start, end, interval, from: CountFrom::Now }
     }
 
     fn batch(user: &[(u64, u64)]) -> SampleBatch {

@@ -121,6 +121,37 @@ fn pie_samples_are_binned_by_link_address_after_exec() {
 }
 
 #[test]
+fn a_launch_counts_the_program_only_from_its_exec() {
+    let mut s = scheme(u64::MAX);
+    // profil's flow on Redox: start on the forked child with `exec`. Until the exec, the child
+    // runs relibc's exec code in profil's own image, which (static, linked at 0x401000 like
+    // every Redox program) overlaps the program's text: none of it may be counted.
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x45e0d6 exec\n").unwrap();
+    for pc in [0x40_2345, 0x41_0000, 0x7fff_0000_1000] {
+        kernel(&mut s).tick(10, true, pc);
+    }
+    kernel(&mut s).tick(10, false, 0xffff_8000_0000_1000);
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["ticks_user"].as_str(), st["ticks_kernel"].as_str()), ("running", "0", "0"));
+    kernel(&mut s).exec(10, 0x40_1000);
+    kernel(&mut s).tick(10, true, 0x40_2000);
+    kernel(&mut s).tick(10, true, 0x40_2000);
+    kernel(&mut s).tick(10, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).exit(10);
+    let st = status(&mut s);
+    assert_eq!(
+        (st["reason"].as_str(), st["ticks_user"].as_str(), st["ticks_in_bins"].as_str(), st["ticks_kernel"].as_str()),
+        ("exit", "2", "2", "1")
+    );
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x402000 2 text\n");
+
+    // Without `exec` (attaching to a running process) counting starts at once.
+    ctl(&mut s, BOB, "start 11 0 0 0 0x401000 0x45e0d6\n").unwrap();
+    kernel(&mut s).tick(11, true, 0x40_2345);
+    assert_eq!(status(&mut s)["ticks_user"], "1");
+}
+
+#[test]
 fn errno_for_every_error() {
     let mut s = scheme(u64::MAX);
     // Paths and access modes.

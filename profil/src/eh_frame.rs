@@ -6,7 +6,7 @@
 //! boundaries, only no names.  Found through the `PT_GNU_EH_FRAME` program header, which
 //! survives even `strip --strip-all` of the section headers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{program_header, Elf};
 
@@ -150,7 +150,7 @@ fn eh_frame_hdr_ranges(image: &Image) -> Option<Vec<(u64, u64)>> {
     }
     c.encoded(frame_ptr_enc, hdr_addr)?;
     let count = c.encoded(count_enc, hdr_addr)?;
-    let mut fde_encodings: HashMap<u64, u8> = HashMap::new();
+    let mut fde_encodings: HashMap<u64, u8> = HashMap::default();
     let mut ranges = Vec::new();
     for _ in 0..count {
         let _initial_location = c.encoded(table_enc, hdr_addr)?;

@@ -5,7 +5,7 @@
 //! [`crate::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
 //! could not be read as `[name]`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
 use crate::symbolize::{Sample, Symbolizer, PROGRAM};
@@ -55,7 +55,7 @@ pub struct FlatProfile {
 impl FlatProfile {
     /// Group located samples by (object, function).
     pub fn build(samples: &[Sample], symbolizer: &Symbolizer) -> FlatProfile {
-        let mut groups: HashMap<(usize, Option<u64>), FlatEntry> = HashMap::new();
+        let mut groups: HashMap<(usize, Option<u64>), FlatEntry> = HashMap::default();
         for s in samples {
             let l = &s.location;
             let object = l.object;

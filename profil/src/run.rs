@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io::{self, Write};
 
+use profd::sampler::CountFrom;
 use profd::{ProfError, StartRequest};
 
 use crate::backend::Profiler;
@@ -84,7 +85,14 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
     out.flush()?;
     let argv: Vec<String> = std::iter::once(name.clone()).chain(args.program_args.iter().cloned()).collect();
     let mut child = spawn_gated(&path, &argv)?;
-    let req = StartRequest { pid: child.pid, start: args.start, end: args.end, interval: args.interval };
+    // The child waits at the gate, then execs: only the program's own run is counted.
+    let req = StartRequest {
+        pid: child.pid,
+        start: args.start,
+        end: args.end,
+        interval: args.interval,
+        from: CountFrom::Exec,
+    };
     if let Err(e) = profiler.start(req, &image.layout) {
         child.refuse(e)?;
         child.wait()?;

@@ -8,7 +8,7 @@
 //! gets its samples, under its name (`[libfoo.so]`); a sample outside every known mapping is
 //! `[unknown]`.  Nothing is dropped.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use profd::sampler::Mapping;
@@ -63,7 +63,7 @@ impl Symbolizer {
     pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
         let path = program.path.display().to_string();
         let program = Object { name: base_name(name), path: path.clone(), file: Some(program) };
-        Symbolizer { objects: vec![program], by_path: HashMap::new() }
+        Symbolizer { objects: vec![program], by_path: HashMap::default() }
     }
 
     pub fn objects(&self) -> &[Object] {

@@ -10,7 +10,7 @@
 //!
 //! Range names are `[0x15b70-0x15bc0]`: link-time addresses, start inclusive, end exclusive.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{sym, Elf};
 

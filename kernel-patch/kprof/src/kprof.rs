@@ -10,7 +10,8 @@
 //! - [`Profiler`] (one global instance, [`PROFILER`]): one session at a time, its state, pid,
 //!   counters and the exact-PC table. The timer hook calls [`Profiler::sample`], which is
 //!   lock-free and allocation-free; with no session the hook costs one relaxed atomic load
-//!   ([`Profiler::is_on`]).
+//!   ([`Profiler::is_on`]). A session started [`CountFrom::Exec`] counts nothing until its
+//!   process execs, so a launcher's exec code (userspace on Redox) never lands in the profile.
 //! - [`parse_command`]: the text commands written to `sys:prof_ctl`.
 //! - [`Snapshot`]: what `sys:prof_data` returns, its encoder and [`decode`].
 
@@ -102,6 +103,16 @@ impl StopReason {
     }
 }
 
+/// When a session starts counting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountFrom {
+    /// At once: attaching to a running process.
+    Now,
+    /// From the process's next exec (its next address-space switch): a launcher starts the
+    /// session on its child before the child execs the program, as perf's `enable_on_exec`.
+    Exec,
+}
+
 /// Why a control operation was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CtlError {
@@ -155,6 +166,8 @@ pub struct Profiler {
     /// the first stop wins and its reason sticks.
     status: AtomicU32,
     pid: AtomicUsize,
+    /// A [`CountFrom::Exec`] session whose process has not exec'd yet: ticks are not counted.
+    awaiting_exec: AtomicBool,
     exec_base: AtomicU64,
     addr_space_switches: AtomicU64,
     user_ticks: AtomicU64,
@@ -177,6 +190,7 @@ impl Profiler {
             on: AtomicBool::new(false),
             status: AtomicU32::new(State::Idle as u32),
             pid: AtomicUsize::new(0),
+            awaiting_exec: AtomicBool::new(false),
             exec_base: AtomicU64::new(0),
             addr_space_switches: AtomicU64::new(0),
             user_ticks: AtomicU64::new(0),
@@ -226,7 +240,10 @@ impl Profiler {
         // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
         // table is never freed under us.
         self.in_flight.fetch_add(1, Ordering::SeqCst);
-        if self.on.load(Ordering::SeqCst) && pid == self.pid.load(Ordering::Relaxed) {
+        if self.on.load(Ordering::SeqCst)
+            && pid == self.pid.load(Ordering::Relaxed)
+            && !self.awaiting_exec.load(Ordering::Acquire)
+        {
             if !user {
                 self.bump(&self.kernel_ticks);
             } else if self.bump(&self.user_ticks) {
@@ -297,9 +314,10 @@ impl Profiler {
         self.bump(&self.dropped);
     }
 
-    /// Start profiling `pid` with a table of `capacity` slots. The previous session's data is
-    /// discarded. The caller checks that `pid` exists.
-    pub fn start(&self, pid: usize, capacity: usize) -> Result<(), CtlError> {
+    /// Start profiling `pid` with a table of `capacity` slots, counting `from` now or from its
+    /// next exec. The previous session's data is discarded. The caller checks that `pid`
+    /// exists.
+    pub fn start(&self, pid: usize, capacity: usize, from: CountFrom) -> Result<(), CtlError> {
         if pid == 0 {
             return Err(CtlError::InvalidPid);
         }
@@ -333,6 +351,8 @@ impl Profiler {
             counter.store(0, Ordering::Relaxed);
         }
         self.pid.store(pid, Ordering::Relaxed);
+        self.awaiting_exec
+            .store(from == CountFrom::Exec, Ordering::Release);
         self.status.store(
             status_word(State::Running, StopReason::None),
             Ordering::Release,
@@ -360,12 +380,19 @@ impl Profiler {
     }
 
     /// A context of `pid` switched to a new address space (exec, or a new thread being given
-    /// its process's space) whose lowest executable user mapping starts at `exec_base`.
+    /// its process's space) whose lowest executable user mapping starts at `exec_base`. A
+    /// session waiting for the exec counts from here on.
     pub fn note_addr_space_switch(&self, pid: usize, exec_base: u64) {
         if self.is_profiling(pid) {
             self.exec_base.store(exec_base, Ordering::Relaxed);
             self.addr_space_switches.fetch_add(1, Ordering::Relaxed);
+            self.awaiting_exec.store(false, Ordering::Release);
         }
+    }
+
+    /// Is the running session still waiting for its process to exec?
+    pub fn is_awaiting_exec(&self) -> bool {
+        self.is_on() && self.awaiting_exec.load(Ordering::Acquire)
     }
 
     /// Session state and stop reason.
@@ -508,8 +535,12 @@ unsafe fn free_table(table: *mut Slot, capacity: usize) {
 /// A command written to `sys:prof_ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `start <pid> [capacity]`
-    Start { pid: usize, capacity: usize },
+    /// `start <pid> [capacity] [exec]`
+    Start {
+        pid: usize,
+        capacity: usize,
+        from: CountFrom,
+    },
     /// `stop`
     Stop,
 }
@@ -547,8 +578,9 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Parse one `sys:prof_ctl` command: `start <pid> [capacity]` or `stop`. Words are separated
-/// by ASCII whitespace (a trailing newline is fine); numbers are decimal or `0x`-hex.
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec]` or `stop`. Words are
+/// separated by ASCII whitespace (a trailing newline is fine); numbers are decimal or `0x`-hex.
+/// A final `exec` makes the session count from the process's next exec ([`CountFrom::Exec`]).
 pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
     let mut words = input
         .split(|byte| byte.is_ascii_whitespace())
@@ -560,14 +592,27 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             if pid == 0 {
                 return Err(ParseError::ZeroPid);
             }
-            let capacity = match words.next() {
-                Some(word) => parse_number(word)?,
-                None => DEFAULT_CAPACITY,
+            let mut next = words.next();
+            let capacity = match next {
+                Some(word) if word != b"exec" => {
+                    next = words.next();
+                    parse_number(word)?
+                }
+                _ => DEFAULT_CAPACITY,
             };
             if capacity == 0 || capacity > MAX_CAPACITY {
                 return Err(ParseError::BadCapacity);
             }
-            Command::Start { pid, capacity }
+            let from = match next {
+                Some(b"exec") => CountFrom::Exec,
+                Some(_) => return Err(ParseError::TrailingWords),
+                None => CountFrom::Now,
+            };
+            Command::Start {
+                pid,
+                capacity,
+                from,
+            }
         }
         _ => return Err(ParseError::UnknownCommand),
     };

@@ -1,9 +1,21 @@
-//! The `sys:prof_ctl` grammar: `start <pid> [capacity]` | `stop`.
+//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec]` | `stop`.
 
-use kprof::{Command, DEFAULT_CAPACITY, MAX_CAPACITY, ParseError, parse_command};
+use kprof::{Command, CountFrom, DEFAULT_CAPACITY, MAX_CAPACITY, ParseError, parse_command};
 
 fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
-    Ok(Command::Start { pid, capacity })
+    Ok(Command::Start {
+        pid,
+        capacity,
+        from: CountFrom::Now,
+    })
+}
+
+fn start_at_exec(pid: usize, capacity: usize) -> Result<Command, ParseError> {
+    Ok(Command::Start {
+        pid,
+        capacity,
+        from: CountFrom::Exec,
+    })
 }
 
 #[test]
@@ -19,6 +31,22 @@ fn good_commands() {
     );
     assert_eq!(parse_command(b"start 5 1048576"), start(5, MAX_CAPACITY));
     assert_eq!(parse_command(b"start 007 1"), start(7, 1));
+}
+
+#[test]
+fn exec_counts_from_the_next_exec() {
+    assert_eq!(
+        parse_command(b"start 12 exec"),
+        start_at_exec(12, DEFAULT_CAPACITY)
+    );
+    assert_eq!(
+        parse_command(b"start 12 16384 exec\n"),
+        start_at_exec(12, 16384)
+    );
+    assert_eq!(
+        parse_command(b"start 0x1f 0x400\texec"),
+        start_at_exec(31, 1024)
+    );
 }
 
 #[test]
@@ -47,6 +75,12 @@ fn bad_commands() {
         (b"start 3 1048577", BadCapacity),
         (b"start 3 abc", BadNumber),
         (b"start 3 4 5", TrailingWords),
+        (b"start 3 exec 4", TrailingWords),
+        (b"start 3 4 exec exec", TrailingWords),
+        (b"start 3 4 EXEC", TrailingWords),
+        (b"start 3 execute", BadNumber),
+        (b"start exec", BadNumber),
+        (b"start 3 0 exec", BadCapacity),
         (b"stop now", TrailingWords),
     ];
     for (input, error) in cases {

@@ -1,7 +1,9 @@
 //! The `sys:prof_data` layout: the kernel's encoder and userspace's decoder agree, and the
 //! decoder refuses (without panicking) anything else.
 
-use kprof::{DecodeError, Entry, HEADER_LEN, MAGIC, Profiler, Snapshot, State, StopReason, decode};
+use kprof::{
+    CountFrom, DecodeError, Entry, HEADER_LEN, MAGIC, Profiler, Snapshot, State, StopReason, decode,
+};
 
 fn sample_snapshot() -> Snapshot {
     Snapshot {
@@ -59,7 +61,7 @@ fn round_trip() {
 #[test]
 fn round_trip_from_a_live_profiler() {
     let p = Profiler::new(u64::MAX);
-    p.start(9, 32).unwrap();
+    p.start(9, 32, CountFrom::Now).unwrap();
     p.note_switch(3, 9);
     for pc in [0x30, 0x10, 0x20, 0x10] {
         p.sample(3, true, pc);

@@ -1,14 +1,14 @@
 //! The prof table and session rules, driven the way the kernel drives them: `note_switch` from
 //! the scheduler, `sample` from the timer tick on each CPU, control calls from `sys:prof_ctl`.
 
-use kprof::{CtlError, Entry, MAX_CAPACITY, Profiler, State, StopReason};
+use kprof::{CountFrom, CtlError, Entry, MAX_CAPACITY, Profiler, State, StopReason};
 use std::sync::Arc;
 
 const PID: usize = 42;
 
 fn running(limit: u64, capacity: usize) -> Profiler {
     let p = Profiler::new(limit);
-    p.start(PID, capacity).unwrap();
+    p.start(PID, capacity, CountFrom::Now).unwrap();
     p.note_switch(0, PID);
     p
 }
@@ -78,8 +78,8 @@ fn kernel_mode_ticks_go_to_the_kernel_counter() {
 #[test]
 fn only_the_profiled_pid_counts_and_pid_zero_never_matches() {
     let p = Profiler::new(u64::MAX);
-    assert_eq!(p.start(0, 16), Err(CtlError::InvalidPid));
-    p.start(PID, 16).unwrap();
+    assert_eq!(p.start(0, 16, CountFrom::Now), Err(CtlError::InvalidPid));
+    p.start(PID, 16, CountFrom::Now).unwrap();
     p.note_switch(0, 7); // another process
     p.note_switch(1, 0); // idle / kernel thread
     p.sample(0, true, 0x1000);
@@ -186,7 +186,7 @@ fn stop_request_keeps_the_data_until_the_next_start() {
     assert!(!p.process_exited(PID));
     assert_eq!(p.status().1, StopReason::Request);
 
-    p.start(PID, 8).unwrap();
+    p.start(PID, 8, CountFrom::Now).unwrap();
     let s = p.snapshot().unwrap();
     assert_eq!(
         (s.state, s.user_ticks, s.entries.len(), s.capacity),
@@ -208,14 +208,17 @@ fn exit_of_the_profiled_process_ends_the_session() {
 #[test]
 fn one_session_at_a_time_and_capacity_is_bounded() {
     let p = running(u64::MAX, 16);
-    assert_eq!(p.start(PID + 1, 16), Err(CtlError::Busy));
+    assert_eq!(p.start(PID + 1, 16, CountFrom::Now), Err(CtlError::Busy));
     p.stop();
-    assert_eq!(p.start(PID, 0), Err(CtlError::InvalidCapacity));
     assert_eq!(
-        p.start(PID, MAX_CAPACITY + 1),
+        p.start(PID, 0, CountFrom::Now),
         Err(CtlError::InvalidCapacity)
     );
-    p.start(PID, MAX_CAPACITY).unwrap();
+    assert_eq!(
+        p.start(PID, MAX_CAPACITY + 1, CountFrom::Now),
+        Err(CtlError::InvalidCapacity)
+    );
+    p.start(PID, MAX_CAPACITY, CountFrom::Now).unwrap();
 }
 
 #[test]
@@ -232,11 +235,63 @@ fn exec_base_is_recorded_for_the_profiled_pid_only() {
 }
 
 #[test]
+fn a_session_started_for_exec_counts_only_after_the_exec() {
+    let p = Profiler::new(u64::MAX);
+    p.start(PID, 16, CountFrom::Exec).unwrap();
+    p.note_switch(0, PID);
+    assert!(p.is_on() && p.is_awaiting_exec());
+    // The launcher's exec code runs as the profiled pid: user and kernel ticks not counted.
+    p.sample(0, true, 0x40_1000);
+    p.sample(0, false, 0xffff_8000_0000_1000);
+    // Another process's exec does not arm it.
+    p.note_addr_space_switch(7, 0x40_0000);
+    p.sample(0, true, 0x40_1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (s.state, s.user_ticks, s.kernel_ticks, s.entries.len()),
+        (State::Running, 0, 0, 0)
+    );
+    p.note_addr_space_switch(PID, 0x40_0000);
+    assert!(!p.is_awaiting_exec());
+    p.sample(0, true, 0x40_2000);
+    p.sample(0, false, 0xffff_8000_0000_1000);
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (
+            s.user_ticks,
+            s.kernel_ticks,
+            s.addr_space_switches,
+            s.exec_base
+        ),
+        (1, 1, 1, 0x40_0000)
+    );
+    assert_eq!(counts(&p), vec![(0x40_2000, 1)]);
+}
+
+#[test]
+fn a_session_waiting_for_exec_ends_with_its_process_or_a_stop() {
+    let p = Profiler::new(u64::MAX);
+    p.start(PID, 16, CountFrom::Exec).unwrap();
+    // The child could not exec and exits: the session ends, empty, with reason exit.
+    assert!(p.process_exited(PID));
+    assert_eq!(p.status(), (State::Stopped, StopReason::Exit));
+    assert!(!p.is_awaiting_exec());
+    p.start(PID, 16, CountFrom::Exec).unwrap();
+    assert!(p.stop());
+    assert_eq!(p.status(), (State::Stopped, StopReason::Request));
+    // A later session started now counts at once: the flag does not leak into it.
+    p.start(PID, 16, CountFrom::Now).unwrap();
+    p.note_switch(0, PID);
+    p.sample(0, true, 0x1000);
+    assert_eq!(counts(&p), vec![(0x1000, 1)]);
+}
+
+#[test]
 fn threads_on_many_cpus_sum_exactly() {
     const THREADS: usize = 8;
     const PER_THREAD: u64 = 64 * 300;
     let p = Arc::new(Profiler::new(u64::MAX));
-    p.start(PID, 1024).unwrap();
+    p.start(PID, 1024, CountFrom::Now).unwrap();
     let workers: Vec<_> = (0..THREADS)
         .map(|cpu| {
             let p = Arc::clone(&p);
@@ -274,7 +329,7 @@ fn threads_on_many_cpus_sum_exactly() {
 #[test]
 fn threads_racing_for_a_small_table_never_lose_a_tick() {
     let p = Arc::new(Profiler::new(u64::MAX));
-    p.start(PID, 16).unwrap();
+    p.start(PID, 16, CountFrom::Now).unwrap();
     let workers: Vec<_> = (0..4)
         .map(|cpu| {
             let p = Arc::clone(&p);
@@ -302,7 +357,7 @@ fn threads_racing_for_a_small_table_never_lose_a_tick() {
 #[test]
 fn a_stop_racing_with_samplers_leaves_consistent_final_numbers() {
     let p = Arc::new(Profiler::new(u64::MAX));
-    p.start(PID, 256).unwrap();
+    p.start(PID, 256, CountFrom::Now).unwrap();
     let workers: Vec<_> = (0..4)
         .map(|cpu| {
             let p = Arc::clone(&p);

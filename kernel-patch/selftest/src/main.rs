@@ -153,14 +153,15 @@ extern "C" fn thread_main() -> ! {
 }
 
 /// The exec and exit hooks: profile a new context with its own pid while its address space is
-/// still empty, give it ours the way exec does (`current-addrspace`), let it run, kill it,
-/// and expect the session to end by itself with reason exit, the exec counted and the load
-/// mapping found.
+/// still empty, as a launcher does (`start … exec`: counting begins at its exec), give it ours
+/// the way exec does (`current-addrspace`), let it run, kill it, and expect the session to
+/// have counted after the exec and to end by itself with reason exit, the exec counted and the
+/// load mapping found.
 fn exit_and_exec(proc_root: usize, me: usize) -> Outcome {
     let fail = |what: &str, e: sys::Errno| format!("EXIT {what}: {e}");
     let thread = sys::dup(proc_root, "new-context").map_err(|e| fail("new-context", e))?;
     set_attrs(proc_root, thread, THREAD_PID, b"kprof-thread")?;
-    sys::write_sys("prof_ctl", &format!("start {THREAD_PID} 256")).map_err(|e| fail("start", e))?;
+    sys::write_sys("prof_ctl", &format!("start {THREAD_PID} 256 exec")).map_err(|e| fail("start", e))?;
     let before = snapshot()?;
     let before = (before.exec_base, before.addr_space_switches);
 
@@ -341,6 +342,7 @@ fn check_ctl_errors() -> Outcome {
         ("start 0", 22),
         ("bogus", 22),
         ("start 42 0", 22),
+        ("start 42 exec 1", 22),
         ("start 9999", 3),
     ] {
         match sys::write_sys("prof_ctl", command) {

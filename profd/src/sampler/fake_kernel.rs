@@ -52,9 +52,9 @@ impl KernelFiles for FakeKernel {
             kprof::Command::Stop => {
                 self.prof.stop();
             }
-            kprof::Command::Start { pid, capacity } => {
+            kprof::Command::Start { pid, capacity, from } => {
                 let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
-                self.prof.start(pid, capacity).map_err(|e| match e {
+                self.prof.start(pid, capacity, from).map_err(|e| match e {
                     kprof::CtlError::Busy => os(libc::EBUSY),
                     kprof::CtlError::NoMemory => os(libc::ENOMEM),
                     _ => os(libc::EINVAL),

@@ -14,7 +14,7 @@ use std::io;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{SampleBatch, Sampler};
+use crate::sampler::{CountFrom, SampleBatch, Sampler};
 use crate::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
@@ -76,8 +76,14 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
-    fn start(&mut self, pid: u32, image: &ImageLayout) -> Result<(), ProfError> {
-        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}\n")).map_err(|e| errno(&e))?;
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError> {
+        // On Redox exec runs in userspace (relibc), in the launched child: `exec` keeps that
+        // code, linked like every static program at 0x401000, out of the program's bins.
+        let when = match from {
+            CountFrom::Now => "",
+            CountFrom::Exec => " exec",
+        };
+        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}\n")).map_err(|e| errno(&e))?;
         self.session = Some(KernelSession {
             pid,
             image: image.clone(),

@@ -29,7 +29,7 @@ use sys::bindings as b;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{Mapping, SampleBatch, Sampler};
+use crate::sampler::{CountFrom, Mapping, SampleBatch, Sampler};
 use crate::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
@@ -127,7 +127,7 @@ impl PerfEventSampler {
         Ok(())
     }
 
-    fn open(&self, pid: u32, cpu: i32, count_kernel: bool) -> io::Result<OwnedFd> {
+    fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom) -> io::Result<OwnedFd> {
         // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
         let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
         attr.type_ = b::PERF_TYPE_SOFTWARE;
@@ -135,8 +135,10 @@ impl PerfEventSampler {
         attr.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
         attr.__bindgen_anon_1.sample_period = self.period_ns;
         attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID) as u64;
-        attr.set_disabled(1);
-        attr.set_enable_on_exec(1);
+        // From exec: armed now, counting from the child's exec (its pre-exec code is profil's).
+        let at_exec = u64::from(from == CountFrom::Exec);
+        attr.set_disabled(at_exec);
+        attr.set_enable_on_exec(at_exec);
         attr.set_inherit(1);
         attr.set_exclude_kernel(u64::from(!count_kernel));
         attr.set_exclude_hv(1);
@@ -157,12 +159,12 @@ impl PerfEventSampler {
 
 
     /// An inheriting event with a ring buffer on every CPU.
-    fn open_rings(&self, pid: u32, count_kernel: bool) -> io::Result<Vec<Ring>> {
+    fn open_rings(&self, pid: u32, count_kernel: bool, from: CountFrom) -> io::Result<Vec<Ring>> {
         // SAFETY: sysconf has no preconditions.
         let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
         let mut rings = Vec::new();
         for cpu in 0..cpus {
-            let fd = match self.open(pid, cpu, count_kernel) {
+            let fd = match self.open(pid, cpu, count_kernel, from) {
                 Ok(fd) => fd,
                 // An offline CPU.
                 Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
@@ -222,7 +224,7 @@ impl Sampler for PerfEventSampler {
         }
     }
 
-    fn start(&mut self, pid: u32, image: &ImageLayout) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError> {
         self.stop();
         let lock = lock_session()?;
         // SAFETY: pidfd_open has no memory arguments.
@@ -233,10 +235,10 @@ impl Sampler for PerfEventSampler {
         // SAFETY: a fresh descriptor owned by nobody else.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
         // Kernel-mode ticks where allowed; user mode only where the kernel says no.
-        let (rings, counts_kernel) = match self.open_rings(pid, true) {
+        let (rings, counts_kernel) = match self.open_rings(pid, true, from) {
             Ok(rings) => (rings, true),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
-                (self.open_rings(pid, false).map_err(|e| os_error(&e))?, false)
+                (self.open_rings(pid, false, from).map_err(|e| os_error(&e))?, false)
             }
             Err(e) => return Err(os_error(&e)),
         };

@@ -8,10 +8,14 @@ fuzz_target!(|data: &[u8]| {
     let Ok(c) = kprof::parse_command(data) else { return };
     let canonical = match c {
         kprof::Command::Stop => "stop\n".to_string(),
-        kprof::Command::Start { pid, capacity } => {
+        kprof::Command::Start { pid, capacity, from } => {
             assert_ne!(pid, 0);
             assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
-            format!("start {pid:#x} {capacity}\n")
+            let when = match from {
+                kprof::CountFrom::Now => "",
+                kprof::CountFrom::Exec => " exec",
+            };
+            format!("start {pid:#x} {capacity}{when}\n")
         }
     };
     assert_eq!(kprof::parse_command(canonical.as_bytes()), Ok(c));
