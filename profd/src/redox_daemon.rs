@@ -1,11 +1,13 @@
 //! The Redox side of the daemon: a thin `SchemeSync` adapter over `ProfScheme`, readiness to
-//! init, the null namespace. Every method only translates types.
+//! init, the null namespace. Every method only translates types; every request gets an answer
+//! (the request loop follows redox-scheme 0.12's own blocking loop, `wrappers.rs`).
 
 use profd::sampler::kernel::{KernelSampler, SysFiles};
-use profd::scheme::{Access, Node, ProfScheme};
+use profd::scheme::{Access, ProfScheme};
 use profd::Profd;
 use redox_scheme::scheme::{SchemeState, SchemeSync};
-use redox_scheme::{CallerCtx, OpenResult, RequestKind, SignalBehavior, Socket};
+use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};
+use syscall::dirent::{DirEntry, DirentBuf, DirentKind};
 use syscall::error::{Error, Result, EACCES};
 use syscall::flag::{O_ACCMODE, O_RDONLY, O_WRONLY};
 use syscall::schemev2::NewFdFlags;
@@ -46,22 +48,46 @@ impl SchemeSync for ProfSchemeAdapter {
     }
 
     fn fstat(&mut self, id: usize, stat: &mut Stat, _ctx: &CallerCtx) -> Result<()> {
-        stat.st_mode = match self.0.node(id).map_err(Error::new)? {
-            Node::Root => MODE_DIR | 0o555,
-            Node::Ctl => MODE_FILE | 0o222,
-            _ => MODE_FILE | 0o444,
-        };
-        stat.st_size = self.0.size(id).map_err(Error::new)?;
+        let st = self.0.stat(id).map_err(Error::new)?;
+        stat.st_mode = if st.is_dir { MODE_DIR } else { MODE_FILE } | st.perm;
+        stat.st_size = st.size;
         Ok(())
     }
 
     fn fpath(&mut self, id: usize, buf: &mut [u8], _ctx: &CallerCtx) -> Result<usize> {
-        let node = self.0.node(id).map_err(Error::new)?;
-        let name = profd::scheme::ENTRIES.iter().find(|e| e.1 == node).map_or("", |e| e.0);
-        let path = format!("/scheme/prof/{name}");
+        let path = self.0.path(id).map_err(Error::new)?;
         let n = path.len().min(buf.len());
         buf[..n].copy_from_slice(&path.as_bytes()[..n]);
         Ok(n)
+    }
+
+    fn getdents<'buf>(
+        &mut self,
+        id: usize,
+        mut buf: DirentBuf<&'buf mut [u8]>,
+        opaque_offset: u64,
+    ) -> Result<DirentBuf<&'buf mut [u8]>> {
+        let mut result = Ok(());
+        let mut first = true;
+        self.0
+            .dir_entries(id, opaque_offset, |index, name| {
+                let kind = DirentKind::Regular;
+                match buf.entry(DirEntry { inode: index, next_opaque_id: index + 1, name, kind }) {
+                    Ok(()) => {
+                        first = false;
+                        true
+                    }
+                    Err(e) => {
+                        // A full buffer ends this call; only one too small for any entry fails.
+                        if first {
+                            result = Err(e);
+                        }
+                        false
+                    }
+                }
+            })
+            .map_err(Error::new)?;
+        result.map(|()| buf)
     }
 
     fn on_close(&mut self, id: usize) {
@@ -102,7 +128,23 @@ pub fn run() -> ! {
                 socket.write_response(response, SignalBehavior::Restart).expect("profd: writing a response");
             }
             RequestKind::OnClose { id } => scheme.on_close(id),
-            _ => {}
+            // No fds are passed through prof: (the defaults answer EOPNOTSUPP), but the caller
+            // waits for an answer.
+            RequestKind::SendFd(req) => {
+                let response = Response::new(scheme.on_sendfd(&req), req);
+                socket.write_response(response, SignalBehavior::Restart).expect("profd: writing a response");
+            }
+            RequestKind::RecvFd(req) => {
+                let response = Response::open_dup_like(scheme.on_recvfd(&req), req);
+                socket.write_response(response, SignalBehavior::Restart).expect("profd: writing a response");
+            }
+            // Every call is answered at once, so there is nothing pending to cancel; the rest
+            // are notifications that want no answer.
+            RequestKind::Cancellation(_)
+            | RequestKind::OnDetach { .. }
+            | RequestKind::MmapMsg
+            | RequestKind::MunmapMsg
+            | RequestKind::MsyncMsg => {}
         }
     }
 }

@@ -12,7 +12,12 @@
 //! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
-//! later offsets, so a reader sees one consistent profile however small its buffer.
+//! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
+//! with the kernel's file position; one without a position ([`UNPOSITIONED`]) reads on from
+//! the file's own cursor.
+//!
+//! Also what `ls` and `stat` ask: [`ProfScheme::dir_entries`], [`ProfScheme::stat`],
+//! [`ProfScheme::path`].
 
 use std::collections::BTreeMap;
 
@@ -24,6 +29,22 @@ use crate::session::Profd;
 
 /// An errno value (the same numbers on Redox and Linux).
 pub type Errno = i32;
+
+/// The offset of a read or write that carries no file position (Redox passes `u64::MAX`).
+pub const UNPOSITIONED: u64 = u64::MAX;
+
+/// The scheme's path, as `fpath` reports it.
+pub const SCHEME_PATH: &str = "/scheme/prof";
+
+/// What `fstat` reports of an open file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub is_dir: bool,
+    /// Permission bits: the directory `0o555`, `ctl` `0o222`, the others `0o444`.
+    pub perm: u16,
+    /// Bytes of the file's current snapshot.
+    pub size: u64,
+}
 
 /// The files of the scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +74,8 @@ struct OpenFile {
     node: Node,
     uid: u32,
     content: Option<Vec<u8>>,
+    /// Where an unpositioned read goes on from.
+    cursor: u64,
 }
 
 /// The handler: the profiling service plus the open files.
@@ -100,7 +123,7 @@ impl<S: Sampler> ProfScheme<S> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.files.insert(id, OpenFile { node, uid, content: None });
+        self.files.insert(id, OpenFile { node, uid, content: None, cursor: 0 });
         Ok(id)
     }
 
@@ -108,12 +131,14 @@ impl<S: Sampler> ProfScheme<S> {
         self.files.get(&id).map(|f| f.node).ok_or(libc::EBADF)
     }
 
-    /// Read from `offset`; offset 0 renders a fresh snapshot.
+    /// Read from `offset` ([`UNPOSITIONED`]: from the file's cursor); offset 0 renders a
+    /// fresh snapshot.
     pub fn read(&mut self, id: usize, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
-        let (node, uid, stale) = {
+        let (node, uid, offset) = {
             let f = self.files.get(&id).ok_or(libc::EBADF)?;
-            (f.node, f.uid, offset == 0 || f.content.is_none())
+            (f.node, f.uid, if offset == UNPOSITIONED { f.cursor } else { offset })
         };
+        let stale = offset == 0 || self.files[&id].content.is_none();
         if node == Node::Ctl {
             return Err(libc::EBADF);
         }
@@ -121,11 +146,49 @@ impl<S: Sampler> ProfScheme<S> {
             let content = self.render(node, uid)?;
             self.files.get_mut(&id).ok_or(libc::EBADF)?.content = Some(content);
         }
-        let content = self.files[&id].content.as_deref().unwrap_or(&[]);
+        let file = self.files.get_mut(&id).ok_or(libc::EBADF)?;
+        let content = file.content.as_deref().unwrap_or(&[]);
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(content.len());
         let n = buf.len().min(content.len() - start);
         buf[..n].copy_from_slice(&content[start..start + n]);
+        file.cursor = (start + n) as u64;
         Ok(n)
+    }
+
+    /// The directory's entries from `offset` on (an entry's index; the next one resumes at
+    /// index + 1), given to `emit` until it says the caller's buffer is full. ENOTDIR for a
+    /// file.
+    pub fn dir_entries(&self, id: usize, offset: u64, mut emit: impl FnMut(u64, &'static str) -> bool) -> Result<(), Errno> {
+        if self.node(id)? != Node::Root {
+            return Err(libc::ENOTDIR);
+        }
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        for (index, (name, _)) in ENTRIES.iter().enumerate().skip(skip) {
+            if !emit(index as u64, name) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `fstat`: kind, permissions and the size of the current snapshot (rendered if needed).
+    pub fn stat(&mut self, id: usize) -> Result<FileStat, Errno> {
+        let node = self.node(id)?;
+        let perm = match node {
+            Node::Root => 0o555,
+            Node::Ctl => 0o222,
+            _ => 0o444,
+        };
+        Ok(FileStat { is_dir: node == Node::Root, perm, size: self.size(id)? })
+    }
+
+    /// `fpath`: `/scheme/prof` for the directory, `/scheme/prof/<name>` for a file.
+    pub fn path(&self, id: usize) -> Result<String, Errno> {
+        let node = self.node(id)?;
+        Ok(match ENTRIES.iter().find(|e| e.1 == node) {
+            Some((name, _)) => format!("{SCHEME_PATH}/{name}"),
+            None => SCHEME_PATH.to_string(),
+        })
     }
 
     /// Size of the file's current snapshot (rendering one if needed).

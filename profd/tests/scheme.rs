@@ -276,3 +276,66 @@ fn reads_are_consistent_snapshots() {
     assert_eq!(s.size(id).unwrap(), m as u64);
     s.close(id);
 }
+
+#[test]
+fn unpositioned_reads_go_on_from_the_files_cursor() {
+    use profd::scheme::UNPOSITIONED;
+    let mut s = scheme(u64::MAX);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
+    kernel(&mut s).tick(10, true, 0x401000);
+    let whole = text(&mut s, ALICE, "status");
+    let id = s.open("status", Access::Read, ALICE).unwrap();
+    let (mut got, mut buf) = (Vec::new(), [0u8; 9]);
+    loop {
+        match s.read(id, &mut buf, UNPOSITIONED).unwrap() {
+            0 => break,
+            n => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert_eq!(String::from_utf8(got).unwrap(), whole);
+    // A positioned read in between moves the cursor with it.
+    assert_eq!(s.read(id, &mut buf, 0).unwrap(), 9);
+    assert_eq!(s.read(id, &mut buf, UNPOSITIONED).unwrap(), 9);
+    assert_eq!(&buf[..], &whole.as_bytes()[9..18]);
+    s.close(id);
+}
+
+#[test]
+fn ls_and_stat_see_a_directory_of_five_files() {
+    use profd::scheme::FileStat;
+    let mut s = scheme(u64::MAX);
+    let root = s.open("", Access::Read, BOB).unwrap();
+    let list = |s: &Scheme, offset: u64, room: usize| {
+        let mut got = Vec::new();
+        s.dir_entries(root, offset, |index, name| {
+            got.push((index, name));
+            got.len() < room
+        })
+        .map(|()| got)
+    };
+    let all = list(&s, 0, usize::MAX).unwrap();
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples")]);
+    // A small buffer: the listing resumes at the index after the last entry given.
+    assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
+    assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
+    assert_eq!(list(&s, 5, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
+
+    let st = s.stat(root).unwrap();
+    assert_eq!((st.is_dir, st.perm), (true, 0o555));
+    assert_eq!(s.path(root).unwrap(), "/scheme/prof");
+    let ctl_id = s.open("ctl", Access::Write, BOB).unwrap();
+    assert_eq!(s.dir_entries(ctl_id, 0, |_, _| true), Err(libc::ENOTDIR));
+    assert_eq!(s.stat(ctl_id).unwrap(), FileStat { is_dir: false, perm: 0o222, size: 0 });
+    assert_eq!(s.path(ctl_id).unwrap(), "/scheme/prof/ctl");
+    let status_id = s.open("status", Access::Read, BOB).unwrap();
+    let status_len = text(&mut s, BOB, "status").len() as u64;
+    assert_eq!(s.stat(status_id).unwrap(), FileStat { is_dir: false, perm: 0o444, size: status_len });
+    assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
+    for id in [root, ctl_id, status_id] {
+        s.close(id);
+    }
+    assert_eq!(s.stat(root), Err(libc::EBADF));
+    assert_eq!(s.path(root), Err(libc::EBADF));
+    assert_eq!(s.dir_entries(root, 0, |_, _| true), Err(libc::EBADF));
+}
