@@ -35,8 +35,9 @@ fn pipe() -> io::Result<(std::fs::File, std::fs::File)> {
     unsafe { Ok((OwnedFd::from_raw_fd(fds[0]).into(), OwnedFd::from_raw_fd(fds[1]).into())) }
 }
 
-/// Fork a child that will exec `path` with `argv` once released.
-pub fn spawn_gated(path: &Path, argv: &[String]) -> io::Result<Child> {
+/// Fork a child that will exec `path` with `argv` once released; with `stdout_to_stderr` its
+/// standard output is profil's standard error (an export has standard output).
+pub fn spawn_gated(path: &Path, argv: &[String], stdout_to_stderr: bool) -> io::Result<Child> {
     use std::os::unix::ffi::OsStrExt;
     let c_path = CString::new(path.as_os_str().as_bytes())?;
     let c_args: Vec<CString> = argv.iter().map(|a| CString::new(a.as_bytes())).collect::<Result<_, _>>()?;
@@ -54,6 +55,10 @@ pub fn spawn_gated(path: &Path, argv: &[String]) -> io::Result<Child> {
         0 => {
             drop(gate_w);
             drop(status_r);
+            if stdout_to_stderr {
+                // SAFETY: dup2 on the standard descriptors; nothing else uses them here.
+                unsafe { libc::dup2(2, 1) };
+            }
             child(gate_r, status_w, &c_path, &c_argv, &program)
         }
         pid => Ok(Child { pid: pid as u32, gate: Some(gate_w), exec_status: status_r }),
@@ -72,6 +77,7 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
         // SAFETY: _exit is always safe; skip atexit handlers that belong to the parent.
         unsafe { libc::_exit(CHILD_ERROR_STATUS) }
     }
+    restore_signal_defaults();
     // SAFETY: path and argv are NUL-terminated and outlive the call.
     unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
     let err = io::Error::last_os_error();
@@ -79,6 +85,19 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
     eprintln!("Profil Error: Cannot execute '{program}': {}", crate::run::os_message(&err));
     // SAFETY: as above.
     unsafe { libc::_exit(CHILD_ERROR_STATUS) }
+}
+
+/// The program starts with the signal state a shell gives it: the Rust runtime ignores SIGPIPE
+/// in profil (so `profil prog | head` would leave prog printing into a closed pipe forever),
+/// and no signal blocked. Handlers profil installed are reset by exec itself.
+fn restore_signal_defaults() {
+    // SAFETY: plain libc calls on a local signal set, in the single-threaded child.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    }
 }
 
 impl Child {

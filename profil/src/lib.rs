@@ -9,8 +9,8 @@
 //! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol.
 //! * [`backend`] — where profiling happens: embedded profd on Linux, `/scheme/prof` on Redox.
 //! * [`run`] — the whole run, wiring the above together.
-//! * [`report`] — the Minix report; [`flat`] — the per-function profile; [`disasm`] — the
-//!   instruction view.
+//! * [`report`] — the Minix report; [`report_out`] — where it goes; [`flat`] — the
+//!   per-function profile; [`disasm`] — the instruction view.
 //! * [`exports`] — gmon.out (gprof), folded stacks (flame graphs), JSON.
 
 pub mod backend;
@@ -25,6 +25,7 @@ pub mod object_file;
 pub mod privilege;
 pub mod profile;
 pub mod report;
+pub mod report_out;
 pub mod run;
 pub mod symbolize;
 pub mod symbols;

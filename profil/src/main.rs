@@ -1,7 +1,6 @@
 //! `profil [-s start] [-e end] [-i interval] prog args…`: run a program under Minix-style
 //! profiling and print where its time went.  Thin: the work is in the library modules.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use profil::cli::{self, Command};
@@ -25,7 +24,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Profile(args) => {
-            let status = match run(&args, &mut std::io::stdout()) {
+            let status = match run(&args) {
                 Ok(code) => code,
                 Err(RunError::Reported) => 1,
                 Err(e) => {
@@ -33,7 +32,6 @@ fn main() -> ExitCode {
                     1
                 }
             };
-            let _ = std::io::stdout().flush();
             ExitCode::from(status)
         }
     }

@@ -16,6 +16,7 @@ use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
 use crate::profile::Outcome;
 use crate::report::{self, ExitKind};
+use crate::report_out::ReportOut;
 use crate::symbolize::Symbolizer;
 
 /// Why a run produced no report.
@@ -62,9 +63,10 @@ pub fn os_message(e: &io::Error) -> String {
     }
 }
 
-/// Run `args.program` under profiling, writing the report to `out`.  Returns the exit status
-/// for profil: the program's own (128 + signal if it was killed).
-pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
+/// Run `args.program` under profiling and print the report (on standard output, or on standard
+/// error when an export takes standard output).  Returns the exit status for profil: the
+/// program's own (128 + signal if it was killed).
+pub fn run(args: &Args) -> Result<u8, RunError> {
     let name = &args.program;
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
     let path = elf::find_program(name).map_err(|e| cannot(&e))?;
@@ -78,13 +80,16 @@ pub fn run(args: &Args, out: &mut impl Write) -> Result<u8, RunError> {
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
-    let exports = Exports::create(args).map_err(|e| RunError::Program(e.to_string()))?;
+    let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
+    // With an export on standard output, the report and the program's output go to stderr.
+    let to_stderr = exports.uses_stdout();
+    let out = &mut ReportOut::new(to_stderr);
     let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
 
     out.write_all(report::output_banner(name).as_bytes())?;
     out.flush()?;
     let argv: Vec<String> = std::iter::once(name.clone()).chain(args.program_args.iter().cloned()).collect();
-    let mut child = spawn_gated(&path, &argv)?;
+    let mut child = spawn_gated(&path, &argv, to_stderr)?;
     // The child waits at the gate, then execs: only the program's own run is counted.
     let req = StartRequest {
         pid: child.pid,

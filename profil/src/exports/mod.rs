@@ -4,17 +4,22 @@
 //! * [`collapsed`] — `--collapsed FILE`: folded stacks for flamegraph.pl / inferno;
 //! * [`json`] — `--json FILE`: the whole run, for scripts.
 //!
-//! The files are created before the program starts, so an unwritable path fails at once
-//! rather than after a long run.
+//! No export ever damages a file: the paths are checked before the program starts (an
+//! unwritable path, the program itself, or two exports naming one file fail at once), and a
+//! regular file is written to a temporary file beside it and renamed into place only when the
+//! run has succeeded, so a refused, failed or killed run leaves what was there. `-` (or a path
+//! naming the file standard output already is, like `/dev/stdout`) writes to standard output;
+//! the report and the program's output then go to standard error.
 
 pub mod collapsed;
 pub mod gmon;
 pub mod json;
 
 use std::fmt;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use crate::cli::Args;
 use crate::flat::FlatProfile;
@@ -28,9 +33,20 @@ enum Format {
     Json,
 }
 
-/// The export files asked for, open for writing.
+/// Where one export goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// Standard output.
+    Stdout,
+    /// A regular file or a new one: written beside it, then renamed over it.
+    Replace(PathBuf),
+    /// An existing file that is not a regular file (`/dev/null`, a FIFO): written in place.
+    InPlace(PathBuf),
+}
+
+/// The export files asked for, checked and ready to write.
 pub struct Exports {
-    files: Vec<(Format, PathBuf, File)>,
+    targets: Vec<(Format, PathBuf, Target)>,
 }
 
 /// An export file that cannot be written.
@@ -46,18 +62,132 @@ impl fmt::Display for ExportError {
     }
 }
 
-impl Exports {
-    /// Create (truncate) every file the options name.
-    pub fn create(args: &Args) -> Result<Exports, ExportError> {
-        let wanted = [(Format::Gmon, &args.gmon), (Format::Collapsed, &args.collapsed), (Format::Json, &args.json)];
-        let mut files = Vec::new();
-        for (format, path) in wanted {
-            if let Some(path) = path {
-                let file = File::create(path).map_err(|error| ExportError { path: path.clone(), error })?;
-                files.push((format, path.clone(), file));
+/// Which file an export names, to find two naming the same one.
+#[derive(Debug, PartialEq, Eq)]
+enum FileKey {
+    Existing(u64, u64),
+    /// A file to be created: its directory (resolved) and name.
+    New(PathBuf),
+}
+
+fn new_file_key(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.join(path.file_name().unwrap_or_default())
+}
+
+/// The file behind `path` or `fd`, as (device, inode).
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.dev(), meta.ino())
+}
+
+fn stdout_identity() -> Option<(u64, u64)> {
+    // SAFETY: fstat only writes the stat buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(1, &mut st) } == 0).then(|| (st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Temporary file for `path`: hidden, beside it (so the rename stays on one filesystem).
+fn temporary_for(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.profil-{}.tmp", std::process::id()))
+}
+
+/// Create the temporary file for `path` (new, never an existing one).
+fn create_temporary(path: &Path) -> io::Result<(PathBuf, File)> {
+    let tmp = temporary_for(path);
+    let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+    Ok((tmp, file))
+}
+
+impl Target {
+    /// Decide where `path` goes and prove now that it can be written, touching no existing file.
+    fn check(path: &Path, program: &Path) -> io::Result<(Target, Option<(u64, u64)>)> {
+        if path.as_os_str() == "-" {
+            return Ok((Target::Stdout, stdout_identity()));
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) => {
+                let id = identity(&meta);
+                if Some(id) == stdout_identity() {
+                    return Ok((Target::Stdout, Some(id)));
+                }
+                if std::fs::metadata(program).is_ok_and(|p| identity(&p) == id) {
+                    return Err(io::Error::other("it is the program to profile"));
+                }
+                if meta.is_file() {
+                    let (tmp, _) = create_temporary(path)?;
+                    std::fs::remove_file(tmp)?;
+                    Ok((Target::Replace(path.to_path_buf()), Some(id)))
+                } else {
+                    // Opening proves access (a directory fails here: "Is a directory").
+                    OpenOptions::new().write(true).open(path)?;
+                    Ok((Target::InPlace(path.to_path_buf()), Some(id)))
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let (tmp, _) = create_temporary(path)?;
+                std::fs::remove_file(tmp)?;
+                Ok((Target::Replace(path.to_path_buf()), None))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Target::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            Target::InPlace(path) => OpenOptions::new().write(true).open(path)?.write_all(bytes),
+            Target::Replace(path) => {
+                let (tmp, mut file) = create_temporary(path)?;
+                let written = file.write_all(bytes).and_then(|()| file.sync_all());
+                drop(file);
+                match written.and_then(|()| std::fs::rename(&tmp, path)) {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&tmp);
+                        Err(e)
+                    }
+                }
             }
         }
-        Ok(Exports { files })
+    }
+}
+
+impl Exports {
+    /// Check every file the options name, before `program` runs: each must be writable, none
+    /// may be the program itself, and no two may name the same file.
+    pub fn create(args: &Args, program: &Path) -> Result<Exports, ExportError> {
+        let wanted = [(Format::Gmon, &args.gmon), (Format::Collapsed, &args.collapsed), (Format::Json, &args.json)];
+        let mut targets = Vec::new();
+        let mut seen = Vec::new();
+        for (format, path) in wanted {
+            let Some(path) = path else { continue };
+            let fail = |error| ExportError { path: path.clone(), error };
+            let (target, id) = Target::check(path, program).map_err(fail)?;
+            let key = match id {
+                Some((dev, ino)) => FileKey::Existing(dev, ino),
+                None => FileKey::New(new_file_key(path)),
+            };
+            if seen.contains(&key) {
+                return Err(fail(io::Error::other("another export names the same file")));
+            }
+            seen.push(key);
+            targets.push((format, path.clone(), target));
+        }
+        Ok(Exports { targets })
+    }
+
+    /// Does an export go to standard output (so the report must not)?
+    pub fn uses_stdout(&self) -> bool {
+        self.targets.iter().any(|t| t.2 == Target::Stdout)
     }
 
     /// Write every export of the finished run.
@@ -68,13 +198,13 @@ impl Exports {
         samples: &[Sample],
         symbolizer: &Symbolizer,
     ) -> Result<(), ExportError> {
-        for (format, path, mut file) in self.files {
+        for (format, path, target) in self.targets {
             let bytes = match format {
                 Format::Gmon => gmon::render(&run.profile.image_samples, run.frequency_hz),
                 Format::Collapsed => collapsed::render(&run.program, flat).into_bytes(),
                 Format::Json => json::render(run, flat, samples, symbolizer).into_bytes(),
             };
-            file.write_all(&bytes).map_err(|error| ExportError { path, error })?;
+            target.write(&bytes).map_err(|error| ExportError { path, error })?;
         }
         Ok(())
     }

@@ -1,0 +1,93 @@
+//! Where the report goes: standard output, or standard error when an export takes standard
+//! output (`--json -`). A reader that goes away (`profil … | head`) ends the report quietly:
+//! the run goes on, the exports are written and the program's status is still profil's.
+
+use std::io::{self, Write};
+
+pub struct ReportOut {
+    inner: Box<dyn Write>,
+    /// The reader closed the pipe: the rest of the report is dropped.
+    closed: bool,
+}
+
+impl ReportOut {
+    pub fn new(to_stderr: bool) -> ReportOut {
+        let inner: Box<dyn Write> = if to_stderr { Box::new(io::stderr()) } else { Box::new(io::stdout()) };
+        ReportOut::over(inner)
+    }
+
+    /// A report written to `inner` (tests use a buffer or a broken pipe).
+    pub fn over(inner: Box<dyn Write>) -> ReportOut {
+        ReportOut { inner, closed: false }
+    }
+
+    fn absorb<T>(&mut self, result: io::Result<T>, done: T) -> io::Result<T> {
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(done)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Write for ReportOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let result = self.inner.write(buf);
+        self.absorb(result, buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let result = self.inner.flush();
+        self.absorb(result, ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct BrokenPipe;
+
+    impl Write for BrokenPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    struct Failing;
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_drops_the_rest_quietly() {
+        let mut out = ReportOut::over(Box::new(BrokenPipe));
+        assert!(out.write_all(b"report").is_ok());
+        assert!(out.flush().is_ok());
+        assert!(out.closed);
+        assert!(out.write_all(b"more").is_ok());
+    }
+
+    #[test]
+    fn other_errors_still_fail() {
+        let mut out = ReportOut::over(Box::new(Failing));
+        assert_eq!(out.write_all(b"report").unwrap_err().raw_os_error(), Some(libc::ENOSPC));
+    }
+}
