@@ -38,6 +38,8 @@ fn pipe() -> io::Result<(std::fs::File, std::fs::File)> {
 /// Fork a child that will exec `path` with `argv` once released; with `stdout_to_stderr` its
 /// standard output is profil's standard error (an export has standard output).
 pub fn spawn_gated(path: &Path, argv: &[String], stdout_to_stderr: bool) -> io::Result<Child> {
+    // Before the fork, so no signal can be missed; the child resets them at once.
+    let caught = crate::interrupt::install();
     use std::os::unix::ffi::OsStrExt;
     let c_path = CString::new(path.as_os_str().as_bytes())?;
     let c_args: Vec<CString> = argv.iter().map(|a| CString::new(a.as_bytes())).collect::<Result<_, _>>()?;
@@ -55,13 +57,18 @@ pub fn spawn_gated(path: &Path, argv: &[String], stdout_to_stderr: bool) -> io::
         0 => {
             drop(gate_w);
             drop(status_r);
+            crate::interrupt::reset_in_child(&caught);
+            restore_signal_defaults();
             if stdout_to_stderr {
                 // SAFETY: dup2 on the standard descriptors; nothing else uses them here.
                 unsafe { libc::dup2(2, 1) };
             }
             child(gate_r, status_w, &c_path, &c_argv, &program)
         }
-        pid => Ok(Child { pid: pid as u32, gate: Some(gate_w), exec_status: status_r }),
+        pid => {
+            crate::interrupt::forward_to(pid as u32);
+            Ok(Child { pid: pid as u32, gate: Some(gate_w), exec_status: status_r })
+        }
     }
 }
 
@@ -77,7 +84,6 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
         // SAFETY: _exit is always safe; skip atexit handlers that belong to the parent.
         unsafe { libc::_exit(CHILD_ERROR_STATUS) }
     }
-    restore_signal_defaults();
     // SAFETY: path and argv are NUL-terminated and outlive the call.
     unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
     let err = io::Error::last_os_error();

@@ -6,7 +6,8 @@
 //!   names and how unnamed code is named; [`eh_frame`] — function ranges of stripped code.
 //! * [`symbolize`] — which object and function each sample fell in.
 //! * [`privilege`] — whose process the program will be (set-user-ID programs).
-//! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol.
+//! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol; [`interrupt`] —
+//!   Ctrl-C and other signals that end a run early.
 //! * [`backend`] — where profiling happens: embedded profd on Linux, `/scheme/prof` on Redox.
 //! * [`run`] — the whole run, wiring the above together.
 //! * [`report`] — the Minix report; [`report_out`] — where it goes; [`flat`] — the
@@ -20,6 +21,7 @@ pub mod eh_frame;
 pub mod elf;
 pub mod exports;
 pub mod flat;
+pub mod interrupt;
 pub mod launch;
 pub mod object_file;
 pub mod privilege;

@@ -23,3 +23,71 @@ fn the_program_starts_with_default_dispositions_and_no_blocked_signal() {
     // SIGPIPE (bit 13 of SigIgn) in particular is not ignored, as it is in profil itself.
     assert_eq!(ignored_and_blocked(&text(&o).0), expected);
 }
+
+use std::os::unix::process::CommandExt;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::{field, fib_bin};
+
+/// Start profil in a process group of its own (as a shell starts a job), let it run for
+/// `after`, then send `signal` to the whole group (as a terminal's Ctrl-C does) or to profil
+/// alone.
+fn interrupted(args: &[&str], after: Duration, signal: i32, whole_group: bool) -> Output {
+    let child = Command::new(profil_bin())
+        .args(args)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let pid = child.id() as i32;
+    // SAFETY: plain kill(2).
+    unsafe { libc::kill(if whole_group { -pid } else { pid }, signal) };
+    child.wait_with_output().unwrap()
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("profil-signals-{name}-{}", std::process::id()))
+}
+
+#[test]
+fn ctrl_c_still_reports_and_writes_the_exports() {
+    let _s = session();
+    let json = scratch("int.json");
+    let o = interrupted(&["--json", json.to_str().unwrap(), fib_bin().to_str().unwrap()], Duration::from_millis(800), libc::SIGINT, true);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{err}");
+    assert!(out.contains("Profile Statistics") && out.contains("Flat profile"), "{out}");
+    assert_eq!(field(&out, "Session ended by:"), "exit");
+    assert!(out.contains("was killed by signal 2"), "{out}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["exit"]["signal"], libc::SIGINT);
+    assert!(v["ticks"]["user"].as_u64().unwrap() > 100, "{}", v["ticks"]);
+    std::fs::remove_file(&json).ok();
+}
+
+#[test]
+fn a_signal_to_profil_alone_is_passed_on_to_the_program() {
+    let _s = session();
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let o = interrupted(&[fib_bin().to_str().unwrap()], Duration::from_millis(600), signal, false);
+        let (out, err) = text(&o);
+        // fib was not left running: it died of the same signal, and profil reported it.
+        assert_eq!(o.status.code(), Some(128 + signal), "signal {signal}: {err}");
+        assert!(out.contains(&format!("was killed by signal {signal}")), "{out}");
+        assert_eq!(field(&out, "Session ended by:"), "exit");
+    }
+}
+
+#[test]
+fn a_program_that_ignores_ctrl_c_is_reported_as_stopped_by_request() {
+    let _s = session();
+    // The shell ignores SIGINT and keeps busy for about 3 s; profil stops the session.
+    let script = "trap '' INT; i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done";
+    let o = interrupted(&["-f", "sh", "-c", script], Duration::from_millis(300), libc::SIGINT, true);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(field(&out, "Session ended by:"), "request");
+}

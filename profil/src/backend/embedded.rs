@@ -2,11 +2,15 @@
 
 use std::io;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use profd::sampler::perf_event::{PerfConfig, PerfEventSampler};
 use profd::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
 
 use crate::profile::Profile;
+
+/// How long an interrupted program may take to exit before its session is stopped.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(500);
 
 pub struct Profiler {
     profd: Profd<PerfEventSampler>,
@@ -27,12 +31,19 @@ impl Profiler {
     }
 
     /// Collect samples until the session ends (the program exits, or a counter overflows).
+    /// After Ctrl-C (or SIGTERM, SIGHUP) the program has a moment to exit; if it is still
+    /// running then, the session is stopped (reason request) and the report is of what ran.
     pub fn wait_for_end(&mut self) -> Result<(), ProfError> {
-        while self.profd.state() == SessionState::Running {
+        while self.profd.state() == SessionState::Running && crate::interrupt::caught().is_none() {
             self.profd.sampler().wait(-1).map_err(|_| ProfError::Generic)?;
             self.profd.pump()?;
         }
-        Ok(())
+        let grace = Instant::now() + INTERRUPT_GRACE;
+        while self.profd.state() == SessionState::Running && Instant::now() < grace {
+            self.profd.sampler().wait(10).map_err(|_| ProfError::Generic)?;
+            self.profd.pump()?;
+        }
+        self.profd.stop(self.uid)
     }
 
     /// `getprofile()` and the exact samples behind it.
