@@ -1,5 +1,6 @@
 //! The command line: every option, with its help text, in one place.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use getopts::{Options, ParsingStyle};
@@ -27,9 +28,9 @@ pub struct Args {
     pub collapsed: Option<PathBuf>,
     /// `--json`: write the whole run as JSON here.
     pub json: Option<PathBuf>,
-    /// The program and its own arguments.
-    pub program: String,
-    pub program_args: Vec<String>,
+    /// The program and its own arguments, byte for byte as given.
+    pub program: OsString,
+    pub program_args: Vec<OsString>,
 }
 
 /// What the command line asks for.
@@ -71,9 +72,17 @@ fn options() -> Options {
     o
 }
 
-/// Parse `args` (without the program name of profil itself).
-pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageError> {
-    let m = options().parse(args).map_err(|e| UsageError(e.to_string()))?;
+/// Parse `args` (without the program name of profil itself). The program and its arguments
+/// may be any bytes; profil's own options must be UTF-8.
+pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Command, UsageError> {
+    let raw: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let lossy: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let m = options().parse(&lossy).map_err(|e| UsageError(e.to_string()))?;
+    // Options stop at the program name, so the program and its arguments are the tail.
+    let first_free = raw.len() - m.free.len();
+    if let Some(bad) = raw[..first_free].iter().find(|a| a.to_str().is_none()) {
+        return Err(UsageError(format!("option argument '{}' is not valid UTF-8", bad.to_string_lossy())));
+    }
     if m.opt_present("h") {
         return Ok(Command::Help(options().usage(BRIEF)));
     }
@@ -113,7 +122,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, UsageEr
     };
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
     let flat_only = m.opt_present("f");
-    let mut free = m.free.into_iter();
+    let mut free = raw.into_iter().skip(first_free);
     let program = free.next().ok_or_else(|| UsageError("no program to profile".into()))?;
     Ok(Command::Profile(Args {
         start,

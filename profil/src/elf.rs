@@ -45,8 +45,9 @@ impl fmt::Display for ElfError {
 }
 
 /// Find `name` the way `execvp(3)` does: as given if it has a slash, else on `PATH`.
-pub fn find_program(name: &str) -> Result<PathBuf, std::io::Error> {
-    if name.contains('/') {
+pub fn find_program(name: &std::ffi::OsStr) -> Result<PathBuf, std::io::Error> {
+    use std::os::unix::ffi::OsStrExt;
+    if name.as_bytes().contains(&b'/') {
         return Ok(PathBuf::from(name));
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
@@ -142,9 +143,9 @@ mod tests {
 
     #[test]
     fn finds_programs_like_execvp() {
-        assert_eq!(find_program("./fib").unwrap(), PathBuf::from("./fib"));
-        let sh = find_program("sh").unwrap();
+        assert_eq!(find_program("./fib".as_ref()).unwrap(), PathBuf::from("./fib"));
+        let sh = find_program("sh".as_ref()).unwrap();
         assert!(sh.is_absolute() && sh.ends_with("sh"));
-        assert!(find_program("no-such-program-profil-test").is_err());
+        assert!(find_program("no-such-program-profil-test".as_ref()).is_err());
     }
 }

@@ -37,7 +37,7 @@ fn pipe() -> io::Result<(std::fs::File, std::fs::File)> {
 
 /// Fork a child that will exec `path` with `argv` once released; with `stdout_to_stderr` its
 /// standard output is profil's standard error (an export has standard output).
-pub fn spawn_gated(path: &Path, argv: &[String], stdout_to_stderr: bool) -> io::Result<Child> {
+pub fn spawn_gated(path: &Path, argv: &[std::ffi::OsString], stdout_to_stderr: bool) -> io::Result<Child> {
     // Before the fork, so no signal can be missed; the child resets them at once.
     let caught = crate::interrupt::install();
     use std::os::unix::ffi::OsStrExt;
@@ -45,7 +45,7 @@ pub fn spawn_gated(path: &Path, argv: &[String], stdout_to_stderr: bool) -> io::
     let c_args: Vec<CString> = argv.iter().map(|a| CString::new(a.as_bytes())).collect::<Result<_, _>>()?;
     let mut c_argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
     c_argv.push(std::ptr::null());
-    let program = argv.first().cloned().unwrap_or_default();
+    let program = argv.first().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
 
     let (gate_r, gate_w) = pipe()?;
     let (status_r, status_w) = pipe()?;

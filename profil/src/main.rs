@@ -7,7 +7,7 @@ use profil::cli::{self, Command};
 use profil::run::{run, RunError};
 
 fn main() -> ExitCode {
-    let command = match cli::parse(std::env::args().skip(1)) {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("profil: {}\n{}", e.0, cli::short_usage());

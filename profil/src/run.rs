@@ -67,9 +67,10 @@ pub fn os_message(e: &io::Error) -> String {
 /// error when an export takes standard output).  Returns the exit status for profil: the
 /// program's own (128 + signal if it was killed).
 pub fn run(args: &Args) -> Result<u8, RunError> {
-    let name = &args.program;
+    // The name as reports show it; the program runs with its exact bytes.
+    let name = &args.program.to_string_lossy().into_owned();
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
-    let path = elf::find_program(name).map_err(|e| cannot(&e))?;
+    let path = elf::find_program(&args.program).map_err(|e| cannot(&e))?;
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
     let image = elf::read_program(&path).map_err(|e| match e {
@@ -88,7 +89,8 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
 
     out.write_all(report::output_banner(name).as_bytes())?;
     out.flush()?;
-    let argv: Vec<String> = std::iter::once(name.clone()).chain(args.program_args.iter().cloned()).collect();
+    let argv: Vec<std::ffi::OsString> =
+        std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
     let mut child = spawn_gated(&path, &argv, to_stderr)?;
     // The child waits at the gate, then execs: only the program's own run is counted.
     let req = StartRequest {
@@ -115,7 +117,7 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     let profile = profiler.profile()?;
     let run = Outcome {
         program: name.clone(),
-        arguments: args.program_args.clone(),
+        arguments: args.program_args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         frequency_hz: args.frequency_hz,
         profile,
         exit,

@@ -22,8 +22,8 @@ fuzz_target!(|data: &[u8]| {
             assert!((1..=100_000).contains(&a.frequency_hz));
             assert_ne!(a.asm_top, Some(0));
             // Everything after the program name is the program's, unchanged.
-            let tail = &args[args.len() - a.program_args.len()..];
-            assert_eq!(tail, a.program_args.as_slice());
+            let tail: Vec<std::ffi::OsString> = args[args.len() - a.program_args.len()..].iter().map(Into::into).collect();
+            assert_eq!(tail, a.program_args);
             for f in [&a.gmon, &a.collapsed, &a.json].into_iter().flatten() {
                 assert!(!f.as_os_str().is_empty());
             }
