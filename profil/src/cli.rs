@@ -92,9 +92,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let number = |name: &str, what: &str| -> Result<u64, UsageError> {
         match m.opt_str(name) {
             None => Ok(0),
-            Some(s) => parse_number(&s).ok_or_else(|| {
-                UsageError(format!("invalid {what} '{s}' for -{name}: expected a decimal or 0x-hex number"))
-            }),
+            Some(s) => parse_number(&s)
+                .ok_or_else(|| UsageError(format!("invalid {what} '{s}' for -{name}: {}", number_problem(&s)))),
         }
     };
     let start = number("s", "address")?;
@@ -142,6 +141,20 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
 /// The short usage line printed after a usage error.
 pub fn short_usage() -> &'static str {
     "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out] program [args...]  (profil --help for more)"
+}
+
+/// Why `s` is not a number: well-formed but too large, or not a number at all.
+fn number_problem(s: &str) -> &'static str {
+    let s = s.trim();
+    let digits = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()),
+    };
+    if digits {
+        "out of range (at most 0xffffffffffffffff)"
+    } else {
+        "expected a decimal or 0x-hex number"
+    }
 }
 
 /// A decimal or `0x`-prefixed hexadecimal number.
@@ -230,6 +243,10 @@ mod tests {
         assert_eq!(args(&[]), Err(UsageError("no program to profile".into())));
         let e = args(&["-s", "zz", "fib"]).unwrap_err();
         assert_eq!(e.0, "invalid address 'zz' for -s: expected a decimal or 0x-hex number");
+        let e = args(&["-e", "0x1ffffffffffffffff", "fib"]).unwrap_err();
+        assert_eq!(e.0, "invalid address '0x1ffffffffffffffff' for -e: out of range (at most 0xffffffffffffffff)");
+        let e = args(&["-i", "18446744073709551616", "fib"]).unwrap_err();
+        assert_eq!(e.0, "invalid interval '18446744073709551616' for -i: out of range (at most 0xffffffffffffffff)");
         assert!(args(&["-x", "fib"]).is_err());
         assert!(args(&["-s"]).is_err());
     }

@@ -28,8 +28,12 @@ pub struct ProgramImage {
 pub enum ElfError {
     /// The file could not be found or read.
     Io(std::io::Error),
-    /// Not an ELF file at all (a source file, a script, ...).
+    /// Not an ELF file at all (a source file, ...).
     NotElf,
+    /// A `#!` script, run by this interpreter.
+    Script(String),
+    /// A 32-bit ELF executable.
+    Elf32,
     /// An ELF file, but not something that can run (object file, core dump, no code).
     NotExecutable(&'static str),
 }
@@ -39,6 +43,8 @@ impl fmt::Display for ElfError {
         match self {
             ElfError::Io(e) => write!(f, "{e}"),
             ElfError::NotElf => f.write_str("not an ELF executable"),
+            ElfError::Script(interpreter) => write!(f, "a script for {interpreter}, not an ELF executable"),
+            ElfError::Elf32 => f.write_str("a 32-bit ELF executable"),
             ElfError::NotExecutable(why) => write!(f, "not an ELF executable ({why})"),
         }
     }
@@ -82,8 +88,17 @@ pub fn parse_program(path: &Path, bytes: Vec<u8>) -> Result<ProgramImage, ElfErr
 }
 
 fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
+    if let Some(line) = bytes.strip_prefix(b"#!") {
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let interpreter = String::from_utf8_lossy(line).split_whitespace().next().unwrap_or("").to_string();
+        return Err(ElfError::Script(interpreter));
+    }
     if !bytes.starts_with(b"\x7fELF") {
         return Err(ElfError::NotElf);
+    }
+    // EI_CLASS 1: ELFCLASS32.
+    if bytes.get(4) == Some(&1) {
+        return Err(ElfError::Elf32);
     }
     let elf = Elf::parse(bytes).map_err(|_| ElfError::NotExecutable("malformed headers"))?;
     let pie = match elf.header.e_type {
@@ -94,7 +109,7 @@ fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
         _ => return Err(ElfError::NotExecutable("unknown ELF type")),
     };
     if !elf.is_64 {
-        return Err(ElfError::NotExecutable("32-bit ELF files are not supported"));
+        return Err(ElfError::Elf32);
     }
     let exec_segments: Vec<LoadSegment> = elf
         .program_headers
@@ -124,6 +139,16 @@ mod tests {
         let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n".to_vec()).unwrap_err();
         assert!(matches!(e, ElfError::NotElf));
         assert_eq!(e.to_string(), "not an ELF executable");
+    }
+
+    #[test]
+    fn scripts_and_32_bit_programs_are_named_as_such() {
+        let e = parse_program(Path::new("x.sh"), b"#!/bin/sh -e\necho hi\n".to_vec()).unwrap_err();
+        assert!(matches!(&e, ElfError::Script(i) if i == "/bin/sh"), "{e:?}");
+        let e = parse_program(Path::new("x"), b"#!".to_vec()).unwrap_err();
+        assert!(matches!(&e, ElfError::Script(i) if i.is_empty()), "{e:?}");
+        let e = parse_program(Path::new("x"), b"\x7fELF\x01\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x03\0".to_vec()).unwrap_err();
+        assert!(matches!(e, ElfError::Elf32), "{e:?}");
     }
 
     #[test]

@@ -63,6 +63,28 @@ pub fn os_message(e: &io::Error) -> String {
     }
 }
 
+/// The second line of "Address range invalid": what the range must be, for this program.
+pub fn address_range_hint(text: &profd::TextSegment, args: &Args) -> String {
+    let mut hint = format!(
+        "  The text segment is {:#x}-{:#x}: -s and -e must lie within it, -s below -e (-e is exclusive).",
+        text.start, text.end
+    );
+    if let Ok(layout) = profd::BinLayout::new(*text, args.start, args.end, 0) {
+        if args.interval != 0 && args.interval < layout.min_bin_size() {
+            hint = format!(
+                "  -i {:#x} is below the smallest bin size for {:#x}-{:#x}: {} ({:#x}), as at most {} bins are kept.",
+                args.interval,
+                layout.start,
+                layout.end,
+                layout.min_bin_size(),
+                layout.min_bin_size(),
+                profd::MAX_BINS
+            );
+        }
+    }
+    hint
+}
+
 /// Run `args.program` under profiling and print the report (on standard output, or on standard
 /// error when an export takes standard output).  Returns the exit status for profil: the
 /// program's own (128 + signal if it was killed).
@@ -75,6 +97,11 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     let read_start = std::time::Instant::now();
     let image = elf::read_program(&path).map_err(|e| match e {
         ElfError::Io(io) => cannot(&io),
+        ElfError::Elf32 => RunError::Program(format!("'{name}': 32-bit ELF executables are not supported")),
+        ElfError::Script(interpreter) if !interpreter.is_empty() => RunError::Program(format!(
+            "'{name}' is a script for {interpreter}, not an ELF executable: profile its interpreter \
+             (profil {interpreter} {name})"
+        )),
         other => RunError::Program(format!("'{name}' is {other}")),
     })?;
     let read_elf = read_start.elapsed();
@@ -87,8 +114,6 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     let out = &mut ReportOut::new(to_stderr);
     let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
 
-    out.write_all(report::output_banner(name).as_bytes())?;
-    out.flush()?;
     let argv: Vec<std::ffi::OsString> =
         std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
     let mut child = spawn_gated(&path, &argv, to_stderr)?;
@@ -103,8 +128,14 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     if let Err(e) = profiler.start(req, &image.layout) {
         child.refuse(e)?;
         child.wait()?;
+        if e == ProfError::AddressRange {
+            eprintln!("{}", address_range_hint(&image.layout.text, args));
+        }
         return Err(RunError::Reported);
     }
+    // The program runs: its output comes under the banner.
+    out.write_all(report::output_banner(name).as_bytes())?;
+    out.flush()?;
     child.release()?;
     let sampled = profiler.wait_for_end();
     let exit = child.wait()?;

@@ -27,3 +27,33 @@ fn an_option_argument_that_is_not_utf8_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o).1, "Profil Error: Cannot execute './no\u{fffd}such': No such file or directory\n");
 }
+
+#[test]
+fn scripts_and_32_bit_programs_get_messages_that_say_what_to_do() {
+    let dir = std::env::temp_dir().join(format!("profil-odd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("hello.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hello\n").unwrap();
+    // A 32-bit ELF header (EI_CLASS 1, ET_EXEC, i386) is enough to be refused.
+    let elf32 = dir.join("old32");
+    let mut header = b"\x7fELF\x01\x01\x01".to_vec();
+    header.resize(52, 0);
+    header[16] = 2;
+    header[18] = 3;
+    std::fs::write(&elf32, &header).unwrap();
+    for p in [&script, &elf32] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (s, e) = (script.to_str().unwrap(), elf32.to_str().unwrap());
+    let o = Command::new(profil_bin()).arg(s).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o),
+        (String::new(), format!("Profil Error: '{s}' is a script for /bin/sh, not an ELF executable: profile its interpreter (profil /bin/sh {s})\n"))
+    );
+    let o = Command::new(profil_bin()).arg(e).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o), (String::new(), format!("Profil Error: '{e}': 32-bit ELF executables are not supported\n")));
+    std::fs::remove_dir_all(&dir).ok();
+}
