@@ -24,8 +24,10 @@ if ! echo "start $pid $range" > "$scheme/ctl"; then
     exit 1
 fi
 
+# Shell built-ins only (besides cat and sleep): a minimal Redox image has no sed or grep.
 state() {
-    sed -n 's/^state=\([a-z]*\) .*/\1/p' "$scheme/status"
+    read -r first rest < "$scheme/status"
+    echo "${first#state=}"
 }
 
 waited=0
@@ -38,9 +40,10 @@ if [ "$(state)" = running ]; then
 fi
 
 cat "$scheme/status"
-# The non-empty bins: "lo-hi count".
-grep -v '^#' "$scheme/bins" | while read -r lo hi count; do
-    if [ "$count" != 0 ]; then
-        echo "$lo-$hi $count"
-    fi
-done
+# The non-empty bins: "lo-hi count" (the first line is the "# start=…" header).
+while read -r lo hi count; do
+    case $lo in
+        '#'*) ;;
+        *) [ "$count" = 0 ] || echo "$lo-$hi $count" ;;
+    esac
+done < "$scheme/bins"

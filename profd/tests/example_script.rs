@@ -28,11 +28,24 @@ fn scheme_dir(state: &str) -> std::path::PathBuf {
     dir
 }
 
+/// A PATH holding only `cat` and `sleep`: what a minimal Redox image offers besides the shell.
+fn minimal_path(dir: &Path) -> std::path::PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["cat", "sleep"] {
+        let found = ["/bin", "/usr/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists()).unwrap();
+        let _ = std::os::unix::fs::symlink(found, bin.join(tool));
+    }
+    bin
+}
+
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/prof-session.sh");
-    let o = Command::new("sh")
+    let shell = ["/bin/sh", "/usr/bin/sh"].into_iter().find(|p| Path::new(p).exists()).unwrap();
+    let o = Command::new(shell)
         .arg(script)
         .args(args)
+        .env("PATH", minimal_path(dir))
         .env("PROF_SCHEME", dir)
         .env("PROF_SECONDS", "1")
         .output()
