@@ -51,6 +51,8 @@ impl SchemeSync for ProfSchemeAdapter {
         let st = self.0.stat(id).map_err(Error::new)?;
         stat.st_mode = if st.is_dir { MODE_DIR } else { MODE_FILE } | st.perm;
         stat.st_size = st.size;
+        stat.st_ino = st.inode;
+        stat.st_nlink = if st.is_dir { 2 } else { 1 };
         Ok(())
     }
 

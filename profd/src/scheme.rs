@@ -39,6 +39,9 @@ pub const SCHEME_PATH: &str = "/scheme/prof";
 /// What `fstat` reports of an open file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStat {
+    /// A number of its own per file (the directory is 1): tools such as grep compare
+    /// (device, inode) pairs, and all-zero ones look like one file.
+    pub inode: u64,
     pub is_dir: bool,
     /// Permission bits: the directory `0o555`, `ctl` `0o222`, the others `0o444`.
     pub perm: u16,
@@ -179,7 +182,8 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Ctl => 0o222,
             _ => 0o444,
         };
-        Ok(FileStat { is_dir: node == Node::Root, perm, size: self.size(id)? })
+        let inode = ENTRIES.iter().position(|e| e.1 == node).map_or(1, |i| i as u64 + 2);
+        Ok(FileStat { inode, is_dir: node == Node::Root, perm, size: self.size(id)? })
     }
 
     /// `fpath`: `/scheme/prof` for the directory, `/scheme/prof/<name>` for a file.

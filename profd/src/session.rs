@@ -153,6 +153,9 @@ impl<S: Sampler> Profd<S> {
             return Err(ProfError::Permission);
         }
         let layout = BinLayout::new(image.text, req.start, req.end, req.interval)?;
+        // A session whose process has exited is over even if nobody has read it since: learn
+        // that from the backend before calling the profiler busy.
+        self.pump()?;
         if self.state() == SessionState::Running {
             return Err(ProfError::Busy);
         }

@@ -152,6 +152,17 @@ fn a_launch_counts_the_program_only_from_its_exec() {
 }
 
 #[test]
+fn a_session_whose_process_exited_does_not_block_the_next_start() {
+    let mut s = scheme(u64::MAX);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000").unwrap();
+    kernel(&mut s).tick(10, true, 0x401000);
+    kernel(&mut s).exit(10);
+    // Nobody read a prof: file since the exit: the next start must still succeed.
+    ctl(&mut s, BOB, "start 11 0 0 0 0x401000 0x402000").unwrap();
+    assert_eq!((status(&mut s)["state"].as_str(), status(&mut s)["pid"].as_str()), ("running", "11"));
+}
+
+#[test]
 fn errno_for_every_error() {
     let mut s = scheme(u64::MAX);
     // Paths and access modes.
@@ -326,11 +337,20 @@ fn ls_and_stat_see_a_directory_of_five_files() {
     assert_eq!(s.path(root).unwrap(), "/scheme/prof");
     let ctl_id = s.open("ctl", Access::Write, BOB).unwrap();
     assert_eq!(s.dir_entries(ctl_id, 0, |_, _| true), Err(libc::ENOTDIR));
-    assert_eq!(s.stat(ctl_id).unwrap(), FileStat { is_dir: false, perm: 0o222, size: 0 });
+    assert_eq!(s.stat(ctl_id).unwrap(), FileStat { inode: 2, is_dir: false, perm: 0o222, size: 0 });
     assert_eq!(s.path(ctl_id).unwrap(), "/scheme/prof/ctl");
     let status_id = s.open("status", Access::Read, BOB).unwrap();
     let status_len = text(&mut s, BOB, "status").len() as u64;
-    assert_eq!(s.stat(status_id).unwrap(), FileStat { is_dir: false, perm: 0o444, size: status_len });
+    assert_eq!(s.stat(status_id).unwrap(), FileStat { inode: 3, is_dir: false, perm: 0o444, size: status_len });
+    // Every file has an inode of its own (grep refuses an input that looks like its output).
+    let mut inodes = vec![s.stat(root).unwrap().inode];
+    for (name, _) in profd::scheme::ENTRIES {
+        let access = if name == "ctl" { Access::Write } else { Access::Read };
+        let id = s.open(name, access, ROOT).unwrap();
+        inodes.push(s.stat(id).unwrap().inode);
+        s.close(id);
+    }
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);
