@@ -60,7 +60,16 @@ pub fn find_program(name: &std::ffi::OsStr) -> Result<PathBuf, std::io::Error> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|p| is_executable_file(p))
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"))
+        .ok_or_else(|| {
+            // As execvp, a name without a slash is not looked for here; say so if it is here.
+            let here = Path::new(name).exists();
+            let why = if here {
+                format!("not found on PATH; for the file in this directory, say ./{}", name.to_string_lossy())
+            } else {
+                "not found on PATH".to_string()
+            };
+            std::io::Error::new(std::io::ErrorKind::NotFound, why)
+        })
 }
 
 fn is_executable_file(p: &Path) -> bool {

@@ -57,3 +57,17 @@ fn scripts_and_32_bit_programs_get_messages_that_say_what_to_do() {
     assert_eq!(text(&o), (String::new(), format!("Profil Error: '{e}': 32-bit ELF executables are not supported\n")));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_name_without_a_slash_is_looked_up_on_path_with_a_hint_for_a_file_here() {
+    // `profil fib.c` in the directory holding fib.c: like execvp, profil looks on PATH only.
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let o = Command::new(profil_bin()).arg("fib.c").current_dir(data).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o).1,
+        "Profil Error: Cannot execute 'fib.c': not found on PATH; for the file in this directory, say ./fib.c\n"
+    );
+    let o = Command::new(profil_bin()).arg("./fib.c").current_dir(data).output().unwrap();
+    assert_eq!(text(&o).1, "Profil Error: './fib.c' is not an ELF executable\n");
+}
