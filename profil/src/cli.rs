@@ -51,7 +51,9 @@ Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
-Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.";
+Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
+Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile; an export
+written to stdout (-) sends the report and the program's output to stderr.";
 
 fn options() -> Options {
     let mut o = Options::new();
@@ -64,9 +66,9 @@ fn options() -> Options {
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
-    o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE", "FILE");
-    o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE", "FILE");
-    o.optopt("", "json", "write the whole profile as JSON to FILE", "FILE");
+    o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
+    o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
+    o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
     o
