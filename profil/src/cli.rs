@@ -28,9 +28,14 @@ pub struct Args {
     pub collapsed: Option<PathBuf>,
     /// `--json`: write the whole run as JSON here.
     pub json: Option<PathBuf>,
-    /// The program and its own arguments, byte for byte as given.
+    /// The program and its own arguments, byte for byte as given. With `-p`, the program's
+    /// file, if named (default on Linux: `/proc/PID/exe`), and no arguments.
     pub program: OsString,
     pub program_args: Vec<OsString>,
+    /// `-p`: profile this running process instead of starting one.
+    pub attach: Option<u32>,
+    /// `-t`: with `-p`, stop after this long (default: until the process exits or Ctrl-C).
+    pub duration: Option<std::time::Duration>,
 }
 
 /// What the command line asks for.
@@ -48,12 +53,15 @@ pub struct UsageError(pub String);
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
               [--collapsed FILE] [--json FILE] program [args...]
+       profil [options] -p PID [-t SECONDS] [program-file]
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
 Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
 Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile; an export
-written to stdout (-) sends the report and the program's output to stderr.";
+written to stdout (-) sends the report and the program's output to stderr. With -p, profil
+profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
+or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).";
 
 fn options() -> Options {
     let mut o = Options::new();
@@ -63,6 +71,8 @@ fn options() -> Options {
     o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
     o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
     o.optopt("F", "frequency", "samples per second of CPU time (Linux; default 1000)", "HZ");
+    o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
+    o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
@@ -123,8 +133,30 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     };
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
     let flat_only = m.opt_present("f");
+    let attach = match m.opt_str("p") {
+        None => None,
+        Some(s) => match parse_number(&s) {
+            Some(pid) if (1..=u64::from(u32::MAX)).contains(&pid) => Some(pid as u32),
+            _ => return Err(UsageError(format!("invalid pid '{s}' for -p: expected a process id above 0"))),
+        },
+    };
+    let duration = match m.opt_str("t") {
+        None => None,
+        Some(_) if attach.is_none() => return Err(UsageError("-t goes with -p".into())),
+        Some(s) => match s.parse::<f64>() {
+            Ok(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
+            _ => return Err(UsageError(format!("invalid duration '{s}' for -t: expected seconds above 0"))),
+        },
+    };
     let mut free = raw.into_iter().skip(first_free);
-    let program = free.next().ok_or_else(|| UsageError("no program to profile".into()))?;
+    let program = match (free.next(), attach) {
+        (Some(p), _) => p,
+        (None, Some(_)) => OsString::new(),
+        (None, None) => return Err(UsageError("no program to profile".into())),
+    };
+    if attach.is_some() && free.len() > 0 {
+        return Err(UsageError("with -p, name at most the process's program file: it runs already".into()));
+    }
     Ok(Command::Profile(Args {
         start,
         end,
@@ -137,6 +169,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         json,
         program,
         program_args: free.collect(),
+        attach,
+        duration,
     }))
 }
 
@@ -237,6 +271,26 @@ mod tests {
         assert_eq!(profile(&["--gmon", "x", "fib"]).gmon, Some(PathBuf::from("x")));
         for bad in [&["--asm-top", "0", "fib"][..], &["--asm-top", "x", "fib"], &["--json", "", "fib"], &["-o"]] {
             assert!(args(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn attach_to_a_pid_for_a_while() {
+        let a = profile(&["-p", "1234"]);
+        assert_eq!((a.attach, a.duration, a.program.is_empty()), (Some(1234), None, true));
+        let a = profile(&["-f", "-p", "0x10", "-t", "2.5", "/usr/bin/fib"]);
+        assert_eq!((a.attach, a.duration), (Some(16), Some(std::time::Duration::from_millis(2500))));
+        assert_eq!(a.program, "/usr/bin/fib");
+        for (bad, why) in [
+            (&["-t", "2", "fib"][..], "-t goes with -p"),
+            (&["-p", "0"], "invalid pid '0' for -p: expected a process id above 0"),
+            (&["-p", "x"], "invalid pid 'x' for -p: expected a process id above 0"),
+            (&["-p", "4294967296"], "invalid pid '4294967296' for -p: expected a process id above 0"),
+            (&["-p", "1", "-t", "0"], "invalid duration '0' for -t: expected seconds above 0"),
+            (&["-p", "1", "-t", "soon"], "invalid duration 'soon' for -t: expected seconds above 0"),
+            (&["-p", "1", "fib", "30"], "with -p, name at most the process's program file: it runs already"),
+        ] {
+            assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");
         }
     }
 

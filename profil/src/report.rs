@@ -82,11 +82,13 @@ pub fn minix_statistics(d: &ProfData) -> String {
     out
 }
 
-/// How the program ended, as `wait` reported it.
+/// How the program ended, as `wait` reported it; or, for a process profil attached to (not
+/// its child, so no status), whether it had exited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitKind {
     Exited(i32),
     Signaled(i32),
+    Attached { pid: u32, exited: bool },
 }
 
 /// Our lines after the histogram: where the ticks went, why the session ended, how the
@@ -107,6 +109,10 @@ pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
     let _ = match exit {
         ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
         ExitKind::Signaled(sig) => writeln!(out, "'{program}' was killed by signal {sig}"),
+        ExitKind::Attached { pid, exited: true } => writeln!(out, "'{program}' (pid {pid}, attached) exited"),
+        ExitKind::Attached { pid, exited: false } => {
+            writeln!(out, "'{program}' (pid {pid}, attached) was still running when profiling stopped")
+        }
     };
     out
 }

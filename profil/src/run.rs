@@ -3,14 +3,15 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use profd::sampler::CountFrom;
-use profd::{ProfError, StartRequest};
+use profd::{ProfError, StartRequest, StopReason};
 
 use crate::backend::Profiler;
 use crate::cli::Args;
 use crate::disasm;
-use crate::elf::{self, ElfError};
+use crate::elf::{self, ElfError, ProgramImage};
 use crate::exports::Exports;
 use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
@@ -85,14 +86,22 @@ pub fn address_range_hint(text: &profd::TextSegment, args: &Args) -> String {
     hint
 }
 
-/// Run `args.program` under profiling and print the report (on standard output, or on standard
-/// error when an export takes standard output).  Returns the exit status for profil: the
-/// program's own (128 + signal if it was killed).
-pub fn run(args: &Args) -> Result<u8, RunError> {
-    // The name as reports show it; the program runs with its exact bytes.
-    let name = &args.program.to_string_lossy().into_owned();
+/// The program's file, read and checked, and where the report and exports go.
+struct Prepared {
+    /// The name reports show.
+    name: String,
+    path: PathBuf,
+    image: ProgramImage,
+    read_elf: std::time::Duration,
+    exports: Exports,
+    out: ReportOut,
+    profiler: Profiler,
+}
+
+/// Read and check the program file at `path` (named `name`), check the exports, open the
+/// profiler.
+fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunError> {
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
-    let path = elf::find_program(&args.program).map_err(|e| cannot(&e))?;
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
     let image = elf::read_program(&path).map_err(|e| match e {
@@ -105,18 +114,44 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         other => RunError::Program(format!("'{name}' is {other}")),
     })?;
     let read_elf = read_start.elapsed();
+    let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
+    // With an export on standard output, the report and the program's output go to stderr.
+    let out = ReportOut::new(exports.uses_stdout());
+    let profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
+    Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
+}
+
+/// Why the kernel refuses to let us profile a process of our own (Linux: the
+/// `kernel.perf_event_paranoid` policy), if that can be said.
+fn perf_policy_hint() -> Option<String> {
+    let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?;
+    let level = level.trim();
+    Some(format!(
+        "  The kernel's policy forbids it: kernel.perf_event_paranoid is {level}; at 2 or below a user may \
+         profile their own processes (sysctl kernel.perf_event_paranoid=2), or run profil as root."
+    ))
+}
+
+/// Run `args.program` under profiling (or, with `-p`, profile a running process) and print
+/// the report (on standard output, or on standard error when an export takes standard
+/// output).  Returns the exit status for profil: the program's own (128 + signal if it was
+/// killed); 0 for an attached process.
+pub fn run(args: &Args) -> Result<u8, RunError> {
+    if let Some(pid) = args.attach {
+        return attach(args, pid);
+    }
+    // The name as reports show it; the program runs with its exact bytes.
+    let name = args.program.to_string_lossy().into_owned();
+    let path = elf::find_program(&args.program)
+        .map_err(|e| RunError::Program(format!("Cannot execute '{name}': {}", os_message(&e))))?;
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
-    let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
-    // With an export on standard output, the report and the program's output go to stderr.
-    let to_stderr = exports.uses_stdout();
-    let out = &mut ReportOut::new(to_stderr);
-    let mut profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
+    let mut p = prepare(args, name, path)?;
 
     let argv: Vec<std::ffi::OsString> =
         std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
-    let mut child = spawn_gated(&path, &argv, to_stderr)?;
+    let mut child = spawn_gated(&p.path, &argv, p.exports.uses_stdout())?;
     // The child waits at the gate, then execs: only the program's own run is counted.
     let req = StartRequest {
         pid: child.pid,
@@ -125,27 +160,103 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         interval: args.interval,
         from: CountFrom::Exec,
     };
-    if let Err(e) = profiler.start(req, &image.layout) {
+    if let Err(e) = p.profiler.start(req, &p.image.layout) {
         child.refuse(e)?;
         child.wait()?;
         if e == ProfError::AddressRange {
-            eprintln!("{}", address_range_hint(&image.layout.text, args));
+            eprintln!("{}", address_range_hint(&p.image.layout.text, args));
+        }
+        // Our own child refused: on Linux that is the kernel's perf_event policy.
+        if let (ProfError::Permission, Some(hint)) = (e, perf_policy_hint()) {
+            eprintln!("{hint}");
         }
         return Err(RunError::Reported);
     }
     // The program runs: its output comes under the banner.
-    out.write_all(report::output_banner(name).as_bytes())?;
-    out.flush()?;
+    p.out.write_all(report::output_banner(&p.name).as_bytes())?;
+    p.out.flush()?;
     child.release()?;
-    let sampled = profiler.wait_for_end();
+    let sampled = p.profiler.wait_for_end(false, None);
     let exit = child.wait()?;
     if child.exec_error().is_some() {
         return Err(RunError::Reported);
     }
     sampled?;
+    report_and_export(args, p, exit)?;
+    Ok(match exit {
+        ExitKind::Exited(code) => code as u8,
+        ExitKind::Signaled(sig) => 128u8.wrapping_add(sig as u8),
+        ExitKind::Attached { .. } => 0,
+    })
+}
+
+/// `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.
+fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
+    let no_process = || RunError::Profiling(ProfError::NoProcess);
+    // Its program file: named, or (Linux) the kernel's link to it, readable even if deleted.
+    let path = if args.program.is_empty() {
+        if cfg!(target_os = "linux") {
+            PathBuf::from(format!("/proc/{pid}/exe"))
+        } else {
+            return Err(RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")));
+        }
+    } else {
+        elf::find_program(&args.program).map_err(|e| {
+            RunError::Program(format!("Cannot read '{}': {}", args.program.to_string_lossy(), os_message(&e)))
+        })?
+    };
+    // Linux: whose process it is (a missing /proc entry: no such process).
+    let owner = if cfg!(target_os = "linux") {
+        use std::os::unix::fs::MetadataExt;
+        Some(std::fs::metadata(format!("/proc/{pid}")).map_err(|_| no_process())?.uid())
+    } else {
+        None
+    };
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let not_ours = || {
+        RunError::Program(format!(
+            "Permission denied: pid {pid} is another user's process; only root or its owner may profile it"
+        ))
+    };
+    if owner.is_some_and(|uid| euid != 0 && uid != euid) {
+        return Err(not_ours());
+    }
+    let name = match std::fs::read_link(&path) {
+        Ok(target) if args.program.is_empty() => target.to_string_lossy().into_owned(),
+        Err(_) if args.program.is_empty() => return Err(no_process()),
+        _ => args.program.to_string_lossy().into_owned(),
+    };
+    let mut p = prepare(args, name, path)?;
+    let req = StartRequest { pid, start: args.start, end: args.end, interval: args.interval, from: CountFrom::Now };
+    // Installed before counting starts, so Ctrl-C ends the session rather than profil.
+    crate::interrupt::install();
+    if let Err(e) = p.profiler.start(req, &p.image.layout) {
+        return Err(match (e, perf_policy_hint()) {
+            (ProfError::AddressRange, _) => {
+                RunError::Program(format!("{e}\n{}", address_range_hint(&p.image.layout.text, args)))
+            }
+            (ProfError::Permission, Some(hint)) => RunError::Program(format!("{e}\n{hint}")),
+            _ => RunError::Profiling(e),
+        });
+    }
+    let deadline = args.duration.map(|d| std::time::Instant::now() + d);
+    p.profiler.wait_for_end(true, deadline)?;
+    // Whether it exited is the session's stop reason (filled in with the profile).
+    report_and_export(args, p, ExitKind::Attached { pid, exited: false })?;
+    Ok(0)
+}
+
+/// The report and the exports of a finished session.
+fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), RunError> {
+    let Prepared { name, image, read_elf, exports, mut out, profiler, .. } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let profile = profiler.profile()?;
+    let exit = match exit {
+        ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
+        other => other,
+    };
     let run = Outcome {
         program: name.clone(),
         arguments: args.program_args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
@@ -153,7 +264,7 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         profile,
         exit,
     };
-    let mut symbolizer = Symbolizer::new(image.object, name);
+    let mut symbolizer = Symbolizer::new(image.object, &name);
     let samples = symbolizer.locate(&run.profile);
     let flat = FlatProfile::build(&samples, &symbolizer);
 
@@ -168,15 +279,25 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(report::summary(&run.profile, name, exit).as_bytes())?;
+    out.write_all(report::summary(&run.profile, &name, exit).as_bytes())?;
     out.flush()?;
     exports.write(&run, &flat, &samples, &symbolizer).map_err(|e| RunError::Program(e.to_string()))?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         eprintln!("profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.post: {:.6}", read + post);
     }
-    Ok(match exit {
-        ExitKind::Exited(code) => code as u8,
-        ExitKind::Signaled(sig) => 128u8.wrapping_add(sig as u8),
-    })
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_perf_policy_hint_names_the_setting_and_its_value() {
+        let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
+        let hint = perf_policy_hint().unwrap();
+        assert!(hint.contains(&format!("kernel.perf_event_paranoid is {}; at 2 or below", level.trim())), "{hint}");
+    }
 }

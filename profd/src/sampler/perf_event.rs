@@ -9,6 +9,10 @@
 //! * One event per CPU, each with `inherit`, so every thread the program creates is counted
 //!   (the kernel refuses a ring buffer on an inherited per-task event; per-CPU ones are what
 //!   `perf record` uses too).
+//! * Attaching to a running process ([`CountFrom::Now`]): as `perf record -p`, one event per
+//!   thread that already exists and per CPU (inheriting, so threads created later are counted
+//!   too), each CPU's events writing into one ring; the mappings that exist already, which no
+//!   mmap record will announce, are read from `/proc/PID/maps`.
 //! * The load base comes from the `PERF_RECORD_MMAP2` record of the program's executable
 //!   segment: the kernel's own account of where it mapped the file.
 //! * Exit is a readable pidfd; [`PerfEventSampler::wait`] blocks in `poll(2)`, no busy polling.
@@ -61,11 +65,13 @@ struct ProgramId {
     ino: u64,
 }
 
-/// One CPU's sampling event and its ring buffer.
+/// One CPU's sampling event and its ring buffer, and the events of other threads writing
+/// into it.
 struct Ring {
     fd: OwnedFd,
     ptr: *mut u8,
     len: usize,
+    _more: Vec<OwnedFd>,
 }
 
 /// The sampling events on one process.
@@ -77,6 +83,8 @@ struct Event {
     load_base: Option<u64>,
     /// The profiled process has been seen to exit.
     exited: bool,
+    /// What the first batch reports besides the ring: an attached process's existing mappings.
+    pending: SampleBatch,
     _lock: UnixListener,
 }
 
@@ -158,18 +166,37 @@ impl PerfEventSampler {
     }
 
 
-    /// An inheriting event with a ring buffer on every CPU.
+    /// An inheriting event with a ring buffer on every CPU, on `pid` (launched: it has one
+    /// thread yet) or on each of its threads (attached).
     fn open_rings(&self, pid: u32, count_kernel: bool, from: CountFrom) -> io::Result<Vec<Ring>> {
         // SAFETY: sysconf has no preconditions.
         let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
+        let threads = match from {
+            CountFrom::Exec => vec![pid],
+            CountFrom::Now => threads_of(pid)?,
+        };
         let mut rings = Vec::new();
         for cpu in 0..cpus {
-            let fd = match self.open(pid, cpu, count_kernel, from) {
-                Ok(fd) => fd,
-                // An offline CPU.
-                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
-                Err(e) => return Err(e),
-            };
+            let mut fds = Vec::new();
+            for &tid in &threads {
+                match self.open(tid, cpu, count_kernel, from) {
+                    Ok(fd) => fds.push(fd),
+                    // An offline CPU, or a thread that has just ended.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV) | Some(libc::ESRCH)) && tid != pid => {}
+                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            if fds.is_empty() {
+                continue;
+            }
+            let fd = fds.remove(0);
+            for other in &fds {
+                // SAFETY: two perf event fds on the same CPU; the kernel checks the rest.
+                if unsafe { sys::ioctls::SET_OUTPUT(other.as_raw_fd(), fd.as_raw_fd()) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             let len = (DATA_PAGES + 1) * page_size();
             // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
             let ptr = unsafe {
@@ -178,13 +205,38 @@ impl PerfEventSampler {
             if ptr == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            rings.push(Ring { fd, ptr: ptr as *mut u8, len });
+            rings.push(Ring { fd, ptr: ptr as *mut u8, len, _more: fds });
         }
         if rings.is_empty() {
             return Err(io::Error::from_raw_os_error(libc::ENODEV));
         }
         Ok(rings)
     }
+}
+
+/// The threads of `pid` (`/proc/PID/task`), the main thread first.
+fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
+    let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map_err(|e| if e.kind() == io::ErrorKind::NotFound { io::Error::from_raw_os_error(libc::ESRCH) } else { e })?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable_by_key(|&t| (t != pid, t));
+    Ok(tids)
+}
+
+/// One line of `/proc/PID/maps` that maps a file executable: (start, len, pgoff, dev, inode, path).
+fn executable_mapping(line: &str) -> Option<(u64, u64, u64, (u32, u32), u64, String)> {
+    let mut w = line.split_ascii_whitespace();
+    let (range, perms, pgoff, dev, ino) = (w.next()?, w.next()?, w.next()?, w.next()?, w.next()?);
+    let path = w.collect::<Vec<_>>().join(" ");
+    if !perms.contains('x') || path.is_empty() {
+        return None;
+    }
+    let (lo, hi) = range.split_once('-')?;
+    let (lo, hi) = (u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?);
+    let (major, minor) = dev.split_once(':')?;
+    let dev = (u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?);
+    Some((lo, hi.checked_sub(lo)?, u64::from_str_radix(pgoff, 16).ok()?, dev, ino.parse().ok()?, path))
 }
 
 impl ProgramId {
@@ -243,22 +295,36 @@ impl Sampler for PerfEventSampler {
             Err(e) => return Err(os_error(&e)),
         };
         self.counts_kernel = Some(counts_kernel);
+        // Attached: the mappings (and so the load base) exist already; no record will say so.
+        let mut pending = SampleBatch::default();
+        let mut load_base = None;
+        if from == CountFrom::Now {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|e| os_error(&e))?;
+            for (addr, len, pgoff, dev, ino, path) in maps.lines().filter_map(executable_mapping) {
+                if load_base.is_none() && self.program.matches(&path, dev, ino) {
+                    load_base = image.load_base_for_mapping(addr, pgoff);
+                }
+                pending.mappings.push(Mapping { start: addr, len, pgoff, path });
+            }
+            pending.load_base = load_base;
+        }
         self.event = Some(Event {
             rings,
             pidfd,
             pid,
             image: image.clone(),
-            load_base: None,
+            load_base,
             exited: false,
+            pending,
             _lock: lock,
         });
         Ok(())
     }
 
     fn collect(&mut self) -> Result<SampleBatch, ProfError> {
-        let mut batch = SampleBatch::default();
         let program = &self.program;
-        let Some(ev) = self.event.as_mut() else { return Ok(batch) };
+        let Some(ev) = self.event.as_mut() else { return Ok(SampleBatch::default()) };
+        let mut batch = std::mem::take(&mut ev.pending);
         // Look at exit *before* draining: a process seen dead has written all its samples.
         if !ev.exited {
             let mut p = libc::pollfd { fd: ev.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
@@ -414,6 +480,26 @@ mod tests {
         assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: false }));
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body);
         assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: true }));
+    }
+
+    #[test]
+    fn executable_mappings_of_proc_maps() {
+        let maps = "\
+55d0c8a00000-55d0c8a15000 r--p 00000000 fd:01 1234567 /usr/bin/fib
+55d0c8a15000-55d0c8a57000 r-xp 00015000 fd:01 1234567 /usr/bin/fib
+7f1c2d028000-7f1c2d1bd000 r-xp 00028000 103:02 42 /usr/lib/x86_64-linux-gnu/libc.so.6
+7ffd1a3f1000-7ffd1a3f3000 r-xp 00000000 00:00 0 [vdso]
+7ffd1a3f3000-7ffd1a3f5000 r-xp 00000000 00:00 0 
+7f00 garbage";
+        let found: Vec<_> = maps.lines().filter_map(executable_mapping).collect();
+        assert_eq!(
+            found,
+            vec![
+                (0x55d0c8a15000, 0x42000, 0x15000, (0xfd, 1), 1234567, "/usr/bin/fib".to_string()),
+                (0x7f1c2d028000, 0x195000, 0x28000, (0x103, 2), 42, "/usr/lib/x86_64-linux-gnu/libc.so.6".to_string()),
+                (0x7ffd1a3f1000, 0x2000, 0, (0, 0), 0, "[vdso]".to_string()),
+            ]
+        );
     }
 
     #[test]

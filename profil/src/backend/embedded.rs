@@ -33,12 +33,21 @@ impl Profiler {
     /// Collect samples until the session ends (the program exits, or a counter overflows).
     /// After Ctrl-C (or SIGTERM, SIGHUP) the program has a moment to exit; if it is still
     /// running then, the session is stopped (reason request) and the report is of what ran.
-    pub fn wait_for_end(&mut self) -> Result<(), ProfError> {
+    /// With a `deadline` (`-t`), the session is stopped then. An attached process is not
+    /// profil's to stop: Ctrl-C ends its session at once.
+    pub fn wait_for_end(&mut self, attached: bool, deadline: Option<Instant>) -> Result<(), ProfError> {
         while self.profd.state() == SessionState::Running && crate::interrupt::caught().is_none() {
-            self.profd.sampler().wait(-1).map_err(|_| ProfError::Generic)?;
+            let timeout_ms = match deadline {
+                None => -1,
+                Some(d) if Instant::now() >= d => break,
+                Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(1000) as i32 + 1,
+            };
+            self.profd.sampler().wait(timeout_ms).map_err(|_| ProfError::Generic)?;
             self.profd.pump()?;
         }
-        let grace = Instant::now() + INTERRUPT_GRACE;
+        // Interrupted: give the program a moment to exit (a deadline stops at once).
+        let interrupted = crate::interrupt::caught().is_some() && !attached;
+        let grace = Instant::now() + if interrupted { INTERRUPT_GRACE } else { Duration::ZERO };
         while self.profd.state() == SessionState::Running && Instant::now() < grace {
             self.profd.sampler().wait(10).map_err(|_| ProfError::Generic)?;
             self.profd.pump()?;

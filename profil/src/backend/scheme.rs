@@ -46,9 +46,20 @@ impl Profiler {
         ctl(&profd::ctl::format_start(&req, &image.text))
     }
 
-    /// The kernel ends the session when the program exits; profil waits for the child itself.
-    pub fn wait_for_end(&mut self) -> Result<(), ProfError> {
-        Ok(())
+    /// A launched program: the kernel ends the session when it exits, and profil waits for
+    /// the child itself (`deadline` is `None`). An attached process: poll the status until the
+    /// session ends, Ctrl-C, or the `deadline`; then stop it.
+    pub fn wait_for_end(&mut self, attached: bool, deadline: Option<std::time::Instant>) -> Result<(), ProfError> {
+        if !attached {
+            return Ok(());
+        }
+        while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
+            if !String::from_utf8_lossy(&read_file(STATUS)?).starts_with("state=running ") {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        ctl("stop\n")
     }
 
     /// Read back the status, the bins and the exact samples (after the child was reaped).

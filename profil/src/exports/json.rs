@@ -43,11 +43,14 @@ pub fn render(run: &Outcome, flat: &FlatProfile, samples: &[Sample], symbolizer:
         p.lost
     );
     let _ = writeln!(o, "  \"stop_reason\": {},", p.stop_reason.map_or("null".into(), |r| string(r.as_str())));
-    let (code, signal) = match run.exit {
-        ExitKind::Exited(c) => (c.to_string(), "null".to_string()),
-        ExitKind::Signaled(s) => ("null".to_string(), s.to_string()),
+    let null = || "null".to_string();
+    let (code, signal, attached) = match run.exit {
+        ExitKind::Exited(c) => (c.to_string(), null(), String::new()),
+        ExitKind::Signaled(s) => (null(), s.to_string(), String::new()),
+        // Not profil's child: no status. "running": still running when profiling stopped.
+        ExitKind::Attached { pid, exited } => (null(), null(), format!(", \"attached_pid\": {pid}, \"running\": {}", !exited)),
     };
-    let _ = writeln!(o, "  \"exit\": {{\"code\": {code}, \"signal\": {signal}}},");
+    let _ = writeln!(o, "  \"exit\": {{\"code\": {code}, \"signal\": {signal}{attached}}},");
     let objects: Vec<String> = symbolizer.objects()[PROGRAM + 1..]
         .iter()
         .map(|ob| format!("\n    {{\"name\": {}, \"path\": {}}}", string(&ob.name), string(&ob.path)))

@@ -1,0 +1,92 @@
+//! `profil -p PID [-t SECONDS]`: profiling a process that runs already, on Linux for real.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{compile, field, flat_shares, profil_bin, scratch, session, share, text};
+
+fn start(exe: &std::path::Path, args: &[&str]) -> Child {
+    let child = Command::new(exe).args(args).stdout(Stdio::null()).spawn().unwrap();
+    // Let it get going (and, for late_threads, be asleep) before profil attaches.
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+#[test]
+fn attach_for_a_while_to_a_busy_process() {
+    let _s = session();
+    let dir = scratch("attach-busy");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let mut target = start(&busy, &["4000"]);
+    let pid = target.id().to_string();
+    let json = dir.join("p.json");
+    let o = Command::new(profil_bin()).args(["-f", "-p", &pid, "-t", "1", "--json", json.to_str().unwrap()]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // About one second at 1 kHz, nearly all in spin().
+    let user: u64 = field(&out, "Ticks:").split_whitespace().next().unwrap().parse().unwrap();
+    assert!((600..=1300).contains(&user), "{user} ticks in 1 s:\n{out}");
+    assert!(share(&flat_shares(&out), "spin") > 90.0, "{out}");
+    assert_eq!(field(&out, "Session ended by:"), "request");
+    assert!(out.contains(&format!("(pid {pid}, attached) was still running when profiling stopped")), "{out}");
+    assert!(!out.contains("Output of"), "no program output banner when attaching:\n{out}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["exit"]["attached_pid"].as_u64(), Some(pid.parse().unwrap()));
+    assert_eq!(v["exit"]["running"], true);
+    // The process was only watched: it goes on and ends by itself.
+    assert!(target.try_wait().unwrap().is_none());
+    assert!(target.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn threads_created_after_attaching_are_counted_until_the_process_exits() {
+    let _s = session();
+    let dir = scratch("attach-threads");
+    let exe = compile("cc", "late_threads.c", &["-O1", "-pthread"], &dir);
+    // Asleep for 800 ms (profil attaches at 300 ms), then two threads spin 700 ms each.
+    let mut target = start(&exe, &["800", "700"]);
+    let pid = target.id().to_string();
+    let o = Command::new(profil_bin()).args(["-f", "-p", &pid]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(field(&out, "Session ended by:"), "exit");
+    assert!(out.contains(&format!("(pid {pid}, attached) exited")), "{out}");
+    let rows = flat_shares(&out);
+    assert!(share(&rows, "worker") > 90.0, "{out}");
+    // 2 x 700 ms of CPU time in worker(): most of it counted (the machine may be busy).
+    let user: u64 = field(&out, "Ticks:").split_whitespace().next().unwrap().parse().unwrap();
+    assert!(user >= 1000, "{user} ticks for 1400 ms of threads:\n{out}");
+    target.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn attach_errors() {
+    let _s = session();
+    // No such process.
+    let o = Command::new(profil_bin()).args(["-p", "999999999"]).output().unwrap();
+    assert_eq!((o.status.code(), text(&o).1.as_str()), (Some(1), "Profil Error: No process for profiled program\n"));
+    // Not ours to profile: an unprivileged user and a process of root's.
+    if unsafe { libc::geteuid() } == 0 {
+        let mut sleeper = Command::new("sleep").arg("5").spawn().unwrap();
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(profil_bin())
+            .args(["-p", &sleeper.id().to_string(), "-t", "1"])
+            .output()
+            .expect("setpriv (util-linux)");
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+        assert_eq!(
+            text(&o).1,
+            format!(
+                "Profil Error: Permission denied: pid {} is another user's process; only root or its owner may profile it\n",
+                sleeper.id()
+            )
+        );
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+    }
+}
