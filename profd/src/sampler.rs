@@ -45,6 +45,8 @@ pub struct SampleBatch {
     pub load_base: Option<u64>,
     /// Executable mappings seen in this batch.
     pub mappings: Vec<Mapping>,
+    /// Execs of the profiled process after the one profiled (its bins are of the first).
+    pub later_execs: u32,
     /// The backend's session ended (the process exited, the kernel's counter would have
     /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
     pub ended: Option<StopReason>,

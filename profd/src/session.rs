@@ -87,6 +87,9 @@ pub struct Session {
     pub lost: u64,
     /// Executable mappings of the process (program and shared objects).
     pub mappings: Vec<Mapping>,
+    /// Execs of the process after the profiled program's (the bins stay of the first); the
+    /// new images are among `mappings`.
+    pub later_execs: u32,
     pub state: SessionState,
 }
 
@@ -172,6 +175,7 @@ impl<S: Sampler> Profd<S> {
             kernel_ticks: 0,
             lost: 0,
             mappings: Vec::new(),
+            later_execs: 0,
             state: SessionState::Running,
         });
         Ok(())
@@ -245,6 +249,7 @@ impl<S: Sampler> Profd<S> {
         s.kernel_ticks += batch.kernel_ticks;
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);
+        s.later_execs += batch.later_execs;
         if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
             // Samples that arrived before the base was known (or changed: an exec) are

@@ -25,6 +25,9 @@ pub struct Profile {
     /// Samples the sampler had to drop.
     pub lost: u64,
     pub stop_reason: Option<StopReason>,
+    /// Programs the process exec'd after the profiled one (the bins are of the first): their
+    /// files where known, else "another program".
+    pub later_execs: Vec<String>,
 }
 
 impl Profile {
@@ -42,8 +45,35 @@ impl Profile {
                 profd::SessionState::Stopped(r) => Some(r),
                 _ => None,
             },
+            later_execs: later_exec_images(s),
         }
     }
+}
+
+/// The files a process exec'd after the profiled program: among its mappings, the mapped
+/// files that are programs themselves (`ET_EXEC`, or an interpreter and no soname), other than
+/// the profiled one.
+fn later_exec_images(s: &Session) -> Vec<String> {
+    if s.later_execs == 0 {
+        return Vec::new();
+    }
+    let first = s.mappings.iter().find(|m| s.link_address(m.start).is_some()).map(|m| m.path.as_str());
+    let mut found: Vec<String> = Vec::new();
+    for m in &s.mappings {
+        if Some(m.path.as_str()) == first || found.contains(&m.path) || m.path.starts_with('[') {
+            continue;
+        }
+        let is_program = std::fs::read(&m.path).ok().is_some_and(|bytes| {
+            goblin::elf::Elf::parse_header(&bytes).is_ok_and(|h| h.e_type == goblin::elf::header::ET_EXEC)
+                // A PIE program has an interpreter and no soname (glibc's libc.so.6 has both).
+                || goblin::elf::Elf::parse(&bytes).is_ok_and(|e| e.interpreter.is_some() && e.soname.is_none())
+        });
+        if is_program {
+            found.push(m.path.clone());
+        }
+    }
+    found.resize(found.len().max(s.later_execs as usize), "another program".to_string());
+    found
 }
 
 impl Profile {
@@ -64,6 +94,7 @@ impl Profile {
             kernel_ticks: Some(num("ticks_kernel")),
             lost: num("dropped"),
             stop_reason: reason_from_str(get("reason")),
+            later_execs: Vec::new(),
         })
     }
 }

@@ -106,6 +106,12 @@ pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
     if let Some(r) = p.stop_reason {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());
     }
+    for later in &p.later_execs {
+        let _ = writeln!(
+            out,
+            "Note: '{program}' exec'd {later}: the bins cover the text of '{program}', not of the program it became"
+        );
+    }
     let _ = match exit {
         ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
         ExitKind::Signaled(sig) => writeln!(out, "'{program}' was killed by signal {sig}"),

@@ -71,3 +71,18 @@ fn a_name_without_a_slash_is_looked_up_on_path_with_a_hint_for_a_file_here() {
     let o = Command::new(profil_bin()).arg("./fib.c").current_dir(data).output().unwrap();
     assert_eq!(text(&o).1, "Profil Error: './fib.c' is not an ELF executable\n");
 }
+
+#[test]
+fn a_program_that_execs_another_says_so() {
+    let _s = session();
+    let fib = common::fib_bin();
+    let script = format!("exec {} 20 1", fib.display());
+    let o = Command::new(profil_bin()).args(["-f", "sh", "-c", &script]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let note = format!("Note: 'sh' exec'd {}: the bins cover the text of 'sh', not of the program it became\n", fib.display());
+    assert!(out.contains(&note), "{out}");
+    // A program that does not exec says nothing of the kind.
+    let o = Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
+    assert!(!text(&o).0.contains("exec'd"), "{}", text(&o).0);
+}

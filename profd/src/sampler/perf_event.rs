@@ -85,6 +85,9 @@ struct Event {
     exited: bool,
     /// What the first batch reports besides the ring: an attached process's existing mappings.
     pending: SampleBatch,
+    /// Execs of the process seen (the first, when launched, is the program's own). Counted,
+    /// not ordered: records of different CPUs' rings come in no common order.
+    execs: u32,
     _lock: UnixListener,
 }
 
@@ -152,6 +155,9 @@ impl PerfEventSampler {
         attr.set_exclude_hv(1);
         attr.set_mmap(1);
         attr.set_mmap2(1);
+        // Exec records: a program that execs another one is reported as such.
+        attr.set_comm(1);
+        attr.set_comm_exec(1);
         attr.set_watermark(1);
         attr.__bindgen_anon_2.wakeup_watermark = (DATA_PAGES * page_size() / 4) as u32;
         // SAFETY: attr is initialised; the event only observes the child.
@@ -316,6 +322,8 @@ impl Sampler for PerfEventSampler {
             load_base,
             exited: false,
             pending,
+            // Launched: the program's own exec is the first; attached: it happened already.
+            execs: u32::from(from == CountFrom::Now),
             _lock: lock,
         });
         Ok(())
@@ -346,6 +354,13 @@ impl Sampler for PerfEventSampler {
                     _ => batch.user.push((ip, 1)),
                 },
                 Record::Lost(n) => batch.lost += n,
+                Record::Exec { pid } if pid == ev.pid => {
+                    ev.execs += 1;
+                    if ev.execs > 1 {
+                        batch.later_execs += 1;
+                    }
+                }
+                Record::Exec { .. } => {}
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, path } => {
                     // The program's own mapping, in the profiled process itself (not in a
                     // child it started), gives the load base.
@@ -371,6 +386,8 @@ impl Sampler for PerfEventSampler {
 enum Record {
     Sample { ip: u64, pid: u32, kernel: bool },
     Lost(u64),
+    /// The process `pid` exec'd (a COMM record with the exec flag).
+    Exec { pid: u32 },
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, path: String },
 }
 
@@ -446,6 +463,8 @@ fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<Record> {
             })
         }
         b::PERF_RECORD_LOST => Some(Record::Lost(u64_at(body, 8)?)),
+        // u32 pid, tid; char comm[]: an exec when the misc flag says so.
+        b::PERF_RECORD_COMM if misc as u32 & b::PERF_RECORD_MISC_COMM_EXEC != 0 => Some(Record::Exec { pid: u32_at(body, 0)? }),
         PERF_RECORD_MMAP2 => {
             // u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
             // u32 prot, flags; char filename[].

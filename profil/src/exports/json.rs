@@ -152,6 +152,7 @@ mod tests {
             kernel_ticks: Some(4),
             lost: 0,
             stop_reason: Some(StopReason::Exit),
+            later_execs: Vec::new(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
