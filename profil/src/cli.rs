@@ -70,7 +70,7 @@ fn options() -> Options {
     o.optopt("s", "", "start of the profiled range (default: start of the text segment)", "ADDR");
     o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
     o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
-    o.optopt("F", "frequency", "samples per second of CPU time (Linux; default 1000)", "HZ");
+    o.optopt("F", "frequency", "samples per second of CPU time (Linux; 1 to 100000, default 1000; high rates slow the program)", "HZ");
     o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
     o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");

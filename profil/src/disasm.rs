@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, SymbolResolver, SymbolResult};
+use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, OpKind, SymbolResolver, SymbolResult};
 
 use crate::flat::{FlatEntry, FlatProfile};
 use crate::symbolize::Symbolizer;
@@ -45,11 +45,12 @@ pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&S
         let total = remaining.entry(a).or_insert(0);
         *total = total.saturating_add(n);
     }
-    let resolver: Option<Box<dyn SymbolResolver>> =
-        symbols.map(|s| Box::new(Names(s.clone())) as Box<dyn SymbolResolver>);
-    let mut formatter = GasFormatter::with_options(resolver, None);
-    // Lower-case hex, as objdump prints it.
+    let names = Names(symbols.cloned());
+    let mut formatter = GasFormatter::with_options(Some(Box::new(names.clone())), None);
+    // As objdump prints them: lower-case hex, RIP-relative operands as displacements (the
+    // target follows as a comment).
     formatter.options_mut().set_uppercase_hex(false);
+    formatter.options_mut().set_rip_relative_addresses(true);
     let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
     let mut instruction = Instruction::default();
     let mut lines = Vec::new();
@@ -57,23 +58,36 @@ pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&S
         decoder.decode_out(&mut instruction);
         let mut text = String::new();
         formatter.format(&instruction, &mut text);
+        if instruction.is_ip_rel_memory_operand() {
+            text.push_str(&format!("  # {}", names.describe(instruction.ip_rel_memory_address())));
+        }
         let address = instruction.ip();
         lines.push(AsmLine { address, hits: remaining.remove(&address).unwrap_or(0), text });
     }
     Annotated { lines, stray: remaining.values().fold(0, |sum, &n| sum.saturating_add(n)) }
 }
 
-/// Names addresses inside named functions as objdump does: `164f0 <overflow+0x10>`.
-struct Names(SymbolTable);
+/// Names branch targets as objdump does: `164f0 <overflow+0x10>` inside a named function,
+/// the bare address (`1040`) elsewhere.
+#[derive(Clone)]
+struct Names(Option<SymbolTable>);
+
+impl Names {
+    fn describe(&self, address: u64) -> String {
+        match self.0.as_ref().and_then(|s| s.lookup(address)).filter(|f| !f.name.starts_with('[')) {
+            Some(f) if address == f.addr => format!("{address:x} <{}>", f.name),
+            Some(f) => format!("{address:x} <{}+{:#x}>", f.name, address - f.addr),
+            None => format!("{address:x}"),
+        }
+    }
+}
 
 impl SymbolResolver for Names {
-    fn symbol(&mut self, _: &Instruction, _: u32, _: Option<u32>, address: u64, _: u32) -> Option<SymbolResult<'_>> {
-        let f = self.0.lookup(address).filter(|f| !f.name.starts_with('['))?;
-        let text = match address - f.addr {
-            0 => format!("{address:x} <{}>", f.name),
-            off => format!("{address:x} <{}+{off:#x}>", f.name),
-        };
-        Some(SymbolResult::with_string(address, text))
+    fn symbol(&mut self, i: &Instruction, _: u32, operand: Option<u32>, address: u64, _: u32) -> Option<SymbolResult<'_>> {
+        // Branch targets only: immediates and displacements keep their own form.
+        let kind = i.op_kind(operand?);
+        matches!(kind, OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64)
+            .then(|| SymbolResult::with_string(address, self.describe(address)))
     }
 }
 
@@ -133,6 +147,20 @@ pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize) -> String
         }
     }
     out
+}
+
+#[cfg(test)]
+mod objdump_form {
+    use super::*;
+
+    #[test]
+    fn rip_relative_operands_and_unnamed_targets_read_as_objdump_prints_them() {
+        // movsd 0x100(%rip),%xmm0 at 0x1000 (8 bytes: the target is 0x1108); call 0x1010; a
+        // plain immediate.
+        let code = [0xf2, 0x0f, 0x10, 0x05, 0x00, 0x01, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00, 0x00, 0xb8, 0x10, 0, 0, 0];
+        let lines: Vec<String> = annotate(&code, 0x1000, &[], None).lines.into_iter().map(|l| l.text).collect();
+        assert_eq!(lines, ["movsd 0x100(%rip),%xmm0  # 1108", "call 1010", "mov $0x10,%eax"]);
+    }
 }
 
 #[cfg(test)]

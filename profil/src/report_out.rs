@@ -6,6 +6,8 @@ use std::io::{self, Write};
 
 pub struct ReportOut {
     inner: Box<dyn Write>,
+    /// The descriptor behind `inner` (1 or 2), where it is one.
+    fd: Option<i32>,
     /// The reader closed the pipe: the rest of the report is dropped.
     closed: bool,
 }
@@ -13,12 +15,28 @@ pub struct ReportOut {
 impl ReportOut {
     pub fn new(to_stderr: bool) -> ReportOut {
         let inner: Box<dyn Write> = if to_stderr { Box::new(io::stderr()) } else { Box::new(io::stdout()) };
-        ReportOut::over(inner)
+        ReportOut { fd: Some(if to_stderr { 2 } else { 1 }), ..ReportOut::over(inner) }
+    }
+
+    /// Begin a new line if the program's output, which shares our output, did not end one.
+    /// Only a regular file can be looked at afterwards (Linux: read back through /proc); on a
+    /// terminal or a pipe the program's last byte is gone, and nothing is added.
+    pub fn start_line(&mut self) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Some(fd) = self.fd else { return Ok(()) };
+        self.flush()?;
+        let Ok(file) = std::fs::File::open(format!("/proc/self/fd/{fd}")) else { return Ok(()) };
+        let Ok(meta) = file.metadata() else { return Ok(()) };
+        let mut last = [0u8; 1];
+        if meta.is_file() && meta.len() > 0 && file.read_at(&mut last, meta.len() - 1).is_ok() && last[0] != b'\n' {
+            self.write_all(b"\n")?;
+        }
+        Ok(())
     }
 
     /// A report written to `inner` (tests use a buffer or a broken pipe).
     pub fn over(inner: Box<dyn Write>) -> ReportOut {
-        ReportOut { inner, closed: false }
+        ReportOut { inner, fd: None, closed: false }
     }
 
     fn absorb<T>(&mut self, result: io::Result<T>, done: T) -> io::Result<T> {

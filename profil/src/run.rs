@@ -268,6 +268,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     let samples = symbolizer.locate(&run.profile);
     let flat = FlatProfile::build(&samples, &symbolizer);
 
+    out.start_line()?;
     out.write_all(report::statistics_banner().as_bytes())?;
     if !args.flat_only {
         out.write_all(report::minix_statistics(&run.profile.data).as_bytes())?;

@@ -152,3 +152,21 @@ fn a_report_reader_that_goes_away_ends_the_report_quietly() {
     assert_eq!(v["exit"]["signal"], libc::SIGPIPE);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_run_without_program_samples_still_writes_a_gmon_out_gprof_reads() {
+    if Command::new("gprof").arg("--version").output().is_err() {
+        eprintln!("skipped: gprof is not installed (CI installs binutils)");
+        return;
+    }
+    let _s = session();
+    let dir = scratch("gmon-empty");
+    let quick = common::compile("cc", "quick.c", &["-O1"], &dir);
+    let gmon = dir.join("gmon.out");
+    let o = profil(&["-f", "-o", s(&gmon), s(&quick)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let g = Command::new("gprof").args(["-b", "-p"]).arg(&quick).arg(&gmon).output().unwrap();
+    assert!(g.status.success(), "gprof: {}", String::from_utf8_lossy(&g.stderr));
+    assert!(String::from_utf8_lossy(&g.stdout).contains("no time accumulated"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

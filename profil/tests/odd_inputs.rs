@@ -86,3 +86,22 @@ fn a_program_that_execs_another_says_so() {
     let o = Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
     assert!(!text(&o).0.contains("exec'd"), "{}", text(&o).0);
 }
+
+#[test]
+fn the_report_starts_on_a_new_line_after_output_without_one() {
+    let _s = session();
+    let dir = common::scratch("newline");
+    // Without the fix the banner followed "abc" on the same line; with a newline, none added.
+    for arg in ["abc", "abc\\n"] {
+        let file = dir.join("out.txt");
+        let o = Command::new(profil_bin())
+            .args(["-f", "printf", arg])
+            .stdout(std::fs::File::create(&file).unwrap())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let out = std::fs::read_to_string(&file).unwrap();
+        assert!(out.contains("\nabc\n************************* Profile Statistics"), "{arg}: {out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -23,14 +23,15 @@ const MAX_BINS: u64 = 1 << 24;
 const GMON_TAG_TIME_HIST: u8 = 0;
 
 /// The gmon.out bytes for `samples` (link-time address, ticks) taken at `rate_hz`.
-pub fn render(samples: &[(u64, u64)], rate_hz: u64) -> Vec<u8> {
+/// `text_start` places the empty histogram a run with no samples still writes (gprof refuses
+/// a file without one: "gmon.out file is missing histogram").
+pub fn render(samples: &[(u64, u64)], text_start: u64, rate_hz: u64) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"gmon");
     out.extend_from_slice(&1u32.to_le_bytes());
     out.extend_from_slice(&[0; 12]);
-    let (Some(low), Some(high)) = (samples.iter().map(|s| s.0).min(), samples.iter().map(|s| s.0).max()) else {
-        return out; // nothing sampled: a valid file with no histogram
-    };
+    let low = samples.iter().map(|s| s.0).min().unwrap_or(text_start);
+    let high = samples.iter().map(|s| s.0).max().unwrap_or(text_start);
     let low = low & !1;
     let span = high - low + 1;
     let bin_size = 2 * span.div_ceil(2 * MAX_BINS);
@@ -39,7 +40,8 @@ pub fn render(samples: &[(u64, u64)], rate_hz: u64) -> Vec<u8> {
     for &(a, n) in samples {
         bins[((a - low) / bin_size) as usize] += n;
     }
-    let records = bins.iter().max().map_or(0, |m| m.div_ceil(u64::from(u16::MAX)));
+    // At least one record, so that gprof reads even a run with no samples.
+    let records = bins.iter().max().map_or(0, |m| m.div_ceil(u64::from(u16::MAX))).max(1);
     for r in 0..records {
         out.push(GMON_TAG_TIME_HIST);
         out.extend_from_slice(&low.to_le_bytes());
@@ -80,20 +82,20 @@ mod tests {
 
     #[test]
     fn two_byte_bins_over_the_sampled_span() {
-        let got = render(&[(0x1007, 2), (0x1001, 5), (0x1002, 1), (0x1000, 1)], 1000);
+        let got = render(&[(0x1007, 2), (0x1001, 5), (0x1002, 1), (0x1000, 1)], 0, 1000);
         let mut want = HEADER.to_vec();
         want.extend(record(0x1000, 0x1008, 1000, &[6, 1, 0, 2]));
         assert_eq!(got, want);
         // low_pc is rounded down to an even address.
         assert_eq!(
-            &render(&[(0x1003, 1)], 1000)[21..37],
+            &render(&[(0x1003, 1)], 0, 1000)[21..37],
             &[0x1002u64.to_le_bytes(), 0x1004u64.to_le_bytes()].concat()[..]
         );
     }
 
     #[test]
     fn counts_past_65535_continue_in_records_with_the_same_range() {
-        let got = render(&[(0x2000, 150_000), (0x2002, 7)], 250);
+        let got = render(&[(0x2000, 150_000), (0x2002, 7)], 0, 250);
         let mut want = HEADER.to_vec();
         want.extend(record(0x2000, 0x2004, 250, &[65535, 7]));
         want.extend(record(0x2000, 0x2004, 250, &[65535, 0]));
@@ -102,13 +104,15 @@ mod tests {
     }
 
     #[test]
-    fn no_samples_is_a_header_only_file() {
-        assert_eq!(render(&[], 1000), HEADER.to_vec());
+    fn no_samples_is_one_empty_histogram_at_the_text() {
+        let mut want = HEADER.to_vec();
+        want.extend(record(0x1000, 0x1002, 1000, &[0]));
+        assert_eq!(render(&[], 0x1000, 1000), want);
     }
 
     #[test]
     fn huge_spans_use_wider_bins() {
-        let got = render(&[(0, 1), (MAX_BINS * 6 - 1, 1)], 1000);
+        let got = render(&[(0, 1), (MAX_BINS * 6 - 1, 1)], 0, 1000);
         let nbins = u32::from_le_bytes(got[20 + 17..20 + 21].try_into().unwrap());
         assert_eq!(u64::from(nbins), MAX_BINS);
         assert_eq!(u64::from_le_bytes(got[29..37].try_into().unwrap()), MAX_BINS * 6);

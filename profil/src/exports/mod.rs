@@ -200,7 +200,7 @@ impl Exports {
     ) -> Result<(), ExportError> {
         for (format, path, target) in self.targets {
             let bytes = match format {
-                Format::Gmon => gmon::render(&run.profile.image_samples, run.frequency_hz),
+                Format::Gmon => gmon::render(&run.profile.image_samples, run.profile.data.start_addr, run.frequency_hz),
                 Format::Collapsed => collapsed::render(&run.program, flat).into_bytes(),
                 Format::Json => json::render(run, flat, samples, symbolizer).into_bytes(),
             };
