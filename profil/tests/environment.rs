@@ -19,8 +19,7 @@ fn getrandom_calls(log: &str, pid: &str) -> usize {
 
 #[test]
 fn profil_asks_the_os_for_no_randomness() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("skipped: strace is not installed (CI installs it)");
+    if !common::installed("strace", "strace") {
         return;
     }
     let _s = session();

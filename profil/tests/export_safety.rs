@@ -4,17 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{fib_bin, profil, profil_bin, session, text};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("profil-exports-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{fib_bin, installed, profil, profil_bin, scratch, session, text};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -33,7 +26,7 @@ fn assert_only(dir: &Path, names: &[&str]) {
 #[test]
 fn a_refused_run_leaves_existing_exports_untouched() {
     let _s = session();
-    let dir = scratch("refused");
+    let dir = scratch("exports-refused");
     let (json, gmon, folded) = (dir.join("keep.json"), dir.join("gmon.out"), dir.join("keep.folded"));
     for f in [&json, &gmon, &folded] {
         std::fs::write(f, b"precious\n").unwrap();
@@ -59,7 +52,7 @@ fn a_refused_run_leaves_existing_exports_untouched() {
 #[test]
 fn profil_killed_mid_run_leaves_existing_exports_untouched() {
     let _s = session();
-    let dir = scratch("killed");
+    let dir = scratch("exports-killed");
     let json = dir.join("keep.json");
     std::fs::write(&json, b"precious\n").unwrap();
     let mut p = Command::new(profil_bin())
@@ -81,7 +74,7 @@ fn profil_killed_mid_run_leaves_existing_exports_untouched() {
 #[test]
 fn an_export_onto_the_program_or_twice_onto_one_file_is_refused_before_it_runs() {
     let _s = session();
-    let dir = scratch("refuse");
+    let dir = scratch("exports-refuse");
     let victim = dir.join("victim");
     std::fs::copy(fib_bin(), &victim).unwrap();
     let original = std::fs::read(&victim).unwrap();
@@ -134,7 +127,7 @@ fn dash_and_dev_stdout_put_the_export_alone_on_standard_output() {
 #[test]
 fn a_report_reader_that_goes_away_ends_the_report_quietly() {
     let _s = session();
-    let dir = scratch("pipe");
+    let dir = scratch("exports-pipe");
     let json = dir.join("p.json");
     let mut p = Command::new(profil_bin())
         .args(["--json", s(&json), s(&fib_bin()), "20", "1"])
@@ -155,12 +148,11 @@ fn a_report_reader_that_goes_away_ends_the_report_quietly() {
 
 #[test]
 fn a_run_without_program_samples_still_writes_a_gmon_out_gprof_reads() {
-    if Command::new("gprof").arg("--version").output().is_err() {
-        eprintln!("skipped: gprof is not installed (CI installs binutils)");
+    if !installed("gprof", "binutils") {
         return;
     }
     let _s = session();
-    let dir = scratch("gmon-empty");
+    let dir = scratch("exports-gmon-empty");
     let quick = common::compile("cc", "quick.c", &["-O1"], &dir);
     let gmon = dir.join("gmon.out");
     let o = profil(&["-f", "-o", s(&gmon), s(&quick)]);

@@ -96,6 +96,15 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Is `tool` on PATH? If not, say the test is skipped (CI installs it from `package`).
+pub fn installed(tool: &str, package: &str) -> bool {
+    let found = Command::new(tool).arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipped: {tool} is not installed (CI installs it from {package})");
+    }
+    found
+}
+
 /// Compile one of `tests/data/` with `compiler` and `flags` into `dir`.
 pub fn compile(compiler: &str, source: &str, flags: &[&str], dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(source);
