@@ -62,12 +62,18 @@ pub fn parse(text: &str) -> Result<Vec<CtlCommand>, ProfError> {
     text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect()
 }
 
-/// Format a start command as `profil` sends it.
-pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
-    let when = match req.from {
+/// The end of a start command that says when counting begins (the same word in `prof:` ctl
+/// and the kernel's `sys:prof_ctl`): nothing, or ` exec`.
+pub fn count_from_suffix(from: CountFrom) -> &'static str {
+    match from {
         CountFrom::Now => "",
         CountFrom::Exec => " exec",
-    };
+    }
+}
+
+/// Format a start command as `profil` sends it.
+pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
+    let when = count_from_suffix(req.from);
     format!(
         "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{when}\n",
         req.pid, req.start, req.end, req.interval, text.start, text.end

@@ -64,9 +64,10 @@ fn later_exec_images(s: &Session) -> Vec<String> {
             continue;
         }
         let is_program = std::fs::read(&m.path).ok().is_some_and(|bytes| {
-            goblin::elf::Elf::parse_header(&bytes).is_ok_and(|h| h.e_type == goblin::elf::header::ET_EXEC)
+            goblin::elf::Elf::parse(&bytes).is_ok_and(|e| {
                 // A PIE program has an interpreter and no soname (glibc's libc.so.6 has both).
-                || goblin::elf::Elf::parse(&bytes).is_ok_and(|e| e.interpreter.is_some() && e.soname.is_none())
+                e.header.e_type == goblin::elf::header::ET_EXEC || (e.interpreter.is_some() && e.soname.is_none())
+            })
         });
         if is_program {
             found.push(m.path.clone());

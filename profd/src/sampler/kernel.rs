@@ -79,10 +79,7 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
     fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError> {
         // On Redox exec runs in userspace (relibc), in the launched child: `exec` keeps that
         // code, linked like every static program at 0x401000, out of the program's bins.
-        let when = match from {
-            CountFrom::Now => "",
-            CountFrom::Exec => " exec",
-        };
+        let when = crate::ctl::count_from_suffix(from);
         self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}\n")).map_err(|e| errno(&e))?;
         self.session = Some(KernelSession {
             pid,

@@ -25,6 +25,11 @@ fn read_file(path: &str) -> Result<Vec<u8>, ProfError> {
     Ok(bytes)
 }
 
+/// Does a `status` line say a session is running?
+fn is_running(status: &str) -> bool {
+    status.starts_with("state=running ")
+}
+
 fn ctl(line: &str) -> Result<(), ProfError> {
     let mut f = std::fs::OpenOptions::new().write(true).open(CTL).map_err(errno)?;
     f.write_all(line.as_bytes()).map_err(errno)
@@ -54,7 +59,7 @@ impl Profiler {
             return Ok(());
         }
         while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
-            if !String::from_utf8_lossy(&read_file(STATUS)?).starts_with("state=running ") {
+            if !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
                 return Ok(());
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -66,7 +71,7 @@ impl Profiler {
     pub fn profile(&self) -> Result<Profile, ProfError> {
         let text = |path: &str| -> Result<String, ProfError> { Ok(String::from_utf8_lossy(&read_file(path)?).into_owned()) };
         let mut status = text(STATUS)?;
-        if status.starts_with("state=running ") {
+        if is_running(&status) {
             // The program is gone but the session has not noticed yet (e.g. a child of it
             // still runs): end it now so the data is final.
             ctl("stop\n")?;

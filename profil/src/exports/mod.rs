@@ -119,22 +119,24 @@ impl Target {
                     return Err(io::Error::other("it is the program to profile"));
                 }
                 if meta.is_file() {
-                    let (tmp, _) = create_temporary(path)?;
-                    std::fs::remove_file(tmp)?;
-                    Ok((Target::Replace(path.to_path_buf()), Some(id)))
+                    Ok((Target::replacing(path)?, Some(id)))
                 } else {
                     // Opening proves access (a directory fails here: "Is a directory").
                     OpenOptions::new().write(true).open(path)?;
                     Ok((Target::InPlace(path.to_path_buf()), Some(id)))
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let (tmp, _) = create_temporary(path)?;
-                std::fs::remove_file(tmp)?;
-                Ok((Target::Replace(path.to_path_buf()), None))
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Target::replacing(path)?, None)),
             Err(e) => Err(e),
         }
+    }
+
+    /// A file written beside `path` and renamed over it; proven possible now by creating
+    /// (and removing) the temporary file.
+    fn replacing(path: &Path) -> io::Result<Target> {
+        let (tmp, _) = create_temporary(path)?;
+        std::fs::remove_file(tmp)?;
+        Ok(Target::Replace(path.to_path_buf()))
     }
 
     fn write(&self, bytes: &[u8]) -> io::Result<()> {
