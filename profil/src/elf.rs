@@ -43,6 +43,9 @@ impl fmt::Display for ElfError {
         match self {
             ElfError::Io(e) => write!(f, "{e}"),
             ElfError::NotElf => f.write_str("not an ELF executable"),
+            ElfError::Script(interpreter) if interpreter.is_empty() => {
+                f.write_str("a script with no interpreter, not an ELF executable")
+            }
             ElfError::Script(interpreter) => write!(f, "a script for {interpreter}, not an ELF executable"),
             ElfError::Elf32 => f.write_str("a 32-bit ELF executable"),
             ElfError::NotExecutable(why) => write!(f, "not an ELF executable ({why})"),
@@ -156,6 +159,7 @@ mod tests {
         assert!(matches!(&e, ElfError::Script(i) if i == "/bin/sh"), "{e:?}");
         let e = parse_program(Path::new("x"), b"#!".to_vec()).unwrap_err();
         assert!(matches!(&e, ElfError::Script(i) if i.is_empty()), "{e:?}");
+        assert_eq!(e.to_string(), "a script with no interpreter, not an ELF executable");
         let e = parse_program(Path::new("x"), b"\x7fELF\x01\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x03\0".to_vec()).unwrap_err();
         assert!(matches!(e, ElfError::Elf32), "{e:?}");
     }
