@@ -10,6 +10,7 @@
 //!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
 //! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands and
 //!   [`formats`] its text files.
+//! * `vdso` (Linux) — the vdso's image, to name and unwind code in it.
 
 pub mod ctl;
 pub mod error;
@@ -20,6 +21,8 @@ pub mod prof_data;
 pub mod sampler;
 pub mod scheme;
 pub mod session;
+#[cfg(target_os = "linux")]
+pub mod vdso;
 
 pub use error::ProfError;
 pub use image::{ImageLayout, TextSegment};

@@ -18,6 +18,34 @@ pub mod fake_kernel;
 pub mod kernel;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
+#[cfg(target_os = "linux")]
+pub mod unwind;
+
+/// Whether and how a backend records the call stack of each sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallGraph {
+    /// One address per sample (the Minix profile).
+    #[default]
+    None,
+    /// The frame-pointer chain, walked by the kernel (needs code built with frame pointers).
+    FramePointers,
+    /// A copy of the top `stack_size` bytes of the user stack and the registers, unwound
+    /// with the objects' DWARF CFI (`.eh_frame`): works without frame pointers.
+    Dwarf { stack_size: u32 },
+}
+
+/// Default bytes of user stack copied per sample in [`CallGraph::Dwarf`] (as `perf`'s).
+pub const DEFAULT_STACK_SIZE: u32 = 16 * 1024;
+
+/// One sample's call stack: its instruction pointer, then the return address of each caller,
+/// innermost first (runtime addresses).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallStack {
+    pub frames: Vec<u64>,
+    /// The walk stopped before the stack's root (unreadable memory, no unwind information,
+    /// the depth bound): the outermost callers are missing.
+    pub truncated: bool,
+}
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
 /// process, in runtime addresses, so samples outside the program can be attributed by name.
@@ -45,6 +73,9 @@ pub struct SampleBatch {
     pub load_base: Option<u64>,
     /// Executable mappings seen in this batch.
     pub mappings: Vec<Mapping>,
+    /// The call stacks of the user samples, where the backend records them, each with a
+    /// repeat count.
+    pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
     /// The backend's session ended (the process exited, the kernel's counter would have

@@ -14,7 +14,7 @@ use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
-use crate::sampler::{CountFrom, Mapping, SampleBatch, Sampler};
+use crate::sampler::{CallStack, CountFrom, Mapping, SampleBatch, Sampler};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +82,9 @@ pub struct Session {
     pub load_base: Option<u64>,
     /// Exact user-mode samples: runtime address -> ticks.
     pub samples: BTreeMap<u64, u64>,
+    /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
+    /// where the backend records them.
+    pub stacks: BTreeMap<CallStack, u64>,
     pub user_ticks: u64,
     pub kernel_ticks: u64,
     pub lost: u64,
@@ -171,6 +174,7 @@ impl<S: Sampler> Profd<S> {
             data: ProfData::new(&layout),
             load_base: None,
             samples: BTreeMap::new(),
+            stacks: BTreeMap::new(),
             user_ticks: 0,
             kernel_ticks: 0,
             lost: 0,
@@ -262,7 +266,12 @@ impl<S: Sampler> Profd<S> {
             }
         }
         if count(s, &batch.user, limit) {
+            // The stacks of a batch cut short by overflow are left out with it.
             return Some(StopReason::Overflow);
+        }
+        for (stack, n) in batch.stacks {
+            let c = s.stacks.entry(stack).or_insert(0);
+            *c = c.saturating_add(n);
         }
         batch.ended
     }
@@ -500,6 +509,23 @@ mod tests {
         // Under the new base the old samples are outside the text; the new ones land in bin 1.
         assert_eq!(&s.data.bin[..2], &[0, 3]);
         assert_eq!(s.user_ticks, 5);
+    }
+
+    #[test]
+    fn stacks_are_counted_across_batches() {
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        let a = CallStack { frames: vec![BASE + 0x1000, BASE + 0x1805], truncated: false };
+        let b = CallStack { frames: vec![BASE + 0x1000], truncated: true };
+        let mut first = batch(&[(BASE + 0x1000, 3)]);
+        first.stacks = vec![(a.clone(), 2), (b.clone(), 1)];
+        let mut second = batch(&[(BASE + 0x1000, 1)]);
+        second.stacks = vec![(a.clone(), 1)];
+        p.sampler_mut().batches.extend([first, second]);
+        p.pump().unwrap();
+        p.pump().unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!(s.stacks.iter().map(|(k, &n)| (k.clone(), n)).collect::<Vec<_>>(), vec![(b, 1), (a, 3)]);
     }
 
     #[test]

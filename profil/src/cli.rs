@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use getopts::{Options, ParsingStyle};
+use profd::sampler::{CallGraph, DEFAULT_STACK_SIZE};
 
 use crate::disasm;
 
@@ -28,6 +29,14 @@ pub struct Args {
     pub collapsed: Option<PathBuf>,
     /// `--json`: write the whole run as JSON here.
     pub json: Option<PathBuf>,
+    /// `--svg`: write a flame graph here.
+    pub svg: Option<PathBuf>,
+    /// `--pprof`: write a gzipped pprof `profile.proto` here.
+    pub pprof: Option<PathBuf>,
+    /// `-g` / `--call-graph`: record call stacks, and how.
+    pub call_graph: CallGraph,
+    /// `--callgraph`: print the callers and callees of the top functions.
+    pub callgraph_report: bool,
     /// The program and its own arguments, byte for byte as given. With `-p`, the program's
     /// file, if named (default on Linux: `/proc/PID/exe`), and no arguments.
     pub program: OsString,
@@ -52,7 +61,8 @@ pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [--collapsed FILE] [--json FILE] program [args...]
+              [-g | --call-graph dwarf|fp] [--callgraph] [--collapsed FILE] [--svg FILE]
+              [--pprof FILE] [--json FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
@@ -61,7 +71,9 @@ Addresses are the program's link-time addresses (as nm shows them), in decimal o
 Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile; an export
 written to stdout (-) sends the report and the program's output to stderr. With -p, profil
 profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
-or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).";
+or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
+With -g, every sample's call stack is recorded too: the flat profile gains each function's
+total % (samples with it anywhere on the stack), and the exports carry whole stacks.";
 
 fn options() -> Options {
     let mut o = Options::new();
@@ -74,10 +86,22 @@ fn options() -> Options {
     o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
     o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
+    o.optflag("g", "", "record call stacks (as --call-graph dwarf)");
+    o.optopt(
+        "",
+        "call-graph",
+        "record call stacks: dwarf (copies of the user stack, unwound with the objects' CFI; works \
+         without frame pointers) or fp (the frame-pointer chain; needs code built with frame pointers)",
+        "MODE",
+    );
+    o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
+    o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g)");
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
     o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
     o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
+    o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
+    o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
     o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
@@ -132,6 +156,29 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         }
     };
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
+    let (svg, pprof) = (file("svg")?, file("pprof")?);
+    let callgraph_report = m.opt_present("callgraph");
+    let stack_size = match m.opt_str("stack-size") {
+        None => DEFAULT_STACK_SIZE,
+        Some(s) => match parse_number(&s) {
+            Some(n) if (8..=65528).contains(&n) && n % 8 == 0 => n as u32,
+            _ => {
+                return Err(UsageError(format!(
+                    "invalid size '{s}' for --stack-size: expected a multiple of 8 from 8 to 65528 (bytes)"
+                )))
+            }
+        },
+    };
+    let call_graph = match m.opt_str("call-graph").as_deref() {
+        None if m.opt_present("g") || callgraph_report || m.opt_present("stack-size") => CallGraph::Dwarf { stack_size },
+        None => CallGraph::None,
+        Some("dwarf") => CallGraph::Dwarf { stack_size },
+        Some("fp") if m.opt_present("stack-size") => {
+            return Err(UsageError("--stack-size goes with dwarf call stacks, not fp".into()))
+        }
+        Some("fp") => CallGraph::FramePointers,
+        Some(other) => return Err(UsageError(format!("invalid mode '{other}' for --call-graph: expected dwarf or fp"))),
+    };
     let flat_only = m.opt_present("f");
     let attach = match m.opt_str("p") {
         None => None,
@@ -167,6 +214,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         gmon,
         collapsed,
         json,
+        svg,
+        pprof,
+        call_graph,
+        callgraph_report,
         program,
         program_args: free.collect(),
         attach,
@@ -176,7 +227,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
 
 /// The short usage line printed after a usage error.
 pub fn short_usage() -> &'static str {
-    "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out] program [args...]  (profil --help for more)"
+    "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [-g] [--asm] [-o gmon.out] program [args...]  (profil --help for more)"
 }
 
 /// Why `s` is not a number: well-formed but too large, or not a number at all.
@@ -231,6 +282,7 @@ mod tests {
         assert_eq!((a.start, a.end, a.interval, a.frequency_hz), (0, 0, 0, 1000));
         assert!(!a.flat_only);
         assert_eq!((a.asm_top, a.gmon, a.collapsed, a.json), (None, None, None, None));
+        assert_eq!((a.svg, a.pprof, a.call_graph, a.callgraph_report), (None, None, CallGraph::None, false));
         assert_eq!(a.program, "fib");
         assert!(a.program_args.is_empty());
     }
@@ -271,6 +323,28 @@ mod tests {
         assert_eq!(profile(&["--gmon", "x", "fib"]).gmon, Some(PathBuf::from("x")));
         for bad in [&["--asm-top", "0", "fib"][..], &["--asm-top", "x", "fib"], &["--json", "", "fib"], &["-o"]] {
             assert!(args(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn call_stack_options() {
+        let dwarf = CallGraph::Dwarf { stack_size: DEFAULT_STACK_SIZE };
+        assert_eq!(profile(&["-g", "fib"]).call_graph, dwarf);
+        assert_eq!(profile(&["--call-graph", "dwarf", "fib"]).call_graph, dwarf);
+        assert_eq!(profile(&["--call-graph", "fp", "fib"]).call_graph, CallGraph::FramePointers);
+        assert_eq!(profile(&["-g", "--stack-size", "0x2000", "fib"]).call_graph, CallGraph::Dwarf { stack_size: 8192 });
+        let a = profile(&["--callgraph", "--svg", "f.svg", "--pprof", "p.pb.gz", "fib"]);
+        assert_eq!((a.call_graph, a.callgraph_report), (dwarf, true));
+        assert_eq!((a.svg, a.pprof), (Some(PathBuf::from("f.svg")), Some(PathBuf::from("p.pb.gz"))));
+        // --svg alone keeps one address per sample: a flame graph one level deep.
+        assert_eq!(profile(&["--svg", "f.svg", "fib"]).call_graph, CallGraph::None);
+        for (bad, why) in [
+            (&["--call-graph", "lbr", "fib"][..], "invalid mode 'lbr' for --call-graph: expected dwarf or fp"),
+            (&["--call-graph", "fp", "--stack-size", "64", "fib"], "--stack-size goes with dwarf call stacks, not fp"),
+            (&["-g", "--stack-size", "12", "fib"], "invalid size '12' for --stack-size: expected a multiple of 8 from 8 to 65528 (bytes)"),
+            (&["-g", "--stack-size", "65536", "fib"], "invalid size '65536' for --stack-size: expected a multiple of 8 from 8 to 65528 (bytes)"),
+        ] {
+            assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");
         }
     }
 
@@ -323,6 +397,12 @@ mod tests {
                     "-o, --gmon FILE",
                     "--collapsed FILE",
                     "--json FILE",
+                    "--svg FILE",
+                    "--pprof FILE",
+                    "-g ",
+                    "--call-graph MODE",
+                    "--stack-size BYTES",
+                    "--callgraph ",
                     "-h, --help",
                     "-V, --version",
                 ] {

@@ -220,7 +220,7 @@ mod tests {
         let mut file = ObjectFile::from_symbols(std::path::Path::new("/bin/hot"), symbols());
         file.set_test_code(0x1010, CODE);
         let symbolizer = Symbolizer::new(file, "hot");
-        let entry = |name: &str, samples, code| FlatEntry { function: Some(name.into()), object: None, samples, code };
+        let entry = |name: &str, samples, code| FlatEntry { function: Some(name.into()), object: None, samples, total: None, code };
         let flat = FlatProfile {
             entries: vec![
                 entry(
@@ -232,6 +232,7 @@ mod tests {
                 entry("helper", 1, Some(Code { object: 0, start: 0x1000, end: 0x1010, hits: vec![(0x1000, 1)] })),
             ],
             total: 16,
+            with_totals: false,
         };
         assert_eq!(render(&flat, &symbolizer, 1), include_str!("../tests/golden/asm_hot.txt"));
         // helper's bytes are not in the file: skipped, not a half-empty listing.

@@ -8,7 +8,22 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
-use crate::symbolize::{Sample, Symbolizer, PROGRAM};
+use crate::stacks::StackProfile;
+use crate::symbolize::{Location, Sample, Symbolizer, PROGRAM};
+
+/// What makes a function one entry: its object and its start address there (`None` where
+/// the object could not be read: all of it is one entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunctionKey {
+    pub object: usize,
+    pub function: Option<u64>,
+}
+
+impl FunctionKey {
+    pub fn of(l: &Location) -> FunctionKey {
+        FunctionKey { object: l.object, function: l.function.as_ref().map(|f| f.addr) }
+    }
+}
 
 /// Where a function's code is, and its exact hits, for the instruction view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +44,8 @@ pub struct FlatEntry {
     /// The object, for code outside the program (`libc.so.6`, `vdso`); `None` in the program.
     pub object: Option<String>,
     pub samples: u64,
+    /// Samples with the function anywhere on their call stack, where stacks were recorded.
+    pub total: Option<u64>,
     /// `None` where the object could not be read.
     pub code: Option<Code>,
 }
@@ -50,25 +67,34 @@ impl FlatEntry {
 pub struct FlatProfile {
     pub entries: Vec<FlatEntry>,
     pub total: u64,
+    /// Entries carry inclusive totals (call stacks were recorded).
+    pub with_totals: bool,
 }
 
 impl FlatProfile {
-    /// Group located samples by (object, function).
-    pub fn build(samples: &[Sample], symbolizer: &Symbolizer) -> FlatProfile {
-        let mut groups: HashMap<(usize, Option<u64>), FlatEntry> = HashMap::default();
+    /// Group located samples by (object, function); with call stacks, every function on
+    /// them gets its inclusive total (those that never ran themselves with 0 samples).
+    pub fn build(samples: &[Sample], symbolizer: &Symbolizer, stacks: Option<&StackProfile>) -> FlatProfile {
+        let mut groups: HashMap<FunctionKey, FlatEntry> = HashMap::default();
+        let new_entry = |l: &Location| FlatEntry {
+            function: l.function.as_ref().map(|f| f.name.clone()),
+            object: (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.clone()),
+            samples: 0,
+            total: stacks.map(|_| 0),
+            code: l.function.as_ref().map(|f| Code { object: l.object, start: f.addr, end: f.end(), hits: Vec::new() }),
+        };
         for s in samples {
             let l = &s.location;
-            let object = l.object;
-            let entry = groups.entry((object, l.function.as_ref().map(|f| f.addr))).or_insert_with(|| FlatEntry {
-                function: l.function.as_ref().map(|f| f.name.clone()),
-                object: (object != PROGRAM).then(|| symbolizer.object(object).name.clone()),
-                samples: 0,
-                code: l.function.as_ref().map(|f| Code { object, start: f.addr, end: f.end(), hits: Vec::new() }),
-            });
+            let entry = groups.entry(FunctionKey::of(l)).or_insert_with(|| new_entry(l));
             // Saturating: counts read from /scheme/prof/samples are not trusted to add up.
             entry.samples = entry.samples.saturating_add(s.count);
             if let (Some(code), Some(a)) = (entry.code.as_mut(), l.address) {
                 code.hits.push((a, s.count));
+            }
+        }
+        if let Some(sp) = stacks {
+            for (f, n) in sp.functions.iter().zip(sp.inclusive()) {
+                groups.entry(f.key).or_insert_with(|| new_entry(&f.location)).total = Some(n);
             }
         }
         let mut entries: Vec<FlatEntry> = groups.into_values().collect();
@@ -77,9 +103,11 @@ impl FlatProfile {
                 c.hits.sort_unstable();
             }
         }
-        entries.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name().cmp(&b.name())));
+        entries.sort_by(|a, b| {
+            b.samples.cmp(&a.samples).then_with(|| b.total.cmp(&a.total)).then_with(|| a.name().cmp(&b.name()))
+        });
         let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.samples));
-        FlatProfile { entries, total }
+        FlatProfile { entries, total, with_totals: stacks.is_some() }
     }
 
     /// Share of all user ticks that went to the entry named `name`, in percent.
@@ -100,12 +128,19 @@ impl FlatProfile {
     pub fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "Flat profile ({} user ticks):", self.total);
-        let _ = writeln!(out, "{:>9} {:>7} {:>7}  function", "samples", "%", "cum %");
+        if self.with_totals {
+            let _ = writeln!(out, "{:>9} {:>7} {:>7} {:>7}  function", "samples", "%", "cum %", "total %");
+        } else {
+            let _ = writeln!(out, "{:>9} {:>7} {:>7}  function", "samples", "%", "cum %");
+        }
         let mut cum = 0u64;
         for e in &self.entries {
             cum = cum.saturating_add(e.samples);
-            let _ =
-                writeln!(out, "{:>9} {:>7.2} {:>7.2}  {}", e.samples, self.share(e.samples), self.share(cum), e.name());
+            let _ = write!(out, "{:>9} {:>7.2} {:>7.2}", e.samples, self.share(e.samples), self.share(cum));
+            if let Some(t) = e.total.filter(|_| self.with_totals) {
+                let _ = write!(out, " {:>7.2}", self.share(t));
+            }
+            let _ = writeln!(out, "  {}", e.name());
         }
         out
     }
@@ -143,7 +178,7 @@ mod tests {
             ..Default::default()
         };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s);
+        let f = FlatProfile::build(&s.locate(&p), &s, None);
         assert_eq!(f.total, 13);
         assert_eq!(
             f.render(),
@@ -165,6 +200,24 @@ mod tests {
     }
 
     #[test]
+    fn totals_come_from_the_stacks() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let mut p = crate::stacks::tests::profile();
+        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
+        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let f = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        assert_eq!(
+            f.render(),
+            "Flat profile (9 user ticks):\n\
+            \x20 samples       %   cum % total %  function\n\
+            \x20       8   88.89   88.89   88.89  c\n\
+            \x20       1   11.11  100.00   33.33  b\n\
+            \x20       0    0.00  100.00   88.89  main\n\
+            \x20       0    0.00  100.00   66.67  a\n"
+        );
+    }
+
+    #[test]
     fn counts_that_do_not_add_up_saturate() {
         // Found by fuzzing (a /scheme/prof/samples reply): the sums overflowed.
         let p = Profile {
@@ -172,7 +225,7 @@ mod tests {
             ..Default::default()
         };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s);
+        let f = FlatProfile::build(&s.locate(&p), &s, None);
         let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
         assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
         assert!(f.render().ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render());
@@ -182,10 +235,10 @@ mod tests {
     fn ties_sort_by_name_and_empty_profiles_render() {
         let p = Profile { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s);
+        let f = FlatProfile::build(&s.locate(&p), &s, None);
         let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
         assert_eq!(names, ["fib", "loop"]);
-        let empty = FlatProfile::build(&[], &s);
+        let empty = FlatProfile::build(&[], &s, None);
         assert_eq!(empty.render(), "Flat profile (0 user ticks):\n  samples       %   cum %  function\n");
         assert_eq!(empty.percent("fib"), 0.0);
     }

@@ -12,9 +12,12 @@
 //! * [`run`] — the whole run, wiring the above together.
 //! * [`report`] — the Minix report; [`report_out`] — where it goes; [`flat`] — the
 //!   per-function profile; [`disasm`] — the instruction view.
-//! * [`exports`] — gmon.out (gprof), folded stacks (flame graphs), JSON.
+//! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
+//!   [`callgraph`] — the callers-and-callees report.
+//! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON.
 
 pub mod backend;
+pub mod callgraph;
 pub mod cli;
 pub mod disasm;
 pub mod eh_frame;
@@ -29,5 +32,6 @@ pub mod profile;
 pub mod report;
 pub mod report_out;
 pub mod run;
+pub mod stacks;
 pub mod symbolize;
 pub mod symbols;

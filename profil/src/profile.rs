@@ -8,6 +8,27 @@ use profd::{ProfData, StopReason};
 
 use crate::report::ExitKind;
 
+/// One frame of a call stack, as the address to name it by: for a caller, its return
+/// address minus one (inside the call instruction, so a call ending a function is still
+/// named by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Frame {
+    /// In the program's text: a link-time address.
+    Program(u64),
+    /// Elsewhere (shared objects, the vdso): a runtime address.
+    Foreign(u64),
+}
+
+/// A recorded call stack and how many samples had it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stack {
+    /// Innermost first: the sampled function, then its callers.
+    pub frames: Vec<Frame>,
+    /// The outermost callers are missing (the unwind stopped early).
+    pub truncated: bool,
+    pub count: u64,
+}
+
 /// Everything the reports are made from.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
@@ -28,11 +49,14 @@ pub struct Profile {
     /// Programs the process exec'd after the profiled one (the bins are of the first): their
     /// files where known, else "another program".
     pub later_execs: Vec<String>,
+    /// Whether call stacks were recorded (`-g`), and they.
+    pub stacks_recorded: bool,
+    pub stacks: Vec<Stack>,
 }
 
 impl Profile {
     /// The profile of a finished session.
-    pub fn from_session(s: &Session, counts_kernel: bool) -> Profile {
+    pub fn from_session(s: &Session, counts_kernel: bool, stacks_recorded: bool) -> Profile {
         Profile {
             data: s.data.clone(),
             image_samples: s.image_samples(),
@@ -46,6 +70,24 @@ impl Profile {
                 _ => None,
             },
             later_execs: later_exec_images(s),
+            stacks_recorded,
+            stacks: s
+                .stacks
+                .iter()
+                .map(|(st, &count)| Stack {
+                    frames: st
+                        .frames
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &a)| {
+                            let a = if i == 0 { a } else { a.wrapping_sub(1) };
+                            s.link_address(a).map_or(Frame::Foreign(a), Frame::Program)
+                        })
+                        .collect(),
+                    truncated: st.truncated,
+                    count,
+                })
+                .collect(),
         }
     }
 }
@@ -96,6 +138,8 @@ impl Profile {
             lost: num("dropped"),
             stop_reason: reason_from_str(get("reason")),
             later_execs: Vec::new(),
+            stacks_recorded: false,
+            stacks: Vec::new(),
         })
     }
 }

@@ -10,14 +10,16 @@ use profd::{ProfError, StartRequest, StopReason};
 
 use crate::backend::Profiler;
 use crate::cli::Args;
+use crate::callgraph;
 use crate::disasm;
 use crate::elf::{self, ElfError, ProgramImage};
-use crate::exports::Exports;
+use crate::exports::{Analysis, Exports};
 use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
 use crate::profile::Outcome;
 use crate::report::{self, ExitKind};
 use crate::report_out::ReportOut;
+use crate::stacks::StackProfile;
 use crate::symbolize::Symbolizer;
 
 /// Why a run produced no report.
@@ -117,7 +119,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
     // With an export on standard output, the report and the program's output go to stderr.
     let out = ReportOut::new(exports.uses_stdout());
-    let profiler = Profiler::new(&path, args.frequency_hz).map_err(|e| RunError::Program(os_message(&e)))?;
+    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph).map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
 
@@ -266,7 +268,8 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     };
     let mut symbolizer = Symbolizer::new(image.object, &name);
     let samples = symbolizer.locate(&run.profile);
-    let flat = FlatProfile::build(&samples, &symbolizer);
+    let stacks = StackProfile::build(&run.profile, &mut symbolizer);
+    let flat = FlatProfile::build(&samples, &symbolizer, stacks.as_ref());
 
     out.start_line()?;
     out.write_all(report::statistics_banner().as_bytes())?;
@@ -276,13 +279,18 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     }
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
+    if let Some(sp) = stacks.as_ref().filter(|_| args.callgraph_report) {
+        out.write_all(callgraph::render(sp, &flat, callgraph::DEFAULT_TOP).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     if let Some(top) = args.asm_top {
         out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
         out.write_all(b"\n")?;
     }
     out.write_all(report::summary(&run.profile, &name, exit).as_bytes())?;
     out.flush()?;
-    exports.write(&run, &flat, &samples, &symbolizer).map_err(|e| RunError::Program(e.to_string()))?;
+    let analysis = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: stacks.as_ref() };
+    exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         eprintln!("profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.post: {:.6}", read + post);

@@ -15,6 +15,10 @@
 //!   mmap record will announce, are read from `/proc/PID/maps`.
 //! * The load base comes from the `PERF_RECORD_MMAP2` record of the program's executable
 //!   segment: the kernel's own account of where it mapped the file.
+//! * Call stacks ([`CallGraph`]): the kernel's frame-pointer walk (`PERF_SAMPLE_CALLCHAIN`,
+//!   user frames only), or a copy of the user stack and registers (`PERF_SAMPLE_STACK_USER`,
+//!   `PERF_SAMPLE_REGS_USER`) unwound here as it arrives, with the DWARF CFI of the objects
+//!   the mmap records name ([`super::unwind`]); the rings are then larger.
 //! * Exit is a readable pidfd; [`PerfEventSampler::wait`] blocks in `poll(2)`, no busy polling.
 //! * One session per machine: the session holds the abstract unix socket `@profd.session`,
 //!   which the kernel releases even if `profil` is killed; a second bind is EBUSY.
@@ -33,7 +37,8 @@ use sys::bindings as b;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{CountFrom, Mapping, SampleBatch, Sampler};
+use crate::sampler::unwind::{StackUnwinder, UserRegs};
+use crate::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler};
 use crate::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
@@ -46,6 +51,19 @@ pub const DEFAULT_FREQUENCY_HZ: u64 = 1000;
 /// even if `profil` were not scheduled in between.
 const DATA_PAGES: usize = 128;
 
+/// Samples of copied stacks a ring should hold: 256 (a quarter of a second at 1 kHz, read
+/// every 64) when the memory-lock limit allows; never less than [`DATA_PAGES`].
+const STACK_SAMPLES_PER_RING: usize = 256;
+
+/// Frames the kernel's frame-pointer walk may record (its own default limit is 127).
+const MAX_CALLCHAIN: u16 = 127;
+
+/// perf's x86 user register numbers (`arch/x86/include/uapi/asm/perf_regs.h`): the three
+/// an unwind starts from, recorded in this order.
+const PERF_REG_X86_BP: u64 = 6;
+const PERF_REG_X86_SP: u64 = 7;
+const PERF_REG_X86_IP: u64 = 8;
+
 const PERF_RECORD_MMAP2: u32 = 10;
 
 /// How to sample.
@@ -55,6 +73,8 @@ pub struct PerfConfig {
     pub frequency_hz: u64,
     /// The executable being run, to recognise its mapping.
     pub program: PathBuf,
+    /// Whether to record call stacks, and how.
+    pub call_graph: CallGraph,
 }
 
 /// The identity of the profiled executable's file.
@@ -88,12 +108,15 @@ struct Event {
     /// Execs of the process seen (the first, when launched, is the program's own). Counted,
     /// not ordered: records of different CPUs' rings come in no common order.
     execs: u32,
+    /// With copied stacks: the process's modules, to unwind them.
+    unwinder: Option<StackUnwinder>,
     _lock: UnixListener,
 }
 
 /// `perf_event_open` sampler.  See the module docs.
 pub struct PerfEventSampler {
     period_ns: u64,
+    call_graph: CallGraph,
     program: ProgramId,
     event: Option<Event>,
     /// Whether kernel-mode ticks are being counted (`None` before the first start).
@@ -111,7 +134,24 @@ impl PerfEventSampler {
             dev: (libc::major(meta.dev()), libc::minor(meta.dev())),
             ino: meta.ino(),
         };
-        Ok(PerfEventSampler { period_ns: 1_000_000_000 / config.frequency_hz, program, event: None, counts_kernel: None })
+        if let CallGraph::Dwarf { stack_size } = config.call_graph {
+            // The kernel takes sizes up to 65528 that are multiples of 8.
+            if stack_size == 0 || stack_size > 65528 || stack_size % 8 != 0 {
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, "stack size must be a multiple of 8 from 8 to 65528 bytes"));
+            }
+        }
+        Ok(PerfEventSampler {
+            period_ns: 1_000_000_000 / config.frequency_hz,
+            call_graph: config.call_graph,
+            program,
+            event: None,
+            counts_kernel: None,
+        })
+    }
+
+    /// Whether samples carry call stacks.
+    pub fn records_stacks(&self) -> bool {
+        self.call_graph != CallGraph::None
     }
 
     /// Whether kernel-mode ticks are counted (false where the kernel allows user mode only).
@@ -138,7 +178,7 @@ impl PerfEventSampler {
         Ok(())
     }
 
-    fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom) -> io::Result<OwnedFd> {
+    fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<OwnedFd> {
         // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
         let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
         attr.type_ = b::PERF_TYPE_SOFTWARE;
@@ -146,6 +186,19 @@ impl PerfEventSampler {
         attr.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
         attr.__bindgen_anon_1.sample_period = self.period_ns;
         attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID) as u64;
+        match self.call_graph {
+            CallGraph::None => {}
+            CallGraph::FramePointers => {
+                attr.sample_type |= b::PERF_SAMPLE_CALLCHAIN as u64;
+                attr.set_exclude_callchain_kernel(1);
+                attr.sample_max_stack = MAX_CALLCHAIN;
+            }
+            CallGraph::Dwarf { stack_size } => {
+                attr.sample_type |= (b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER) as u64;
+                attr.sample_regs_user = 1 << PERF_REG_X86_BP | 1 << PERF_REG_X86_SP | 1 << PERF_REG_X86_IP;
+                attr.sample_stack_user = stack_size;
+            }
+        }
         // From exec: armed now, counting from the child's exec (its pre-exec code is profil's).
         let at_exec = u64::from(from == CountFrom::Exec);
         attr.set_disabled(at_exec);
@@ -159,7 +212,7 @@ impl PerfEventSampler {
         attr.set_comm(1);
         attr.set_comm_exec(1);
         attr.set_watermark(1);
-        attr.__bindgen_anon_2.wakeup_watermark = (DATA_PAGES * page_size() / 4) as u32;
+        attr.__bindgen_anon_2.wakeup_watermark = (data_pages * page_size() / 4) as u32;
         // SAFETY: attr is initialised; the event only observes the child.
         let fd = unsafe {
             sys::perf_event_open(&mut attr, pid as libc::pid_t, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
@@ -175,6 +228,23 @@ impl PerfEventSampler {
     /// An inheriting event with a ring buffer on every CPU, on `pid` (launched: it has one
     /// thread yet) or on each of its threads (attached).
     fn open_rings(&self, pid: u32, count_kernel: bool, from: CountFrom) -> io::Result<Vec<Ring>> {
+        // Copied stacks need larger rings; where the memory-lock limit refuses one (EPERM),
+        // a smaller one, down to the plain size (samples may then be lost, and are counted).
+        let mut data_pages = match self.call_graph {
+            CallGraph::Dwarf { stack_size } => {
+                (STACK_SAMPLES_PER_RING * (stack_size as usize + 64) / page_size()).next_power_of_two().max(DATA_PAGES)
+            }
+            _ => DATA_PAGES,
+        };
+        loop {
+            match self.open_rings_of(pid, count_kernel, from, data_pages) {
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) && data_pages > DATA_PAGES => data_pages /= 2,
+                other => return other,
+            }
+        }
+    }
+
+    fn open_rings_of(&self, pid: u32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<Vec<Ring>> {
         // SAFETY: sysconf has no preconditions.
         let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
         let threads = match from {
@@ -185,7 +255,7 @@ impl PerfEventSampler {
         for cpu in 0..cpus {
             let mut fds = Vec::new();
             for &tid in &threads {
-                match self.open(tid, cpu, count_kernel, from) {
+                match self.open(tid, cpu, count_kernel, from, data_pages) {
                     Ok(fd) => fds.push(fd),
                     // An offline CPU, or a thread that has just ended.
                     Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV) | Some(libc::ESRCH)) && tid != pid => {}
@@ -203,7 +273,7 @@ impl PerfEventSampler {
                     return Err(io::Error::last_os_error());
                 }
             }
-            let len = (DATA_PAGES + 1) * page_size();
+            let len = (data_pages + 1) * page_size();
             // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
             let ptr = unsafe {
                 libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
@@ -304,13 +374,18 @@ impl Sampler for PerfEventSampler {
         // Attached: the mappings (and so the load base) exist already; no record will say so.
         let mut pending = SampleBatch::default();
         let mut load_base = None;
+        let mut unwinder = matches!(self.call_graph, CallGraph::Dwarf { .. }).then(StackUnwinder::default);
         if from == CountFrom::Now {
             let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|e| os_error(&e))?;
             for (addr, len, pgoff, dev, ino, path) in maps.lines().filter_map(executable_mapping) {
                 if load_base.is_none() && self.program.matches(&path, dev, ino) {
                     load_base = image.load_base_for_mapping(addr, pgoff);
                 }
-                pending.mappings.push(Mapping { start: addr, len, pgoff, path });
+                let m = Mapping { start: addr, len, pgoff, path };
+                if let Some(u) = unwinder.as_mut() {
+                    u.add_mapping(&m);
+                }
+                pending.mappings.push(m);
             }
             pending.load_base = load_base;
         }
@@ -324,6 +399,7 @@ impl Sampler for PerfEventSampler {
             pending,
             // Launched: the program's own exec is the first; attached: it happened already.
             execs: u32::from(from == CountFrom::Now),
+            unwinder,
             _lock: lock,
         });
         Ok(())
@@ -342,17 +418,34 @@ impl Sampler for PerfEventSampler {
                 batch.ended = Some(StopReason::Exit);
             }
         }
-        let records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain()).collect();
+        let format = SampleFormat::of(self.call_graph);
+        let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
+        // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
+        // another's, and the unwinder must know the module before unwinding through it.
+        records.sort_by_key(|r| !matches!(r, Record::Mmap2 { .. }));
         for rec in records {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
                 // but the profile is of one process (the Minix rule), so theirs are left out.
                 Record::Sample { pid, .. } if pid != ev.pid => {}
                 Record::Sample { kernel: true, .. } => batch.kernel_ticks += 1,
-                Record::Sample { ip, kernel: false, .. } => match batch.user.last_mut() {
-                    Some((last, n)) if *last == ip => *n += 1,
-                    _ => batch.user.push((ip, 1)),
-                },
+                Record::Sample { ip, kernel: false, stack, .. } => {
+                    match batch.user.last_mut() {
+                        Some((last, n)) if *last == ip => *n += 1,
+                        _ => batch.user.push((ip, 1)),
+                    }
+                    let stack = match (stack, ev.unwinder.as_mut()) {
+                        (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
+                        (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
+                        _ => None,
+                    };
+                    if let Some(stack) = stack {
+                        match batch.stacks.last_mut() {
+                            Some((last, n)) if *last == stack => *n += 1,
+                            _ => batch.stacks.push((stack, 1)),
+                        }
+                    }
+                }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid } if pid == ev.pid => {
                     ev.execs += 1;
@@ -368,7 +461,11 @@ impl Sampler for PerfEventSampler {
                         ev.load_base = ev.image.load_base_for_mapping(addr, pgoff);
                         batch.load_base = ev.load_base;
                     }
-                    batch.mappings.push(Mapping { start: addr, len, pgoff, path });
+                    let m = Mapping { start: addr, len, pgoff, path };
+                    if let Some(u) = ev.unwinder.as_mut().filter(|_| pid == ev.pid) {
+                        u.add_mapping(&m);
+                    }
+                    batch.mappings.push(m);
                 }
             }
         }
@@ -381,10 +478,45 @@ impl Sampler for PerfEventSampler {
     }
 }
 
+/// The kernel's frame-pointer chain as a stack: its markers (`PERF_CONTEXT_*`) dropped, the
+/// sample's own address first. A chain as long as the walk may go is taken to be cut there.
+fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
+    let truncated = chain.len() >= usize::from(MAX_CALLCHAIN);
+    let mut frames: Vec<u64> = chain.into_iter().filter(|&a| a < b::PERF_CONTEXT_MAX as u64).collect();
+    if frames.first() != Some(&ip) {
+        frames.insert(0, ip);
+    }
+    CallStack { frames, truncated }
+}
+
+/// What follows the ip and pid/tid in a sample record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SampleFormat {
+    callchain: bool,
+    /// Registers and a stack copy (`PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`).
+    stack_copy: bool,
+}
+
+impl SampleFormat {
+    fn of(call_graph: CallGraph) -> SampleFormat {
+        SampleFormat {
+            callchain: call_graph == CallGraph::FramePointers,
+            stack_copy: matches!(call_graph, CallGraph::Dwarf { .. }),
+        }
+    }
+}
+
+/// A sample's call stack as recorded: the kernel's chain, or registers and stack bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum RawStack {
+    Chain(Vec<u64>),
+    Copy { regs: UserRegs, bytes: Vec<u8> },
+}
+
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
 enum Record {
-    Sample { ip: u64, pid: u32, kernel: bool },
+    Sample { ip: u64, pid: u32, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
     /// The process `pid` exec'd (a COMM record with the exec flag).
     Exec { pid: u32 },
@@ -393,7 +525,7 @@ enum Record {
 
 impl Ring {
     /// Read every complete record between the kernel's head and our tail, then release them.
-    fn drain(&mut self) -> Vec<Record> {
+    fn drain(&mut self, format: SampleFormat) -> Vec<Record> {
         let page = page_size();
         // SAFETY: the mapping is one metadata page followed by the data area.
         let data = unsafe { self.ptr.add(page) };
@@ -408,12 +540,13 @@ impl Ring {
         let mut out = Vec::new();
         let mut buf = Vec::new();
         while tail < head {
-            // SAFETY: data..data+size is the mapped data area; copy handles the wrap.
+            // SAFETY: data..data+size is the mapped data area; the copy is split at the wrap.
             let read = |off: u64, len: usize, buf: &mut Vec<u8>| unsafe {
+                let at = (off % size) as usize;
+                let first = len.min(size as usize - at);
                 buf.clear();
-                for i in 0..len as u64 {
-                    buf.push(*data.add(((off + i) % size) as usize));
-                }
+                buf.extend_from_slice(std::slice::from_raw_parts(data.add(at), first));
+                buf.extend_from_slice(std::slice::from_raw_parts(data, len - first));
             };
             read(tail, 8, &mut buf);
             let ty = u32::from_ne_bytes(buf[0..4].try_into().unwrap());
@@ -423,7 +556,7 @@ impl Ring {
                 break;
             }
             read(tail, len, &mut buf);
-            if let Some(r) = parse_record(ty, misc, &buf[8..]) {
+            if let Some(r) = parse_record(ty, misc, &buf[8..], format) {
                 out.push(r);
             }
             tail += len as u64;
@@ -451,15 +584,37 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 }
 
 /// Decode a record body (after the 8-byte header); `None` for records we do not use.
-fn parse_record(ty: u32, misc: u16, body: &[u8]) -> Option<Record> {
+fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option<Record> {
     match ty {
         b::PERF_RECORD_SAMPLE => {
-            // sample_type IP | TID: u64 ip, u32 pid, u32 tid.
+            // sample_type IP | TID: u64 ip, u32 pid, u32 tid; then, as asked, CALLCHAIN: u64 nr,
+            // u64 ips[nr]; REGS_USER: u64 abi, u64 regs[3] (if abi); STACK_USER: u64 size,
+            // u8 data[size], u64 dyn_size (if size).
             let cpumode = misc as u32 & b::PERF_RECORD_MISC_CPUMODE_MASK;
+            let mut at = 16;
+            let stack = if format.callchain {
+                let nr = usize::try_from(u64_at(body, at)?).ok()?;
+                let ips = body.get(at + 8..at + 8 + nr.checked_mul(8)?)?;
+                Some(RawStack::Chain(ips.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap())).collect()))
+            } else if format.stack_copy {
+                // No user registers (abi 0): a kernel thread's sample, no user stack to unwind.
+                let regs = match u64_at(body, at)? {
+                    0 => None,
+                    _ => Some(UserRegs { bp: u64_at(body, at + 8)?, sp: u64_at(body, at + 16)?, ip: u64_at(body, at + 24)? }),
+                };
+                at += if regs.is_some() { 32 } else { 8 };
+                let size = usize::try_from(u64_at(body, at)?).ok()?;
+                let data = body.get(at + 8..(at + 8).checked_add(size)?)?;
+                let dyn_size = if size == 0 { 0 } else { usize::try_from(u64_at(body, at + 8 + size)?).ok()? };
+                regs.map(|regs| RawStack::Copy { regs, bytes: data[..dyn_size.min(size)].to_vec() })
+            } else {
+                None
+            };
             Some(Record::Sample {
                 ip: u64_at(body, 0)?,
                 pid: u32_at(body, 8)?,
                 kernel: cpumode == b::PERF_RECORD_MISC_KERNEL,
+                stack,
             })
         }
         b::PERF_RECORD_LOST => Some(Record::Lost(u64_at(body, 8)?)),
@@ -495,10 +650,48 @@ mod tests {
     fn parses_a_user_sample() {
         let mut body = 0x5555_0000_1234u64.to_ne_bytes().to_vec();
         body.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0]);
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: false }));
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: true }));
+        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, PLAIN);
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: false, stack: None }));
+        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body, PLAIN);
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: true, stack: None }));
+    }
+
+    const PLAIN: SampleFormat = SampleFormat { callchain: false, stack_copy: false };
+
+    fn words(w: &[u64]) -> Vec<u8> {
+        w.iter().flat_map(|v| v.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn parses_a_frame_pointer_chain() {
+        let user = b::PERF_CONTEXT_USER as u64;
+        let body = words(&[0x1000, 7 | 7 << 32, 4, user, 0x1000, 0x2005, 0x3007]);
+        let f = SampleFormat::of(CallGraph::FramePointers);
+        let Some(Record::Sample { ip, stack: Some(RawStack::Chain(chain)), .. }) =
+            parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f)
+        else {
+            panic!()
+        };
+        assert_eq!(chain_stack(ip, chain), CallStack { frames: vec![0x1000, 0x2005, 0x3007], truncated: false });
+        // A chain as long as the walk may go was cut there.
+        let full: Vec<u64> = (0..MAX_CALLCHAIN as u64).collect();
+        assert!(chain_stack(0, full).truncated);
+    }
+
+    #[test]
+    fn parses_registers_and_a_stack_copy() {
+        // abi 2 (64-bit), bp sp ip; size 16, 16 bytes, dyn_size 8 (only 8 were copied).
+        let mut body = words(&[0x1000, 7 | 7 << 32, 2, 0xbb, 0x7ff0, 0x1000, 16]);
+        body.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9]);
+        body.extend_from_slice(&8u64.to_ne_bytes());
+        let f = SampleFormat::of(CallGraph::Dwarf { stack_size: 16 });
+        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
+        let copy = RawStack::Copy { regs: UserRegs { ip: 0x1000, sp: 0x7ff0, bp: 0xbb }, bytes: vec![1, 2, 3, 4, 5, 6, 7, 8] };
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: Some(copy) }));
+        // No user registers (abi 0) and no stack: a sample without a stack to unwind.
+        let body = words(&[0x1000, 7 | 7 << 32, 0, 0]);
+        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: None }));
     }
 
     #[test]
@@ -525,7 +718,7 @@ mod tests {
     fn parses_lost_and_mmap2() {
         let mut lost = 7u64.to_ne_bytes().to_vec();
         lost.extend_from_slice(&42u64.to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_LOST, 0, &lost), Some(Record::Lost(42)));
+        assert_eq!(parse_record(b::PERF_RECORD_LOST, 0, &lost, PLAIN), Some(Record::Lost(42)));
 
         let mut m = Vec::new();
         m.extend_from_slice(&9u32.to_ne_bytes());
@@ -539,7 +732,7 @@ mod tests {
         m.extend_from_slice(&0u64.to_ne_bytes());
         m.extend_from_slice(&[0; 8]);
         m.extend_from_slice(b"/bin/fib\0\0\0\0\0\0\0\0");
-        let r = parse_record(PERF_RECORD_MMAP2, 0, &m).unwrap();
+        let r = parse_record(PERF_RECORD_MMAP2, 0, &m, PLAIN).unwrap();
         assert_eq!(
             r,
             Record::Mmap2 {
@@ -556,9 +749,18 @@ mod tests {
 
     #[test]
     fn truncated_records_are_ignored_not_panics() {
-        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &[1, 2, 3]), None);
-        assert_eq!(parse_record(PERF_RECORD_MMAP2, 0, &[0; 60]), None);
-        assert_eq!(parse_record(999, 0, &[]), None);
+        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &[1, 2, 3], PLAIN), None);
+        assert_eq!(parse_record(PERF_RECORD_MMAP2, 0, &[0; 60], PLAIN), None);
+        assert_eq!(parse_record(999, 0, &[], PLAIN), None);
+        // Stack parts that claim more than the record holds.
+        let mut body = vec![0u8; 16];
+        body.extend_from_slice(&u64::MAX.to_ne_bytes());
+        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &body, SampleFormat::of(CallGraph::FramePointers)), None);
+        let mut body = vec![0u8; 16];
+        body.extend_from_slice(&1u64.to_ne_bytes());
+        body.extend_from_slice(&[0; 24]);
+        body.extend_from_slice(&(1u64 << 40).to_ne_bytes());
+        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &body, SampleFormat::of(CallGraph::Dwarf { stack_size: 8 })), None);
     }
 
     #[test]

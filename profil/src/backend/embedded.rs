@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use profd::sampler::perf_event::{PerfConfig, PerfEventSampler};
+use profd::sampler::CallGraph;
 use profd::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
 
 use crate::profile::Profile;
@@ -18,8 +19,8 @@ pub struct Profiler {
 }
 
 impl Profiler {
-    pub fn new(program: &Path, frequency_hz: u64) -> io::Result<Profiler> {
-        let sampler = PerfEventSampler::new(PerfConfig { frequency_hz, program: program.to_path_buf() })?;
+    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph) -> io::Result<Profiler> {
+        let sampler = PerfEventSampler::new(PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph })?;
         // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };
         Ok(Profiler { profd: Profd::new(sampler), uid })
@@ -59,6 +60,6 @@ impl Profiler {
     pub fn profile(&self) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::Generic)?;
-        Ok(Profile::from_session(session, counts_kernel))
+        Ok(Profile::from_session(session, counts_kernel, self.profd.sampler().records_stacks()))
     }
 }

@@ -4,6 +4,7 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use profd::sampler::CallGraph;
 use profd::{ImageLayout, ProfError, StartRequest};
 
 use crate::profile::Profile;
@@ -36,8 +37,12 @@ fn ctl(line: &str) -> Result<(), ProfError> {
 }
 
 impl Profiler {
-    /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox.
-    pub fn new(_program: &Path, _frequency_hz: u64) -> io::Result<Profiler> {
+    /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox. Call
+    /// stacks are not served by profd yet.
+    pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph) -> io::Result<Profiler> {
+        if call_graph != CallGraph::None {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "call stacks (-g) are not recorded on Redox yet"));
+        }
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))

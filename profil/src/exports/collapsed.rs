@@ -1,18 +1,39 @@
 //! `--collapsed FILE`: the profile in the folded-stack format that `flamegraph.pl` and inferno
-//! read, one `frame;frame;... count` line per stack.  Samples carry no call stacks, so each
-//! stack is `program;function`, with functions of other objects named as in the flat profile
-//! (`memcpy [libc.so.6]`).
+//! read, one `frame;frame;... count` line per stack, the program's name as the root.  With
+//! call stacks (`-g`) each line is a recorded stack, outermost caller first; a truncated one
+//! hangs under a `[truncated]` frame. Without them each stack is `program;function`.
+//! Functions of other objects are named as in the flat profile (`memcpy [libc.so.6]`).
 
 use std::fmt::Write;
 
 use crate::flat::FlatProfile;
+use crate::stacks::StackProfile;
 
-/// The folded lines of `flat` for `program`, most ticks first.
-pub fn render(program: &str, flat: &FlatProfile) -> String {
+/// The frame under which truncated stacks hang.
+pub const TRUNCATED: &str = "[truncated]";
+
+/// The folded lines of the profile of `program`, most ticks first.
+pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) -> String {
     let root = frame(program.rsplit('/').next().unwrap_or(program));
     let mut out = String::new();
-    for e in &flat.entries {
-        let _ = writeln!(out, "{root};{} {}", frame(&e.name()), e.samples);
+    match stacks {
+        Some(sp) => {
+            for st in sp.stacks.iter().filter(|s| s.count > 0) {
+                out.push_str(&root);
+                if st.truncated {
+                    let _ = write!(out, ";{TRUNCATED}");
+                }
+                for &f in &st.frames {
+                    let _ = write!(out, ";{}", frame(&sp.functions[f].name));
+                }
+                let _ = writeln!(out, " {}", st.count);
+            }
+        }
+        None => {
+            for e in flat.entries.iter().filter(|e| e.samples > 0) {
+                let _ = writeln!(out, "{root};{} {}", frame(&e.name()), e.samples);
+            }
+        }
     }
     out
 }
@@ -34,6 +55,7 @@ mod tests {
             function: f.map(Into::into),
             object: o.map(Into::into),
             samples,
+            total: None,
             code: None,
         };
         let flat = FlatProfile {
@@ -44,10 +66,22 @@ mod tests {
                 e(None, Some("vdso"), 1),
             ],
             total: 16,
+            with_totals: false,
         };
         assert_eq!(
-            render("target/release/fib", &flat),
+            render("target/release/fib", &flat, None),
             "fib;overflow 10\nfib;<[u8, 4] as core::fmt::Debug>::fmt 3\nfib;memcpy [libc.so.6] 2\nfib;[vdso] 1\n"
+        );
+    }
+
+    #[test]
+    fn recorded_stacks_root_first_truncated_ones_marked() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s).unwrap();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        assert_eq!(
+            render("/bin/abc", &flat, Some(&sp)),
+            "abc;main;a;c 3\nabc;main;a;c;c 3\nabc;main;b;c 2\nabc;[truncated];b 1\n"
         );
     }
 }

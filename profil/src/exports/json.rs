@@ -1,4 +1,5 @@
-//! `--json FILE`: the whole run as one JSON document (schema in the README, version 1).
+//! `--json FILE`: the whole run as one JSON document (schema in the README, version 2: version
+//! 1 had no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
 //! (`"`, `\`, and every control character); the tests parse the output with serde_json.
@@ -6,16 +7,16 @@
 
 use std::fmt::Write;
 
-use crate::flat::FlatProfile;
-use crate::profile::Outcome;
+use crate::exports::Analysis;
 use crate::report::ExitKind;
-use crate::symbolize::{Sample, Symbolizer, PROGRAM};
+use crate::symbolize::PROGRAM;
 
-/// Bumped on any incompatible change of the document's shape.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The JSON document of a run.
-pub fn render(run: &Outcome, flat: &FlatProfile, samples: &[Sample], symbolizer: &Symbolizer) -> String {
+pub fn render(a: &Analysis) -> String {
+    let Analysis { run, flat, samples, symbolizer, stacks } = *a;
     let p = &run.profile;
     let d = &p.data;
     let mut o = String::new();
@@ -61,10 +62,11 @@ pub fn render(run: &Outcome, flat: &FlatProfile, samples: &[Sample], symbolizer:
         .iter()
         .map(|e| {
             format!(
-                "\n    {{\"function\": {}, \"object\": {}, \"samples\": {}}}",
+                "\n    {{\"function\": {}, \"object\": {}, \"samples\": {}, \"total\": {}}}",
                 optional(e.function.as_deref()),
                 optional(e.object.as_deref()),
-                e.samples
+                e.samples,
+                e.total.map_or("null".into(), |t| t.to_string())
             )
         })
         .collect();
@@ -85,7 +87,29 @@ pub fn render(run: &Outcome, flat: &FlatProfile, samples: &[Sample], symbolizer:
         })
         .collect();
     let _ =
-        writeln!(o, "  \"samples\": [{}{}]", sample_rows.join(","), if sample_rows.is_empty() { "" } else { "\n  " });
+        writeln!(o, "  \"samples\": [{}{}],", sample_rows.join(","), if sample_rows.is_empty() { "" } else { "\n  " });
+    // Call stacks (-g): each distinct stack of functions, outermost first; null without -g.
+    match stacks {
+        None => {
+            let _ = writeln!(o, "  \"stacks\": null");
+        }
+        Some(sp) => {
+            let rows: Vec<String> = sp
+                .stacks
+                .iter()
+                .map(|st| {
+                    let frames: Vec<String> = st.frames.iter().map(|&f| string(&sp.functions[f].name)).collect();
+                    format!(
+                        "\n    {{\"frames\": [{}], \"truncated\": {}, \"count\": {}}}",
+                        frames.join(", "),
+                        st.truncated,
+                        st.count
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "  \"stacks\": [{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
+        }
+    }
     let _ = writeln!(o, "}}");
     o
 }
@@ -118,7 +142,11 @@ pub fn string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flat::FlatProfile;
     use crate::object_file::ObjectFile;
+    use crate::profile::{Frame, Outcome, Stack};
+    use crate::stacks::StackProfile;
+    use crate::symbolize::{Sample, Symbolizer};
     use crate::profile::Profile;
     use crate::symbols::{Function, SymbolTable};
     use profd::image::TextSegment;
@@ -134,7 +162,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<String>(&lit).unwrap(), nasty);
     }
 
-    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer) {
+    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer, StackProfile) {
         let text = TextSegment { start: 0x1000, end: 0x3000 };
         let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
         data.bin[0] = 6;
@@ -153,6 +181,12 @@ mod tests {
             lost: 0,
             stop_reason: Some(StopReason::Exit),
             later_execs: Vec::new(),
+            stacks_recorded: true,
+            stacks: vec![
+                Stack { frames: vec![Frame::Program(0x1000), Frame::Program(0x2010)], truncated: false, count: 6 },
+                Stack { frames: vec![Frame::Program(0x2010)], truncated: true, count: 3 },
+                Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
+            ],
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -160,7 +194,8 @@ mod tests {
         ]);
         let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib");
         let samples = symbolizer.locate(&profile);
-        let flat = FlatProfile::build(&samples, &symbolizer);
+        let stacks = StackProfile::build(&profile, &mut symbolizer).unwrap();
+        let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
         let run = Outcome {
             program: "./fib".into(),
             arguments: vec!["30".into(), "a b\\".into()],
@@ -168,20 +203,29 @@ mod tests {
             profile,
             exit: ExitKind::Signaled(9),
         };
-        (run, flat, samples, symbolizer)
+        (run, flat, samples, symbolizer, stacks)
     }
 
     #[test]
     fn document_matches_the_golden_file() {
-        let (run, flat, samples, symbolizer) = outcome();
-        assert_eq!(render(&run, &flat, &samples, &symbolizer), include_str!("../../tests/golden/profile.json"));
+        let (run, flat, samples, symbolizer, stacks) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
+        // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
+        if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
+        }
+        assert_eq!(render(&a), include_str!("../../tests/golden/profile.json"));
     }
 
     #[test]
     fn document_parses_with_the_documented_fields() {
-        let (run, flat, samples, symbolizer) = outcome();
-        let v: serde_json::Value = serde_json::from_str(&render(&run, &flat, &samples, &symbolizer)).unwrap();
-        assert_eq!(v["version"], 1);
+        let (run, flat, samples, symbolizer, stacks) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
+        let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
+        assert_eq!(v["version"], 2);
+        assert_eq!(v["flat"][1]["total"], 11);
+        assert_eq!(v["stacks"][0]["frames"], serde_json::json!(["say \"hi\"\n", "fib"]));
+        assert_eq!((v["stacks"][1]["truncated"].as_bool(), v["stacks"][1]["count"].as_u64()), (Some(true), Some(3)));
         assert_eq!(v["arguments"][1], "a b\\");
         assert_eq!(v["layout"]["nr_bins"], 4);
         assert_eq!(v["bins"].as_array().unwrap().len(), 4);

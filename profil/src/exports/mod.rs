@@ -2,6 +2,7 @@
 //!
 //! * [`gmon`] — `-o FILE`: gmon.out for GNU gprof;
 //! * [`collapsed`] — `--collapsed FILE`: folded stacks for flamegraph.pl / inferno;
+//! * [`svg`] — `--svg FILE`: a flame graph, drawn by inferno;
 //! * [`json`] — `--json FILE`: the whole run, for scripts.
 //!
 //! No export ever damages a file: the paths are checked before the program starts (an
@@ -14,6 +15,7 @@
 pub mod collapsed;
 pub mod gmon;
 pub mod json;
+pub mod svg;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -24,13 +26,24 @@ use std::path::{Path, PathBuf};
 use crate::cli::Args;
 use crate::flat::FlatProfile;
 use crate::profile::Outcome;
+use crate::stacks::StackProfile;
 use crate::symbolize::{Sample, Symbolizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
     Gmon,
     Collapsed,
+    Svg,
     Json,
+}
+
+/// A finished run with its samples and stacks named: what every export is made from.
+pub struct Analysis<'a> {
+    pub run: &'a Outcome,
+    pub flat: &'a FlatProfile,
+    pub samples: &'a [Sample],
+    pub symbolizer: &'a Symbolizer,
+    pub stacks: Option<&'a StackProfile>,
 }
 
 /// Where one export goes.
@@ -167,7 +180,12 @@ impl Exports {
     /// Check every file the options name, before `program` runs: each must be writable, none
     /// may be the program itself, and no two may name the same file.
     pub fn create(args: &Args, program: &Path) -> Result<Exports, ExportError> {
-        let wanted = [(Format::Gmon, &args.gmon), (Format::Collapsed, &args.collapsed), (Format::Json, &args.json)];
+        let wanted = [
+            (Format::Gmon, &args.gmon),
+            (Format::Collapsed, &args.collapsed),
+            (Format::Svg, &args.svg),
+            (Format::Json, &args.json),
+        ];
         let mut targets = Vec::new();
         let mut seen = Vec::new();
         for (format, path) in wanted {
@@ -193,18 +211,14 @@ impl Exports {
     }
 
     /// Write every export of the finished run.
-    pub fn write(
-        self,
-        run: &Outcome,
-        flat: &FlatProfile,
-        samples: &[Sample],
-        symbolizer: &Symbolizer,
-    ) -> Result<(), ExportError> {
+    pub fn write(self, a: &Analysis) -> Result<(), ExportError> {
+        let run = a.run;
         for (format, path, target) in self.targets {
             let bytes = match format {
                 Format::Gmon => gmon::render(&run.profile.image_samples, run.profile.data.start_addr, run.frequency_hz),
-                Format::Collapsed => collapsed::render(&run.program, flat).into_bytes(),
-                Format::Json => json::render(run, flat, samples, symbolizer).into_bytes(),
+                Format::Collapsed => collapsed::render(&run.program, a.flat, a.stacks).into_bytes(),
+                Format::Svg => svg::render(&run.program, a.flat, a.stacks).map_err(|error| ExportError { path: path.clone(), error })?,
+                Format::Json => json::render(a).into_bytes(),
             };
             target.write(&bytes).map_err(|error| ExportError { path, error })?;
         }

@@ -1,0 +1,232 @@
+//! DWARF unwinding of copied user stacks ([`CallGraph::Dwarf`](super::CallGraph::Dwarf)).
+//!
+//! Each executable mapping of the process becomes a `framehop` module built from its file's
+//! `.eh_frame_hdr` / `.eh_frame` / `.debug_frame` (the vdso's from our own copy of it); a
+//! sample's registers and stack bytes are then unwound frame by frame, as samply does. It
+//! runs while the program runs, so no stack copy is kept: memory stays bounded however long
+//! the run.
+
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::Arc;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
+use goblin::elf::Elf;
+use memmap2::Mmap;
+
+use crate::sampler::{CallStack, Mapping};
+
+/// The deepest stack kept; deeper ones are cut there and marked truncated.
+pub const MAX_FRAMES: usize = 512;
+
+/// The bytes of one section of a mapped (or, for the vdso, borrowed) object file.
+#[derive(Clone)]
+pub struct SectionBytes {
+    file: Arc<FileBytes>,
+    range: Range<usize>,
+}
+
+enum FileBytes {
+    Mapped(Mmap),
+    Static(&'static [u8]),
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Static(s) => s,
+        }
+    }
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.file[self.range.clone()]
+    }
+}
+
+/// Registers of the interrupted user context that unwinding starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserRegs {
+    pub ip: u64,
+    pub sp: u64,
+    pub bp: u64,
+}
+
+/// The modules of one process and the unwinder's rule cache.
+pub struct StackUnwinder {
+    unwinder: UnwinderX86_64<SectionBytes>,
+    cache: CacheX86_64,
+    /// Start addresses of the modules added, to replace a mapping that is mapped again.
+    starts: Vec<u64>,
+}
+
+impl Default for StackUnwinder {
+    fn default() -> Self {
+        StackUnwinder { unwinder: UnwinderX86_64::new(), cache: CacheX86_64::new(), starts: Vec::new() }
+    }
+}
+
+impl StackUnwinder {
+    /// Learn the unwind information of an executable mapping. Objects that cannot be read
+    /// are skipped: stacks through them end there, marked truncated.
+    pub fn add_mapping(&mut self, m: &Mapping) {
+        let file = match m.path.as_str() {
+            "[vdso]" => match crate::vdso::image() {
+                Some(image) => FileBytes::Static(image),
+                None => return,
+            },
+            p if p.starts_with('/') => match map_file(Path::new(p)) {
+                Some(map) => FileBytes::Mapped(map),
+                None => return,
+            },
+            _ => return,
+        };
+        let Some(module) = module_for(m, Arc::new(file)) else { return };
+        if self.starts.contains(&m.start) {
+            self.unwinder.remove_module(m.start);
+        } else {
+            self.starts.push(m.start);
+        }
+        self.unwinder.add_module(module);
+    }
+
+    /// Unwind one sample: `stack` holds the bytes at `regs.sp` and up.
+    pub fn unwind(&mut self, regs: UserRegs, stack: &[u8]) -> CallStack {
+        let mut read_stack = |addr: u64| -> Result<u64, ()> {
+            let off = usize::try_from(addr.checked_sub(regs.sp).ok_or(())?).map_err(|_| ())?;
+            let bytes = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+            Ok(u64::from_le_bytes(bytes.try_into().map_err(|_| ())?))
+        };
+        let start = UnwindRegsX86_64::new(regs.ip, regs.sp, regs.bp);
+        let mut frames = self.unwinder.iter_frames(regs.ip, start, &mut self.cache, &mut read_stack);
+        let mut out = Vec::new();
+        loop {
+            match frames.next() {
+                Ok(Some(f)) if out.len() < MAX_FRAMES => out.push(f.address()),
+                Ok(Some(_)) => return CallStack { frames: out, truncated: true },
+                Ok(None) => return CallStack { frames: out, truncated: false },
+                Err(_) => {
+                    if out.is_empty() {
+                        out.push(regs.ip);
+                    }
+                    return CallStack { frames: out, truncated: true };
+                }
+            }
+        }
+    }
+}
+
+fn map_file(path: &Path) -> Option<Mmap> {
+    let f = std::fs::File::open(path).ok()?;
+    // SAFETY: a read-only private mapping of an object file the loader has mapped too; if the
+    // file were truncated under us reads would fault, as they would for perf or samply.
+    unsafe { Mmap::map(&f) }.ok()
+}
+
+/// The framehop module of mapping `m` of the object in `file`.
+fn module_for(m: &Mapping, file: Arc<FileBytes>) -> Option<Module<SectionBytes>> {
+    let elf = Elf::parse(&file).ok()?;
+    // The load bias (where link-time address 0 is at run time), from the executable segment
+    // the mapping starts with: mmap rounds its file offset down to the page.
+    use goblin::elf::program_header::{PF_X, PT_LOAD};
+    let seg = elf.program_headers.iter().find(|p| {
+        p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_offset >= m.pgoff && p.p_offset - m.pgoff < 0x1000
+    })?;
+    let bias = m.start.checked_add(seg.p_offset - m.pgoff)?.checked_sub(seg.p_vaddr)?;
+    let section = |name: &str| {
+        elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).map(|s| {
+            let svma = s.sh_addr..s.sh_addr + s.sh_size;
+            let bytes = (s.sh_type != goblin::elf::section_header::SHT_NOBITS)
+                .then(|| {
+                    let lo = usize::try_from(s.sh_offset).ok()?;
+                    let hi = lo.checked_add(usize::try_from(s.sh_size).ok()?)?;
+                    (hi <= file.len()).then(|| SectionBytes { file: file.clone(), range: lo..hi })
+                })
+                .flatten();
+            (svma, bytes)
+        })
+    };
+    let (text_svma, text) = section(".text").unzip();
+    let (eh_frame_svma, eh_frame) = section(".eh_frame").unzip();
+    let (eh_frame_hdr_svma, eh_frame_hdr) = section(".eh_frame_hdr").unzip();
+    let info = ExplicitModuleSectionInfo {
+        base_svma: 0,
+        text_svma,
+        text: text.flatten(),
+        got_svma: section(".got").map(|s| s.0),
+        eh_frame_svma,
+        eh_frame: eh_frame.flatten(),
+        eh_frame_hdr_svma,
+        eh_frame_hdr: eh_frame_hdr.flatten(),
+        debug_frame: section(".debug_frame").and_then(|s| s.1),
+        // Mach-O only.
+        stubs_svma: None,
+        stub_helper_svma: None,
+        unwind_info: None,
+        text_segment_svma: None,
+        text_segment: None,
+    };
+    Some(Module::new(m.path.clone(), m.start..m.start + m.len, bias, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Our own stack, unwound from a copy: the frames must reach this test function and
+    /// beyond it, through std's test harness, to the thread's root.
+    #[test]
+    #[inline(never)]
+    fn unwinds_a_copy_of_our_own_stack() {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mut u = StackUnwinder::default();
+        for line in maps.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            if w.len() < 6 || !w[1].contains('x') {
+                continue;
+            }
+            let (lo, hi) = w[0].split_once('-').unwrap();
+            let (lo, hi) = (u64::from_str_radix(lo, 16).unwrap(), u64::from_str_radix(hi, 16).unwrap());
+            let m = Mapping { start: lo, len: hi - lo, pgoff: u64::from_str_radix(w[2], 16).unwrap(), path: w[5..].join(" ") };
+            u.add_mapping(&m);
+        }
+        let (regs, stack) = capture();
+        let s = u.unwind(regs, &stack);
+        let here = unwinds_a_copy_of_our_own_stack as fn() as usize as u64;
+        assert!(s.frames.len() >= 4, "{s:x?}");
+        // Some return address lies in this function (within 4 KiB of its start).
+        assert!(s.frames[1..].iter().any(|&a| a > here && a - here < 4096), "{s:x?} here {here:#x}");
+    }
+
+    /// Registers and the stack above them, as perf would copy them at a sample.
+    #[inline(never)]
+    fn capture() -> (UserRegs, Vec<u8>) {
+        let (ip, sp, bp): (u64, u64, u64);
+        // SAFETY: reads three registers; no memory is touched.
+        unsafe {
+            std::arch::asm!("lea {ip}, [rip]", "mov {sp}, rsp", "mov {bp}, rbp", ip = out(reg) ip, sp = out(reg) sp, bp = out(reg) bp);
+        }
+        // The copy ends where the mapping holding the stack pointer ends (perf's copy also
+        // stops at the end of the stack).
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let top = maps
+            .lines()
+            .filter_map(|l| {
+                let (lo, hi) = l.split_whitespace().next()?.split_once('-')?;
+                Some((u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?))
+            })
+            .find(|&(lo, hi)| lo <= sp && sp < hi)
+            .unwrap()
+            .1;
+        let len = (top - sp).min(64 * 1024) as usize;
+        // SAFETY: [sp, sp + len) is inside this thread's mapped stack, read while the frames
+        // are live.
+        let stack = unsafe { std::slice::from_raw_parts(sp as *const u8, len) }.to_vec();
+        (UserRegs { ip, sp, bp }, stack)
+    }
+}

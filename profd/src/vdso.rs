@@ -1,0 +1,18 @@
+//! The vdso's ELF image. The kernel maps the same vdso into every 64-bit process, so ours is
+//! the profiled program's (as `perf` reads it too): its symbols name samples in it, and its
+//! `.eh_frame` unwinds through it.
+
+/// The vdso as mapped in this process, or `None` where the kernel gave none.
+pub fn image() -> Option<&'static [u8]> {
+    // SAFETY: getauxval has no preconditions.
+    let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let range = maps.lines().find(|l| l.ends_with("[vdso]"))?.split_whitespace().next()?;
+    let (lo, hi) = range.split_once('-')?;
+    let (lo, hi) = (usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?);
+    if base == 0 || lo != base || hi <= lo {
+        return None;
+    }
+    // SAFETY: the vdso is mapped readable at [lo, hi) for the whole life of the process.
+    Some(unsafe { std::slice::from_raw_parts(lo as *const u8, hi - lo) })
+}

@@ -1,0 +1,89 @@
+//! `--callgraph`: who called the hot functions and what they called, from the recorded
+//! stacks (SPIN's and gprof's call graph, by samples rather than by call counts).
+//!
+//! For each of the top functions by total: its total and self samples, then each caller
+//! with the samples in which it called this function directly, and each callee with the
+//! samples in which this function called it, both as shares of this function's total.
+
+use std::fmt::Write;
+
+use crate::flat::FlatProfile;
+use crate::stacks::StackProfile;
+
+/// How many functions the section shows.
+pub const DEFAULT_TOP: usize = 10;
+
+pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
+    let inclusive = sp.inclusive();
+    let arcs = sp.arcs();
+    let mut order: Vec<usize> = (0..sp.functions.len()).collect();
+    order.sort_by(|&a, &b| inclusive[b].cmp(&inclusive[a]).then_with(|| sp.functions[a].name.cmp(&sp.functions[b].name)));
+    let self_of = |name: &str| flat.entries.iter().find(|e| e.name() == name).map_or(0, |e| e.samples);
+    let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 * 100.0 / of as f64 };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Call graph (top {} of {} functions by total; {} samples with stacks{}):",
+        top.min(order.len()),
+        order.len(),
+        sp.total,
+        if sp.truncated > 0 { format!(", {} truncated", sp.truncated) } else { String::new() }
+    );
+    for &f in order.iter().take(top) {
+        let name = &sp.functions[f].name;
+        let total = inclusive[f];
+        let own = self_of(name);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{name}\n  total {:.2}% ({total} samples), self {:.2}% ({own} samples)",
+            share(total, flat.total),
+            share(own, flat.total)
+        );
+        let mut callers: Vec<(u64, &str)> =
+            arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, sp.functions[k.0].name.as_str())).collect();
+        let mut callees: Vec<(u64, &str)> =
+            arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, sp.functions[k.1].name.as_str())).collect();
+        for (title, list) in [("called from", &mut callers), ("calls", &mut callees)] {
+            if list.is_empty() {
+                continue;
+            }
+            list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            let _ = writeln!(out, "  {title}:");
+            for (n, other) in list.iter() {
+                let _ = writeln!(out, "  {n:>9} {:>7.2}%  {other}", share(*n, total));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callers_and_callees_of_the_top_functions() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let mut p = crate::stacks::tests::profile();
+        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
+        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        assert_eq!(
+            render(&sp, &flat, 2),
+            "Call graph (top 2 of 4 functions by total; 9 samples with stacks, 1 truncated):\n\
+             \n\
+             c\n\
+             \x20 total 88.89% (8 samples), self 88.89% (8 samples)\n\
+             \x20 called from:\n\
+             \x20         6   75.00%  a\n\
+             \x20         2   25.00%  b\n\
+             \n\
+             main\n\
+             \x20 total 88.89% (8 samples), self 0.00% (0 samples)\n\
+             \x20 calls:\n\
+             \x20         6   75.00%  a\n\
+             \x20         2   25.00%  b\n"
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! `--svg FILE`: an interactive flame graph (search, zoom, a title per frame with its samples),
+//! rendered by `inferno` from the same folded stacks `--collapsed` writes.
+
+use crate::exports::collapsed;
+use crate::flat::FlatProfile;
+use crate::stacks::StackProfile;
+
+/// The SVG of the profile of `program`.
+pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) -> std::io::Result<Vec<u8>> {
+    let folded = collapsed::render(program, flat, stacks);
+    let mut options = inferno::flamegraph::Options::default();
+    let name = program.rsplit('/').next().unwrap_or(program);
+    options.title = format!("profil: {name}");
+    options.subtitle = Some(match stacks {
+        Some(sp) if sp.truncated > 0 => {
+            format!("{} samples with call stacks, {} of them truncated", sp.total, sp.truncated)
+        }
+        Some(sp) => format!("{} samples with call stacks", sp.total),
+        None => format!("{} samples, one frame each (profil -g records call stacks)", flat.total),
+    });
+    options.count_name = "samples".into();
+    // Colours from the names, not random: the same profile gives the same file.
+    options.hash = true;
+    if folded.is_empty() {
+        // inferno refuses an empty profile; an empty run still gets a valid picture.
+        return Ok(format!(
+            "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"600\" height=\"60\" \
+             xmlns=\"http://www.w3.org/2000/svg\"><text x=\"300\" y=\"30\" text-anchor=\"middle\">{}: no samples</text></svg>\n",
+            options.title.replace('&', "&amp;").replace('<', "&lt;")
+        )
+        .into_bytes());
+    }
+    let mut out = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frames' titles (`name (N samples, P%)`) as a real XML parser reads them.
+    pub fn titles(svg: &[u8]) -> Vec<String> {
+        let mut reader = quick_xml::Reader::from_reader(svg);
+        let (mut buf, mut out, mut in_title) = (Vec::new(), Vec::new(), false);
+        loop {
+            match reader.read_event_into(&mut buf).expect("well-formed XML") {
+                quick_xml::events::Event::Start(e) => in_title = e.name().as_ref() == b"title",
+                quick_xml::events::Event::Text(t) if in_title => out.push(t.decode().unwrap().into_owned()),
+                quick_xml::events::Event::End(_) => in_title = false,
+                quick_xml::events::Event::Eof => return out,
+                _ => {}
+            }
+            buf.clear();
+        }
+    }
+
+    #[test]
+    fn frames_carry_their_samples() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s).unwrap();
+        let flat = FlatProfile { entries: Vec::new(), total: 9, with_totals: true };
+        let svg = render("/bin/abc", &flat, Some(&sp)).unwrap();
+        let names = titles(&svg);
+        for want in ["main (8 samples, 88.89%)", "a (6 samples, 66.67%)", "b (2 samples, 22.22%)", "[truncated] (1 samples, 11.11%)"] {
+            assert!(names.iter().any(|t| t == want), "{want} not in {names:?}");
+        }
+        let empty = render("/bin/abc", &FlatProfile { entries: Vec::new(), total: 0, with_totals: false }, None).unwrap();
+        assert_eq!(titles(&empty), Vec::<String>::new());
+        assert!(String::from_utf8(empty).unwrap().contains("profil: abc: no samples"));
+    }
+}

@@ -1,0 +1,205 @@
+//! Call stacks by function: each recorded stack named frame by frame, and what the reports
+//! derive from them: inclusive ("total") samples per function and caller → callee arcs.
+//!
+//! A function is counted once per sample however often it appears on the stack (recursion),
+//! and an arc once per sample however often the caller called the callee in it, so every
+//! share is a share of samples.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::flat::FunctionKey;
+use crate::profile::{Frame, Profile};
+use crate::symbolize::{Location, Symbolizer, PROGRAM};
+
+/// A function that appears on some stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackFunction {
+    pub key: FunctionKey,
+    /// As the flat profile names it (`fib`, `memcpy [libc.so.6]`, `[vdso]`).
+    pub name: String,
+    /// Where it is: the object and, where readable, the function's link-time range.
+    pub location: Location,
+}
+
+/// One distinct stack of functions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedStack {
+    /// Indexes into [`StackProfile::functions`], outermost caller first.
+    pub frames: Vec<usize>,
+    pub truncated: bool,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StackProfile {
+    pub functions: Vec<StackFunction>,
+    /// Stacks of functions, root first, most samples first.
+    pub stacks: Vec<NamedStack>,
+    /// Samples with a stack.
+    pub total: u64,
+    /// Samples whose stack is truncated.
+    pub truncated: u64,
+}
+
+impl StackProfile {
+    /// Name every frame of the profile's stacks; `None` when no stacks were recorded.
+    pub fn build(p: &Profile, symbolizer: &mut Symbolizer) -> Option<StackProfile> {
+        if !p.stacks_recorded {
+            return None;
+        }
+        let mut out = StackProfile::default();
+        let mut by_frame: HashMap<Frame, usize> = HashMap::default();
+        let mut by_key: HashMap<FunctionKey, usize> = HashMap::default();
+        // Stacks that differ only in addresses inside the same functions are one stack.
+        let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
+        for st in &p.stacks {
+            let mut frames = Vec::with_capacity(st.frames.len());
+            for &f in st.frames.iter().rev() {
+                let i = *by_frame.entry(f).or_insert_with(|| {
+                    let location = match f {
+                        Frame::Program(a) => symbolizer.program_sample(a),
+                        Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
+                    };
+                    let key = FunctionKey::of(&location);
+                    *by_key.entry(key).or_insert_with(|| {
+                        out.functions.push(StackFunction { key, name: name_of(&location, symbolizer), location });
+                        out.functions.len() - 1
+                    })
+                });
+                frames.push(i);
+            }
+            let n = merged.entry((frames, st.truncated)).or_insert(0);
+            *n = n.saturating_add(st.count);
+            out.total = out.total.saturating_add(st.count);
+            if st.truncated {
+                out.truncated = out.truncated.saturating_add(st.count);
+            }
+        }
+        out.stacks = merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
+        out.stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
+        Some(out)
+    }
+
+    /// Samples with each function anywhere on their stack (indexed like `functions`).
+    pub fn inclusive(&self) -> Vec<u64> {
+        let mut total = vec![0u64; self.functions.len()];
+        let mut seen = HashSet::default();
+        for s in &self.stacks {
+            seen.clear();
+            for &f in &s.frames {
+                if seen.insert(f) {
+                    total[f] = total[f].saturating_add(s.count);
+                }
+            }
+        }
+        total
+    }
+
+    /// Samples in which `caller` called `callee` directly: (caller, callee) -> samples.
+    /// Recursive calls (a function calling itself) are left out.
+    pub fn arcs(&self) -> BTreeMap<(usize, usize), u64> {
+        let mut arcs = BTreeMap::new();
+        let mut seen = HashSet::default();
+        for s in &self.stacks {
+            seen.clear();
+            for w in s.frames.windows(2) {
+                if w[0] != w[1] && seen.insert((w[0], w[1])) {
+                    let n: &mut u64 = arcs.entry((w[0], w[1])).or_insert(0);
+                    *n = n.saturating_add(s.count);
+                }
+            }
+        }
+        arcs
+    }
+
+    /// The inclusive samples of the function named `name` (tests, reports).
+    pub fn inclusive_of(&self, name: &str) -> u64 {
+        let inclusive = self.inclusive();
+        self.functions.iter().position(|f| f.name == name).map_or(0, |i| inclusive[i])
+    }
+}
+
+/// The flat profile's name for a location.
+fn name_of(l: &Location, symbolizer: &Symbolizer) -> String {
+    let object = (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.as_str());
+    match (&l.function, object) {
+        (Some(f), None) => f.name.clone(),
+        (Some(f), Some(o)) => format!("{} [{o}]", f.name),
+        (None, Some(o)) => format!("[{o}]"),
+        (None, None) => "[unknown]".into(),
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use crate::object_file::ObjectFile;
+    use crate::profile::Stack;
+    use crate::symbols::{Function, SymbolTable};
+    use std::path::Path;
+
+    pub fn symbolizer() -> Symbolizer {
+        let symbols = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            Function { addr: 0x1100, size: 0x100, name: "a".into() },
+            Function { addr: 0x1200, size: 0x100, name: "b".into() },
+            Function { addr: 0x1300, size: 0x100, name: "c".into() },
+        ]);
+        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/abc"), symbols), "abc")
+    }
+
+    fn stack(frames: &[u64], truncated: bool, count: u64) -> Stack {
+        Stack { frames: frames.iter().map(|&a| Frame::Program(a)).collect(), truncated, count }
+    }
+
+    /// main → a → c three times as often as main → b → c; c recursing once in one sample.
+    pub fn profile() -> Profile {
+        Profile {
+            stacks_recorded: true,
+            stacks: vec![
+                stack(&[0x1310, 0x1150, 0x1020], false, 2),
+                stack(&[0x1320, 0x1150, 0x1020], false, 1),
+                stack(&[0x1310, 0x1340, 0x1150, 0x1020], false, 3),
+                stack(&[0x1310, 0x1250, 0x1020], false, 2),
+                stack(&[0x1250], true, 1),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn names_merges_and_counts_stacks() {
+        let mut s = symbolizer();
+        let sp = StackProfile::build(&profile(), &mut s).unwrap();
+        let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
+        let got: Vec<_> = sp.stacks.iter().map(|st| (names(st), st.truncated, st.count)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["main", "a", "c"], false, 3),
+                (vec!["main", "a", "c", "c"], false, 3),
+                (vec!["main", "b", "c"], false, 2),
+                (vec!["b"], true, 1),
+            ]
+        );
+        assert_eq!((sp.total, sp.truncated), (9, 1));
+        // c counted once in the recursive samples.
+        let inclusive: Vec<(&str, u64)> =
+            sp.functions.iter().zip(sp.inclusive()).map(|(f, n)| (f.name.as_str(), n)).collect();
+        assert_eq!(inclusive, vec![("main", 8), ("a", 6), ("c", 8), ("b", 3)]);
+        let arcs: Vec<(&str, &str, u64)> = sp
+            .arcs()
+            .into_iter()
+            .map(|((a, b), n)| (sp.functions[a].name.as_str(), sp.functions[b].name.as_str(), n))
+            .collect();
+        assert_eq!(arcs, vec![("main", "a", 6), ("main", "b", 2), ("a", "c", 6), ("b", "c", 2)]);
+    }
+
+    #[test]
+    fn no_stacks_recorded_is_none() {
+        let mut s = symbolizer();
+        assert_eq!(StackProfile::build(&Profile::default(), &mut s), None);
+    }
+}
