@@ -103,6 +103,15 @@ pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
     if p.lost > 0 {
         let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);
     }
+    if p.stacks_recorded {
+        let with: u64 = p.stacks.iter().fold(0, |n, s| n.saturating_add(s.count));
+        let cut: u64 = p.stacks.iter().filter(|s| s.truncated).fold(0, |n, s| n.saturating_add(s.count));
+        let _ = writeln!(
+            out,
+            "Call stacks: {with} of {} user samples, {cut} truncated (their outermost callers are missing)",
+            p.user_ticks
+        );
+    }
     if let Some(r) = p.stop_reason {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());
     }

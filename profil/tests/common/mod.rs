@@ -77,13 +77,16 @@ pub fn symbol(prog: &Path, name: &str) -> u64 {
 /// Rows of profil's flat profile: (samples, percent, name).
 pub fn flat_rows(out: &str) -> Vec<(u64, f64, String)> {
     let start = out.find("Flat profile").expect("flat profile");
+    // With call stacks a "total %" column comes before the name.
+    let header = out[start..].lines().nth(1).unwrap_or("");
+    let name_at = if header.contains("total %") { 4 } else { 3 };
     out[start..]
         .lines()
         .skip(2)
         .take_while(|l| !l.trim().is_empty())
         .map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            (w[0].parse().unwrap(), w[1].parse().unwrap(), w[3..].join(" "))
+            (w[0].parse().unwrap(), w[1].parse().unwrap(), w[name_at..].join(" "))
         })
         .collect()
 }

@@ -1,0 +1,180 @@
+//! Call stacks (`-g`, `--call-graph`), end to end: real runs of programs whose call structure
+//! is known, read back through the report, the JSON and the flame graph exports.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// The JSON stacks of a run: (frames root first, truncated, count).
+fn json_stacks(path: &Path) -> Vec<(Vec<String>, bool, u64)> {
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["stacks"]
+        .as_array()
+        .expect("stacks recorded")
+        .iter()
+        .map(|s| {
+            let frames = s["frames"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+            (frames, s["truncated"].as_bool().unwrap(), s["count"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+/// Of the samples in `c`, the share (percent) whose caller is `a`, and how many there were.
+fn share_of_c_called_from_a(stacks: &[(Vec<String>, bool, u64)]) -> (f64, u64) {
+    let (mut from_a, mut all) = (0, 0);
+    for (frames, _, n) in stacks {
+        if frames.last().map(String::as_str) != Some("c") {
+            continue;
+        }
+        all += n;
+        if frames.len() >= 2 && frames[frames.len() - 2] == "a" {
+            from_a += n;
+        }
+    }
+    (from_a as f64 * 100.0 / all.max(1) as f64, all)
+}
+
+/// main → a → c does three times the work of main → b → c: c's time is split 75:25 between
+/// its callers, checked for one build and call-graph mode.
+fn check_split(dir: &Path, exe: &Path, mode: &str) {
+    let json = dir.join(format!("{mode}.json"));
+    let _s = session();
+    let o = profil(&["-f", "--call-graph", mode, "--callgraph", "--json", json.to_str().unwrap(), exe.to_str().unwrap(), "300"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let stacks = json_stacks(&json);
+    let (from_a, samples) = share_of_c_called_from_a(&stacks);
+    assert!(samples >= 500, "{mode}: only {samples} samples in c\n{out}");
+    assert!((from_a - 75.0).abs() <= 2.0, "{mode}: c called from a in {from_a:.2}% of its samples, want 75 ± 2\n{out}");
+    // Every sample has its stack; the split is in the report's call graph too.
+    let (user, _) = ticks(&out);
+    let with: u64 = stacks.iter().map(|s| s.2).sum();
+    assert_eq!(with, user, "{out}");
+    assert!(out.contains(&format!("Call stacks: {user} of {user} user samples, ")), "{out}");
+    let callers = out.split("\nc\n").nth(1).expect("c in the call graph");
+    let line = callers.lines().find(|l| l.trim_end().ends_with("  a")).expect("a among c's callers");
+    let pct: f64 = line.split_whitespace().nth(1).unwrap().trim_end_matches('%').parse().unwrap();
+    assert!((pct - from_a).abs() < 0.01, "{line} vs {from_a}");
+    // main is on every complete stack: its total is (nearly) everything.
+    let main = flat_total(&out, "main");
+    assert!(main >= 98.0, "main total {main}\n{out}");
+}
+
+/// The `total %` column of a function in the flat profile.
+fn flat_total(out: &str, name: &str) -> f64 {
+    let start = out.find("Flat profile").unwrap();
+    let line = out[start..].lines().find(|l| l.ends_with(&format!("  {name}"))).unwrap_or_else(|| panic!("{name}:\n{out}"));
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+#[test]
+fn dwarf_unwinding_splits_a_callee_between_its_callers_without_frame_pointers() {
+    let dir = scratch("stacks-dwarf");
+    let exe = compile("cc", "callers.c", &["-O2", "-fomit-frame-pointer"], &dir);
+    check_split(&dir, &exe, "dwarf");
+}
+
+#[test]
+fn frame_pointer_chains_split_it_the_same_on_a_frame_pointer_build() {
+    let dir = scratch("stacks-fp");
+    // -O0: gcc omits the frame of a leaf function at any optimisation level, and then the
+    // walk skips the leaf's caller (as perf's does): this build keeps every frame.
+    let exe = compile("cc", "callers.c", &["-O0", "-fno-omit-frame-pointer"], &dir);
+    check_split(&dir, &exe, "fp");
+}
+
+/// A Rust release build (no frame pointers): whole stacks from `_start` to the hot function,
+/// through libc, in the collapsed file and the flame graph.
+#[test]
+fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
+    let dir = scratch("stacks-fib");
+    let (folded, svg) = (dir.join("fib.folded"), dir.join("fib.svg"));
+    let _s = session();
+    let o = profil(&["-f", "-g", "--collapsed", folded.to_str().unwrap(), "--svg", svg.to_str().unwrap(), fib_bin().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    let (user, _) = ticks(&out);
+    let mut overflow = 0;
+    let mut total = 0;
+    for line in folded.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let n: u64 = n.parse().unwrap();
+        total += n;
+        if stack.ends_with(";main;overflow") {
+            assert!(stack.starts_with("fib;_start;__libc_start_main [libc.so.6];"), "{line}");
+            overflow += n;
+        }
+    }
+    assert_eq!(total, user, "{folded}");
+    let self_overflow = flat_rows(&out).into_iter().find(|r| r.2 == "overflow").unwrap().0;
+    // Nearly every overflow sample unwound to the root (a sample between instructions of a
+    // prologue may not).
+    assert!(overflow as f64 >= self_overflow as f64 * 0.98, "{overflow} of {self_overflow}\n{folded}");
+    // The flame graph is XML whose frames carry these counts.
+    let svg = std::fs::read(&svg).unwrap();
+    // inferno writes counts with thousands separators.
+    let titles: Vec<String> = svg_titles(&svg).into_iter().map(|t| t.replace(',', "")).collect();
+    assert!(titles.iter().any(|t| t.starts_with(&format!("main ({} samples", user))), "{titles:?}");
+    assert!(titles.iter().any(|t| t.starts_with("overflow (")), "{titles:?}");
+}
+
+/// Every thread's stacks, each from its own root in libc, none cut.
+#[test]
+fn threads_have_their_own_stacks() {
+    let dir = scratch("stacks-threads");
+    let exe = compile("cc", "threads.c", &["-O2", "-pthread"], &dir);
+    let json = dir.join("t.json");
+    let _s = session();
+    let o = profil(&["-f", "-g", "--json", json.to_str().unwrap(), exe.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let stacks = json_stacks(&json);
+    let on = |f: &str| stacks.iter().filter(|s| s.0.iter().any(|x| x == f)).map(|s| s.2).sum::<u64>();
+    let (short, long) = (on("spin_short"), on("spin_long"));
+    assert!(short > 100 && long > 3 * short / 2, "{short} {long}\n{out}");
+    for (frames, truncated, n) in &stacks {
+        if frames.iter().any(|f| f == "spin_long") {
+            // The root is libc's thread start (clone3, start_thread: local symbols, so named
+            // by their ranges in a libc without its debug symbols).
+            assert!(!truncated && frames[0].ends_with("[libc.so.6]"), "{frames:?} {n}");
+            assert!(!frames.iter().any(|f| f == "main"), "a thread's stack is not main's: {frames:?}");
+        }
+    }
+}
+
+/// A stack copy too small to hold the frames: the stacks are cut, kept, and counted.
+#[test]
+fn truncated_stacks_are_kept_and_counted() {
+    let dir = scratch("stacks-small");
+    let exe = compile("cc", "callers.c", &["-O2", "-fomit-frame-pointer"], &dir);
+    let json = dir.join("s.json");
+    let _s = session();
+    let o = profil(&["-f", "-g", "--stack-size", "8", "--json", json.to_str().unwrap(), exe.to_str().unwrap(), "100"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let stacks = json_stacks(&json);
+    let (user, _) = ticks(&out);
+    let cut: u64 = stacks.iter().filter(|s| s.1).map(|s| s.2).sum();
+    assert_eq!(stacks.iter().map(|s| s.2).sum::<u64>(), user);
+    assert!(cut * 10 >= user * 9, "{cut} of {user} truncated\n{out}");
+    assert!(out.contains(&format!("Call stacks: {user} of {user} user samples, {cut} truncated")), "{out}");
+}
+
+/// `<title>` texts of an SVG, read with a real XML parser.
+fn svg_titles(svg: &[u8]) -> Vec<String> {
+    let mut reader = quick_xml::Reader::from_reader(svg);
+    let (mut buf, mut out, mut in_title) = (Vec::new(), Vec::new(), false);
+    loop {
+        match reader.read_event_into(&mut buf).expect("well-formed XML") {
+            quick_xml::events::Event::Start(e) => in_title = e.name().as_ref() == b"title",
+            quick_xml::events::Event::Text(t) if in_title => out.push(t.decode().unwrap().into_owned()),
+            quick_xml::events::Event::End(_) => in_title = false,
+            quick_xml::events::Event::Eof => return out,
+            _ => {}
+        }
+        buf.clear();
+    }
+}
