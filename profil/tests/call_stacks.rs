@@ -178,3 +178,38 @@ fn svg_titles(svg: &[u8]) -> Vec<String> {
         buf.clear();
     }
 }
+
+/// `-g -o gmon.out`: real gprof prints a call graph (`gprof -q`) for a program never built
+/// with `-pg`, sharing c's time 3:1 between a and b, main calling both.
+#[test]
+fn gprof_prints_the_call_graph_of_a_sampled_run() {
+    if !installed("gprof", "binutils") {
+        return;
+    }
+    let dir = scratch("stacks-gprof");
+    let exe = compile("cc", "callers.c", &["-O2", "-fomit-frame-pointer"], &dir);
+    let gmon = dir.join("gmon.out");
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "-o", gmon.to_str().unwrap(), exe.to_str().unwrap(), "200"])
+    };
+    assert!(o.status.success(), "{:?}", text(&o));
+    let g = std::process::Command::new("gprof").args(["-q", "-b"]).arg(&exe).arg(&gmon).output().unwrap();
+    let graph = String::from_utf8_lossy(&g.stdout).into_owned();
+    assert!(g.status.success(), "{graph}\n{}", String::from_utf8_lossy(&g.stderr));
+    // c's entry: its callers' lines ("self children called/total name [i]") come before it.
+    let entries: Vec<&str> = graph.split("-----------------------------------------------").collect();
+    let c_entry = entries.iter().find(|e| e.lines().any(|l| l.starts_with('[') && l.contains(" c ["))).expect("c entry");
+    let calls = |caller: &str| -> (u64, u64) {
+        let line = c_entry.lines().find(|l| l.contains(&format!(" {caller} ["))).unwrap_or_else(|| panic!("{caller}:\n{graph}"));
+        let w = line.split_whitespace().find(|w| w.contains('/')).unwrap();
+        let (n, total) = w.split_once('/').unwrap();
+        (n.parse().unwrap(), total.parse().unwrap())
+    };
+    let ((a, total), (b, _)) = (calls("a"), calls("b"));
+    assert_eq!(a + b, total, "{graph}");
+    let from_a = a as f64 * 100.0 / total as f64;
+    assert!((from_a - 75.0).abs() <= 2.0, "a's share {from_a:.2}\n{graph}");
+    let main_entry = entries.iter().find(|e| e.lines().any(|l| l.starts_with('[') && l.contains(" main ["))).expect("main");
+    assert!(main_entry.contains(" a [") && main_entry.contains(" b ["), "{graph}");
+}

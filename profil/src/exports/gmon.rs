@@ -14,18 +14,32 @@
 //! (a function starting at an odd address shares its first unit with its predecessor).
 //! A u16 counter holds at most 65535: a bin with more ticks goes on in further records with
 //! the same range, which gprof adds up (it is how gprof sums several gmon.out files), so the
-//! counts stay exact.  Only the program's own samples are in it, as with `-pg`; there are no
-//! call-graph records (sampling sees no calls).
+//! counts stay exact.  Only the program's own samples are in it, as with `-pg`.
+//!
+//! With call stacks (`-g`), `GMON_TAG_CG_ARC` records follow: tag 1, `from_pc` (u64, in the
+//! caller), `self_pc` (u64, the callee), `count` (u32). Sampling sees no calls, so the count
+//! is the number of samples in which the caller called the callee directly: gprof then
+//! shares a function's time among its callers as the samples did (`gprof -q` prints the call
+//! graph of a program never built with `-pg`). Arcs are between the program's functions.
 
 /// Most bins per record before bins grow beyond one byte.
 const MAX_BINS: u64 = 1 << 24;
 
 const GMON_TAG_TIME_HIST: u8 = 0;
+const GMON_TAG_CG_ARC: u8 = 1;
 
-/// The gmon.out bytes for `samples` (link-time address, ticks) taken at `rate_hz`.
-/// `text_start` places the empty histogram a run with no samples still writes (gprof refuses
-/// a file without one: "gmon.out file is missing histogram").
-pub fn render(samples: &[(u64, u64)], text_start: u64, rate_hz: u64) -> Vec<u8> {
+/// A call-graph arc: a caller's and a callee's link-time addresses, and its samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arc {
+    pub from_pc: u64,
+    pub self_pc: u64,
+    pub count: u64,
+}
+
+/// The gmon.out bytes for `samples` (link-time address, ticks) taken at `rate_hz`, and the
+/// call-graph `arcs`. `text_start` places the empty histogram a run with no samples still
+/// writes (gprof refuses a file without one: "gmon.out file is missing histogram").
+pub fn render(samples: &[(u64, u64)], text_start: u64, rate_hz: u64, arcs: &[Arc]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"gmon");
     out.extend_from_slice(&1u32.to_le_bytes());
@@ -58,6 +72,12 @@ pub fn render(samples: &[(u64, u64)], text_start: u64, rate_hz: u64) -> Vec<u8> 
             out.extend_from_slice(&c.to_le_bytes());
         }
     }
+    for a in arcs {
+        out.push(GMON_TAG_CG_ARC);
+        out.extend_from_slice(&a.from_pc.to_le_bytes());
+        out.extend_from_slice(&a.self_pc.to_le_bytes());
+        out.extend_from_slice(&(a.count.min(u64::from(u32::MAX)) as u32).to_le_bytes());
+    }
     out
 }
 
@@ -82,20 +102,20 @@ mod tests {
 
     #[test]
     fn two_byte_bins_over_the_sampled_span() {
-        let got = render(&[(0x1007, 2), (0x1001, 5), (0x1002, 1), (0x1000, 1)], 0, 1000);
+        let got = render(&[(0x1007, 2), (0x1001, 5), (0x1002, 1), (0x1000, 1)], 0, 1000, &[]);
         let mut want = HEADER.to_vec();
         want.extend(record(0x1000, 0x1008, 1000, &[6, 1, 0, 2]));
         assert_eq!(got, want);
         // low_pc is rounded down to an even address.
         assert_eq!(
-            &render(&[(0x1003, 1)], 0, 1000)[21..37],
+            &render(&[(0x1003, 1)], 0, 1000, &[])[21..37],
             &[0x1002u64.to_le_bytes(), 0x1004u64.to_le_bytes()].concat()[..]
         );
     }
 
     #[test]
     fn counts_past_65535_continue_in_records_with_the_same_range() {
-        let got = render(&[(0x2000, 150_000), (0x2002, 7)], 0, 250);
+        let got = render(&[(0x2000, 150_000), (0x2002, 7)], 0, 250, &[]);
         let mut want = HEADER.to_vec();
         want.extend(record(0x2000, 0x2004, 250, &[65535, 7]));
         want.extend(record(0x2000, 0x2004, 250, &[65535, 0]));
@@ -107,14 +127,29 @@ mod tests {
     fn no_samples_is_one_empty_histogram_at_the_text() {
         let mut want = HEADER.to_vec();
         want.extend(record(0x1000, 0x1002, 1000, &[0]));
-        assert_eq!(render(&[], 0x1000, 1000), want);
+        assert_eq!(render(&[], 0x1000, 1000, &[]), want);
     }
 
     #[test]
     fn huge_spans_use_wider_bins() {
-        let got = render(&[(0, 1), (MAX_BINS * 6 - 1, 1)], 0, 1000);
+        let got = render(&[(0, 1), (MAX_BINS * 6 - 1, 1)], 0, 1000, &[]);
         let nbins = u32::from_le_bytes(got[20 + 17..20 + 21].try_into().unwrap());
         assert_eq!(u64::from(nbins), MAX_BINS);
         assert_eq!(u64::from_le_bytes(got[29..37].try_into().unwrap()), MAX_BINS * 6);
+    }
+
+    #[test]
+    fn arcs_follow_the_histogram() {
+        let arcs = [Arc { from_pc: 0x1000, self_pc: 0x1100, count: 3 }, Arc { from_pc: 0x1200, self_pc: 0x1100, count: 1 << 40 }];
+        let got = render(&[(0x1100, 4)], 0, 1000, &arcs);
+        let plain = render(&[(0x1100, 4)], 0, 1000, &[]);
+        let mut want = plain.clone();
+        for (from, to, n) in [(0x1000u64, 0x1100u64, 3u32), (0x1200, 0x1100, u32::MAX)] {
+            want.push(1);
+            want.extend_from_slice(&from.to_le_bytes());
+            want.extend_from_slice(&to.to_le_bytes());
+            want.extend_from_slice(&n.to_le_bytes());
+        }
+        assert_eq!(got, want);
     }
 }

@@ -37,6 +37,19 @@ enum Format {
     Json,
 }
 
+/// The call-graph arcs between the program's own functions, for gmon.out.
+fn program_arcs(stacks: Option<&StackProfile>) -> Vec<gmon::Arc> {
+    let Some(sp) = stacks else { return Vec::new() };
+    let start = |f: usize| {
+        let k = sp.functions[f].key;
+        k.function.filter(|_| k.object == crate::symbolize::PROGRAM)
+    };
+    sp.arcs()
+        .into_iter()
+        .filter_map(|((caller, callee), count)| Some(gmon::Arc { from_pc: start(caller)?, self_pc: start(callee)?, count }))
+        .collect()
+}
+
 /// A finished run with its samples and stacks named: what every export is made from.
 pub struct Analysis<'a> {
     pub run: &'a Outcome,
@@ -215,7 +228,10 @@ impl Exports {
         let run = a.run;
         for (format, path, target) in self.targets {
             let bytes = match format {
-                Format::Gmon => gmon::render(&run.profile.image_samples, run.profile.data.start_addr, run.frequency_hz),
+                Format::Gmon => {
+                    let p = &run.profile;
+                    gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks))
+                }
                 Format::Collapsed => collapsed::render(&run.program, a.flat, a.stacks).into_bytes(),
                 Format::Svg => svg::render(&run.program, a.flat, a.stacks).map_err(|error| ExportError { path: path.clone(), error })?,
                 Format::Json => json::render(a).into_bytes(),
