@@ -213,3 +213,45 @@ fn gprof_prints_the_call_graph_of_a_sampled_run() {
     let main_entry = entries.iter().find(|e| e.lines().any(|l| l.starts_with('[') && l.contains(" main ["))).expect("main");
     assert!(main_entry.contains(" a [") && main_entry.contains(" b ["), "{graph}");
 }
+
+/// `--pprof`: `go tool pprof -top` reads the file and shows profil's own counts: c's samples,
+/// a's and b's inclusive shares.
+#[test]
+fn go_pprof_reads_the_profile() {
+    if !installed("go", "golang-go") {
+        return;
+    }
+    let dir = scratch("stacks-pprof");
+    let exe = compile("cc", "callers.c", &["-O2", "-fomit-frame-pointer"], &dir);
+    let (pb, json) = (dir.join("p.pb.gz"), dir.join("p.json"));
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--pprof", pb.to_str().unwrap(), "--json", json.to_str().unwrap(), exe.to_str().unwrap(), "200"])
+    };
+    let (out, _) = text(&o);
+    assert!(o.status.success(), "{out}");
+    // go wants a writable HOME for its cache.
+    let g = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top", "-nodecount=100", "-sample_index=samples"])
+        .arg(&pb)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&g.stdout).into_owned();
+    assert!(g.status.success(), "{top}\n{}", String::from_utf8_lossy(&g.stderr));
+    // Rows: flat flat% sum% cum cum% name.
+    let row = |name: &str| -> (u64, u64) {
+        let l = top.lines().find(|l| l.trim_end().ends_with(&format!("% {name}")) || l.split_whitespace().last() == Some(name));
+        let w: Vec<&str> = l.unwrap_or_else(|| panic!("{name} not in\n{top}")).split_whitespace().collect();
+        (w[0].parse().unwrap(), w[3].parse().unwrap())
+    };
+    let c_self = flat_rows(&out).into_iter().find(|r| r.2 == "c").unwrap().0;
+    assert_eq!(row("c").0, c_self, "{top}\n{out}");
+    let (_, a) = row("a");
+    let (_, b) = row("b");
+    let from_a = a as f64 * 100.0 / (a + b) as f64;
+    assert!((from_a - 75.0).abs() <= 2.0, "{from_a}\n{top}");
+    // main is on every stack but those of the start-up code before it.
+    let user = ticks(&out).0;
+    assert!(row("main").1 * 100 >= user * 99, "main on {} of {user}\n{top}", row("main").1);
+}

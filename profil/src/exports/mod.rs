@@ -3,6 +3,7 @@
 //! * [`gmon`] — `-o FILE`: gmon.out for GNU gprof;
 //! * [`collapsed`] — `--collapsed FILE`: folded stacks for flamegraph.pl / inferno;
 //! * [`svg`] — `--svg FILE`: a flame graph, drawn by inferno;
+//! * [`pprof`] — `--pprof FILE`: pprof's gzipped `profile.proto`;
 //! * [`json`] — `--json FILE`: the whole run, for scripts.
 //!
 //! No export ever damages a file: the paths are checked before the program starts (an
@@ -15,6 +16,7 @@
 pub mod collapsed;
 pub mod gmon;
 pub mod json;
+pub mod pprof;
 pub mod svg;
 
 use std::fmt;
@@ -34,6 +36,7 @@ enum Format {
     Gmon,
     Collapsed,
     Svg,
+    Pprof,
     Json,
 }
 
@@ -197,6 +200,7 @@ impl Exports {
             (Format::Gmon, &args.gmon),
             (Format::Collapsed, &args.collapsed),
             (Format::Svg, &args.svg),
+            (Format::Pprof, &args.pprof),
             (Format::Json, &args.json),
         ];
         let mut targets = Vec::new();
@@ -234,6 +238,7 @@ impl Exports {
                 }
                 Format::Collapsed => collapsed::render(&run.program, a.flat, a.stacks).into_bytes(),
                 Format::Svg => svg::render(&run.program, a.flat, a.stacks).map_err(|error| ExportError { path: path.clone(), error })?,
+                Format::Pprof => pprof::render(a).map_err(|error| ExportError { path: path.clone(), error })?,
                 Format::Json => json::render(a).into_bytes(),
             };
             target.write(&bytes).map_err(|error| ExportError { path, error })?;

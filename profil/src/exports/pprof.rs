@@ -1,0 +1,252 @@
+//! `--pprof FILE`: the profile as pprof's `profile.proto`, gzip-compressed, for `go tool pprof`
+//! (and everything that reads it: Grafana Pyroscope, Speedscope, Polar Signals...).
+//!
+//! Two sample values, `samples/count` and `cpu/nanoseconds` (samples times the sampling
+//! period). One location per function, in one mapping per object; each sample is a recorded
+//! stack, leaf first (without `-g`, a stack of the one function). Truncated stacks hang under
+//! a `[truncated]` function, as in the flame graph.
+//!
+//! The messages are declared here with prost's derive, field numbers as in
+//! github.com/google/pprof/proto/profile.proto (only the fields we fill).
+
+use std::io::Write;
+
+use prost::Message;
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::exports::collapsed::TRUNCATED;
+use crate::exports::Analysis;
+use crate::symbolize::PROGRAM;
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Profile {
+    #[prost(message, repeated, tag = "1")]
+    pub sample_type: Vec<ValueType>,
+    #[prost(message, repeated, tag = "2")]
+    pub sample: Vec<Sample>,
+    #[prost(message, repeated, tag = "3")]
+    pub mapping: Vec<Mapping>,
+    #[prost(message, repeated, tag = "4")]
+    pub location: Vec<Location>,
+    #[prost(message, repeated, tag = "5")]
+    pub function: Vec<Function>,
+    #[prost(string, repeated, tag = "6")]
+    pub string_table: Vec<String>,
+    #[prost(int64, tag = "10")]
+    pub duration_nanos: i64,
+    #[prost(message, optional, tag = "11")]
+    pub period_type: Option<ValueType>,
+    #[prost(int64, tag = "12")]
+    pub period: i64,
+    #[prost(int64, repeated, tag = "13")]
+    pub comment: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct ValueType {
+    #[prost(int64, tag = "1")]
+    pub r#type: i64,
+    #[prost(int64, tag = "2")]
+    pub unit: i64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Sample {
+    #[prost(uint64, repeated, tag = "1")]
+    pub location_id: Vec<u64>,
+    #[prost(int64, repeated, tag = "2")]
+    pub value: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Mapping {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(int64, tag = "5")]
+    pub filename: i64,
+    #[prost(bool, tag = "7")]
+    pub has_functions: bool,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Location {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(uint64, tag = "2")]
+    pub mapping_id: u64,
+    #[prost(uint64, tag = "3")]
+    pub address: u64,
+    #[prost(message, repeated, tag = "4")]
+    pub line: Vec<Line>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Line {
+    #[prost(uint64, tag = "1")]
+    pub function_id: u64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct Function {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(int64, tag = "2")]
+    pub name: i64,
+    #[prost(int64, tag = "3")]
+    pub system_name: i64,
+}
+
+/// Interned strings; index 0 is "" as the format requires.
+#[derive(Default)]
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Strings {
+    fn new() -> Strings {
+        let mut s = Strings::default();
+        s.get("");
+        s
+    }
+
+    fn get(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.table.push(s.to_string());
+        self.index.insert(s.to_string(), self.table.len() as i64 - 1);
+        self.table.len() as i64 - 1
+    }
+}
+
+/// Functions (as locations) and their objects (as mappings), numbered from 1.
+struct Builder {
+    strings: Strings,
+    profile: Profile,
+    /// (object index or usize::MAX for the truncated marker, name) -> location id.
+    locations: HashMap<(usize, String), u64>,
+    mappings: HashMap<usize, u64>,
+}
+
+impl Builder {
+    fn location(&mut self, object: Option<(usize, &str, u64)>, name: &str) -> u64 {
+        let obj = object.map_or(usize::MAX, |o| o.0);
+        if let Some(&id) = self.locations.get(&(obj, name.to_string())) {
+            return id;
+        }
+        let mapping_id = match object {
+            Some((i, path, _)) => match self.mappings.get(&i) {
+                Some(&m) => m,
+                None => {
+                    let id = self.profile.mapping.len() as u64 + 1;
+                    let filename = self.strings.get(path);
+                    self.profile.mapping.push(Mapping { id, filename, has_functions: true });
+                    self.mappings.insert(i, id);
+                    id
+                }
+            },
+            None => 0,
+        };
+        let id = self.profile.location.len() as u64 + 1;
+        let name_index = self.strings.get(name);
+        self.profile.function.push(Function { id, name: name_index, system_name: name_index });
+        let address = object.map_or(0, |o| o.2);
+        self.profile.location.push(Location { id, mapping_id, address, line: vec![Line { function_id: id }] });
+        self.locations.insert((obj, name.to_string()), id);
+        id
+    }
+}
+
+/// The gzipped `profile.proto` of the run.
+pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
+    let run = a.run;
+    let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
+    let mut b = Builder { strings: Strings::new(), profile: Profile::default(), locations: HashMap::default(), mappings: HashMap::default() };
+    let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
+    b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
+    b.profile.period_type = Some(vt(&mut b, "cpu", "nanoseconds"));
+    b.profile.period = period;
+    let comment = b.strings.get(&format!("profil {} ({} Hz)", run.program, run.frequency_hz));
+    b.profile.comment = vec![comment];
+    let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
+    match a.stacks {
+        Some(sp) => {
+            for st in &sp.stacks {
+                let mut ids: Vec<u64> = st
+                    .frames
+                    .iter()
+                    .rev()
+                    .map(|&f| {
+                        let func = &sp.functions[f];
+                        let ob = a.symbolizer.object(func.location.object);
+                        let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
+                        b.location(Some((func.location.object, path, func.key.function.unwrap_or(0))), &func.name)
+                    })
+                    .collect();
+                if st.truncated {
+                    ids.push(b.location(None, TRUNCATED));
+                }
+                b.profile.sample.push(Sample { location_id: ids, value: value(st.count) });
+            }
+        }
+        None => {
+            for e in a.flat.entries.iter().filter(|e| e.samples > 0) {
+                let object = e.code.as_ref().map_or(PROGRAM, |c| c.object);
+                let ob = a.symbolizer.object(object);
+                let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
+                let start = e.code.as_ref().map_or(0, |c| c.start);
+                let id = b.location(Some((object, path, start)), &e.name());
+                b.profile.sample.push(Sample { location_id: vec![id], value: value(e.samples) });
+            }
+        }
+    }
+    b.profile.duration_nanos = (run.profile.user_ticks as i64).saturating_mul(period);
+    b.profile.string_table = b.strings.table;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&b.profile.encode_to_vec())?;
+    gz.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::FlatProfile;
+    use crate::profile::Outcome;
+    use crate::report::ExitKind;
+    use crate::stacks::StackProfile;
+    use std::io::Read;
+
+    #[test]
+    fn stacks_leaf_first_with_both_values() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let profile = crate::stacks::tests::profile();
+        let sp = StackProfile::build(&profile, &mut s).unwrap();
+        let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
+        let gz = render(&a).unwrap();
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
+        let p = Profile::decode(&bytes[..]).unwrap();
+        let name = |id: u64| {
+            let f = &p.function[p.location[id as usize - 1].line[0].function_id as usize - 1];
+            p.string_table[f.name as usize].as_str()
+        };
+        let got: Vec<(Vec<&str>, Vec<i64>)> =
+            p.sample.iter().map(|s| (s.location_id.iter().map(|&l| name(l)).collect(), s.value.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["c", "a", "main"], vec![3, 3_000_000]),
+                (vec!["c", "c", "a", "main"], vec![3, 3_000_000]),
+                (vec!["c", "b", "main"], vec![2, 2_000_000]),
+                (vec!["b", "[truncated]"], vec![1, 1_000_000]),
+            ]
+        );
+        assert_eq!(p.string_table[0], "");
+        assert_eq!(p.period, 1_000_000);
+        assert_eq!(p.mapping.len(), 1);
+        assert_eq!(p.string_table[p.mapping[0].filename as usize], "/bin/abc");
+    }
+}
