@@ -12,6 +12,9 @@
 //!   lock-free and allocation-free; with no session the hook costs one relaxed atomic load
 //!   ([`Profiler::is_on`]). A session started [`CountFrom::Exec`] counts nothing until its
 //!   process execs, so a launcher's exec code (userspace on Redox) never lands in the profile.
+//! - The call-stack table: each counted user tick's frame-pointer chain ([`walk_frame_pointers`],
+//!   given a reader of user memory by the glue), hashed into a second lock-free table
+//!   ([`Profiler::sample_stack`]).
 //! - [`parse_command`]: the text commands written to `sys:prof_ctl`.
 //! - [`Snapshot`]: what `sys:prof_data` returns, its encoder and [`decode`].
 
@@ -34,6 +37,17 @@ pub const MAX_CAPACITY: usize = 1 << 20;
 
 /// Counter limit of the kernel's profiler: a count that would go past it stops the session.
 pub const COUNTER_LIMIT: u64 = u64::MAX;
+
+/// Most frames of a recorded call stack (the sampled PC included); deeper chains are cut
+/// there and marked truncated.
+pub const MAX_STACK_DEPTH: usize = 32;
+
+/// Slots of the call-stack table (about 280 bytes each: 280 KiB of kernel heap a session).
+pub const STACK_CAPACITY: usize = 1024;
+
+/// How long a sampler waits for another CPU to finish writing the stack it claimed (that CPU
+/// is inside its own timer interrupt, so it is a few stores away).
+const STACK_READY_SPINS: u32 = 10_000;
 
 /// The profiler the kernel uses.
 pub static PROFILER: Profiler = Profiler::new(COUNTER_LIMIT);
@@ -153,6 +167,128 @@ impl Slot {
     }
 }
 
+/// A user call stack as the timer hook sees it: the sampled PC, then return addresses,
+/// innermost first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackBuf {
+    pub frames: [u64; MAX_STACK_DEPTH],
+    pub len: usize,
+    /// The walk stopped before the stack's root (unreadable memory, a broken chain, depth).
+    pub truncated: bool,
+}
+
+impl StackBuf {
+    pub const fn new() -> StackBuf {
+        StackBuf {
+            frames: [0; MAX_STACK_DEPTH],
+            len: 0,
+            truncated: false,
+        }
+    }
+
+    pub fn frames(&self) -> &[u64] {
+        &self.frames[..self.len.min(MAX_STACK_DEPTH)]
+    }
+
+    /// Append a frame; false (and truncated) if the buffer is full.
+    fn push(&mut self, frame: u64) -> bool {
+        if self.len >= MAX_STACK_DEPTH {
+            self.truncated = true;
+            return false;
+        }
+        self.frames[self.len] = frame;
+        self.len += 1;
+        true
+    }
+
+    /// 64-bit FNV-1a of the frames and the truncated flag, never 0 (0 marks an empty slot).
+    fn hash(&self) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &frame in self.frames() {
+            for byte in frame.to_le_bytes() {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        hash = (hash ^ u64::from(self.truncated)).wrapping_mul(0x0100_0000_01b3);
+        hash | 1
+    }
+}
+
+impl Default for StackBuf {
+    fn default() -> Self {
+        StackBuf::new()
+    }
+}
+
+/// Walk the user frame-pointer chain of an interrupted context: `pc` and its frame pointer
+/// `fp`; `read` returns the user word at an address, or `None` where it is not mapped for
+/// user access (the glue checks the page tables; it must never fault). The chain ends at a
+/// zero frame pointer or return address (the root: complete); it is cut, marked truncated,
+/// at an unreadable or misaligned frame, one that does not move up the stack, or the depth
+/// bound.
+pub fn walk_frame_pointers(pc: u64, mut fp: u64, mut read: impl FnMut(u64) -> Option<u64>) -> StackBuf {
+    let mut stack = StackBuf::new();
+    stack.push(pc);
+    loop {
+        if fp == 0 {
+            return stack;
+        }
+        if fp % 8 != 0 {
+            stack.truncated = true;
+            return stack;
+        }
+        let (Some(next), Some(ret)) = (read(fp), fp.checked_add(8).and_then(&mut read)) else {
+            stack.truncated = true;
+            return stack;
+        };
+        if ret == 0 {
+            return stack;
+        }
+        if !stack.push(ret) {
+            return stack;
+        }
+        if next != 0 && next <= fp {
+            stack.truncated = true;
+            return stack;
+        }
+        fp = next;
+    }
+}
+
+/// One slot of the call-stack table: `key` the stack's hash (0: empty), `depth` its frame
+/// count plus one with bit 31 for truncated once the frames are written (0: not yet).
+pub struct StackSlot {
+    key: AtomicU64,
+    depth: AtomicU32,
+    count: AtomicU64,
+    frames: [AtomicU64; MAX_STACK_DEPTH],
+}
+
+impl StackSlot {
+    const fn empty() -> StackSlot {
+        StackSlot {
+            key: AtomicU64::new(0),
+            depth: AtomicU32::new(0),
+            count: AtomicU64::new(0),
+            frames: [const { AtomicU64::new(0) }; MAX_STACK_DEPTH],
+        }
+    }
+
+    fn depth_word(stack: &StackBuf) -> u32 {
+        (stack.len as u32 + 1) | (u32::from(stack.truncated) << 31)
+    }
+
+    /// Does the (written) slot hold exactly `stack`?
+    fn holds(&self, word: u32, stack: &StackBuf) -> bool {
+        word == Self::depth_word(stack)
+            && self
+                .frames
+                .iter()
+                .zip(stack.frames())
+                .all(|(slot, &frame)| slot.load(Ordering::Relaxed) == frame)
+    }
+}
+
 /// A session's state and counters, plus the per-CPU cache of the running pid.
 ///
 /// Concurrency: the timer hook ([`Profiler::sample`]) runs on every CPU at once and only uses
@@ -175,6 +311,10 @@ pub struct Profiler {
     dropped: AtomicU64,
     table: AtomicPtr<Slot>,
     capacity: AtomicUsize,
+    /// The call-stack table and the stacks that found it full.
+    stacks: AtomicPtr<StackSlot>,
+    stack_capacity: AtomicUsize,
+    stacks_dropped: AtomicU64,
     /// Samplers that saw `on` and may be touching the table.
     in_flight: AtomicUsize,
     ctl_busy: AtomicBool,
@@ -198,6 +338,9 @@ impl Profiler {
             dropped: AtomicU64::new(0),
             table: AtomicPtr::new(core::ptr::null_mut()),
             capacity: AtomicUsize::new(0),
+            stacks: AtomicPtr::new(core::ptr::null_mut()),
+            stack_capacity: AtomicUsize::new(0),
+            stacks_dropped: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
             cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
@@ -225,11 +368,28 @@ impl Profiler {
         }
     }
 
+    /// Would a user tick on `cpu` be counted now? The glue walks the user stack only then.
+    #[inline]
+    pub fn wants_stack(&self, cpu: usize) -> bool {
+        self.is_on()
+            && self
+                .cpu_pid
+                .get(cpu)
+                .is_some_and(|slot| slot.load(Ordering::Relaxed) == self.pid.load(Ordering::Relaxed))
+            && !self.awaiting_exec.load(Ordering::Relaxed)
+    }
+
     /// Timer hook: `cpu` was interrupted at `pc`, in user mode if `user`.
     ///
     /// Interrupt context: lock-free and allocation-free (atomic loads, CAS and bounded probing
     /// only). Counts only if the context on `cpu` belongs to the profiled pid.
     pub fn sample(&self, cpu: usize, user: bool, pc: u64) {
+        self.sample_stack(cpu, user, pc, None);
+    }
+
+    /// [`Profiler::sample`], and for a counted user tick its call stack (whose first frame is
+    /// `pc`) into the stack table.
+    pub fn sample_stack(&self, cpu: usize, user: bool, pc: u64, stack: Option<&StackBuf>) {
         let Some(slot) = self.cpu_pid.get(cpu) else {
             return;
         };
@@ -248,6 +408,9 @@ impl Profiler {
                 self.bump(&self.kernel_ticks);
             } else if self.bump(&self.user_ticks) {
                 self.insert(pc);
+                if let Some(stack) = stack {
+                    self.insert_stack(stack);
+                }
             }
         }
         self.in_flight.fetch_sub(1, Ordering::Release);
@@ -314,6 +477,63 @@ impl Profiler {
         self.bump(&self.dropped);
     }
 
+    /// Count one call stack: as [`Profiler::insert`], keyed by the stack's hash; the slot's
+    /// claimer writes the frames, then publishes them with the depth word. A hash match is
+    /// counted only if the frames match too (a different stack probes on).
+    fn insert_stack(&self, stack: &StackBuf) {
+        let table = self.stacks.load(Ordering::Acquire);
+        let capacity = self.stack_capacity.load(Ordering::Acquire);
+        if table.is_null() || capacity == 0 || stack.len == 0 {
+            self.bump(&self.stacks_dropped);
+            return;
+        }
+        // SAFETY: as for the PC table (`insert`): freed only by `start` after `quiesce`.
+        let slots = unsafe { core::slice::from_raw_parts(table, capacity) };
+        let key = stack.hash();
+        let mut index = probe_start(key, capacity);
+        for _ in 0..capacity {
+            if let Some(slot) = slots.get(index) {
+                match slot
+                    .key
+                    .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => {
+                        for (to, &frame) in slot.frames.iter().zip(stack.frames()) {
+                            to.store(frame, Ordering::Relaxed);
+                        }
+                        slot.depth
+                            .store(StackSlot::depth_word(stack), Ordering::Release);
+                        self.bump(&slot.count);
+                        return;
+                    }
+                    Err(found) if found == key => {
+                        let mut word = slot.depth.load(Ordering::Acquire);
+                        let mut spins = 0;
+                        while word == 0 && spins < STACK_READY_SPINS {
+                            core::hint::spin_loop();
+                            spins += 1;
+                            word = slot.depth.load(Ordering::Acquire);
+                        }
+                        if word == 0 {
+                            self.bump(&self.stacks_dropped);
+                            return;
+                        }
+                        if slot.holds(word, stack) {
+                            self.bump(&slot.count);
+                            return;
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+            index += 1;
+            if index == capacity {
+                index = 0;
+            }
+        }
+        self.bump(&self.stacks_dropped);
+    }
+
     /// Start profiling `pid` with a table of `capacity` slots, counting `from` now or from its
     /// next exec. The previous session's data is discarded. The caller checks that `pid`
     /// exists.
@@ -333,13 +553,24 @@ impl Profiler {
             .try_reserve_exact(capacity)
             .map_err(|_| CtlError::NoMemory)?;
         slots.resize_with(capacity, Slot::empty);
+        let mut stack_slots = Vec::new();
+        stack_slots
+            .try_reserve_exact(STACK_CAPACITY)
+            .map_err(|_| CtlError::NoMemory)?;
+        stack_slots.resize_with(STACK_CAPACITY, StackSlot::empty);
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
+        let new_stacks = Box::into_raw(stack_slots.into_boxed_slice()).cast::<StackSlot>();
 
         self.quiesce();
         let old_table = self.table.swap(new_table, Ordering::AcqRel);
         let old_capacity = self.capacity.swap(capacity, Ordering::AcqRel);
-        // SAFETY: the session is off and no sampler is in flight, so nobody else holds it.
-        unsafe { free_table(old_table, old_capacity) };
+        let old_stacks = self.stacks.swap(new_stacks, Ordering::AcqRel);
+        let old_stack_capacity = self.stack_capacity.swap(STACK_CAPACITY, Ordering::AcqRel);
+        // SAFETY: the session is off and no sampler is in flight, so nobody else holds them.
+        unsafe {
+            free_table(old_table, old_capacity);
+            free_table(old_stacks, old_stack_capacity);
+        }
 
         for counter in [
             &self.exec_base,
@@ -347,6 +578,7 @@ impl Profiler {
             &self.user_ticks,
             &self.kernel_ticks,
             &self.dropped,
+            &self.stacks_dropped,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
@@ -447,6 +679,37 @@ impl Profiler {
             }
         }
         entries.sort_unstable_by_key(|entry| entry.addr);
+        let stack_table = self.stacks.load(Ordering::Acquire);
+        let stack_capacity = self.stack_capacity.load(Ordering::Acquire);
+        let stack_slots: &[StackSlot] = if stack_table.is_null() {
+            &[]
+        } else {
+            // SAFETY: as for the PC table above.
+            unsafe { core::slice::from_raw_parts(stack_table, stack_capacity) }
+        };
+        let mut stacks = Vec::new();
+        for slot in stack_slots {
+            // A slot still being written by a sampler waits for the next snapshot.
+            let word = slot.depth.load(Ordering::Acquire);
+            if word == 0 {
+                continue;
+            }
+            let depth = ((word & !(1 << 31)) as usize - 1).min(MAX_STACK_DEPTH);
+            let mut frames = Vec::new();
+            frames
+                .try_reserve_exact(depth)
+                .map_err(|_| CtlError::NoMemory)?;
+            frames.extend(slot.frames[..depth].iter().map(|f| f.load(Ordering::Relaxed)));
+            stacks
+                .try_reserve(1)
+                .map_err(|_| CtlError::NoMemory)?;
+            stacks.push(StackEntry {
+                count: slot.count.load(Ordering::Relaxed),
+                truncated: word & (1 << 31) != 0,
+                frames,
+            });
+        }
+        stacks.sort_unstable_by(|a, b| a.frames.cmp(&b.frames).then(a.truncated.cmp(&b.truncated)));
         Ok(Snapshot {
             state,
             stop_reason,
@@ -458,6 +721,9 @@ impl Profiler {
             dropped: self.dropped.load(Ordering::Relaxed),
             capacity: capacity as u64,
             entries,
+            stacks_dropped: self.stacks_dropped.load(Ordering::Relaxed),
+            stack_capacity: stack_capacity as u64,
+            stacks,
         })
     }
 
@@ -498,8 +764,13 @@ impl Drop for Profiler {
     fn drop(&mut self) {
         let table = *self.table.get_mut();
         let capacity = *self.capacity.get_mut();
+        let stacks = *self.stacks.get_mut();
+        let stack_capacity = *self.stack_capacity.get_mut();
         // SAFETY: `&mut self`: no sampler or control operation can be running.
-        unsafe { free_table(table, capacity) };
+        unsafe {
+            free_table(table, capacity);
+            free_table(stacks, stack_capacity);
+        }
     }
 }
 
@@ -523,7 +794,7 @@ fn probe_start(pc: u64, capacity: usize) -> usize {
 
 /// # Safety
 /// `table` is null or came from `start` with `capacity` slots, and nobody else uses it.
-unsafe fn free_table(table: *mut Slot, capacity: usize) {
+unsafe fn free_table<T>(table: *mut T, capacity: usize) {
     if !table.is_null() {
         drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(table, capacity)) });
     }
@@ -648,12 +919,16 @@ fn parse_number(word: &[u8]) -> Result<usize, ParseError> {
 
 /// First 8 bytes of `sys:prof_data`.
 pub const MAGIC: [u8; 8] = *b"KPROFDAT";
-/// Layout version this file writes and reads.
-pub const VERSION: u32 = 1;
-/// Bytes of the version-1 header; entries start at the header's `header_len`.
-pub const HEADER_LEN: usize = 88;
+/// Layout version this file writes; [`decode`] reads it and version 1 (no stacks).
+pub const VERSION: u32 = 2;
+/// Bytes of the version-2 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 112;
+/// Bytes of the version-1 header.
+pub const HEADER_LEN_V1: usize = 88;
 /// Bytes of one entry.
 pub const ENTRY_LEN: usize = 16;
+/// Bytes of a stack record before its frames.
+pub const STACK_HEADER_LEN: usize = 16;
 
 /// One exact user PC and its ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -662,15 +937,25 @@ pub struct Entry {
     pub count: u64,
 }
 
+/// One recorded call stack and its ticks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackEntry {
+    pub count: u64,
+    /// The walk stopped before the root.
+    pub truncated: bool,
+    /// The sampled PC, then return addresses, innermost first (at most [`MAX_STACK_DEPTH`]).
+    pub frames: Vec<u64>,
+}
+
 /// A session as `sys:prof_data` returns it.
 ///
-/// Binary layout, version 1, all integers little endian, no padding:
+/// Binary layout, version 2, all integers little endian, no padding:
 ///
 /// | offset | type | field |
 /// |-------:|------|-------|
 /// | 0  | `[u8; 8]` | magic `KPROFDAT` |
-/// | 8  | u32 | version (1) |
-/// | 12 | u32 | `header_len`: offset of the first entry (88; a reader skips any extra) |
+/// | 8  | u32 | version (2) |
+/// | 12 | u32 | `header_len`: offset of the first entry (112; a reader skips any extra) |
 /// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
 /// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
 /// | 24 | u64 | pid |
@@ -681,9 +966,14 @@ pub struct Entry {
 /// | 64 | u64 | `dropped`: user ticks not in the table (table full) |
 /// | 72 | u64 | `capacity`: slots in the table |
 /// | 80 | u64 | `n`: number of entries |
-/// | 88 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
+/// | 88 | u64 | `stacks_dropped`: counted user ticks whose stack is not in the stack table |
+/// | 96 | u64 | `stack_capacity`: slots in the stack table |
+/// | 104 | u64 | `m`: number of stacks |
+/// | 112 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
+/// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
 ///
-/// The total length is exactly `header_len + 16 n`.
+/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth)`. Version 1 is the
+/// first 88 bytes of this header (`header_len` 88) and the entries, with no stacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     pub state: State,
@@ -696,48 +986,51 @@ pub struct Snapshot {
     pub dropped: u64,
     pub capacity: u64,
     pub entries: Vec<Entry>,
+    pub stacks_dropped: u64,
+    pub stack_capacity: u64,
+    pub stacks: Vec<StackEntry>,
 }
 
 impl Snapshot {
     /// Length of the encoding.
     pub fn encoded_len(&self) -> usize {
+        let stacks = self.stacks.iter().fold(0usize, |sum, s| {
+            sum.saturating_add(s.frames.len().saturating_mul(8).saturating_add(STACK_HEADER_LEN))
+        });
         self.entries
             .len()
             .saturating_mul(ENTRY_LEN)
             .saturating_add(HEADER_LEN)
+            .saturating_add(stacks)
     }
 
     /// Write bytes `offset..` of the encoding into `out`; returns how many were written (0 at
     /// or past the end), so a reader may use any buffer size and position.
     pub fn encode(&self, offset: usize, out: &mut [u8]) -> usize {
-        let total = self.encoded_len();
-        let len = total.saturating_sub(offset).min(out.len());
-        let mut done = 0;
-        while done < len {
-            let pos = offset + done;
-            let mut chunk = [0; HEADER_LEN];
-            let piece: &[u8] = if pos < HEADER_LEN {
-                chunk = self.header_bytes();
-                &chunk[pos..]
-            } else {
-                let within = pos - HEADER_LEN;
-                if let Some(entry) = self.entries.get(within / ENTRY_LEN) {
-                    chunk[..8].copy_from_slice(&entry.addr.to_le_bytes());
-                    chunk[8..16].copy_from_slice(&entry.count.to_le_bytes());
-                }
-                &chunk[within % ENTRY_LEN..ENTRY_LEN]
-            };
-            let take = piece.len().min(len - done);
-            out[done..done + take].copy_from_slice(&piece[..take]);
-            done += take;
+        let bytes = self.to_bytes();
+        let len = bytes.len().saturating_sub(offset).min(out.len());
+        if len > 0 {
+            out[..len].copy_from_slice(&bytes[offset..offset + len]);
         }
         len
     }
 
     /// The whole encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = alloc::vec![0; self.encoded_len()];
-        self.encode(0, &mut bytes);
+        let mut bytes = Vec::with_capacity(self.encoded_len());
+        bytes.extend_from_slice(&self.header_bytes());
+        for entry in &self.entries {
+            bytes.extend_from_slice(&entry.addr.to_le_bytes());
+            bytes.extend_from_slice(&entry.count.to_le_bytes());
+        }
+        for stack in &self.stacks {
+            bytes.extend_from_slice(&stack.count.to_le_bytes());
+            bytes.extend_from_slice(&(stack.frames.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(&u32::from(stack.truncated).to_le_bytes());
+            for frame in &stack.frames {
+                bytes.extend_from_slice(&frame.to_le_bytes());
+            }
+        }
         bytes
     }
 
@@ -768,6 +1061,9 @@ impl Snapshot {
             self.dropped,
             self.capacity,
             self.entries.len() as u64,
+            self.stacks_dropped,
+            self.stack_capacity,
+            self.stacks.len() as u64,
         ];
         for (i, word) in words.iter().enumerate() {
             header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());
@@ -789,7 +1085,7 @@ pub enum DecodeError {
     BadHeaderLen(u32),
     /// Unknown state or stop reason, or a reason that does not fit the state.
     BadState,
-    /// The length is not `header_len + 16 * n`.
+    /// The length is not `header_len + 16 n` plus the stacks' records.
     LengthMismatch,
 }
 
@@ -826,11 +1122,13 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         return Err(DecodeError::BadMagic);
     }
     let version = u32_at(8)?;
-    if version != VERSION {
-        return Err(DecodeError::UnsupportedVersion(version));
-    }
+    let min_header = match version {
+        1 => HEADER_LEN_V1,
+        2 => HEADER_LEN,
+        _ => return Err(DecodeError::UnsupportedVersion(version)),
+    };
     let header_len = u32_at(12)?;
-    if (header_len as usize) < HEADER_LEN || header_len as usize > bytes.len() {
+    if (header_len as usize) < min_header || header_len as usize > bytes.len() {
         return Err(DecodeError::BadHeaderLen(header_len));
     }
     let state = State::from_u32(u32_at(16)?).ok_or(DecodeError::BadState)?;
@@ -839,11 +1137,50 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         return Err(DecodeError::BadState);
     }
     let count = u64_at(80)?;
+    let (stacks_dropped, stack_capacity, stack_count) = if version >= 2 {
+        (u64_at(88)?, u64_at(96)?, u64_at(104)?)
+    } else {
+        (0, 0, 0)
+    };
     let body = &bytes[header_len as usize..];
-    if u64::try_from(body.len()).ok() != count.checked_mul(ENTRY_LEN as u64) {
+    let entries_len = usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(ENTRY_LEN))
+        .filter(|&len| len <= body.len())
+        .ok_or(DecodeError::LengthMismatch)?;
+    let (entry_bytes, mut rest) = body.split_at(entries_len);
+    let mut stacks = Vec::new();
+    for _ in 0..stack_count {
+        let head = rest.get(..STACK_HEADER_LEN).ok_or(DecodeError::LengthMismatch)?;
+        let mut word = [0; 8];
+        word.copy_from_slice(&head[..8]);
+        let depth = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+        let flags = u32::from_le_bytes([head[12], head[13], head[14], head[15]]);
+        if depth > MAX_STACK_DEPTH || flags > 1 {
+            return Err(DecodeError::LengthMismatch);
+        }
+        let frame_bytes = rest
+            .get(STACK_HEADER_LEN..STACK_HEADER_LEN + 8 * depth)
+            .ok_or(DecodeError::LengthMismatch)?;
+        let frames = frame_bytes
+            .chunks_exact(8)
+            .map(|raw| {
+                let mut frame = [0; 8];
+                frame.copy_from_slice(raw);
+                u64::from_le_bytes(frame)
+            })
+            .collect();
+        stacks.push(StackEntry {
+            count: u64::from_le_bytes(word),
+            truncated: flags == 1,
+            frames,
+        });
+        rest = &rest[STACK_HEADER_LEN + 8 * depth..];
+    }
+    if !rest.is_empty() {
         return Err(DecodeError::LengthMismatch);
     }
-    let entries = body
+    let entries = entry_bytes
         .chunks_exact(ENTRY_LEN)
         .map(|raw| {
             let mut addr = [0; 8];
@@ -867,5 +1204,8 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         dropped: u64_at(64)?,
         capacity: u64_at(72)?,
         entries,
+        stacks_dropped,
+        stack_capacity,
+        stacks,
     })
 }

@@ -2,7 +2,8 @@
 //! decoder refuses (without panicking) anything else.
 
 use kprof::{
-    CountFrom, DecodeError, Entry, HEADER_LEN, MAGIC, Profiler, Snapshot, State, StopReason, decode,
+    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, MAGIC, Profiler, Snapshot,
+    StackEntry, State, StopReason, decode,
 };
 
 fn sample_snapshot() -> Snapshot {
@@ -26,27 +27,61 @@ fn sample_snapshot() -> Snapshot {
                 count: 3,
             },
         ],
+        stacks_dropped: 2,
+        stack_capacity: 1024,
+        stacks: vec![
+            StackEntry {
+                count: 5,
+                truncated: false,
+                frames: vec![0x5555_5555_4010, 0x5555_5555_4105],
+            },
+            StackEntry {
+                count: 2,
+                truncated: true,
+                frames: vec![0x5555_5555_4020],
+            },
+        ],
     }
 }
 
 #[test]
 fn header_fields_sit_where_the_docs_say() {
     let bytes = sample_snapshot().to_bytes();
-    assert_eq!(bytes.len(), HEADER_LEN + 2 * 16);
+    assert_eq!(bytes.len(), HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8));
     assert_eq!(&bytes[0..8], &MAGIC);
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
     assert_eq!(
         (u32_at(8), u32_at(12), u32_at(16), u32_at(20)),
-        (1, 88, 2, 2)
+        (2, 112, 2, 2)
     );
     assert_eq!(u64_at(24), 0x1234_5678_9abc);
     assert_eq!(u64_at(32), 0x5555_5555_4000);
     assert_eq!(u64_at(40), 1);
     assert_eq!((u64_at(48), u64_at(56), u64_at(64)), (11, 3, 1));
     assert_eq!((u64_at(72), u64_at(80)), (4096, 2));
-    assert_eq!((u64_at(88), u64_at(96)), (0x5555_5555_4010, 7));
-    assert_eq!((u64_at(104), u64_at(112)), (0x5555_5555_4020, 3));
+    assert_eq!((u64_at(88), u64_at(96), u64_at(104)), (2, 1024, 2));
+    assert_eq!((u64_at(112), u64_at(120)), (0x5555_5555_4010, 7));
+    assert_eq!((u64_at(128), u64_at(136)), (0x5555_5555_4020, 3));
+    // Stacks: count, depth, flags, frames.
+    assert_eq!((u64_at(144), u32_at(152), u32_at(156)), (5, 2, 0));
+    assert_eq!((u64_at(160), u64_at(168)), (0x5555_5555_4010, 0x5555_5555_4105));
+    assert_eq!((u64_at(176), u32_at(184), u32_at(188), u64_at(192)), (2, 1, 1, 0x5555_5555_4020));
+}
+
+/// A version-1 reader's data (no stack fields, no stacks) still decodes.
+#[test]
+fn version_1_decodes_without_stacks() {
+    let v2 = sample_snapshot().to_bytes();
+    let mut v1 = v2[..HEADER_LEN_V1].to_vec();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    v1[12..16].copy_from_slice(&(HEADER_LEN_V1 as u32).to_le_bytes());
+    v1.extend_from_slice(&v2[HEADER_LEN..HEADER_LEN + 32]);
+    let mut want = sample_snapshot();
+    want.stacks_dropped = 0;
+    want.stack_capacity = 0;
+    want.stacks.clear();
+    assert_eq!(decode(&v1), Ok(want));
 }
 
 #[test]
@@ -130,19 +165,32 @@ fn corrupt_headers_are_errors() {
     };
     assert_eq!(patched(0, b"X"), Err(DecodeError::BadMagic));
     assert_eq!(
-        patched(8, &2u32.to_le_bytes()),
-        Err(DecodeError::UnsupportedVersion(2))
+        patched(8, &3u32.to_le_bytes()),
+        Err(DecodeError::UnsupportedVersion(3))
     );
     assert_eq!(
-        patched(12, &87u32.to_le_bytes()),
-        Err(DecodeError::BadHeaderLen(87))
+        patched(12, &111u32.to_le_bytes()),
+        Err(DecodeError::BadHeaderLen(111))
     );
     assert_eq!(
         patched(12, &u32::MAX.to_le_bytes()),
         Err(DecodeError::BadHeaderLen(u32::MAX))
     );
     assert_eq!(
-        patched(12, &104u32.to_le_bytes()),
+        patched(12, &128u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    // Stacks: too many, a depth past the bound, unknown flags.
+    assert_eq!(
+        patched(104, &3u64.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(152, &33u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(156, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(patched(16, &7u32.to_le_bytes()), Err(DecodeError::BadState));
@@ -174,7 +222,7 @@ fn corrupt_headers_are_errors() {
 #[test]
 fn a_longer_header_of_the_same_version_is_skipped() {
     let mut bytes = sample_snapshot().to_bytes();
-    bytes[12..16].copy_from_slice(&96u32.to_le_bytes());
+    bytes[12..16].copy_from_slice(&120u32.to_le_bytes());
     bytes.splice(HEADER_LEN..HEADER_LEN, [0xee; 8]);
     assert_eq!(decode(&bytes), Ok(sample_snapshot()));
 }

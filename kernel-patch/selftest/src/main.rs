@@ -1,11 +1,13 @@
 //! kprof selftest: boots as the initfs bootstrap of a patched Redox kernel, profiles itself
 //! through `sys:prof_ctl` / `sys:prof_data`, checks the profile and powers the machine off.
 //!
-//! It spins in `work_a` and `work_b`, whose loops take 3:1 of the time, and passes when the
-//! kernel's exact-PC table (decoded with the `kprof` crate, the kernel module's own source)
-//! gives both functions hits in roughly that proportion and no user sample lies outside its
-//! text. With the `no-session` feature it never starts a session (off-path check); with
-//! `pin-last-cpu` it first moves itself to the last CPU (see README.md for why that is opt-in).
+//! It spins in `work_c`, called from `work_a` with three times the work it gets from
+//! `work_b`, and passes when the kernel's exact-PC table (decoded with the `kprof` crate, the
+//! kernel module's own source) has the hits in `work_c`, no user sample outside its text, and
+//! the kernel's call stacks (frame-pointer walks; built with frame pointers) put `work_a` and
+//! `work_b` under `work_c` in roughly that proportion. With the `no-session` feature it never
+//! starts a session (off-path check); with `pin-last-cpu` it first moves itself to the last
+//! CPU (see README.md for why that is opt-in).
 
 #![no_std]
 #![no_main]
@@ -40,6 +42,8 @@ unsafe extern "C" {
     static __work_a_end: u8;
     static __work_b_start: u8;
     static __work_b_end: u8;
+    static __work_c_start: u8;
+    static __work_c_end: u8;
 }
 
 fn range(start: &u8, end: &u8) -> Range<u64> {
@@ -56,18 +60,26 @@ fn spin(iterations: u64) -> u64 {
     acc
 }
 
-/// Three quarters of the work. Own section (`.text.work_a`) so the linker script bounds it.
+/// The work itself, for both callers. Own section (`.text.work_c`) so the linker script
+/// bounds it.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn work_c(iterations: u64) -> u64 {
+    spin(iterations)
+}
+
+/// Three quarters of the work, done in `work_c` (the `black_box` keeps it a call, not a jump).
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub extern "C" fn work_a(unit: u64) -> u64 {
-    spin(3 * unit)
+    black_box(work_c(black_box(3 * unit)))
 }
 
 /// One quarter of the work.
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub extern "C" fn work_b(unit: u64) -> u64 {
-    spin(unit)
+    black_box(work_c(black_box(unit)))
 }
 
 pub extern "C" fn main() -> ! {
@@ -202,10 +214,11 @@ fn exit_and_exec(proc_root: usize, me: usize) -> Outcome {
         before.1,
         describe(&after)
     );
-    let (text, work_a) = unsafe {
+    let (text, work_a, work_c) = unsafe {
         (
             range(&__text_start, &__text_end),
             range(&__work_a_start, &__work_a_end),
+            range(&__work_c_start, &__work_c_end),
         )
     };
     let ticks_in = |r: &Range<u64>| {
@@ -216,7 +229,8 @@ fn exit_and_exec(proc_root: usize, me: usize) -> Outcome {
             .map(|e| e.count)
             .sum::<u64>()
     };
-    let (in_text, in_work_a) = (ticks_in(&text), ticks_in(&work_a));
+    // Its loop is `work_a` calling `work_c`.
+    let (in_text, in_work_a) = (ticks_in(&text), ticks_in(&work_a) + ticks_in(&work_c));
     let ok = (after.state, after.stop_reason, after.pid)
         == (State::Stopped, StopReason::Exit, THREAD_PID as u64)
         && before == (0, 0)
@@ -272,11 +286,12 @@ fn describe(s: &Snapshot) -> String {
 }
 
 fn verdict(s: &Snapshot) -> Outcome {
-    let (text, a_range, b_range) = unsafe {
+    let (text, a_range, b_range, c_range) = unsafe {
         (
             range(&__text_start, &__text_end),
             range(&__work_a_start, &__work_a_end),
             range(&__work_b_start, &__work_b_end),
+            range(&__work_c_start, &__work_c_end),
         )
     };
     let hits = |r: &Range<u64>| {
@@ -286,7 +301,24 @@ fn verdict(s: &Snapshot) -> Outcome {
             .map(|e| e.count)
             .sum::<u64>()
     };
-    let (a, b) = (hits(&a_range), hits(&b_range));
+    let in_c = hits(&c_range);
+    // The stacks sampled in work_c, by its caller: return addresses (the second frame) in
+    // work_a or work_b; each chain must go on into our text (run, main, _start).
+    let stacks_in_c = |caller: &Range<u64>| {
+        s.stacks
+            .iter()
+            .filter(|st| {
+                st.frames.len() >= 3
+                    && c_range.contains(&st.frames[0])
+                    && caller.contains(&st.frames[1].wrapping_sub(1))
+                    && st.frames[2..].iter().all(|f| text.contains(&f.wrapping_sub(1)))
+            })
+            .map(|st| st.count)
+            .sum::<u64>()
+    };
+    let (a, b) = (stacks_in_c(&a_range), stacks_in_c(&b_range));
+    let stack_ticks = s.stacks.iter().map(|st| st.count).sum::<u64>();
+    let truncated = s.stacks.iter().filter(|st| st.truncated).map(|st| st.count).sum::<u64>();
     let outside = s
         .entries
         .iter()
@@ -298,7 +330,16 @@ fn verdict(s: &Snapshot) -> Outcome {
 
     let mut problems = Vec::new();
     if a == 0 || b == 0 {
-        problems.push("a worker got no hits");
+        problems.push("a caller of work_c is on no stack");
+    }
+    if in_c * 10 < s.user_ticks * 9 {
+        problems.push("fewer than 90% of the user ticks in work_c");
+    }
+    if (a + b) * 10 < in_c * 9 {
+        problems.push("fewer than 90% of work_c's ticks have a work_a/work_b -> work_c stack");
+    }
+    if stack_ticks + s.stacks_dropped != s.user_ticks {
+        problems.push("user ticks != stacks + stacks dropped");
     }
     // 2.0 <= a/b <= 4.5
     if b > 0 && !(2 * b <= a && 2 * a <= 9 * b) {
@@ -317,10 +358,12 @@ fn verdict(s: &Snapshot) -> Outcome {
         problems.push("exec_base is not our image's mapping");
     }
     let line = format!(
-        "work_a={a} work_b={b} ratio={}.{:02} other_text={} outside_text={outside} user={} kernel={} dropped={} exec_base={:#x} text={:#x}..{:#x}",
+        "work_c={in_c} stacks a->c={a} b->c={b} ratio={}.{:02} stacks={} distinct truncated={truncated} stacks_dropped={} other_text={} outside_text={outside} user={} kernel={} dropped={} exec_base={:#x} text={:#x}..{:#x}",
         ratio_x100 / 100,
         ratio_x100 % 100,
-        in_table - a - b - outside,
+        s.stacks.len(),
+        s.stacks_dropped,
+        in_table - in_c - outside,
         s.user_ticks,
         s.kernel_ticks,
         s.dropped,
@@ -328,6 +371,12 @@ fn verdict(s: &Snapshot) -> Outcome {
         text.start,
         text.end
     );
+    let mut top: Vec<&kprof::StackEntry> = s.stacks.iter().collect();
+    top.sort_by(|x, y| y.count.cmp(&x.count));
+    for st in top.iter().take(3) {
+        let frames: Vec<String> = st.frames.iter().map(|f| format!("{f:#x}")).collect();
+        say!("kprof-selftest: stack {} x{}{}", frames.join("<"), st.count, if st.truncated { " truncated" } else { "" });
+    }
     if problems.is_empty() {
         say!("kprof-selftest: PASS {}", line);
         Ok(())

@@ -1,0 +1,153 @@
+//! Call stacks: the frame-pointer walk over a fake user memory, and the lock-free stack table
+//! driven as the timer hooks of many CPUs drive it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kprof::{
+    CountFrom, MAX_STACK_DEPTH, Profiler, STACK_CAPACITY, StackBuf, StackEntry, walk_frame_pointers,
+};
+
+const PID: usize = 42;
+
+/// A user stack: frame records (saved frame pointer, return address) at their addresses.
+fn memory(frames: &[(u64, u64, u64)]) -> HashMap<u64, u64> {
+    let mut m = HashMap::new();
+    for &(at, next, ret) in frames {
+        m.insert(at, next);
+        m.insert(at + 8, ret);
+    }
+    m
+}
+
+fn stack(frames: &[u64], truncated: bool) -> StackBuf {
+    let mut s = StackBuf::new();
+    s.frames[..frames.len()].copy_from_slice(frames);
+    s.len = frames.len();
+    s.truncated = truncated;
+    s
+}
+
+#[test]
+fn a_complete_chain_ends_at_a_zero_frame_pointer() {
+    // c (pc) <- b <- a <- main; main's frame record has a zero saved frame pointer.
+    let m = memory(&[(0x7000, 0x7040, 0x1105), (0x7040, 0x7080, 0x1205), (0x7080, 0, 0x1305)]);
+    let s = walk_frame_pointers(0x1010, 0x7000, |a| m.get(&a).copied());
+    assert_eq!(s, stack(&[0x1010, 0x1105, 0x1205, 0x1305], false));
+}
+
+#[test]
+fn broken_chains_are_cut_and_marked() {
+    let unreadable = memory(&[(0x7000, 0x9000, 0x1105)]);
+    let s = walk_frame_pointers(0x1010, 0x7000, |a| unreadable.get(&a).copied());
+    assert_eq!(s, stack(&[0x1010, 0x1105], true), "next frame unmapped");
+    let backwards = memory(&[(0x7000, 0x6ff0, 0x1105)]);
+    let s = walk_frame_pointers(0x1010, 0x7000, |a| backwards.get(&a).copied());
+    assert_eq!(s, stack(&[0x1010, 0x1105], true), "frame pointer moving down");
+    let s = walk_frame_pointers(0x1010, 0x7004, |_| Some(0));
+    assert_eq!(s, stack(&[0x1010], true), "misaligned");
+    // No frame pointer at all (a root, or code without frames whose rbp is 0).
+    assert_eq!(walk_frame_pointers(0x1010, 0, |_| None), stack(&[0x1010], false));
+    // A zero return address ends the chain as a root.
+    let rooted = memory(&[(0x7000, 0x7040, 0)]);
+    assert_eq!(walk_frame_pointers(0x1010, 0x7000, |a| rooted.get(&a).copied()), stack(&[0x1010], false));
+    // The top of the address space: the return address's own address would overflow.
+    assert!(walk_frame_pointers(0x1010, u64::MAX & !7, |_| Some(1)).truncated);
+}
+
+#[test]
+fn deep_chains_stop_at_the_depth_bound() {
+    // An endless chain upwards: frame i at 0x10000 + 0x10 i.
+    let s = walk_frame_pointers(0x1010, 0x10000, |a| Some(if a % 16 == 0 { a + 16 } else { 0x2000 + a }));
+    assert_eq!(s.len, MAX_STACK_DEPTH);
+    assert!(s.truncated);
+}
+
+fn running() -> Profiler {
+    let p = Profiler::new(u64::MAX);
+    p.start(PID, 64, CountFrom::Now).unwrap();
+    p
+}
+
+fn stacks(p: &Profiler) -> Vec<(Vec<u64>, bool, u64)> {
+    let s = p.snapshot().unwrap();
+    s.stacks.into_iter().map(|StackEntry { count, truncated, frames }| (frames, truncated, count)).collect()
+}
+
+#[test]
+fn stacks_of_counted_user_ticks_only() {
+    let p = running();
+    p.note_switch(0, PID);
+    p.note_switch(1, 7);
+    let a = stack(&[0x1310, 0x1105, 0x1005], false);
+    let b = stack(&[0x1310, 0x1205, 0x1005], false);
+    assert!(p.wants_stack(0) && !p.wants_stack(1));
+    for _ in 0..3 {
+        p.sample_stack(0, true, 0x1310, Some(&a));
+    }
+    p.sample_stack(0, true, 0x1310, Some(&b));
+    p.sample_stack(1, true, 0x1310, Some(&b));
+    p.sample_stack(0, false, 0x1310, Some(&b));
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks, s.stacks_dropped, s.stack_capacity), (4, 1, 0, STACK_CAPACITY as u64));
+    assert_eq!(
+        stacks(&p),
+        vec![(vec![0x1310, 0x1105, 0x1005], false, 3), (vec![0x1310, 0x1205, 0x1005], false, 1)]
+    );
+    // The same frames cut short are another stack.
+    p.sample_stack(0, true, 0x1310, Some(&stack(&[0x1310, 0x1105, 0x1005], true)));
+    assert_eq!(stacks(&p).len(), 3);
+    // A new session starts with an empty stack table.
+    p.stop();
+    p.start(PID, 64, CountFrom::Now).unwrap();
+    assert_eq!(stacks(&p), vec![]);
+    assert!(!Profiler::new(u64::MAX).wants_stack(0), "no session");
+}
+
+#[test]
+fn a_full_stack_table_drops_and_says_so() {
+    let p = running();
+    p.note_switch(0, PID);
+    for i in 0..STACK_CAPACITY as u64 + 10 {
+        p.sample_stack(0, true, 0x1000, Some(&stack(&[0x1000, 0x2000 + i], false)));
+    }
+    // Known stacks still count in a full table.
+    p.sample_stack(0, true, 0x1000, Some(&stack(&[0x1000, 0x2000], false)));
+    let s = p.snapshot().unwrap();
+    assert_eq!(s.stacks.len(), STACK_CAPACITY);
+    assert_eq!(s.stacks_dropped, 10);
+    assert_eq!(s.stacks.iter().map(|e| e.count).sum::<u64>() + s.stacks_dropped, s.user_ticks);
+    assert_eq!(s.stacks.iter().find(|e| e.frames == [0x1000, 0x2000]).unwrap().count, 2);
+}
+
+/// Threads on 8 CPUs inserting the same few stacks at once (every insert races for the same
+/// slots): every tick's stack is counted exactly once, none is torn.
+#[test]
+fn concurrent_inserts_sum_exactly() {
+    let p = Arc::new(running());
+    let shapes: Vec<StackBuf> = (0..6u64).map(|i| stack(&[0x1000 + i, 0x2000, 0x3000 + i % 2], i == 5)).collect();
+    let shapes = Arc::new(shapes);
+    let threads: Vec<_> = (0..8)
+        .map(|cpu| {
+            let (p, shapes) = (p.clone(), shapes.clone());
+            std::thread::spawn(move || {
+                p.note_switch(cpu, PID);
+                for i in 0..20_000usize {
+                    let s = &shapes[(i + cpu) % shapes.len()];
+                    p.sample_stack(cpu, true, s.frames[0], Some(s));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.stacks_dropped), (160_000, 0));
+    assert_eq!(s.stacks.len(), 6);
+    for (e, shape) in s.stacks.iter().zip(shapes.iter()) {
+        assert_eq!((e.frames.as_slice(), e.truncated), (shape.frames(), shape.truncated));
+        assert!(e.count > 20_000, "{e:?}");
+    }
+    assert_eq!(s.stacks.iter().map(|e| e.count).sum::<u64>(), 160_000);
+}
