@@ -1,4 +1,4 @@
-//! The text files of the `prof:` scheme: `status`, `bins`, `samples`. A stable contract —
+//! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`. A stable contract —
 //! shell scripts parse these; see README "The prof: scheme" for the documented keys.
 
 use std::fmt::Write;
@@ -65,6 +65,64 @@ pub fn samples_text(session: Option<&Session>) -> String {
         }
     }
     out
+}
+
+/// `/scheme/prof/stacks`: the recorded call stacks (the kernel's frame-pointer walks), one
+/// line each, most ticks first: `count complete|truncated frame...`, frames innermost first
+/// (the sampled address, then return addresses), each `text:ADDR` (the program's own code,
+/// link-time) or `other:ADDR` (runtime). A `truncated` line without frames counts ticks whose
+/// stack the kernel's table had no room for. Empty when no stacks were recorded.
+pub fn stacks_text(session: Option<&Session>) -> String {
+    let mut out = String::new();
+    let Some(s) = session else { return out };
+    let mut stacks: Vec<_> = s.stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    for (stack, count) in stacks {
+        let _ = write!(out, "{count} {}", if stack.truncated { "truncated" } else { "complete" });
+        for (i, &a) in stack.frames.iter().enumerate() {
+            // A return address is classified by its call instruction, just before it.
+            let back = u64::from(i > 0);
+            match s.link_address(a.wrapping_sub(back)) {
+                Some(link) => write!(out, " text:{:#x}", link + back),
+                None => write!(out, " other:{a:#x}"),
+            }
+            .unwrap_or(());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A frame of [`stacks_text`]: in the program (link-time) or elsewhere (runtime).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackFrame {
+    Text(u64),
+    Other(u64),
+}
+
+/// Parse [`stacks_text`] back into (frames, truncated, count), for clients. Lines that do not
+/// parse are skipped.
+pub fn parse_stacks(text: &str) -> Vec<(Vec<StackFrame>, bool, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut w = line.split_ascii_whitespace();
+            let count = crate::ctl::number(w.next()?).ok()?;
+            let truncated = match w.next()? {
+                "complete" => false,
+                "truncated" => true,
+                _ => return None,
+            };
+            let frames = w
+                .map(|f| match f.split_once(':')? {
+                    ("text", a) => Some(StackFrame::Text(crate::ctl::number(a).ok()?)),
+                    ("other", a) => Some(StackFrame::Other(crate::ctl::number(a).ok()?)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            // No frames at all: ticks whose stack the kernel could not keep (truncated).
+            (!frames.is_empty() || truncated).then_some((frames, truncated, count))
+        })
+        .collect()
 }
 
 /// Parse [`samples_text`] back into (program samples, other samples), for clients. Lines that

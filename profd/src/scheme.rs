@@ -10,6 +10,7 @@
 //! | `bins`    | read   | [`crate::formats::bins_text`] (root or the session's starter) |
 //! | `data`    | read   | binary [`crate::ProfData`] (root or the session's starter) |
 //! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
+//! | `stacks`  | read   | [`crate::formats::stacks_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -59,11 +60,18 @@ pub enum Node {
     Bins,
     Data,
     Samples,
+    Stacks,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 5] =
-    [("ctl", Node::Ctl), ("status", Node::Status), ("bins", Node::Bins), ("data", Node::Data), ("samples", Node::Samples)];
+pub const ENTRIES: [(&str, Node); 6] = [
+    ("ctl", Node::Ctl),
+    ("status", Node::Status),
+    ("bins", Node::Bins),
+    ("data", Node::Data),
+    ("samples", Node::Samples),
+    ("stacks", Node::Stacks),
+];
 
 /// How a file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +251,7 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Samples => {
                 formats::samples_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes()
             }
+            Node::Stacks => formats::stacks_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Ctl => Vec::new(),
         })
     }

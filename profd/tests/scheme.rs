@@ -96,8 +96,48 @@ fn full_session_through_the_scheme() {
         text(&mut s, ALICE, "samples"),
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\n");
     assert_eq!(s.open_files(), 0);
+}
+
+/// The kernel's call stacks, from its frame-pointer walk to `/scheme/prof/stacks`: program
+/// frames as link-time addresses (a PIE), others as they ran, most ticks first; a stack the
+/// kernel's table had no room for is a truncated line without frames. Read across two
+/// snapshots, the counts add up.
+#[test]
+fn stacks_through_the_scheme() {
+    let mut s = scheme(u64::MAX);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x1000 0x3000").unwrap();
+    let base = 0x5555_0000_0000u64;
+    kernel(&mut s).exec(10, base + 0x1000);
+    let (c, a, b, main) = (base + 0x1310, base + 0x1105, base + 0x1205, base + 0x1005);
+    for _ in 0..3 {
+        kernel(&mut s).tick_stack(10, &[c, a, main, 0x7f00_0000_1234], false);
+    }
+    // The caller's call instruction is the last of the text: its return address is past it.
+    kernel(&mut s).tick_stack(10, &[c, base + 0x3000], true);
+    let first = text(&mut s, ALICE, "stacks");
+    kernel(&mut s).tick_stack(10, &[c, b, main, 0x7f00_0000_1234], false);
+    kernel(&mut s).tick_stack(10, &[c, a, main, 0x7f00_0000_1234], false);
+    kernel(&mut s).exit(10);
+    let all = text(&mut s, ALICE, "stacks");
+    assert_eq!(
+        first,
+        "3 complete text:0x1310 text:0x1105 text:0x1005 other:0x7f0000001234\n\
+         1 truncated text:0x1310 text:0x3000\n"
+    );
+    assert_eq!(
+        all,
+        "4 complete text:0x1310 text:0x1105 text:0x1005 other:0x7f0000001234\n\
+         1 complete text:0x1310 text:0x1205 text:0x1005 other:0x7f0000001234\n\
+         1 truncated text:0x1310 text:0x3000\n"
+    );
+    use profd::formats::{parse_stacks, StackFrame::*};
+    let parsed = parse_stacks(&all);
+    assert_eq!(parsed[1], (vec![Text(0x1310), Text(0x1205), Text(0x1005), Other(0x7f00_0000_1234)], false, 1));
+    assert_eq!(parsed.len(), 3);
+    // Only root or the starter may read them.
+    assert_eq!(read(&mut s, BOB, "stacks"), Err(libc::EPERM));
 }
 
 #[test]
@@ -312,7 +352,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_five_files() {
+fn ls_and_stat_see_a_directory_of_six_files() {
     use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -325,11 +365,11 @@ fn ls_and_stat_see_a_directory_of_five_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 5, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 6, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -350,7 +390,7 @@ fn ls_and_stat_see_a_directory_of_five_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

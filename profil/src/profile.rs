@@ -144,6 +144,34 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
+    /// profile read from the scheme. Malformed lines are skipped.
+    pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
+        use profd::formats::StackFrame;
+        self.stacks_recorded = true;
+        self.stacks = profd::formats::parse_stacks(stacks)
+            .into_iter()
+            .map(|(frames, truncated, count)| Stack {
+                frames: frames
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let back = u64::from(i > 0);
+                        match f {
+                            StackFrame::Text(a) => Frame::Program(a.wrapping_sub(back)),
+                            StackFrame::Other(a) => Frame::Foreign(a.wrapping_sub(back)),
+                        }
+                    })
+                    .collect(),
+                truncated,
+                count,
+            })
+            .collect();
+        self
+    }
+}
+
 /// A finished run: the profile and what the reports and exports say about the run itself.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -176,5 +204,19 @@ mod tests {
         assert!(Profile::from_scheme_files(status, &[0; 10], "").is_err());
         let empty = Profile::from_scheme_files("garbage", &ProfData::default().to_bytes(), "junk").unwrap();
         assert_eq!((empty.user_ticks, empty.stop_reason), (0, None));
+        assert!(!empty.stacks_recorded);
+        let p = empty.with_scheme_stacks("3 complete text:0x1400 text:0x1205 other:0x7f0000001000\n1 truncated\njunk line\n");
+        assert!(p.stacks_recorded);
+        assert_eq!(
+            p.stacks,
+            vec![
+                Stack {
+                    frames: vec![Frame::Program(0x1400), Frame::Program(0x1204), Frame::Foreign(0x7f00_0000_0fff)],
+                    truncated: false,
+                    count: 3
+                },
+                Stack { frames: vec![], truncated: true, count: 1 },
+            ]
+        );
     }
 }

@@ -33,6 +33,17 @@ impl FakeKernel {
         self.prof.sample(0, user, pc);
     }
 
+    /// As [`FakeKernel::tick`], in user mode, with the call stack the kernel's frame-pointer
+    /// walk found: `frames` innermost first (`pc` then return addresses).
+    pub fn tick_stack(&self, pid: u32, frames: &[u64], truncated: bool) {
+        let mut stack = kprof::StackBuf::new();
+        stack.frames[..frames.len()].copy_from_slice(frames);
+        stack.len = frames.len();
+        stack.truncated = truncated;
+        self.prof.note_switch(0, pid as usize);
+        self.prof.sample_stack(0, true, frames[0], Some(&stack));
+    }
+
     /// `pid` execs an image whose text the kernel maps at `exec_base`.
     pub fn exec(&mut self, pid: u32, exec_base: u64) {
         self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = exec_base);

@@ -14,7 +14,7 @@ use std::io;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{CountFrom, SampleBatch, Sampler};
+use crate::sampler::{CallStack, CountFrom, SampleBatch, Sampler};
 use crate::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
@@ -41,6 +41,9 @@ struct KernelSession {
     pid: u32,
     image: ImageLayout,
     counts: BTreeMap<u64, u64>,
+    /// Ticks of each call stack seen so far (the kernel's counts are cumulative).
+    stack_counts: BTreeMap<CallStack, u64>,
+    stacks_dropped: u64,
     kernel_ticks: u64,
     dropped: u64,
     ended: bool,
@@ -85,6 +88,8 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             pid,
             image: image.clone(),
             counts: BTreeMap::new(),
+            stack_counts: BTreeMap::new(),
+            stacks_dropped: 0,
             kernel_ticks: 0,
             dropped: 0,
             ended: false,
@@ -99,7 +104,7 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             return Ok(batch);
         }
         let bytes = self.kernel.data().map_err(|e| errno(&e))?;
-        let snap = kprof::decode(&bytes).map_err(|_| ProfError::Generic)?;
+        let mut snap = kprof::decode(&bytes).map_err(|_| ProfError::Generic)?;
         if snap.pid != u64::from(s.pid) {
             // Someone started another session through sys:prof_ctl directly.
             s.ended = true;
@@ -112,6 +117,21 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
                 batch.user.push((e.addr, e.count - *seen));
                 *seen = e.count;
             }
+        }
+        for st in std::mem::take(&mut snap.stacks) {
+            let stack = CallStack { frames: st.frames, truncated: st.truncated };
+            let seen = s.stack_counts.entry(stack.clone()).or_insert(0);
+            if st.count > *seen {
+                batch.stacks.push((stack, st.count - *seen));
+                *seen = st.count;
+            }
+        }
+        // Ticks whose stack found the kernel's stack table full: kept as truncated stacks with
+        // no frames at all, so every tick has a stack and the cut ones are counted.
+        let full = snap.stacks_dropped.saturating_sub(s.stacks_dropped);
+        s.stacks_dropped = snap.stacks_dropped;
+        if full > 0 {
+            batch.stacks.push((CallStack { frames: Vec::new(), truncated: true }, full));
         }
         batch.kernel_ticks = snap.kernel_ticks.saturating_sub(s.kernel_ticks);
         batch.lost = snap.dropped.saturating_sub(s.dropped);

@@ -13,8 +13,12 @@ const CTL: &str = "/scheme/prof/ctl";
 const STATUS: &str = "/scheme/prof/status";
 const DATA: &str = "/scheme/prof/data";
 const SAMPLES: &str = "/scheme/prof/samples";
+const STACKS: &str = "/scheme/prof/stacks";
 
-pub struct Profiler;
+/// Whether to read back the call stacks (the kernel records them in every session).
+pub struct Profiler {
+    stacks: bool,
+}
 
 fn errno(e: io::Error) -> ProfError {
     e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
@@ -38,16 +42,13 @@ fn ctl(line: &str) -> Result<(), ProfError> {
 
 impl Profiler {
     /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox. Call
-    /// stacks are not served by profd yet.
+    /// stacks on Redox are always the kernel's frame-pointer walks, whatever `-g` mode.
     pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph) -> io::Result<Profiler> {
-        if call_graph != CallGraph::None {
-            return Err(io::Error::new(io::ErrorKind::Unsupported, "call stacks (-g) are not recorded on Redox yet"));
-        }
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
         })?;
-        Ok(Profiler)
+        Ok(Profiler { stacks: call_graph != CallGraph::None })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
@@ -82,6 +83,8 @@ impl Profiler {
             ctl("stop\n")?;
             status = text(STATUS)?;
         }
-        Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::Generic)
+        let profile =
+            Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::Generic)?;
+        Ok(if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile })
     }
 }
