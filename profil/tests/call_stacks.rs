@@ -124,6 +124,29 @@ fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
         .unwrap_or_else(|| panic!("no main in {titles:?}"));
     assert!(main <= user && main * 100 >= user * 98, "main {main} of {user}: {titles:?}");
     assert!(titles.iter().any(|t| t.starts_with("overflow (")), "{titles:?}");
+    looks_like_a_flame_graph(&dir.join("fib.svg"), &dir.join("fib.png"));
+}
+
+/// The SVG rendered headless (librsvg's `rsvg-convert`) is a picture, not a blank page: most
+/// of its width is covered by coloured frames.
+fn looks_like_a_flame_graph(svg: &Path, png: &Path) {
+    if !installed("rsvg-convert", "librsvg2-bin") {
+        return;
+    }
+    let ok = std::process::Command::new("rsvg-convert").args(["-w", "1200", "-o"]).arg(png).arg(svg).status().unwrap();
+    assert!(ok.success());
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    // Frames are warm colours (strong red, weak blue); the background is a pale yellow-grey.
+    let warm = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .filter(|p| channels >= 3 && p[0] > 180 && p[2] < 120)
+        .count();
+    let pixels = (info.width * info.height) as usize;
+    assert!(warm * 10 > pixels, "only {warm} of {pixels} pixels are frames: {}", png.display());
 }
 
 /// Every thread's stacks, each from its own root in libc, none cut.
