@@ -117,6 +117,8 @@ struct Event {
 pub struct PerfEventSampler {
     period_ns: u64,
     call_graph: CallGraph,
+    /// Unwinding time of events already closed.
+    unwound: std::time::Duration,
     program: ProgramId,
     event: Option<Event>,
     /// Whether kernel-mode ticks are being counted (`None` before the first start).
@@ -143,10 +145,16 @@ impl PerfEventSampler {
         Ok(PerfEventSampler {
             period_ns: 1_000_000_000 / config.frequency_hz,
             call_graph: config.call_graph,
+            unwound: std::time::Duration::ZERO,
             program,
             event: None,
             counts_kernel: None,
         })
+    }
+
+    /// Time spent unwinding copied stacks in this session so far.
+    pub fn unwind_time(&self) -> std::time::Duration {
+        self.event.as_ref().and_then(|e| e.unwinder.as_ref()).map_or(self.unwound, |u| self.unwound + u.busy)
     }
 
     /// Whether samples carry call stacks.
@@ -473,6 +481,9 @@ impl Sampler for PerfEventSampler {
     }
 
     fn stop(&mut self) {
+        if let Some(u) = self.event.as_ref().and_then(|e| e.unwinder.as_ref()) {
+            self.unwound += u.busy;
+        }
         // Dropping the event closes it, unmaps the ring and releases the session lock.
         self.event = None;
     }

@@ -63,11 +63,18 @@ pub struct StackUnwinder {
     cache: CacheX86_64,
     /// Start addresses of the modules added, to replace a mapping that is mapped again.
     starts: Vec<u64>,
+    /// Time spent unwinding (and loading modules), for the benchmark's account.
+    pub busy: std::time::Duration,
 }
 
 impl Default for StackUnwinder {
     fn default() -> Self {
-        StackUnwinder { unwinder: UnwinderX86_64::new(), cache: CacheX86_64::new(), starts: Vec::new() }
+        StackUnwinder {
+            unwinder: UnwinderX86_64::new(),
+            cache: CacheX86_64::new(),
+            starts: Vec::new(),
+            busy: std::time::Duration::ZERO,
+        }
     }
 }
 
@@ -75,6 +82,12 @@ impl StackUnwinder {
     /// Learn the unwind information of an executable mapping. Objects that cannot be read
     /// are skipped: stacks through them end there, marked truncated.
     pub fn add_mapping(&mut self, m: &Mapping) {
+        let t = std::time::Instant::now();
+        self.add_module(m);
+        self.busy += t.elapsed();
+    }
+
+    fn add_module(&mut self, m: &Mapping) {
         let file = match m.path.as_str() {
             "[vdso]" => match crate::vdso::image() {
                 Some(image) => FileBytes::Static(image),
@@ -97,6 +110,13 @@ impl StackUnwinder {
 
     /// Unwind one sample: `stack` holds the bytes at `regs.sp` and up.
     pub fn unwind(&mut self, regs: UserRegs, stack: &[u8]) -> CallStack {
+        let t = std::time::Instant::now();
+        let s = self.unwind_stack(regs, stack);
+        self.busy += t.elapsed();
+        s
+    }
+
+    fn unwind_stack(&mut self, regs: UserRegs, stack: &[u8]) -> CallStack {
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
             let off = usize::try_from(addr.checked_sub(regs.sp).ok_or(())?).map_err(|_| ())?;
             let bytes = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;

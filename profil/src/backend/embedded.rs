@@ -56,6 +56,11 @@ impl Profiler {
         self.profd.stop(self.uid)
     }
 
+    /// CPU time profil spent unwinding stacks while the program ran (`-g` dwarf).
+    pub fn unwind_time(&self) -> Duration {
+        self.profd.sampler().unwind_time()
+    }
+
     /// `getprofile()` and the exact samples behind it.
     pub fn profile(&self) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
