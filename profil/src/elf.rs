@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use goblin::elf::{header, program_header, Elf};
 use profd::image::{ImageLayout, LoadSegment, TextSegment};
 
-use crate::object_file::ObjectFile;
+use crate::object_file::{FileBytes, ObjectFile};
 use crate::symbols::SymbolTable;
 
 /// The program about to be profiled.
@@ -86,14 +86,15 @@ impl ProgramImage {
     }
 }
 
-/// Read and check the ELF file at `path`.
+/// Map, check and describe the ELF file at `path`.
 pub fn read_program(path: &Path) -> Result<ProgramImage, ElfError> {
-    let bytes = std::fs::read(path).map_err(ElfError::Io)?;
+    let bytes = FileBytes::open(path).map_err(ElfError::Io)?;
     parse_program(path, bytes)
 }
 
 /// Check and describe an ELF executable given as bytes.
-pub fn parse_program(path: &Path, bytes: Vec<u8>) -> Result<ProgramImage, ElfError> {
+pub fn parse_program(path: &Path, bytes: impl Into<FileBytes>) -> Result<ProgramImage, ElfError> {
+    let bytes = bytes.into();
     let mut image = describe(path, &bytes)?;
     image.object.set_bytes(bytes);
     Ok(image)

@@ -19,25 +19,74 @@ pub struct Segment {
     pub executable: bool,
 }
 
-/// An ELF file read into memory.
+/// A file's bytes: mapped (a program or library on disk: only the pages used are read) or
+/// owned (the vdso's copy, test data).
+#[derive(Debug)]
+pub enum FileBytes {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl FileBytes {
+    /// Map the file at `path` read-only; an empty or unmappable file is read instead.
+    pub fn open(path: &Path) -> std::io::Result<FileBytes> {
+        let file = std::fs::File::open(path)?;
+        if file.metadata()?.len() > 0 {
+            // SAFETY: a private read-only mapping of an executable or library: programs are
+            // not rewritten in place while they run (installers replace them by rename). A
+            // file truncated meanwhile would fault, as it would for perf or gdb.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                return Ok(FileBytes::Mapped(map));
+            }
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut bytes)?;
+        Ok(FileBytes::Owned(bytes))
+    }
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Owned(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl Clone for FileBytes {
+    fn clone(&self) -> Self {
+        FileBytes::Owned(self.to_vec())
+    }
+}
+
+impl From<Vec<u8>> for FileBytes {
+    fn from(v: Vec<u8>) -> Self {
+        FileBytes::Owned(v)
+    }
+}
+
+/// An ELF file, mapped or in memory.
 #[derive(Debug, Clone)]
 pub struct ObjectFile {
     pub path: PathBuf,
-    bytes: Vec<u8>,
+    bytes: FileBytes,
     segments: Vec<Segment>,
     pub symbols: SymbolTable,
 }
 
 impl ObjectFile {
-    /// Read and parse the ELF file at `path`.
+    /// Map and parse the ELF file at `path`.
     pub fn read(path: &Path) -> std::io::Result<ObjectFile> {
-        let bytes = std::fs::read(path)?;
+        let bytes = FileBytes::open(path)?;
         ObjectFile::parse(path, bytes)
             .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not an ELF file"))
     }
 
     /// An object from its bytes; `None` if they are not ELF.
-    pub fn parse(path: &Path, bytes: Vec<u8>) -> Option<ObjectFile> {
+    pub fn parse(path: &Path, bytes: impl Into<FileBytes>) -> Option<ObjectFile> {
+        let bytes = bytes.into();
         let mut object = {
             let elf = Elf::parse(&bytes).ok()?;
             ObjectFile::from_elf(path, &elf, &bytes)
@@ -65,7 +114,7 @@ impl ObjectFile {
         let unwind = eh_frame::function_ranges(elf, bytes);
         ObjectFile {
             path: path.to_path_buf(),
-            bytes: Vec::new(),
+            bytes: FileBytes::Owned(Vec::new()),
             segments,
             symbols: SymbolTable::from_elf(elf, &unwind, code),
         }
@@ -73,10 +122,10 @@ impl ObjectFile {
 
     /// An object known only by its symbols (no bytes): for tests and synthetic reports.
     pub fn from_symbols(path: &Path, symbols: SymbolTable) -> ObjectFile {
-        ObjectFile { path: path.to_path_buf(), bytes: Vec::new(), segments: Vec::new(), symbols }
+        ObjectFile { path: path.to_path_buf(), bytes: FileBytes::Owned(Vec::new()), segments: Vec::new(), symbols }
     }
 
-    pub(crate) fn set_bytes(&mut self, bytes: Vec<u8>) {
+    pub(crate) fn set_bytes(&mut self, bytes: FileBytes) {
         self.bytes = bytes;
     }
 
@@ -85,7 +134,7 @@ impl ObjectFile {
     pub(crate) fn set_test_code(&mut self, vaddr: u64, code: &[u8]) {
         let len = code.len() as u64;
         self.segments = vec![Segment { vaddr, memsz: len, offset: 0, filesz: len, executable: true }];
-        self.bytes = code.to_vec();
+        self.bytes = FileBytes::Owned(code.to_vec());
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -145,7 +194,7 @@ mod tests {
     fn with_segment(s: Segment, bytes: usize) -> ObjectFile {
         let mut o = ObjectFile::from_symbols(Path::new("x"), SymbolTable::default());
         o.segments = vec![s];
-        o.bytes = vec![0x90; bytes];
+        o.bytes = FileBytes::Owned(vec![0x90; bytes]);
         o
     }
 

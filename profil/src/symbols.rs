@@ -176,6 +176,12 @@ impl SymbolTable {
 /// Demangle a Rust (legacy or v0, without the hash) or C++ (Itanium) symbol; others as they
 /// are.  Rust first: legacy Rust symbols are also valid C++ ones, which would keep the hash.
 pub fn demangle(name: &str) -> String {
+    // Mangled names start `_R` (Rust v0) or `_Z` (Itanium, Rust legacy), or those without the
+    // underscore or with two: skip the demanglers for the rest (C names), which is most of a
+    // large C program's symbols.
+    if !["_R", "_Z", "__R", "__Z", "R", "ZN"].iter().any(|p| name.starts_with(p)) {
+        return name.to_string();
+    }
     if let Ok(d) = rustc_demangle::try_demangle(name) {
         return format!("{d:#}");
     }
