@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use goblin::elf::{program_header, Elf};
+pub use profd::file_bytes::FileBytes;
 use profd::sampler::Mapping;
 
 use crate::eh_frame;
@@ -17,54 +18,6 @@ pub struct Segment {
     pub offset: u64,
     pub filesz: u64,
     pub executable: bool,
-}
-
-/// A file's bytes: mapped (a program or library on disk: only the pages used are read) or
-/// owned (the vdso's copy, test data).
-#[derive(Debug)]
-pub enum FileBytes {
-    Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl FileBytes {
-    /// Map the file at `path` read-only; an empty or unmappable file is read instead.
-    pub fn open(path: &Path) -> std::io::Result<FileBytes> {
-        let file = std::fs::File::open(path)?;
-        if file.metadata()?.len() > 0 {
-            // SAFETY: a private read-only mapping of an executable or library: programs are
-            // not rewritten in place while they run (installers replace them by rename). A
-            // file truncated meanwhile would fault, as it would for perf or gdb.
-            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
-                return Ok(FileBytes::Mapped(map));
-            }
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut &file, &mut bytes)?;
-        Ok(FileBytes::Owned(bytes))
-    }
-}
-
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Owned(v) => v,
-            FileBytes::Mapped(m) => m,
-        }
-    }
-}
-
-impl Clone for FileBytes {
-    fn clone(&self) -> Self {
-        FileBytes::Owned(self.to_vec())
-    }
-}
-
-impl From<Vec<u8>> for FileBytes {
-    fn from(v: Vec<u8>) -> Self {
-        FileBytes::Owned(v)
-    }
 }
 
 /// An ELF file, mapped or in memory.

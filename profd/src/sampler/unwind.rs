@@ -13,33 +13,17 @@ use std::sync::Arc;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use goblin::elf::Elf;
-use memmap2::Mmap;
-
+use crate::file_bytes::FileBytes;
 use crate::sampler::{CallStack, Mapping};
 
 /// The deepest stack kept; deeper ones are cut there and marked truncated.
 pub const MAX_FRAMES: usize = 512;
 
-/// The bytes of one section of a mapped (or, for the vdso, borrowed) object file.
+/// The bytes of one section of an object file.
 #[derive(Clone)]
 pub struct SectionBytes {
     file: Arc<FileBytes>,
     range: Range<usize>,
-}
-
-enum FileBytes {
-    Mapped(Mmap),
-    Static(&'static [u8]),
-}
-
-impl Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Static(s) => s,
-        }
-    }
 }
 
 impl Deref for SectionBytes {
@@ -93,9 +77,9 @@ impl StackUnwinder {
                 Some(image) => FileBytes::Static(image),
                 None => return,
             },
-            p if p.starts_with('/') => match map_file(Path::new(p)) {
-                Some(map) => FileBytes::Mapped(map),
-                None => return,
+            p if p.starts_with('/') => match FileBytes::open(Path::new(p)) {
+                Ok(bytes) => bytes,
+                Err(_) => return,
             },
             _ => return,
         };
@@ -139,13 +123,6 @@ impl StackUnwinder {
             }
         }
     }
-}
-
-fn map_file(path: &Path) -> Option<Mmap> {
-    let f = std::fs::File::open(path).ok()?;
-    // SAFETY: a read-only private mapping of an object file the loader has mapped too; if the
-    // file were truncated under us reads would fault, as they would for perf or samply.
-    unsafe { Mmap::map(&f) }.ok()
 }
 
 /// The framehop module of mapping `m` of the object in `file`.
