@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use goblin::elf::{header, program_header, Elf};
 use profd::image::{ImageLayout, LoadSegment, TextSegment};
 
-use crate::object_file::{FileBytes, ObjectFile};
-use crate::symbols::SymbolTable;
+use crate::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
+use crate::symbols::{Names, SymbolTable};
 
 /// The program about to be profiled.
 #[derive(Debug, Clone)]
@@ -113,7 +113,17 @@ fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
     if bytes.get(4) == Some(&1) {
         return Err(ElfError::Elf32);
     }
-    let elf = Elf::parse(bytes).map_err(|_| ElfError::NotExecutable("malformed headers"))?;
+    // The quick parse where the file allows it, else goblin's whole one (see parse_elf_lazily).
+    match parse_elf_lazily(bytes) {
+        Some((elf, names)) => describe_elf(path, &elf, names, bytes),
+        None => {
+            let elf = Elf::parse(bytes).map_err(|_| ElfError::NotExecutable("malformed headers"))?;
+            describe_elf(path, &elf, [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)], bytes)
+        }
+    }
+}
+
+fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &[u8]) -> Result<ProgramImage, ElfError> {
     let pie = match elf.header.e_type {
         header::ET_EXEC => false,
         header::ET_DYN => true,
@@ -138,7 +148,7 @@ fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
     Ok(ProgramImage {
         path: path.to_path_buf(),
         layout: ImageLayout { text: TextSegment { start, end }, exec_segments },
-        object: ObjectFile::from_elf(path, &elf, bytes),
+        object: ObjectFile::from_elf(path, elf, names, bytes),
         pie,
     })
 }

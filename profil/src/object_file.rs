@@ -3,12 +3,51 @@
 
 use std::path::{Path, PathBuf};
 
-use goblin::elf::{program_header, Elf};
+use goblin::elf::{program_header, section_header, Elf, ProgramHeader, SectionHeader};
+use goblin::elf::sym::Symtab;
 pub use profd::file_bytes::FileBytes;
 use profd::sampler::Mapping;
 
 use crate::eh_frame;
-use crate::symbols::SymbolTable;
+use crate::symbols::{Names, SymbolTable};
+
+/// goblin's `Elf` with what profil reads of it parsed: the headers and the symbol tables (lazy
+/// views, as goblin makes them), with the symbols' string tables as raw bytes, read a name at
+/// a time. goblin's full parse splits and checks every string of the file first, most of the
+/// time it takes on a large program. `None` where the file is not laid out so simply (no
+/// section headers, a table out of bounds): the caller then parses it fully.
+pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])> {
+    let header = Elf::parse_header(bytes).ok()?;
+    let ctx = goblin::container::Ctx::new(header.container().ok()?, header.endianness().ok()?);
+    let mut elf = Elf::lazy_parse(header).ok()?;
+    elf.program_headers = ProgramHeader::parse(bytes, header.e_phoff as usize, header.e_phnum as usize, ctx).ok()?;
+    elf.section_headers = SectionHeader::parse(bytes, header.e_shoff as usize, header.e_shnum as usize, ctx).ok()?;
+    if elf.section_headers.is_empty() {
+        return None;
+    }
+    let section_bytes = |i: usize| -> Option<&[u8]> {
+        let sh = elf.section_headers.get(i)?;
+        let start = usize::try_from(sh.sh_offset).ok()?;
+        bytes.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
+    };
+    let mut names = [Names::Raw(&[]), Names::Raw(&[])];
+    for (slot, kind) in [(0, section_header::SHT_SYMTAB), (1, section_header::SHT_DYNSYM)] {
+        let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { continue };
+        let count = sh.sh_size.checked_div(sh.sh_entsize)?;
+        let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
+        names[slot] = Names::Raw(section_bytes(sh.sh_link as usize)?);
+        if slot == 0 {
+            elf.syms = table;
+        } else {
+            elf.dynsyms = table;
+        }
+    }
+    // A dynamic object whose section headers list no .dynsym is not laid out simply.
+    if elf.dynsyms.is_empty() && elf.program_headers.iter().any(|ph| ph.p_type == program_header::PT_DYNAMIC) {
+        return None;
+    }
+    Some((elf, names))
+}
 
 /// A `PT_LOAD` segment: where its bytes are in the file and in link-time memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +79,12 @@ impl ObjectFile {
     /// An object from its bytes; `None` if they are not ELF.
     pub fn parse(path: &Path, bytes: impl Into<FileBytes>) -> Option<ObjectFile> {
         let bytes = bytes.into();
-        let mut object = {
-            let elf = Elf::parse(&bytes).ok()?;
-            ObjectFile::from_elf(path, &elf, &bytes)
+        let mut object = match parse_elf_lazily(&bytes) {
+            Some((elf, names)) => ObjectFile::from_elf(path, &elf, names, &bytes),
+            None => {
+                let elf = Elf::parse(&bytes).ok()?;
+                ObjectFile::from_elf(path, &elf, [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)], &bytes)
+            }
         };
         object.bytes = bytes;
         Some(object)
@@ -50,7 +92,7 @@ impl ObjectFile {
 
     /// An object from an already parsed ELF; the caller hands over the bytes with
     /// [`ObjectFile::set_bytes`] once the parse (which borrows them) is done.
-    pub(crate) fn from_elf(path: &Path, elf: &Elf, bytes: &[u8]) -> ObjectFile {
+    pub(crate) fn from_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &[u8]) -> ObjectFile {
         let segments: Vec<Segment> = elf
             .program_headers
             .iter()
@@ -69,7 +111,7 @@ impl ObjectFile {
             path: path.to_path_buf(),
             bytes: FileBytes::Owned(Vec::new()),
             segments,
-            symbols: SymbolTable::from_elf(elf, &unwind, code),
+            symbols: SymbolTable::from_elf(elf, names, &unwind, code),
         }
     }
 
@@ -178,8 +220,32 @@ mod tests {
             elf.program_headers.iter_mut().find(|ph| ph.p_type == program_header::PT_LOAD && ph.is_executable()).unwrap();
         text.p_vaddr = u64::MAX - 0xfff;
         text.p_memsz = 0x2000;
-        let o = ObjectFile::from_elf(Path::new("x"), &elf, &bytes);
+        let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
+        let o = ObjectFile::from_elf(Path::new("x"), &elf, names, &bytes);
         assert_eq!(o.symbols.resolve(u64::MAX - 0x800).addr, u64::MAX - 0xfff);
+    }
+
+    /// The quick parse names every function exactly as goblin's whole parse does: this test
+    /// binary (.symtab) and the C library (.dynsym of a stripped object).
+    #[test]
+    fn the_quick_parse_gives_the_same_functions() {
+        let libc = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        for path in [Some(std::env::current_exe().unwrap()), libc.map(Into::into)].into_iter().flatten() {
+            let bytes = std::fs::read(&path).unwrap();
+            let (lazy, names) = parse_elf_lazily(&bytes).expect("laid out simply");
+            let quick = ObjectFile::from_elf(&path, &lazy, names, &bytes);
+            let elf = Elf::parse(&bytes).unwrap();
+            let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
+            let full = ObjectFile::from_elf(&path, &elf, names, &bytes);
+            assert!(full.symbols.functions().len() > 100, "{}", path.display());
+            assert_eq!(quick.symbols.functions(), full.symbols.functions(), "{}", path.display());
+        }
+        // No section headers (as `sstrip` leaves a file): not for the quick parse.
+        let mut bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        bytes[0x28..0x30].copy_from_slice(&0u64.to_le_bytes()); // e_shoff
+        assert!(parse_elf_lazily(&bytes).is_none());
     }
 
     #[test]

@@ -13,6 +13,28 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{sym, Elf};
+use goblin::strtab::Strtab;
+
+/// The names of a symbol table: goblin's parsed string table, or the raw bytes of one, read a
+/// name at a time (a large program's string table is mostly names nobody asks for).
+#[derive(Clone, Copy)]
+pub enum Names<'a> {
+    Parsed(&'a Strtab<'a>),
+    Raw(&'a [u8]),
+}
+
+impl<'a> Names<'a> {
+    pub fn get(&self, offset: usize) -> Option<&'a str> {
+        match self {
+            Names::Parsed(t) => t.get_at(offset),
+            Names::Raw(bytes) => {
+                let rest = bytes.get(offset..)?;
+                let end = rest.iter().position(|&b| b == 0)?;
+                std::str::from_utf8(&rest[..end]).ok()
+            }
+        }
+    }
+}
 
 /// One function (or unnamed code range): `[addr, addr + size)` in link-time addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,20 +68,20 @@ pub struct SymbolTable {
 const MAX_UNSIZED_FUNCTION: u64 = 64 * 1024;
 
 impl SymbolTable {
-    /// Functions from `.symtab`, or `.dynsym` for a stripped object; `unwind` adds the
-    /// function ranges of the unwind tables that no symbol names; `code` are the object's
-    /// executable segments.
-    pub fn from_elf(elf: &Elf, unwind: &[(u64, u64)], code: Vec<(u64, u64)>) -> SymbolTable {
+    /// Functions from `.symtab`, or `.dynsym` for a stripped object, named from `names`
+    /// (theirs, in that order); `unwind` adds the function ranges of the unwind tables that no
+    /// symbol names; `code` are the object's executable segments.
+    pub fn from_elf(elf: &Elf, names: [Names; 2], unwind: &[(u64, u64)], code: Vec<(u64, u64)>) -> SymbolTable {
         // (preference, function, end of its section if it has no size)
         let mut found: Vec<((usize, u8), Function, Option<u64>)> = Vec::new();
-        for (table, strtab) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
+        for (table, strtab) in [(&elf.syms, names[0]), (&elf.dynsyms, names[1])] {
             for s in table.iter() {
                 // IFUNC resolvers (glibc's memcpy, strlen) are code too.
                 let is_code = s.st_type() == sym::STT_FUNC || s.st_type() == sym::STT_GNU_IFUNC;
                 if !is_code || s.st_value == 0 || s.st_shndx == 0 {
                     continue;
                 }
-                let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) else { continue };
+                let Some(name) = strtab.get(s.st_name).filter(|n| !n.is_empty()) else { continue };
                 // Of aliases, the name people call (`write`, not `__write`), as perf chooses.
                 let underscores = name.bytes().take_while(|&b| b == b'_').count();
                 let binding = match s.st_bind() {
@@ -261,7 +283,8 @@ mod tests {
         let section = &mut elf.section_headers[init.st_shndx];
         section.sh_addr = u64::MAX - 0xfff;
         section.sh_size = 0x1000 + init.st_value + 1;
-        let t = SymbolTable::from_elf(&elf, &[], Vec::new());
+        let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
+        let t = SymbolTable::from_elf(&elf, names, &[], Vec::new());
         assert!(t.by_name("_init").unwrap().size > 1);
     }
 
