@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use goblin::elf::{header, program_header, Elf};
 use profd::image::{ImageLayout, LoadSegment, TextSegment};
@@ -94,13 +95,10 @@ pub fn read_program(path: &Path) -> Result<ProgramImage, ElfError> {
 
 /// Check and describe an ELF executable given as bytes.
 pub fn parse_program(path: &Path, bytes: impl Into<FileBytes>) -> Result<ProgramImage, ElfError> {
-    let bytes = bytes.into();
-    let mut image = describe(path, &bytes)?;
-    image.object.set_bytes(bytes);
-    Ok(image)
+    describe(path, &Arc::new(bytes.into()))
 }
 
-fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
+fn describe(path: &Path, bytes: &Arc<FileBytes>) -> Result<ProgramImage, ElfError> {
     if let Some(line) = bytes.strip_prefix(b"#!") {
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
         let interpreter = String::from_utf8_lossy(line).split_whitespace().next().unwrap_or("").to_string();
@@ -123,7 +121,7 @@ fn describe(path: &Path, bytes: &[u8]) -> Result<ProgramImage, ElfError> {
     }
 }
 
-fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &[u8]) -> Result<ProgramImage, ElfError> {
+fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>) -> Result<ProgramImage, ElfError> {
     let pie = match elf.header.e_type {
         header::ET_EXEC => false,
         header::ET_DYN => true,

@@ -2,6 +2,7 @@
 //! segments, its function symbols and its bytes, so samples can be named and disassembled.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use goblin::elf::{program_header, section_header, Elf, ProgramHeader, SectionHeader};
 use goblin::elf::sym::Symtab;
@@ -12,10 +13,11 @@ use crate::eh_frame;
 use crate::symbols::{Names, SymbolTable};
 
 /// goblin's `Elf` with what profil reads of it parsed: the headers and the symbol tables (lazy
-/// views, as goblin makes them), with the symbols' string tables as raw bytes, read a name at
-/// a time. goblin's full parse splits and checks every string of the file first, most of the
+/// views, as goblin makes them), with the symbols' string tables left in the file, each name
+/// read when a profile needs it. goblin's full parse splits and checks every string of the file first, most of the
 /// time it takes on a large program. `None` where the file is not laid out so simply (no
 /// section headers, a table out of bounds): the caller then parses it fully.
+/// The names are found in the file's bytes (`Names::InFile`).
 pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])> {
     let header = Elf::parse_header(bytes).ok()?;
     let ctx = goblin::container::Ctx::new(header.container().ok()?, header.endianness().ok()?);
@@ -25,17 +27,18 @@ pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])
     if elf.section_headers.is_empty() {
         return None;
     }
-    let section_bytes = |i: usize| -> Option<&[u8]> {
+    let section = |i: usize| -> Option<Names> {
         let sh = elf.section_headers.get(i)?;
         let start = usize::try_from(sh.sh_offset).ok()?;
-        bytes.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
+        let end = start.checked_add(usize::try_from(sh.sh_size).ok()?)?;
+        (end <= bytes.len()).then_some(Names::InFile { start, end })
     };
-    let mut names = [Names::Raw(&[]), Names::Raw(&[])];
+    let mut names = [Names::InFile { start: 0, end: 0 }, Names::InFile { start: 0, end: 0 }];
     for (slot, kind) in [(0, section_header::SHT_SYMTAB), (1, section_header::SHT_DYNSYM)] {
         let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { continue };
         let count = sh.sh_size.checked_div(sh.sh_entsize)?;
         let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
-        names[slot] = Names::Raw(section_bytes(sh.sh_link as usize)?);
+        names[slot] = section(sh.sh_link as usize)?;
         if slot == 0 {
             elf.syms = table;
         } else {
@@ -63,7 +66,8 @@ pub struct Segment {
 #[derive(Debug, Clone)]
 pub struct ObjectFile {
     pub path: PathBuf,
-    bytes: FileBytes,
+    /// Shared with the symbol table, whose names are read from it when asked for.
+    bytes: Arc<FileBytes>,
     segments: Vec<Segment>,
     pub symbols: SymbolTable,
 }
@@ -78,21 +82,19 @@ impl ObjectFile {
 
     /// An object from its bytes; `None` if they are not ELF.
     pub fn parse(path: &Path, bytes: impl Into<FileBytes>) -> Option<ObjectFile> {
-        let bytes = bytes.into();
-        let mut object = match parse_elf_lazily(&bytes) {
-            Some((elf, names)) => ObjectFile::from_elf(path, &elf, names, &bytes),
+        let bytes = Arc::new(bytes.into());
+        match parse_elf_lazily(&bytes) {
+            Some((elf, names)) => Some(ObjectFile::from_elf(path, &elf, names, &bytes)),
             None => {
                 let elf = Elf::parse(&bytes).ok()?;
-                ObjectFile::from_elf(path, &elf, [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)], &bytes)
+                let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
+                Some(ObjectFile::from_elf(path, &elf, names, &bytes))
             }
-        };
-        object.bytes = bytes;
-        Some(object)
+        }
     }
 
-    /// An object from an already parsed ELF; the caller hands over the bytes with
-    /// [`ObjectFile::set_bytes`] once the parse (which borrows them) is done.
-    pub(crate) fn from_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &[u8]) -> ObjectFile {
+    /// An object from an already parsed ELF of `bytes`.
+    pub(crate) fn from_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>) -> ObjectFile {
         let segments: Vec<Segment> = elf
             .program_headers
             .iter()
@@ -106,22 +108,20 @@ impl ObjectFile {
             })
             .collect();
         let code = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr.saturating_add(s.memsz))).collect();
-        let unwind = eh_frame::function_ranges(elf, bytes);
+        // The unwind tables name nothing a full symbol table does not: read them for stripped
+        // objects only (no .symtab: stripped programs, distribution libraries).
+        let unwind = if elf.syms.is_empty() { eh_frame::function_ranges(elf, bytes) } else { Vec::new() };
         ObjectFile {
             path: path.to_path_buf(),
-            bytes: FileBytes::Owned(Vec::new()),
+            bytes: bytes.clone(),
             segments,
-            symbols: SymbolTable::from_elf(elf, names, &unwind, code),
+            symbols: SymbolTable::from_elf(elf, names, bytes, &unwind, code),
         }
     }
 
     /// An object known only by its symbols (no bytes): for tests and synthetic reports.
     pub fn from_symbols(path: &Path, symbols: SymbolTable) -> ObjectFile {
-        ObjectFile { path: path.to_path_buf(), bytes: FileBytes::Owned(Vec::new()), segments: Vec::new(), symbols }
-    }
-
-    pub(crate) fn set_bytes(&mut self, bytes: FileBytes) {
-        self.bytes = bytes;
+        ObjectFile { path: path.to_path_buf(), bytes: Arc::new(Vec::new().into()), segments: Vec::new(), symbols }
     }
 
     /// Give a synthetic object one executable segment holding `code` at `vaddr` (tests).
@@ -129,7 +129,7 @@ impl ObjectFile {
     pub(crate) fn set_test_code(&mut self, vaddr: u64, code: &[u8]) {
         let len = code.len() as u64;
         self.segments = vec![Segment { vaddr, memsz: len, offset: 0, filesz: len, executable: true }];
-        self.bytes = FileBytes::Owned(code.to_vec());
+        self.bytes = Arc::new(code.to_vec().into());
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -189,7 +189,7 @@ mod tests {
     fn with_segment(s: Segment, bytes: usize) -> ObjectFile {
         let mut o = ObjectFile::from_symbols(Path::new("x"), SymbolTable::default());
         o.segments = vec![s];
-        o.bytes = FileBytes::Owned(vec![0x90; bytes]);
+        o.bytes = Arc::new(vec![0x90; bytes].into());
         o
     }
 
@@ -221,7 +221,7 @@ mod tests {
         text.p_vaddr = u64::MAX - 0xfff;
         text.p_memsz = 0x2000;
         let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
-        let o = ObjectFile::from_elf(Path::new("x"), &elf, names, &bytes);
+        let o = ObjectFile::from_elf(Path::new("x"), &elf, names, &Arc::new(bytes.clone().into()));
         assert_eq!(o.symbols.resolve(u64::MAX - 0x800).addr, u64::MAX - 0xfff);
     }
 
@@ -233,7 +233,7 @@ mod tests {
             .into_iter()
             .find(|p| Path::new(p).exists());
         for path in [Some(std::env::current_exe().unwrap()), libc.map(Into::into)].into_iter().flatten() {
-            let bytes = std::fs::read(&path).unwrap();
+            let bytes: Arc<FileBytes> = Arc::new(std::fs::read(&path).unwrap().into());
             let (lazy, names) = parse_elf_lazily(&bytes).expect("laid out simply");
             let quick = ObjectFile::from_elf(&path, &lazy, names, &bytes);
             let elf = Elf::parse(&bytes).unwrap();

@@ -10,30 +10,21 @@
 //!
 //! Range names are `[0x15b70-0x15bc0]`: link-time addresses, start inclusive, end exclusive.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{sym, Elf};
 use goblin::strtab::Strtab;
+use profd::file_bytes::FileBytes;
 
-/// The names of a symbol table: goblin's parsed string table, or the raw bytes of one, read a
-/// name at a time (a large program's string table is mostly names nobody asks for).
+/// The names of a symbol table: goblin's parsed string table, or the bytes `[start, end)` of
+/// one in the object file, whose names are read (and demangled) only when asked for: a large
+/// program's table is mostly names no profile shows.
 #[derive(Clone, Copy)]
 pub enum Names<'a> {
     Parsed(&'a Strtab<'a>),
-    Raw(&'a [u8]),
-}
-
-impl<'a> Names<'a> {
-    pub fn get(&self, offset: usize) -> Option<&'a str> {
-        match self {
-            Names::Parsed(t) => t.get_at(offset),
-            Names::Raw(bytes) => {
-                let rest = bytes.get(offset..)?;
-                let end = rest.iter().position(|&b| b == 0)?;
-                std::str::from_utf8(&rest[..end]).ok()
-            }
-        }
-    }
+    InFile { start: usize, end: usize },
 }
 
 /// One function (or unnamed code range): `[addr, addr + size)` in link-time addresses.
@@ -56,11 +47,36 @@ impl Function {
     }
 }
 
+/// How an entry's name is had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Name {
+    /// The mangled name at `[at, end)` of the object file (up to its NUL), read when asked for.
+    InFile { at: usize, end: usize },
+    Given(String),
+    /// Unnamed code: named by its range.
+    Range,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    addr: u64,
+    size: u64,
+    name: Name,
+}
+
+impl Entry {
+    fn end(&self) -> u64 {
+        self.addr.saturating_add(self.size)
+    }
+}
+
 /// The object's functions, sorted by address, plus its code segments (bounds for gaps).
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
-    functions: Vec<Function>,
+    entries: Vec<Entry>,
     code: Vec<(u64, u64)>,
+    /// The object file that [`Name::InFile`] names are in.
+    file: Option<Arc<FileBytes>>,
 }
 
 /// Functions whose symbol has no size (hand-written assembly) are taken to reach the next
@@ -69,11 +85,18 @@ const MAX_UNSIZED_FUNCTION: u64 = 64 * 1024;
 
 impl SymbolTable {
     /// Functions from `.symtab`, or `.dynsym` for a stripped object, named from `names`
-    /// (theirs, in that order); `unwind` adds the function ranges of the unwind tables that no
-    /// symbol names; `code` are the object's executable segments.
-    pub fn from_elf(elf: &Elf, names: [Names; 2], unwind: &[(u64, u64)], code: Vec<(u64, u64)>) -> SymbolTable {
-        // (preference, function, end of its section if it has no size)
-        let mut found: Vec<((usize, u8), Function, Option<u64>)> = Vec::new();
+    /// (theirs, in that order) in `file`; `unwind` adds the function ranges of the unwind
+    /// tables that no symbol names; `code` are the object's executable segments.
+    pub fn from_elf(
+        elf: &Elf,
+        names: [Names; 2],
+        file: &Arc<FileBytes>,
+        unwind: &[(u64, u64)],
+        code: Vec<(u64, u64)>,
+    ) -> SymbolTable {
+        // (preference, entry, position in the file); the ends of unsized symbols' sections.
+        let mut found: Vec<((u8, u8), Entry, usize)> = Vec::with_capacity(elf.syms.len() + elf.dynsyms.len());
+        let mut section_ends: HashMap<u64, u64> = HashMap::default();
         for (table, strtab) in [(&elf.syms, names[0]), (&elf.dynsyms, names[1])] {
             for s in table.iter() {
                 // IFUNC resolvers (glibc's memcpy, strlen) are code too.
@@ -81,30 +104,41 @@ impl SymbolTable {
                 if !is_code || s.st_value == 0 || s.st_shndx == 0 {
                     continue;
                 }
-                let Some(name) = strtab.get(s.st_name).filter(|n| !n.is_empty()) else { continue };
+                // The name's first bytes: present, and how many leading underscores.
+                let (head, name) = match strtab {
+                    Names::Parsed(t) => match t.get_at(s.st_name).filter(|n| !n.is_empty()) {
+                        Some(n) => (n.as_bytes(), Name::Given(demangle(n))),
+                        None => continue,
+                    },
+                    Names::InFile { start, end } => match start.checked_add(s.st_name).filter(|&at| at < end) {
+                        Some(at) => (&file[at..end], Name::InFile { at, end }),
+                        None => continue,
+                    },
+                };
+                if head.first().is_none_or(|&b| b == 0) {
+                    continue;
+                }
                 // Of aliases, the name people call (`write`, not `__write`), as perf chooses.
-                let underscores = name.bytes().take_while(|&b| b == b'_').count();
+                let underscores = head.iter().take_while(|&&b| b == b'_').count().min(255) as u8;
                 let binding = match s.st_bind() {
                     sym::STB_GLOBAL => 0,
                     sym::STB_WEAK => 1,
                     _ => 2,
                 };
-                let section_end = (s.st_size == 0)
-                    .then(|| elf.section_headers.get(s.st_shndx))
-                    .flatten()
-                    .map(|sh| sh.sh_addr.saturating_add(sh.sh_size));
-                found.push((
-                    (underscores, binding),
-                    Function { addr: s.st_value, size: s.st_size, name: demangle(name) },
-                    section_end,
-                ));
+                if let Some(sh) = elf.section_headers.get(s.st_shndx).filter(|_| s.st_size == 0) {
+                    section_ends.entry(s.st_value).or_insert(sh.sh_addr.saturating_add(sh.sh_size));
+                }
+                let seq = found.len();
+                found.push(((underscores, binding), Entry { addr: s.st_value, size: s.st_size, name }, seq));
             }
         }
-        found.sort_by_key(|f| f.0);
-        let section_ends: HashMap<u64, u64> = found.iter().filter_map(|f| Some((f.1.addr, f.2?))).collect();
-        let mut table = SymbolTable::new(found.into_iter().map(|f| f.1).collect());
+        // The table's order (address, larger first) with the preferred alias first and ties in
+        // the file's order, in one sort: `from_entries` then finds it sorted.
+        found.sort_unstable_by_key(|f| (f.1.addr, std::cmp::Reverse(f.1.size), f.0, f.2));
+        let mut table = SymbolTable::from_entries(found.into_iter().map(|f| f.1).collect());
+        table.file = Some(file.clone());
         // An unsized symbol (`_init`) stops at its section's end too: .plt is not part of it.
-        for f in &mut table.functions {
+        for f in &mut table.entries {
             if let Some(&end) = section_ends.get(&f.addr) {
                 if end > f.addr && f.end() > end {
                     f.size = end - f.addr;
@@ -115,30 +149,35 @@ impl SymbolTable {
     }
 
     /// A table of the given functions (aliases at the same address keep the first name).
-    pub fn new(mut functions: Vec<Function>) -> SymbolTable {
-        functions.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
-        functions.dedup_by_key(|f| f.addr);
+    pub fn new(functions: Vec<Function>) -> SymbolTable {
+        let entries = functions.into_iter().map(|f| Entry { addr: f.addr, size: f.size, name: Name::Given(f.name) });
+        SymbolTable::from_entries(entries.collect())
+    }
+
+    fn from_entries(mut entries: Vec<Entry>) -> SymbolTable {
+        entries.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        entries.dedup_by_key(|f| f.addr);
         // A size-0 symbol reaches the next function (gprof's rule for every symbol).
-        for i in 0..functions.len() {
-            if functions[i].size == 0 {
-                let next = functions.get(i + 1).map_or(functions[i].addr.saturating_add(1), |n| n.addr);
-                functions[i].size = (next - functions[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
+        for i in 0..entries.len() {
+            if entries[i].size == 0 {
+                let next = entries.get(i + 1).map_or(entries[i].addr.saturating_add(1), |n| n.addr);
+                entries[i].size = (next - entries[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
             }
         }
-        SymbolTable { functions, code: Vec::new() }
+        SymbolTable { entries, code: Vec::new(), file: None }
     }
 
     /// Add unwind-table function ranges that no named function overlaps, named by range.
     pub fn with_unwind_ranges(mut self, ranges: &[(u64, u64)]) -> SymbolTable {
-        let unnamed: Vec<Function> = ranges
+        let unnamed: Vec<Entry> = ranges
             .iter()
             .filter(|&&(lo, hi)| lo < hi && !self.overlaps(lo, hi))
-            .map(|&(lo, hi)| Function::range(lo, hi))
+            .map(|&(lo, hi)| Entry { addr: lo, size: hi - lo, name: Name::Range })
             .collect();
         if !unnamed.is_empty() {
-            self.functions.extend(unnamed);
-            self.functions.sort_by_key(|f| f.addr);
-            self.functions.dedup_by_key(|f| f.addr);
+            self.entries.extend(unnamed);
+            self.entries.sort_by_key(|f| f.addr);
+            self.entries.dedup_by_key(|f| f.addr);
         }
         self
     }
@@ -151,47 +190,65 @@ impl SymbolTable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.functions.is_empty()
+        self.entries.is_empty()
     }
 
-    pub fn functions(&self) -> &[Function] {
-        &self.functions
+    /// Every function, named (each name read and demangled now: for tests and tools).
+    pub fn functions(&self) -> Vec<Function> {
+        self.entries.iter().map(|e| self.function(e)).collect()
+    }
+
+    fn function(&self, e: &Entry) -> Function {
+        let name = match &e.name {
+            Name::Given(n) => n.clone(),
+            Name::Range => return Function::range(e.addr, e.end()),
+            Name::InFile { at, end } => {
+                let raw = self.file.as_ref().and_then(|f| f.get(*at..*end)).unwrap_or_default();
+                let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+                demangle(&String::from_utf8_lossy(raw))
+            }
+        };
+        Function { addr: e.addr, size: e.size, name }
     }
 
     fn overlaps(&self, lo: u64, hi: u64) -> bool {
-        let i = self.functions.partition_point(|f| f.addr < hi);
-        self.functions[..i].iter().rev().take(4).any(|f| f.end() > lo)
+        let i = self.entries.partition_point(|f| f.addr < hi);
+        self.entries[..i].iter().rev().take(4).any(|f| f.end() > lo)
+    }
+
+    fn entry_at(&self, addr: u64) -> Option<&Entry> {
+        let i = self.entries.partition_point(|f| f.addr <= addr);
+        // A few steps back: a small function may sit inside a larger one's range.
+        self.entries[..i].iter().rev().take(4).find(|f| addr < f.end())
     }
 
     /// The function (named, or an unwind-table range) containing `addr`.
-    pub fn lookup(&self, addr: u64) -> Option<&Function> {
-        let i = self.functions.partition_point(|f| f.addr <= addr);
-        // A few steps back: a small function may sit inside a larger one's range.
-        self.functions[..i].iter().rev().take(4).find(|f| addr < f.end())
+    pub fn lookup(&self, addr: u64) -> Option<Function> {
+        self.entry_at(addr).map(|e| self.function(e))
     }
 
     /// What `addr` is called in a profile: its function, else the unnamed range between the
     /// nearest known functions, bounded by the code segment holding it.
     pub fn resolve(&self, addr: u64) -> Function {
         if let Some(f) = self.lookup(addr) {
-            return f.clone();
+            return f;
         }
         let segment = self.code.iter().find(|(s, e)| (*s..*e).contains(&addr)).copied();
         if segment.is_none() && !self.code.is_empty() {
             // Outside the code: a one-byte range rather than a made-up one.
             return Function::range(addr, addr.saturating_add(1));
         }
-        let i = self.functions.partition_point(|f| f.addr <= addr);
-        let prev = self.functions[..i].iter().map(Function::end).filter(|&e| e <= addr).max();
-        let next = self.functions.get(i).map(|f| f.addr);
+        let i = self.entries.partition_point(|f| f.addr <= addr);
+        let prev = self.entries[..i].iter().map(Entry::end).filter(|&e| e <= addr).max();
+        let next = self.entries.get(i).map(|f| f.addr);
         let lo = [segment.map(|s| s.0), prev].into_iter().flatten().max().unwrap_or(addr);
         let hi = [segment.map(|s| s.1), next].into_iter().flatten().min().unwrap_or(addr.saturating_add(1));
         Function::range(lo, hi)
     }
 
     /// The function with this exact name.
-    pub fn by_name(&self, name: &str) -> Option<&Function> {
-        self.functions.iter().find(|f| f.name == name)
+    pub fn by_name(&self, name: &str) -> Option<Function> {
+        self.entries.iter().map(|e| self.function(e)).find(|f| f.name == name)
     }
 }
 
@@ -284,7 +341,8 @@ mod tests {
         section.sh_addr = u64::MAX - 0xfff;
         section.sh_size = 0x1000 + init.st_value + 1;
         let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
-        let t = SymbolTable::from_elf(&elf, names, &[], Vec::new());
+        let file = Arc::new(FileBytes::Owned(bytes.clone()));
+        let t = SymbolTable::from_elf(&elf, names, &file, &[], Vec::new());
         assert!(t.by_name("_init").unwrap().size > 1);
     }
 
