@@ -93,7 +93,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     };
     let mut symbolizer = Symbolizer::new(object, "fuzz");
     let samples = symbolizer.locate(&profile);
-    let flat = FlatProfile::build(&samples, &symbolizer);
+    let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render();
     let _ = disasm::render(&flat, &symbolizer, 3);

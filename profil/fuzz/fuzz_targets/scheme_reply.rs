@@ -1,6 +1,8 @@
 //! What `profil` on Redox does with the daemon's replies: `Profile::from_scheme_files` on the
 //! `status` line, the binary `data` and the `samples` text, then the report made from them (the
-//! Minix statistics, the summary, the flat profile and the `--asm` hit counts).
+//! Minix statistics, the summary, the flat profile and the `--asm` hit counts); the `samples`
+//! text is also read as a `stacks` reply (`Profile::with_scheme_stacks`) and reported with
+//! totals, call graph and folded stacks.
 //!
 //! Input: `[status length: u16 LE][data length: u16 LE][status][data][samples]`; lengths are
 //! clipped to what is there, and a short `data` is padded with zeros to the 8224 bytes of a
@@ -37,8 +39,8 @@ fuzz_target!(|input: &[u8]| {
     if padded.len() < PROF_DATA_SIZE {
         padded.resize(PROF_DATA_SIZE, 0);
     }
-    let (status, samples) = (String::from_utf8_lossy(status), String::from_utf8_lossy(samples));
-    let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples) else { return };
+    let (status, samples_text) = (String::from_utf8_lossy(status), String::from_utf8_lossy(samples));
+    let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples_text) else { return };
     let _ = report::minix_statistics(&profile.data);
     let _ = report::summary(&profile, "fuzz", ExitKind::Exited(0));
     let symbols = SymbolTable::new(vec![
@@ -48,8 +50,17 @@ fuzz_target!(|input: &[u8]| {
     .with_code(vec![(0x1000, 0x6000)]);
     let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
     let samples = symbolizer.locate(&profile);
-    let flat = FlatProfile::build(&samples, &symbolizer);
+    let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = flat.render();
+    // The same reply's `samples` text as `/scheme/prof/stacks`: parsed, named, reported.
+    let with_stacks = profile.clone().with_scheme_stacks(&samples_text);
+    if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer) {
+        let located = symbolizer.locate(&with_stacks);
+        let flat = FlatProfile::build(&located, &symbolizer, Some(&sp));
+        let _ = flat.render();
+        let _ = profil::callgraph::render(&sp, &flat, 10);
+        let _ = profil::exports::collapsed::render("fuzz", &flat, Some(&sp));
+    }
     // `--asm` over the hits (on made-up code: the object has no bytes here).
     for c in flat.entries.iter().filter_map(|e| e.code.as_ref()).take(3) {
         let symbols = symbolizer.object(c.object).file.as_ref().map(|f| &f.symbols);
