@@ -64,11 +64,7 @@ mod tests {
 
     #[test]
     fn callers_and_callees_of_the_top_functions() {
-        let mut s = crate::stacks::tests::symbolizer();
-        let mut p = crate::stacks::tests::profile();
-        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
-        let sp = StackProfile::build(&p, &mut s).unwrap();
-        let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        let (sp, flat) = crate::stacks::tests::stacks_and_flat();
         assert_eq!(
             render(&sp, &flat, 2),
             "Call graph (top 2 of 4 functions by total; 9 samples with stacks, 1 truncated):\n\

@@ -201,11 +201,7 @@ mod tests {
 
     #[test]
     fn totals_come_from_the_stacks() {
-        let mut s = crate::stacks::tests::symbolizer();
-        let mut p = crate::stacks::tests::profile();
-        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
-        let sp = StackProfile::build(&p, &mut s).unwrap();
-        let f = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        let (_, f) = crate::stacks::tests::stacks_and_flat();
         assert_eq!(
             f.render(),
             "Flat profile (9 user ticks):\n\

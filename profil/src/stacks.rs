@@ -169,6 +169,16 @@ pub mod tests {
         }
     }
 
+    /// [`profile`] with the samples behind its stacks, as stacks and the flat profile.
+    pub fn stacks_and_flat() -> (StackProfile, crate::flat::FlatProfile) {
+        let mut s = symbolizer();
+        let mut p = profile();
+        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
+        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let flat = crate::flat::FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        (sp, flat)
+    }
+
     #[test]
     fn names_merges_and_counts_stacks() {
         let mut s = symbolizer();
