@@ -70,8 +70,8 @@ pub fn samples_text(session: Option<&Session>) -> String {
 /// `/scheme/prof/stacks`: the recorded call stacks (the kernel's frame-pointer walks), one
 /// line each, most ticks first: `count complete|truncated frame...`, frames innermost first
 /// (the sampled address, then return addresses), each `text:ADDR` (the program's own code,
-/// link-time) or `other:ADDR` (runtime). A `truncated` line without frames counts ticks whose
-/// stack the kernel's table had no room for. Empty when no stacks were recorded.
+/// link-time) or `other:ADDR` (runtime). Ticks whose stack the kernel's table had no room for
+/// are `truncated` stacks of their sampled address alone. Empty when no stacks were recorded.
 pub fn stacks_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };

@@ -140,6 +140,27 @@ fn stacks_through_the_scheme() {
     assert_eq!(read(&mut s, BOB, "stacks"), Err(libc::EPERM));
 }
 
+/// Deep recursion makes more distinct stacks than the kernel's table holds: the ticks whose
+/// stack it could not keep still count in their own function, as truncated one-frame stacks.
+#[test]
+fn stacks_the_kernel_could_not_keep_stay_in_their_function() {
+    let mut s = scheme(u64::MAX);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x1000 0x3000").unwrap();
+    kernel(&mut s).exec(10, 0x1000);
+    // Fill the stack table with distinct stacks, then sample another function.
+    for i in 0..kprof::STACK_CAPACITY as u64 {
+        kernel(&mut s).tick_stack(10, &[0x1100, 0x1800 + i], false);
+    }
+    let _ = text(&mut s, ALICE, "stacks");
+    for _ in 0..5 {
+        kernel(&mut s).tick_stack(10, &[0x2200, 0x1005], false);
+    }
+    kernel(&mut s).exit(10);
+    let all = text(&mut s, ALICE, "stacks");
+    assert!(all.starts_with("5 truncated text:0x2200\n"), "{}", &all[..200]);
+    assert_eq!(all.lines().count(), kprof::STACK_CAPACITY + 1);
+}
+
 #[test]
 fn pie_samples_are_binned_by_link_address_after_exec() {
     let mut s = scheme(u64::MAX);

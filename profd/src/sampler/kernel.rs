@@ -126,12 +126,29 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
                 *seen = st.count;
             }
         }
-        // Ticks whose stack found the kernel's stack table full: kept as truncated stacks with
-        // no frames at all, so every tick has a stack and the cut ones are counted.
-        let full = snap.stacks_dropped.saturating_sub(s.stacks_dropped);
+        // Ticks whose stack found the kernel's stack table full (deep recursion makes many
+        // distinct stacks): kept as truncated stacks of their sampled address alone, so every
+        // tick has a stack, in the right function. Those are the PC-table ticks of this batch
+        // that no recorded stack accounts for, up to the kernel's count of them.
+        let mut full = snap.stacks_dropped.saturating_sub(s.stacks_dropped);
         s.stacks_dropped = snap.stacks_dropped;
         if full > 0 {
-            batch.stacks.push((CallStack { frames: Vec::new(), truncated: true }, full));
+            let mut with_stack: BTreeMap<u64, u64> = BTreeMap::new();
+            for (st, n) in &batch.stacks {
+                if let Some(&pc) = st.frames.first() {
+                    *with_stack.entry(pc).or_insert(0) += n;
+                }
+            }
+            for &(pc, n) in &batch.user {
+                let without = n.saturating_sub(with_stack.get(&pc).copied().unwrap_or(0)).min(full);
+                if without > 0 {
+                    batch.stacks.push((CallStack { frames: vec![pc], truncated: true }, without));
+                    full -= without;
+                }
+            }
+            if full > 0 {
+                batch.stacks.push((CallStack { frames: Vec::new(), truncated: true }, full));
+            }
         }
         batch.kernel_ticks = snap.kernel_ticks.saturating_sub(s.kernel_ticks);
         batch.lost = snap.dropped.saturating_sub(s.dropped);
