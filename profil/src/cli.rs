@@ -73,7 +73,8 @@ written to stdout (-) sends the report and the program's output to stderr. With 
 profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
 or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
 With -g, every sample's call stack is recorded too: the flat profile gains each function's
-total % (samples with it anywhere on the stack), and the exports carry whole stacks.";
+total % (samples with it anywhere on the stack), and the exports carry whole stacks. On Redox
+the stacks are the kernel's frame-pointer walks: build programs with frame pointers.";
 
 fn options() -> Options {
     let mut o = Options::new();
