@@ -64,7 +64,7 @@ mod tests {
 
     #[test]
     fn callers_and_callees_of_the_top_functions() {
-        let (sp, flat) = crate::stacks::tests::stacks_and_flat();
+        let (sp, flat) = crate::flat::tests::stacks_and_flat();
         assert_eq!(
             render(&sp, &flat, 2),
             "Call graph (top 2 of 4 functions by total; 9 samples with stacks, 1 truncated):\n\

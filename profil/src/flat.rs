@@ -9,21 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
 use crate::stacks::StackProfile;
-use crate::symbolize::{Location, Sample, Symbolizer, PROGRAM};
-
-/// What makes a function one entry: its object and its start address there (`None` where
-/// the object could not be read: all of it is one entry).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FunctionKey {
-    pub object: usize,
-    pub function: Option<u64>,
-}
-
-impl FunctionKey {
-    pub fn of(l: &Location) -> FunctionKey {
-        FunctionKey { object: l.object, function: l.function.as_ref().map(|f| f.addr) }
-    }
-}
+use crate::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
 
 /// Where a function's code is, and its exact hits, for the instruction view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,8 +133,19 @@ impl FlatProfile {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
+
+    /// The stacks' test profile with the samples behind its stacks, as stacks and the flat
+    /// profile.
+    pub fn stacks_and_flat() -> (StackProfile, FlatProfile) {
+        let mut s = crate::stacks::tests::symbolizer();
+        let mut p = crate::stacks::tests::profile();
+        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
+        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        (sp, flat)
+    }
     use crate::object_file::ObjectFile;
     use crate::profile::Profile;
     use crate::symbols::{Function, SymbolTable};
@@ -201,7 +198,7 @@ mod tests {
 
     #[test]
     fn totals_come_from_the_stacks() {
-        let (_, f) = crate::stacks::tests::stacks_and_flat();
+        let (_, f) = stacks_and_flat();
         assert_eq!(
             f.render(),
             "Flat profile (9 user ticks):\n\

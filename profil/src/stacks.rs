@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::flat::FunctionKey;
 use crate::profile::{Frame, Profile};
-use crate::symbolize::{Location, Symbolizer, PROGRAM};
+use crate::symbolize::{FunctionKey, Location, Symbolizer, PROGRAM};
 
 /// A function that appears on some stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,16 +166,6 @@ pub mod tests {
             ],
             ..Default::default()
         }
-    }
-
-    /// [`profile`] with the samples behind its stacks, as stacks and the flat profile.
-    pub fn stacks_and_flat() -> (StackProfile, crate::flat::FlatProfile) {
-        let mut s = symbolizer();
-        let mut p = profile();
-        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
-        let sp = StackProfile::build(&p, &mut s).unwrap();
-        let flat = crate::flat::FlatProfile::build(&s.locate(&p), &s, Some(&sp));
-        (sp, flat)
     }
 
     #[test]

@@ -43,6 +43,20 @@ pub struct Location {
     pub function: Option<Function>,
 }
 
+/// What makes a function one entry of a profile: its object and its start address there
+/// (`None` where the object could not be read: all of it is one entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunctionKey {
+    pub object: usize,
+    pub function: Option<u64>,
+}
+
+impl FunctionKey {
+    pub fn of(l: &Location) -> FunctionKey {
+        FunctionKey { object: l.object, function: l.function.as_ref().map(|f| f.addr) }
+    }
+}
+
 /// One exact sample and its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
