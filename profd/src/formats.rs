@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::prof_data::ProfData;
+pub use crate::session::StackFrame;
 use crate::session::{Session, SessionState, StopReason};
 
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
@@ -79,25 +80,15 @@ pub fn stacks_text(session: Option<&Session>) -> String {
     stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
     for (stack, count) in stacks {
         let _ = write!(out, "{count} {}", if stack.truncated { "truncated" } else { "complete" });
-        for (i, &a) in stack.frames.iter().enumerate() {
-            // A return address is classified by its call instruction, just before it.
-            let back = u64::from(i > 0);
-            match s.link_address(a.wrapping_sub(back)) {
-                Some(link) => write!(out, " text:{:#x}", link + back),
-                None => write!(out, " other:{a:#x}"),
-            }
-            .unwrap_or(());
+        for frame in s.stack_frames(stack) {
+            let _ = match frame {
+                StackFrame::Text(a) => write!(out, " text:{a:#x}"),
+                StackFrame::Other(a) => write!(out, " other:{a:#x}"),
+            };
         }
         out.push('\n');
     }
     out
-}
-
-/// A frame of [`stacks_text`]: in the program (link-time) or elsewhere (runtime).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StackFrame {
-    Text(u64),
-    Other(u64),
 }
 
 /// Parse [`stacks_text`] back into (frames, truncated, count), for clients. Lines that do not

@@ -66,6 +66,15 @@ impl SessionState {
     }
 }
 
+/// A frame of a call stack, placed: in the program's text (link-time address) or elsewhere
+/// (runtime address). The address is the frame's own (the sampled address, or a return
+/// address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackFrame {
+    Text(u64),
+    Other(u64),
+}
+
 /// uid 0 may do anything.
 pub const ROOT_UID: u32 = 0;
 
@@ -116,6 +125,16 @@ impl Session {
     /// Samples outside the program's text (shared objects, vdso), as runtime addresses.
     pub fn foreign_samples(&self) -> Vec<(u64, u64)> {
         self.samples.iter().filter(|(&a, _)| self.link_address(a).is_none()).map(|(&a, &n)| (a, n)).collect()
+    }
+
+    /// The frames of `stack`, placed. A return address is placed by its call instruction, just
+    /// before it, so a call that ends the program's text still counts as the program's.
+    pub fn stack_frames(&self, stack: &CallStack) -> Vec<StackFrame> {
+        let place = |(i, &a): (usize, &u64)| {
+            let back = u64::from(i > 0);
+            self.link_address(a.wrapping_sub(back)).map_or(StackFrame::Other(a), |link| StackFrame::Text(link + back))
+        };
+        stack.frames.iter().enumerate().map(place).collect()
     }
 
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {

@@ -1,6 +1,6 @@
 //! The result of one profiled run, whichever OS backend produced it.
 
-use profd::formats::{parse_samples, parse_status, reason_from_str};
+use profd::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
 use profd::prof_data::DecodeError;
 use profd::sampler::Mapping;
 use profd::session::Session;
@@ -27,6 +27,21 @@ pub struct Stack {
     /// The outermost callers are missing (the unwind stopped early).
     pub truncated: bool,
     pub count: u64,
+}
+
+impl Stack {
+    /// A stack of placed frames (`Session::stack_frames`, `/scheme/prof/stacks`): each caller
+    /// is named by its return address minus one.
+    fn new(frames: Vec<StackFrame>, truncated: bool, count: u64) -> Stack {
+        let frame = |(i, f): (usize, StackFrame)| {
+            let back = u64::from(i > 0);
+            match f {
+                StackFrame::Text(a) => Frame::Program(a.wrapping_sub(back)),
+                StackFrame::Other(a) => Frame::Foreign(a.wrapping_sub(back)),
+            }
+        };
+        Stack { frames: frames.into_iter().enumerate().map(frame).collect(), truncated, count }
+    }
 }
 
 /// Everything the reports are made from.
@@ -71,23 +86,7 @@ impl Profile {
             },
             later_execs: later_exec_images(s),
             stacks_recorded,
-            stacks: s
-                .stacks
-                .iter()
-                .map(|(st, &count)| Stack {
-                    frames: st
-                        .frames
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &a)| {
-                            let a = if i == 0 { a } else { a.wrapping_sub(1) };
-                            s.link_address(a).map_or(Frame::Foreign(a), Frame::Program)
-                        })
-                        .collect(),
-                    truncated: st.truncated,
-                    count,
-                })
-                .collect(),
+            stacks: s.stacks.iter().map(|(st, &count)| Stack::new(s.stack_frames(st), st.truncated, count)).collect(),
         }
     }
 }
@@ -148,25 +147,10 @@ impl Profile {
     /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
     /// profile read from the scheme. Malformed lines are skipped.
     pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
-        use profd::formats::StackFrame;
         self.stacks_recorded = true;
         self.stacks = profd::formats::parse_stacks(stacks)
             .into_iter()
-            .map(|(frames, truncated, count)| Stack {
-                frames: frames
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, f)| {
-                        let back = u64::from(i > 0);
-                        match f {
-                            StackFrame::Text(a) => Frame::Program(a.wrapping_sub(back)),
-                            StackFrame::Other(a) => Frame::Foreign(a.wrapping_sub(back)),
-                        }
-                    })
-                    .collect(),
-                truncated,
-                count,
-            })
+            .map(|(frames, truncated, count)| Stack::new(frames, truncated, count))
             .collect();
         self
     }
