@@ -65,11 +65,15 @@ impl ImageLayout {
     /// `pgoff` (both page aligned, as mmap records them).  `None` if no executable segment of the
     /// image starts in that file page, i.e. the mapping is not one of ours.
     pub fn load_base_for_mapping(&self, addr: u64, pgoff: u64) -> Option<u64> {
-        self.exec_segments
-            .iter()
-            .find(|s| page_down(s.offset) == pgoff)
-            .and_then(|s| addr.checked_sub(page_down(s.vaddr)))
+        load_base(&self.exec_segments, addr, pgoff)
     }
+}
+
+/// The load base (where link-time address 0 is at run time) implied by a mapping at `addr` of
+/// file offset `pgoff` of an object with these executable segments: mmap rounds a segment's
+/// file offset and address down to the page. `None` if no segment starts in that file page.
+pub fn load_base(exec_segments: &[LoadSegment], addr: u64, pgoff: u64) -> Option<u64> {
+    exec_segments.iter().find(|s| page_down(s.offset) == pgoff).and_then(|s| addr.checked_sub(page_down(s.vaddr)))
 }
 
 fn page_down(x: u64) -> u64 {

@@ -10,10 +10,12 @@
 //!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
 //! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands and
 //!   [`formats`] its text files.
-//! * [`file_bytes`] — an object file's bytes, mapped from disk.
+//! * [`file_bytes`] — an object file's bytes, mapped from disk; [`elf_headers`] — its
+//!   headers alone.
 //! * `vdso` (Linux) — the vdso's image, to name and unwind code in it.
 
 pub mod ctl;
+pub mod elf_headers;
 pub mod error;
 pub mod file_bytes;
 pub mod formats;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use goblin::elf::{program_header, section_header, Elf, ProgramHeader, SectionHeader};
+use goblin::elf::{program_header, section_header, Elf};
 use goblin::elf::sym::Symtab;
 pub use profd::file_bytes::FileBytes;
 use profd::sampler::Mapping;
@@ -12,26 +12,19 @@ use profd::sampler::Mapping;
 use crate::eh_frame;
 use crate::symbols::{Names, SymbolTable};
 
-/// goblin's `Elf` with what profil reads of it parsed: the headers and the symbol tables (lazy
-/// views, as goblin makes them), with the symbols' string tables left in the file, each name
-/// read when a profile needs it. goblin's full parse splits and checks every string of the file first, most of the
-/// time it takes on a large program. `None` where the file is not laid out so simply (no
-/// section headers, a table out of bounds): the caller then parses it fully.
-/// The names are found in the file's bytes (`Names::InFile`).
+/// goblin's `Elf` with what profil reads of it parsed: the headers
+/// ([`profd::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
+/// symbols' string tables left in the file (`Names::InFile`), each name read when a profile
+/// needs it. `None` where the file is not laid out so simply (no section headers, a table out
+/// of bounds): the caller then parses it fully.
 pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])> {
-    let header = Elf::parse_header(bytes).ok()?;
-    let ctx = goblin::container::Ctx::new(header.container().ok()?, header.endianness().ok()?);
-    let mut elf = Elf::lazy_parse(header).ok()?;
-    elf.program_headers = ProgramHeader::parse(bytes, header.e_phoff as usize, header.e_phnum as usize, ctx).ok()?;
-    elf.section_headers = SectionHeader::parse(bytes, header.e_shoff as usize, header.e_shnum as usize, ctx).ok()?;
+    let (mut elf, ctx) = profd::elf_headers::parse(bytes)?;
     if elf.section_headers.is_empty() {
         return None;
     }
     let section = |i: usize| -> Option<Names> {
-        let sh = elf.section_headers.get(i)?;
-        let start = usize::try_from(sh.sh_offset).ok()?;
-        let end = start.checked_add(usize::try_from(sh.sh_size).ok()?)?;
-        (end <= bytes.len()).then_some(Names::InFile { start, end })
+        let range = profd::elf_headers::section_range(elf.section_headers.get(i)?, bytes.len())?;
+        Some(Names::InFile { start: range.start, end: range.end })
     };
     let mut names = [Names::InFile { start: 0, end: 0 }, Names::InFile { start: 0, end: 0 }];
     for (slot, kind) in [(0, section_header::SHT_SYMTAB), (1, section_header::SHT_DYNSYM)] {

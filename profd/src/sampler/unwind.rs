@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
-use goblin::elf::Elf;
+use crate::elf_headers;
 use crate::file_bytes::FileBytes;
+use crate::image::LoadSegment;
 use crate::sampler::{CallStack, Mapping};
 
 /// The deepest stack kept; deeper ones are cut there and marked truncated.
@@ -127,24 +128,23 @@ impl StackUnwinder {
 
 /// The framehop module of mapping `m` of the object in `file`.
 fn module_for(m: &Mapping, file: Arc<FileBytes>) -> Option<Module<SectionBytes>> {
-    let elf = Elf::parse(&file).ok()?;
+    let (elf, _) = elf_headers::parse(&file)?;
     // The load bias (where link-time address 0 is at run time), from the executable segment
-    // the mapping starts with: mmap rounds its file offset down to the page.
-    use goblin::elf::program_header::{PF_X, PT_LOAD};
-    let seg = elf.program_headers.iter().find(|p| {
-        p.p_type == PT_LOAD && p.p_flags & PF_X != 0 && p.p_offset >= m.pgoff && p.p_offset - m.pgoff < 0x1000
-    })?;
-    let bias = m.start.checked_add(seg.p_offset - m.pgoff)?.checked_sub(seg.p_vaddr)?;
+    // the mapping starts with.
+    let exec_segments: Vec<LoadSegment> = elf
+        .program_headers
+        .iter()
+        .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.is_executable())
+        .map(|p| LoadSegment { vaddr: p.p_vaddr, memsz: p.p_memsz, offset: p.p_offset })
+        .collect();
+    let bias = crate::image::load_base(&exec_segments, m.start, m.pgoff)?;
     let section = |name: &str| {
         elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).map(|s| {
             let svma = s.sh_addr..s.sh_addr + s.sh_size;
             let bytes = (s.sh_type != goblin::elf::section_header::SHT_NOBITS)
-                .then(|| {
-                    let lo = usize::try_from(s.sh_offset).ok()?;
-                    let hi = lo.checked_add(usize::try_from(s.sh_size).ok()?)?;
-                    (hi <= file.len()).then(|| SectionBytes { file: file.clone(), range: lo..hi })
-                })
-                .flatten();
+                .then(|| elf_headers::section_range(s, file.len()))
+                .flatten()
+                .map(|range| SectionBytes { file: file.clone(), range });
             (svma, bytes)
         })
     };
