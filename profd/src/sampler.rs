@@ -37,6 +37,14 @@ pub enum CallGraph {
 /// Default bytes of user stack copied per sample in [`CallGraph::Dwarf`] (as `perf`'s).
 pub const DEFAULT_STACK_SIZE: u32 = 16 * 1024;
 
+/// Most bytes of user stack Linux copies per sample (`sample_stack_user`).
+pub const MAX_STACK_SIZE: u32 = 65528;
+
+/// A stack copy size Linux takes: a multiple of 8 from 8 to [`MAX_STACK_SIZE`].
+pub fn is_valid_stack_size(bytes: u64) -> bool {
+    (8..=u64::from(MAX_STACK_SIZE)).contains(&bytes) && bytes % 8 == 0
+}
+
 /// One sample's call stack: its instruction pointer, then the return address of each caller,
 /// innermost first (runtime addresses).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

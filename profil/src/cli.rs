@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use getopts::{Options, ParsingStyle};
-use profd::sampler::{CallGraph, DEFAULT_STACK_SIZE};
+use profd::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX_STACK_SIZE};
 
 use crate::disasm;
 
@@ -162,10 +162,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
         Some(s) => match parse_number(&s) {
-            Some(n) if (8..=65528).contains(&n) && n % 8 == 0 => n as u32,
+            Some(n) if is_valid_stack_size(n) => n as u32,
             _ => {
                 return Err(UsageError(format!(
-                    "invalid size '{s}' for --stack-size: expected a multiple of 8 from 8 to 65528 (bytes)"
+                    "invalid size '{s}' for --stack-size: expected a multiple of 8 from 8 to {MAX_STACK_SIZE} (bytes)"
                 )))
             }
         },

@@ -38,7 +38,7 @@ use sys::bindings as b;
 use crate::error::ProfError;
 use crate::image::ImageLayout;
 use crate::sampler::unwind::{StackUnwinder, UserRegs};
-use crate::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler};
+use crate::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use crate::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
@@ -137,9 +137,9 @@ impl PerfEventSampler {
             ino: meta.ino(),
         };
         if let CallGraph::Dwarf { stack_size } = config.call_graph {
-            // The kernel takes sizes up to 65528 that are multiples of 8.
-            if stack_size == 0 || stack_size > 65528 || stack_size % 8 != 0 {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, "stack size must be a multiple of 8 from 8 to 65528 bytes"));
+            if !crate::sampler::is_valid_stack_size(u64::from(stack_size)) {
+                let why = format!("stack size must be a multiple of 8 from 8 to {MAX_STACK_SIZE} bytes");
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
             }
         }
         Ok(PerfEventSampler {
