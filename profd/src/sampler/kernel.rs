@@ -59,6 +59,14 @@ impl<K: KernelFiles> KernelSampler<K> {
     }
 }
 
+/// The kernel's counts are cumulative: the ticks of `key` since `seen` last recorded it.
+fn new_ticks<K: Ord>(seen: &mut BTreeMap<K, u64>, key: K, count: u64) -> Option<u64> {
+    let last = seen.entry(key).or_insert(0);
+    let new = count.checked_sub(*last).filter(|&n| n > 0)?;
+    *last = count;
+    Some(new)
+}
+
 fn errno(e: &io::Error) -> ProfError {
     e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
 }
@@ -112,18 +120,14 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             return Ok(batch);
         }
         for e in &snap.entries {
-            let seen = s.counts.entry(e.addr).or_insert(0);
-            if e.count > *seen {
-                batch.user.push((e.addr, e.count - *seen));
-                *seen = e.count;
+            if let Some(n) = new_ticks(&mut s.counts, e.addr, e.count) {
+                batch.user.push((e.addr, n));
             }
         }
         for st in std::mem::take(&mut snap.stacks) {
             let stack = CallStack { frames: st.frames, truncated: st.truncated };
-            let seen = s.stack_counts.entry(stack.clone()).or_insert(0);
-            if st.count > *seen {
-                batch.stacks.push((stack, st.count - *seen));
-                *seen = st.count;
+            if let Some(n) = new_ticks(&mut s.stack_counts, stack.clone(), st.count) {
+                batch.stacks.push((stack, n));
             }
         }
         // Ticks whose stack found the kernel's stack table full (deep recursion makes many
