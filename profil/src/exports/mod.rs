@@ -234,14 +234,14 @@ impl Exports {
             let bytes = match format {
                 Format::Gmon => {
                     let p = &run.profile;
-                    gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks))
+                    Ok(gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks)))
                 }
-                Format::Collapsed => collapsed::render(&run.program, a.flat, a.stacks).into_bytes(),
-                Format::Svg => svg::render(&run.program, a.flat, a.stacks).map_err(|error| ExportError { path: path.clone(), error })?,
-                Format::Pprof => pprof::render(a).map_err(|error| ExportError { path: path.clone(), error })?,
-                Format::Json => json::render(a).into_bytes(),
+                Format::Collapsed => Ok(collapsed::render(&run.program, a.flat, a.stacks).into_bytes()),
+                Format::Svg => svg::render(&run.program, a.flat, a.stacks),
+                Format::Pprof => pprof::render(a),
+                Format::Json => Ok(json::render(a).into_bytes()),
             };
-            target.write(&bytes).map_err(|error| ExportError { path, error })?;
+            bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;
         }
         Ok(())
     }
