@@ -309,7 +309,7 @@ fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
 }
 
 /// One line of `/proc/PID/maps` that maps a file executable: (start, len, pgoff, dev, inode, path).
-fn executable_mapping(line: &str) -> Option<(u64, u64, u64, (u32, u32), u64, String)> {
+pub(crate) fn executable_mapping(line: &str) -> Option<(u64, u64, u64, (u32, u32), u64, String)> {
     let mut w = line.split_ascii_whitespace();
     let (range, perms, pgoff, dev, ino) = (w.next()?, w.next()?, w.next()?, w.next()?, w.next()?);
     let path = w.collect::<Vec<_>>().join(" ");

@@ -182,15 +182,9 @@ mod tests {
     fn unwinds_a_copy_of_our_own_stack() {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
-        for line in maps.lines() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            if w.len() < 6 || !w[1].contains('x') {
-                continue;
-            }
-            let (lo, hi) = w[0].split_once('-').unwrap();
-            let (lo, hi) = (u64::from_str_radix(lo, 16).unwrap(), u64::from_str_radix(hi, 16).unwrap());
-            let m = Mapping { start: lo, len: hi - lo, pgoff: u64::from_str_radix(w[2], 16).unwrap(), path: w[5..].join(" ") };
-            u.add_mapping(&m);
+        // As an attached process's mappings are read (perf_event::executable_mapping).
+        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
+            u.add_mapping(&Mapping { start, len, pgoff, path });
         }
         let (regs, stack) = capture();
         let s = u.unwind(regs, &stack);
