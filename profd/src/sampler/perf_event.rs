@@ -430,7 +430,9 @@ impl Sampler for PerfEventSampler {
         let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
         // another's, and the unwinder must know the module before unwinding through it.
-        records.sort_by_key(|r| !matches!(r, Record::Mmap2 { .. }));
+        if ev.unwinder.is_some() {
+            records.sort_by_key(|r| !matches!(r, Record::Mmap2 { .. }));
+        }
         for rec in records {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
