@@ -108,7 +108,14 @@ fn init_notify_fd() -> usize {
 pub fn run() -> ! {
     let notify = init_notify_fd();
     // Everything the daemon needs later is opened now, before the null namespace.
-    let sys = SysFiles::open().expect("profd: cannot open /scheme/sys/prof_ctl (kernel without the prof patch?)");
+    let sys = SysFiles::open().unwrap_or_else(|e| {
+        // A stock kernel, or the patched one built without its feature: say so and stay down.
+        eprintln!(
+            "profd: cannot open /scheme/sys/prof_ctl ({e}): this kernel has no per-process profiling \
+             (kernel-patch/redox-kernel-prof.patch, built with KERNEL_CARGO_FEATURES=sys_prof)"
+        );
+        std::process::exit(1)
+    });
     let socket = Socket::create().expect("profd: cannot create the prof scheme");
     let mut scheme = ProfSchemeAdapter(ProfScheme::new(Profd::new(KernelSampler::new(sys))));
 

@@ -45,6 +45,15 @@ pub const MAX_STACK_DEPTH: usize = 32;
 /// Slots of the call-stack table (about 280 bytes each: 280 KiB of kernel heap a session).
 pub const STACK_CAPACITY: usize = 1024;
 
+/// Entry points a session remembers: where its process's contexts started after a switch of
+/// address space (the image's entry at exec, then new threads'), the first ones kept.
+pub const MAX_ROOTS: usize = 4;
+
+/// A return address at most this many bytes past a remembered entry point returns into that
+/// entry's stub (`_start`: a few instructions and one call), which has no caller: the walk
+/// ends there, complete, whatever the stub left in the frame-pointer register.
+pub const ENTRY_STUB_LEN: u64 = 64;
+
 /// How long a sampler waits for another CPU to finish writing the stack it claimed (that CPU
 /// is inside its own timer interrupt, so it is a few stores away).
 const STACK_READY_SPINS: u32 = 10_000;
@@ -222,11 +231,17 @@ impl Default for StackBuf {
 
 /// Walk the user frame-pointer chain of an interrupted context: `pc` and its frame pointer
 /// `fp`; `read` returns the user word at an address, or `None` where it is not mapped for
-/// user access (the glue checks the page tables; it must never fault). The chain ends at a
-/// zero frame pointer or return address (the root: complete); it is cut, marked truncated,
-/// at an unreadable or misaligned frame, one that does not move up the stack, or the depth
-/// bound.
-pub fn walk_frame_pointers(pc: u64, mut fp: u64, mut read: impl FnMut(u64) -> Option<u64>) -> StackBuf {
+/// user access (the glue checks the page tables; it must never fault). The chain ends,
+/// complete, at a zero frame pointer or return address, or at a return into the stub of one
+/// of the entry points `roots` (0s are ignored; see [`ENTRY_STUB_LEN`]); it is cut, marked
+/// truncated, at an unreadable or misaligned frame, one that does not move up the stack, or
+/// the depth bound.
+pub fn walk_frame_pointers(
+    pc: u64,
+    mut fp: u64,
+    roots: &[u64],
+    mut read: impl FnMut(u64) -> Option<u64>,
+) -> StackBuf {
     let mut stack = StackBuf::new();
     stack.push(pc);
     loop {
@@ -247,12 +262,22 @@ pub fn walk_frame_pointers(pc: u64, mut fp: u64, mut read: impl FnMut(u64) -> Op
         if !stack.push(ret) {
             return stack;
         }
+        if returns_into_entry_stub(ret, roots) {
+            return stack;
+        }
         if next != 0 && next <= fp {
             stack.truncated = true;
             return stack;
         }
         fp = next;
     }
+}
+
+/// Is `ret` a return into the stub at one of the entry points `roots`?
+fn returns_into_entry_stub(ret: u64, roots: &[u64]) -> bool {
+    roots
+        .iter()
+        .any(|&entry| entry != 0 && ret > entry && ret - entry <= ENTRY_STUB_LEN)
 }
 
 /// One slot of the call-stack table: `key` the stack's hash (0: empty), `depth` its frame
@@ -306,6 +331,8 @@ pub struct Profiler {
     awaiting_exec: AtomicBool,
     exec_base: AtomicU64,
     addr_space_switches: AtomicU64,
+    /// Entry points of the process's address-space switches (0: unused), the walk's roots.
+    roots: [AtomicU64; MAX_ROOTS],
     user_ticks: AtomicU64,
     kernel_ticks: AtomicU64,
     dropped: AtomicU64,
@@ -333,6 +360,7 @@ impl Profiler {
             awaiting_exec: AtomicBool::new(false),
             exec_base: AtomicU64::new(0),
             addr_space_switches: AtomicU64::new(0),
+            roots: [const { AtomicU64::new(0) }; MAX_ROOTS],
             user_ticks: AtomicU64::new(0),
             kernel_ticks: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
@@ -579,7 +607,10 @@ impl Profiler {
             &self.kernel_ticks,
             &self.dropped,
             &self.stacks_dropped,
-        ] {
+        ]
+        .into_iter()
+        .chain(&self.roots)
+        {
             counter.store(0, Ordering::Relaxed);
         }
         self.pid.store(pid, Ordering::Relaxed);
@@ -612,14 +643,28 @@ impl Profiler {
     }
 
     /// A context of `pid` switched to a new address space (exec, or a new thread being given
-    /// its process's space) whose lowest executable user mapping starts at `exec_base`. A
-    /// session waiting for the exec counts from here on.
-    pub fn note_addr_space_switch(&self, pid: usize, exec_base: u64) {
+    /// its process's space) whose lowest executable user mapping starts at `exec_base`, and
+    /// starts at `entry`. A session waiting for the exec counts from here on; the entry
+    /// becomes a root of the stack walk (the first [`MAX_ROOTS`] distinct ones are kept).
+    pub fn note_addr_space_switch(&self, pid: usize, exec_base: u64, entry: u64) {
         if self.is_profiling(pid) {
             self.exec_base.store(exec_base, Ordering::Relaxed);
             self.addr_space_switches.fetch_add(1, Ordering::Relaxed);
+            // Control path, not the tick: a free slot is claimed with a CAS; a racing twin
+            // may take a second slot, which costs nothing but the slot.
+            if entry != 0 && !self.roots().contains(&entry) {
+                let _ = self.roots.iter().find(|slot| {
+                    slot.compare_exchange(0, entry, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+                });
+            }
             self.awaiting_exec.store(false, Ordering::Release);
         }
+    }
+
+    /// The entry points the stack walk stops at (0: none), see [`walk_frame_pointers`].
+    #[inline]
+    pub fn roots(&self) -> [u64; MAX_ROOTS] {
+        core::array::from_fn(|i| self.roots[i].load(Ordering::Relaxed))
     }
 
     /// Is the running session still waiting for its process to exec?

@@ -225,10 +225,10 @@ fn one_session_at_a_time_and_capacity_is_bounded() {
 fn exec_base_is_recorded_for_the_profiled_pid_only() {
     let p = running(u64::MAX, 16);
     p.note_exec_base(PID, 0x1000);
-    p.note_addr_space_switch(7, 0xdead_0000);
+    p.note_addr_space_switch(7, 0xdead_0000, 0xdead_0100);
     let s = p.snapshot().unwrap();
     assert_eq!((s.exec_base, s.addr_space_switches), (0x1000, 0));
-    p.note_addr_space_switch(PID, 0x5555_0000_1000);
+    p.note_addr_space_switch(PID, 0x5555_0000_1000, 0x5555_0000_1040);
     let s = p.snapshot().unwrap();
     assert_eq!((s.exec_base, s.addr_space_switches), (0x5555_0000_1000, 1));
     assert_eq!(s.image_load_base(0x1000), Some(0x5555_0000_0000));
@@ -244,14 +244,14 @@ fn a_session_started_for_exec_counts_only_after_the_exec() {
     p.sample(0, true, 0x40_1000);
     p.sample(0, false, 0xffff_8000_0000_1000);
     // Another process's exec does not arm it.
-    p.note_addr_space_switch(7, 0x40_0000);
+    p.note_addr_space_switch(7, 0x40_0000, 0x40_1000);
     p.sample(0, true, 0x40_1000);
     let s = p.snapshot().unwrap();
     assert_eq!(
         (s.state, s.user_ticks, s.kernel_ticks, s.entries.len()),
         (State::Running, 0, 0, 0)
     );
-    p.note_addr_space_switch(PID, 0x40_0000);
+    p.note_addr_space_switch(PID, 0x40_0000, 0x40_1000);
     assert!(!p.is_awaiting_exec());
     p.sample(0, true, 0x40_2000);
     p.sample(0, false, 0xffff_8000_0000_1000);

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kprof::{
-    CountFrom, MAX_STACK_DEPTH, Profiler, STACK_CAPACITY, StackBuf, StackEntry, walk_frame_pointers,
+    CountFrom, ENTRY_STUB_LEN, MAX_ROOTS, MAX_STACK_DEPTH, Profiler, STACK_CAPACITY, StackBuf,
+    StackEntry, walk_frame_pointers,
 };
 
 const PID: usize = 42;
@@ -32,33 +33,101 @@ fn stack(frames: &[u64], truncated: bool) -> StackBuf {
 fn a_complete_chain_ends_at_a_zero_frame_pointer() {
     // c (pc) <- b <- a <- main; main's frame record has a zero saved frame pointer.
     let m = memory(&[(0x7000, 0x7040, 0x1105), (0x7040, 0x7080, 0x1205), (0x7080, 0, 0x1305)]);
-    let s = walk_frame_pointers(0x1010, 0x7000, |a| m.get(&a).copied());
+    let s = walk_frame_pointers(0x1010, 0x7000, &[], |a| m.get(&a).copied());
     assert_eq!(s, stack(&[0x1010, 0x1105, 0x1205, 0x1305], false));
 }
 
 #[test]
 fn broken_chains_are_cut_and_marked() {
     let unreadable = memory(&[(0x7000, 0x9000, 0x1105)]);
-    let s = walk_frame_pointers(0x1010, 0x7000, |a| unreadable.get(&a).copied());
+    let s = walk_frame_pointers(0x1010, 0x7000, &[], |a| unreadable.get(&a).copied());
     assert_eq!(s, stack(&[0x1010, 0x1105], true), "next frame unmapped");
     let backwards = memory(&[(0x7000, 0x6ff0, 0x1105)]);
-    let s = walk_frame_pointers(0x1010, 0x7000, |a| backwards.get(&a).copied());
+    let s = walk_frame_pointers(0x1010, 0x7000, &[], |a| backwards.get(&a).copied());
     assert_eq!(s, stack(&[0x1010, 0x1105], true), "frame pointer moving down");
-    let s = walk_frame_pointers(0x1010, 0x7004, |_| Some(0));
+    let s = walk_frame_pointers(0x1010, 0x7004, &[], |_| Some(0));
     assert_eq!(s, stack(&[0x1010], true), "misaligned");
     // No frame pointer at all (a root, or code without frames whose rbp is 0).
-    assert_eq!(walk_frame_pointers(0x1010, 0, |_| None), stack(&[0x1010], false));
+    assert_eq!(walk_frame_pointers(0x1010, 0, &[], |_| None), stack(&[0x1010], false));
     // A zero return address ends the chain as a root.
     let rooted = memory(&[(0x7000, 0x7040, 0)]);
-    assert_eq!(walk_frame_pointers(0x1010, 0x7000, |a| rooted.get(&a).copied()), stack(&[0x1010], false));
+    assert_eq!(walk_frame_pointers(0x1010, 0x7000, &[], |a| rooted.get(&a).copied()), stack(&[0x1010], false));
     // The top of the address space: the return address's own address would overflow.
-    assert!(walk_frame_pointers(0x1010, u64::MAX & !7, |_| Some(1)).truncated);
+    assert!(walk_frame_pointers(0x1010, u64::MAX & !7, &[], |_| Some(1)).truncated);
+}
+
+/// `_start` at 0x1000 calls the libc start routine; the return address is just past its call.
+const ENTRY: u64 = 0x1000;
+const INTO_START: u64 = ENTRY + 0x2a;
+
+#[test]
+fn a_chain_that_returns_into_the_entry_stub_is_complete() {
+    // pc in fib <- main <- relibc_start_v1 <- _start. What `_start`'s caller frame would be
+    // is whatever the stub left in rbp: here a readable, upward garbage record, which the walk
+    // must not follow.
+    let m = memory(&[
+        (0x7000, 0x7040, 0x1505),
+        (0x7040, 0x7080, 0x1405),
+        (0x7080, 0x70c0, INTO_START),
+        (0x70c0, 0x7100, 0xdead_beef),
+    ]);
+    let read = |a: u64| m.get(&a).copied();
+    let want = stack(&[0x1010, 0x1505, 0x1405, INTO_START], false);
+    assert_eq!(walk_frame_pointers(0x1010, 0x7000, &[ENTRY, 0, 0, 0], read), want);
+    // Any of the roots; unused (0) roots never match.
+    assert_eq!(walk_frame_pointers(0x1010, 0x7000, &[0, 0x9000, ENTRY], read), want);
+    // Without the entry the same chain runs into the garbage.
+    let s = walk_frame_pointers(0x1010, 0x7000, &[], read);
+    assert_eq!(&s.frames()[..5], &[0x1010, 0x1505, 0x1405, INTO_START, 0xdead_beef]);
+    // A relibc without frame pointers: the record above main's is garbage, unreadable; the
+    // chain never returns into the stub and stays truncated.
+    let no_fp = memory(&[(0x7000, 0x7040, 0x1505), (0x7040, 0x1234_5678, 0x1405)]);
+    let s = walk_frame_pointers(0x1010, 0x7000, &[ENTRY], |a| no_fp.get(&a).copied());
+    assert_eq!(s, stack(&[0x1010, 0x1505, 0x1405], true));
+}
+
+#[test]
+fn only_returns_just_past_an_entry_are_into_its_stub() {
+    for (ret, root) in [
+        (ENTRY, false),
+        (ENTRY + 1, true),
+        (ENTRY + ENTRY_STUB_LEN, true),
+        (ENTRY + ENTRY_STUB_LEN + 1, false),
+        (ENTRY - 1, false),
+    ] {
+        let m = memory(&[(0x7000, 0x7040, ret), (0x7040, 0x7080, 0x2000), (0x7080, 0, 0x2100)]);
+        let s = walk_frame_pointers(0x1010, 0x7000, &[ENTRY], |a| m.get(&a).copied());
+        let want: &[u64] = if root { &[0x1010, ret] } else { &[0x1010, ret, 0x2000, 0x2100] };
+        assert_eq!(s, stack(want, false), "return address {ret:#x}");
+    }
+}
+
+#[test]
+fn a_session_remembers_the_entry_points_of_its_process() {
+    let p = Profiler::new(u64::MAX);
+    p.start(PID, 64, CountFrom::Exec).unwrap();
+    assert_eq!(p.roots(), [0; MAX_ROOTS]);
+    // Another process's exec is not ours.
+    p.note_addr_space_switch(7, 0x40_0000, 0x40_1000);
+    assert_eq!(p.roots(), [0; MAX_ROOTS]);
+    // The exec, then threads: each distinct entry once, the first MAX_ROOTS kept.
+    p.note_addr_space_switch(PID, 0x40_0000, 0x40_1000);
+    p.note_addr_space_switch(PID, 0x40_0000, 0x40_1000);
+    p.note_addr_space_switch(PID, 0x40_0000, 0);
+    for entry in [0x40_2000, 0x40_3000, 0x40_4000, 0x40_5000] {
+        p.note_addr_space_switch(PID, 0x40_0000, entry);
+    }
+    assert_eq!(p.roots(), [0x40_1000, 0x40_2000, 0x40_3000, 0x40_4000]);
+    // The next session starts with none.
+    p.stop();
+    p.start(PID, 64, CountFrom::Now).unwrap();
+    assert_eq!(p.roots(), [0; MAX_ROOTS]);
 }
 
 #[test]
 fn deep_chains_stop_at_the_depth_bound() {
     // An endless chain upwards: frame i at 0x10000 + 0x10 i.
-    let s = walk_frame_pointers(0x1010, 0x10000, |a| Some(if a % 16 == 0 { a + 16 } else { 0x2000 + a }));
+    let s = walk_frame_pointers(0x1010, 0x10000, &[], |a| Some(if a % 16 == 0 { a + 16 } else { 0x2000 + a }));
     assert_eq!(s.len, MAX_STACK_DEPTH);
     assert!(s.truncated);
 }

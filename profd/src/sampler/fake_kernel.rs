@@ -47,7 +47,8 @@ impl FakeKernel {
     /// `pid` execs an image whose text the kernel maps at `exec_base`.
     pub fn exec(&mut self, pid: u32, exec_base: u64) {
         self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = exec_base);
-        self.prof.note_addr_space_switch(pid as usize, exec_base);
+        // Its stacks come already walked (`push_stack`), so the entry point is not needed.
+        self.prof.note_addr_space_switch(pid as usize, exec_base, 0);
     }
 
     /// The last context of `pid` exits.
