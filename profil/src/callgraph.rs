@@ -73,7 +73,10 @@ mod tests {
              \x20 total 88.89% (8 samples), self 88.89% (8 samples)\n\
              \x20 called from:\n\
              \x20         6   75.00%  a\n\
+             \x20         3   37.50%  c\n\
              \x20         2   25.00%  b\n\
+             \x20 calls:\n\
+             \x20         3   37.50%  c\n\
              \n\
              main\n\
              \x20 total 88.89% (8 samples), self 0.00% (0 samples)\n\

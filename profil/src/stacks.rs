@@ -3,7 +3,13 @@
 //!
 //! A function is counted once per sample however often it appears on the stack (recursion),
 //! and an arc once per sample however often the caller called the callee in it, so every
-//! share is a share of samples.
+//! share is a share of samples. A recursive call is an arc from a function to itself, as
+//! gprof and perf show it.
+//!
+//! A stack is whole once it reaches the start routine of a process (`_start`, libc's start
+//! function), even where the walk could not read past it: a libc built without frame pointers
+//! leaves garbage in the frame-pointer register above its start routine, so a frame-pointer
+//! walk (the Redox kernel's) ends there "truncated" with every frame of the program on it.
 
 use std::collections::BTreeMap;
 
@@ -69,10 +75,11 @@ impl StackProfile {
                 });
                 frames.push(i);
             }
-            let n = merged.entry((frames, st.truncated)).or_insert(0);
+            let truncated = st.truncated && !frames.first().is_some_and(|&f| out.functions[f].starts_a_process());
+            let n = merged.entry((frames, truncated)).or_insert(0);
             *n = n.saturating_add(st.count);
             out.total = out.total.saturating_add(st.count);
-            if st.truncated {
+            if truncated {
                 out.truncated = out.truncated.saturating_add(st.count);
             }
         }
@@ -97,14 +104,14 @@ impl StackProfile {
     }
 
     /// Samples in which `caller` called `callee` directly: (caller, callee) -> samples.
-    /// Recursive calls (a function calling itself) are left out.
+    /// Recursive calls are arcs from a function to itself.
     pub fn arcs(&self) -> BTreeMap<(usize, usize), u64> {
         let mut arcs = BTreeMap::new();
         let mut seen = HashSet::default();
         for s in &self.stacks {
             seen.clear();
             for w in s.frames.windows(2) {
-                if w[0] != w[1] && seen.insert((w[0], w[1])) {
+                if seen.insert((w[0], w[1])) {
                     let n: &mut u64 = arcs.entry((w[0], w[1])).or_insert(0);
                     *n = n.saturating_add(s.count);
                 }
@@ -117,6 +124,18 @@ impl StackProfile {
     pub fn inclusive_of(&self, name: &str) -> u64 {
         let inclusive = self.inclusive();
         self.functions.iter().position(|f| f.name == name).map_or(0, |i| inclusive[i])
+    }
+}
+
+/// Where the stacks of processes start: the ELF entry stub and the C libraries' start routines
+/// (glibc's and Redox's relibc). Nothing above them is the program's.
+const PROCESS_START_FUNCTIONS: &[&str] =
+    &["_start", "__libc_start_main", "__libc_start_call_main", "relibc_crt0", "relibc_start_v1"];
+
+impl StackFunction {
+    /// Is this a process's start routine, the root of its stacks?
+    fn starts_a_process(&self) -> bool {
+        self.location.function.as_ref().is_some_and(|f| PROCESS_START_FUNCTIONS.contains(&f.name.as_str()))
     }
 }
 
@@ -193,7 +212,48 @@ pub mod tests {
             .into_iter()
             .map(|((a, b), n)| (sp.functions[a].name.as_str(), sp.functions[b].name.as_str(), n))
             .collect();
-        assert_eq!(arcs, vec![("main", "a", 6), ("main", "b", 2), ("a", "c", 6), ("b", "c", 2)]);
+        // c's recursion is an arc from c to itself, once per sample.
+        assert_eq!(arcs, vec![("main", "a", 6), ("main", "b", 2), ("a", "c", 6), ("c", "c", 3), ("b", "c", 2)]);
+    }
+
+    #[test]
+    fn stacks_that_reach_a_process_start_routine_are_whole() {
+        let symbols = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            Function { addr: 0x1100, size: 0x100, name: "fib".into() },
+            Function { addr: 0x1400, size: 0x100, name: "relibc_start_v1".into() },
+            Function { addr: 0x1500, size: 0x40, name: "_start".into() },
+        ]);
+        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
+        let p = Profile {
+            stacks_recorded: true,
+            stacks: vec![
+                // A frame-pointer walk cut above a libc start routine without frames.
+                stack(&[0x1110, 0x1020, 0x1410], true, 5),
+                // Cut higher up still, at the entry stub.
+                stack(&[0x1110, 0x1020, 0x1410, 0x1520], true, 1),
+                // Cut inside the program: its callers are missing.
+                stack(&[0x1110, 0x1120], true, 2),
+                // Complete as walked: the same stack as the first.
+                stack(&[0x1110, 0x1020, 0x1410], false, 3),
+            ],
+            ..Default::default()
+        };
+        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let got: Vec<(Vec<&str>, bool, u64)> = sp
+            .stacks
+            .iter()
+            .map(|st| (st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect(), st.truncated, st.count))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["relibc_start_v1", "main", "fib"], false, 8),
+                (vec!["fib", "fib"], true, 2),
+                (vec!["_start", "relibc_start_v1", "main", "fib"], false, 1),
+            ]
+        );
+        assert_eq!((sp.total, sp.truncated), (11, 2));
     }
 
     #[test]

@@ -92,9 +92,27 @@ fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
     let dir = scratch("stacks-fib");
     let (folded, svg) = (dir.join("fib.folded"), dir.join("fib.svg"));
     let _s = session();
-    let o = profil(&["-f", "-g", "--collapsed", folded.to_str().unwrap(), "--svg", svg.to_str().unwrap(), fib_bin().to_str().unwrap()]);
+    let o = profil(&[
+        "-f",
+        "-g",
+        "--callgraph",
+        "--collapsed",
+        folded.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        fib_bin().to_str().unwrap(),
+    ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
+    // The call graph shows fib's recursion, as gprof and perf do: fib calls fib.
+    let graph = out.split_once("Call graph (").expect("a call graph").1;
+    let fib = graph.split("\n\n").find(|b| b.starts_with("fib\n")).unwrap_or_else(|| panic!("no fib in\n{graph}"));
+    for title in ["  called from:\n", "  calls:\n"] {
+        let list = fib.split_once(title).unwrap_or_else(|| panic!("{title:?} in\n{fib}")).1;
+        let names: Vec<&str> =
+            list.lines().take_while(|l| !l.ends_with(':')).filter_map(|l| l.split_whitespace().nth(2)).collect();
+        assert!(names.contains(&"fib"), "{title:?} {names:?}\n{fib}");
+    }
     let folded = std::fs::read_to_string(&folded).unwrap();
     let (user, _) = ticks(&out);
     let mut overflow = 0;
