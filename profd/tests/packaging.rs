@@ -1,6 +1,6 @@
 //! The Redox packaging is consistent with this repository: the init unit says what init needs
 //! to start profd as `prof:`, and each cookbook recipe builds a package of this workspace and
-//! copies files that exist. (The cookbook itself is not run here; README "Using on Redox".)
+//! copies files that exist. (The cookbook itself is not run here; docs/redox.md.)
 
 use std::path::{Path, PathBuf};
 
@@ -25,44 +25,124 @@ fn the_init_unit_starts_profd_as_the_prof_scheme_on_x86_64() {
     }
 }
 
+/// A recipe's text and its parsed TOML.
+fn recipe(path: &str) -> (String, toml::Table) {
+    let path = root().join("recipes").join(path).join("recipe.toml");
+    (std::fs::read_to_string(&path).unwrap(), toml_file(&path))
+}
+
+/// Upstream's form for recipes nobody has cooked yet: `#TODO not compiled or tested`, then
+/// what they need.
+fn assert_upstream_header(name: &str, text: &str) {
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("#TODO not compiled or tested"), "{name}");
+    assert!(lines.next().unwrap().starts_with("#TODO require "), "{name}: the reason on the second line");
+}
+
 #[test]
-fn each_recipe_builds_a_workspace_package_and_copies_existing_files() {
-    let dir = root().join("recipes/wip/dev/perf");
-    let workspace = toml_file(&root().join("Cargo.toml"));
-    let members: Vec<&str> = workspace["workspace"]["members"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
-    let package_of = |member: &str| toml_file(&root().join(member).join("Cargo.toml"))["package"]["name"].as_str().unwrap().to_string();
-    let packages: Vec<String> = members.iter().map(|m| package_of(m)).collect();
-    for (recipe, package, depends) in [("profd", "profd", None), ("profil", "profil", Some("profd")), ("profil-fib", "fib", Some("profil"))] {
-        let r = toml_file(&dir.join(recipe).join("recipe.toml"));
-        let text = std::fs::read_to_string(dir.join(recipe).join("recipe.toml")).unwrap();
-        assert!(text.starts_with("#TODO "), "{recipe}: wip recipes start with a #TODO line");
-        assert_eq!(r["build"]["template"].as_str(), Some("custom"), "{recipe}: static build");
-        let script = r["build"]["script"].as_str().unwrap();
-        assert!(script.contains(&format!("cookbook_cargo_packages {package}\n")), "{recipe}");
-        assert!(packages.contains(&package.to_string()), "{package} is not a workspace package");
-        match recipe {
-            "profd" => {
-                assert!(r["source"]["git"].as_str().is_some() && r["source"]["rev"].as_str().unwrap().len() == 40);
-                for copied in ["profd/init.d/", "profd/examples/prof-session.sh"] {
-                    assert!(script.contains(&format!("${{COOKBOOK_SOURCE}}/{copied}")), "{copied}");
-                    assert!(root().join(copied).exists(), "{copied}");
-                }
-            }
-            _ => assert_eq!(r["source"]["same_as"].as_str(), Some("../profd")),
-        }
-        let deps = r.get("package").and_then(|p| p["dependencies"].as_array()).cloned().unwrap_or_default();
-        assert_eq!(deps.first().and_then(|d| d.as_str()), depends, "{recipe}");
+fn one_recipe_builds_profd_and_profil_and_installs_their_files() {
+    let (text, r) = recipe("wip/dev/perf/profil");
+    assert_upstream_header("profil", &text);
+    // custom: it installs files too; cookbook_cargo_packages builds statically, in one target dir.
+    assert_eq!(r["build"]["template"].as_str(), Some("custom"));
+    let script = r["build"]["script"].as_str().unwrap();
+    assert!(script.contains("cookbook_cargo_packages profd profil\n"), "{script}");
+    for copied in ["profd/init.d/", "profd/examples/prof-session.sh"] {
+        assert!(script.contains(&format!("${{COOKBOOK_SOURCE}}/{copied}")), "{copied}");
+        assert!(root().join(copied).exists(), "{copied}");
     }
-    // fib keeps its symbols (the cookbook strips /usr/bin otherwise).
-    let fib = std::fs::read_to_string(dir.join("profil-fib/recipe.toml")).unwrap();
-    assert!(fib.contains("COOKBOOK_NOSTRIP=true"));
+    // The source: a branch beside the pinned rev, and a placeholder nobody can miss.
+    let source = r["source"].as_table().unwrap();
+    assert_eq!(source["branch"].as_str(), Some("main"));
+    assert_eq!(source["rev"].as_str().unwrap().len(), 40);
+    assert!(source["git"].as_str().unwrap().contains("OWNER"));
+    assert!(text.contains("# PLACEHOLDER until this repository is published"), "{text}");
+}
+
+#[test]
+fn the_test_program_recipe_shares_the_source_and_keeps_its_symbols() {
+    let (text, r) = recipe("wip/dev/perf/profil-fib");
+    assert_upstream_header("profil-fib", &text);
+    assert_eq!(r["source"]["same_as"].as_str(), Some("../profil"));
+    assert_eq!(r["build"]["template"].as_str(), Some("custom"));
+    let script = r["build"]["script"].as_str().unwrap();
+    assert!(script.contains("cookbook_cargo_packages fib\n") && script.contains("COOKBOOK_NOSTRIP=true"), "{script}");
+    // The cookbook's environment already builds with frame pointers on 64-bit targets.
+    assert!(!script.contains("RUSTFLAGS"), "{script}");
+    assert_eq!(r["package"]["dependencies"].as_array().unwrap(), &vec![toml::Value::from("profil")]);
+    // fib is a package of this workspace.
+    let fib = toml_file(&root().join("fib/Cargo.toml"));
+    assert_eq!(fib["package"]["name"].as_str(), Some("fib"));
+}
+
+#[test]
+fn the_kernel_variant_builds_the_kernel_source_with_the_patch_feature() {
+    let (text, r) = recipe("core/sys-prof-kernel");
+    assert_upstream_header("sys-prof-kernel", &text);
+    assert_eq!(r["source"]["same_as"].as_str(), Some("../kernel"));
+    let script = r["build"]["script"].as_str().unwrap();
+    // The feature the patch declares (kprof's tests check that it gates every added line).
+    let patch = std::fs::read_to_string(root().join("kernel-patch/redox-kernel-prof.patch")).unwrap();
+    assert!(patch.contains("\n+sys_prof = []\n"));
+    assert!(script.contains("make install BUILD=\"${COOKBOOK_BUILD}\" DESTDIR=\"${COOKBOOK_STAGE}\" KERNEL_CARGO_FEATURES=sys_prof\n"), "{script}");
+}
+
+/// Every recipe.toml under `dir`, found as the Redox cookbook finds them
+/// (`src/staged_pkg.rs`: `ignore::Walk::new("recipes")`, the directory name is the recipe's).
+fn cookbook_recipe_dirs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    for entry in ignore::Walk::new(dir).flatten() {
+        if entry.file_name() == "recipe.toml" {
+            let recipe_dir = entry.path().parent().unwrap();
+            found.push((recipe_dir.file_name().unwrap().to_string_lossy().into_owned(), recipe_dir.to_path_buf()));
+        }
+    }
+    found.sort();
+    found
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A Redox tree that is not a git checkout, with our recipes copied in and this repository
+/// fetched as their source: the cookbook sees each recipe once. Without `recipes/.ignore`
+/// the copies inside `source/` would shadow them ("recipe … has two or more entries").
+#[test]
+fn recipes_inside_the_fetched_source_do_not_shadow_the_real_ones() {
+    let tree = std::env::temp_dir().join(format!("profd-cookbook-walk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tree);
+    let recipes = tree.join("recipes");
+    let ours = root().join("recipes");
+    copy_tree(&ours.join("wip/dev/perf"), &recipes.join("wip/dev/perf"));
+    copy_tree(&ours.join("core/sys-prof-kernel"), &recipes.join("core/sys-prof-kernel"));
+    // The fetched source: this repository's recipes folder as the cookbook would check it out.
+    let source = recipes.join("wip/dev/perf/profil/source");
+    copy_tree(&ours, &source.join("recipes"));
+    let names = |found: &[(String, PathBuf)]| found.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    let found = cookbook_recipe_dirs(&recipes);
+    assert_eq!(names(&found), ["profil", "profil-fib", "sys-prof-kernel"], "{found:?}");
+    assert!(found.iter().all(|f| !f.1.starts_with(&source)), "{found:?}");
+    // The negative control: the same tree without our .ignore has the duplicates.
+    std::fs::remove_file(source.join("recipes/.ignore")).unwrap();
+    let found = cookbook_recipe_dirs(&recipes);
+    assert_eq!(names(&found), ["profil", "profil", "profil-fib", "profil-fib", "sys-prof-kernel", "sys-prof-kernel"]);
+    std::fs::remove_dir_all(&tree).unwrap();
 }
 
 #[test]
 fn the_example_config_adds_prof_for_users_and_builds_the_kernel_from_source() {
     let config = toml_file(&root().join("recipes/config/my_prof.toml"));
     assert_eq!(config["packages"]["kernel"].as_str(), Some("source"));
-    for p in ["profd", "profil", "profil-fib", "bash"] {
+    for p in ["profil", "profil-fib", "bash"] {
         assert!(config["packages"].get(p).is_some(), "{p}");
     }
     let files = config["files"].as_array().unwrap();
