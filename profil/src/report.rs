@@ -9,6 +9,7 @@ use profd::layout::{min_bin_size, MAX_BINS};
 use profd::ProfData;
 
 use crate::profile::Profile;
+use crate::stacks::StackProfile;
 
 /// Bar length at 100 %: the spec's sample draws 28 stars for 69.26 %, i.e. ceil(pct * 0.4).
 const BAR_AT_100_PERCENT: u64 = 40;
@@ -93,7 +94,8 @@ pub enum ExitKind {
 
 /// Our lines after the histogram: where the ticks went, why the session ended, how the
 /// program exited.
-pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
+/// `stacks` is the run's named stacks (`-g`): its counts are the ones every other section shows.
+pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: ExitKind) -> String {
     let mut out = String::new();
     let kernel = match p.kernel_ticks {
         Some(k) => format!("{k} kernel"),
@@ -103,13 +105,11 @@ pub fn summary(p: &Profile, program: &str, exit: ExitKind) -> String {
     if p.lost > 0 {
         let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);
     }
-    if p.stacks_recorded {
-        let with: u64 = p.stacks.iter().fold(0, |n, s| n.saturating_add(s.count));
-        let cut: u64 = p.stacks.iter().filter(|s| s.truncated).fold(0, |n, s| n.saturating_add(s.count));
+    if let Some(sp) = stacks {
         let _ = writeln!(
             out,
-            "Call stacks: {with} of {} user samples, {cut} truncated (their outermost callers are missing)",
-            p.user_ticks
+            "Call stacks: {} of {} user samples, {} truncated (their outermost callers are missing)",
+            sp.total, p.user_ticks, sp.truncated
         );
     }
     if let Some(r) = p.stop_reason {
@@ -199,16 +199,50 @@ mod tests {
         p.kernel_ticks = Some(2);
         p.stop_reason = Some(profd::StopReason::Exit);
         assert_eq!(
-            summary(&p, "fib", ExitKind::Exited(0)),
+            summary(&p, None, "fib", ExitKind::Exited(0)),
             "Ticks: 5 user (3 in bins), 2 kernel, 0 lost\nSession ended by: exit\n'fib' exited with status 0\n"
         );
         p.kernel_ticks = None;
         p.lost = 4;
         assert_eq!(
-            summary(&p, "fib", ExitKind::Signaled(9)),
+            summary(&p, None, "fib", ExitKind::Signaled(9)),
             "Ticks: 5 user (3 in bins), kernel not counted (not permitted), 4 lost\n\
              Warning: 4 samples were lost; the profile undercounts.\n\
              Session ended by: exit\n'fib' was killed by signal 9\n"
         );
+    }
+
+    /// The stacks line counts what the call graph counts: a stack the walk cut above a
+    /// process's start routine is whole (`stacks::StackProfile`), in the summary too.
+    #[test]
+    fn the_stacks_line_counts_the_named_stacks() {
+        let mut symbolizer = crate::stacks::tests::symbolizer();
+        let mut p = crate::stacks::tests::profile();
+        p.user_ticks = 9;
+        let sp = StackProfile::build(&p, &mut symbolizer).unwrap();
+        let line = summary(&p, Some(&sp), "abc", ExitKind::Exited(0));
+        assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
+        // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
+        let symbols = crate::symbols::SymbolTable::new(vec![
+            crate::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            crate::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
+        ]);
+        let mut s = crate::symbolize::Symbolizer::new(
+            crate::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
+            "fib",
+        );
+        let walked = Profile {
+            stacks_recorded: true,
+            stacks: vec![crate::profile::Stack {
+                frames: vec![crate::profile::Frame::Program(0x1010), crate::profile::Frame::Program(0x1120)],
+                truncated: true,
+                count: 4,
+            }],
+            user_ticks: 4,
+            ..Default::default()
+        };
+        let sp = StackProfile::build(&walked, &mut s).unwrap();
+        let line = summary(&walked, Some(&sp), "fib", ExitKind::Exited(0));
+        assert!(line.contains("Call stacks: 4 of 4 user samples, 0 truncated"), "{line}");
     }
 }

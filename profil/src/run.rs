@@ -288,7 +288,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(report::summary(&run.profile, &name, exit).as_bytes())?;
+    out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
     out.flush()?;
     let analysis = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: stacks.as_ref() };
     exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;
