@@ -97,7 +97,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render();
     let _ = disasm::render(&flat, &symbolizer, 3);
-    let _ = report::summary(&profile, "fuzz", ExitKind::Exited(0));
+    let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
 }
 
 fuzz_target!(|data: &[u8]| {
