@@ -15,6 +15,11 @@
 //! - The call-stack table: each counted user tick's frame-pointer chain ([`walk_frame_pointers`],
 //!   given a reader of user memory by the glue), hashed into a second lock-free table
 //!   ([`Profiler::sample_stack`]).
+//! - Server labels: a scheme daemon that takes a request from the profiled process (or from a
+//!   daemon already working for it) is labelled as working for the session until it answers
+//!   ([`Profiler::note_request_taken`], [`Profiler::note_request_answered`]); its ticks are
+//!   server samples, kept apart from the program's own. Ticks of idle and of other processes
+//!   are counted too, so the session accounts for every tick of the run.
 //! - [`parse_command`]: the text commands written to `sys:prof_ctl`.
 //! - [`Snapshot`]: what `sys:prof_data` returns, its encoder and [`decode`].
 
@@ -53,6 +58,12 @@ pub const MAX_ROOTS: usize = 4;
 /// entry's stub (`_start`: a few instructions and one call), which has no caller: the walk
 /// ends there, complete, whatever the stub left in the frame-pointer register.
 pub const ENTRY_STUB_LEN: u64 = 64;
+
+/// Daemon contexts (by pid) that can be labelled at once as working for the session.
+pub const MAX_SERVERS: usize = 16;
+
+/// Slots of the server-stack table: each server sample is its daemon's pid and stack (or PC).
+pub const SERVER_STACK_CAPACITY: usize = 1024;
 
 /// How long a sampler waits for another CPU to finish writing the stack it claimed (that CPU
 /// is inside its own timer interrupt, so it is a few stores away).
@@ -210,10 +221,11 @@ impl StackBuf {
         true
     }
 
-    /// 64-bit FNV-1a of the frames and the truncated flag, never 0 (0 marks an empty slot).
-    fn hash(&self) -> u64 {
+    /// 64-bit FNV-1a of the owner's pid, the frames and the truncated flag, never 0 (0 marks
+    /// an empty slot).
+    fn hash(&self, owner: u64) -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for &frame in self.frames() {
+        for &frame in core::iter::once(&owner).chain(self.frames()) {
             for byte in frame.to_le_bytes() {
                 hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
             }
@@ -286,6 +298,8 @@ pub struct StackSlot {
     key: AtomicU64,
     depth: AtomicU32,
     count: AtomicU64,
+    /// Whose stack: 0 in the program's table, the daemon's pid in the server table.
+    owner: AtomicU64,
     frames: [AtomicU64; MAX_STACK_DEPTH],
 }
 
@@ -295,6 +309,7 @@ impl StackSlot {
             key: AtomicU64::new(0),
             depth: AtomicU32::new(0),
             count: AtomicU64::new(0),
+            owner: AtomicU64::new(0),
             frames: [const { AtomicU64::new(0) }; MAX_STACK_DEPTH],
         }
     }
@@ -303,14 +318,42 @@ impl StackSlot {
         (stack.len as u32 + 1) | (u32::from(stack.truncated) << 31)
     }
 
-    /// Does the (written) slot hold exactly `stack`?
-    fn holds(&self, word: u32, stack: &StackBuf) -> bool {
+    /// Does the (written) slot hold exactly `owner`'s `stack`?
+    fn holds(&self, word: u32, owner: u64, stack: &StackBuf) -> bool {
         word == Self::depth_word(stack)
+            && self.owner.load(Ordering::Relaxed) == owner
             && self
                 .frames
                 .iter()
                 .zip(stack.frames())
                 .all(|(slot, &frame)| slot.load(Ordering::Relaxed) == frame)
+    }
+}
+
+/// A daemon working for the session: its pid (0: free slot), the request it took last,
+/// (scheme, tag), and whether it has answered it. Written by the daemon's own context and by
+/// the tick on the CPU that runs it.
+pub struct ServerLabel {
+    pid: AtomicUsize,
+    scheme: AtomicU64,
+    tag: AtomicU64,
+    answered: AtomicBool,
+}
+
+impl ServerLabel {
+    const fn free() -> ServerLabel {
+        ServerLabel {
+            pid: AtomicUsize::new(0),
+            scheme: AtomicU64::new(0),
+            tag: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
+        }
+    }
+
+    fn set(&self, scheme: u64, tag: u64) {
+        self.scheme.store(scheme, Ordering::Relaxed);
+        self.tag.store(tag, Ordering::Relaxed);
+        self.answered.store(false, Ordering::Relaxed);
     }
 }
 
@@ -342,6 +385,17 @@ pub struct Profiler {
     stacks: AtomicPtr<StackSlot>,
     stack_capacity: AtomicUsize,
     stacks_dropped: AtomicU64,
+    /// Daemons working for the session now.
+    labels: [ServerLabel; MAX_SERVERS],
+    /// Server samples (owner = the daemon's pid) and the ones that found the table full.
+    server_stacks: AtomicPtr<StackSlot>,
+    server_stack_capacity: AtomicUsize,
+    server_user_ticks: AtomicU64,
+    server_kernel_ticks: AtomicU64,
+    servers_dropped: AtomicU64,
+    /// Ticks of the idle contexts and kernel threads (pid 0), and of every other process.
+    idle_ticks: AtomicU64,
+    other_ticks: AtomicU64,
     /// Samplers that saw `on` and may be touching the table.
     in_flight: AtomicUsize,
     ctl_busy: AtomicBool,
@@ -369,6 +423,14 @@ impl Profiler {
             stacks: AtomicPtr::new(core::ptr::null_mut()),
             stack_capacity: AtomicUsize::new(0),
             stacks_dropped: AtomicU64::new(0),
+            labels: [const { ServerLabel::free() }; MAX_SERVERS],
+            server_stacks: AtomicPtr::new(core::ptr::null_mut()),
+            server_stack_capacity: AtomicUsize::new(0),
+            server_user_ticks: AtomicU64::new(0),
+            server_kernel_ticks: AtomicU64::new(0),
+            servers_dropped: AtomicU64::new(0),
+            idle_ticks: AtomicU64::new(0),
+            other_ticks: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
             cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
@@ -396,15 +458,72 @@ impl Profiler {
         }
     }
 
-    /// Would a user tick on `cpu` be counted now? The glue walks the user stack only then.
+    /// Would a user tick on `cpu` be counted with its stack now, as the program's or as a
+    /// server's? The glue walks the user stack only then.
     #[inline]
     pub fn wants_stack(&self, cpu: usize) -> bool {
-        self.is_on()
-            && self
-                .cpu_pid
-                .get(cpu)
-                .is_some_and(|slot| slot.load(Ordering::Relaxed) == self.pid.load(Ordering::Relaxed))
-            && !self.awaiting_exec.load(Ordering::Relaxed)
+        if !self.is_on() || self.awaiting_exec.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(pid) = self.cpu_pid.get(cpu).map(|slot| slot.load(Ordering::Relaxed)) else {
+            return false;
+        };
+        pid != 0 && (pid == self.pid.load(Ordering::Relaxed) || self.is_serving(pid))
+    }
+
+    /// Is `pid` a daemon labelled as working for the running session?
+    #[inline]
+    pub fn is_serving(&self, pid: usize) -> bool {
+        self.is_on() && self.label_of(pid).is_some()
+    }
+
+    fn label_of(&self, pid: usize) -> Option<&ServerLabel> {
+        if pid == 0 {
+            return None;
+        }
+        self.labels.iter().find(|l| l.pid.load(Ordering::Relaxed) == pid)
+    }
+
+    /// Scheme hook, in the daemon's context: daemon `server` took request `tag` of `scheme`,
+    /// made by `client`. If the client is the profiled process, or a daemon working for it
+    /// (so chains are followed), `server` now works for the session until it has answered
+    /// that request ([`Profiler::note_request_answered`]); a request from anyone else ends its
+    /// label. A daemon that takes several requests before answering is labelled by the last
+    /// one it took. With all [`MAX_SERVERS`] labels in use, a further daemon is not labelled.
+    pub fn note_request_taken(&self, server: usize, client: usize, scheme: u64, tag: u64) {
+        if !self.is_on() || server == 0 || server == self.pid.load(Ordering::Relaxed) {
+            return;
+        }
+        let for_session = client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
+        let existing = self.labels.iter().find(|l| l.pid.load(Ordering::Relaxed) == server);
+        match (for_session, existing) {
+            (true, Some(label)) => label.set(scheme, tag),
+            (true, None) => {
+                if let Some(label) = self.labels.iter().find(|l| {
+                    l.pid
+                        .compare_exchange(0, server, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                }) {
+                    label.set(scheme, tag);
+                }
+            }
+            (false, Some(label)) => label.pid.store(0, Ordering::Release),
+            (false, None) => {}
+        }
+    }
+
+    /// Scheme hook, in the daemon's context: daemon `server` is answering request `tag` of
+    /// `scheme`. If that is the request it was labelled by, its label ends with the next tick
+    /// that finds it running, which still counts for the session: system calls run with
+    /// interrupts masked, so a tick that fell in the answering call itself is delivered as
+    /// the daemon returns from it.
+    pub fn note_request_answered(&self, server: usize, scheme: u64, tag: u64) {
+        if let Some(label) = self.label_of(server)
+            && label.scheme.load(Ordering::Relaxed) == scheme
+            && label.tag.load(Ordering::Relaxed) == tag
+        {
+            label.answered.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Timer hook: `cpu` was interrupted at `pc`, in user mode if `user`.
@@ -417,28 +536,55 @@ impl Profiler {
 
     /// [`Profiler::sample`], and for a counted user tick its call stack (whose first frame is
     /// `pc`) into the stack table.
+    ///
+    /// Every tick of a running session (once its process has exec'd) lands in exactly one
+    /// account: the program's (user or kernel), a labelled daemon's (server samples), idle
+    /// (pid 0: idle contexts, kernel threads), or another process's.
     pub fn sample_stack(&self, cpu: usize, user: bool, pc: u64, stack: Option<&StackBuf>) {
         let Some(slot) = self.cpu_pid.get(cpu) else {
             return;
         };
         let pid = slot.load(Ordering::Relaxed);
-        if pid == 0 {
-            return;
-        }
         // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
         // table is never freed under us.
         self.in_flight.fetch_add(1, Ordering::SeqCst);
-        if self.on.load(Ordering::SeqCst)
-            && pid == self.pid.load(Ordering::Relaxed)
-            && !self.awaiting_exec.load(Ordering::Acquire)
-        {
-            if !user {
-                self.bump(&self.kernel_ticks);
-            } else if self.bump(&self.user_ticks) {
-                self.insert(pc);
-                if let Some(stack) = stack {
-                    self.insert_stack(stack);
+        if self.on.load(Ordering::SeqCst) && !self.awaiting_exec.load(Ordering::Acquire) {
+            if pid != 0 && pid == self.pid.load(Ordering::Relaxed) {
+                if !user {
+                    self.bump(&self.kernel_ticks);
+                } else if self.bump(&self.user_ticks) {
+                    self.insert(pc);
+                    if let Some(stack) = stack {
+                        self.insert_stack(&self.stacks, &self.stack_capacity, &self.stacks_dropped, 0, stack);
+                    }
                 }
+            } else if pid == 0 {
+                self.bump(&self.idle_ticks);
+            } else if let Some(label) = self.label_of(pid) {
+                if label.answered.load(Ordering::Relaxed) {
+                    // The answer's tick: the last of this label.
+                    let _ = label.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
+                }
+                if !user {
+                    self.bump(&self.server_kernel_ticks);
+                } else if self.bump(&self.server_user_ticks) {
+                    // Without a walk the sample is its PC alone, cut there.
+                    let mut alone = StackBuf::new();
+                    let stack = stack.unwrap_or_else(|| {
+                        alone.push(pc);
+                        alone.truncated = true;
+                        &alone
+                    });
+                    self.insert_stack(
+                        &self.server_stacks,
+                        &self.server_stack_capacity,
+                        &self.servers_dropped,
+                        pid as u64,
+                        stack,
+                    );
+                }
+            } else {
+                self.bump(&self.other_ticks);
             }
         }
         self.in_flight.fetch_sub(1, Ordering::Release);
@@ -505,19 +651,28 @@ impl Profiler {
         self.bump(&self.dropped);
     }
 
-    /// Count one call stack: as [`Profiler::insert`], keyed by the stack's hash; the slot's
-    /// claimer writes the frames, then publishes them with the depth word. A hash match is
-    /// counted only if the frames match too (a different stack probes on).
-    fn insert_stack(&self, stack: &StackBuf) {
-        let table = self.stacks.load(Ordering::Acquire);
-        let capacity = self.stack_capacity.load(Ordering::Acquire);
+    /// Count one call stack of `owner` in a stack table (the program's, `owner` 0, or the
+    /// servers'): as [`Profiler::insert`], keyed by the hash of owner and stack; the slot's
+    /// claimer writes owner and frames, then publishes them with the depth word. A hash match
+    /// is counted only if owner and frames match too (a different stack probes on). A stack
+    /// that finds no slot is counted in `dropped`.
+    fn insert_stack(
+        &self,
+        table: &AtomicPtr<StackSlot>,
+        capacity: &AtomicUsize,
+        dropped: &AtomicU64,
+        owner: u64,
+        stack: &StackBuf,
+    ) {
+        let table = table.load(Ordering::Acquire);
+        let capacity = capacity.load(Ordering::Acquire);
         if table.is_null() || capacity == 0 || stack.len == 0 {
-            self.bump(&self.stacks_dropped);
+            self.bump(dropped);
             return;
         }
         // SAFETY: as for the PC table (`insert`): freed only by `start` after `quiesce`.
         let slots = unsafe { core::slice::from_raw_parts(table, capacity) };
-        let key = stack.hash();
+        let key = stack.hash(owner);
         let mut index = probe_start(key, capacity);
         for _ in 0..capacity {
             if let Some(slot) = slots.get(index) {
@@ -526,6 +681,7 @@ impl Profiler {
                     .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
                 {
                     Ok(_) => {
+                        slot.owner.store(owner, Ordering::Relaxed);
                         for (to, &frame) in slot.frames.iter().zip(stack.frames()) {
                             to.store(frame, Ordering::Relaxed);
                         }
@@ -543,10 +699,10 @@ impl Profiler {
                             word = slot.depth.load(Ordering::Acquire);
                         }
                         if word == 0 {
-                            self.bump(&self.stacks_dropped);
+                            self.bump(dropped);
                             return;
                         }
-                        if slot.holds(word, stack) {
+                        if slot.holds(word, owner, stack) {
                             self.bump(&slot.count);
                             return;
                         }
@@ -559,7 +715,7 @@ impl Profiler {
                 index = 0;
             }
         }
-        self.bump(&self.stacks_dropped);
+        self.bump(dropped);
     }
 
     /// Start profiling `pid` with a table of `capacity` slots, counting `from` now or from its
@@ -586,18 +742,29 @@ impl Profiler {
             .try_reserve_exact(STACK_CAPACITY)
             .map_err(|_| CtlError::NoMemory)?;
         stack_slots.resize_with(STACK_CAPACITY, StackSlot::empty);
+        let mut server_slots = Vec::new();
+        server_slots
+            .try_reserve_exact(SERVER_STACK_CAPACITY)
+            .map_err(|_| CtlError::NoMemory)?;
+        server_slots.resize_with(SERVER_STACK_CAPACITY, StackSlot::empty);
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
         let new_stacks = Box::into_raw(stack_slots.into_boxed_slice()).cast::<StackSlot>();
+        let new_server_stacks = Box::into_raw(server_slots.into_boxed_slice()).cast::<StackSlot>();
 
         self.quiesce();
         let old_table = self.table.swap(new_table, Ordering::AcqRel);
         let old_capacity = self.capacity.swap(capacity, Ordering::AcqRel);
         let old_stacks = self.stacks.swap(new_stacks, Ordering::AcqRel);
         let old_stack_capacity = self.stack_capacity.swap(STACK_CAPACITY, Ordering::AcqRel);
+        let old_server_stacks = self.server_stacks.swap(new_server_stacks, Ordering::AcqRel);
+        let old_server_capacity = self
+            .server_stack_capacity
+            .swap(SERVER_STACK_CAPACITY, Ordering::AcqRel);
         // SAFETY: the session is off and no sampler is in flight, so nobody else holds them.
         unsafe {
             free_table(old_table, old_capacity);
             free_table(old_stacks, old_stack_capacity);
+            free_table(old_server_stacks, old_server_capacity);
         }
 
         for counter in [
@@ -607,11 +774,20 @@ impl Profiler {
             &self.kernel_ticks,
             &self.dropped,
             &self.stacks_dropped,
+            &self.server_user_ticks,
+            &self.server_kernel_ticks,
+            &self.servers_dropped,
+            &self.idle_ticks,
+            &self.other_ticks,
         ]
         .into_iter()
         .chain(&self.roots)
         {
             counter.store(0, Ordering::Relaxed);
+        }
+        // The last session's daemons work for nobody now.
+        for label in &self.labels {
+            label.pid.store(0, Ordering::Relaxed);
         }
         self.pid.store(pid, Ordering::Relaxed);
         self.awaiting_exec
@@ -724,37 +900,13 @@ impl Profiler {
             }
         }
         entries.sort_unstable_by_key(|entry| entry.addr);
-        let stack_table = self.stacks.load(Ordering::Acquire);
-        let stack_capacity = self.stack_capacity.load(Ordering::Acquire);
-        let stack_slots: &[StackSlot] = if stack_table.is_null() {
-            &[]
-        } else {
-            // SAFETY: as for the PC table above.
-            unsafe { core::slice::from_raw_parts(stack_table, stack_capacity) }
-        };
-        let mut stacks = Vec::new();
-        for slot in stack_slots {
-            // A slot still being written by a sampler waits for the next snapshot.
-            let word = slot.depth.load(Ordering::Acquire);
-            if word == 0 {
-                continue;
-            }
-            let depth = ((word & !(1 << 31)) as usize - 1).min(MAX_STACK_DEPTH);
-            let mut frames = Vec::new();
-            frames
-                .try_reserve_exact(depth)
-                .map_err(|_| CtlError::NoMemory)?;
-            frames.extend(slot.frames[..depth].iter().map(|f| f.load(Ordering::Relaxed)));
-            stacks
-                .try_reserve(1)
-                .map_err(|_| CtlError::NoMemory)?;
-            stacks.push(StackEntry {
-                count: slot.count.load(Ordering::Relaxed),
-                truncated: word & (1 << 31) != 0,
-                frames,
-            });
-        }
-        stacks.sort_unstable_by(|a, b| a.frames.cmp(&b.frames).then(a.truncated.cmp(&b.truncated)));
+        // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
+        let stacks = unsafe { read_stack_table(&self.stacks, &self.stack_capacity) }?;
+        let stacks = stacks.into_iter().map(|(_, stack)| stack).collect();
+        let server_stacks = unsafe { read_stack_table(&self.server_stacks, &self.server_stack_capacity) }?
+            .into_iter()
+            .map(|(pid, stack)| ServerStack { pid, stack })
+            .collect();
         Ok(Snapshot {
             state,
             stop_reason,
@@ -767,8 +919,15 @@ impl Profiler {
             capacity: capacity as u64,
             entries,
             stacks_dropped: self.stacks_dropped.load(Ordering::Relaxed),
-            stack_capacity: stack_capacity as u64,
+            stack_capacity: self.stack_capacity.load(Ordering::Relaxed) as u64,
             stacks,
+            idle_ticks: self.idle_ticks.load(Ordering::Relaxed),
+            other_ticks: self.other_ticks.load(Ordering::Relaxed),
+            server_user_ticks: self.server_user_ticks.load(Ordering::Relaxed),
+            server_kernel_ticks: self.server_kernel_ticks.load(Ordering::Relaxed),
+            servers_dropped: self.servers_dropped.load(Ordering::Relaxed),
+            server_stack_capacity: self.server_stack_capacity.load(Ordering::Relaxed) as u64,
+            server_stacks,
         })
     }
 
@@ -811,10 +970,13 @@ impl Drop for Profiler {
         let capacity = *self.capacity.get_mut();
         let stacks = *self.stacks.get_mut();
         let stack_capacity = *self.stack_capacity.get_mut();
+        let server_stacks = *self.server_stacks.get_mut();
+        let server_capacity = *self.server_stack_capacity.get_mut();
         // SAFETY: `&mut self`: no sampler or control operation can be running.
         unsafe {
             free_table(table, capacity);
             free_table(stacks, stack_capacity);
+            free_table(server_stacks, server_capacity);
         }
     }
 }
@@ -829,6 +991,51 @@ impl Drop for CtlGuard<'_> {
 
 fn status_word(state: State, reason: StopReason) -> u32 {
     state as u32 | (reason as u32) << 8
+}
+
+/// The written slots of a stack table as (owner, stack), ordered by owner, then frames.
+///
+/// # Safety
+/// The table is not freed meanwhile (the caller holds the control lock).
+unsafe fn read_stack_table(
+    table: &AtomicPtr<StackSlot>,
+    capacity: &AtomicUsize,
+) -> Result<Vec<(u64, StackEntry)>, CtlError> {
+    let table = table.load(Ordering::Acquire);
+    let capacity = capacity.load(Ordering::Acquire);
+    let slots: &[StackSlot] = if table.is_null() {
+        &[]
+    } else {
+        // SAFETY: by the caller.
+        unsafe { core::slice::from_raw_parts(table, capacity) }
+    };
+    let mut stacks = Vec::new();
+    for slot in slots {
+        // A slot still being written by a sampler waits for the next snapshot.
+        let word = slot.depth.load(Ordering::Acquire);
+        if word == 0 {
+            continue;
+        }
+        let depth = ((word & !(1 << 31)) as usize - 1).min(MAX_STACK_DEPTH);
+        let mut frames = Vec::new();
+        frames
+            .try_reserve_exact(depth)
+            .map_err(|_| CtlError::NoMemory)?;
+        frames.extend(slot.frames[..depth].iter().map(|f| f.load(Ordering::Relaxed)));
+        stacks.try_reserve(1).map_err(|_| CtlError::NoMemory)?;
+        stacks.push((
+            slot.owner.load(Ordering::Relaxed),
+            StackEntry {
+                count: slot.count.load(Ordering::Relaxed),
+                truncated: word & (1 << 31) != 0,
+                frames,
+            },
+        ));
+    }
+    stacks.sort_unstable_by(|a, b| {
+        (a.0, &a.1.frames, a.1.truncated).cmp(&(b.0, &b.1.frames, b.1.truncated))
+    });
+    Ok(stacks)
 }
 
 /// Fibonacci hashing of the PC, mapped onto `0..capacity` by a multiply (no division).
@@ -964,16 +1171,21 @@ fn parse_number(word: &[u8]) -> Result<usize, ParseError> {
 
 /// First 8 bytes of `sys:prof_data`.
 pub const MAGIC: [u8; 8] = *b"KPROFDAT";
-/// Layout version this file writes; [`decode`] reads it and version 1 (no stacks).
-pub const VERSION: u32 = 2;
-/// Bytes of the version-2 header; entries start at the header's `header_len`.
-pub const HEADER_LEN: usize = 112;
+/// Layout version this file writes; [`decode`] reads it and versions 1 (no stacks) and 2 (no
+/// servers, idle or other ticks).
+pub const VERSION: u32 = 3;
+/// Bytes of the version-3 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 168;
+/// Bytes of the version-2 header.
+pub const HEADER_LEN_V2: usize = 112;
 /// Bytes of the version-1 header.
 pub const HEADER_LEN_V1: usize = 88;
 /// Bytes of one entry.
 pub const ENTRY_LEN: usize = 16;
 /// Bytes of a stack record before its frames.
 pub const STACK_HEADER_LEN: usize = 16;
+/// Bytes of a server-stack record before its frames (the pid, then a stack record's header).
+pub const SERVER_STACK_HEADER_LEN: usize = 24;
 
 /// One exact user PC and its ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -992,15 +1204,23 @@ pub struct StackEntry {
     pub frames: Vec<u64>,
 }
 
+/// Server samples of one daemon working for the session: its pid and one stack (or its PC
+/// alone, as a truncated one-frame stack, where no walk was made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerStack {
+    pub pid: u64,
+    pub stack: StackEntry,
+}
+
 /// A session as `sys:prof_data` returns it.
 ///
-/// Binary layout, version 2, all integers little endian, no padding:
+/// Binary layout, version 3, all integers little endian, no padding:
 ///
 /// | offset | type | field |
 /// |-------:|------|-------|
 /// | 0  | `[u8; 8]` | magic `KPROFDAT` |
 /// | 8  | u32 | version (2) |
-/// | 12 | u32 | `header_len`: offset of the first entry (112; a reader skips any extra) |
+/// | 12 | u32 | `header_len`: offset of the first entry (168; a reader skips any extra) |
 /// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
 /// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
 /// | 24 | u64 | pid |
@@ -1014,11 +1234,20 @@ pub struct StackEntry {
 /// | 88 | u64 | `stacks_dropped`: counted user ticks whose stack is not in the stack table |
 /// | 96 | u64 | `stack_capacity`: slots in the stack table |
 /// | 104 | u64 | `m`: number of stacks |
-/// | 112 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
+/// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0) |
+/// | 120 | u64 | `other_ticks`: ticks of other processes |
+/// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session (= Σ server-stack counts + `servers_dropped`) |
+/// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks |
+/// | 144 | u64 | `servers_dropped`: server user ticks that found the server-stack table full |
+/// | 152 | u64 | `server_stack_capacity`: slots in the server-stack table |
+/// | 160 | u64 | `s`: number of server stacks |
+/// | 168 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
 /// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
+/// | then | `s` × (u64 pid, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by pid, then frames |
 ///
-/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth)`. Version 1 is the
-/// first 88 bytes of this header (`header_len` 88) and the entries, with no stacks.
+/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth)`.
+/// Version 2 is the first 112 bytes of this header and the entries and stacks; version 1 the
+/// first 88 and the entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     pub state: State,
@@ -1034,6 +1263,13 @@ pub struct Snapshot {
     pub stacks_dropped: u64,
     pub stack_capacity: u64,
     pub stacks: Vec<StackEntry>,
+    pub idle_ticks: u64,
+    pub other_ticks: u64,
+    pub server_user_ticks: u64,
+    pub server_kernel_ticks: u64,
+    pub servers_dropped: u64,
+    pub server_stack_capacity: u64,
+    pub server_stacks: Vec<ServerStack>,
 }
 
 impl Snapshot {
@@ -1042,11 +1278,15 @@ impl Snapshot {
         let stacks = self.stacks.iter().fold(0usize, |sum, s| {
             sum.saturating_add(s.frames.len().saturating_mul(8).saturating_add(STACK_HEADER_LEN))
         });
+        let server_stacks = self.server_stacks.iter().fold(0usize, |sum, s| {
+            sum.saturating_add(s.stack.frames.len().saturating_mul(8).saturating_add(SERVER_STACK_HEADER_LEN))
+        });
         self.entries
             .len()
             .saturating_mul(ENTRY_LEN)
             .saturating_add(HEADER_LEN)
             .saturating_add(stacks)
+            .saturating_add(server_stacks)
     }
 
     /// Write bytes `offset..` of the encoding into `out`; returns how many were written (0 at
@@ -1069,12 +1309,11 @@ impl Snapshot {
             bytes.extend_from_slice(&entry.count.to_le_bytes());
         }
         for stack in &self.stacks {
-            bytes.extend_from_slice(&stack.count.to_le_bytes());
-            bytes.extend_from_slice(&(stack.frames.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&u32::from(stack.truncated).to_le_bytes());
-            for frame in &stack.frames {
-                bytes.extend_from_slice(&frame.to_le_bytes());
-            }
+            stack.encode_into(&mut bytes);
+        }
+        for server in &self.server_stacks {
+            bytes.extend_from_slice(&server.pid.to_le_bytes());
+            server.stack.encode_into(&mut bytes);
         }
         bytes
     }
@@ -1109,11 +1348,59 @@ impl Snapshot {
             self.stacks_dropped,
             self.stack_capacity,
             self.stacks.len() as u64,
+            self.idle_ticks,
+            self.other_ticks,
+            self.server_user_ticks,
+            self.server_kernel_ticks,
+            self.servers_dropped,
+            self.server_stack_capacity,
+            self.server_stacks.len() as u64,
         ];
         for (i, word) in words.iter().enumerate() {
             header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());
         }
         header
+    }
+}
+
+impl StackEntry {
+    /// (u64 count, u32 depth, u32 flags, frames), as the layout has it.
+    fn encode_into(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.count.to_le_bytes());
+        bytes.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&u32::from(self.truncated).to_le_bytes());
+        for frame in &self.frames {
+            bytes.extend_from_slice(&frame.to_le_bytes());
+        }
+    }
+
+    /// Read one stack record from the front of `rest`; the rest after it.
+    fn decode_from(rest: &[u8]) -> Result<(StackEntry, &[u8]), DecodeError> {
+        let head = rest.get(..STACK_HEADER_LEN).ok_or(DecodeError::LengthMismatch)?;
+        let mut word = [0; 8];
+        word.copy_from_slice(&head[..8]);
+        let depth = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+        let flags = u32::from_le_bytes([head[12], head[13], head[14], head[15]]);
+        if depth > MAX_STACK_DEPTH || flags > 1 {
+            return Err(DecodeError::LengthMismatch);
+        }
+        let frame_bytes = rest
+            .get(STACK_HEADER_LEN..STACK_HEADER_LEN + 8 * depth)
+            .ok_or(DecodeError::LengthMismatch)?;
+        let frames = frame_bytes
+            .chunks_exact(8)
+            .map(|raw| {
+                let mut frame = [0; 8];
+                frame.copy_from_slice(raw);
+                u64::from_le_bytes(frame)
+            })
+            .collect();
+        let stack = StackEntry {
+            count: u64::from_le_bytes(word),
+            truncated: flags == 1,
+            frames,
+        };
+        Ok((stack, &rest[STACK_HEADER_LEN + 8 * depth..]))
     }
 }
 
@@ -1160,7 +1447,7 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         Ok(u64::from_le_bytes(word))
     };
 
-    if bytes.len() < HEADER_LEN {
+    if bytes.len() < HEADER_LEN_V1 {
         return Err(DecodeError::Truncated);
     }
     if bytes[..8] != MAGIC {
@@ -1169,9 +1456,13 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     let version = u32_at(8)?;
     let min_header = match version {
         1 => HEADER_LEN_V1,
-        2 => HEADER_LEN,
+        2 => HEADER_LEN_V2,
+        3 => HEADER_LEN,
         _ => return Err(DecodeError::UnsupportedVersion(version)),
     };
+    if bytes.len() < min_header {
+        return Err(DecodeError::Truncated);
+    }
     let header_len = u32_at(12)?;
     if (header_len as usize) < min_header || header_len as usize > bytes.len() {
         return Err(DecodeError::BadHeaderLen(header_len));
@@ -1187,6 +1478,12 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     } else {
         (0, 0, 0)
     };
+    // Version 3: idle, other, server user and kernel ticks, servers dropped, capacity, count.
+    let servers = if version >= 3 {
+        [u64_at(112)?, u64_at(120)?, u64_at(128)?, u64_at(136)?, u64_at(144)?, u64_at(152)?, u64_at(160)?]
+    } else {
+        [0; 7]
+    };
     let body = &bytes[header_len as usize..];
     let entries_len = usize::try_from(count)
         .ok()
@@ -1194,33 +1491,24 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         .filter(|&len| len <= body.len())
         .ok_or(DecodeError::LengthMismatch)?;
     let (entry_bytes, mut rest) = body.split_at(entries_len);
+    // Counts come from the input: stop at the bytes there are, never trust them for capacity.
     let mut stacks = Vec::new();
     for _ in 0..stack_count {
-        let head = rest.get(..STACK_HEADER_LEN).ok_or(DecodeError::LengthMismatch)?;
+        let (stack, after) = StackEntry::decode_from(rest)?;
+        stacks.push(stack);
+        rest = after;
+    }
+    let mut server_stacks = Vec::new();
+    for _ in 0..servers[6] {
+        let pid = rest.get(..8).ok_or(DecodeError::LengthMismatch)?;
         let mut word = [0; 8];
-        word.copy_from_slice(&head[..8]);
-        let depth = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
-        let flags = u32::from_le_bytes([head[12], head[13], head[14], head[15]]);
-        if depth > MAX_STACK_DEPTH || flags > 1 {
-            return Err(DecodeError::LengthMismatch);
-        }
-        let frame_bytes = rest
-            .get(STACK_HEADER_LEN..STACK_HEADER_LEN + 8 * depth)
-            .ok_or(DecodeError::LengthMismatch)?;
-        let frames = frame_bytes
-            .chunks_exact(8)
-            .map(|raw| {
-                let mut frame = [0; 8];
-                frame.copy_from_slice(raw);
-                u64::from_le_bytes(frame)
-            })
-            .collect();
-        stacks.push(StackEntry {
-            count: u64::from_le_bytes(word),
-            truncated: flags == 1,
-            frames,
+        word.copy_from_slice(pid);
+        let (stack, after) = StackEntry::decode_from(&rest[8..])?;
+        server_stacks.push(ServerStack {
+            pid: u64::from_le_bytes(word),
+            stack,
         });
-        rest = &rest[STACK_HEADER_LEN + 8 * depth..];
+        rest = after;
     }
     if !rest.is_empty() {
         return Err(DecodeError::LengthMismatch);
@@ -1252,5 +1540,12 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         stacks_dropped,
         stack_capacity,
         stacks,
+        idle_ticks: servers[0],
+        other_ticks: servers[1],
+        server_user_ticks: servers[2],
+        server_kernel_ticks: servers[3],
+        servers_dropped: servers[4],
+        server_stack_capacity: servers[5],
+        server_stacks,
     })
 }

@@ -2,8 +2,8 @@
 //! decoder refuses (without panicking) anything else.
 
 use kprof::{
-    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, MAGIC, Profiler, Snapshot,
-    StackEntry, State, StopReason, decode,
+    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, HEADER_LEN_V2, MAGIC, Profiler,
+    ServerStack, Snapshot, StackEntry, State, StopReason, decode,
 };
 
 fn sample_snapshot() -> Snapshot {
@@ -41,19 +41,58 @@ fn sample_snapshot() -> Snapshot {
                 frames: vec![0x5555_5555_4020],
             },
         ],
+        idle_ticks: 40,
+        other_ticks: 6,
+        server_user_ticks: 9,
+        server_kernel_ticks: 2,
+        servers_dropped: 1,
+        server_stack_capacity: 1024,
+        server_stacks: vec![
+            ServerStack {
+                pid: 12,
+                stack: StackEntry {
+                    count: 5,
+                    truncated: false,
+                    frames: vec![0x40_2010, 0x40_3105],
+                },
+            },
+            ServerStack {
+                pid: 31,
+                stack: StackEntry {
+                    count: 3,
+                    truncated: true,
+                    frames: vec![0x41_0000],
+                },
+            },
+        ],
     }
+}
+
+/// The same session without what version 3 added.
+fn without_servers(mut s: Snapshot) -> Snapshot {
+    s.idle_ticks = 0;
+    s.other_ticks = 0;
+    s.server_user_ticks = 0;
+    s.server_kernel_ticks = 0;
+    s.servers_dropped = 0;
+    s.server_stack_capacity = 0;
+    s.server_stacks.clear();
+    s
 }
 
 #[test]
 fn header_fields_sit_where_the_docs_say() {
     let bytes = sample_snapshot().to_bytes();
-    assert_eq!(bytes.len(), HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8));
+    assert_eq!(
+        bytes.len(),
+        HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8) + (24 + 16) + (24 + 8)
+    );
     assert_eq!(&bytes[0..8], &MAGIC);
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
     assert_eq!(
         (u32_at(8), u32_at(12), u32_at(16), u32_at(20)),
-        (2, 112, 2, 2)
+        (3, 168, 2, 2)
     );
     assert_eq!(u64_at(24), 0x1234_5678_9abc);
     assert_eq!(u64_at(32), 0x5555_5555_4000);
@@ -61,12 +100,33 @@ fn header_fields_sit_where_the_docs_say() {
     assert_eq!((u64_at(48), u64_at(56), u64_at(64)), (11, 3, 1));
     assert_eq!((u64_at(72), u64_at(80)), (4096, 2));
     assert_eq!((u64_at(88), u64_at(96), u64_at(104)), (2, 1024, 2));
-    assert_eq!((u64_at(112), u64_at(120)), (0x5555_5555_4010, 7));
-    assert_eq!((u64_at(128), u64_at(136)), (0x5555_5555_4020, 3));
+    // Version 3: idle, other, server user/kernel ticks, servers dropped, capacity, count.
+    assert_eq!(
+        [112, 120, 128, 136, 144, 152, 160].map(u64_at),
+        [40, 6, 9, 2, 1, 1024, 2]
+    );
+    assert_eq!((u64_at(168), u64_at(176)), (0x5555_5555_4010, 7));
+    assert_eq!((u64_at(184), u64_at(192)), (0x5555_5555_4020, 3));
     // Stacks: count, depth, flags, frames.
-    assert_eq!((u64_at(144), u32_at(152), u32_at(156)), (5, 2, 0));
-    assert_eq!((u64_at(160), u64_at(168)), (0x5555_5555_4010, 0x5555_5555_4105));
-    assert_eq!((u64_at(176), u32_at(184), u32_at(188), u64_at(192)), (2, 1, 1, 0x5555_5555_4020));
+    assert_eq!((u64_at(200), u32_at(208), u32_at(212)), (5, 2, 0));
+    assert_eq!((u64_at(216), u64_at(224)), (0x5555_5555_4010, 0x5555_5555_4105));
+    assert_eq!((u64_at(232), u32_at(240), u32_at(244), u64_at(248)), (2, 1, 1, 0x5555_5555_4020));
+    // Server stacks: pid, count, depth, flags, frames.
+    assert_eq!((u64_at(256), u64_at(264), u32_at(272), u32_at(276)), (12, 5, 2, 0));
+    assert_eq!((u64_at(280), u64_at(288)), (0x40_2010, 0x40_3105));
+    assert_eq!((u64_at(296), u64_at(304), u32_at(312), u32_at(316), u64_at(320)), (31, 3, 1, 1, 0x41_0000));
+}
+
+/// A version-2 reader's data (no server fields, no server stacks) still decodes.
+#[test]
+fn version_2_decodes_without_servers() {
+    let v3 = sample_snapshot().to_bytes();
+    let mut v2 = v3[..HEADER_LEN_V2].to_vec();
+    v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+    v2[12..16].copy_from_slice(&(HEADER_LEN_V2 as u32).to_le_bytes());
+    // Entries and the program's stacks, not the server stacks.
+    v2.extend_from_slice(&v3[HEADER_LEN..256]);
+    assert_eq!(decode(&v2), Ok(without_servers(sample_snapshot())));
 }
 
 /// A version-1 reader's data (no stack fields, no stacks) still decodes.
@@ -77,7 +137,7 @@ fn version_1_decodes_without_stacks() {
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());
     v1[12..16].copy_from_slice(&(HEADER_LEN_V1 as u32).to_le_bytes());
     v1.extend_from_slice(&v2[HEADER_LEN..HEADER_LEN + 32]);
-    let mut want = sample_snapshot();
+    let mut want = without_servers(sample_snapshot());
     want.stacks_dropped = 0;
     want.stack_capacity = 0;
     want.stacks.clear();
@@ -165,19 +225,19 @@ fn corrupt_headers_are_errors() {
     };
     assert_eq!(patched(0, b"X"), Err(DecodeError::BadMagic));
     assert_eq!(
-        patched(8, &3u32.to_le_bytes()),
-        Err(DecodeError::UnsupportedVersion(3))
+        patched(8, &4u32.to_le_bytes()),
+        Err(DecodeError::UnsupportedVersion(4))
     );
     assert_eq!(
-        patched(12, &111u32.to_le_bytes()),
-        Err(DecodeError::BadHeaderLen(111))
+        patched(12, &167u32.to_le_bytes()),
+        Err(DecodeError::BadHeaderLen(167))
     );
     assert_eq!(
         patched(12, &u32::MAX.to_le_bytes()),
         Err(DecodeError::BadHeaderLen(u32::MAX))
     );
     assert_eq!(
-        patched(12, &128u32.to_le_bytes()),
+        patched(12, &184u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Stacks: too many, a depth past the bound, unknown flags.
@@ -186,11 +246,28 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(152, &33u32.to_le_bytes()),
+        patched(208, &33u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(156, &2u32.to_le_bytes()),
+        patched(212, &2u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    // Server stacks: too many, too few, a depth past the bound, unknown flags.
+    assert_eq!(
+        patched(160, &3u64.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(160, &1u64.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(272, &33u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(276, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(patched(16, &7u32.to_le_bytes()), Err(DecodeError::BadState));
@@ -222,7 +299,7 @@ fn corrupt_headers_are_errors() {
 #[test]
 fn a_longer_header_of_the_same_version_is_skipped() {
     let mut bytes = sample_snapshot().to_bytes();
-    bytes[12..16].copy_from_slice(&120u32.to_le_bytes());
+    bytes[12..16].copy_from_slice(&(HEADER_LEN as u32 + 8).to_le_bytes());
     bytes.splice(HEADER_LEN..HEADER_LEN, [0xee; 8]);
     assert_eq!(decode(&bytes), Ok(sample_snapshot()));
 }

@@ -1,0 +1,274 @@
+//! Server labels and the account of every tick: a daemon that takes a request of the profiled
+//! process works for the session until it has answered it (the tick after the answer is the
+//! label's last: a tick during the answering call is delivered as it returns); its ticks are
+//! server samples, apart from the program's own; idle and other processes' ticks are counted.
+
+use kprof::{
+    CountFrom, MAX_SERVERS, Profiler, SERVER_STACK_CAPACITY, ServerStack, StackBuf, StackEntry,
+};
+
+const PROGRAM: usize = 42;
+const RAMFS: usize = 7;
+const DISK: usize = 9;
+const OTHER: usize = 11;
+const SCHEME_FILE: u64 = 3;
+const SCHEME_DISK: u64 = 5;
+
+fn running() -> Profiler {
+    let p = Profiler::new(u64::MAX);
+    p.start(PROGRAM, 64, CountFrom::Now).unwrap();
+    p
+}
+
+fn stack(frames: &[u64]) -> StackBuf {
+    let mut s = StackBuf::new();
+    s.frames[..frames.len()].copy_from_slice(frames);
+    s.len = frames.len();
+    s
+}
+
+/// A user tick of `pid` on CPU 0, with its walked stack.
+fn tick(p: &Profiler, pid: usize, frames: &[u64]) {
+    p.note_switch(0, pid);
+    p.sample_stack(0, true, frames[0], Some(&stack(frames)));
+}
+
+/// `server` answers (`scheme`, `tag`), and the tick after the answer comes.
+fn answer_and_tick(p: &Profiler, server: usize, scheme: u64, tag: u64) {
+    p.note_request_answered(server, scheme, tag);
+    tick(p, server, &[0x40_5000]);
+}
+
+#[test]
+fn a_daemon_works_for_the_session_from_taking_its_request_to_answering_it() {
+    let p = running();
+    assert!(!p.is_serving(RAMFS));
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    assert!(p.is_serving(RAMFS));
+    // Answering another request (same tag on another scheme, another tag) changes nothing.
+    answer_and_tick(&p, RAMFS, SCHEME_DISK, 1);
+    answer_and_tick(&p, RAMFS, SCHEME_FILE, 2);
+    assert!(p.is_serving(RAMFS));
+    // Its answer: the next tick in it is the label's last, and still the session's.
+    p.note_request_answered(RAMFS, SCHEME_FILE, 1);
+    assert!(p.is_serving(RAMFS));
+    tick(&p, RAMFS, &[0x40_5010]);
+    assert!(!p.is_serving(RAMFS));
+    tick(&p, RAMFS, &[0x40_5020]);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.server_user_ticks, s.other_ticks), (3, 1));
+    // A request from anyone else labels nothing and ends a label.
+    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 3);
+    assert!(!p.is_serving(RAMFS));
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 4);
+    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 5);
+    assert!(!p.is_serving(RAMFS));
+    // Answered, then a new request of ours before any tick: working for us again, in full.
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 7);
+    p.note_request_answered(RAMFS, SCHEME_FILE, 7);
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 8);
+    tick(&p, RAMFS, &[0x40_5010]);
+    tick(&p, RAMFS, &[0x40_5010]);
+    assert!(p.is_serving(RAMFS));
+    // Kernel requests (caller 0) are nobody's.
+    p.note_request_taken(RAMFS, 0, SCHEME_FILE, 6);
+    assert!(!p.is_serving(RAMFS));
+}
+
+#[test]
+fn chains_of_daemons_are_followed() {
+    let p = running();
+    // program -> ramfs -> disk driver
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 1);
+    assert!(p.is_serving(RAMFS) && p.is_serving(DISK));
+    // The driver answers first, then ramfs.
+    answer_and_tick(&p, DISK, SCHEME_DISK, 1);
+    assert!(p.is_serving(RAMFS) && !p.is_serving(DISK));
+    answer_and_tick(&p, RAMFS, SCHEME_FILE, 1);
+    assert!(!p.is_serving(RAMFS));
+    // A request of ramfs's own (not for the session) labels nobody down the chain.
+    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 2);
+    assert!(!p.is_serving(DISK));
+}
+
+#[test]
+fn a_daemon_that_takes_several_requests_is_labelled_by_the_last() {
+    let p = running();
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 2);
+    // Answering the earlier one leaves the label of the later one.
+    answer_and_tick(&p, RAMFS, SCHEME_FILE, 1);
+    assert!(p.is_serving(RAMFS));
+    answer_and_tick(&p, RAMFS, SCHEME_FILE, 2);
+    assert!(!p.is_serving(RAMFS));
+    // Ours, then someone else's: working for them now.
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 3);
+    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 4);
+    assert!(!p.is_serving(RAMFS));
+}
+
+#[test]
+fn the_profiled_process_is_never_its_own_server_and_labels_end_with_the_session() {
+    let p = running();
+    p.note_request_taken(PROGRAM, PROGRAM, SCHEME_FILE, 1);
+    assert!(!p.is_serving(PROGRAM));
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.stop();
+    // Off: nothing labels, nothing is serving.
+    assert!(!p.is_serving(RAMFS));
+    p.note_request_taken(DISK, PROGRAM, SCHEME_DISK, 1);
+    // The next session starts with none.
+    p.start(PROGRAM, 64, CountFrom::Now).unwrap();
+    assert!(!p.is_serving(RAMFS) && !p.is_serving(DISK));
+}
+
+#[test]
+fn at_most_max_servers_daemons_are_labelled_at_once() {
+    let p = running();
+    for server in 100..100 + MAX_SERVERS {
+        p.note_request_taken(server, PROGRAM, SCHEME_FILE, 1);
+    }
+    let extra = 100 + MAX_SERVERS;
+    p.note_request_taken(extra, PROGRAM, SCHEME_FILE, 1);
+    assert!((100..extra).all(|s| p.is_serving(s)));
+    assert!(!p.is_serving(extra));
+    // One answers: its slot is free again.
+    answer_and_tick(&p, 100, SCHEME_FILE, 1);
+    p.note_request_taken(extra, PROGRAM, SCHEME_FILE, 2);
+    assert!(p.is_serving(extra));
+}
+
+#[test]
+fn every_tick_lands_in_one_account() {
+    let p = running();
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 1);
+    for _ in 0..5 {
+        tick(&p, PROGRAM, &[0x40_1010, 0x40_2005]);
+    }
+    for _ in 0..3 {
+        tick(&p, RAMFS, &[0x40_5010, 0x40_6005]);
+    }
+    // The same addresses in two daemons (both linked at 0x401000) are two stacks.
+    tick(&p, DISK, &[0x40_5010, 0x40_6005]);
+    tick(&p, PROGRAM, &[0x40_1010, 0x40_2005]);
+    // Kernel mode: the program's and a server's.
+    p.note_switch(0, PROGRAM);
+    p.sample(0, false, 0xffff_8000_0000_1000);
+    p.note_switch(0, RAMFS);
+    p.sample(0, false, 0xffff_8000_0000_1000);
+    // Without a walk (32-bit x86) a server sample is its PC alone.
+    p.sample(0, true, 0x40_5020);
+    // Idle (pid 0) on the other CPU, another process.
+    p.note_switch(1, 0);
+    for _ in 0..4 {
+        p.sample(1, false, 0xffff_8000_0000_2000);
+    }
+    p.note_switch(1, OTHER);
+    p.sample(1, true, 0x40_1010);
+    p.sample(1, false, 0xffff_8000_0000_3000);
+    // ramfs answers: the tick of its answer is ours, the next nobody's business.
+    p.note_request_answered(RAMFS, SCHEME_FILE, 1);
+    tick(&p, RAMFS, &[0x40_5040]);
+    tick(&p, RAMFS, &[0x40_5010]);
+    p.stop();
+
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.kernel_ticks), (6, 1));
+    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.servers_dropped), (6, 1, 0));
+    assert_eq!((s.idle_ticks, s.other_ticks), (4, 3));
+    assert_eq!(s.server_stack_capacity, SERVER_STACK_CAPACITY as u64);
+    let server = |pid, count, truncated, frames: &[u64]| ServerStack {
+        pid,
+        stack: StackEntry { count, truncated, frames: frames.to_vec() },
+    };
+    assert_eq!(
+        s.server_stacks,
+        vec![
+            server(RAMFS as u64, 3, false, &[0x40_5010, 0x40_6005]),
+            server(RAMFS as u64, 1, true, &[0x40_5020]),
+            server(RAMFS as u64, 1, false, &[0x40_5040]),
+            server(DISK as u64, 1, false, &[0x40_5010, 0x40_6005]),
+        ]
+    );
+    // The program's own data is what it would be without servers.
+    assert_eq!(s.entries.len(), 1);
+    assert_eq!((s.entries[0].addr, s.entries[0].count), (0x40_1010, 6));
+    assert_eq!(s.stacks.len(), 1);
+    // All ticks accounted: 6 + 1 + 6 + 1 + 4 + 3 = the 21 samples taken.
+    let all = s.user_ticks + s.kernel_ticks + s.server_user_ticks + s.server_kernel_ticks + s.idle_ticks + s.other_ticks;
+    assert_eq!(all, 21);
+}
+
+#[test]
+fn nothing_is_counted_before_the_exec_a_session_waits_for() {
+    let p = Profiler::new(u64::MAX);
+    p.start(PROGRAM, 64, CountFrom::Exec).unwrap();
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    tick(&p, RAMFS, &[0x40_5010]);
+    p.note_switch(1, 0);
+    p.sample(1, false, 0);
+    p.note_switch(1, OTHER);
+    p.sample(1, true, 0x40_1010);
+    assert!(!p.wants_stack(0));
+    let s = p.snapshot().unwrap();
+    assert_eq!(
+        (s.server_user_ticks, s.idle_ticks, s.other_ticks, s.server_stacks.len()),
+        (0, 0, 0, 0)
+    );
+    p.note_addr_space_switch(PROGRAM, 0x40_0000, 0x40_1000);
+    assert!(p.wants_stack(0), "the labelled daemon's stack is wanted once counting starts");
+    p.note_switch(1, OTHER);
+    assert!(!p.wants_stack(1), "other processes' stacks are not walked");
+}
+
+#[test]
+fn a_full_server_table_is_counted() {
+    let p = running();
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    let distinct = SERVER_STACK_CAPACITY as u64 + 10;
+    for i in 0..distinct {
+        tick(&p, RAMFS, &[0x40_0000 + 16 * i]);
+    }
+    // Known stacks still count.
+    tick(&p, RAMFS, &[0x40_0000]);
+    p.stop();
+    let s = p.snapshot().unwrap();
+    let kept: u64 = s.server_stacks.iter().map(|st| st.stack.count).sum();
+    assert_eq!(s.server_user_ticks, distinct + 1);
+    assert_eq!(kept + s.servers_dropped, s.server_user_ticks);
+    assert_eq!(s.servers_dropped, 10);
+}
+
+#[test]
+fn daemons_labelled_and_sampled_from_many_cpus_at_once_add_up() {
+    let p = std::sync::Arc::new(running());
+    let threads: Vec<_> = (0..4)
+        .map(|cpu| {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                let server = 200 + cpu;
+                for round in 0..5000u64 {
+                    p.note_request_taken(server, PROGRAM, SCHEME_FILE, round);
+                    p.note_switch(cpu, server);
+                    p.sample_stack(cpu, true, 0x40_5000, Some(&stack(&[0x40_5000, 0x40_6000 + cpu as u64])));
+                    p.note_request_answered(server, SCHEME_FILE, round);
+                    // The answer's tick (the session's), then one that is not.
+                    p.sample(cpu, true, 0x40_5000);
+                    p.sample(cpu, true, 0x40_5000);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    p.stop();
+    let s = p.snapshot().unwrap();
+    assert_eq!(s.server_user_ticks, 2 * 4 * 5000);
+    assert_eq!(s.other_ticks, 4 * 5000);
+    // Per daemon: its walked stack, and the answer's ticks as PCs alone.
+    assert_eq!(s.server_stacks.len(), 8);
+    assert!(s.server_stacks.iter().all(|st| st.stack.count == 5000));
+}
