@@ -1,15 +1,18 @@
-//! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`. A stable contract —
+//! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`, `servers`. A stable contract —
 //! shell scripts parse these; see README "The prof: scheme" for the documented keys.
 
 use std::fmt::Write;
 
 use crate::prof_data::ProfData;
 pub use crate::session::StackFrame;
-use crate::session::{Session, SessionState, StopReason};
+use crate::sampler::Account;
+use crate::session::{ServerProfile, Session, SessionState, StopReason};
 
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
-/// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base`
+/// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base
+/// ticks_servers ticks_idle ticks_other` (the last three: ticks of daemons working for the
+/// program, of idle, of other processes; 0 where the backend does not see them)
 pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let reason = match state {
         SessionState::Stopped(r) => r.as_str(),
@@ -20,16 +23,57 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         Some(s) => (s.pid, s.ticks_in_bins(), s.user_ticks, s.kernel_ticks, s.lost, s.load_base),
         None => (0, 0, 0, 0, 0, None),
     };
+    let account = session.map(|s| s.account).unwrap_or_default();
     let base = base.map_or("unknown".to_string(), |b| format!("{b:#x}"));
+    // The keys after load_base came later (server attribution); earlier ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
-         dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base}\n",
+         dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
+         ticks_servers={} ticks_idle={} ticks_other={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
         d.bin_sz,
         d.nr_bins,
+        account.servers(),
+        account.idle,
+        account.other,
     )
+}
+
+/// `/scheme/prof/servers` (Redox): where the run's time went besides the program itself. A
+/// header line with every account of the run's ticks, then for each daemon that worked for
+/// the program (most ticks first) a `server PID TICKS PATH` line followed by its samples,
+/// most ticks first, as `stack PID COUNT complete|truncated ADDR…` lines (its stack innermost
+/// first; a PC alone, `truncated`, where no walk was made; addresses as the daemon runs them).
+/// Without a session: the header with zeros.
+pub fn servers_text(session: Option<&Session>) -> String {
+    let a = session.map(|s| s.account).unwrap_or_default();
+    let (user, kernel) = session.map_or((0, 0), |s| (s.user_ticks, s.kernel_ticks));
+    let total = [user, kernel, a.server_user, a.server_kernel, a.idle, a.other]
+        .iter()
+        .fold(0u64, |n, &t| n.saturating_add(t));
+    let mut out = format!(
+        "# own_user={user} own_kernel={kernel} server_user={} server_kernel={} servers_dropped={} \
+         idle={} other={} total={total}\n",
+        a.server_user, a.server_kernel, a.servers_dropped, a.idle, a.other
+    );
+    let Some(s) = session else { return out };
+    let mut servers: Vec<(&u32, &ServerProfile)> = s.servers.iter().collect();
+    servers.sort_by(|a, b| b.1.ticks().cmp(&a.1.ticks()).then_with(|| a.0.cmp(b.0)));
+    for (pid, server) in servers {
+        let _ = writeln!(out, "server {pid} {} {}", server.ticks(), server.path);
+        let mut stacks: Vec<_> = server.stacks.iter().collect();
+        stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        for (stack, count) in stacks {
+            let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
+            for frame in &stack.frames {
+                let _ = write!(out, " {frame:#x}");
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `/scheme/prof/bins`: a header line, then one line per bin: `lo hi count` (lo and hi
@@ -116,6 +160,75 @@ pub fn parse_stacks(text: &str) -> Vec<(Vec<StackFrame>, bool, u64)> {
         .collect()
 }
 
+/// What [`servers_text`] says, read back by a client.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServersReport {
+    /// The program's own user and kernel ticks.
+    pub own_user: u64,
+    pub own_kernel: u64,
+    pub account: Account,
+    /// Each daemon that worked for the program, most ticks first.
+    pub servers: Vec<ServerEntry>,
+}
+
+/// One daemon of a [`ServersReport`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerEntry {
+    pub pid: u32,
+    pub ticks: u64,
+    pub path: String,
+    /// (frames innermost first, truncated, count), most ticks first.
+    pub stacks: Vec<(Vec<u64>, bool, u64)>,
+}
+
+/// Parse [`servers_text`]; `None` without its header line. Lines that do not parse are skipped.
+pub fn parse_servers(text: &str) -> Option<ServersReport> {
+    let mut lines = text.lines();
+    let header = lines.next()?.strip_prefix("# ")?;
+    let field = |key: &str| -> u64 {
+        parse_status(header).into_iter().find(|kv| kv.0 == key).and_then(|kv| kv.1.parse().ok()).unwrap_or(0)
+    };
+    let mut report = ServersReport {
+        own_user: field("own_user"),
+        own_kernel: field("own_kernel"),
+        account: Account {
+            server_user: field("server_user"),
+            server_kernel: field("server_kernel"),
+            servers_dropped: field("servers_dropped"),
+            idle: field("idle"),
+            other: field("other"),
+        },
+        servers: Vec::new(),
+    };
+    for line in lines {
+        if let Some(rest) = line.strip_prefix("server ") {
+            let mut w = rest.splitn(3, ' ');
+            let (Some(pid), Some(ticks), Some(path)) = (w.next(), w.next(), w.next()) else { continue };
+            let (Ok(pid), Ok(ticks)) = (pid.parse(), ticks.parse()) else { continue };
+            report.servers.push(ServerEntry { pid, ticks, path: path.to_string(), stacks: Vec::new() });
+        } else if let Some(rest) = line.strip_prefix("stack ") {
+            let mut w = rest.split_ascii_whitespace();
+            let parsed = (|| {
+                let pid: u32 = w.next()?.parse().ok()?;
+                let count = w.next()?.parse().ok()?;
+                let truncated = match w.next()? {
+                    "complete" => false,
+                    "truncated" => true,
+                    _ => return None,
+                };
+                let frames = w.map(|f| crate::ctl::number(f).ok()).collect::<Option<Vec<u64>>>()?;
+                Some((pid, (frames, truncated, count)))
+            })();
+            if let Some((pid, stack)) = parsed {
+                if let Some(server) = report.servers.iter_mut().rev().find(|s| s.pid == pid) {
+                    server.stacks.push(stack);
+                }
+            }
+        }
+    }
+    Some(report)
+}
+
 /// Parse [`samples_text`] back into (program samples, other samples), for clients. Lines that
 /// do not parse are skipped.
 pub fn parse_samples(text: &str) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
@@ -162,14 +275,14 @@ mod tests {
         assert_eq!(
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
-             start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown\n"
+             start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
             keys,
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
-                "bin_sz", "nr_bins", "load_base"
+                "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other"
             ]
         );
     }

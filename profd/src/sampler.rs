@@ -66,6 +66,36 @@ pub struct Mapping {
     pub path: String,
 }
 
+/// Ticks of the run outside the program's own, where the backend sees them (Redox: the
+/// kernel's server labels; see `kprof`): daemons working for the program, idle, the rest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Account {
+    /// User-mode ticks of daemons while they worked for the program.
+    pub server_user: u64,
+    /// Their kernel-mode ticks.
+    pub server_kernel: u64,
+    /// Server user ticks whose sample the backend could not keep (its table was full).
+    pub servers_dropped: u64,
+    /// Ticks of idle contexts and kernel threads.
+    pub idle: u64,
+    /// Ticks of every other process.
+    pub other: u64,
+}
+
+impl Account {
+    pub fn add(&mut self, more: &Account) {
+        self.server_user = self.server_user.saturating_add(more.server_user);
+        self.server_kernel = self.server_kernel.saturating_add(more.server_kernel);
+        self.servers_dropped = self.servers_dropped.saturating_add(more.servers_dropped);
+        self.idle = self.idle.saturating_add(more.idle);
+        self.other = self.other.saturating_add(more.other);
+    }
+
+    pub fn servers(&self) -> u64 {
+        self.server_user.saturating_add(self.server_kernel)
+    }
+}
+
 /// What a backend counted since the previous batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SampleBatch {
@@ -86,6 +116,12 @@ pub struct SampleBatch {
     pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
+    /// User samples of daemons working for the program: (daemon pid, stack or PC, ticks).
+    pub servers: Vec<(u32, CallStack, u64)>,
+    /// The executable of each daemon first seen in `servers` (pid, path).
+    pub server_names: Vec<(u32, String)>,
+    /// The ticks outside the program counted in this batch.
+    pub account: Account,
     /// The backend's session ended (the process exited, the kernel's counter would have
     /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
     pub ended: Option<StopReason>,

@@ -11,6 +11,7 @@
 //! | `data`    | read   | binary [`crate::ProfData`] (root or the session's starter) |
 //! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
 //! | `stacks`  | read   | [`crate::formats::stacks_text`] (root or the session's starter) |
+//! | `servers` | read   | [`crate::formats::servers_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -61,16 +62,18 @@ pub enum Node {
     Data,
     Samples,
     Stacks,
+    Servers,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 6] = [
+pub const ENTRIES: [(&str, Node); 7] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
     ("data", Node::Data),
     ("samples", Node::Samples),
     ("stacks", Node::Stacks),
+    ("servers", Node::Servers),
 ];
 
 /// How a file is opened.
@@ -252,6 +255,7 @@ impl<S: Sampler> ProfScheme<S> {
                 formats::samples_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes()
             }
             Node::Stacks => formats::stacks_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Servers => formats::servers_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Ctl => Vec::new(),
         })
     }

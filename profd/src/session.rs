@@ -14,7 +14,7 @@ use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
-use crate::sampler::{CallStack, CountFrom, Mapping, SampleBatch, Sampler};
+use crate::sampler::{Account, CallStack, CountFrom, Mapping, SampleBatch, Sampler};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,21 @@ pub enum StackFrame {
 /// uid 0 may do anything.
 pub const ROOT_UID: u32 = 0;
 
+/// A daemon that worked for the profiled program (Redox): its executable and its samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerProfile {
+    /// Its executable's path as the kernel names the process (`[exited]` if it was gone).
+    pub path: String,
+    /// Its user samples while working for the program: stack (or PC alone) -> ticks.
+    pub stacks: BTreeMap<CallStack, u64>,
+}
+
+impl ServerProfile {
+    pub fn ticks(&self) -> u64 {
+        self.stacks.values().fold(0, |n, &c| n.saturating_add(c))
+    }
+}
+
 /// One session's profile: the Minix bins plus the exact samples behind them.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -102,6 +117,9 @@ pub struct Session {
     /// Execs of the process after the profiled program's (the bins stay of the first); the
     /// new images are among `mappings`.
     pub later_execs: u32,
+    /// Daemons that worked for the program, by pid, and the ticks outside the program.
+    pub servers: BTreeMap<u32, ServerProfile>,
+    pub account: Account,
     pub state: SessionState,
 }
 
@@ -199,6 +217,8 @@ impl<S: Sampler> Profd<S> {
             lost: 0,
             mappings: Vec::new(),
             later_execs: 0,
+            servers: BTreeMap::new(),
+            account: Account::default(),
             state: SessionState::Running,
         });
         Ok(())
@@ -292,6 +312,14 @@ impl<S: Sampler> Profd<S> {
             let c = s.stacks.entry(stack).or_insert(0);
             *c = c.saturating_add(n);
         }
+        for (pid, path) in batch.server_names {
+            s.servers.entry(pid).or_default().path = path;
+        }
+        for (pid, stack, n) in batch.servers {
+            let c = s.servers.entry(pid).or_default().stacks.entry(stack).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+        s.account.add(&batch.account);
         batch.ended
     }
 }

@@ -96,7 +96,7 @@ fn full_session_through_the_scheme() {
         text(&mut s, ALICE, "samples"),
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\n");
     assert_eq!(s.open_files(), 0);
 }
 
@@ -159,6 +159,76 @@ fn stacks_the_kernel_could_not_keep_stay_in_their_function() {
     let all = text(&mut s, ALICE, "stacks");
     assert!(all.starts_with("5 truncated text:0x2200\n"), "{}", &all[..200]);
     assert_eq!(all.lines().count(), kprof::STACK_CAPACITY + 1);
+}
+
+/// A program whose time goes to a daemon (ramfs) and, through it, to a driver: the daemons'
+/// samples while they work for it, and an account of every tick of the run, in `servers` and
+/// `status`; the program's own files are as they would be without them.
+#[test]
+fn servers_working_for_the_program_are_charged_to_it() {
+    let mut s = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(
+        u64::MAX,
+        vec![(10, ALICE, 0x40_1000), (11, BOB, 0x40_1000), (20, ROOT, 0x40_1000), (21, ROOT, 0x40_1000)],
+    ))));
+    kernel(&mut s).names = vec![(20, "/scheme/initfs/bin/ramfs".into()), (21, "/usr/lib/drivers/ahcid".into())];
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 exec").unwrap();
+    // Before the exec nothing counts, not even idle.
+    kernel(&mut s).tick(0, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).exec(10, 0x40_1000);
+    kernel(&mut s).tick_stack(10, &[0x40_1100, 0x40_1005], false);
+    // fib reads a file: ramfs takes the request, asks the driver, which answers, then ramfs.
+    kernel(&mut s).take_request(20, 10, 3, 1);
+    for _ in 0..3 {
+        kernel(&mut s).tick_stack(20, &[0x40_2200, 0x40_2105], false);
+    }
+    kernel(&mut s).take_request(21, 20, 4, 7);
+    kernel(&mut s).tick_stack(21, &[0x40_7000], true);
+    kernel(&mut s).tick(21, false, 0xffff_8000_0000_2000);
+    // The driver answers; the tick of its answer is still ours.
+    kernel(&mut s).answer(21, 4, 7);
+    kernel(&mut s).tick_stack(21, &[0x40_7000], true);
+    kernel(&mut s).tick_stack(20, &[0x40_2210, 0x40_2105], false);
+    kernel(&mut s).answer(20, 3, 1);
+    // ramfs for someone else, idle, another process: not the program's servers.
+    kernel(&mut s).take_request(20, 11, 3, 2);
+    kernel(&mut s).tick_stack(20, &[0x40_2200, 0x40_2105], false);
+    kernel(&mut s).tick(0, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).tick(0, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).tick(11, true, 0x40_1100);
+    kernel(&mut s).exit(10);
+    assert_eq!(
+        text(&mut s, ALICE, "servers"),
+        "# own_user=1 own_kernel=0 server_user=6 server_kernel=1 servers_dropped=0 idle=2 other=2 total=12\n\
+         server 20 4 /scheme/initfs/bin/ramfs\n\
+         stack 20 3 complete 0x402200 0x402105\n\
+         stack 20 1 complete 0x402210 0x402105\n\
+         server 21 2 /usr/lib/drivers/ahcid\n\
+         stack 21 2 truncated 0x407000\n"
+    );
+    let st = status(&mut s);
+    assert_eq!(
+        (st["ticks_user"].as_str(), st["ticks_servers"].as_str(), st["ticks_idle"].as_str(), st["ticks_other"].as_str()),
+        ("1", "7", "2", "2")
+    );
+    // The program's own files are untouched by its servers.
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x401100 1 text\n");
+    assert_eq!(text(&mut s, ALICE, "stacks"), "1 complete text:0x401100 text:0x401005\n");
+    // Like the program's samples, its servers' are the starter's (or root's) to read.
+    assert_eq!(read(&mut s, BOB, "servers"), Err(libc::EPERM));
+    // What a client reads back.
+    let report = profd::formats::parse_servers(&text(&mut s, ALICE, "servers")).unwrap();
+    assert_eq!((report.own_user, report.own_kernel, report.account.servers(), report.account.idle, report.account.other), (1, 0, 7, 2, 2));
+    let servers: Vec<(u32, u64, &str, usize)> =
+        report.servers.iter().map(|s| (s.pid, s.ticks, s.path.as_str(), s.stacks.len())).collect();
+    assert_eq!(servers, vec![(20, 4, "/scheme/initfs/bin/ramfs", 2), (21, 2, "/usr/lib/drivers/ahcid", 1)]);
+    assert_eq!(report.servers[1].stacks, vec![(vec![0x40_7000], true, 2)]);
+    // Without a session: the header alone; without the header: nothing.
+    let mut idle = scheme(u64::MAX);
+    assert_eq!(
+        text(&mut idle, BOB, "servers"),
+        "# own_user=0 own_kernel=0 server_user=0 server_kernel=0 servers_dropped=0 idle=0 other=0 total=0\n"
+    );
+    assert_eq!(profd::formats::parse_servers("garbage\n"), None);
 }
 
 #[test]
@@ -373,7 +443,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_six_files() {
+fn ls_and_stat_see_a_directory_of_seven_files() {
     use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -386,11 +456,11 @@ fn ls_and_stat_see_a_directory_of_six_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 6, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 7, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -411,7 +481,7 @@ fn ls_and_stat_see_a_directory_of_six_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

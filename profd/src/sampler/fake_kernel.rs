@@ -15,6 +15,8 @@ pub struct FakeKernel {
     pub contexts: Vec<(u32, u32, u64)>,
     /// Make `sys:prof_data` reads fail (EIO), as a kernel that does not answer.
     pub fail_data: bool,
+    /// Process names (`sys:context`'s NAME column) other than `/usr/bin/fib`.
+    pub names: Vec<(u32, String)>,
 }
 
 fn os(errno: i32) -> io::Error {
@@ -24,7 +26,7 @@ fn os(errno: i32) -> io::Error {
 impl FakeKernel {
     /// A kernel whose counters stop at `limit`, running `contexts`.
     pub fn new(limit: u64, contexts: Vec<(u32, u32, u64)>) -> FakeKernel {
-        FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false }
+        FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false, names: Vec::new() }
     }
 
     /// One timer tick on CPU 0 while `pid` runs at `pc`, in user mode if `user`.
@@ -42,6 +44,16 @@ impl FakeKernel {
         stack.truncated = truncated;
         self.prof.note_switch(0, pid as usize);
         self.prof.sample_stack(0, true, frames[0], Some(&stack));
+    }
+
+    /// Daemon `server` takes request `tag` of `scheme` from `client` (the user scheme's read).
+    pub fn take_request(&self, server: u32, client: u32, scheme: u64, tag: u64) {
+        self.prof.note_request_taken(server as usize, client as usize, scheme, tag);
+    }
+
+    /// Daemon `server` answers request `tag` of `scheme`.
+    pub fn answer(&self, server: u32, scheme: u64, tag: u64) {
+        self.prof.note_request_answered(server as usize, scheme, tag);
     }
 
     /// `pid` execs an image whose text the kernel maps at `exec_base`.
@@ -88,7 +100,8 @@ impl KernelFiles for FakeKernel {
         // The columns of the kernel's sys:context that the sampler reads.
         let mut t = format!("{:<6}{:<6}{:<6}{:<6}{}\n", "PID", "EUID", "EGID", "STAT", "NAME");
         for (pid, uid, _) in &self.contexts {
-            t.push_str(&format!("{pid:<6}{uid:<6}{uid:<6}{:<6}/usr/bin/fib\n", "R"));
+            let name = self.names.iter().find(|n| n.0 == *pid).map_or("/usr/bin/fib", |n| n.1.as_str());
+            t.push_str(&format!("{pid:<6}{uid:<6}{uid:<6}{:<6}{name}\n", "R"));
         }
         Ok(t)
     }

@@ -14,7 +14,7 @@ use std::io;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{CallStack, CountFrom, SampleBatch, Sampler};
+use crate::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler};
 use crate::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
@@ -46,6 +46,11 @@ struct KernelSession {
     stacks_dropped: u64,
     kernel_ticks: u64,
     dropped: u64,
+    /// Server stacks seen so far, by daemon, and the account's cumulative counters.
+    server_counts: BTreeMap<(u32, CallStack), u64>,
+    account: Account,
+    /// Daemons whose executable was looked up.
+    named: BTreeMap<u32, String>,
     ended: bool,
 }
 
@@ -69,6 +74,26 @@ fn new_ticks<K: Ord>(seen: &mut BTreeMap<K, u64>, key: K, count: u64) -> Option<
 
 fn errno(e: &io::Error) -> ProfError {
     e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
+}
+
+/// The name (the executable's path, as procmgr sets it) of `pid` in a `sys:context` table,
+/// whose last column is `NAME`: the text from that column's place in the header (the memory
+/// columns hold spaces, "1.95 MB"), or the row's last word where a wide field pushed it on.
+pub fn name_in_context_table(table: &str, pid: u32) -> Option<String> {
+    let mut lines = table.lines();
+    let at = lines.next()?.find("NAME")?;
+    lines.find_map(|line| {
+        let p: u32 = line.split_ascii_whitespace().next()?.parse().ok()?;
+        if p != pid {
+            return None;
+        }
+        let in_column = line
+            .get(at..)
+            .filter(|_| line[..at].ends_with(|c: char| c.is_ascii_whitespace()))
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        in_column.or_else(|| line.split_ascii_whitespace().last()).map(str::to_string)
+    })
 }
 
 /// The owner (euid) of `pid` in a `sys:context` table (`PID EUID EGID …` columns).
@@ -100,6 +125,9 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             stacks_dropped: 0,
             kernel_ticks: 0,
             dropped: 0,
+            server_counts: BTreeMap::new(),
+            account: Account::default(),
+            named: BTreeMap::new(),
             ended: false,
         });
         Ok(())
@@ -152,6 +180,42 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             }
             if full > 0 {
                 batch.stacks.push((CallStack { frames: Vec::new(), truncated: true }, full));
+            }
+        }
+        // Daemons working for the program, and the rest of the run's ticks.
+        for server in std::mem::take(&mut snap.server_stacks) {
+            let pid = u32::try_from(server.pid).unwrap_or(u32::MAX);
+            let stack = CallStack { frames: server.stack.frames, truncated: server.stack.truncated };
+            if let Some(n) = new_ticks(&mut s.server_counts, (pid, stack.clone()), server.stack.count) {
+                batch.servers.push((pid, stack, n));
+            }
+        }
+        let now = Account {
+            server_user: snap.server_user_ticks,
+            server_kernel: snap.server_kernel_ticks,
+            servers_dropped: snap.servers_dropped,
+            idle: snap.idle_ticks,
+            other: snap.other_ticks,
+        };
+        batch.account = Account {
+            server_user: now.server_user.saturating_sub(s.account.server_user),
+            server_kernel: now.server_kernel.saturating_sub(s.account.server_kernel),
+            servers_dropped: now.servers_dropped.saturating_sub(s.account.servers_dropped),
+            idle: now.idle.saturating_sub(s.account.idle),
+            other: now.other.saturating_sub(s.account.other),
+        };
+        s.account = now;
+        // Name each new daemon while it is alive (it may have exited by the end of the run).
+        let unnamed: Vec<u32> =
+            batch.servers.iter().map(|b| b.0).filter(|pid| !s.named.contains_key(pid)).collect();
+        if !unnamed.is_empty() {
+            let table = self.kernel.contexts().unwrap_or_default();
+            for pid in unnamed {
+                if !s.named.contains_key(&pid) {
+                    let name = name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into());
+                    s.named.insert(pid, name.clone());
+                    batch.server_names.push((pid, name));
+                }
             }
         }
         batch.kernel_ticks = snap.kernel_ticks.saturating_sub(s.kernel_ticks);
@@ -254,5 +318,22 @@ mod tests {
         assert_eq!(owner_in_context_table(table, 1), Some(0));
         assert_eq!(owner_in_context_table(table, 4), None);
         assert_eq!(owner_in_context_table("", 1), None);
+    }
+
+    /// Rows as the kernel at 663e6641 prints them (the memory columns hold spaces).
+    #[test]
+    fn names_from_the_kernel_context_table() {
+        let table = "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+                     0     0     0     RR    #0    1          00:00:00.00 1.12 KB 0 B     [kmain]\n\
+                     7     0     0     UB    #0    1          00:00:00.70 1.95 MB 4.00 KB /scheme/initfs/bin/ramfs\n\
+                     9     0     0     UB    #0    1          00:00:00.03 1.82 MB 4.00 KB /scheme/initfs/bin/profd\n\
+                     12    0     0     UB    #0    1          100:00:00.03 100.5 MB 4.00 KB /usr/bin/wide\n";
+        assert_eq!(name_in_context_table(table, 7).as_deref(), Some("/scheme/initfs/bin/ramfs"));
+        assert_eq!(name_in_context_table(table, 9).as_deref(), Some("/scheme/initfs/bin/profd"));
+        assert_eq!(name_in_context_table(table, 0).as_deref(), Some("[kmain]"));
+        // Fields wider than their columns push the name on: its last word.
+        assert_eq!(name_in_context_table(table, 12).as_deref(), Some("/usr/bin/wide"));
+        assert_eq!(name_in_context_table(table, 4), None);
+        assert_eq!(name_in_context_table("", 7), None);
     }
 }
