@@ -1,0 +1,149 @@
+//! A test program for server attribution: where fib spends its time in its own code, iowork
+//! spends it asking others. On Redox a file is served by a scheme daemon (ramfs, RedoxFS) and
+//! a pipe by the kernel and the process at its other end, so a profile of iowork's own code
+//! shows a fraction of its cost; `profil` on Redox charges the daemons' work to it.
+//!
+//! `iowork [DIR [ROUNDS [TRIPS]]]`:
+//! 1. `file`: ROUNDS times (default 200), write a 64 KiB file `iowork.<pid>` in DIR (default
+//!    the temporary directory) in 4 KiB writes, then read it back in 4 KiB reads and check it;
+//! 2. `pipe`: TRIPS round trips (default 2000) of one byte through a child process (iowork
+//!    itself, as `iowork --echo`) over two pipes; none with TRIPS 0.
+//!
+//! Each phase's wall time goes to stderr as `iowork.time.file: SECONDS` and
+//! `iowork.time.pipe: SECONDS`, so a profile can be checked against it.
+//!
+//! `iowork --calls DIR N`: N one-byte reads of a small file in DIR, timed
+//! (`iowork.time.calls`): the cost of small scheme calls, with and without a profiler.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+const FILE_LEN: usize = 64 * 1024;
+const CHUNK: usize = 4096;
+
+/// Write the file in chunks, read it back, check it: one round.
+#[inline(never)]
+fn file_round(path: &PathBuf, round: u32) -> io::Result<()> {
+    let pattern: Vec<u8> = (0..CHUNK).map(|i| (i as u32 ^ round) as u8).collect();
+    let mut f = File::create(path)?;
+    for _ in 0..FILE_LEN / CHUNK {
+        f.write_all(&pattern)?;
+    }
+    drop(f);
+    let mut f = File::open(path)?;
+    let mut buf = vec![0u8; CHUNK];
+    for _ in 0..FILE_LEN / CHUNK {
+        f.read_exact(&mut buf)?;
+        if buf != pattern {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "read back differs"));
+        }
+    }
+    Ok(())
+}
+
+/// One byte to the child and back, `trips` times.
+#[inline(never)]
+fn pipe_trips(trips: u32) -> io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut child = Command::new(exe).arg("--echo").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    let (mut to, mut from) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let mut byte = [0u8; 1];
+    for i in 0..trips {
+        to.write_all(&[i as u8])?;
+        from.read_exact(&mut byte)?;
+        if byte[0] != i as u8 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "echo differs"));
+        }
+    }
+    drop(to);
+    child.wait()?;
+    Ok(())
+}
+
+/// `calls` small scheme calls: one-byte reads at offset 0 of a small file in `dir` (the
+/// cost of a round trip to the file's daemon, for measuring the profiler's own cost).
+fn calls(dir: &Path, calls: u32) -> io::Result<f64> {
+    use std::os::unix::fs::FileExt;
+    let path = dir.join(format!("iowork.calls.{}", std::process::id()));
+    std::fs::write(&path, b"x")?;
+    let f = File::open(&path)?;
+    let mut byte = [0u8; 1];
+    let t = Instant::now();
+    for _ in 0..calls {
+        f.read_at(&mut byte, 0)?;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    drop(f);
+    std::fs::remove_file(&path)?;
+    Ok(secs)
+}
+
+/// The child: copy stdin to stdout a byte at a time until end of input.
+fn echo() -> io::Result<()> {
+    let (mut input, mut output) = (io::stdin().lock(), io::stdout().lock());
+    let mut byte = [0u8; 1];
+    while input.read(&mut byte)? == 1 {
+        output.write_all(&byte)?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+fn number(arg: Option<&String>, default: u32, what: &str) -> Result<u32, String> {
+    match arg {
+        None => Ok(default),
+        Some(a) => a.parse().map_err(|_| format!("iowork: {what} must be a whole number, not '{a}'")),
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("--echo") {
+        return echo().map_err(|e| format!("iowork --echo: {e}"));
+    }
+    if args.first().is_some_and(|a| a == "--help" || a == "-h") {
+        println!(
+            "usage: iowork [DIR [ROUNDS [TRIPS]]]  (defaults: the temporary directory, 200, 2000)\n\
+             \x20      iowork --calls DIR N          (N one-byte reads of a file in DIR, timed)"
+        );
+        return Ok(());
+    }
+    if args.first().map(String::as_str) == Some("--calls") {
+        let dir = args.get(1).map(PathBuf::from).ok_or("iowork --calls: DIR N")?;
+        let n = number(args.get(2), 100_000, "N")?;
+        let secs = calls(&dir, n).map_err(|e| format!("iowork --calls: {}: {e}", dir.display()))?;
+        eprintln!("iowork.time.calls: {secs:.6}");
+        return Ok(());
+    }
+    let dir = args.first().map_or_else(std::env::temp_dir, PathBuf::from);
+    let rounds = number(args.get(1), 200, "ROUNDS")?;
+    let trips = number(args.get(2), 2000, "TRIPS")?;
+    let path = dir.join(format!("iowork.{}", std::process::id()));
+
+    let t = Instant::now();
+    let result = (0..rounds).try_for_each(|r| file_round(&path, r));
+    let _ = std::fs::remove_file(&path);
+    result.map_err(|e| format!("iowork: {}: {e}", path.display()))?;
+    eprintln!("iowork.time.file: {:.6}", t.elapsed().as_secs_f64());
+
+    if trips > 0 {
+        let t = Instant::now();
+        pipe_trips(trips).map_err(|e| format!("iowork: pipe round trips: {e}"))?;
+        eprintln!("iowork.time.pipe: {:.6}", t.elapsed().as_secs_f64());
+    }
+    println!("iowork: {rounds} file rounds of {} KiB, {trips} pipe round trips", FILE_LEN / 1024);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
