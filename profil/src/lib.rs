@@ -14,6 +14,8 @@
 //!   per-function profile; [`disasm`] — the instruction view.
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
+//! * [`servers`] — where the run's time went: the program, the daemons working for it
+//!   (Redox), idle and other processes.
 //! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON.
 
 pub mod backend;
@@ -32,6 +34,7 @@ pub mod profile;
 pub mod report;
 pub mod report_out;
 pub mod run;
+pub mod servers;
 pub mod stacks;
 pub mod symbolize;
 pub mod symbols;

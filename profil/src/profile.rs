@@ -67,6 +67,9 @@ pub struct Profile {
     /// Whether call stacks were recorded (`-g`), and they.
     pub stacks_recorded: bool,
     pub stacks: Vec<Stack>,
+    /// The daemons that worked for the program and the account of the run's ticks, where the
+    /// backend labels servers (Redox: `/scheme/prof/servers`).
+    pub servers: Option<profd::formats::ServersReport>,
 }
 
 impl Profile {
@@ -87,6 +90,7 @@ impl Profile {
             later_execs: later_exec_images(s),
             stacks_recorded,
             stacks: s.stacks.iter().map(|(st, &count)| Stack::new(s.stack_frames(st), st.truncated, count)).collect(),
+            servers: None,
         }
     }
 }
@@ -139,6 +143,7 @@ impl Profile {
             later_execs: Vec::new(),
             stacks_recorded: false,
             stacks: Vec::new(),
+            servers: None,
         })
     }
 }

@@ -18,6 +18,7 @@ use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
 use crate::profile::Outcome;
 use crate::report::{self, ExitKind};
+use crate::servers;
 use crate::report_out::ReportOut;
 use crate::stacks::StackProfile;
 use crate::symbolize::Symbolizer;
@@ -288,6 +289,11 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
         out.write_all(b"\n")?;
     }
+    let servers = run.profile.servers.as_ref().map(|r| {
+        (r, servers::name_servers(r, |path| crate::object_file::ObjectFile::read(path).ok()))
+    });
+    out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
+    out.write_all(b"\n")?;
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
     out.flush()?;
     let analysis = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: stacks.as_ref() };

@@ -14,6 +14,7 @@ const STATUS: &str = "/scheme/prof/status";
 const DATA: &str = "/scheme/prof/data";
 const SAMPLES: &str = "/scheme/prof/samples";
 const STACKS: &str = "/scheme/prof/stacks";
+const SERVERS: &str = "/scheme/prof/servers";
 
 /// Whether to read back the call stacks (the kernel records them in every session).
 pub struct Profiler {
@@ -90,6 +91,9 @@ impl Profiler {
         }
         let profile =
             Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::Generic)?;
-        Ok(if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile })
+        let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
+        // A profd from before server attribution has no such file: no section then.
+        profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
+        Ok(profile)
     }
 }

@@ -187,6 +187,7 @@ mod tests {
                 Stack { frames: vec![Frame::Program(0x2010)], truncated: true, count: 3 },
                 Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
             ],
+            servers: None,
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
