@@ -2,7 +2,8 @@
 //! `status` line, the binary `data` and the `samples` text, then the report made from them (the
 //! Minix statistics, the summary, the flat profile and the `--asm` hit counts); the `samples`
 //! text is also read as a `stacks` reply (`Profile::with_scheme_stacks`) and reported with
-//! totals, call graph and folded stacks.
+//! totals, call graph and folded stacks, and as a `servers` reply (`parse_servers`, the "Where
+//! the time went" section).
 //!
 //! Input: `[status length: u16 LE][data length: u16 LE][status][data][samples]`; lengths are
 //! clipped to what is there, and a short `data` is padded with zeros to the 8224 bytes of a
@@ -43,6 +44,11 @@ fuzz_target!(|input: &[u8]| {
     let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples_text) else { return };
     let _ = report::minix_statistics(&profile.data);
     let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
+    // The same text as a `servers` reply, and the "Where the time went" section from it.
+    if let Some(servers) = profd::formats::parse_servers(&samples_text) {
+        let named = profil::servers::name_servers(&servers, |_| None);
+        let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
+    }
     let symbols = SymbolTable::new(vec![
         Function { addr: 0x1000, size: 0x100, name: "fib".into() },
         Function { addr: 0x2000, size: 0, name: "loop".into() },
