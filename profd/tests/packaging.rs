@@ -66,13 +66,18 @@ fn the_test_program_recipe_shares_the_source_and_keeps_its_symbols() {
     assert_eq!(r["source"]["same_as"].as_str(), Some("../profil"));
     assert_eq!(r["build"]["template"].as_str(), Some("custom"));
     let script = r["build"]["script"].as_str().unwrap();
-    assert!(script.contains("cookbook_cargo_packages fib\n") && script.contains("COOKBOOK_NOSTRIP=true"), "{script}");
+    assert!(script.contains("cookbook_cargo_packages fib iowork\n") && script.contains("COOKBOOK_NOSTRIP=true"), "{script}");
+    for (package, installed) in [("fib", "profil-fib"), ("iowork", "profil-iowork")] {
+        assert!(script.contains(&format!("/usr/bin/{package}\" \"${{COOKBOOK_STAGE}}/usr/bin/{installed}\"")), "{script}");
+    }
     // The cookbook's environment already builds with frame pointers on 64-bit targets.
     assert!(!script.contains("RUSTFLAGS"), "{script}");
     assert_eq!(r["package"]["dependencies"].as_array().unwrap(), &vec![toml::Value::from("profil")]);
-    // fib is a package of this workspace.
-    let fib = toml_file(&root().join("fib/Cargo.toml"));
-    assert_eq!(fib["package"]["name"].as_str(), Some("fib"));
+    // fib and iowork are packages of this workspace.
+    for package in ["fib", "iowork"] {
+        let manifest = toml_file(&root().join(package).join("Cargo.toml"));
+        assert_eq!(manifest["package"]["name"].as_str(), Some(package));
+    }
 }
 
 #[test]
