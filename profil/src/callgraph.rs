@@ -3,7 +3,9 @@
 //!
 //! For each of the top functions by total: its total and self samples, then each caller
 //! with the samples in which it called this function directly, and each callee with the
-//! samples in which this function called it, both as shares of this function's total.
+//! samples in which this function called it, both as shares of this function's total. The
+//! daemons that worked for the program (Redox) take part with their own roots
+//! (`ramfs [pid 7]`); totals are then shares of the program's and the daemons' samples.
 
 use std::fmt::Write;
 
@@ -18,27 +20,43 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
     let arcs = sp.arcs();
     let mut order: Vec<usize> = (0..sp.functions.len()).collect();
     order.sort_by(|&a, &b| inclusive[b].cmp(&inclusive[a]).then_with(|| sp.functions[a].name.cmp(&sp.functions[b].name)));
-    let self_of = |name: &str| flat.entries.iter().find(|e| e.name() == name).map_or(0, |e| e.samples);
+    // A daemon's function's own samples are its innermost frames.
+    let mut server_self = vec![0u64; sp.functions.len()];
+    for st in &sp.servers {
+        if let Some(&f) = st.frames.last() {
+            server_self[f] = server_self[f].saturating_add(st.count);
+        }
+    }
+    let self_of = |f: usize| {
+        if sp.functions[f].server {
+            server_self[f]
+        } else {
+            flat.entries.iter().find(|e| e.name() == sp.functions[f].name).map_or(0, |e| e.samples)
+        }
+    };
     let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 * 100.0 / of as f64 };
+    let in_daemons = sp.server_samples();
+    let whole = flat.total.saturating_add(in_daemons);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Call graph (top {} of {} functions by total; {} samples with stacks{}):",
+        "Call graph (top {} of {} functions by total; {} samples with stacks{}{}):",
         top.min(order.len()),
         order.len(),
         sp.total,
-        if sp.truncated > 0 { format!(", {} truncated", sp.truncated) } else { String::new() }
+        if sp.truncated > 0 { format!(", {} truncated", sp.truncated) } else { String::new() },
+        if in_daemons > 0 { format!("; and {in_daemons} of daemons working for it") } else { String::new() }
     );
     for &f in order.iter().take(top) {
         let name = &sp.functions[f].name;
         let total = inclusive[f];
-        let own = self_of(name);
+        let own = self_of(f);
         let _ = writeln!(out);
         let _ = writeln!(
             out,
             "{name}\n  total {:.2}% ({total} samples), self {:.2}% ({own} samples)",
-            share(total, flat.total),
-            share(own, flat.total)
+            share(total, whole),
+            share(own, whole)
         );
         let mut callers: Vec<(u64, &str)> =
             arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, sp.functions[k.0].name.as_str())).collect();
@@ -61,6 +79,21 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn daemons_take_part_with_their_own_roots() {
+        let (sp, s) = crate::stacks::tests::with_a_server();
+        let (_, flat) = crate::flat::tests::stacks_and_flat();
+        // The flat profile is the program's: no daemon function in it.
+        let with_daemon = crate::flat::FlatProfile::build(&[], &s, Some(&sp));
+        assert!(with_daemon.entries.iter().all(|e| !e.name().contains("ramfs")), "{with_daemon:?}");
+        let text = render(&sp, &flat, 20);
+        assert!(text.starts_with("Call graph (top 7 of 7 functions by total; 9 samples with stacks, 1 truncated; and 6 of daemons working for it):\n"), "{text}");
+        // 9 program samples + 6 of the daemon: shares of 15.
+        assert!(text.contains("\nramfs [pid 7]\n  total 40.00% (6 samples), self 0.00% (0 samples)\n  calls:\n          6  100.00%  handle [ramfs]\n"), "{text}");
+        assert!(text.contains("\nread_block [ramfs]\n  total 33.33% (5 samples), self 33.33% (5 samples)\n  called from:\n          5  100.00%  handle [ramfs]\n"), "{text}");
+        assert!(text.contains("\nmain\n  total 53.33% (8 samples), self 0.00% (0 samples)\n"), "{text}");
+    }
 
     #[test]
     fn callers_and_callees_of_the_top_functions() {

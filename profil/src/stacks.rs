@@ -26,6 +26,9 @@ pub struct StackFunction {
     pub name: String,
     /// Where it is: the object and, where readable, the function's link-time range.
     pub location: Location,
+    /// A daemon's function (or the root of a daemon's stacks, `ramfs [pid 7]`), not the
+    /// program's: the flat profile leaves it out.
+    pub server: bool,
 }
 
 /// One distinct stack of functions.
@@ -42,6 +45,9 @@ pub struct StackProfile {
     pub functions: Vec<StackFunction>,
     /// Stacks of functions, root first, most samples first.
     pub stacks: Vec<NamedStack>,
+    /// Stacks of the daemons that worked for the program (Redox), each rooted at its daemon
+    /// (`ramfs [pid 7]`), most samples first. Not in `total` and `truncated`.
+    pub servers: Vec<NamedStack>,
     /// Samples with a stack.
     pub total: u64,
     /// Samples whose stack is truncated.
@@ -69,7 +75,12 @@ impl StackProfile {
                     };
                     let key = FunctionKey::of(&location);
                     *by_key.entry(key).or_insert_with(|| {
-                        out.functions.push(StackFunction { key, name: name_of(&location, symbolizer), location });
+                        out.functions.push(StackFunction {
+                            key,
+                            name: name_of(&location, symbolizer),
+                            location,
+                            server: false,
+                        });
                         out.functions.len() - 1
                     })
                 });
@@ -85,14 +96,69 @@ impl StackProfile {
         }
         out.stacks = merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
         out.stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
+        if let Some(report) = &p.servers {
+            out.add_servers(report, symbolizer);
+        }
         Some(out)
     }
 
-    /// Samples with each function anywhere on their stack (indexed like `functions`).
+    /// Name the daemons' stacks, each from its own executable, under a root frame per daemon.
+    fn add_servers(&mut self, report: &profd::formats::ServersReport, symbolizer: &mut Symbolizer) {
+        let mut by_key: HashMap<FunctionKey, usize> =
+            self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
+        for server in &report.servers {
+            let root_location = Location { object: symbolizer.server_object(&server.path), address: None, function: None };
+            // One root per daemon, even for two instances of one executable.
+            let root_key = FunctionKey { object: root_location.object, function: Some(u64::MAX - u64::from(server.pid)) };
+            let name = format!("{} [pid {}]", symbolizer.object(root_location.object).name, server.pid);
+            let root = *by_key.entry(root_key).or_insert_with(|| {
+                self.functions.push(StackFunction { key: root_key, name, location: root_location, server: true });
+                self.functions.len() - 1
+            });
+            let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
+            for (frames, truncated, count) in &server.stacks {
+                let mut named = vec![root];
+                // Outermost first; a caller is named by its return address minus one.
+                for (i, &addr) in frames.iter().enumerate().rev() {
+                    let location = symbolizer.server_sample(&server.path, addr.wrapping_sub(u64::from(i > 0)));
+                    let key = FunctionKey::of(&location);
+                    let f = *by_key.entry(key).or_insert_with(|| {
+                        self.functions.push(StackFunction {
+                            key,
+                            name: name_of(&location, symbolizer),
+                            location,
+                            server: true,
+                        });
+                        self.functions.len() - 1
+                    });
+                    named.push(f);
+                }
+                let n = merged.entry((named, *truncated)).or_insert(0);
+                *n = n.saturating_add(*count);
+            }
+            let mut stacks: Vec<NamedStack> =
+                merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
+            stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
+            self.servers.extend(stacks);
+        }
+    }
+
+    /// The program's stacks, then the daemons'.
+    pub fn all_stacks(&self) -> impl Iterator<Item = &NamedStack> {
+        self.stacks.iter().chain(&self.servers)
+    }
+
+    /// Samples in the daemons' stacks.
+    pub fn server_samples(&self) -> u64 {
+        self.servers.iter().fold(0u64, |n, s| n.saturating_add(s.count))
+    }
+
+    /// Samples with each function anywhere on their stack (indexed like `functions`), the
+    /// daemons' stacks included.
     pub fn inclusive(&self) -> Vec<u64> {
         let mut total = vec![0u64; self.functions.len()];
         let mut seen = HashSet::default();
-        for s in &self.stacks {
+        for s in self.all_stacks() {
             seen.clear();
             for &f in &s.frames {
                 if seen.insert(f) {
@@ -108,7 +174,7 @@ impl StackProfile {
     pub fn arcs(&self) -> BTreeMap<(usize, usize), u64> {
         let mut arcs = BTreeMap::new();
         let mut seen = HashSet::default();
-        for s in &self.stacks {
+        for s in self.all_stacks() {
             seen.clear();
             for w in s.frames.windows(2) {
                 if seen.insert((w[0], w[1])) {
@@ -254,6 +320,51 @@ pub mod tests {
             ]
         );
         assert_eq!((sp.total, sp.truncated), (11, 2));
+    }
+
+    /// ramfs worked for the program: its stacks, named from its own executable, under a root
+    /// of their own; the program's stacks, totals and flat profile are untouched.
+    pub fn with_a_server() -> (StackProfile, Symbolizer) {
+        let ramfs = SymbolTable::new(vec![
+            Function { addr: 0x40_2000, size: 0x100, name: "read_block".into() },
+            Function { addr: 0x40_3000, size: 0x100, name: "handle".into() },
+        ]);
+        let mut s = symbolizer().with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs));
+        let mut p = profile();
+        p.servers = Some(profd::formats::ServersReport {
+            servers: vec![profd::formats::ServerEntry {
+                pid: 7,
+                ticks: 6,
+                path: "/bin/ramfs".into(),
+                stacks: vec![
+                    (vec![0x40_2010, 0x40_3005], false, 4),
+                    (vec![0x40_2020, 0x40_3005], false, 1),
+                    (vec![0x40_3010], true, 1),
+                ],
+            }],
+            ..Default::default()
+        });
+        (StackProfile::build(&p, &mut s).unwrap(), s)
+    }
+
+    #[test]
+    fn daemons_stacks_have_roots_of_their_own() {
+        let (sp, _) = with_a_server();
+        let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
+        let got: Vec<_> = sp.servers.iter().map(|st| (names(st), st.truncated, st.count)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["ramfs [pid 7]", "handle [ramfs]", "read_block [ramfs]"], false, 5),
+                (vec!["ramfs [pid 7]", "handle [ramfs]"], true, 1),
+            ]
+        );
+        assert_eq!(sp.server_samples(), 6);
+        // The program's own: as without the daemon.
+        assert_eq!((sp.total, sp.truncated, sp.stacks.len()), (9, 1, 4));
+        assert_eq!(sp.inclusive_of("main"), 8);
+        assert_eq!(sp.inclusive_of("ramfs [pid 7]"), 6);
+        assert!(sp.functions.iter().filter(|f| f.name.contains("ramfs")).all(|f| f.server));
     }
 
     #[test]

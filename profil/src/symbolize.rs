@@ -122,6 +122,27 @@ impl Symbolizer {
         Location { object, address, function }
     }
 
+    /// Use `file` for the object at `path` instead of reading it (objects that are not on
+    /// this machine, tests).
+    pub fn with_object(mut self, path: &str, file: ObjectFile) -> Symbolizer {
+        self.objects.push(Object { name: base_name(path), path: path.to_string(), file: Some(file) });
+        self.by_path.insert(path.to_string(), self.objects.len() - 1);
+        self
+    }
+
+    /// The object of the daemon whose executable is `path`, loaded on first use.
+    pub fn server_object(&mut self, path: &str) -> usize {
+        self.object_for(path)
+    }
+
+    /// A sample of the daemon whose executable is `path` (Redox daemons are static: their run
+    /// addresses are their link addresses).
+    pub fn server_sample(&mut self, path: &str, addr: u64) -> Location {
+        let object = self.object_for(path);
+        let function = self.objects[object].file.as_ref().map(|f| f.symbols.resolve(addr));
+        Location { object, address: function.as_ref().map(|_| addr), function }
+    }
+
     fn object_for(&mut self, path: &str) -> usize {
         if let Some(&i) = self.by_path.get(path) {
             return i;

@@ -28,6 +28,18 @@ pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) 
                 }
                 let _ = writeln!(out, " {}", st.count);
             }
+            // The daemons that worked for the program, each its own root (`ramfs [pid 7]`).
+            for st in sp.servers.iter().filter(|s| s.count > 0) {
+                let (root, rest) = st.frames.split_first().map_or((None, &[][..]), |(r, rest)| (Some(*r), rest));
+                out.push_str(&root.map_or(String::new(), |r| frame(&sp.functions[r].name)));
+                if st.truncated {
+                    let _ = write!(out, ";{TRUNCATED}");
+                }
+                for &f in rest {
+                    let _ = write!(out, ";{}", frame(&sp.functions[f].name));
+                }
+                let _ = writeln!(out, " {}", st.count);
+            }
         }
         None => {
             for e in flat.entries.iter().filter(|e| e.samples > 0) {
@@ -48,6 +60,18 @@ fn frame(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::flat::FlatEntry;
+
+    #[test]
+    fn daemons_hang_under_roots_of_their_own() {
+        let (sp, _) = crate::stacks::tests::with_a_server();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        let text = render("/bin/abc", &flat, Some(&sp));
+        assert!(text.starts_with("abc;main;a;c 3\n"), "{text}");
+        assert!(
+            text.ends_with("ramfs [pid 7];handle [ramfs];read_block [ramfs] 5\nramfs [pid 7];[truncated];handle [ramfs] 1\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn one_line_per_function_under_the_program() {

@@ -1,5 +1,5 @@
-//! `--json FILE`: the whole run as one JSON document (schema in the README, version 2: version
-//! 1 had no call stacks).
+//! `--json FILE`: the whole run as one JSON document (schema in the README, version 3: version
+//! 2 had no `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
 //! (`"`, `\`, and every control character); the tests parse the output with serde_json.
@@ -11,8 +11,9 @@ use crate::exports::Analysis;
 use crate::report::ExitKind;
 use crate::symbolize::PROGRAM;
 
-/// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`).
-pub const SCHEMA_VERSION: u32 = 2;
+/// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
+/// `servers` and `server_stacks`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
@@ -88,26 +89,60 @@ pub fn render(a: &Analysis) -> String {
         .collect();
     let _ =
         writeln!(o, "  \"samples\": [{}{}],", sample_rows.join(","), if sample_rows.is_empty() { "" } else { "\n  " });
+    // The account of the run and the daemons that worked for the program (Redox); null
+    // where the backend does not label servers.
+    match &run.profile.servers {
+        None => {
+            let _ = writeln!(o, "  \"servers\": null,");
+        }
+        Some(r) => {
+            let a = &r.account;
+            let daemons: Vec<String> = r
+                .servers
+                .iter()
+                .map(|s| format!("\n      {{\"pid\": {}, \"path\": {}, \"ticks\": {}}}", s.pid, string(&s.path), s.ticks))
+                .collect();
+            let _ = writeln!(
+                o,
+                "  \"servers\": {{\"own_user\": {}, \"own_kernel\": {}, \"server_user\": {}, \"server_kernel\": {}, \
+                 \"servers_dropped\": {}, \"idle\": {}, \"other\": {}, \"daemons\": [{}{}]}},",
+                r.own_user,
+                r.own_kernel,
+                a.server_user,
+                a.server_kernel,
+                a.servers_dropped,
+                a.idle,
+                a.other,
+                daemons.join(","),
+                if daemons.is_empty() { "" } else { "\n    " }
+            );
+        }
+    }
     // Call stacks (-g): each distinct stack of functions, outermost first; null without -g.
+    // The daemons' stacks, each rooted at its daemon (`ramfs [pid 7]`), apart.
     match stacks {
         None => {
-            let _ = writeln!(o, "  \"stacks\": null");
+            let _ = writeln!(o, "  \"stacks\": null,");
+            let _ = writeln!(o, "  \"server_stacks\": null");
         }
         Some(sp) => {
-            let rows: Vec<String> = sp
-                .stacks
-                .iter()
-                .map(|st| {
-                    let frames: Vec<String> = st.frames.iter().map(|&f| string(&sp.functions[f].name)).collect();
-                    format!(
-                        "\n    {{\"frames\": [{}], \"truncated\": {}, \"count\": {}}}",
-                        frames.join(", "),
-                        st.truncated,
-                        st.count
-                    )
-                })
-                .collect();
-            let _ = writeln!(o, "  \"stacks\": [{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
+            let rows = |stacks: &[crate::stacks::NamedStack]| -> String {
+                let rows: Vec<String> = stacks
+                    .iter()
+                    .map(|st| {
+                        let frames: Vec<String> = st.frames.iter().map(|&f| string(&sp.functions[f].name)).collect();
+                        format!(
+                            "\n    {{\"frames\": [{}], \"truncated\": {}, \"count\": {}}}",
+                            frames.join(", "),
+                            st.truncated,
+                            st.count
+                        )
+                    })
+                    .collect();
+                format!("[{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " })
+            };
+            let _ = writeln!(o, "  \"stacks\": {},", rows(&sp.stacks));
+            let _ = writeln!(o, "  \"server_stacks\": {}", rows(&sp.servers));
         }
     }
     let _ = writeln!(o, "}}");
@@ -187,7 +222,18 @@ mod tests {
                 Stack { frames: vec![Frame::Program(0x2010)], truncated: true, count: 3 },
                 Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
             ],
-            servers: None,
+            // A daemon that worked for it (Redox), whose executable cannot be read here.
+            servers: Some(profd::formats::ServersReport {
+                own_user: 11,
+                own_kernel: 4,
+                account: profd::sampler::Account { server_user: 7, server_kernel: 1, servers_dropped: 0, idle: 3, other: 2 },
+                servers: vec![profd::formats::ServerEntry {
+                    pid: 7,
+                    ticks: 7,
+                    path: "/no/such/ramfs".into(),
+                    stacks: vec![(vec![0x40_2010, 0x40_3005], false, 5), (vec![0x40_2020], true, 2)],
+                }],
+            }),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -223,7 +269,14 @@ mod tests {
         let (run, flat, samples, symbolizer, stacks) = outcome();
         let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 2);
+        assert_eq!(v["version"], 3);
+        // The daemons that worked for it, and their stacks under their own roots.
+        assert_eq!((v["servers"]["server_user"].as_u64(), v["servers"]["idle"].as_u64()), (Some(7), Some(3)));
+        assert_eq!(v["servers"]["daemons"][0]["path"], "/no/such/ramfs");
+        // An executable that cannot be read names every frame by its object.
+        assert_eq!(v["server_stacks"][0]["frames"], serde_json::json!(["ramfs [pid 7]", "[ramfs]", "[ramfs]"]));
+        let in_daemons: u64 = v["server_stacks"].as_array().unwrap().iter().map(|s| s["count"].as_u64().unwrap()).sum();
+        assert_eq!(in_daemons, 7);
         assert_eq!(v["flat"][1]["total"], 11);
         assert_eq!(v["stacks"][0]["frames"], serde_json::json!(["say \"hi\"\n", "fib"]));
         assert_eq!((v["stacks"][1]["truncated"].as_bool(), v["stacks"][1]["count"].as_u64()), (Some(true), Some(3)));

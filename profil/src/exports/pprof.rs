@@ -172,7 +172,8 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
     match a.stacks {
         Some(sp) => {
-            for st in &sp.stacks {
+            // The daemons' stacks (Redox) are rooted at their daemon, `ramfs [pid 7]`.
+            for st in sp.all_stacks() {
                 let mut ids: Vec<u64> = st
                     .frames
                     .iter()
@@ -216,6 +217,33 @@ mod tests {
     use crate::report::ExitKind;
     use crate::stacks::StackProfile;
     use std::io::Read;
+
+    #[test]
+    fn daemons_stacks_are_samples_too() {
+        let (sp, s) = crate::stacks::tests::with_a_server();
+        let profile = crate::stacks::tests::profile();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
+        let gz = render(&a).unwrap();
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
+        let p = Profile::decode(&bytes[..]).unwrap();
+        let name = |id: u64| {
+            let f = &p.function[p.location[id as usize - 1].line[0].function_id as usize - 1];
+            p.string_table[f.name as usize].as_str()
+        };
+        let got: Vec<(Vec<&str>, i64)> =
+            p.sample.iter().skip(4).map(|s| (s.location_id.iter().map(|&l| name(l)).collect(), s.value[0])).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["read_block [ramfs]", "handle [ramfs]", "ramfs [pid 7]"], 5),
+                (vec!["handle [ramfs]", "ramfs [pid 7]", "[truncated]"], 1),
+            ]
+        );
+        assert!(p.mapping.iter().any(|m| p.string_table[m.filename as usize] == "/bin/ramfs"));
+    }
 
     #[test]
     fn stacks_leaf_first_with_both_values() {
