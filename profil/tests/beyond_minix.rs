@@ -358,8 +358,10 @@ fn json_export_matches_the_report() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.dir.join("fib.json")).unwrap()).unwrap();
     assert_eq!(doc["format"], "profil");
-    assert_eq!(doc["version"], 2);
-    assert!(doc["stacks"].is_null(), "no stacks without -g");
+    assert_eq!(doc["version"], 3);
+    assert!(doc["stacks"].is_null() && doc["server_stacks"].is_null(), "no stacks without -g");
+    // Server attribution is Redox's: no account of servers on Linux.
+    assert!(doc["servers"].is_null());
     assert_eq!(doc["program"], fib_bin().to_str().unwrap());
     assert_eq!(doc["arguments"], serde_json::json!([]));
     assert_eq!(doc["frequency_hz"], 1000);
