@@ -51,3 +51,12 @@ fn bad_input_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&o.stderr), "iowork: ROUNDS must be a whole number, not 'many'\n");
 }
+
+/// The relay daemon is Redox's (a scheme of its own); elsewhere it says so and does nothing.
+#[test]
+#[cfg(not(target_os = "redox"))]
+fn the_relay_is_a_redox_daemon() {
+    let o = Command::new(env!("CARGO_BIN_EXE_iowork-relay")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "iowork-relay: a Redox scheme daemon; nothing to do here\n");
+}

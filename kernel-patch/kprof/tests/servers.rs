@@ -75,6 +75,22 @@ fn a_daemon_works_for_the_session_from_taking_its_request_to_answering_it() {
     assert!(!p.is_serving(RAMFS));
 }
 
+/// Threads of the program share its pid: a request of any of them labels the daemon, and the
+/// ticks of all of them, on any CPU, are the program's own.
+#[test]
+fn every_thread_of_the_program_is_the_program() {
+    let p = running();
+    p.note_switch(0, PROGRAM);
+    p.note_switch(1, PROGRAM);
+    p.sample(0, true, 0x40_1010);
+    p.sample(1, true, 0x40_1020);
+    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, PROGRAM, SCHEME_DISK, 1);
+    assert!(p.is_serving(RAMFS) && p.is_serving(DISK));
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.entries.len(), s.other_ticks), (2, 2, 0));
+}
+
 #[test]
 fn chains_of_daemons_are_followed() {
     let p = running();
