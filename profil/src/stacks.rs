@@ -74,14 +74,11 @@ impl StackProfile {
                         Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
                     };
                     let key = FunctionKey::of(&location);
-                    *by_key.entry(key).or_insert_with(|| {
-                        out.functions.push(StackFunction {
-                            key,
-                            name: name_of(&location, symbolizer),
-                            location,
-                            server: false,
-                        });
-                        out.functions.len() - 1
+                    intern(&mut out.functions, &mut by_key, key, || StackFunction {
+                        key,
+                        name: name_of(&location, symbolizer),
+                        location,
+                        server: false,
                     })
                 });
                 frames.push(i);
@@ -94,8 +91,7 @@ impl StackProfile {
                 out.truncated = out.truncated.saturating_add(st.count);
             }
         }
-        out.stacks = merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
-        out.stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
+        out.stacks = sorted(merged);
         if let Some(report) = &p.servers {
             out.add_servers(report, symbolizer);
         }
@@ -111,9 +107,11 @@ impl StackProfile {
             // One root per daemon, even for two instances of one executable.
             let root_key = FunctionKey { object: root_location.object, function: Some(u64::MAX - u64::from(server.pid)) };
             let name = format!("{} [pid {}]", symbolizer.object(root_location.object).name, server.pid);
-            let root = *by_key.entry(root_key).or_insert_with(|| {
-                self.functions.push(StackFunction { key: root_key, name, location: root_location, server: true });
-                self.functions.len() - 1
+            let root = intern(&mut self.functions, &mut by_key, root_key, || StackFunction {
+                key: root_key,
+                name,
+                location: root_location,
+                server: true,
             });
             let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
             for (frames, truncated, count) in &server.stacks {
@@ -122,24 +120,17 @@ impl StackProfile {
                 for (i, &addr) in frames.iter().enumerate().rev() {
                     let location = symbolizer.server_sample(&server.path, addr.wrapping_sub(u64::from(i > 0)));
                     let key = FunctionKey::of(&location);
-                    let f = *by_key.entry(key).or_insert_with(|| {
-                        self.functions.push(StackFunction {
-                            key,
-                            name: name_of(&location, symbolizer),
-                            location,
-                            server: true,
-                        });
-                        self.functions.len() - 1
-                    });
-                    named.push(f);
+                    named.push(intern(&mut self.functions, &mut by_key, key, || StackFunction {
+                        key,
+                        name: name_of(&location, symbolizer),
+                        location,
+                        server: true,
+                    }));
                 }
                 let n = merged.entry((named, *truncated)).or_insert(0);
                 *n = n.saturating_add(*count);
             }
-            let mut stacks: Vec<NamedStack> =
-                merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
-            stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
-            self.servers.extend(stacks);
+            self.servers.extend(sorted(merged));
         }
     }
 
@@ -191,6 +182,27 @@ impl StackProfile {
         let inclusive = self.inclusive();
         self.functions.iter().position(|f| f.name == name).map_or(0, |i| inclusive[i])
     }
+}
+
+/// The index of function `key` in `functions`, added as `make` builds it on first sight.
+fn intern(
+    functions: &mut Vec<StackFunction>,
+    by_key: &mut HashMap<FunctionKey, usize>,
+    key: FunctionKey,
+    make: impl FnOnce() -> StackFunction,
+) -> usize {
+    *by_key.entry(key).or_insert_with(|| {
+        functions.push(make());
+        functions.len() - 1
+    })
+}
+
+/// Merged stacks, most samples first.
+fn sorted(merged: HashMap<(Vec<usize>, bool), u64>) -> Vec<NamedStack> {
+    let mut stacks: Vec<NamedStack> =
+        merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
+    stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
+    stacks
 }
 
 /// Where the stacks of processes start: the ELF entry stub and the C libraries' start routines

@@ -218,6 +218,25 @@ mod tests {
     use crate::stacks::StackProfile;
     use std::io::Read;
 
+    /// The profile.proto a render gives, gunzipped and decoded.
+    fn decoded(a: &Analysis) -> Profile {
+        let gz = render(a).unwrap();
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
+        Profile::decode(&bytes[..]).unwrap()
+    }
+
+    /// A sample's functions, leaf first.
+    fn frame_names<'p>(p: &'p Profile, s: &Sample) -> Vec<&'p str> {
+        s.location_id
+            .iter()
+            .map(|&id| {
+                let f = &p.function[p.location[id as usize - 1].line[0].function_id as usize - 1];
+                p.string_table[f.name as usize].as_str()
+            })
+            .collect()
+    }
+
     #[test]
     fn daemons_stacks_are_samples_too() {
         let (sp, s) = crate::stacks::tests::with_a_server();
@@ -225,16 +244,9 @@ mod tests {
         let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
-        let gz = render(&a).unwrap();
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
-        let p = Profile::decode(&bytes[..]).unwrap();
-        let name = |id: u64| {
-            let f = &p.function[p.location[id as usize - 1].line[0].function_id as usize - 1];
-            p.string_table[f.name as usize].as_str()
-        };
+        let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
-            p.sample.iter().skip(4).map(|s| (s.location_id.iter().map(|&l| name(l)).collect(), s.value[0])).collect();
+            p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
         assert_eq!(
             got,
             vec![
@@ -253,16 +265,8 @@ mod tests {
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
-        let gz = render(&a).unwrap();
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
-        let p = Profile::decode(&bytes[..]).unwrap();
-        let name = |id: u64| {
-            let f = &p.function[p.location[id as usize - 1].line[0].function_id as usize - 1];
-            p.string_table[f.name as usize].as_str()
-        };
-        let got: Vec<(Vec<&str>, Vec<i64>)> =
-            p.sample.iter().map(|s| (s.location_id.iter().map(|&l| name(l)).collect(), s.value.clone())).collect();
+        let p = decoded(&a);
+        let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(
             got,
             vec![
