@@ -69,6 +69,42 @@ pub fn forward_to(pid: u32) {
     CHILD.store(pid as i32, Ordering::SeqCst);
 }
 
+/// Signals whose default action dumps core: profil does not end itself with those (no core
+/// of profil), it exits 128 + N.
+const CORE_SIGNALS: [libc::c_int; 10] = [
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGSEGV,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGSYS,
+];
+
+/// How profil ends after the program died of `signal`: by the same signal, as strace does, so
+/// that a shell or make sees "killed by SIGINT" and stops too; for a signal that would dump a
+/// core, with status 128 + N. Everything must be written before.
+pub fn end_like(signal: libc::c_int) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    if !CORE_SIGNALS.contains(&signal) {
+        // SAFETY: default disposition, unblocked, then raise: the process ends here.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+    }
+    std::process::exit(128 + signal)
+}
+
 /// The last signal caught, if any.
 pub fn caught() -> Option<libc::c_int> {
     match CAUGHT.load(Ordering::SeqCst) {

@@ -51,6 +51,8 @@ pub fn spawn_gated(path: &Path, argv: &[std::ffi::OsString], stdout_to_stderr: b
     let (status_r, status_w) = pipe()?;
     io::stdout().flush()?;
     io::stderr().flush()?;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: profil is single-threaded here, so the child may run ordinary code before exec.
     match unsafe { libc::fork() } {
         -1 => Err(io::Error::last_os_error()),
@@ -59,6 +61,7 @@ pub fn spawn_gated(path: &Path, argv: &[std::ffi::OsString], stdout_to_stderr: b
             drop(status_r);
             crate::interrupt::reset_in_child(&caught);
             restore_signal_defaults();
+            die_with_parent(parent);
             if stdout_to_stderr {
                 // SAFETY: dup2 on the standard descriptors; nothing else uses them here.
                 unsafe { libc::dup2(2, 1) };
@@ -70,6 +73,23 @@ pub fn spawn_gated(path: &Path, argv: &[std::ffi::OsString], stdout_to_stderr: b
             Ok(Child { pid: pid as u32, gate: Some(gate_w), exec_status: status_r })
         }
     }
+}
+
+/// If profil is killed outright (SIGKILL: nothing can stop its session cleanly), the program
+/// must not run on unprofiled: the kernel kills it then (Linux's parent-death signal, which
+/// exec keeps). Elsewhere the gate's pipe still stops a child that was not released.
+fn die_with_parent(parent: libc::pid_t) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with an integer argument; getppid and _exit have no preconditions.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        // The parent may have died before the prctl: then nobody would send it.
+        if libc::getppid() != parent {
+            libc::_exit(CHILD_ERROR_STATUS);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
 }
 
 /// The child side: wait for the verdict, then exec or report and exit 0xCC.

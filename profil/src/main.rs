@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use profil::cli::{self, Command};
-use profil::run::{run, RunError};
+use profil::run::{run, Ending, RunError};
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args_os().skip(1)) {
@@ -25,7 +25,8 @@ fn main() -> ExitCode {
         }
         Command::Profile(args) => {
             let status = match run(&args) {
-                Ok(code) => code,
+                Ok(Ending::Code(code)) => code,
+                Ok(Ending::Signal(signal)) => profil::interrupt::end_like(signal),
                 Err(RunError::Reported) => 1,
                 Err(e) => {
                     eprintln!("Profil Error: {e}");

@@ -137,11 +137,11 @@ fn perf_policy_hint() -> Option<String> {
 
 /// Run `args.program` under profiling (or, with `-p`, profile a running process) and print
 /// the report (on standard output, or on standard error when an export takes standard
-/// output).  Returns the exit status for profil: the program's own (128 + signal if it was
-/// killed); 0 for an attached process.
-pub fn run(args: &Args) -> Result<u8, RunError> {
+/// output).  Returns how profil ends: with the program's exit status, or by the signal that
+/// killed it ([`Ending`]); with 0 for an attached process.
+pub fn run(args: &Args) -> Result<Ending, RunError> {
     if let Some(pid) = args.attach {
-        return attach(args, pid);
+        return attach(args, pid).map(Ending::Code);
     }
     // The name as reports show it; the program runs with its exact bytes.
     let name = args.program.to_string_lossy().into_owned();
@@ -187,10 +187,19 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     sampled?;
     report_and_export(args, p, exit)?;
     Ok(match exit {
-        ExitKind::Exited(code) => code as u8,
-        ExitKind::Signaled(sig) => 128u8.wrapping_add(sig as u8),
-        ExitKind::Attached { .. } => 0,
+        ExitKind::Exited(code) => Ending::Code(code as u8),
+        ExitKind::Signaled(sig) => Ending::Signal(sig),
+        ExitKind::Attached { .. } => Ending::Code(0),
     })
+}
+
+/// How profil ends once the report and the exports are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// With this exit status (the program's, or 0 for an attached process).
+    Code(u8),
+    /// The program died of this signal: profil ends the same way (`interrupt::end_like`).
+    Signal(i32),
 }
 
 /// `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.

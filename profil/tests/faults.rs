@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -68,7 +69,7 @@ fn program_killed_with_sigkill() {
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(unsafe { libc::kill(child as i32, libc::SIGKILL) }, 0);
     let o = p.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(128 + 9), "{}", err(&o));
+    assert_eq!(o.status.signal(), Some(9), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains("was killed by signal 9\n"), "{text}");
     assert!(text.contains("Session ended by: exit\n"));
@@ -82,7 +83,8 @@ fn program_killed_with_sigkill() {
 fn program_crashing_with_sigsegv() {
     let _s = session();
     let o = Command::new(profil_bin()).arg(busy()).args(["200", "0", "segv"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(128 + 11), "{}", err(&o));
+    // A signal that dumps core: profil exits 128 + N rather than dump a core of its own.
+    assert_eq!((o.status.code(), o.status.core_dumped()), (Some(128 + 11), false), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains("was killed by signal 11\n"), "{text}");
     assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
@@ -231,4 +233,27 @@ fn processes_the_program_starts_are_not_counted() {
     let user: u64 = ticks.split_whitespace().next().unwrap().parse().unwrap();
     assert!(user < 40, "sh itself barely runs, but {user} user ticks were counted:\n{text}");
     assert!(!text.lines().any(|l| l.ends_with("  spin")), "busy's spin() was counted:\n{text}");
+}
+
+/// profil killed outright (SIGKILL, nothing can end its session cleanly): the program it
+/// launched does not run on unprofiled, the kernel kills it too.
+#[test]
+fn the_program_dies_with_profil() {
+    let _s = session();
+    let mut p = Command::new(profil_bin()).arg(busy()).arg("30000").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let child = child_of(p.id());
+    std::thread::sleep(Duration::from_millis(300));
+    p.kill().unwrap();
+    p.wait().unwrap();
+    let t = Instant::now();
+    // Gone, or a zombie waiting for whoever inherited it.
+    let dead = || match std::fs::read_to_string(format!("/proc/{child}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    };
+    while !dead() {
+        assert!(t.elapsed() < Duration::from_secs(5), "the program {child} still runs after profil was killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    next_run_works();
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use common::{profil_bin, session, text};
@@ -58,7 +59,7 @@ fn ctrl_c_still_reports_and_writes_the_exports() {
     let json = scratch("int.json");
     let o = interrupted(&["--json", json.to_str().unwrap(), fib_bin().to_str().unwrap()], Duration::from_millis(800), libc::SIGINT, true);
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{err}");
+    assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
     assert!(out.contains("Profile Statistics") && out.contains("Flat profile"), "{out}");
     assert_eq!(field(&out, "Session ended by:"), "exit");
     assert!(out.contains("was killed by signal 2"), "{out}");
@@ -75,7 +76,7 @@ fn a_signal_to_profil_alone_is_passed_on_to_the_program() {
         let o = interrupted(&[fib_bin().to_str().unwrap()], Duration::from_millis(600), signal, false);
         let (out, err) = text(&o);
         // fib was not left running: it died of the same signal, and profil reported it.
-        assert_eq!(o.status.code(), Some(128 + signal), "signal {signal}: {err}");
+        assert_eq!(o.status.signal(), Some(signal), "signal {signal}: {err}");
         assert!(out.contains(&format!("was killed by signal {signal}")), "{out}");
         assert_eq!(field(&out, "Session ended by:"), "exit");
     }
@@ -90,4 +91,37 @@ fn a_program_that_ignores_ctrl_c_is_reported_as_stopped_by_request() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(field(&out, "Session ended by:"), "request");
+}
+
+/// Ctrl-C on a script that runs profil stops the script, as it would without profil: profil,
+/// its report and exports written, ends by the program's SIGINT, so bash (which goes on after a
+/// child that merely exited 130) stops too.
+#[test]
+fn ctrl_c_stops_a_script_that_runs_profil() {
+    if Command::new("bash").arg("-c").arg("true").status().is_err() {
+        eprintln!("skipped: no bash");
+        return;
+    }
+    let _s = session();
+    let fib = fib_bin();
+    let script = format!(
+        "'{p}' -f '{fib}'; echo after=$?; '{p}' -f '{fib}' 20 1; echo second=$?",
+        p = profil_bin().display(),
+        fib = fib.display()
+    );
+    let child = Command::new("bash")
+        .args(["-c", &script])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: plain kill(2) of the job's process group, as a terminal's Ctrl-C.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert!(out.contains("was killed by signal 2"), "{out}\n{err}");
+    assert!(!out.contains("after=") && !out.contains("second="), "the script went on:\n{out}");
+    assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
 }
