@@ -124,6 +124,37 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
 
+/// Who holds the session that makes this one busy, if that can be said (Linux: the process
+/// that holds the session lock; its user and command line).
+fn busy_hint() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let (pid, uid) = profd::sampler::perf_event::session_holder()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<String> =
+            cmdline.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        let command = if words.is_empty() { String::from("?") } else { words.join(" ") };
+        Some(format!("  Held by pid {pid} (user {}): {command}", user_name(uid)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// A user's name from /etc/passwd, or the number.
+#[cfg(target_os = "linux")]
+fn user_name(uid: u32) -> String {
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|passwd| {
+            passwd.lines().find_map(|l| {
+                let mut f = l.split(':');
+                let name = f.next()?;
+                (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+            })
+        })
+        .unwrap_or_else(|| uid.to_string())
+}
+
 /// Why the kernel refuses to let us profile a process of our own (Linux: the
 /// `kernel.perf_event_paranoid` policy), if that can be said.
 fn perf_policy_hint() -> Option<String> {
@@ -171,6 +202,9 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         }
         // Our own child refused: on Linux that is the kernel's perf_event policy.
         if let (ProfError::Permission, Some(hint)) = (e, perf_policy_hint()) {
+            eprintln!("{hint}");
+        }
+        if let (ProfError::Busy, Some(hint)) = (e, busy_hint()) {
             eprintln!("{hint}");
         }
         return Err(RunError::Reported);
@@ -249,6 +283,10 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
                 RunError::Program(format!("{e}\n{}", address_range_hint(&p.image.layout.text, args)))
             }
             (ProfError::Permission, Some(hint)) => RunError::Program(format!("{e}\n{hint}")),
+            (ProfError::Busy, _) => match busy_hint() {
+                Some(hint) => RunError::Program(format!("{e}\n{hint}")),
+                None => RunError::Profiling(e),
+            },
             _ => RunError::Profiling(e),
         });
     }

@@ -220,6 +220,33 @@ fn usage_errors_exit_2() {
 }
 
 /// Two profils at once: the second is refused, the first finishes unaffected.
+/// Sessions under different lock names (PROFD_SESSION) do not exclude each other: a user's
+/// profil does not make the test suite busy (the suite has a name of its own,
+/// `.cargo/config.toml`).
+#[test]
+fn a_session_of_another_name_does_not_make_profil_busy() {
+    let _s = session();
+    let fib = fib_bin();
+    let mut first = Command::new(profil_bin())
+        .env("PROFD_SESSION", format!("profd.session.other.{}", std::process::id()))
+        .arg(&fib)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let name = format!("@profd.session.other.{}", std::process::id());
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/net/unix").unwrap().contains(&name) {
+        assert!(t.elapsed().as_secs() < 10, "first profil never started its session");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let o = profil(&["-f", fib.to_str().unwrap(), "25", "10"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    first.kill().unwrap();
+    first.wait().unwrap();
+}
+
 #[test]
 fn a_second_profil_is_busy() {
     let _s = session();
@@ -240,7 +267,11 @@ fn a_second_profil_is_busy() {
     }
     let o = profil(&["-i", "1024", fib.to_str().unwrap()]);
     let (out, err) = text(&o);
-    assert_eq!(err, "Profil Error: Already profiling another process\n");
+    // It says who holds the session: the first profil, by pid, user and command line.
+    let (head, held) = err.split_once('\n').unwrap();
+    assert_eq!(head, "Profil Error: Already profiling another process");
+    assert!(held.starts_with(&format!("  Held by pid {} (user ", first.id())), "{err}");
+    assert!(held.ends_with(&format!("): {} -i 1024 {}\n", profil_bin().display(), fib.display())), "{err}");
     assert_eq!(o.status.code(), Some(1));
     assert!(!out.contains("fib(38)"), "the second fib must not run");
     let first = first.wait_with_output().unwrap();

@@ -138,7 +138,11 @@ fn fifty_races_have_exactly_one_winner() {
         let won: Vec<&Output> = [&a, &b].into_iter().filter(|o| o.status.code() == Some(0)).collect();
         let lost: Vec<&Output> = [&a, &b].into_iter().filter(|o| o.status.code() != Some(0)).collect();
         assert_eq!(won.len(), 1, "round {round}: {} winners\n{}\n{}", won.len(), err(&a), err(&b));
-        assert_eq!(err(lost[0]), "Profil Error: Already profiling another process\n", "round {round}");
+        // The holder is named if it still holds the session when the loser asks.
+        let lost_err = err(lost[0]);
+        let mut lines = lost_err.lines();
+        assert_eq!(lines.next(), Some("Profil Error: Already profiling another process"), "round {round}");
+        assert!(lines.all(|l| l.starts_with("  Held by pid ")), "round {round}: {lost_err}");
         assert_eq!(lost[0].status.code(), Some(1));
         let text = out(won[0]);
         assert!(field(&text, "Total ticks in all bins:") >= 40, "round {round}: {text}");
@@ -214,7 +218,11 @@ fn another_users_session_makes_profil_busy() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let o = as_nobody(&[busy().to_str().unwrap(), "50"]);
-    assert_eq!(err(&o), "Profil Error: Already profiling another process\n");
+    let e = err(&o);
+    assert!(
+        e.starts_with(&format!("Profil Error: Already profiling another process\n  Held by pid {} (user root): ", first.id())),
+        "{e}"
+    );
     let first = first.wait_with_output().unwrap();
     assert_eq!(first.status.code(), Some(0), "{}", err(&first));
 }

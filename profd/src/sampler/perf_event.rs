@@ -44,6 +44,41 @@ use crate::session::StopReason;
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
 
+/// The environment variable that names another session lock: profilers with different names
+/// do not exclude each other (the test suite uses its own, so a user's run does not make it
+/// busy).
+pub const SESSION_ENV: &str = "PROFD_SESSION";
+
+/// The session lock's name: `$PROFD_SESSION`, or [`SESSION_LOCK_NAME`].
+pub fn session_lock_name() -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    std::env::var_os(SESSION_ENV)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| SESSION_LOCK_NAME.to_vec(), |v| v.as_bytes().to_vec())
+}
+
+/// The process holding the session lock (a profil running a session): its pid and uid, as
+/// the kernel recorded them when it bound the lock (`SO_PEERCRED` of a connection to it).
+pub fn session_holder() -> Option<(u32, u32)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    let addr = SocketAddr::from_abstract_name(session_lock_name()).ok()?;
+    let stream = UnixStream::connect_addr(&addr).ok()?;
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a ucred.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some((cred.pid as u32, cred.uid))
+}
+
 /// Default sampling frequency, as the issue asks (1 kHz).
 pub const DEFAULT_FREQUENCY_HZ: u64 = 1000;
 
@@ -336,7 +371,7 @@ fn page_size() -> usize {
 }
 
 fn lock_session() -> Result<UnixListener, ProfError> {
-    let addr = SocketAddr::from_abstract_name(SESSION_LOCK_NAME).map_err(|_| ProfError::Generic)?;
+    let addr = SocketAddr::from_abstract_name(session_lock_name()).map_err(|_| ProfError::Generic)?;
     UnixListener::bind_addr(&addr).map_err(|e| match e.kind() {
         io::ErrorKind::AddrInUse => ProfError::Busy,
         _ => ProfError::Generic,
