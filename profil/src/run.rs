@@ -101,6 +101,17 @@ struct Prepared {
     profiler: Profiler,
 }
 
+/// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// Read and check the program file at `path` (named `name`), check the exports, open the
 /// profiler.
 fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunError> {
@@ -110,10 +121,18 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let image = elf::read_program(&path).map_err(|e| match e {
         ElfError::Io(io) => cannot(&io),
         ElfError::Elf32 => RunError::Program(format!("'{name}': 32-bit ELF executables are not supported")),
-        ElfError::Script(interpreter) if !interpreter.is_empty() => RunError::Program(format!(
-            "'{name}' is a script for {interpreter}, not an ELF executable: profile its interpreter \
-             (profil {interpreter} {name})"
-        )),
+        ElfError::Script(interpreter) if !interpreter.is_empty() => {
+            // The command that profiles it: the interpreter, the script as found, its arguments.
+            let words: Vec<String> = std::iter::once(path.as_os_str())
+                .chain(args.program_args.iter().map(|a| a.as_os_str()))
+                .map(|w| shell_word(&w.to_string_lossy()))
+                .collect();
+            RunError::Program(format!(
+                "'{name}' is a script for {interpreter}, not an ELF executable: profile its interpreter \
+                 (profil {interpreter} {})",
+                words.join(" ")
+            ))
+        }
         other => RunError::Program(format!("'{name}' is {other}")),
     })?;
     let read_elf = read_start.elapsed();

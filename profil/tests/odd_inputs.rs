@@ -52,6 +52,22 @@ fn scripts_and_32_bit_programs_get_messages_that_say_what_to_do() {
         text(&o),
         (String::new(), format!("Profil Error: '{s}' is a script for /bin/sh, not an ELF executable: profile its interpreter (profil /bin/sh {s})\n"))
     );
+    // A script found on PATH is named by its path, and its arguments are kept (quoted where a
+    // shell needs it), so the suggested command runs it as asked.
+    let o = Command::new(profil_bin())
+        .arg(script.file_name().unwrap())
+        .args(["ls", "two words", "it's"])
+        .env("PATH", dir.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&o).1,
+        format!(
+            "Profil Error: '{}' is a script for /bin/sh, not an ELF executable: profile its interpreter \
+             (profil /bin/sh {s} ls 'two words' 'it'\\''s')\n",
+            script.file_name().unwrap().to_str().unwrap()
+        )
+    );
     let o = Command::new(profil_bin()).arg(e).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o), (String::new(), format!("Profil Error: '{e}': 32-bit ELF executables are not supported\n")));
