@@ -90,3 +90,25 @@ fn attach_errors() {
         sleeper.wait().unwrap();
     }
 }
+
+/// A process whose program file was deleted since it started (every package upgrade replaces
+/// files under running programs): profil reads it through /proc/PID/exe and names its code.
+#[test]
+fn attach_to_a_process_whose_program_was_deleted() {
+    let _s = session();
+    let dir = scratch("attach-deleted");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let gone = dir.join("gone");
+    std::fs::copy(&busy, &gone).unwrap();
+    let mut target = start(&gone, &["3000"]);
+    std::fs::remove_file(&gone).unwrap();
+    let pid = target.id().to_string();
+    let o = Command::new(profil_bin()).args(["-f", "-p", &pid, "-t", "0.7"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(share(&flat_shares(&out), "spin") > 90.0, "{out}");
+    assert!(out.contains(&format!("'{} (deleted)' (pid {pid}, attached)", gone.display())), "{out}");
+    target.kill().unwrap();
+    target.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

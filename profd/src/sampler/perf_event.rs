@@ -167,7 +167,11 @@ impl PerfEventSampler {
         }
         let meta = std::fs::metadata(&config.program)?;
         let program = ProgramId {
-            canonical: std::fs::canonicalize(&config.program)?,
+            // A program deleted or replaced since it started (read through /proc/PID/exe) has
+            // no path left: its link's text ("/path (deleted)") is what its mmap records say.
+            canonical: std::fs::canonicalize(&config.program)
+                .or_else(|_| std::fs::read_link(&config.program))
+                .unwrap_or_else(|_| config.program.clone()),
             dev: (libc::major(meta.dev()), libc::minor(meta.dev())),
             ino: meta.ino(),
         };
