@@ -45,7 +45,10 @@ impl ReportOut {
                 self.closed = true;
                 Ok(done)
             }
-            other => other,
+            // Said once, by profil, naming what failed ("No space left on device" alone reads
+            // as if the program had failed).
+            Err(e) => Err(io::Error::new(e.kind(), format!("Cannot write the report: {}", crate::run::os_message(&e)))),
+            ok => ok,
         }
     }
 }

@@ -41,7 +41,7 @@ impl fmt::Display for RunError {
             RunError::Program(m) => f.write_str(m),
             RunError::Profiling(e) => write!(f, "{e}"),
             RunError::Reported => f.write_str("reported by the child"),
-            RunError::Io(e) => write!(f, "{e}"),
+            RunError::Io(e) => f.write_str(&os_message(e)),
         }
     }
 }
@@ -99,6 +99,14 @@ struct Prepared {
     exports: Exports,
     out: ReportOut,
     profiler: Profiler,
+}
+
+/// Would exec of `path` be allowed (execute permission, for us)? `-p` files are only read.
+fn may_execute(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
 }
 
 /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in
@@ -201,6 +209,10 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
     let mut p = prepare(args, name, path)?;
+    // An ELF file we may not execute is refused now, as a script is, before its run's banner.
+    if !may_execute(&p.path) {
+        return Err(RunError::Program(format!("Cannot execute '{}': Permission denied", p.name)));
+    }
 
     let argv: Vec<std::ffi::OsString> =
         std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();

@@ -121,3 +121,30 @@ fn the_report_starts_on_a_new_line_after_output_without_one() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An ELF file without execute permission is refused before anything runs, as a script is:
+/// no banner, one error.
+#[test]
+fn a_program_without_execute_permission_is_refused_before_its_run() {
+    let dir = std::env::temp_dir().join(format!("profil-noexec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("noexec");
+    std::fs::copy(common::fib_bin(), &prog).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = Command::new(profil_bin()).arg(&prog).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o), (String::new(), format!("Profil Error: Cannot execute '{}': Permission denied\n", prog.display())));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A report that cannot be written (stdout on /dev/full) is one error naming what failed,
+/// without Rust's "(os error N)" and without the waiting child's word.
+#[test]
+fn a_report_that_cannot_be_written_is_one_error() {
+    let _s = common::session();
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let o = Command::new(profil_bin()).args(["-f", common::fib_bin().to_str().unwrap(), "20", "1"]).stdout(full).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "Profil Error: Cannot write the report: No space left on device\n");
+}
