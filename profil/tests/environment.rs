@@ -57,3 +57,17 @@ fn profil_asks_the_os_for_no_randomness() {
     assert!(ours <= baseline, "profil made {ours} getrandom calls, fib (the C library alone) {baseline}:\n{log}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The release profil ships lean: no DWARF (it made the binary 17 MB), symbols kept.
+#[test]
+fn the_release_profil_carries_no_debug_info() {
+    let bytes = std::fs::read(profil_bin()).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    let names: Vec<&str> = elf.section_headers.iter().filter_map(|s| elf.shdr_strtab.get_at(s.sh_name)).collect();
+    if cfg!(debug_assertions) {
+        return; // a debug build of the tests runs a debug profil
+    }
+    assert!(!names.iter().any(|n| n.starts_with(".debug_")), "{names:?}");
+    assert!(names.contains(&".symtab"), "{names:?}");
+    assert!(bytes.len() < 8 << 20, "{} bytes", bytes.len());
+}
