@@ -1,10 +1,13 @@
 //! The `prof:` control file's commands (`/scheme/prof/ctl`), one per line:
 //!
 //! ```text
-//! start <pid> <start> <end> <interval> [<text_start> <text_end>] [exec]
+//! start <pid> <start> <end> <interval> [<text_start> <text_end>] [rate=<hz>] [exec]
 //! stop
 //! ```
 //!
+//! `rate=<hz>` (100 to 10000) asks for that many samples a second per CPU from the kernel's
+//! NMI source, which also samples the kernel's work for the program; where the kernel has
+//! none it samples on its timer tick (`status` says which: `source=… rate=…`).
 //! Numbers are decimal or `0x`-hex. `start 0 …` is `profile(0, …)`, i.e. stop. A final `exec`
 //! says the caller has just started `pid` and it has yet to exec the program: counting begins
 //! at that exec, so the launcher's exec code is never counted (`profil` always sends it).
@@ -27,6 +30,7 @@ pub enum CtlCommand {
 /// Parse one line (surrounding whitespace ignored). Malformed input is EINVAL.
 pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     let mut words: Vec<&str> = line.split_ascii_whitespace().collect();
+    // The optional words at the end: `rate=HZ`, then `exec`, each at most once.
     let from = match words.as_slice() {
         ["start", .., "exec"] => {
             words.pop();
@@ -34,12 +38,23 @@ pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
         }
         _ => CountFrom::Now,
     };
+    let rate = match words.as_slice() {
+        ["start", .., last] if last.starts_with("rate=") => {
+            let hz = number(&last["rate=".len()..])?;
+            if !(kprof::MIN_RATE as u64..=kprof::MAX_RATE as u64).contains(&hz) {
+                return Err(ProfError::Invalid);
+            }
+            words.pop();
+            Some(hz)
+        }
+        _ => None,
+    };
     match words.as_slice() {
         ["stop"] => Ok(CtlCommand::Stop),
         ["start", pid, start, end, interval, text @ ..] => {
             let pid = u32::try_from(number(pid)?).map_err(|_| ProfError::Invalid)?;
             let req =
-                StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)?, from };
+                StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)?, from, rate };
             let image = match text {
                 [] => ImageLayout::unknown(),
                 [lo, hi] => {
@@ -71,11 +86,18 @@ pub fn count_from_suffix(from: CountFrom) -> &'static str {
     }
 }
 
+/// The end of a start command that asks for a sampling rate (the same word in `prof:` ctl
+/// and the kernel's `sys:prof_ctl`): nothing, or ` rate=HZ`.
+pub fn rate_suffix(rate: Option<u64>) -> String {
+    rate.map_or(String::new(), |hz| format!(" rate={hz}"))
+}
+
 /// Format a start command as `profil` sends it.
 pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
     let when = count_from_suffix(req.from);
+    let rate = rate_suffix(req.rate);
     format!(
-        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{when}\n",
+        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{rate}{when}\n",
         req.pid, req.start, req.end, req.interval, text.start, text.end
     )
 }
@@ -99,7 +121,7 @@ mod tests {
     fn start_with_and_without_text_bounds() {
         let c = parse_line("start 42 0x1000 0x2000 64 0x1000 0x5000\n").unwrap();
         let CtlCommand::Start { req, image } = c else { panic!() };
-        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64, from: CountFrom::Now });
+        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64, from: CountFrom::Now, rate: None });
         assert_eq!(image.text, TextSegment { start: 0x1000, end: 0x5000 });
         assert!(!image.is_unknown());
         let CtlCommand::Start { image, .. } = parse_line("start 42 0 0 0").unwrap() else { panic!() };
@@ -111,11 +133,29 @@ mod tests {
         let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 0x401000 0x45e0d6 exec\n").unwrap() else {
             panic!()
         };
-        assert_eq!(req, StartRequest { pid: 42, start: 0, end: 0, interval: 0, from: CountFrom::Exec });
+        assert_eq!(req, StartRequest { pid: 42, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: None });
         assert_eq!(image.text, TextSegment { start: 0x401000, end: 0x45e0d6 });
         let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 exec").unwrap() else { panic!() };
         assert_eq!(req.from, CountFrom::Exec);
         assert!(image.is_unknown());
+    }
+
+    #[test]
+    fn a_rate_before_exec_asks_for_samples_per_second() {
+        let CtlCommand::Start { req, .. } = parse_line("start 42 0 0 0 0x401000 0x402000 rate=4000 exec").unwrap() else {
+            panic!()
+        };
+        assert_eq!((req.rate, req.from), (Some(4000), CountFrom::Exec));
+        let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 rate=0x64").unwrap() else { panic!() };
+        assert_eq!((req.rate, req.from, image.is_unknown()), (Some(100), CountFrom::Now, true));
+        for bad in ["start 42 0 0 0 rate=99", "start 42 0 0 0 rate=10001", "start 42 0 0 0 exec rate=1000", "stop rate=1000"] {
+            assert_eq!(parse_line(bad), Err(ProfError::Invalid), "{bad}");
+        }
+        let req = StartRequest { pid: 7, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: Some(1000) };
+        let text = TextSegment { start: 0x401000, end: 0x402000 };
+        let line = format_start(&req, &text);
+        assert_eq!(line, "start 7 0x0 0x0 0x0 0x401000 0x402000 rate=1000 exec\n");
+        assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
     }
 
     #[test]
@@ -151,7 +191,7 @@ mod tests {
 
     #[test]
     fn format_round_trips() {
-        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26, from: CountFrom::Now };
+        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26, from: CountFrom::Now, rate: None };
         let text = TextSegment { start: 0x15780, end: 0x57200 };
         let line = format_start(&req, &text);
         assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200\n");

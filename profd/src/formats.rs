@@ -11,8 +11,10 @@ use crate::session::{ServerProfile, Session, SessionState, StopReason};
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
 /// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base
-/// ticks_servers ticks_idle ticks_other` (the last three: ticks of daemons working for the
-/// program, of idle, of other processes; 0 where the backend does not see them)
+/// ticks_servers ticks_idle ticks_other source rate` (`ticks_servers`, `ticks_idle`,
+/// `ticks_other`: ticks of daemons working for the program, of idle, of other processes, 0
+/// where the backend does not see them; `source` and `rate`: what samples and how often per
+/// second and CPU, `timer` or `nmi-hpet` on Redox, `none 0` before the backend said)
 pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let reason = match state {
         SessionState::Stopped(r) => r.as_str(),
@@ -25,11 +27,13 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     };
     let account = session.map(|s| s.account).unwrap_or_default();
     let base = base.map_or("unknown".to_string(), |b| format!("{b:#x}"));
-    // The keys after load_base came later (server attribution); earlier ones keep their places.
+    let sampling = session.and_then(|s| s.sampling);
+    // The keys after load_base came later (server attribution, then the sampling source);
+    // earlier ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
-         ticks_servers={} ticks_idle={} ticks_other={}\n",
+         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -38,6 +42,8 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         account.servers(),
         account.idle,
         account.other,
+        sampling.map_or("none", |s| s.source),
+        sampling.map_or(0, |s| s.rate),
     )
 }
 
@@ -97,8 +103,10 @@ pub fn bins_text(d: &ProfData) -> String {
 }
 
 /// `/scheme/prof/samples`: exact `address count where` lines, ascending; `where` is `text`
-/// for the program's own code (link-time address) and `other` for anything else (runtime
-/// address: shared objects, or the whole program while its load base is unknown).
+/// for the program's own code (link-time address), `other` for anything else in user mode
+/// (runtime address: shared objects, or the whole program while its load base is unknown),
+/// and `kernel` for the kernel's code run for the program (its address; Redox with an NMI
+/// source).
 pub fn samples_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     if let Some(s) = session {
@@ -108,6 +116,9 @@ pub fn samples_text(session: Option<&Session>) -> String {
         for (addr, count) in s.foreign_samples() {
             let _ = writeln!(out, "{addr:#x} {count} other");
         }
+        for (addr, count) in &s.kernel_samples {
+            let _ = writeln!(out, "{addr:#x} {count} kernel");
+        }
     }
     out
 }
@@ -115,8 +126,10 @@ pub fn samples_text(session: Option<&Session>) -> String {
 /// `/scheme/prof/stacks`: the recorded call stacks (the kernel's frame-pointer walks), one
 /// line each, most ticks first: `count complete|truncated frame...`, frames innermost first
 /// (the sampled address, then return addresses), each `text:ADDR` (the program's own code,
-/// link-time) or `other:ADDR` (runtime). Ticks whose stack the kernel's table had no room for
-/// are `truncated` stacks of their sampled address alone. Empty when no stacks were recorded.
+/// link-time), `other:ADDR` (runtime) or `kernel:ADDR` (a kernel sample's kernel frames, which
+/// come first, above the program's frames of its system call). Ticks whose stack the kernel's
+/// table had no room for are `truncated` stacks of their sampled address alone. Empty when no
+/// stacks were recorded.
 pub fn stacks_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
@@ -128,6 +141,7 @@ pub fn stacks_text(session: Option<&Session>) -> String {
             let _ = match frame {
                 StackFrame::Text(a) => write!(out, " text:{a:#x}"),
                 StackFrame::Other(a) => write!(out, " other:{a:#x}"),
+                StackFrame::Kernel(a) => write!(out, " kernel:{a:#x}"),
             };
         }
         out.push('\n');
@@ -151,6 +165,7 @@ pub fn parse_stacks(text: &str) -> Vec<(Vec<StackFrame>, bool, u64)> {
                 .map(|f| match f.split_once(':')? {
                     ("text", a) => Some(StackFrame::Text(crate::ctl::number(a).ok()?)),
                     ("other", a) => Some(StackFrame::Other(crate::ctl::number(a).ok()?)),
+                    ("kernel", a) => Some(StackFrame::Kernel(crate::ctl::number(a).ok()?)),
                     _ => None,
                 })
                 .collect::<Option<Vec<_>>>()?;
@@ -229,22 +244,30 @@ pub fn parse_servers(text: &str) -> Option<ServersReport> {
     Some(report)
 }
 
-/// Parse [`samples_text`] back into (program samples, other samples), for clients. Lines that
-/// do not parse are skipped.
-pub fn parse_samples(text: &str) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
-    let (mut text_samples, mut other) = (Vec::new(), Vec::new());
+/// What [`samples_text`] says, read back by a client: (address, count) in each place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Samples {
+    pub text: Vec<(u64, u64)>,
+    pub other: Vec<(u64, u64)>,
+    pub kernel: Vec<(u64, u64)>,
+}
+
+/// Parse [`samples_text`], for clients. Lines that do not parse are skipped.
+pub fn parse_samples(text: &str) -> Samples {
+    let mut out = Samples::default();
     for line in text.lines() {
         let w: Vec<&str> = line.split_ascii_whitespace().collect();
         if let [addr, count, place] = w.as_slice() {
             let (Ok(a), Ok(n)) = (crate::ctl::number(addr), crate::ctl::number(count)) else { continue };
             match *place {
-                "text" => text_samples.push((a, n)),
-                "other" => other.push((a, n)),
+                "text" => out.text.push((a, n)),
+                "other" => out.other.push((a, n)),
+                "kernel" => out.kernel.push((a, n)),
                 _ => {}
             }
         }
     }
-    (text_samples, other)
+    out
 }
 
 /// Parse a [`status_line`] back into pairs (for clients and tests).
@@ -275,14 +298,15 @@ mod tests {
         assert_eq!(
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
-             start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0\n"
+             start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
+             source=none rate=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
             keys,
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
-                "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other"
+                "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate"
             ]
         );
     }
@@ -302,7 +326,7 @@ mod tests {
             fn process_owner(&mut self, _: u32) -> Result<u32, crate::ProfError> {
                 Ok(0)
             }
-            fn start(&mut self, _: u32, _: &ImageLayout, _: crate::sampler::CountFrom) -> Result<(), crate::ProfError> {
+            fn start(&mut self, _: u32, _: &ImageLayout, _: crate::sampler::CountFrom, _: Option<u64>) -> Result<(), crate::ProfError> {
                 Ok(())
             }
             fn collect(&mut self) -> Result<SampleBatch, crate::ProfError> {
@@ -313,6 +337,7 @@ mod tests {
         let base = 0x5555_0000_0000;
         let batch = SampleBatch {
             user: vec![(base + 0x1010, 3), (base + 0x1fff, 1), (0x7f00_0000_0042, 2)],
+            kernel: vec![(0xffff_ffff_8000_1234, 4)],
             load_base: Some(base),
             ..Default::default()
         };
@@ -321,13 +346,15 @@ mod tests {
             exec_segments: vec![LoadSegment { vaddr: 0x1000, memsz: 0x1000, offset: 0x1000 }],
         };
         let mut p = Profd::new(One(Some(batch)));
-        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0, from: crate::sampler::CountFrom::Now }, &image).unwrap();
+        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0, from: crate::sampler::CountFrom::Now, rate: None }, &image).unwrap();
         p.pump().unwrap();
         let s = p.last_session().unwrap();
         let text = samples_text(Some(s));
-        assert_eq!(text, "0x1010 3 text\n0x1fff 1 text\n0x7f0000000042 2 other\n");
-        assert_eq!(parse_samples(&text), (s.image_samples(), s.foreign_samples()));
-        assert_eq!(parse_samples("junk\n0x10 x text\n0x10 1 elsewhere\n"), (vec![], vec![]));
+        assert_eq!(text, "0x1010 3 text\n0x1fff 1 text\n0x7f0000000042 2 other\n0xffffffff80001234 4 kernel\n");
+        let back = parse_samples(&text);
+        assert_eq!((back.text, back.other), (s.image_samples(), s.foreign_samples()));
+        assert_eq!(back.kernel, vec![(0xffff_ffff_8000_1234, 4)]);
+        assert_eq!(parse_samples("junk\n0x10 x text\n0x10 1 elsewhere\n"), Samples::default());
     }
 
     #[test]

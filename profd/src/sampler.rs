@@ -96,6 +96,21 @@ impl Account {
     }
 }
 
+/// How a backend samples: its source (`timer`, `nmi-hpet` on Redox, as the kernel names
+/// them) and the source's rate, samples per second and CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampling {
+    pub source: &'static str,
+    pub rate: u64,
+}
+
+/// First address of the kernel's half of the address space: a sample or frame at or above it
+/// is the kernel's (the kernel's own constant).
+pub use kprof::KERNEL_SPACE_START;
+
+/// The rates (per second and CPU) the Redox kernel's NMI source takes.
+pub use kprof::{MAX_RATE, MIN_RATE};
+
 /// What a backend counted since the previous batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SampleBatch {
@@ -104,6 +119,11 @@ pub struct SampleBatch {
     pub user: Vec<(u64, u64)>,
     /// Ticks that interrupted the process in kernel mode.
     pub kernel_ticks: u64,
+    /// Their kernel instruction pointers, each with a repeat count, where the backend sees
+    /// them (Redox with an NMI source).
+    pub kernel: Vec<(u64, u64)>,
+    /// The backend's sampling, where it reports one.
+    pub sampling: Option<Sampling>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later
@@ -132,9 +152,11 @@ pub trait Sampler {
     /// The uid owning live process `pid`; `Err(NoProcess)` if there is none.
     fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError>;
 
-    /// Start counting `pid`, an instance of `image`, now or from its next exec.  `Err(Busy)`
-    /// if the backend (possibly in another process) is already sampling.
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError>;
+    /// Start counting `pid`, an instance of `image`, now or from its next exec, at `rate`
+    /// samples a second where the backend takes a rate per session (Redox; Linux has its own
+    /// from its configuration).  `Err(Busy)` if the backend (possibly in another process) is
+    /// already sampling.
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError>;
 
     /// Everything counted since the last call; does not block.
     fn collect(&mut self) -> Result<SampleBatch, ProfError>;

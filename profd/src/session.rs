@@ -14,7 +14,7 @@ use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
-use crate::sampler::{Account, CallStack, CountFrom, Mapping, SampleBatch, Sampler};
+use crate::sampler::{Account, CallStack, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,8 @@ pub struct StartRequest {
     /// `Now` to profile a running process; `Exec` when the caller has just started `pid` and
     /// it has yet to exec the program (only the program's own run is counted).
     pub from: CountFrom,
+    /// Samples per second asked of the backend (`None`: its default).
+    pub rate: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,8 @@ impl SessionState {
 pub enum StackFrame {
     Text(u64),
     Other(u64),
+    /// In the kernel (at or above [`crate::sampler::KERNEL_SPACE_START`]).
+    Kernel(u64),
 }
 
 /// uid 0 may do anything.
@@ -106,6 +110,10 @@ pub struct Session {
     pub load_base: Option<u64>,
     /// Exact user-mode samples: runtime address -> ticks.
     pub samples: BTreeMap<u64, u64>,
+    /// Exact kernel-mode samples, where the backend sees them: kernel address -> ticks.
+    pub kernel_samples: BTreeMap<u64, u64>,
+    /// How the backend samples, once it said.
+    pub sampling: Option<Sampling>,
     /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
     /// where the backend records them.
     pub stacks: BTreeMap<CallStack, u64>,
@@ -150,6 +158,9 @@ impl Session {
     pub fn stack_frames(&self, stack: &CallStack) -> Vec<StackFrame> {
         let place = |(i, &a): (usize, &u64)| {
             let back = u64::from(i > 0);
+            if a >= crate::sampler::KERNEL_SPACE_START {
+                return StackFrame::Kernel(a);
+            }
             self.link_address(a.wrapping_sub(back)).map_or(StackFrame::Other(a), |link| StackFrame::Text(link + back))
         };
         stack.frames.iter().enumerate().map(place).collect()
@@ -202,7 +213,7 @@ impl<S: Sampler> Profd<S> {
         if self.state() == SessionState::Running {
             return Err(ProfError::Busy);
         }
-        self.sampler.start(req.pid, image, req.from)?;
+        self.sampler.start(req.pid, image, req.from, req.rate)?;
         self.session = Some(Session {
             pid: req.pid,
             starter_uid: caller_uid,
@@ -211,6 +222,8 @@ impl<S: Sampler> Profd<S> {
             data: ProfData::new(&layout),
             load_base: None,
             samples: BTreeMap::new(),
+            kernel_samples: BTreeMap::new(),
+            sampling: None,
             stacks: BTreeMap::new(),
             user_ticks: 0,
             kernel_ticks: 0,
@@ -290,6 +303,13 @@ impl<S: Sampler> Profd<S> {
         let limit = self.counter_limit;
         let s = self.session.as_mut()?;
         s.kernel_ticks += batch.kernel_ticks;
+        for (pc, n) in batch.kernel {
+            let c = s.kernel_samples.entry(pc).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+        if batch.sampling.is_some() {
+            s.sampling = batch.sampling;
+        }
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
@@ -369,7 +389,7 @@ mod tests {
         fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
             self.processes.iter().find(|p| p.0 == pid).map(|p| p.1).ok_or(ProfError::NoProcess)
         }
-        fn start(&mut self, pid: u32, _: &ImageLayout, _: CountFrom) -> Result<(), ProfError> {
+        fn start(&mut self, pid: u32, _: &ImageLayout, _: CountFrom, _: Option<u64>) -> Result<(), ProfError> {
             if self.busy_elsewhere {
                 return Err(ProfError::Busy);
             }
@@ -401,7 +421,7 @@ mod tests {
     }
 
     fn req(pid: u32, start: u64, end: u64, interval: u64) -> StartRequest {
-        StartRequest { pid, start, end, interval, from: CountFrom::Now }
+        StartRequest { pid, start, end, interval, from: CountFrom::Now, rate: None }
     }
 
     fn batch(user: &[(u64, u64)]) -> SampleBatch {

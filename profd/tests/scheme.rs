@@ -94,7 +94,8 @@ fn full_session_through_the_scheme() {
     assert_eq!(&data.bin[..4], &[3, 0, 0, 1]);
     assert_eq!(
         text(&mut s, ALICE, "samples"),
-        "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n"
+        "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n\
+         0xffff800000001000 1 kernel\n"
     );
     assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\n");
     assert_eq!(s.open_files(), 0);
@@ -202,8 +203,9 @@ fn servers_working_for_the_program_are_charged_to_it() {
          server 20 4 /scheme/initfs/bin/ramfs\n\
          stack 20 3 complete 0x402200 0x402105\n\
          stack 20 1 complete 0x402210 0x402105\n\
-         server 21 2 /usr/lib/drivers/ahcid\n\
-         stack 21 2 truncated 0x407000\n"
+         server 21 3 /usr/lib/drivers/ahcid\n\
+         stack 21 2 truncated 0x407000\n\
+         stack 21 1 truncated 0xffff800000002000\n"
     );
     let st = status(&mut s);
     assert_eq!(
@@ -220,8 +222,9 @@ fn servers_working_for_the_program_are_charged_to_it() {
     assert_eq!((report.own_user, report.own_kernel, report.account.servers(), report.account.idle, report.account.other), (1, 0, 7, 2, 2));
     let servers: Vec<(u32, u64, &str, usize)> =
         report.servers.iter().map(|s| (s.pid, s.ticks, s.path.as_str(), s.stacks.len())).collect();
-    assert_eq!(servers, vec![(20, 4, "/scheme/initfs/bin/ramfs", 2), (21, 2, "/usr/lib/drivers/ahcid", 1)]);
-    assert_eq!(report.servers[1].stacks, vec![(vec![0x40_7000], true, 2)]);
+    assert_eq!(servers, vec![(20, 4, "/scheme/initfs/bin/ramfs", 2), (21, 3, "/usr/lib/drivers/ahcid", 2)]);
+    // Its kernel sample is its kernel PC alone (no walk in the fake kernel's plain tick).
+    assert_eq!(report.servers[1].stacks, vec![(vec![0x40_7000], true, 2), (vec![0xffff_8000_0000_2000], true, 1)]);
     // Without a session: the header alone; without the header: nothing.
     let mut idle = scheme(u64::MAX);
     assert_eq!(
@@ -274,7 +277,7 @@ fn a_launch_counts_the_program_only_from_its_exec() {
         (st["reason"].as_str(), st["ticks_user"].as_str(), st["ticks_in_bins"].as_str(), st["ticks_kernel"].as_str()),
         ("exit", "2", "2", "1")
     );
-    assert_eq!(text(&mut s, ALICE, "samples"), "0x402000 2 text\n");
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x402000 2 text\n0xffff800000001000 1 kernel\n");
 
     // Without `exec` (attaching to a running process) counting starts at once.
     ctl(&mut s, BOB, "start 11 0 0 0 0x401000 0x45e0d6\n").unwrap();
@@ -489,4 +492,52 @@ fn ls_and_stat_see_a_directory_of_seven_files() {
     assert_eq!(s.stat(root), Err(libc::EBADF));
     assert_eq!(s.path(root), Err(libc::EBADF));
     assert_eq!(s.dir_entries(root, 0, |_, _| true), Err(libc::EBADF));
+}
+
+/// `rate=HZ` asks the kernel for its NMI source: the session samples the kernel's work for the
+/// program too, and the files say so: `status` names the source and rate, `samples` has the
+/// kernel's addresses as `kernel`, `stacks` the kernel frames above the program's.
+#[test]
+fn a_rate_samples_the_kernel_for_the_program() {
+    let mut s = scheme(u64::MAX);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 rate=4000 exec\n").unwrap();
+    kernel(&mut s).exec(10, 0x40_1000);
+    kernel(&mut s).tick_stack(10, &[0x40_1010, 0x40_1805], false);
+    // In a system call: the kernel's frames, then the program's below its `syscall`.
+    let in_read = [0xffff_ffff_8001_2010, 0xffff_ffff_8000_0042, 0x40_1100, 0x40_1805];
+    kernel(&mut s).tick_stack(10, &in_read, false);
+    kernel(&mut s).tick_stack(10, &in_read, false);
+    kernel(&mut s).exit(10);
+    let st = status(&mut s);
+    assert_eq!(
+        (st["source"].as_str(), st["rate"].as_str(), st["ticks_user"].as_str(), st["ticks_kernel"].as_str()),
+        ("nmi-hpet", "4000", "1", "2")
+    );
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x401010 1 text\n0xffffffff80012010 2 kernel\n");
+    assert_eq!(
+        text(&mut s, ALICE, "stacks"),
+        "2 complete kernel:0xffffffff80012010 kernel:0xffffffff80000042 text:0x401100 text:0x401805\n\
+         1 complete text:0x401010 text:0x401805\n"
+    );
+    let stacks = profd::formats::parse_stacks(&text(&mut s, ALICE, "stacks"));
+    assert_eq!(stacks[0].0[0], profd::formats::StackFrame::Kernel(0xffff_ffff_8001_2010));
+    // The Minix bins stay the program's own: the kernel's samples are in none.
+    assert_eq!(st["ticks_in_bins"], "1");
+
+    // Without a rate the session samples on the timer tick, and says so.
+    ctl(&mut s, BOB, "start 11 0 0 0 0x401000 0x402000\n").unwrap();
+    let st = status(&mut s);
+    assert_eq!((st["source"].as_str(), st["rate"].as_str()), ("timer", "246"));
+    ctl(&mut s, BOB, "stop\n").unwrap();
+}
+
+#[test]
+fn a_rate_out_of_range_is_einval() {
+    let mut s = scheme(u64::MAX);
+    for bad in ["rate=99", "rate=10001", "rate=0", "rate=", "rate=fast", "rate=1000 rate=1000"] {
+        assert_eq!(ctl(&mut s, ALICE, &format!("start 10 0 0 0 {bad}\n")), Err(libc::EINVAL), "{bad}");
+    }
+    assert_eq!(status(&mut s)["state"], "idle");
+    ctl(&mut s, ALICE, "start 10 0 0 0 rate=100\n").unwrap();
+    assert_eq!(status(&mut s)["rate"], "100");
 }

@@ -17,8 +17,12 @@ pub struct Args {
     pub end: u64,
     /// `-i`: bytes per bin; 0 = the smallest size that fits in 1024 bins.
     pub interval: u64,
-    /// `-F`: samples per second of CPU time.
+    /// `-F`: samples per second of CPU time (Linux), or per CPU from the kernel's NMI source
+    /// (Redox).
     pub frequency_hz: u64,
+    /// `--kernel`: the kernel's ELF, to name kernel samples by (default on Redox: the one the
+    /// image boots, `/usr/lib/boot/kernel`).
+    pub kernel: Option<PathBuf>,
     /// `-f`: the flat profile only, without the Minix histogram.
     pub flat_only: bool,
     /// `--asm` / `--asm-top N`: show the instructions of the N hottest functions.
@@ -76,6 +80,15 @@ With -g, every sample's call stack is recorded too: the flat profile gains each 
 total % (samples with it anywhere on the stack), and the exports carry whole stacks. On Redox
 the stacks are the kernel's frame-pointer walks: build programs with frame pointers.";
 
+/// The rates `-F` takes: perf's on Linux; on Redox the kernel's NMI source's.
+#[cfg(not(target_os = "redox"))]
+const FREQUENCIES: std::ops::RangeInclusive<u64> = 1..=100_000;
+#[cfg(target_os = "redox")]
+const FREQUENCIES: std::ops::RangeInclusive<u64> = profd::sampler::MIN_RATE as u64..=profd::sampler::MAX_RATE as u64;
+
+/// Where a Redox image installs the kernel it boots.
+pub const DEFAULT_KERNEL: &str = "/usr/lib/boot/kernel";
+
 fn options() -> Options {
     let mut o = Options::new();
     // Options end at the program name: everything after it belongs to the program.
@@ -83,7 +96,15 @@ fn options() -> Options {
     o.optopt("s", "", "start of the profiled range (default: start of the text segment)", "ADDR");
     o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
     o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
-    o.optopt("F", "frequency", "samples per second of CPU time (Linux; 1 to 100000, default 1000; high rates slow the program)", "HZ");
+    o.optopt(
+        "F",
+        "frequency",
+        "samples per second (default 1000; high rates slow the program). Linux: of CPU time, 1 to \
+         100000. Redox: per CPU, 100 to 10000, from the kernel's NMI source, which samples the kernel \
+         too; a kernel without one samples on its timer tick (246 a second)",
+        "HZ",
+    );
+    o.optopt("", "kernel", "the kernel's ELF to name kernel samples by (Redox; default /usr/lib/boot/kernel)", "FILE");
     o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
     o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
@@ -139,9 +160,18 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let frequency_hz = match m.opt_str("F") {
         None => 1000,
         Some(s) => match parse_number(&s) {
-            Some(f) if (1..=100_000).contains(&f) => f,
-            _ => return Err(UsageError(format!("invalid frequency '{s}' for -F: expected 1 to 100000 (Hz)"))),
+            Some(f) if FREQUENCIES.contains(&f) => f,
+            _ => {
+                let (lo, hi) = (FREQUENCIES.start(), FREQUENCIES.end());
+                return Err(UsageError(format!("invalid frequency '{s}' for -F: expected {lo} to {hi} (Hz)")));
+            }
         },
+    };
+    let kernel = match m.opt_str("kernel") {
+        Some(s) if s.is_empty() => return Err(UsageError("empty file name for --kernel".into())),
+        Some(s) => Some(PathBuf::from(s)),
+        None if cfg!(target_os = "redox") => Some(PathBuf::from(DEFAULT_KERNEL)),
+        None => None,
     };
     let asm_top = match m.opt_str("asm-top") {
         Some(s) => match parse_number(&s) {
@@ -210,6 +240,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         end,
         interval,
         frequency_hz,
+        kernel,
         flat_only,
         asm_top,
         gmon,

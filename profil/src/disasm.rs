@@ -232,6 +232,7 @@ mod tests {
                 entry("helper", 1, Some(Code { object: 0, start: 0x1000, end: 0x1010, hits: vec![(0x1000, 1)] })),
             ],
             total: 16,
+            kernel: 0,
             with_totals: false,
         };
         assert_eq!(render(&flat, &symbolizer, 1), include_str!("../tests/golden/asm_hot.txt"));

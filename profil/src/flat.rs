@@ -53,6 +53,8 @@ impl FlatEntry {
 pub struct FlatProfile {
     pub entries: Vec<FlatEntry>,
     pub total: u64,
+    /// Of `total`, the samples in the kernel (Redox with an NMI source).
+    pub kernel: u64,
     /// Entries carry inclusive totals (call stacks were recorded).
     pub with_totals: bool,
 }
@@ -93,7 +95,11 @@ impl FlatProfile {
             b.samples.cmp(&a.samples).then_with(|| b.total.cmp(&a.total)).then_with(|| a.name().cmp(&b.name()))
         });
         let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.samples));
-        FlatProfile { entries, total, with_totals: stacks.is_some() }
+        let kernel = samples
+            .iter()
+            .filter(|s| symbolizer.is_kernel(s.location.object))
+            .fold(0u64, |sum, s| sum.saturating_add(s.count));
+        FlatProfile { entries, total, kernel, with_totals: stacks.is_some() }
     }
 
     /// Share of all user ticks that went to the entry named `name`, in percent.
@@ -113,7 +119,10 @@ impl FlatProfile {
 
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "Flat profile ({} user ticks):", self.total);
+        let _ = match self.kernel {
+            0 => writeln!(out, "Flat profile ({} user ticks):", self.total),
+            k => writeln!(out, "Flat profile ({} ticks, {k} of them in the kernel):", self.total),
+        };
         if self.with_totals {
             let _ = writeln!(out, "{:>9} {:>7} {:>7} {:>7}  function", "samples", "%", "cum %", "total %");
         } else {

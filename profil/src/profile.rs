@@ -2,7 +2,7 @@
 
 use profd::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
 use profd::prof_data::DecodeError;
-use profd::sampler::Mapping;
+use profd::sampler::{Mapping, Sampling};
 use profd::session::Session;
 use profd::{ProfData, StopReason};
 
@@ -17,6 +17,8 @@ pub enum Frame {
     Program(u64),
     /// Elsewhere (shared objects, the vdso): a runtime address.
     Foreign(u64),
+    /// In the kernel (its own address).
+    Kernel(u64),
 }
 
 /// A recorded call stack and how many samples had it.
@@ -38,6 +40,7 @@ impl Stack {
             match f {
                 StackFrame::Text(a) => Frame::Program(a.wrapping_sub(back)),
                 StackFrame::Other(a) => Frame::Foreign(a.wrapping_sub(back)),
+                StackFrame::Kernel(a) => Frame::Kernel(a.wrapping_sub(back)),
             }
         };
         Stack { frames: frames.into_iter().enumerate().map(frame).collect(), truncated, count }
@@ -53,6 +56,10 @@ pub struct Profile {
     pub image_samples: Vec<(u64, u64)>,
     /// Exact samples elsewhere (shared objects, vdso), runtime address -> ticks.
     pub foreign_samples: Vec<(u64, u64)>,
+    /// Exact samples in the kernel, where the backend takes them (Redox with an NMI source).
+    pub kernel_samples: Vec<(u64, u64)>,
+    /// How the samples were taken, where the backend says (Redox: the kernel's source).
+    pub sampling: Option<Sampling>,
     /// Executable mappings of the process, to name foreign samples.
     pub mappings: Vec<Mapping>,
     pub user_ticks: u64,
@@ -79,6 +86,8 @@ impl Profile {
             data: s.data.clone(),
             image_samples: s.image_samples(),
             foreign_samples: s.foreign_samples(),
+            kernel_samples: s.kernel_samples.iter().map(|(&a, &n)| (a, n)).collect(),
+            sampling: s.sampling,
             mappings: s.mappings.clone(),
             user_ticks: s.user_ticks,
             kernel_ticks: counts_kernel.then_some(s.kernel_ticks),
@@ -130,11 +139,16 @@ impl Profile {
         let st = parse_status(status);
         let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
         let num = |k: &str| profd::ctl::number(get(k)).unwrap_or(0);
-        let (image_samples, foreign_samples) = parse_samples(samples);
+        let samples = parse_samples(samples);
+        // Known source names only (the field is a &'static str); a profd from before the
+        // NMI source has no such keys.
+        let source = ["timer", "nmi-hpet"].into_iter().find(|&name| name == get("source"));
         Ok(Profile {
             data: ProfData::from_bytes(data)?,
-            image_samples,
-            foreign_samples,
+            image_samples: samples.text,
+            foreign_samples: samples.other,
+            kernel_samples: samples.kernel,
+            sampling: source.map(|source| Sampling { source, rate: num("rate") }),
             mappings: Vec::new(),
             user_ticks: num("ticks_user"),
             kernel_ticks: Some(num("ticks_kernel")),

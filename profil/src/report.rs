@@ -102,15 +102,23 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
         None => "kernel not counted (not permitted)".into(),
     };
     let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
+    if let Some(s) = p.sampling {
+        let what = match s.source {
+            "timer" => "the kernel's timer tick: user mode only (this kernel has no NMI source for -F)",
+            _ => "NMIs: the kernel's work for the program included",
+        };
+        let _ = writeln!(out, "Sampling: {}, {} a second per CPU ({what})", s.source, s.rate);
+    }
     if p.lost > 0 {
         let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);
     }
     if let Some(sp) = stacks {
-        let _ = writeln!(
-            out,
-            "Call stacks: {} of {} user samples, {} truncated (their outermost callers are missing)",
-            sp.total, p.user_ticks, sp.truncated
-        );
+        let kernel = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+        let of = match kernel {
+            0 => format!("{} user samples", p.user_ticks),
+            k => format!("{} samples (user and kernel)", p.user_ticks.saturating_add(k)),
+        };
+        let _ = writeln!(out, "Call stacks: {} of {of}, {} truncated (their outermost callers are missing)", sp.total, sp.truncated);
     }
     if let Some(r) = p.stop_reason {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());

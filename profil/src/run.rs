@@ -224,6 +224,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         end: args.end,
         interval: args.interval,
         from: CountFrom::Exec,
+        rate: Some(args.frequency_hz),
     };
     if let Err(e) = p.profiler.start(req, &p.image.layout) {
         child.refuse(e)?;
@@ -305,7 +306,14 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
         _ => args.program.to_string_lossy().into_owned(),
     };
     let mut p = prepare(args, name, path)?;
-    let req = StartRequest { pid, start: args.start, end: args.end, interval: args.interval, from: CountFrom::Now };
+    let req = StartRequest {
+        pid,
+        start: args.start,
+        end: args.end,
+        interval: args.interval,
+        from: CountFrom::Now,
+        rate: Some(args.frequency_hz),
+    };
     // Installed before counting starts, so Ctrl-C ends the session rather than profil.
     crate::interrupt::install();
     if let Err(e) = p.profiler.start(req, &p.image.layout) {
@@ -347,6 +355,9 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         exit,
     };
     let mut symbolizer = Symbolizer::new(image.object, &name);
+    if let Some(kernel) = &args.kernel {
+        symbolizer = symbolizer.with_kernel(kernel);
+    }
     let samples = symbolizer.locate(&run.profile);
     let stacks = StackProfile::build(&run.profile, &mut symbolizer);
     let flat = FlatProfile::build(&samples, &symbolizer, stacks.as_ref());

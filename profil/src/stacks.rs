@@ -72,6 +72,7 @@ impl StackProfile {
                     let location = match f {
                         Frame::Program(a) => symbolizer.program_sample(a),
                         Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
+                        Frame::Kernel(a) => symbolizer.kernel_sample(a),
                     };
                     let key = FunctionKey::of(&location);
                     intern(&mut out.functions, &mut by_key, key, || StackFunction {

@@ -70,6 +70,9 @@ pub struct Sample {
 pub struct Symbolizer {
     objects: Vec<Object>,
     by_path: HashMap<String, usize>,
+    /// The kernel's ELF, to name kernel samples by (Redox), and its object once loaded.
+    kernel_path: Option<std::path::PathBuf>,
+    kernel: Option<usize>,
 }
 
 impl Symbolizer {
@@ -77,7 +80,13 @@ impl Symbolizer {
     pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
         let path = program.path.display().to_string();
         let program = Object { name: base_name(name), path: path.clone(), file: Some(program) };
-        Symbolizer { objects: vec![program], by_path: HashMap::default() }
+        Symbolizer { objects: vec![program], by_path: HashMap::default(), kernel_path: None, kernel: None }
+    }
+
+    /// Name kernel samples from the kernel's ELF at `path` (read on first use).
+    pub fn with_kernel(mut self, path: &Path) -> Symbolizer {
+        self.kernel_path = Some(path.to_path_buf());
+        self
     }
 
     pub fn objects(&self) -> &[Object] {
@@ -99,7 +108,29 @@ impl Symbolizer {
             let location = self.foreign_sample(address, &p.mappings);
             out.push(Sample { address, count, location });
         }
+        for &(address, count) in &p.kernel_samples {
+            let location = self.kernel_sample(address);
+            out.push(Sample { address, count, location });
+        }
         out
+    }
+
+    /// Is object `i` the kernel?
+    pub fn is_kernel(&self, i: usize) -> bool {
+        self.kernel == Some(i)
+    }
+
+    /// A sample of the kernel, at `addr` (the kernel runs at its link addresses). Its object
+    /// is `kernel`, named from the kernel's ELF where one was given and could be read.
+    pub fn kernel_sample(&mut self, addr: u64) -> Location {
+        let object = *self.kernel.get_or_insert_with(|| {
+            let file = self.kernel_path.as_deref().and_then(|path| ObjectFile::read(path).ok());
+            let path = self.kernel_path.as_ref().map_or(String::new(), |p| p.display().to_string());
+            self.objects.push(Object { name: "kernel".into(), path, file });
+            self.objects.len() - 1
+        });
+        let function = self.objects[object].file.as_ref().map(|f| f.symbols.resolve(addr));
+        Location { object, address: function.as_ref().map(|_| addr), function }
     }
 
     /// A sample in the program's text, at link-time address `addr`.

@@ -43,11 +43,11 @@ pub const MAX_CAPACITY: usize = 1 << 20;
 /// Counter limit of the kernel's profiler: a count that would go past it stops the session.
 pub const COUNTER_LIMIT: u64 = u64::MAX;
 
-/// Most frames of a recorded call stack (the sampled PC included); deeper chains are cut
-/// there and marked truncated.
-pub const MAX_STACK_DEPTH: usize = 32;
+/// Most frames of a recorded call stack (the sampled PC included; a kernel sample's kernel
+/// frames and its user frames together); deeper chains are cut there and marked truncated.
+pub const MAX_STACK_DEPTH: usize = 64;
 
-/// Slots of the call-stack table (about 280 bytes each: 280 KiB of kernel heap a session).
+/// Slots of the call-stack table (about 540 bytes each: 540 KiB of kernel heap a session).
 pub const STACK_CAPACITY: usize = 1024;
 
 /// Entry points a session remembers: where its process's contexts started after a switch of
@@ -64,6 +64,15 @@ pub const MAX_SERVERS: usize = 16;
 
 /// Slots of the server-stack table: each server sample is its daemon's pid and stack (or PC).
 pub const SERVER_STACK_CAPACITY: usize = 1024;
+
+/// Sampling rates a session may ask of an NMI source, per CPU and second.
+pub const MIN_RATE: usize = 100;
+pub const MAX_RATE: usize = 10_000;
+
+/// First address of the kernel's half of the address space (x86_64; 32-bit x86 maps the
+/// kernel from 3 GiB). A frame at or above it is the kernel's: profd and profil tell kernel
+/// samples and frames from user ones by it.
+pub const KERNEL_SPACE_START: u64 = 0xFFFF_8000_0000_0000;
 
 /// How long a sampler waits for another CPU to finish writing the stack it claimed (that CPU
 /// is inside its own timer interrupt, so it is a few stores away).
@@ -147,6 +156,45 @@ pub enum CountFrom {
     Exec,
 }
 
+/// What interrupts the CPUs for a session's samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Source {
+    /// The scheduler's timer interrupt (the PIT, or the HPET replacing it): about 246 a
+    /// second per CPU on x86. It is masked while the kernel runs, so it sees user mode only,
+    /// and a tick that falls in a system call is taken as the call returns, on the
+    /// instruction after it.
+    Timer = 0,
+    /// An NMI from an HPET comparator at the session's rate, sent to every CPU: it interrupts
+    /// the kernel too, so kernel samples are real.
+    NmiHpet = 1,
+}
+
+impl Source {
+    pub fn from_u32(raw: u32) -> Option<Source> {
+        match raw {
+            0 => Some(Source::Timer),
+            1 => Some(Source::NmiHpet),
+            _ => None,
+        }
+    }
+
+    /// The name `profd`'s `status` shows (`source=nmi-hpet`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Timer => "timer",
+            Source::NmiHpet => "nmi-hpet",
+        }
+    }
+}
+
+/// A session's sampling: its source and that source's rate (samples per second and CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    pub source: Source,
+    pub rate: u64,
+}
+
 /// Why a control operation was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CtlError {
@@ -158,6 +206,8 @@ pub enum CtlError {
     InvalidCapacity,
     /// The table could not be allocated.
     NoMemory,
+    /// A rate outside [`MIN_RATE`]..=[`MAX_RATE`].
+    InvalidRate,
 }
 
 impl fmt::Display for CtlError {
@@ -167,6 +217,7 @@ impl fmt::Display for CtlError {
             CtlError::InvalidPid => "pid 0 cannot be profiled",
             CtlError::InvalidCapacity => "table capacity out of range",
             CtlError::NoMemory => "no memory for the prof table",
+            CtlError::InvalidRate => "sampling rate out of range",
         })
     }
 }
@@ -250,39 +301,102 @@ impl Default for StackBuf {
 /// the depth bound.
 pub fn walk_frame_pointers(
     pc: u64,
-    mut fp: u64,
+    fp: u64,
     roots: &[u64],
-    mut read: impl FnMut(u64) -> Option<u64>,
+    read: impl FnMut(u64) -> Option<u64>,
 ) -> StackBuf {
     let mut stack = StackBuf::new();
     stack.push(pc);
+    walk_user_frames(&mut stack, fp, roots, read);
+    stack
+}
+
+/// Go on with the user frame-pointer chain at `fp`, appending to `stack` (see
+/// [`walk_frame_pointers`]).
+fn walk_user_frames(stack: &mut StackBuf, mut fp: u64, roots: &[u64], mut read: impl FnMut(u64) -> Option<u64>) {
     loop {
         if fp == 0 {
-            return stack;
+            return;
         }
         if fp % 8 != 0 {
             stack.truncated = true;
-            return stack;
+            return;
         }
         let (Some(next), Some(ret)) = (read(fp), fp.checked_add(8).and_then(&mut read)) else {
+            stack.truncated = true;
+            return;
+        };
+        if ret == 0 || !stack.push(ret) || returns_into_entry_stub(ret, roots) {
+            return;
+        }
+        if next != 0 && next <= fp {
+            stack.truncated = true;
+            return;
+        }
+        fp = next;
+    }
+}
+
+/// Walk an interrupted context that was in the kernel: `pc` and its frame pointer `fp`. The
+/// kernel's frame records are read only inside its kernel stack `[kernel_stack.0,
+/// kernel_stack.1)` (`read_kernel`; the interrupted code was using that stack, so it is
+/// mapped), and each return address must be in the kernel's text (`is_kernel_text`).
+///
+/// The chain leaves the kernel stack at the frame of the kernel's entry from user mode: the
+/// entry code leaves the user's frame pointer in place, so the outermost kernel frame saved
+/// it. If the context entered the kernel from user mode at `user_pc` (the return frame the
+/// CPU pushed at the top of the kernel stack), the walk goes on there in user memory as
+/// [`walk_frame_pointers`] does: one stack, the system call or interrupt joining the
+/// kernel's frames to the program's. Without `user_pc` (a kernel thread) a chain that leaves
+/// the stack is cut there, truncated; one ending at a zero return address is complete.
+#[allow(clippy::too_many_arguments)]
+pub fn walk_kernel_frame_pointers(
+    pc: u64,
+    mut fp: u64,
+    kernel_stack: (u64, u64),
+    is_kernel_text: impl Fn(u64) -> bool,
+    mut read_kernel: impl FnMut(u64) -> Option<u64>,
+    user_pc: Option<u64>,
+    roots: &[u64],
+    read_user: impl FnMut(u64) -> Option<u64>,
+) -> StackBuf {
+    let (lo, hi) = kernel_stack;
+    let mut stack = StackBuf::new();
+    stack.push(pc);
+    while fp >= lo && fp < hi {
+        if fp % 8 != 0 || hi - fp < 16 {
+            stack.truncated = true;
+            return stack;
+        }
+        let (Some(next), Some(ret)) = (read_kernel(fp), read_kernel(fp + 8)) else {
             stack.truncated = true;
             return stack;
         };
         if ret == 0 {
             return stack;
         }
+        if !is_kernel_text(ret) {
+            stack.truncated = true;
+            return stack;
+        }
         if !stack.push(ret) {
             return stack;
         }
-        if returns_into_entry_stub(ret, roots) {
-            return stack;
-        }
-        if next != 0 && next <= fp {
+        if next >= lo && next <= fp {
             stack.truncated = true;
             return stack;
         }
         fp = next;
     }
+    match user_pc {
+        Some(user_pc) if fp < KERNEL_SPACE_START => {
+            if stack.push(user_pc) {
+                walk_user_frames(&mut stack, fp, roots, read_user);
+            }
+        }
+        _ => stack.truncated = true,
+    }
+    stack
 }
 
 /// Is `ret` a return into the stub at one of the entry points `roots`?
@@ -372,6 +486,9 @@ pub struct Profiler {
     pid: AtomicUsize,
     /// A [`CountFrom::Exec`] session whose process has not exec'd yet: ticks are not counted.
     awaiting_exec: AtomicBool,
+    /// The session's [`Source`] (only its samples count) and rate.
+    source: AtomicU32,
+    rate: AtomicU64,
     exec_base: AtomicU64,
     addr_space_switches: AtomicU64,
     /// Entry points of the process's address-space switches (0: unused), the walk's roots.
@@ -412,6 +529,8 @@ impl Profiler {
             status: AtomicU32::new(State::Idle as u32),
             pid: AtomicUsize::new(0),
             awaiting_exec: AtomicBool::new(false),
+            source: AtomicU32::new(Source::Timer as u32),
+            rate: AtomicU64::new(0),
             exec_base: AtomicU64::new(0),
             addr_space_switches: AtomicU64::new(0),
             roots: [const { AtomicU64::new(0) }; MAX_ROOTS],
@@ -442,6 +561,13 @@ impl Profiler {
     #[inline(always)]
     pub fn is_on(&self) -> bool {
         self.on.load(Ordering::Relaxed)
+    }
+
+    /// Does the running session count the samples of `source`? What the hook of each source
+    /// checks first: one more relaxed load only while a session runs.
+    #[inline(always)]
+    pub fn takes(&self, source: Source) -> bool {
+        self.is_on() && self.source.load(Ordering::Relaxed) == source as u32
     }
 
     /// Is `pid` the process of the running session?
@@ -534,13 +660,24 @@ impl Profiler {
         self.sample_stack(cpu, user, pc, None);
     }
 
-    /// [`Profiler::sample`], and for a counted user tick its call stack (whose first frame is
-    /// `pc`) into the stack table.
-    ///
-    /// Every tick of a running session (once its process has exec'd) lands in exactly one
-    /// account: the program's (user or kernel), a labelled daemon's (server samples), idle
-    /// (pid 0: idle contexts, kernel threads), or another process's.
+    /// [`Profiler::sample`] with the call stack (whose first frame is `pc`), from the timer.
     pub fn sample_stack(&self, cpu: usize, user: bool, pc: u64, stack: Option<&StackBuf>) {
+        self.sample_from(Source::Timer, cpu, user, pc, stack);
+    }
+
+    /// The hook of `source` (the timer tick, or an NMI): counts the sample if the session
+    /// samples with that source, its PC into the exact-PC table (user or kernel address) and
+    /// its call stack, where the glue walked one, into the stack table.
+    ///
+    /// Every sample of a running session (once its process has exec'd) lands in exactly one
+    /// account: the program's (user or kernel), a labelled daemon's (server samples, user or
+    /// kernel), idle (pid 0: idle contexts, kernel threads), or another process's. Runs in
+    /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
+    /// in the same session, so a sampler never nests inside another on its own CPU.
+    pub fn sample_from(&self, source: Source, cpu: usize, user: bool, pc: u64, stack: Option<&StackBuf>) {
+        if self.source.load(Ordering::Relaxed) != source as u32 {
+            return;
+        }
         let Some(slot) = self.cpu_pid.get(cpu) else {
             return;
         };
@@ -550,9 +687,7 @@ impl Profiler {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         if self.on.load(Ordering::SeqCst) && !self.awaiting_exec.load(Ordering::Acquire) {
             if pid != 0 && pid == self.pid.load(Ordering::Relaxed) {
-                if !user {
-                    self.bump(&self.kernel_ticks);
-                } else if self.bump(&self.user_ticks) {
+                if self.bump(if user { &self.user_ticks } else { &self.kernel_ticks }) {
                     self.insert(pc);
                     if let Some(stack) = stack {
                         self.insert_stack(&self.stacks, &self.stack_capacity, &self.stacks_dropped, 0, stack);
@@ -565,9 +700,7 @@ impl Profiler {
                     // The answer's tick: the last of this label.
                     let _ = label.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
                 }
-                if !user {
-                    self.bump(&self.server_kernel_ticks);
-                } else if self.bump(&self.server_user_ticks) {
+                if self.bump(if user { &self.server_user_ticks } else { &self.server_kernel_ticks }) {
                     // Without a walk the sample is its PC alone, cut there.
                     let mut alone = StackBuf::new();
                     let stack = stack.unwrap_or_else(|| {
@@ -719,14 +852,23 @@ impl Profiler {
     }
 
     /// Start profiling `pid` with a table of `capacity` slots, counting `from` now or from its
-    /// next exec. The previous session's data is discarded. The caller checks that `pid`
-    /// exists.
+    /// next exec, on the timer tick. The previous session's data is discarded. The caller
+    /// checks that `pid` exists.
     pub fn start(&self, pid: usize, capacity: usize, from: CountFrom) -> Result<(), CtlError> {
+        self.start_sampling(pid, capacity, from, Sampling { source: Source::Timer, rate: 0 })
+    }
+
+    /// [`Profiler::start`] with the samples of `sampling.source` (the glue has armed it at
+    /// `sampling.rate`; an NMI source's rate must be in [`MIN_RATE`]..=[`MAX_RATE`]).
+    pub fn start_sampling(&self, pid: usize, capacity: usize, from: CountFrom, sampling: Sampling) -> Result<(), CtlError> {
         if pid == 0 {
             return Err(CtlError::InvalidPid);
         }
         if capacity == 0 || capacity > MAX_CAPACITY {
             return Err(CtlError::InvalidCapacity);
+        }
+        if sampling.source != Source::Timer && !(MIN_RATE as u64..=MAX_RATE as u64).contains(&sampling.rate) {
+            return Err(CtlError::InvalidRate);
         }
         let _ctl = self.lock_ctl()?;
         if self.state() == State::Running {
@@ -790,6 +932,8 @@ impl Profiler {
             label.pid.store(0, Ordering::Relaxed);
         }
         self.pid.store(pid, Ordering::Relaxed);
+        self.source.store(sampling.source as u32, Ordering::Relaxed);
+        self.rate.store(sampling.rate, Ordering::Relaxed);
         self.awaiting_exec
             .store(from == CountFrom::Exec, Ordering::Release);
         self.status.store(
@@ -861,6 +1005,14 @@ impl Profiler {
         self.status().0
     }
 
+    /// The sampling of the running (or last) session.
+    pub fn sampling(&self) -> Sampling {
+        Sampling {
+            source: Source::from_u32(self.source.load(Ordering::Relaxed)).unwrap_or(Source::Timer),
+            rate: self.rate.load(Ordering::Relaxed),
+        }
+    }
+
     /// Copy out the session: counters and the non-empty slots sorted by address. After the
     /// session has stopped the numbers are final and `user_ticks == sum(counts) + dropped`;
     /// while it runs they are a moment's view. Allocates; never call from interrupt context.
@@ -907,9 +1059,12 @@ impl Profiler {
             .into_iter()
             .map(|(pid, stack)| ServerStack { pid, stack })
             .collect();
+        let sampling = self.sampling();
         Ok(Snapshot {
             state,
             stop_reason,
+            source: sampling.source,
+            rate: sampling.rate,
             pid: self.pid.load(Ordering::Relaxed) as u64,
             exec_base: self.exec_base.load(Ordering::Relaxed),
             addr_space_switches: self.addr_space_switches.load(Ordering::Relaxed),
@@ -1058,11 +1213,13 @@ unsafe fn free_table<T>(table: *mut T, capacity: usize) {
 /// A command written to `sys:prof_ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `start <pid> [capacity] [exec]`
+    /// `start <pid> [capacity] [exec] [rate=HZ]`
     Start {
         pid: usize,
         capacity: usize,
         from: CountFrom,
+        /// Samples per second and CPU from an NMI source; `None`: the timer tick.
+        rate: Option<usize>,
     },
     /// `stop`
     Stop,
@@ -1085,6 +1242,8 @@ pub enum ParseError {
     BadCapacity,
     /// Words after the last argument.
     TrailingWords,
+    /// `rate=` not a number in [`MIN_RATE`]..=[`MAX_RATE`].
+    BadRate,
 }
 
 impl fmt::Display for ParseError {
@@ -1097,13 +1256,17 @@ impl fmt::Display for ParseError {
             ParseError::ZeroPid => "pid 0 cannot be profiled",
             ParseError::BadCapacity => "capacity out of range",
             ParseError::TrailingWords => "too many words",
+            ParseError::BadRate => "rate out of range",
         })
     }
 }
 
-/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec]` or `stop`. Words are
-/// separated by ASCII whitespace (a trailing newline is fine); numbers are decimal or `0x`-hex.
-/// A final `exec` makes the session count from the process's next exec ([`CountFrom::Exec`]).
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ]` or `stop`.
+/// Words are separated by ASCII whitespace (a trailing newline is fine); numbers are decimal
+/// or `0x`-hex. `exec` makes the session count from the process's next exec
+/// ([`CountFrom::Exec`]); `rate=HZ` asks for HZ samples a second per CPU from an NMI source
+/// (the kernel falls back to the timer tick where it has none). After the capacity, `exec`
+/// and `rate=` come in either order, each at most once.
 pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
     let mut words = input
         .split(|byte| byte.is_ascii_whitespace())
@@ -1117,7 +1280,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             }
             let mut next = words.next();
             let capacity = match next {
-                Some(word) if word != b"exec" => {
+                Some(word) if word != b"exec" && !word.starts_with(b"rate=") => {
                     next = words.next();
                     parse_number(word)?
                 }
@@ -1126,15 +1289,26 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             if capacity == 0 || capacity > MAX_CAPACITY {
                 return Err(ParseError::BadCapacity);
             }
-            let from = match next {
-                Some(b"exec") => CountFrom::Exec,
-                Some(_) => return Err(ParseError::TrailingWords),
-                None => CountFrom::Now,
-            };
+            let (mut from, mut rate) = (None, None);
+            while let Some(word) = next {
+                if word == b"exec" && from.is_none() {
+                    from = Some(CountFrom::Exec);
+                } else if let (Some(hz), None) = (word.strip_prefix(b"rate="), rate) {
+                    let hz = parse_number(hz).map_err(|_| ParseError::BadRate)?;
+                    if !(MIN_RATE..=MAX_RATE).contains(&hz) {
+                        return Err(ParseError::BadRate);
+                    }
+                    rate = Some(hz);
+                } else {
+                    return Err(ParseError::TrailingWords);
+                }
+                next = words.next();
+            }
             Command::Start {
                 pid,
                 capacity,
-                from,
+                from: from.unwrap_or(CountFrom::Now),
+                rate,
             }
         }
         _ => return Err(ParseError::UnknownCommand),
@@ -1171,11 +1345,13 @@ fn parse_number(word: &[u8]) -> Result<usize, ParseError> {
 
 /// First 8 bytes of `sys:prof_data`.
 pub const MAGIC: [u8; 8] = *b"KPROFDAT";
-/// Layout version this file writes; [`decode`] reads it and versions 1 (no stacks) and 2 (no
-/// servers, idle or other ticks).
-pub const VERSION: u32 = 3;
-/// Bytes of the version-3 header; entries start at the header's `header_len`.
-pub const HEADER_LEN: usize = 168;
+/// Layout version this file writes; [`decode`] reads it and versions 1 (no stacks), 2 (no
+/// servers, idle or other ticks) and 3 (no source or rate; user PCs only).
+pub const VERSION: u32 = 4;
+/// Bytes of the version-4 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 184;
+/// Bytes of the version-3 header.
+pub const HEADER_LEN_V3: usize = 168;
 /// Bytes of the version-2 header.
 pub const HEADER_LEN_V2: usize = 112;
 /// Bytes of the version-1 header.
@@ -1187,7 +1363,7 @@ pub const STACK_HEADER_LEN: usize = 16;
 /// Bytes of a server-stack record before its frames (the pid, then a stack record's header).
 pub const SERVER_STACK_HEADER_LEN: usize = 24;
 
-/// One exact user PC and its ticks.
+/// One exact PC (user, or kernel at or above [`KERNEL_SPACE_START`]) and its ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub addr: u64,
@@ -1214,44 +1390,50 @@ pub struct ServerStack {
 
 /// A session as `sys:prof_data` returns it.
 ///
-/// Binary layout, version 3, all integers little endian, no padding:
+/// Binary layout, version 4, all integers little endian, no padding:
 ///
 /// | offset | type | field |
 /// |-------:|------|-------|
 /// | 0  | `[u8; 8]` | magic `KPROFDAT` |
-/// | 8  | u32 | version (2) |
-/// | 12 | u32 | `header_len`: offset of the first entry (168; a reader skips any extra) |
+/// | 8  | u32 | version (4) |
+/// | 12 | u32 | `header_len`: offset of the first entry (184; a reader skips any extra) |
 /// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
 /// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
 /// | 24 | u64 | pid |
 /// | 32 | u64 | `exec_base`: start of the pid's lowest executable user mapping (0: none) |
 /// | 40 | u64 | `addr_space_switches`: the pid's contexts switching address space (exec) |
-/// | 48 | u64 | `user_ticks`: user-mode ticks of the pid (= sum of counts + dropped) |
-/// | 56 | u64 | `kernel_ticks`: kernel-mode ticks of the pid |
-/// | 64 | u64 | `dropped`: user ticks not in the table (table full) |
+/// | 48 | u64 | `user_ticks`: user-mode ticks of the pid |
+/// | 56 | u64 | `kernel_ticks`: kernel-mode ticks of the pid (`user_ticks + kernel_ticks` = sum of counts + dropped) |
+/// | 64 | u64 | `dropped`: ticks not in the table (table full) |
 /// | 72 | u64 | `capacity`: slots in the table |
 /// | 80 | u64 | `n`: number of entries |
-/// | 88 | u64 | `stacks_dropped`: counted user ticks whose stack is not in the stack table |
+/// | 88 | u64 | `stacks_dropped`: counted ticks whose stack is not in the stack table |
 /// | 96 | u64 | `stack_capacity`: slots in the stack table |
 /// | 104 | u64 | `m`: number of stacks |
 /// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0) |
 /// | 120 | u64 | `other_ticks`: ticks of other processes |
-/// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session (= Σ server-stack counts + `servers_dropped`) |
-/// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks |
-/// | 144 | u64 | `servers_dropped`: server user ticks that found the server-stack table full |
+/// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session |
+/// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks (user + kernel = Σ server-stack counts + `servers_dropped`) |
+/// | 144 | u64 | `servers_dropped`: server ticks that found the server-stack table full |
 /// | 152 | u64 | `server_stack_capacity`: slots in the server-stack table |
 /// | 160 | u64 | `s`: number of server stacks |
-/// | 168 | `n` × (u64 addr, u64 count) | exact user PCs, ascending |
+/// | 168 | u64 | `source`: 0 timer, 1 nmi-hpet ([`Source`]) |
+/// | 176 | u64 | `rate`: the source's samples per second and CPU (0: not known) |
+/// | 184 | `n` × (u64 addr, u64 count) | exact PCs, ascending (kernel ones from [`KERNEL_SPACE_START`]) |
 /// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
 /// | then | `s` × (u64 pid, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by pid, then frames |
 ///
 /// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth)`.
-/// Version 2 is the first 112 bytes of this header and the entries and stacks; version 1 the
-/// first 88 and the entries.
+/// A stack's frames are kernel addresses first where the sample was taken in the kernel,
+/// then the user frames below the system call or interrupt. Version 3 is the first 168 bytes
+/// of this header (a timer session; user PCs only), version 2 the first 112 and the entries
+/// and stacks, version 1 the first 88 and the entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     pub state: State,
     pub stop_reason: StopReason,
+    pub source: Source,
+    pub rate: u64,
     pub pid: u64,
     pub exec_base: u64,
     pub addr_space_switches: u64,
@@ -1355,6 +1537,8 @@ impl Snapshot {
             self.servers_dropped,
             self.server_stack_capacity,
             self.server_stacks.len() as u64,
+            self.source as u64,
+            self.rate,
         ];
         for (i, word) in words.iter().enumerate() {
             header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());
@@ -1457,7 +1641,8 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     let min_header = match version {
         1 => HEADER_LEN_V1,
         2 => HEADER_LEN_V2,
-        3 => HEADER_LEN,
+        3 => HEADER_LEN_V3,
+        4 => HEADER_LEN,
         _ => return Err(DecodeError::UnsupportedVersion(version)),
     };
     if bytes.len() < min_header {
@@ -1483,6 +1668,12 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         [u64_at(112)?, u64_at(120)?, u64_at(128)?, u64_at(136)?, u64_at(144)?, u64_at(152)?, u64_at(160)?]
     } else {
         [0; 7]
+    };
+    let (source, rate) = if version >= 4 {
+        let source = u32::try_from(u64_at(168)?).ok().and_then(Source::from_u32).ok_or(DecodeError::BadState)?;
+        (source, u64_at(176)?)
+    } else {
+        (Source::Timer, 0)
     };
     let body = &bytes[header_len as usize..];
     let entries_len = usize::try_from(count)
@@ -1529,6 +1720,8 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     Ok(Snapshot {
         state,
         stop_reason,
+        source,
+        rate,
         pid: u64_at(24)?,
         exec_base: u64_at(32)?,
         addr_space_switches: u64_at(40)?,

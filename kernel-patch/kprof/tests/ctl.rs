@@ -1,12 +1,13 @@
-//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec]` | `stop`.
+//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec] [rate=HZ]` | `stop`.
 
-use kprof::{Command, CountFrom, DEFAULT_CAPACITY, MAX_CAPACITY, ParseError, parse_command};
+use kprof::{Command, CountFrom, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_RATE, MIN_RATE, ParseError, parse_command};
 
 fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
     Ok(Command::Start {
         pid,
         capacity,
         from: CountFrom::Now,
+        rate: None,
     })
 }
 
@@ -15,7 +16,26 @@ fn start_at_exec(pid: usize, capacity: usize) -> Result<Command, ParseError> {
         pid,
         capacity,
         from: CountFrom::Exec,
+        rate: None,
     })
+}
+
+fn start_with(pid: usize, capacity: usize, from: CountFrom, rate: usize) -> Result<Command, ParseError> {
+    Ok(Command::Start {
+        pid,
+        capacity,
+        from,
+        rate: Some(rate),
+    })
+}
+
+#[test]
+fn rate_asks_for_an_nmi_source() {
+    assert_eq!(parse_command(b"start 12 rate=1000"), start_with(12, DEFAULT_CAPACITY, CountFrom::Now, 1000));
+    assert_eq!(parse_command(b"start 12 64 rate=4000 exec\n"), start_with(12, 64, CountFrom::Exec, 4000));
+    assert_eq!(parse_command(b"start 12 64 exec rate=0x64"), start_with(12, 64, CountFrom::Exec, 100));
+    assert_eq!(parse_command(b"start 12 exec rate=10000"), start_with(12, DEFAULT_CAPACITY, CountFrom::Exec, MAX_RATE));
+    assert_eq!(parse_command(b"start 1 rate=100"), start_with(1, DEFAULT_CAPACITY, CountFrom::Now, MIN_RATE));
 }
 
 #[test]
@@ -82,6 +102,16 @@ fn bad_commands() {
         (b"start exec", BadNumber),
         (b"start 3 0 exec", BadCapacity),
         (b"stop now", TrailingWords),
+        (b"start 3 rate=99", BadRate),
+        (b"start 3 rate=10001", BadRate),
+        (b"start 3 rate=0", BadRate),
+        (b"start 3 rate=", BadRate),
+        (b"start 3 rate=1k", BadRate),
+        (b"start 3 16 rate=1000 rate=1000", TrailingWords),
+        (b"start 3 rate=1000 exec exec", TrailingWords),
+        (b"start 3 rate=1000 4", TrailingWords),
+        (b"start 3 RATE=1000", BadNumber),
+        (b"stop rate=1000", TrailingWords),
     ];
     for (input, error) in cases {
         assert_eq!(

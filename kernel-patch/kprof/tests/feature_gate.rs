@@ -99,7 +99,7 @@ fn the_patch_changes_no_upstream_line_and_gates_every_added_one() {
             assert!(bad.is_empty(), "{path}: lines outside #[cfg(feature = \"{FEATURE}\")]: {bad:?}");
         }
     }
-    assert_eq!(upstream_files, 8, "the upstream source files the patch touches");
+    assert_eq!(upstream_files, 9, "the upstream source files the patch touches");
 }
 
 #[test]
@@ -107,14 +107,18 @@ fn the_new_files_are_compiled_only_with_the_feature() {
     let patch = patch();
     let sections = sections(&patch);
     let new_files: Vec<&str> = sections.iter().filter(|s| s.1).map(|s| s.0.as_str()).collect();
-    assert_eq!(new_files, ["src/kprof.rs", "src/scheme/sys/prof.rs"]);
+    assert_eq!(new_files, ["src/kprof.rs", "src/scheme/sys/prof.rs", "src/scheme/sys/prof_nmi.rs"]);
     // Each is a module whose declaration is gated.
     let added = |path: &str| -> Vec<String> {
         let s = sections.iter().find(|s| s.0 == path).unwrap();
         added_blocks(&s.2).concat().iter().map(|l| l.trim().to_string()).collect()
     };
     let gate = format!("#[cfg(feature = \"{FEATURE}\")]");
-    for (parent, module) in [("src/main.rs", "mod kprof;"), ("src/scheme/sys/mod.rs", "pub mod prof;")] {
+    for (parent, module) in [
+        ("src/main.rs", "mod kprof;"),
+        ("src/scheme/sys/mod.rs", "pub mod prof;"),
+        ("src/scheme/sys/mod.rs", "mod prof_nmi;"),
+    ] {
         let lines = added(parent);
         let at = lines.iter().position(|l| l == module).unwrap_or_else(|| panic!("{parent} has no {module}"));
         assert_eq!(lines[at - 1], gate, "{parent}: {module}");

@@ -2,14 +2,16 @@
 //! decoder refuses (without panicking) anything else.
 
 use kprof::{
-    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, HEADER_LEN_V2, MAGIC, Profiler,
-    ServerStack, Snapshot, StackEntry, State, StopReason, decode,
+    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, HEADER_LEN_V2, HEADER_LEN_V3, MAGIC,
+    MAX_STACK_DEPTH, Profiler, ServerStack, Snapshot, Source, StackEntry, State, StopReason, decode,
 };
 
 fn sample_snapshot() -> Snapshot {
     Snapshot {
         state: State::Stopped,
         stop_reason: StopReason::Exit,
+        source: Source::NmiHpet,
+        rate: 1000,
         pid: 0x1234_5678_9abc,
         exec_base: 0x5555_5555_4000,
         addr_space_switches: 1,
@@ -68,8 +70,16 @@ fn sample_snapshot() -> Snapshot {
     }
 }
 
-/// The same session without what version 3 added.
-fn without_servers(mut s: Snapshot) -> Snapshot {
+/// The same session without what version 4 added (a version-3 kernel sampled the timer).
+fn without_source(mut s: Snapshot) -> Snapshot {
+    s.source = Source::Timer;
+    s.rate = 0;
+    s
+}
+
+/// The same session without what versions 3 and 4 added.
+fn without_servers(s: Snapshot) -> Snapshot {
+    let mut s = without_source(s);
     s.idle_ticks = 0;
     s.other_ticks = 0;
     s.server_user_ticks = 0;
@@ -92,7 +102,7 @@ fn header_fields_sit_where_the_docs_say() {
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
     assert_eq!(
         (u32_at(8), u32_at(12), u32_at(16), u32_at(20)),
-        (3, 168, 2, 2)
+        (4, 184, 2, 2)
     );
     assert_eq!(u64_at(24), 0x1234_5678_9abc);
     assert_eq!(u64_at(32), 0x5555_5555_4000);
@@ -105,16 +115,41 @@ fn header_fields_sit_where_the_docs_say() {
         [112, 120, 128, 136, 144, 152, 160].map(u64_at),
         [40, 6, 9, 2, 1, 1024, 2]
     );
-    assert_eq!((u64_at(168), u64_at(176)), (0x5555_5555_4010, 7));
-    assert_eq!((u64_at(184), u64_at(192)), (0x5555_5555_4020, 3));
+    // Version 4: source (1 = nmi-hpet) and rate.
+    assert_eq!((u64_at(168), u64_at(176)), (1, 1000));
+    let o = 16;
+    assert_eq!((u64_at(o + 168), u64_at(o + 176)), (0x5555_5555_4010, 7));
+    assert_eq!((u64_at(o + 184), u64_at(o + 192)), (0x5555_5555_4020, 3));
     // Stacks: count, depth, flags, frames.
-    assert_eq!((u64_at(200), u32_at(208), u32_at(212)), (5, 2, 0));
-    assert_eq!((u64_at(216), u64_at(224)), (0x5555_5555_4010, 0x5555_5555_4105));
-    assert_eq!((u64_at(232), u32_at(240), u32_at(244), u64_at(248)), (2, 1, 1, 0x5555_5555_4020));
+    assert_eq!((u64_at(o + 200), u32_at(o + 208), u32_at(o + 212)), (5, 2, 0));
+    assert_eq!((u64_at(o + 216), u64_at(o + 224)), (0x5555_5555_4010, 0x5555_5555_4105));
+    assert_eq!((u64_at(o + 232), u32_at(o + 240), u32_at(o + 244), u64_at(o + 248)), (2, 1, 1, 0x5555_5555_4020));
     // Server stacks: pid, count, depth, flags, frames.
-    assert_eq!((u64_at(256), u64_at(264), u32_at(272), u32_at(276)), (12, 5, 2, 0));
-    assert_eq!((u64_at(280), u64_at(288)), (0x40_2010, 0x40_3105));
-    assert_eq!((u64_at(296), u64_at(304), u32_at(312), u32_at(316), u64_at(320)), (31, 3, 1, 1, 0x41_0000));
+    assert_eq!((u64_at(o + 256), u64_at(o + 264), u32_at(o + 272), u32_at(o + 276)), (12, 5, 2, 0));
+    assert_eq!((u64_at(o + 280), u64_at(o + 288)), (0x40_2010, 0x40_3105));
+    assert_eq!(
+        (u64_at(o + 296), u64_at(o + 304), u32_at(o + 312), u32_at(o + 316), u64_at(o + 320)),
+        (31, 3, 1, 1, 0x41_0000)
+    );
+}
+
+/// A version-3 kernel's data (no source or rate: the timer tick) still decodes.
+#[test]
+fn version_3_decodes_as_a_timer_session() {
+    let v4 = sample_snapshot().to_bytes();
+    let mut v3 = v4[..HEADER_LEN_V3].to_vec();
+    v3[8..12].copy_from_slice(&3u32.to_le_bytes());
+    v3[12..16].copy_from_slice(&(HEADER_LEN_V3 as u32).to_le_bytes());
+    v3.extend_from_slice(&v4[HEADER_LEN..]);
+    assert_eq!(decode(&v3), Ok(without_source(sample_snapshot())));
+}
+
+/// An unknown source is refused.
+#[test]
+fn an_unknown_source_is_refused() {
+    let mut bytes = sample_snapshot().to_bytes();
+    bytes[168..176].copy_from_slice(&2u64.to_le_bytes());
+    assert_eq!(decode(&bytes), Err(DecodeError::BadState));
 }
 
 /// A version-2 reader's data (no server fields, no server stacks) still decodes.
@@ -125,7 +160,7 @@ fn version_2_decodes_without_servers() {
     v2[8..12].copy_from_slice(&2u32.to_le_bytes());
     v2[12..16].copy_from_slice(&(HEADER_LEN_V2 as u32).to_le_bytes());
     // Entries and the program's stacks, not the server stacks.
-    v2.extend_from_slice(&v3[HEADER_LEN..256]);
+    v2.extend_from_slice(&v3[HEADER_LEN..HEADER_LEN + 88]);
     assert_eq!(decode(&v2), Ok(without_servers(sample_snapshot())));
 }
 
@@ -161,15 +196,17 @@ fn round_trip_from_a_live_profiler() {
     for pc in [0x30, 0x10, 0x20, 0x10] {
         p.sample(3, true, pc);
     }
-    p.sample(3, false, 0);
+    p.sample(3, false, 0xffff_8000_0012_3456);
     let s = p.snapshot().unwrap();
     let back = decode(&s.to_bytes()).unwrap();
     assert_eq!(back, s);
     assert_eq!(back.state, State::Running);
+    // A kernel sample's PC is an entry too, above every user one.
     assert_eq!(
         back.entries.iter().map(|e| e.addr).collect::<Vec<_>>(),
-        vec![0x10, 0x20, 0x30]
+        vec![0x10, 0x20, 0x30, 0xffff_8000_0012_3456]
     );
+    assert_eq!((back.user_ticks, back.kernel_ticks), (4, 1));
 }
 
 #[test]
@@ -225,19 +262,19 @@ fn corrupt_headers_are_errors() {
     };
     assert_eq!(patched(0, b"X"), Err(DecodeError::BadMagic));
     assert_eq!(
-        patched(8, &4u32.to_le_bytes()),
-        Err(DecodeError::UnsupportedVersion(4))
+        patched(8, &5u32.to_le_bytes()),
+        Err(DecodeError::UnsupportedVersion(5))
     );
     assert_eq!(
-        patched(12, &167u32.to_le_bytes()),
-        Err(DecodeError::BadHeaderLen(167))
+        patched(12, &183u32.to_le_bytes()),
+        Err(DecodeError::BadHeaderLen(183))
     );
     assert_eq!(
         patched(12, &u32::MAX.to_le_bytes()),
         Err(DecodeError::BadHeaderLen(u32::MAX))
     );
     assert_eq!(
-        patched(12, &184u32.to_le_bytes()),
+        patched(12, &200u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Stacks: too many, a depth past the bound, unknown flags.
@@ -246,11 +283,11 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(208, &33u32.to_le_bytes()),
+        patched(224, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(212, &2u32.to_le_bytes()),
+        patched(228, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Server stacks: too many, too few, a depth past the bound, unknown flags.
@@ -263,11 +300,11 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(272, &33u32.to_le_bytes()),
+        patched(288, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(276, &2u32.to_le_bytes()),
+        patched(292, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(patched(16, &7u32.to_le_bytes()), Err(DecodeError::BadState));

@@ -1,7 +1,9 @@
 //! The prof table and session rules, driven the way the kernel drives them: `note_switch` from
 //! the scheduler, `sample` from the timer tick on each CPU, control calls from `sys:prof_ctl`.
 
-use kprof::{CountFrom, CtlError, Entry, MAX_CAPACITY, Profiler, State, StopReason};
+use kprof::{
+    CountFrom, CtlError, Entry, MAX_CAPACITY, MAX_RATE, MIN_RATE, Profiler, Sampling, Source, State, StopReason,
+};
 use std::sync::Arc;
 
 const PID: usize = 42;
@@ -59,7 +61,7 @@ fn address_zero_is_a_pc_like_any_other() {
 }
 
 #[test]
-fn kernel_mode_ticks_go_to_the_kernel_counter() {
+fn kernel_mode_ticks_go_to_the_kernel_counter_and_the_table() {
     let p = running(u64::MAX, 4);
     p.sample(0, false, 0xffff_ffff_8000_1234);
     p.sample(0, false, 0xffff_ffff_8000_1234);
@@ -68,11 +70,60 @@ fn kernel_mode_ticks_go_to_the_kernel_counter() {
     assert_eq!((s.user_ticks, s.kernel_ticks), (1, 2));
     assert_eq!(
         s.entries,
-        vec![Entry {
-            addr: 0x1000,
-            count: 1
-        }]
+        vec![
+            Entry {
+                addr: 0x1000,
+                count: 1
+            },
+            Entry {
+                addr: 0xffff_ffff_8000_1234,
+                count: 2
+            }
+        ]
     );
+}
+
+#[test]
+fn only_the_sessions_source_counts() {
+    let p = Profiler::new(u64::MAX);
+    let nmi = Sampling { source: Source::NmiHpet, rate: 4000 };
+    p.start_sampling(PID, 16, CountFrom::Now, nmi).unwrap();
+    p.note_switch(1, PID);
+    assert!(p.takes(Source::NmiHpet) && !p.takes(Source::Timer));
+    // The timer still ticks (it drives the scheduler); its ticks are not this session's.
+    p.sample(1, true, 0x1000);
+    p.sample_stack(1, false, 0xffff_8000_0000_2000, None);
+    p.sample_from(Source::NmiHpet, 1, true, 0x1000, None);
+    p.sample_from(Source::NmiHpet, 1, false, 0xffff_8000_0000_2000, None);
+    p.sample_from(Source::NmiHpet, 1, false, 0xffff_8000_0000_2000, None);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.source, s.rate), (Source::NmiHpet, 4000));
+    assert_eq!((s.user_ticks, s.kernel_ticks), (1, 2));
+    assert_eq!(counts(&p), vec![(0x1000, 1), (0xffff_8000_0000_2000, 2)]);
+    assert_eq!(p.sampling(), nmi);
+    // A timer session after it ignores NMIs, and says so.
+    p.stop();
+    p.start(PID, 16, CountFrom::Now).unwrap();
+    p.sample_from(Source::NmiHpet, 1, true, 0x1000, None);
+    p.sample(1, true, 0x2000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.source, s.rate, s.user_ticks), (Source::Timer, 0, 1));
+    assert!(p.takes(Source::Timer) && !p.takes(Source::NmiHpet));
+    p.stop();
+    assert!(!p.takes(Source::Timer) && !p.takes(Source::NmiHpet));
+}
+
+#[test]
+fn an_nmi_rate_out_of_range_is_refused() {
+    let p = Profiler::new(u64::MAX);
+    for rate in [0, MIN_RATE as u64 - 1, MAX_RATE as u64 + 1] {
+        let sampling = Sampling { source: Source::NmiHpet, rate };
+        assert_eq!(p.start_sampling(PID, 16, CountFrom::Now, sampling), Err(CtlError::InvalidRate));
+    }
+    assert_eq!(p.state(), State::Idle);
+    // The timer's rate is what the timer gives: not checked.
+    let timer = Sampling { source: Source::Timer, rate: 246 };
+    assert_eq!(p.start_sampling(PID, 16, CountFrom::Now, timer), Ok(()));
 }
 
 #[test]
@@ -265,7 +316,7 @@ fn a_session_started_for_exec_counts_only_after_the_exec() {
         ),
         (1, 1, 1, 0x40_0000)
     );
-    assert_eq!(counts(&p), vec![(0x40_2000, 1)]);
+    assert_eq!(counts(&p), vec![(0x40_2000, 1), (0xffff_8000_0000_1000, 1)]);
 }
 
 #[test]
@@ -301,7 +352,7 @@ fn threads_on_many_cpus_sum_exactly() {
                     // 64 shared PCs, raced for by every thread, plus one private PC each.
                     p.sample(cpu, true, 0x40_0000 + (i % 64) * 4);
                     p.sample(cpu, true, 0x50_0000 + cpu as u64);
-                    p.sample(cpu, false, 0);
+                    p.sample(cpu, false, 0xffff_8000_0000_0000 + cpu as u64);
                 }
             })
         })
@@ -314,8 +365,8 @@ fn threads_on_many_cpus_sum_exactly() {
     assert_eq!(s.user_ticks, 2 * THREADS as u64 * PER_THREAD);
     assert_eq!(s.kernel_ticks, THREADS as u64 * PER_THREAD);
     assert_eq!(s.dropped, 0);
-    assert_eq!(s.entries.len(), 64 + THREADS);
-    assert_eq!(s.entries.iter().map(|e| e.count).sum::<u64>(), s.user_ticks);
+    assert_eq!(s.entries.len(), 64 + 2 * THREADS);
+    assert_eq!(s.entries.iter().map(|e| e.count).sum::<u64>(), s.user_ticks + s.kernel_ticks);
     for e in &s.entries {
         let expected = if e.addr < 0x50_0000 {
             THREADS as u64 * PER_THREAD / 64

@@ -205,12 +205,16 @@ fn every_tick_lands_in_one_account() {
             server(RAMFS as u64, 3, false, &[0x40_5010, 0x40_6005]),
             server(RAMFS as u64, 1, true, &[0x40_5020]),
             server(RAMFS as u64, 1, false, &[0x40_5040]),
+            // Its kernel tick, unwalked: the kernel PC alone.
+            server(RAMFS as u64, 1, true, &[0xffff_8000_0000_1000]),
             server(DISK as u64, 1, false, &[0x40_5010, 0x40_6005]),
         ]
     );
-    // The program's own data is what it would be without servers.
-    assert_eq!(s.entries.len(), 1);
+    // The program's own data is what it would be without servers: its user PC and its
+    // kernel one.
+    assert_eq!(s.entries.len(), 2);
     assert_eq!((s.entries[0].addr, s.entries[0].count), (0x40_1010, 6));
+    assert_eq!((s.entries[1].addr, s.entries[1].count), (0xffff_8000_0000_1000, 1));
     assert_eq!(s.stacks.len(), 1);
     // All ticks accounted: 6 + 1 + 6 + 1 + 4 + 3 = the 21 samples taken.
     let all = s.user_ticks + s.kernel_ticks + s.server_user_ticks + s.server_kernel_ticks + s.idle_ticks + s.other_ticks;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kprof::{
     CountFrom, ENTRY_STUB_LEN, MAX_ROOTS, MAX_STACK_DEPTH, Profiler, STACK_CAPACITY, StackBuf,
-    StackEntry, walk_frame_pointers,
+    StackEntry, walk_frame_pointers, walk_kernel_frame_pointers,
 };
 
 const PID: usize = 42;
@@ -144,7 +144,7 @@ fn stacks(p: &Profiler) -> Vec<(Vec<u64>, bool, u64)> {
 }
 
 #[test]
-fn stacks_of_counted_user_ticks_only() {
+fn stacks_of_counted_ticks_only() {
     let p = running();
     p.note_switch(0, PID);
     p.note_switch(1, 7);
@@ -156,16 +156,22 @@ fn stacks_of_counted_user_ticks_only() {
     }
     p.sample_stack(0, true, 0x1310, Some(&b));
     p.sample_stack(1, true, 0x1310, Some(&b));
-    p.sample_stack(0, false, 0x1310, Some(&b));
+    // A kernel sample: kernel frames, then the program's below its system call.
+    let k = stack(&[0xffff_8000_0000_1010, 0xffff_8000_0000_2005, 0x1315, 0x1005], false);
+    p.sample_stack(0, false, 0xffff_8000_0000_1010, Some(&k));
     let s = p.snapshot().unwrap();
     assert_eq!((s.user_ticks, s.kernel_ticks, s.stacks_dropped, s.stack_capacity), (4, 1, 0, STACK_CAPACITY as u64));
     assert_eq!(
         stacks(&p),
-        vec![(vec![0x1310, 0x1105, 0x1005], false, 3), (vec![0x1310, 0x1205, 0x1005], false, 1)]
+        vec![
+            (vec![0x1310, 0x1105, 0x1005], false, 3),
+            (vec![0x1310, 0x1205, 0x1005], false, 1),
+            (vec![0xffff_8000_0000_1010, 0xffff_8000_0000_2005, 0x1315, 0x1005], false, 1)
+        ]
     );
     // The same frames cut short are another stack.
     p.sample_stack(0, true, 0x1310, Some(&stack(&[0x1310, 0x1105, 0x1005], true)));
-    assert_eq!(stacks(&p).len(), 3);
+    assert_eq!(stacks(&p).len(), 4);
     // A new session starts with an empty stack table.
     p.stop();
     p.start(PID, 64, CountFrom::Now).unwrap();
@@ -219,4 +225,114 @@ fn concurrent_inserts_sum_exactly() {
         assert!(e.count > 20_000, "{e:?}");
     }
     assert_eq!(s.stacks.iter().map(|e| e.count).sum::<u64>(), 160_000);
+}
+
+// The kernel walk: an NMI that interrupted the kernel in a system call of the program.
+
+/// The interrupted context's kernel stack (64 KiB, naturally aligned, as the kernel's `Kstack`).
+const KSTACK: (u64, u64) = (0xffff_8000_0123_0000, 0xffff_8000_0124_0000);
+const KTEXT: (u64, u64) = (0xffff_ffff_8000_0000, 0xffff_ffff_8010_0000);
+
+fn is_ktext(a: u64) -> bool {
+    (KTEXT.0..KTEXT.1).contains(&a)
+}
+
+/// The kernel stack of a `read` system call: `sys_read` <- `syscall` (the Rust handler) <-
+/// the entry stub, whose frame record holds the user's frame pointer (0x7000).
+fn kernel_memory() -> HashMap<u64, u64> {
+    let top = KSTACK.1;
+    memory(&[
+        (top - 0x400, top - 0x200, 0xffff_ffff_8000_5105), // sys_read's record
+        (top - 0x200, top - 0x100, 0xffff_ffff_8000_6205), // syscall's
+        (top - 0x100, 0x7000, 0xffff_ffff_8000_0042),      // the stub's caller: the user fp
+    ])
+}
+
+#[test]
+fn a_kernel_stack_joins_the_programs_at_its_system_call() {
+    let k = kernel_memory();
+    let user = memory(&[(0x7000, 0x7040, 0x1105), (0x7040, 0, 0x1205)]);
+    let s = walk_kernel_frame_pointers(
+        0xffff_ffff_8000_5010,
+        KSTACK.1 - 0x400,
+        KSTACK,
+        is_ktext,
+        |a| k.get(&a).copied(),
+        Some(0x1010),
+        &[],
+        |a| user.get(&a).copied(),
+    );
+    assert_eq!(
+        s,
+        stack(
+            &[
+                0xffff_ffff_8000_5010,
+                0xffff_ffff_8000_5105,
+                0xffff_ffff_8000_6205,
+                0xffff_ffff_8000_0042,
+                0x1010,
+                0x1105,
+                0x1205
+            ],
+            false
+        )
+    );
+}
+
+#[test]
+fn the_kernel_walk_reads_only_its_kernel_stack() {
+    let k = kernel_memory();
+    let read_k = |a: u64| {
+        assert!(a >= KSTACK.0 && a + 8 <= KSTACK.1, "read outside the kernel stack: {a:#x}");
+        k.get(&a).copied()
+    };
+    let no_user = |_: u64| None;
+    // A frame pointer outside the stack from the start (the entry stub, before any frame of
+    // its own): the user's; the kernel part is the PC alone.
+    let s = walk_kernel_frame_pointers(0xffff_ffff_8000_0030, 0x7000, KSTACK, is_ktext, read_k, Some(0x1010), &[], |a| {
+        (a == 0x7000 || a == 0x7008).then_some(0)
+    });
+    assert_eq!(s, stack(&[0xffff_ffff_8000_0030, 0x1010], false));
+    // A record whose return address is not kernel text: cut.
+    let bad = memory(&[(KSTACK.1 - 0x400, KSTACK.1 - 0x200, 0x1234)]);
+    let s = walk_kernel_frame_pointers(0xffff_ffff_8000_5010, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| bad.get(&a).copied(), Some(0x1010), &[], no_user);
+    assert_eq!(s, stack(&[0xffff_ffff_8000_5010], true));
+    // A record at the very top (no room for its return address), misaligned, or moving down.
+    for fp in [KSTACK.1 - 8, KSTACK.1 - 0x3fc] {
+        let s = walk_kernel_frame_pointers(1 << 63, fp, KSTACK, is_ktext, read_k, Some(0x1010), &[], no_user);
+        assert!(s.truncated && s.len == 1, "{fp:#x}");
+    }
+    let down = memory(&[(KSTACK.1 - 0x400, KSTACK.1 - 0x500, 0xffff_ffff_8000_5105)]);
+    let s = walk_kernel_frame_pointers(1 << 63, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| down.get(&a).copied(), Some(0x1010), &[], no_user);
+    assert_eq!(s, stack(&[1 << 63, 0xffff_ffff_8000_5105], true));
+    // Leaving the stack for a kernel address (not a user frame pointer): cut.
+    let away = memory(&[(KSTACK.1 - 0x400, 0xffff_8000_9999_0000, 0xffff_ffff_8000_5105)]);
+    let s = walk_kernel_frame_pointers(1 << 63, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| away.get(&a).copied(), Some(0x1010), &[], no_user);
+    assert_eq!(s, stack(&[1 << 63, 0xffff_ffff_8000_5105], true));
+}
+
+#[test]
+fn a_kernel_context_without_a_user_entry() {
+    let k = kernel_memory();
+    // Not entered from user mode: where the chain leaves the stack nothing more is known.
+    let s = walk_kernel_frame_pointers(0xffff_ffff_8000_5010, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| k.get(&a).copied(), None, &[], |_| None);
+    assert_eq!(s.frames(), &[0xffff_ffff_8000_5010, 0xffff_ffff_8000_5105, 0xffff_ffff_8000_6205, 0xffff_ffff_8000_0042]);
+    assert!(s.truncated);
+    // A kernel thread's chain ends at a zero return address: complete.
+    let root = memory(&[(KSTACK.1 - 0x400, 0, 0)]);
+    let s = walk_kernel_frame_pointers(0xffff_ffff_8000_5010, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| root.get(&a).copied(), None, &[], |_| None);
+    assert_eq!(s, stack(&[0xffff_ffff_8000_5010], false));
+}
+
+#[test]
+fn kernel_and_user_frames_share_the_depth_bound() {
+    // A deep user chain under a three-frame kernel stack: cut at MAX_STACK_DEPTH in all.
+    let k = kernel_memory();
+    let user: HashMap<u64, u64> = (0..200u64)
+        .flat_map(|i| [(0x7000 + 0x40 * i, 0x7040 + 0x40 * i), (0x7008 + 0x40 * i, 0x1105 + i)])
+        .collect();
+    let s = walk_kernel_frame_pointers(0xffff_ffff_8000_5010, KSTACK.1 - 0x400, KSTACK, is_ktext, |a| k.get(&a).copied(), Some(0x1010), &[], |a| user.get(&a).copied());
+    assert_eq!(s.len, MAX_STACK_DEPTH);
+    assert!(s.truncated);
+    assert_eq!(&s.frames()[..5], &[0xffff_ffff_8000_5010, 0xffff_ffff_8000_5105, 0xffff_ffff_8000_6205, 0xffff_ffff_8000_0042, 0x1010]);
 }

@@ -17,6 +17,8 @@ const SYS_READ: usize = SYS_CLASS_FILE | SYS_ARG_MSLICE | 3;
 const SYS_WRITE: usize = SYS_CLASS_FILE | SYS_ARG_SLICE | 4;
 const SYS_YIELD: usize = 158;
 const SYS_NANOSLEEP: usize = 162;
+const SYS_CLOCK_GETTIME: usize = 265;
+const CLOCK_MONOTONIC: usize = 4;
 const O_RDWR: usize = 0x0003_0000;
 
 /// `[usize count][{u8 scheme_id; usize fd} x count][usize scheme-creation cap]`
@@ -73,41 +75,52 @@ pub fn scheme_root(id: u8) -> Option<usize> {
         .map(|info| info.fd)
 }
 
-/// Fds we choose ourselves (the *_into calls take the number).
-static NEXT_FD: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(100);
+/// Fds we choose ourselves (the *_into calls take the number): the lowest free one from 100,
+/// reused once closed (the kernel refuses numbers past its table with EEXIST, and the
+/// selftest opens thousands of files).
+const FIRST_FD: usize = 100;
+const FDS: usize = 1024;
+static USED_FDS: [core::sync::atomic::AtomicU64; FDS / 64] = [const { core::sync::atomic::AtomicU64::new(0) }; FDS / 64];
 
 fn new_fd() -> usize {
-    NEXT_FD.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+    use core::sync::atomic::Ordering;
+    for (i, word) in USED_FDS.iter().enumerate() {
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != u64::MAX {
+            let bit = (!bits).trailing_zeros() as usize;
+            match word.compare_exchange(bits, bits | 1 << bit, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return FIRST_FD + 64 * i + bit,
+                Err(now) => bits = now,
+            }
+        }
+    }
+    FIRST_FD + FDS // all taken: the call fails and says so
+}
+
+fn free_fd(fd: usize) {
+    if let Some(at) = fd.checked_sub(FIRST_FD).filter(|&at| at < FDS) {
+        USED_FDS[at / 64].fetch_and(!(1 << (at % 64)), core::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// Open `path` relative to a scheme root.
 pub fn openat(root: usize, path: &str) -> Result<usize, Errno> {
-    unsafe {
-        syscall(
-            SYS_OPENAT_INTO,
-            root,
-            path.as_ptr() as usize,
-            path.len(),
-            O_RDWR,
-            0,
-            new_fd(),
-        )
-    }
+    into_new_fd(|fd| unsafe { syscall(SYS_OPENAT_INTO, root, path.as_ptr() as usize, path.len(), O_RDWR, 0, fd) })
 }
 
 /// Duplicate `fd` with a transform (how the proc scheme opens context handles).
 pub fn dup(fd: usize, what: &str) -> Result<usize, Errno> {
-    unsafe {
-        syscall(
-            SYS_DUP_INTO,
-            fd,
-            what.as_ptr() as usize,
-            what.len(),
-            new_fd(),
-            0,
-            0,
-        )
+    into_new_fd(|new| unsafe { syscall(SYS_DUP_INTO, fd, what.as_ptr() as usize, what.len(), new, 0, 0) })
+}
+
+/// Run a *_into call with a free fd number; the number is free again if the call fails.
+fn into_new_fd(call: impl FnOnce(usize) -> Result<usize, Errno>) -> Result<usize, Errno> {
+    let fd = new_fd();
+    let result = call(fd);
+    if result.is_err() {
+        free_fd(fd);
     }
+    result
 }
 
 pub fn read(fd: usize, buf: &mut [u8]) -> Result<usize, Errno> {
@@ -120,6 +133,7 @@ pub fn write(fd: usize, buf: &[u8]) -> Result<usize, Errno> {
 
 pub fn close(fd: usize) {
     let _ = unsafe { syscall(SYS_CLOSE, fd, 0, 0, 0, 0, 0) };
+    free_fd(fd);
 }
 
 pub fn sched_yield() {
@@ -149,6 +163,18 @@ pub fn sleep_ms(ms: u32) {
             0,
         )
     };
+}
+
+/// Nanoseconds of the kernel's monotonic clock.
+pub fn monotonic_ns() -> u64 {
+    #[repr(C)]
+    struct TimeSpec {
+        sec: i64,
+        nsec: i32,
+    }
+    let mut now = TimeSpec { sec: 0, nsec: 0 };
+    let _ = unsafe { syscall(SYS_CLOCK_GETTIME, CLOCK_MONOTONIC, &mut now as *mut _ as usize, 0, 0, 0, 0) };
+    now.sec as u64 * 1_000_000_000 + now.nsec as u64
 }
 
 /// Read a whole file into `out`.

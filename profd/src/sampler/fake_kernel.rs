@@ -7,6 +7,9 @@ use std::io;
 
 use crate::sampler::kernel::KernelFiles;
 
+/// The rate the fake kernel's timer source reports (the PIT's, on x86).
+pub const FAKE_TIMER_RATE: u64 = 246;
+
 /// The fake kernel. Drive it with [`FakeKernel::tick`], [`FakeKernel::exec`] and
 /// [`FakeKernel::exit`].
 pub struct FakeKernel {
@@ -29,21 +32,24 @@ impl FakeKernel {
         FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false, names: Vec::new() }
     }
 
-    /// One timer tick on CPU 0 while `pid` runs at `pc`, in user mode if `user`.
+    /// One sample of the session's source (the timer tick or an NMI) on CPU 0 while `pid`
+    /// runs at `pc`, in user mode if `user`.
     pub fn tick(&self, pid: u32, user: bool, pc: u64) {
         self.prof.note_switch(0, pid as usize);
-        self.prof.sample(0, user, pc);
+        self.prof.sample_from(self.prof.sampling().source, 0, user, pc, None);
     }
 
-    /// As [`FakeKernel::tick`], in user mode, with the call stack the kernel's frame-pointer
-    /// walk found: `frames` innermost first (`pc` then return addresses).
+    /// As [`FakeKernel::tick`], with the call stack the kernel's frame-pointer walk found:
+    /// `frames` innermost first (`pc` then return addresses); a kernel sample where the first
+    /// frame is a kernel address.
     pub fn tick_stack(&self, pid: u32, frames: &[u64], truncated: bool) {
         let mut stack = kprof::StackBuf::new();
         stack.frames[..frames.len()].copy_from_slice(frames);
         stack.len = frames.len();
         stack.truncated = truncated;
         self.prof.note_switch(0, pid as usize);
-        self.prof.sample_stack(0, true, frames[0], Some(&stack));
+        let user = frames[0] < kprof::KERNEL_SPACE_START;
+        self.prof.sample_from(self.prof.sampling().source, 0, user, frames[0], Some(&stack));
     }
 
     /// Daemon `server` takes request `tag` of `scheme` from `client` (the user scheme's read).
@@ -76,9 +82,14 @@ impl KernelFiles for FakeKernel {
             kprof::Command::Stop => {
                 self.prof.stop();
             }
-            kprof::Command::Start { pid, capacity, from } => {
+            kprof::Command::Start { pid, capacity, from, rate } => {
                 let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
-                self.prof.start(pid, capacity, from).map_err(|e| match e {
+                // Like the kernel on a PC with an HPET: a rate is an NMI source at that rate.
+                let sampling = match rate {
+                    Some(hz) => kprof::Sampling { source: kprof::Source::NmiHpet, rate: hz as u64 },
+                    None => kprof::Sampling { source: kprof::Source::Timer, rate: FAKE_TIMER_RATE },
+                };
+                self.prof.start_sampling(pid, capacity, from, sampling).map_err(|e| match e {
                     kprof::CtlError::Busy => os(libc::EBUSY),
                     kprof::CtlError::NoMemory => os(libc::ENOMEM),
                     _ => os(libc::EINVAL),

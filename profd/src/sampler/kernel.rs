@@ -14,7 +14,7 @@ use std::io;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler};
+use crate::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
 use crate::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
@@ -112,11 +112,13 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError> {
         // On Redox exec runs in userspace (relibc), in the launched child: `exec` keeps that
         // code, linked like every static program at 0x401000, out of the program's bins.
         let when = crate::ctl::count_from_suffix(from);
-        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}\n")).map_err(|e| errno(&e))?;
+        // A rate asks the kernel for its NMI source (it falls back to the timer tick).
+        let rate = crate::ctl::rate_suffix(rate);
+        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}{rate}\n")).map_err(|e| errno(&e))?;
         self.session = Some(KernelSession {
             pid,
             image: image.clone(),
@@ -147,11 +149,14 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             batch.ended = Some(StopReason::Request);
             return Ok(batch);
         }
+        // One table of exact PCs: the user ones, then the kernel's (above KERNEL_SPACE_START).
         for e in &snap.entries {
             if let Some(n) = new_ticks(&mut s.counts, e.addr, e.count) {
-                batch.user.push((e.addr, n));
+                let to = if e.addr >= kprof::KERNEL_SPACE_START { &mut batch.kernel } else { &mut batch.user };
+                to.push((e.addr, n));
             }
         }
+        batch.sampling = Some(Sampling { source: snap.source.as_str(), rate: snap.rate });
         for st in std::mem::take(&mut snap.stacks) {
             let stack = CallStack { frames: st.frames, truncated: st.truncated };
             if let Some(n) = new_ticks(&mut s.stack_counts, stack.clone(), st.count) {
@@ -171,7 +176,7 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
                     *with_stack.entry(pc).or_insert(0) += n;
                 }
             }
-            for &(pc, n) in &batch.user {
+            for &(pc, n) in batch.user.iter().chain(&batch.kernel) {
                 let without = n.saturating_sub(with_stack.get(&pc).copied().unwrap_or(0)).min(full);
                 if without > 0 {
                     batch.stacks.push((CallStack { frames: vec![pc], truncated: true }, without));

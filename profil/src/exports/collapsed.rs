@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn daemons_hang_under_roots_of_their_own() {
         let (sp, _) = crate::stacks::tests::with_a_server();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let text = render("/bin/abc", &flat, Some(&sp));
         assert!(text.starts_with("abc;main;a;c 3\n"), "{text}");
         assert!(
@@ -90,6 +90,7 @@ mod tests {
                 e(None, Some("vdso"), 1),
             ],
             total: 16,
+            kernel: 0,
             with_totals: false,
         };
         assert_eq!(
@@ -102,7 +103,7 @@ mod tests {
     fn recorded_stacks_root_first_truncated_ones_marked() {
         let mut s = crate::stacks::tests::symbolizer();
         let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s).unwrap();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         assert_eq!(
             render("/bin/abc", &flat, Some(&sp)),
             "abc;main;a;c 3\nabc;main;a;c;c 3\nabc;main;b;c 2\nabc;[truncated];b 1\n"

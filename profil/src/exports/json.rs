@@ -205,6 +205,8 @@ mod tests {
             data,
             image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
             foreign_samples: vec![(0x7f00_0000_1010, 2)],
+            kernel_samples: Vec::new(),
+            sampling: None,
             mappings: vec![Mapping {
                 start: 0x7f00_0000_1000,
                 len: 0x1000,

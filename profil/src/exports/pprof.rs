@@ -241,7 +241,7 @@ mod tests {
     fn daemons_stacks_are_samples_too() {
         let (sp, s) = crate::stacks::tests::with_a_server();
         let profile = crate::stacks::tests::profile();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
         let p = decoded(&a);

@@ -1,0 +1,140 @@
+//! Kernel samples (Redox with the kernel's NMI source): what profil reads from `/scheme/prof`
+//! (status `source`/`rate`, `kernel` lines in `samples`, `kernel:` frames in `stacks`) is
+//! named from the kernel's ELF as `[kernel]` functions, in the flat profile and the stacks,
+//! while the Minix bins stay the program's own.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use profd::image::TextSegment;
+use profd::{BinLayout, ProfData};
+use profil::flat::FlatProfile;
+use profil::object_file::ObjectFile;
+use profil::profile::Profile;
+use profil::report::{summary, ExitKind};
+use profil::stacks::StackProfile;
+use profil::symbolize::Symbolizer;
+use profil::symbols::{Function, SymbolTable};
+
+/// tests/data/kernel.c linked at the x86_64 kernel's addresses, with its symbols.
+fn kernel_elf(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kernel.c");
+    let (obj, elf) = (dir.join("kernel.o"), dir.join("kernel"));
+    let cc = Command::new("cc")
+        .args(["-c", "-O1", "-mcmodel=kernel", "-fno-pie", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-o"])
+        .arg(&obj)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cc.success(), "cc kernel.c");
+    let ld = Command::new("ld").args(["-nostdlib", "-e", "0", "-Ttext=0xffffffff80100000", "-o"]).arg(&elf).arg(&obj).status().unwrap();
+    assert!(ld.success(), "ld kernel.o");
+    elf
+}
+
+fn address_of(elf: &Path, name: &str) -> u64 {
+    ObjectFile::read(elf).unwrap().symbols.by_name(name).unwrap_or_else(|| panic!("{name} in the kernel ELF")).addr
+}
+
+/// The program: fib's `main` and `fib` at their link addresses.
+fn program() -> ObjectFile {
+    let symbols = SymbolTable::new(vec![
+        Function { addr: 0x40_1000, size: 0x100, name: "fib".into() },
+        Function { addr: 0x40_1800, size: 0x100, name: "main".into() },
+    ]);
+    ObjectFile::from_symbols(Path::new("/usr/bin/fib"), symbols)
+}
+
+/// The scheme's files after a run with `rate=1000`: 6 user samples (in fib), 4 kernel samples
+/// in sys_read, called from syscall_handler, called from the program's main.
+fn scheme_profile(sys_read: u64, handler: u64) -> Profile {
+    let text = TextSegment { start: 0x40_1000, end: 0x40_2000 };
+    let mut data = ProfData::new(&BinLayout::new(text, 0, 0, 0).unwrap());
+    data.bin[0] = 6;
+    let status = "state=stopped pid=42 reason=exit ticks_in_bins=6 ticks_user=6 ticks_kernel=4 dropped=0 \
+                  start=0x401000 end=0x402000 bin_sz=4 nr_bins=1024 load_base=0x0 ticks_servers=0 ticks_idle=0 \
+                  ticks_other=0 source=nmi-hpet rate=1000\n";
+    let samples = format!("0x401010 6 text\n{:#x} 4 kernel\n", sys_read + 2);
+    let stacks = format!(
+        "4 complete kernel:{:#x} kernel:{:#x} text:0x401810\n6 complete text:0x401010 text:0x401805\n",
+        sys_read + 2,
+        handler + 9
+    );
+    Profile::from_scheme_files(status, &data.to_bytes(), &samples).unwrap().with_scheme_stacks(&stacks)
+}
+
+#[test]
+fn kernel_samples_are_named_from_the_kernel_elf() {
+    let dir = common::scratch("kernel-samples");
+    let elf = kernel_elf(&dir);
+    let (sys_read, handler) = (address_of(&elf, "sys_read"), address_of(&elf, "syscall_handler"));
+    assert!(sys_read >= profd::sampler::KERNEL_SPACE_START);
+    let p = scheme_profile(sys_read, handler);
+    assert_eq!(p.sampling, Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }));
+    assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (6, Some(4), 6));
+
+    let mut symbolizer = Symbolizer::new(program(), "fib").with_kernel(&elf);
+    let samples = symbolizer.locate(&p);
+    let stacks = StackProfile::build(&p, &mut symbolizer).unwrap();
+    let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
+    let names: Vec<(String, u64, Option<u64>)> = flat.entries.iter().map(|e| (e.name(), e.samples, e.total)).collect();
+    assert_eq!(
+        names,
+        [
+            ("fib".to_string(), 6, Some(6)),
+            ("sys_read [kernel]".to_string(), 4, Some(4)),
+            ("main".to_string(), 0, Some(10)),
+            ("syscall_handler [kernel]".to_string(), 0, Some(4)),
+        ]
+    );
+    assert!(flat.render().starts_with("Flat profile (10 ticks, 4 of them in the kernel):\n"), "{}", flat.render());
+    // The kernel's frames sit above the program's: main calls into the kernel.
+    let folded: Vec<String> = stacks
+        .stacks
+        .iter()
+        .map(|st| st.frames.iter().map(|&f| stacks.functions[f].name.as_str()).collect::<Vec<_>>().join(";"))
+        .collect();
+    assert!(folded.contains(&"main;syscall_handler [kernel];sys_read [kernel]".to_string()), "{folded:?}");
+
+    let text = summary(&p, Some(&stacks), "fib", ExitKind::Exited(0));
+    assert!(
+        text.contains("Ticks: 6 user (6 in bins), 4 kernel, 0 lost\n\
+                       Sampling: nmi-hpet, 1000 a second per CPU (NMIs: the kernel's work for the program included)\n\
+                       Call stacks: 10 of 10 samples (user and kernel), 0 truncated"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_the_kernel_elf_kernel_samples_keep_their_place() {
+    let p = scheme_profile(0xffff_ffff_8010_0000, 0xffff_ffff_8010_0040);
+    let mut symbolizer = Symbolizer::new(program(), "fib").with_kernel(Path::new("/no/such/kernel"));
+    let samples = symbolizer.locate(&p);
+    let flat = FlatProfile::build(&samples, &symbolizer, None);
+    let names: Vec<(String, u64)> = flat.entries.iter().map(|e| (e.name(), e.samples)).collect();
+    assert_eq!(names, [("fib".to_string(), 6), ("[kernel]".to_string(), 4)]);
+}
+
+#[test]
+fn a_timer_session_says_it_saw_user_mode_only() {
+    let text = TextSegment { start: 0x40_1000, end: 0x40_2000 };
+    let data = ProfData::new(&BinLayout::new(text, 0, 0, 0).unwrap());
+    let status = "state=stopped pid=42 reason=exit ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
+                  start=0x401000 end=0x402000 bin_sz=4 nr_bins=1024 load_base=0x0 ticks_servers=0 ticks_idle=0 \
+                  ticks_other=0 source=timer rate=246\n";
+    let p = Profile::from_scheme_files(status, &data.to_bytes(), "").unwrap();
+    let text = summary(&p, None, "fib", ExitKind::Exited(0));
+    assert!(
+        text.contains(
+            "Sampling: timer, 246 a second per CPU (the kernel's timer tick: user mode only (this kernel has no NMI source for -F))"
+        ),
+        "{text}"
+    );
+    // A profd from before the source keys: no such line.
+    let old = status.replace(" source=timer rate=246", "");
+    let p = Profile::from_scheme_files(&old, &data.to_bytes(), "").unwrap();
+    assert_eq!(p.sampling, None);
+    assert!(!summary(&p, None, "fib", ExitKind::Exited(0)).contains("Sampling:"));
+}
