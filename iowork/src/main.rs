@@ -14,6 +14,12 @@
 //!
 //! `iowork --calls DIR N`: N one-byte reads of a one-byte file in DIR, timed
 //! (`iowork.time.calls`): the cost of small scheme calls, with and without a profiler.
+//!
+//! `iowork --self-pipe N`: N one-byte round trips through a pipe to itself: work the kernel
+//! does for the program (on Redox the `pipe:` scheme is the kernel's), and no other process.
+//! Prints its wall time (`iowork.time.self_pipe`) and the CPU time the kernel charged to the
+//! process (`iowork.cpu: SECONDS`: on Redox its contexts' TIME in `/scheme/sys/context`, on
+//! Linux utime + stime of `/proc/self/stat`), to check a profile's samples against.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -82,6 +88,53 @@ fn calls(dir: &Path, calls: u32) -> io::Result<f64> {
     Ok(secs)
 }
 
+/// `n` one-byte round trips through a pipe whose both ends are ours.
+#[inline(never)]
+fn self_pipe(n: u32) -> io::Result<()> {
+    let (mut from, mut to) = io::pipe()?;
+    let mut byte = [0u8; 1];
+    for i in 0..n {
+        to.write_all(&[i as u8])?;
+        from.read_exact(&mut byte)?;
+        if byte[0] != i as u8 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "pipe gave back another byte"));
+        }
+    }
+    Ok(())
+}
+
+/// The CPU time the kernel charged to this process so far, in seconds.
+#[cfg(target_os = "redox")]
+fn cpu_seconds() -> Option<f64> {
+    let table = std::fs::read_to_string("/scheme/sys/context").ok()?;
+    cpu_in_context_table(&table, std::process::id())
+}
+
+#[cfg(not(target_os = "redox"))]
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command in parentheses: state is field 3, utime and stime fields 14 and 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_ascii_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ
+}
+
+/// The summed TIME (`HH:MM:SS.CC`, the 7th column) of `pid`'s rows in a `sys:context` table.
+#[cfg_attr(not(target_os = "redox"), allow(dead_code))]
+fn cpu_in_context_table(table: &str, pid: u32) -> Option<f64> {
+    let times: Vec<f64> = table
+        .lines()
+        .skip(1)
+        .filter(|row| row.split_ascii_whitespace().next() == Some(&pid.to_string()))
+        .filter_map(|row| {
+            let mut hms = row.split_ascii_whitespace().nth(6)?.split(':').map(|p| p.parse::<f64>().ok());
+            let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+            Some(h * 3600.0 + m * 60.0 + s)
+        })
+        .collect();
+    (!times.is_empty()).then(|| times.iter().sum())
+}
+
 /// Remove a file of ours; a filesystem that refuses (a Redox ramfs root may) gets a warning,
 /// not a failure: the work is done.
 fn remove_or_warn(path: &Path) {
@@ -115,8 +168,19 @@ fn run(args: &[String]) -> Result<(), String> {
     if args.first().is_some_and(|a| a == "--help" || a == "-h") {
         println!(
             "usage: iowork [DIR [ROUNDS [TRIPS]]]  (defaults: the temporary directory, 200, 2000)\n\
-             \x20      iowork --calls DIR N          (N one-byte reads of a file in DIR, timed)"
+             \x20      iowork --calls DIR N          (N one-byte reads of a file in DIR, timed)\n\
+             \x20      iowork --self-pipe N          (N one-byte round trips through a pipe to itself)"
         );
+        return Ok(());
+    }
+    if args.first().map(String::as_str) == Some("--self-pipe") {
+        let n = number(args.get(1), 100_000, "N")?;
+        let t = Instant::now();
+        self_pipe(n).map_err(|e| format!("iowork --self-pipe: {e}"))?;
+        eprintln!("iowork.time.self_pipe: {:.6}", t.elapsed().as_secs_f64());
+        if let Some(cpu) = cpu_seconds() {
+            eprintln!("iowork.cpu: {cpu:.2}");
+        }
         return Ok(());
     }
     if args.first().map(String::as_str) == Some("--calls") {
@@ -143,6 +207,22 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     println!("iowork: {rounds} file rounds of {} KiB, {trips} pipe round trips", FILE_LEN / 1024);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Rows as the kernel at 663e6641 prints them; a process's threads are summed.
+    #[test]
+    fn cpu_time_from_the_context_table() {
+        let table = "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+                     12    0     0     UR+   #0    1          00:01:02.50 1.95 MB 4.00 KB /bin/iowork\n\
+                     12    0     0     UB    #0    1          00:00:00.25 1.95 MB 4.00 KB /bin/iowork\n\
+                     13    0     0     UB    #0    1          01:00:00.00 1.95 MB 4.00 KB /bin/other\n";
+        assert_eq!(super::cpu_in_context_table(table, 12), Some(62.75));
+        assert_eq!(super::cpu_in_context_table(table, 13), Some(3600.0));
+        assert_eq!(super::cpu_in_context_table(table, 14), None);
+        assert_eq!(super::cpu_in_context_table("PID TIME\n12 x y z w v junk\n", 12), None);
+    }
 }
 
 fn main() -> ExitCode {

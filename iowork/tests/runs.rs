@@ -60,3 +60,18 @@ fn the_relay_is_a_redox_daemon() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&o.stderr), "iowork-relay: a Redox scheme daemon; nothing to do here\n");
 }
+
+#[test]
+fn self_pipe_round_trips_are_timed_with_the_cpu_time() {
+    let o = iowork(&["--self-pipe", "200000"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let value = |key: &str| -> f64 {
+        let line = err.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key} in {err}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (wall, cpu) = (value("iowork.time.self_pipe: "), value("iowork.cpu: "));
+    // All of it is the process's own work (its own code and the kernel's pipe).
+    assert!(wall > 0.0 && cpu > 0.0 && cpu <= wall + 0.05, "{err}");
+    assert_eq!(iowork(&["--self-pipe", "x"]).status.code(), Some(1));
+}
