@@ -106,6 +106,9 @@ fn self_pipe(n: u32) -> io::Result<()> {
 /// The CPU time the kernel charged to this process so far, in seconds.
 #[cfg(target_os = "redox")]
 fn cpu_seconds() -> Option<f64> {
+    // Redox adds a context's running time to its TIME when it is switched out: block a moment
+    // so the time up to here is in the table.
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let table = std::fs::read_to_string("/scheme/sys/context").ok()?;
     cpu_in_context_table(&table, std::process::id())
 }
