@@ -104,10 +104,10 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
     let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
     if let Some(s) = p.sampling {
         let what = match s.source {
-            "timer" => "the kernel's timer tick: user mode only (this kernel has no NMI source for -F)",
-            _ => "NMIs: the kernel's work for the program included",
+            "timer" => "the kernel's timer tick, user mode only (this kernel has no NMI source for -F)",
+            _ => "NMIs, the kernel's work for the program included",
         };
-        let _ = writeln!(out, "Sampling: {}, {} a second per CPU ({what})", s.source, s.rate);
+        let _ = writeln!(out, "Sampling: {}, {} a second per CPU: {what}", s.source, s.rate);
     }
     if p.lost > 0 {
         let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);

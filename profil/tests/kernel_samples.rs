@@ -101,7 +101,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
     let text = summary(&p, Some(&stacks), "fib", ExitKind::Exited(0));
     assert!(
         text.contains("Ticks: 6 user (6 in bins), 4 kernel, 0 lost\n\
-                       Sampling: nmi-hpet, 1000 a second per CPU (NMIs: the kernel's work for the program included)\n\
+                       Sampling: nmi-hpet, 1000 a second per CPU: NMIs, the kernel's work for the program included\n\
                        Call stacks: 10 of 10 samples (user and kernel), 0 truncated"),
         "{text}"
     );
@@ -128,7 +128,7 @@ fn a_timer_session_says_it_saw_user_mode_only() {
     let text = summary(&p, None, "fib", ExitKind::Exited(0));
     assert!(
         text.contains(
-            "Sampling: timer, 246 a second per CPU (the kernel's timer tick: user mode only (this kernel has no NMI source for -F))"
+            "Sampling: timer, 246 a second per CPU: the kernel's timer tick, user mode only (this kernel has no NMI source for -F)"
         ),
         "{text}"
     );
