@@ -98,6 +98,31 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         .collect();
     assert!(folded.contains(&"main;syscall_handler [kernel];sys_read [kernel]".to_string()), "{folded:?}");
 
+    // The exports carry them: folded stacks by name, JSON with the source and kernel samples
+    // (their addresses above 2^53, exact for a 64-bit parser).
+    let collapsed = profil::exports::collapsed::render("fib", &flat, Some(&stacks));
+    assert!(collapsed.contains("fib;main;syscall_handler [kernel];sys_read [kernel] 4\n"), "{collapsed}");
+    let run = profil::profile::Outcome {
+        program: "fib".into(),
+        arguments: Vec::new(),
+        frequency_hz: 1000,
+        profile: p.clone(),
+        exit: ExitKind::Exited(0),
+    };
+    let analysis = profil::exports::Analysis {
+        run: &run,
+        flat: &flat,
+        samples: &samples,
+        symbolizer: &symbolizer,
+        stacks: Some(&stacks),
+    };
+    let doc: serde_json::Value = serde_json::from_str(&profil::exports::json::render(&analysis)).unwrap();
+    assert_eq!(doc["sampling"], serde_json::json!({"source": "nmi-hpet", "rate": 1000}));
+    assert_eq!(doc["flat"][1], serde_json::json!({"function": "sys_read", "object": "kernel", "samples": 4, "total": 4}));
+    let kernel_sample = doc["samples"].as_array().unwrap().iter().find(|s| s["object"] == "kernel").unwrap();
+    assert_eq!(kernel_sample["address"].as_u64(), Some(sys_read + 2));
+    assert_eq!(kernel_sample["function"], "sys_read");
+
     let text = summary(&p, Some(&stacks), "fib", ExitKind::Exited(0));
     assert!(
         text.contains("Ticks: 6 user (6 in bins), 4 kernel, 0 lost\n\

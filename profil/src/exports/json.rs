@@ -1,9 +1,11 @@
-//! `--json FILE`: the whole run as one JSON document (schema in the README, version 3: version
-//! 2 had no `servers` and `server_stacks`, version 1 no call stacks).
+//! `--json FILE`: the whole run as one JSON document (schema in the README, version 4: version
+//! 3 had no `sampling`, version 2 no `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
 //! (`"`, `\`, and every control character); the tests parse the output with serde_json.
-//! Addresses and counts are JSON integers (user-space addresses stay below 2^53).
+//! Addresses and counts are JSON integers; user-space addresses stay below 2^53, kernel ones
+//! (Redox's kernel samples) do not: they are exact for parsers with 64-bit integers (serde_json,
+//! Python), not for those that read every number as a double (JavaScript).
 
 use std::fmt::Write;
 
@@ -12,8 +14,8 @@ use crate::report::ExitKind;
 use crate::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
-/// `servers` and `server_stacks`).
-pub const SCHEMA_VERSION: u32 = 3;
+/// `servers` and `server_stacks`; 4: `sampling`).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
@@ -28,6 +30,8 @@ pub fn render(a: &Analysis) -> String {
     let args: Vec<String> = run.arguments.iter().map(|a| string(a)).collect();
     let _ = writeln!(o, "  \"arguments\": [{}],", args.join(", "));
     let _ = writeln!(o, "  \"frequency_hz\": {},", run.frequency_hz);
+    let sampling = p.sampling.map_or("null".into(), |s| format!("{{\"source\": {}, \"rate\": {}}}", string(s.source), s.rate));
+    let _ = writeln!(o, "  \"sampling\": {sampling},");
     let _ = writeln!(
         o,
         "  \"layout\": {{\"start_addr\": {}, \"end_addr\": {}, \"nr_bins\": {}, \"bin_sz\": {}}},",
@@ -271,7 +275,8 @@ mod tests {
         let (run, flat, samples, symbolizer, stacks) = outcome();
         let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 3);
+        assert_eq!(v["version"], 4);
+        assert!(v["sampling"].is_null(), "Linux: no kernel source to report");
         // The daemons that worked for it, and their stacks under their own roots.
         assert_eq!((v["servers"]["server_user"].as_u64(), v["servers"]["idle"].as_u64()), (Some(7), Some(3)));
         assert_eq!(v["servers"]["daemons"][0]["path"], "/no/such/ramfs");
