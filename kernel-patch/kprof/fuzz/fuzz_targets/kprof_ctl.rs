@@ -8,14 +8,21 @@ fuzz_target!(|data: &[u8]| {
     let Ok(c) = kprof::parse_command(data) else { return };
     let canonical = match c {
         kprof::Command::Stop => "stop\n".to_string(),
-        kprof::Command::Start { pid, capacity, from } => {
+        kprof::Command::Start { pid, capacity, from, rate } => {
             assert_ne!(pid, 0);
             assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
             let when = match from {
                 kprof::CountFrom::Now => "",
                 kprof::CountFrom::Exec => " exec",
             };
-            format!("start {pid:#x} {capacity}{when}\n")
+            let rate = match rate {
+                Some(hz) => {
+                    assert!((kprof::MIN_RATE..=kprof::MAX_RATE).contains(&hz));
+                    format!(" rate={hz}")
+                }
+                None => String::new(),
+            };
+            format!("start {pid:#x} {capacity}{rate}{when}\n")
         }
     };
     assert_eq!(kprof::parse_command(canonical.as_bytes()), Ok(c));
