@@ -6,7 +6,7 @@
 //! foreground group (Ctrl-C) already reached the program and is not sent twice. A signal profil
 //! was started with ignored (a background job's SIGINT) stays ignored, for the program too.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 /// The signals caught.
 pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -15,6 +15,8 @@ pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// The last signal caught (0: none).
 static CAUGHT: AtomicI32 = AtomicI32::new(0);
+/// How many signals were caught: a wait can tell one that came while it waited.
+static COUNT: AtomicU32 = AtomicU32::new(0);
 
 /// si_code of a signal the kernel sent itself, e.g. a terminal's Ctrl-C to its foreground group.
 #[cfg(target_os = "linux")]
@@ -24,6 +26,7 @@ const FROM_KERNEL: libc::c_int = 0x80;
 
 extern "C" fn on_signal(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     CAUGHT.store(signal, Ordering::SeqCst);
+    COUNT.fetch_add(1, Ordering::SeqCst);
     let child = CHILD.load(Ordering::SeqCst);
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler; kill is
     // async-signal-safe.
@@ -103,6 +106,11 @@ pub fn end_like(signal: libc::c_int) -> ! {
         }
     }
     std::process::exit(128 + signal)
+}
+
+/// How many signals have been caught so far.
+pub fn count() -> u32 {
+    COUNT.load(Ordering::SeqCst)
 }
 
 /// The last signal caught, if any.

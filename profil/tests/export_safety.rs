@@ -5,6 +5,7 @@
 mod common;
 
 use std::os::unix::process::ExitStatusExt;
+use std::os::fd::FromRawFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -162,4 +163,181 @@ fn a_run_without_program_samples_still_writes_a_gmon_out_gprof_reads() {
     assert!(g.status.success(), "gprof: {}", String::from_utf8_lossy(&g.stderr));
     assert!(String::from_utf8_lossy(&g.stdout).contains("no time accumulated"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn json_in(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// An export through a symbolic link writes the file it names and leaves the link a link
+/// (a dangling one creates its file); an existing file keeps its mode and owner.
+#[test]
+fn an_export_keeps_links_modes_and_owners() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let _s = session();
+    let dir = scratch("exports-links");
+    let (real, link) = (dir.join("real.json"), dir.join("link.json"));
+    std::fs::write(&real, b"old\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    let (dangling, later) = (dir.join("dangling.folded"), dir.join("later.folded"));
+    std::os::unix::fs::symlink("later.folded", &dangling).unwrap();
+    let o = profil(&["--json", s(&link), "--collapsed", s(&dangling), s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    assert_eq!(json_in(&real)["exit"]["code"], 0);
+    assert_eq!(std::fs::metadata(&real).unwrap().mode() & 0o7777, 0o640);
+    assert!(std::fs::read_to_string(&later).unwrap().starts_with("fib;"));
+    assert_only(&dir, &["real.json", "link.json", "dangling.folded", "later.folded"]);
+    if is_root() {
+        // Another user's file stays theirs.
+        let theirs = dir.join("theirs.json");
+        std::fs::write(&theirs, b"old\n").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let o = profil(&["--json", s(&theirs), s(&fib_bin()), "20", "1"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        let m = std::fs::metadata(&theirs).unwrap();
+        assert_eq!((m.uid(), m.gid()), (65534, 65534));
+        assert_eq!(json_in(&theirs)["exit"]["code"], 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A writable file in a directory that takes no new file is written in place, as `>` would;
+/// a file with other hard links too (replacing it would cut them off).
+#[test]
+fn a_file_that_cannot_be_replaced_is_written_in_place() {
+    let _s = session();
+    let dir = scratch("exports-in-place");
+    let (json, twin) = (dir.join("p.json"), dir.join("twin.json"));
+    std::fs::write(&json, b"old old old old old old\n").unwrap();
+    std::fs::hard_link(&json, &twin).unwrap();
+    let o = profil(&["--json", s(&json), s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(json_in(&twin)["exit"]["code"], 0, "the hard link sees the export");
+    if is_root() {
+        // As nobody: the directory (root's, 0755) refuses new files, the file is nobody's.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = dir.join("nobody.json");
+        std::fs::write(&file, b"old\n").unwrap();
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(profil_bin())
+            .args(["--json", s(&file), s(&fib_bin()), "20", "1"])
+            .output()
+            .expect("setpriv (util-linux)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(json_in(&file)["exit"]["code"], 0);
+        // A file nobody may not write is refused before the run, the file untouched.
+        let roots = dir.join("roots.json");
+        std::fs::write(&roots, b"precious\n").unwrap();
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(profil_bin())
+            .args(["--json", s(&roots), s(&fib_bin()), "20", "1"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("Cannot write '{}': Permission denied", roots.display())), "{err}");
+        assert!(!err.contains("Output of"), "refused before the run: {err}");
+        assert_eq!(std::fs::read(&roots).unwrap(), b"precious\n");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO is written when the run is over, never probed before: a reader waiting on it gets
+/// the export, not an early end of file. With no reader, the wait for one ends on SIGTERM.
+#[test]
+fn an_export_to_a_fifo_reaches_its_reader_and_its_wait_can_be_interrupted() {
+    let _s = session();
+    let dir = scratch("exports-fifo");
+    let fifo = dir.join("ff");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let reader = Command::new("cat").arg(&fifo).stdout(Stdio::piped()).spawn().unwrap();
+    let o = profil(&["--json", s(&fifo), s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let got = reader.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+    assert_eq!(v["exit"]["code"], 0);
+
+    // No reader: profil waits for one after the run, and SIGTERM ends the wait.
+    let mut p = Command::new(profil_bin())
+        .args(["--json", s(&fifo), s(&fib_bin()), "20", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let mut report = String::new();
+    use std::io::Read;
+    // The report is written before the export: once it is complete, profil waits on the FIFO.
+    let mut out = p.stdout.take().unwrap();
+    let mut buf = [0u8; 4096];
+    while !report.contains("exited with status") {
+        let n = out.read(&mut buf).unwrap();
+        assert!(n > 0, "report ended early: {report}");
+        report.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: our child.
+    unsafe { libc::kill(p.id() as i32, libc::SIGTERM) };
+    let o = p.wait_with_output().unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("Cannot write '{}': interrupted while waiting for a reader of the FIFO", fifo.display())),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Any number of exports may go to a character device such as /dev/null.
+#[test]
+fn exports_may_share_dev_null() {
+    let _s = session();
+    let o = profil(&["--json", "/dev/null", "--svg", "/dev/null", "-o", "/dev/null", s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+/// A binary export is not written to a terminal (gzip's rule), before the program runs.
+#[test]
+fn a_binary_export_is_not_written_to_a_terminal() {
+    let _s = session();
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes the two descriptors.
+    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0);
+    for export in [["--pprof", "-"], ["-o", "-"]] {
+        // SAFETY: dup of our own descriptor, owned by the Stdio.
+        let tty = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) };
+        let o = Command::new(profil_bin())
+            .args(export)
+            .arg(fib_bin())
+            .args(["20", "1"])
+            .stdout(Stdio::from(tty))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{export:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("Cannot write '-': standard output is a terminal, and this export is binary"), "{err}");
+        assert!(!err.contains("Output of"), "refused before the run: {err}");
+    }
+    // SAFETY: closing our own descriptors.
+    unsafe {
+        libc::close(leader);
+        libc::close(follower);
+    }
 }

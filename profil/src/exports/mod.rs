@@ -9,9 +9,14 @@
 //! No export ever damages a file: the paths are checked before the program starts (an
 //! unwritable path, the program itself, or two exports naming one file fail at once), and a
 //! regular file is written to a temporary file beside it and renamed into place only when the
-//! run has succeeded, so a refused, failed or killed run leaves what was there. `-` (or a path
-//! naming the file standard output already is, like `/dev/stdout`) writes to standard output;
-//! the report and the program's output then go to standard error.
+//! run has succeeded, so a refused, failed or killed run leaves what was there; the new file
+//! gets the old one's mode and owner, and a symbolic link stays a link to the file written.
+//! Where a file cannot be replaced without changing it (its directory takes no new file, it
+//! has other hard links, or it is another user's), it is written in place as `>` would, and so
+//! are FIFOs and devices, which are never opened before the run is over. `-` (or a path naming
+//! the file standard output already is, like `/dev/stdout`) writes to standard output; the
+//! report and the program's output then go to standard error. Binary exports are not written
+//! to a terminal.
 
 pub mod collapsed;
 pub mod gmon;
@@ -22,7 +27,7 @@ pub mod svg;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::cli::Args;
@@ -38,6 +43,13 @@ enum Format {
     Svg,
     Pprof,
     Json,
+}
+
+impl Format {
+    /// Not text: never written to a terminal (as gzip refuses to).
+    fn is_binary(self) -> bool {
+        matches!(self, Format::Gmon | Format::Pprof)
+    }
 }
 
 /// The call-graph arcs between the program's own functions, for gmon.out.
@@ -67,9 +79,13 @@ pub struct Analysis<'a> {
 enum Target {
     /// Standard output.
     Stdout,
-    /// A regular file or a new one: written beside it, then renamed over it.
+    /// A regular file or a new one: written beside it, then renamed over it; an existing
+    /// file's mode and owner are given to the new one.
     Replace(PathBuf),
-    /// An existing file that is not a regular file (`/dev/null`, a FIFO): written in place.
+    /// Written in place, as `>` would: a FIFO or a device (opened only when the run is over,
+    /// never probed: a probe would end a FIFO reader's input), or a regular file that cannot
+    /// be replaced without changing it (its directory refuses new files, it has other hard
+    /// links, or it is another user's).
     InPlace(PathBuf),
 }
 
@@ -132,14 +148,67 @@ fn create_temporary(path: &Path) -> io::Result<(PathBuf, File)> {
     Ok((tmp, file))
 }
 
+/// The file a path names, through symbolic links (a dangling one names the file it would
+/// create): an export replaces that file and leaves the links as they are.
+fn through_links(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    // As the kernel does, give up on a chain longer than 40 (a loop); opening then fails.
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                path = dir.join(target);
+            }
+            Err(_) => return path,
+        }
+    }
+    path
+}
+
+/// May this process write `path` (the kernel's rules for our effective ids)?
+fn may_write(path: &Path) -> io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid C string; faccessat only reads it.
+    match unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// Is this a file that an export must be written into in place (a FIFO, a device)?
+fn is_special(meta: &std::fs::Metadata) -> bool {
+    let t = meta.file_type();
+    t.is_fifo() || t.is_char_device() || t.is_block_device()
+}
+
 impl Target {
-    /// Decide where `path` goes and prove now that it can be written, touching no existing file.
-    fn check(path: &Path, program: &Path) -> io::Result<(Target, Option<(u64, u64)>)> {
+    /// Decide where `path` goes and prove now that it can be written, touching no existing
+    /// file and opening no FIFO or device.
+    /// Also the file's key for finding two exports of one file (`None`: any number may write
+    /// it, as `/dev/null`).
+    fn check(path: &Path, program: &Path) -> io::Result<(Target, Option<FileKey>)> {
+        let (target, id) = Target::check_file(path, program)?;
+        let key = match (&target, id) {
+            (Target::InPlace(p), _) if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_char_device()) => None,
+            (_, Some((dev, ino))) => Some(FileKey::Existing(dev, ino)),
+            (_, None) => Some(FileKey::New(new_file_key(path))),
+        };
+        Ok((target, key))
+    }
+
+    fn check_file(path: &Path, program: &Path) -> io::Result<(Target, Option<(u64, u64)>)> {
         if path.as_os_str() == "-" {
             return Ok((Target::Stdout, stdout_identity()));
         }
+        // The kernel follows links (/dev/stdout's too); a regular file is then replaced at the
+        // path the links lead to, and a dangling link creates the file it names.
         match std::fs::metadata(path) {
             Ok(meta) => {
+                let file = match meta.is_file() {
+                    true => std::fs::canonicalize(path)?,
+                    false => path.to_path_buf(),
+                };
                 let id = identity(&meta);
                 if Some(id) == stdout_identity() {
                     return Ok((Target::Stdout, Some(id)));
@@ -147,15 +216,33 @@ impl Target {
                 if std::fs::metadata(program).is_ok_and(|p| identity(&p) == id) {
                     return Err(io::Error::other("it is the program to profile"));
                 }
-                if meta.is_file() {
-                    Ok((Target::replacing(path)?, Some(id)))
-                } else {
-                    // Opening proves access (a directory fails here: "Is a directory").
-                    OpenOptions::new().write(true).open(path)?;
-                    Ok((Target::InPlace(path.to_path_buf()), Some(id)))
+                if meta.is_dir() {
+                    return Err(io::Error::from_raw_os_error(libc::EISDIR));
                 }
+                if meta.file_type().is_socket() {
+                    return Err(io::Error::other("it is a socket"));
+                }
+                if is_special(&meta) {
+                    may_write(&file)?;
+                    return Ok((Target::InPlace(file), Some(id)));
+                }
+                // A regular file: replaced, unless that would change it (other hard links,
+                // another owner) or its directory takes no new file; then written in place.
+                // SAFETY: geteuid has no preconditions.
+                let ours = meta.uid() == unsafe { libc::geteuid() } || unsafe { libc::geteuid() } == 0;
+                let target = match (meta.nlink() == 1 && ours).then(|| Target::replacing(&file)) {
+                    Some(Ok(replace)) => replace,
+                    Some(Err(e)) if !matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM | libc::EROFS)) => {
+                        return Err(e)
+                    }
+                    _ => {
+                        may_write(&file)?;
+                        Target::InPlace(file)
+                    }
+                };
+                Ok((target, Some(id)))
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Target::replacing(path)?, None)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Target::replacing(&through_links(path))?, None)),
             Err(e) => Err(e),
         }
     }
@@ -175,19 +262,75 @@ impl Target {
                 out.write_all(bytes)?;
                 out.flush()
             }
-            Target::InPlace(path) => OpenOptions::new().write(true).open(path)?.write_all(bytes),
+            Target::InPlace(path) => open_in_place(path)?.write_all(bytes),
             Target::Replace(path) => {
+                // The file it replaces, if any: its mode and owner go to the new one.
+                let old = std::fs::metadata(path).ok();
                 let (tmp, mut file) = create_temporary(path)?;
-                let written = file.write_all(bytes).and_then(|()| file.sync_all());
+                let written = file
+                    .write_all(bytes)
+                    .and_then(|()| keep_mode_and_owner(&file, old.as_ref()))
+                    .and_then(|()| file.sync_all());
                 drop(file);
                 match written.and_then(|()| std::fs::rename(&tmp, path)) {
                     Ok(()) => Ok(()),
                     Err(e) => {
                         let _ = std::fs::remove_file(&tmp);
-                        Err(e)
+                        // A group we are not in cannot be given to the new file: write the
+                        // file itself, which keeps it.
+                        match e.raw_os_error() {
+                            Some(libc::EPERM) => open_in_place(path)?.write_all(bytes),
+                            _ => Err(e),
+                        }
                     }
                 }
             }
+        }
+    }
+}
+
+/// Give the new file the mode and owner of the one it replaces.
+fn keep_mode_and_owner(file: &File, old: Option<&std::fs::Metadata>) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(old) = old else { return Ok(()) };
+    file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+    let now = file.metadata()?;
+    if (now.uid(), now.gid()) != (old.uid(), old.gid()) {
+        std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))?;
+    }
+    Ok(())
+}
+
+/// Open `path` for writing in place, as `>` does (a regular file is truncated). A FIFO's open
+/// waits for a reader; it is made without blocking, and retried, so a signal (Ctrl-C,
+/// SIGTERM) ends the wait: the export is then not written.
+fn open_in_place(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let signals = crate::interrupt::count();
+    loop {
+        let opened = OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(path);
+        match opened {
+            Ok(file) => {
+                // Blocking writes from here on, and a regular file starts empty.
+                use std::os::fd::AsRawFd;
+                // SAFETY: our own descriptor; F_GETFL/F_SETFL only change its status flags.
+                unsafe {
+                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                if file.metadata()?.is_file() {
+                    file.set_len(0)?;
+                }
+                return Ok(file);
+            }
+            // A FIFO without a reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) => {
+                if crate::interrupt::count() != signals {
+                    return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted while waiting for a reader of the FIFO"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
         }
     }
 }
@@ -208,15 +351,19 @@ impl Exports {
         for (format, path) in wanted {
             let Some(path) = path else { continue };
             let fail = |error| ExportError { path: path.clone(), error };
-            let (target, id) = Target::check(path, program).map_err(fail)?;
-            let key = match id {
-                Some((dev, ino)) => FileKey::Existing(dev, ino),
-                None => FileKey::New(new_file_key(path)),
-            };
-            if seen.contains(&key) {
-                return Err(fail(io::Error::other("another export names the same file")));
+            let (target, key) = Target::check(path, program).map_err(fail)?;
+            // SAFETY: isatty only asks about the descriptor.
+            if format.is_binary() && target == Target::Stdout && unsafe { libc::isatty(1) } == 1 {
+                return Err(fail(io::Error::other(
+                    "standard output is a terminal, and this export is binary (redirect it to a file or a pipe)",
+                )));
             }
-            seen.push(key);
+            if let Some(key) = key {
+                if seen.contains(&key) {
+                    return Err(fail(io::Error::other("another export names the same file")));
+                }
+                seen.push(key);
+            }
             targets.push((format, path.clone(), target));
         }
         Ok(Exports { targets })
