@@ -264,9 +264,12 @@ fn an_export_to_a_fifo_reaches_its_reader_and_its_wait_can_be_interrupted() {
     let c = std::ffi::CString::new(s(&fifo)).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-    let reader = Command::new("cat").arg(&fifo).stdout(Stdio::piped()).spawn().unwrap();
+    let mut reader = Command::new("cat").arg(&fifo).stdout(Stdio::piped()).spawn().unwrap();
     let o = profil(&["--json", s(&fifo), s(&fib_bin()), "20", "1"]);
-    assert!(o.status.success(), "{}", text(&o).1);
+    if !o.status.success() {
+        let _ = reader.kill(); // not left waiting on the FIFO
+        panic!("{}", text(&o).1);
+    }
     let got = reader.wait_with_output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
     assert_eq!(v["exit"]["code"], 0);
