@@ -1,5 +1,5 @@
 //! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`, `servers`. A stable contract —
-//! shell scripts parse these; see README "The prof: scheme" for the documented keys.
+//! shell scripts parse these; see docs/prof-scheme.md for the documented keys.
 
 use std::fmt::Write;
 

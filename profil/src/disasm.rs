@@ -47,9 +47,11 @@ pub fn annotate(code: &[u8], start: u64, hits: &[(u64, u64)], symbols: Option<&S
     }
     let names = Names(symbols.cloned());
     let mut formatter = GasFormatter::with_options(Some(Box::new(names.clone())), None);
-    // As objdump prints them: lower-case hex, RIP-relative operands as displacements (the
-    // target follows as a comment).
+    // As objdump prints them: every number in lower-case hex (`$0x1`, `-0x4(%rsp)`, where the
+    // formatter's default prints small ones in decimal), RIP-relative operands as
+    // displacements (the target follows as a comment).
     formatter.options_mut().set_uppercase_hex(false);
+    formatter.options_mut().set_small_hex_numbers_in_decimal(false);
     formatter.options_mut().set_rip_relative_addresses(true);
     let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
     let mut instruction = Instruction::default();
@@ -194,7 +196,7 @@ mod tests {
             got,
             [
                 (0x1010, 0, "push %rax"),
-                (0x1011, 1, "mov $1,%eax"),
+                (0x1011, 1, "mov $0x1,%eax"),
                 (0x1016, 8, "inc %eax"),
                 (0x1018, 2, "jne 1016 <hot+0x6>"),
                 (0x101a, 0, "call 1000 <helper>"),

@@ -131,15 +131,23 @@ fn instruction_view_of_the_hottest_functions() {
         let lines: Vec<&str> = section.lines().skip(2).take_while(|l| !l.starts_with("  (")).collect();
         let addresses: Vec<u64> =
             lines.iter().map(|l| u64::from_str_radix(l.split_whitespace().next().unwrap(), 16).unwrap()).collect();
-        assert_eq!(addresses, objdump_addresses(&fib, f.addr, f.addr + f.size), "{section}");
+        let objdump = objdump_lines(&fib, f.addr, f.addr + f.size);
+        assert_eq!(addresses, objdump.iter().map(|l| l.0).collect::<Vec<_>>(), "{section}");
+        // Immediates as objdump writes them (`$0x1`, never `$1`).
+        let immediates = |text: &str| -> Vec<String> {
+            text.split([' ', ',']).filter(|t| t.starts_with('$')).map(str::to_string).collect()
+        };
+        for (line, (_, theirs)) in lines.iter().zip(&objdump) {
+            assert_eq!(immediates(&line[hits_end + 9..]), immediates(theirs), "{line} vs objdump's {theirs}");
+        }
         // Columns: address, hits (blank if none), percent, instruction.
         let hits: u64 = lines.iter().map(|l| l[hits_end - 8..hits_end].trim().parse::<u64>().unwrap_or(0)).sum();
         assert_eq!(hits, *samples, "{section}");
     }
 }
 
-/// The instruction addresses `objdump -d` decodes in `[lo, hi)`.
-fn objdump_addresses(prog: &std::path::Path, lo: u64, hi: u64) -> Vec<u64> {
+/// The instructions `objdump -d` decodes in `[lo, hi)`: address and text.
+fn objdump_lines(prog: &std::path::Path, lo: u64, hi: u64) -> Vec<(u64, String)> {
     let o = Command::new("objdump")
         .args(["-d", "--no-show-raw-insn", &format!("--start-address={lo:#x}"), &format!("--stop-address={hi:#x}")])
         .arg(prog)
@@ -149,7 +157,8 @@ fn objdump_addresses(prog: &std::path::Path, lo: u64, hi: u64) -> Vec<u64> {
         .lines()
         .filter_map(|l| {
             let (addr, rest) = l.trim_start().split_once(":\t")?;
-            (!rest.trim().is_empty()).then(|| u64::from_str_radix(addr, 16).ok()).flatten()
+            let addr = u64::from_str_radix(addr, 16).ok()?;
+            (!rest.trim().is_empty()).then(|| (addr, rest.trim().to_string()))
         })
         .collect()
 }

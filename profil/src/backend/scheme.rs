@@ -1,5 +1,5 @@
-//! Redox: talk to the profd daemon through the `prof:` scheme (its contract is in the README:
-//! "The prof: scheme").
+//! Redox: talk to the profd daemon through the `prof:` scheme (its contract is
+//! docs/prof-scheme.md).
 
 use std::io::{self, Read, Write};
 use std::path::Path;

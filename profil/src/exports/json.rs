@@ -1,4 +1,4 @@
-//! `--json FILE`: the whole run as one JSON document (schema in the README, version 4: version
+//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 4: version
 //! 3 had no `sampling`, version 2 no `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
