@@ -40,10 +40,10 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Call graph (top {} of {} functions by total; {} samples with stacks{}{}):",
+        "Call graph (top {} of {} by total; {} with stacks{}{}):",
         top.min(order.len()),
-        order.len(),
-        sp.total,
+        crate::report::count(order.len() as u64, "function"),
+        crate::report::count(sp.total, "sample"),
         if sp.truncated > 0 { format!(", {} truncated", sp.truncated) } else { String::new() },
         if in_daemons > 0 { format!("; and {in_daemons} of daemons working for it") } else { String::new() }
     );

@@ -119,9 +119,9 @@ pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize) -> String
         let a = annotate(bytes, c.start, &c.hits, symbols);
         let _ = writeln!(
             out,
-            "\n{} ({} samples, {:.2}%), {:#x}-{:#x} in {}:",
+            "\n{} ({}, {:.2}%), {:#x}-{:#x} in {}:",
             e.name(),
-            e.samples,
+            crate::report::count(e.samples, "sample"),
             flat.share(e.samples),
             c.start,
             c.end,

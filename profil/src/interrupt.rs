@@ -6,7 +6,7 @@
 //! foreground group (Ctrl-C) already reached the program and is not sent twice. A signal profil
 //! was started with ignored (a background job's SIGINT) stays ignored, for the program too.
 
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 /// The signals caught.
 pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -17,6 +17,8 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 static CAUGHT: AtomicI32 = AtomicI32::new(0);
 /// How many signals were caught: a wait can tell one that came while it waited.
 static COUNT: AtomicU32 = AtomicU32::new(0);
+/// A terminal sent SIGINT (Ctrl-C): it echoed `^C` where the next output would go.
+static CTRL_C: AtomicBool = AtomicBool::new(false);
 
 /// si_code of a signal the kernel sent itself, e.g. a terminal's Ctrl-C to its foreground group.
 #[cfg(target_os = "linux")]
@@ -31,6 +33,9 @@ extern "C" fn on_signal(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler; kill is
     // async-signal-safe.
     let from_kernel = !info.is_null() && unsafe { (*info).si_code } == FROM_KERNEL;
+    if from_kernel && signal == libc::SIGINT {
+        CTRL_C.store(true, Ordering::SeqCst);
+    }
     if child > 0 && !from_kernel {
         unsafe { libc::kill(child, signal) };
     }
@@ -106,6 +111,11 @@ pub fn end_like(signal: libc::c_int) -> ! {
         }
     }
     std::process::exit(128 + signal)
+}
+
+/// Did a terminal's Ctrl-C interrupt the run (so `^C` stands at the end of its line)?
+pub fn ctrl_c_from_terminal() -> bool {
+    CTRL_C.load(Ordering::SeqCst)
 }
 
 /// How many signals have been caught so far.

@@ -8,8 +8,54 @@ use std::fmt::Write;
 use profd::layout::{min_bin_size, MAX_BINS};
 use profd::ProfData;
 
+use profd::sampler::CallGraph;
+
 use crate::profile::Profile;
 use crate::stacks::StackProfile;
+
+/// `1 sample`, `2 samples`.
+pub fn count(n: u64, what: &str) -> String {
+    match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    }
+}
+
+/// A signal's name (`SIGSEGV`), or its number where it has none here.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGCONT => "SIGCONT",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGTSTP => "SIGTSTP",
+        libc::SIGTTIN => "SIGTTIN",
+        libc::SIGTTOU => "SIGTTOU",
+        libc::SIGURG => "SIGURG",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGVTALRM => "SIGVTALRM",
+        libc::SIGPROF => "SIGPROF",
+        libc::SIGWINCH => "SIGWINCH",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
 
 /// Bar length at 100 %: the spec's sample draws 28 stars for 69.26 %, i.e. ceil(pct * 0.4).
 const BAR_AT_100_PERCENT: u64 = 40;
@@ -110,13 +156,14 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
         let _ = writeln!(out, "Sampling: {}, {} a second per CPU: {what}", s.source, s.rate);
     }
     if p.lost > 0 {
-        let _ = writeln!(out, "Warning: {} samples were lost; the profile undercounts.", p.lost);
+        let were = if p.lost == 1 { "was" } else { "were" };
+        let _ = writeln!(out, "Warning: {} {were} lost; the profile undercounts.", count(p.lost, "sample"));
     }
     if let Some(sp) = stacks {
         let kernel = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
         let of = match kernel {
-            0 => format!("{} user samples", p.user_ticks),
-            k => format!("{} samples (user and kernel)", p.user_ticks.saturating_add(k)),
+            0 => count(p.user_ticks, "user sample"),
+            k => format!("{} (user and kernel)", count(p.user_ticks.saturating_add(k), "sample")),
         };
         let _ = writeln!(out, "Call stacks: {} of {of}, {} truncated (their outermost callers are missing)", sp.total, sp.truncated);
     }
@@ -131,12 +178,43 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
     }
     let _ = match exit {
         ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
-        ExitKind::Signaled(sig) => writeln!(out, "'{program}' was killed by signal {sig}"),
+        ExitKind::Signaled(sig) => writeln!(out, "'{program}' was killed by {} ({sig})", signal_name(sig)),
         ExitKind::Attached { pid, exited: true } => writeln!(out, "'{program}' (pid {pid}, attached) exited"),
         ExitKind::Attached { pid, exited: false } => {
             writeln!(out, "'{program}' (pid {pid}, attached) was still running when profiling stopped")
         }
     };
+    out
+}
+
+/// Hints after the summary, where the call stacks say something is missing (Linux, where the
+/// user chooses how stacks are taken).
+pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
+    let mut out = String::new();
+    let Some(sp) = stacks.filter(|sp| sp.total > 0 && cfg!(target_os = "linux")) else { return out };
+    let percent = |n: u64| (n as f64 * 100.0 / sp.total as f64).round();
+    match call_graph {
+        CallGraph::Dwarf { stack_size } if sp.truncated * 10 > sp.total => {
+            let _ = writeln!(
+                out,
+                "Hint: {}% of the call stacks were cut short; a larger --stack-size (this run copied {} bytes \
+                 of each, at most {}) may reach their roots.",
+                percent(sp.truncated),
+                stack_size,
+                profd::sampler::MAX_STACK_SIZE
+            );
+        }
+        CallGraph::FramePointers if sp.rooted * 2 < sp.total => {
+            let _ = writeln!(
+                out,
+                "Hint: {}% of the frame-pointer stacks end before a process start routine: the code was \
+                 built without frame pointers (gcc -fno-omit-frame-pointer, rustc -C force-frame-pointers=yes); \
+                 --call-graph dwarf needs none.",
+                percent(sp.total - sp.rooted)
+            );
+        }
+        _ => {}
+    }
     out
 }
 
@@ -216,8 +294,42 @@ mod tests {
             summary(&p, None, "fib", ExitKind::Signaled(9)),
             "Ticks: 5 user (3 in bins), kernel not counted (not permitted), 4 lost\n\
              Warning: 4 samples were lost; the profile undercounts.\n\
-             Session ended by: exit\n'fib' was killed by signal 9\n"
+             Session ended by: exit\n'fib' was killed by SIGKILL (9)\n"
         );
+    }
+
+    #[test]
+    fn counts_are_singular_or_plural() {
+        assert_eq!((count(0, "sample"), count(1, "sample"), count(2, "sample")), ("0 samples".into(), "1 sample".into(), "2 samples".into()));
+        let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 1)]), user_ticks: 1, lost: 1, ..Default::default() };
+        p.kernel_ticks = Some(0);
+        let s = summary(&p, None, "fib", ExitKind::Signaled(libc::SIGSEGV));
+        assert!(s.contains("Warning: 1 sample was lost; the profile undercounts.\n"), "{s}");
+        assert!(s.ends_with("'fib' was killed by SIGSEGV (11)\n"), "{s}");
+        assert_eq!(signal_name(64), "signal 64");
+    }
+
+    /// Hints where the stacks say something is missing: a stack copy too small for the
+    /// program's stacks (dwarf), code without frame pointers (fp).
+    #[test]
+    fn hints_for_cut_stacks() {
+        let mut symbolizer = crate::stacks::tests::symbolizer();
+        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut symbolizer).unwrap();
+        // 1 of 10 truncated: no hint (10 %, not more); 2 of 9: one.
+        let few = StackProfile { truncated: 1, total: 10, ..sp.clone() };
+        assert_eq!(hints(Some(&few), CallGraph::Dwarf { stack_size: 16384 }), "");
+        let cut = StackProfile { truncated: 2, ..sp.clone() };
+        assert_eq!(
+            hints(Some(&cut), CallGraph::Dwarf { stack_size: 16384 }),
+            "Hint: 22% of the call stacks were cut short; a larger --stack-size (this run copied 16384 bytes \
+             of each, at most 65528) may reach their roots.\n"
+        );
+        // No stack reaches a start routine: the code has no frame pointers.
+        assert_eq!(sp.rooted, 0);
+        assert!(hints(Some(&sp), CallGraph::FramePointers).starts_with("Hint: 100% of the frame-pointer stacks end before"));
+        let rooted = StackProfile { rooted: 9, ..sp.clone() };
+        assert_eq!(hints(Some(&rooted), CallGraph::FramePointers), "");
+        assert_eq!(hints(None, CallGraph::FramePointers), "");
     }
 
     /// The stacks line counts what the call graph counts: a stack the walk cut above a

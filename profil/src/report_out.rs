@@ -20,11 +20,16 @@ impl ReportOut {
 
     /// Begin a new line if the program's output, which shares our output, did not end one.
     /// Only a regular file can be looked at afterwards (Linux: read back through /proc); on a
-    /// terminal or a pipe the program's last byte is gone, and nothing is added.
+    /// terminal or a pipe the program's last byte is gone, and nothing is added, except after
+    /// a Ctrl-C, whose `^C` the terminal echoed at the end of the line.
     pub fn start_line(&mut self) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         let Some(fd) = self.fd else { return Ok(()) };
         self.flush()?;
+        // SAFETY: isatty only asks about the descriptor.
+        if crate::interrupt::ctrl_c_from_terminal() && unsafe { libc::isatty(fd) } == 1 {
+            return self.write_all(b"\n");
+        }
         let Ok(file) = std::fs::File::open(format!("/proc/self/fd/{fd}")) else { return Ok(()) };
         let Ok(meta) = file.metadata() else { return Ok(()) };
         let mut last = [0u8; 1];

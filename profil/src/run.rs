@@ -363,8 +363,9 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     let flat = FlatProfile::build(&samples, &symbolizer, stacks.as_ref());
 
     out.start_line()?;
-    out.write_all(report::statistics_banner().as_bytes())?;
+    // The banner introduces the Minix statistics: with -f there are none.
     if !args.flat_only {
+        out.write_all(report::statistics_banner().as_bytes())?;
         out.write_all(report::minix_statistics(&run.profile.data).as_bytes())?;
         out.write_all(b"\n")?;
     }
@@ -384,6 +385,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(b"\n")?;
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
+    out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
     out.flush()?;
     let analysis = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: stacks.as_ref() };
     exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;

@@ -118,7 +118,8 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     );
     for s in named {
         let _ = writeln!(out);
-        let _ = writeln!(out, "{} [pid {}] ({}), {} samples working for '{program}':", s.name, s.pid, s.path, s.ticks);
+        let samples = crate::report::count(s.ticks, "sample");
+        let _ = writeln!(out, "{} [pid {}] ({}), {samples} working for '{program}':", s.name, s.pid, s.path);
         let _ = writeln!(out, "  samples       %  function");
         for (name, n) in s.functions.iter().take(TOP_FUNCTIONS) {
             let _ = writeln!(out, "{n:>9} {:>7.2}  {name}", share(*n, s.ticks));

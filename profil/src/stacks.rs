@@ -52,6 +52,8 @@ pub struct StackProfile {
     pub total: u64,
     /// Samples whose stack is truncated.
     pub truncated: u64,
+    /// Samples whose stack reaches a process's start routine (`_start`, `__libc_start_main`…).
+    pub rooted: u64,
 }
 
 impl StackProfile {
@@ -84,7 +86,11 @@ impl StackProfile {
                 });
                 frames.push(i);
             }
-            let truncated = st.truncated && !frames.first().is_some_and(|&f| out.functions[f].starts_a_process());
+            let rooted = frames.first().is_some_and(|&f| out.functions[f].starts_a_process());
+            if rooted {
+                out.rooted = out.rooted.saturating_add(st.count);
+            }
+            let truncated = st.truncated && !rooted;
             let n = merged.entry((frames, truncated)).or_insert(0);
             *n = n.saturating_add(st.count);
             out.total = out.total.saturating_add(st.count);

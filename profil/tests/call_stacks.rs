@@ -410,3 +410,24 @@ fn inclusive_shares_agree_with_perf_on_the_same_run() {
         assert!((ours[*k] - **v).abs() <= 2.0, "{k}: profil {:.2} vs perf {v:.2}\n{report:#?}", ours[*k]);
     }
 }
+
+/// Hints where stacks are cut: a stack 128 KiB deep under the hot code is beyond the default
+/// 16 KiB copy (dwarf), and fp stacks of code built without frame pointers (a Rust release
+/// build) never reach a start routine. Whole stacks get no hint.
+#[test]
+fn cut_stacks_come_with_a_hint() {
+    let _s = session();
+    let dir = scratch("hints");
+    let deep = compile("cc", "deep.c", &["-O1"], &dir);
+    let o = profil(&["-f", "-g", deep.to_str().unwrap(), "200000000"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("of the call stacks were cut short; a larger --stack-size (this run copied 16384 bytes"), "{out}");
+    let o = profil(&["-f", "--call-graph", "fp", fib_bin().to_str().unwrap(), "30", "1"]);
+    let out = text(&o).0;
+    assert!(out.contains("of the frame-pointer stacks end before a process start routine"), "{out}");
+    let o = profil(&["-f", "-g", fib_bin().to_str().unwrap(), "30", "1"]);
+    let out = text(&o).0;
+    assert!(out.contains("Call stacks: ") && !out.contains("Hint:"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

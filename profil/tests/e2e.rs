@@ -355,7 +355,7 @@ fn arguments_and_exit_status_pass_through() {
     let o = profil(&["/bin/sh", "-c", "kill -9 $$"]);
     // profil ends as the program did (as strace does), after its report.
     assert_eq!(o.status.signal(), Some(9));
-    assert!(text(&o).0.contains("'/bin/sh' was killed by signal 9\n"));
+    assert!(text(&o).0.contains("'/bin/sh' was killed by SIGKILL (9)\n"));
 }
 
 /// The spec's C program, as a non-PIE and a PIE executable: the load base is found, so both

@@ -71,7 +71,7 @@ fn program_killed_with_sigkill() {
     let o = p.wait_with_output().unwrap();
     assert_eq!(o.status.signal(), Some(9), "{}", err(&o));
     let text = out(&o);
-    assert!(text.contains("was killed by signal 9\n"), "{text}");
+    assert!(text.contains("was killed by SIGKILL (9)\n"), "{text}");
     assert!(text.contains("Session ended by: exit\n"));
     // The partial profile: the 400 ms it ran, in spin().
     assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
@@ -86,7 +86,7 @@ fn program_crashing_with_sigsegv() {
     // A signal that dumps core: profil exits 128 + N rather than dump a core of its own.
     assert_eq!((o.status.code(), o.status.core_dumped()), (Some(128 + 11), false), "{}", err(&o));
     let text = out(&o);
-    assert!(text.contains("was killed by signal 11\n"), "{text}");
+    assert!(text.contains("was killed by SIGSEGV (11)\n"), "{text}");
     assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
     next_run_works();
 }

@@ -117,7 +117,8 @@ fn the_report_starts_on_a_new_line_after_output_without_one() {
             .unwrap();
         assert!(o.status.success());
         let out = std::fs::read_to_string(&file).unwrap();
-        assert!(out.contains("\nabc\n************************* Profile Statistics"), "{arg}: {out}");
+        // (-f: the flat profile follows the output, without the statistics banner.)
+        assert!(out.contains("\nabc\nFlat profile ("), "{arg}: {out}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,7 +62,7 @@ fn ctrl_c_still_reports_and_writes_the_exports() {
     assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
     assert!(out.contains("Profile Statistics") && out.contains("Flat profile"), "{out}");
     assert_eq!(field(&out, "Session ended by:"), "exit");
-    assert!(out.contains("was killed by signal 2"), "{out}");
+    assert!(out.contains("was killed by SIGINT (2)"), "{out}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["exit"]["signal"], libc::SIGINT);
     assert!(v["ticks"]["user"].as_u64().unwrap() > 100, "{}", v["ticks"]);
@@ -77,7 +77,7 @@ fn a_signal_to_profil_alone_is_passed_on_to_the_program() {
         let (out, err) = text(&o);
         // fib was not left running: it died of the same signal, and profil reported it.
         assert_eq!(o.status.signal(), Some(signal), "signal {signal}: {err}");
-        assert!(out.contains(&format!("was killed by signal {signal}")), "{out}");
+        assert!(out.contains(&format!("was killed by {} ({signal})", profil::report::signal_name(signal))), "{out}");
         assert_eq!(field(&out, "Session ended by:"), "exit");
     }
 }
@@ -121,7 +121,61 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert!(out.contains("was killed by signal 2"), "{out}\n{err}");
+    assert!(out.contains("was killed by SIGINT (2)"), "{out}\n{err}");
     assert!(!out.contains("after=") && !out.contains("second="), "the script went on:\n{out}");
     assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
+}
+
+/// Ctrl-C at a terminal: the terminal echoes `^C` at the end of the line, and the report starts
+/// on the next one rather than after it.
+#[test]
+fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+    let _s = session();
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes the two descriptors.
+    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0);
+    let tty = || {
+        // SAFETY: a dup of our own descriptor, owned by the Stdio.
+        Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) })
+    };
+    let mut cmd = Command::new(profil_bin());
+    cmd.args(["-f", common::fib_bin().to_str().unwrap()]).stdin(tty()).stdout(tty()).stderr(tty());
+    // SAFETY: async-signal-safe calls only: a session of its own with the pty as its terminal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The follower is the child's alone now (the Command holds dups of it too).
+    drop(cmd);
+    // SAFETY: our own descriptor.
+    unsafe { libc::close(follower) };
+    // SAFETY: we own `leader`; the File closes it.
+    let mut terminal = unsafe { std::fs::File::from_raw_fd(leader) };
+    let mut reader = terminal.try_clone().unwrap();
+    let read = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        // The leader reads EIO once every descriptor of the follower is closed.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    terminal.write_all(b"\x03").unwrap(); // the terminal's INTR character: SIGINT to the group
+    let status = child.wait().unwrap();
+    drop(terminal);
+    let screen = read.join().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{screen}");
+    assert!(screen.contains("^C\r\nFlat profile ("), "{screen:?}");
 }

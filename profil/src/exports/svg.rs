@@ -1,6 +1,7 @@
 //! `--svg FILE`: an interactive flame graph (search, zoom, a title per frame with its samples),
 //! rendered by `inferno` from the same folded stacks `--collapsed` writes.
 
+use crate::report::count;
 use crate::exports::collapsed;
 use crate::flat::FlatProfile;
 use crate::stacks::StackProfile;
@@ -13,10 +14,10 @@ pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) 
     options.title = format!("profil: {name}");
     options.subtitle = Some(match stacks {
         Some(sp) if sp.truncated > 0 => {
-            format!("{} samples with call stacks, {} of them truncated", sp.total, sp.truncated)
+            format!("{} with call stacks, {} of them truncated", count(sp.total, "sample"), sp.truncated)
         }
-        Some(sp) => format!("{} samples with call stacks", sp.total),
-        None => format!("{} samples, one frame each (profil -g records call stacks)", flat.total),
+        Some(sp) => format!("{} with call stacks", count(sp.total, "sample")),
+        None => format!("{}, one frame each (profil -g records call stacks)", count(flat.total, "sample")),
     });
     options.count_name = "samples".into();
     // Colours from the names, not random: the same profile gives the same file.
