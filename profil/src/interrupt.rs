@@ -3,7 +3,8 @@
 //! While the program runs, profil catches them instead of dying, so the partial profile is still
 //! reported and the exports written. A signal sent to profil alone (`kill`, `timeout`) is passed
 //! on to the program, so it never runs on unwatched; one the terminal sent to the whole
-//! foreground group (Ctrl-C) already reached the program and is not sent twice. A signal profil
+//! foreground group (Ctrl-C) already reached the program and is not sent twice. A hangup's
+//! SIGHUP, which the kernel sends to the terminal's controlling process, is passed on too. A signal profil
 //! was started with ignored (a background job's SIGINT) stays ignored, for the program too.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
@@ -36,7 +37,9 @@ extern "C" fn on_signal(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut
     if from_kernel && signal == libc::SIGINT {
         CTRL_C.store(true, Ordering::SeqCst);
     }
-    if child > 0 && !from_kernel {
+    // The kernel's SIGHUP is a hangup: it reached the session's leader (profil, under
+    // `ssh -t host profil prog`), not necessarily the program, which must not run on.
+    if child > 0 && (!from_kernel || signal == libc::SIGHUP) {
         unsafe { libc::kill(child, signal) };
     }
 }

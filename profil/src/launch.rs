@@ -102,7 +102,7 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
         Err(_) => unsafe { libc::_exit(CHILD_ERROR_STATUS) },
     };
     if code != 0 {
-        eprintln!("Profil Error: {}", ProfError::from_errno(code).message());
+        crate::report_out::to_stderr(format_args!("Profil Error: {}", ProfError::from_errno(code).message()));
         // SAFETY: _exit is always safe; skip atexit handlers that belong to the parent.
         unsafe { libc::_exit(CHILD_ERROR_STATUS) }
     }
@@ -110,7 +110,7 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
     unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
     let err = io::Error::last_os_error();
     let _ = status.write_all(&err.raw_os_error().unwrap_or(libc::EIO).to_le_bytes());
-    eprintln!("Profil Error: Cannot execute '{program}': {}", crate::run::os_message(&err));
+    crate::report_out::to_stderr(format_args!("Profil Error: Cannot execute '{program}': {}", crate::run::os_message(&err)));
     // SAFETY: as above.
     unsafe { libc::_exit(CHILD_ERROR_STATUS) }
 }

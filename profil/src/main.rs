@@ -4,23 +4,24 @@
 use std::process::ExitCode;
 
 use profil::cli::{self, Command};
+use profil::report_out::{to_stderr, to_stdout};
 use profil::run::{run, Ending, RunError};
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("profil: {}\n{}", e.0, cli::short_usage());
+            to_stderr(format_args!("profil: {}\n{}", e.0, cli::short_usage()));
             return ExitCode::from(2);
         }
     };
     match command {
         Command::Help(text) => {
-            print!("{text}");
+            to_stdout(format_args!("{text}"));
             ExitCode::SUCCESS
         }
         Command::Version => {
-            println!("profil {}", env!("CARGO_PKG_VERSION"));
+            to_stdout(format_args!("profil {}\n", env!("CARGO_PKG_VERSION")));
             ExitCode::SUCCESS
         }
         Command::Profile(args) => {
@@ -29,7 +30,7 @@ fn main() -> ExitCode {
                 Ok(Ending::Signal(signal)) => profil::interrupt::end_like(signal),
                 Err(RunError::Reported) => 1,
                 Err(e) => {
-                    eprintln!("Profil Error: {e}");
+                    to_stderr(format_args!("Profil Error: {e}"));
                     1
                 }
             };

@@ -46,7 +46,8 @@ impl ReportOut {
 
     fn absorb<T>(&mut self, result: io::Result<T>, done: T) -> io::Result<T> {
         match result {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            // The reader went away, or the terminal hung up (EIO; ENXIO once it is gone).
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe || matches!(e.raw_os_error(), Some(libc::EIO | libc::ENXIO)) => {
                 self.closed = true;
                 Ok(done)
             }
@@ -117,4 +118,16 @@ mod tests {
         let e = out.write_all(b"report").unwrap_err();
         assert_eq!((e.kind(), e.to_string()), (io::ErrorKind::StorageFull, "Cannot write the report: No space left on device".to_string()));
     }
+}
+
+/// A line for standard error that never panics: where stderr is gone (a closed pipe, a
+/// terminal that hung up) there is no one to tell.
+pub fn to_stderr(line: std::fmt::Arguments) {
+    let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// Text for standard output, as [`to_stderr`].
+pub fn to_stdout(text: std::fmt::Arguments) {
+    let mut out = io::stdout();
+    let _ = out.write_fmt(text).and_then(|()| out.flush());
 }

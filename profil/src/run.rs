@@ -230,14 +230,14 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         child.refuse(e)?;
         child.wait()?;
         if e == ProfError::AddressRange {
-            eprintln!("{}", address_range_hint(&p.image.layout.text, args));
+            crate::report_out::to_stderr(format_args!("{}", address_range_hint(&p.image.layout.text, args)));
         }
         // Our own child refused: on Linux that is the kernel's perf_event policy.
         if let (ProfError::Permission, Some(hint)) = (e, perf_policy_hint()) {
-            eprintln!("{hint}");
+            crate::report_out::to_stderr(format_args!("{hint}"));
         }
         if let (ProfError::Busy, Some(hint)) = (e, busy_hint()) {
-            eprintln!("{hint}");
+            crate::report_out::to_stderr(format_args!("{hint}"));
         }
         return Err(RunError::Reported);
     }
@@ -393,10 +393,10 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
         let unwind = unwind.as_secs_f64();
-        eprintln!(
+        crate::report_out::to_stderr(format_args!(
             "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}",
             read + post + unwind
-        );
+        ));
     }
     Ok(())
 }

@@ -137,6 +137,11 @@ fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
     // SAFETY: openpty writes the two descriptors.
     let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
     assert_eq!(r, 0);
+    // Neither end may leak into profil: an open leader there would keep the terminal up.
+    for fd in [leader, follower] {
+        // SAFETY: our own descriptors.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     let tty = || {
         // SAFETY: a dup of our own descriptor, owned by the Stdio.
         Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) })
@@ -178,4 +183,63 @@ fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
     let screen = read.join().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGINT), "{screen}");
     assert!(screen.contains("^C\r\nFlat profile ("), "{screen:?}");
+}
+
+/// A terminal that hangs up under profil (its controlling process, as under `ssh -t host
+/// profil prog`): the kernel's SIGHUP is passed on to the program, the report is dropped
+/// quietly (its terminal is gone), the exports are written, and profil ends by SIGHUP.
+#[test]
+fn a_terminal_hangup_ends_the_program_and_keeps_the_exports() {
+    use std::os::fd::FromRawFd;
+    let _s = session();
+    let json = common::scratch("hup").join("hup.json");
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty writes the two descriptors.
+    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0);
+    // Neither end may leak into profil: an open leader there would keep the terminal up.
+    for fd in [leader, follower] {
+        // SAFETY: our own descriptors.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    let tty = || {
+        // SAFETY: a dup of our own descriptor, owned by the Stdio.
+        Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) })
+    };
+    let mut cmd = Command::new(profil_bin());
+    cmd.args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap()]);
+    cmd.stdin(tty()).stdout(tty()).stderr(tty());
+    // SAFETY: async-signal-safe calls only: a session of its own with the pty as its terminal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    // SAFETY: our own descriptors: the follower is the child's alone now, and closing the
+    // leader hangs the terminal up.
+    unsafe { libc::close(follower) };
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::close(leader) };
+    let status = child.wait().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the export was written")).unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGHUP), "{status:?}");
+    assert_eq!(v["exit"]["signal"], libc::SIGHUP, "the program got the hangup");
+    assert!(v["ticks"]["user"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(json.parent().unwrap());
+}
+
+/// No write error of standard output or error makes profil panic (exit 101): a full disk, a
+/// closed pipe, a terminal that hung up. The exit status says what happened, not how the
+/// message was lost.
+#[test]
+fn write_errors_on_stdout_and_stderr_never_panic() {
+    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    for (args, code) in [(&["--help"][..], 0), (&["-V"][..], 0), (&["--bogus"][..], 2), (&["/no/such/program"][..], 1)] {
+        let o = Command::new(profil_bin()).args(args).stdout(full()).stderr(full()).output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+    }
 }
