@@ -196,3 +196,14 @@ mod tests {
         assert!(find_program("no-such-program-profil-test".as_ref()).is_err());
     }
 }
+
+/// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
+pub fn build_id(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    let elf = Elf::parse(&bytes).ok()?;
+    let notes = elf.iter_note_headers(&bytes)?;
+    notes
+        .filter_map(Result::ok)
+        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
+        .map(|n| n.desc.to_vec())
+}

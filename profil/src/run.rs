@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use profd::sampler::CountFrom;
 use profd::{ProfError, StartRequest, StopReason};
@@ -268,6 +268,27 @@ pub enum Ending {
     Signal(i32),
 }
 
+/// A warning when `file`, named with `-p PID FILE`, is not the program the process runs (Linux:
+/// neither the file behind `/proc/PID/exe` nor a copy of the same build, by GNU build-id):
+/// its symbols would name the samples wrongly. `None` where it is, or where that cannot be told.
+fn other_program_warning(pid: u32, file: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    let (running, named) = (std::fs::metadata(&exe).ok()?, std::fs::metadata(file).ok()?);
+    if (running.dev(), running.ino()) == (named.dev(), named.ino()) {
+        return None;
+    }
+    let (a, b) = (crate::elf::build_id(&exe), crate::elf::build_id(file));
+    if a.is_some() && a == b {
+        return None;
+    }
+    let runs = std::fs::read_link(&exe).map_or_else(|_| exe.display().to_string(), |t| t.display().to_string());
+    Some(format!(
+        "Warning: '{}' is not the program pid {pid} runs ({runs}); its symbols may name the samples wrongly",
+        file.display()
+    ))
+}
+
 /// `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.
 fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     let no_process = || RunError::Profiling(ProfError::NoProcess);
@@ -299,6 +320,11 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     };
     if owner.is_some_and(|uid| euid != 0 && uid != euid) {
         return Err(not_ours());
+    }
+    if !args.program.is_empty() {
+        if let Some(warning) = other_program_warning(pid, &path) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
+        }
     }
     let name = match std::fs::read_link(&path) {
         Ok(target) if args.program.is_empty() => target.to_string_lossy().into_owned(),

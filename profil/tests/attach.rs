@@ -112,3 +112,31 @@ fn attach_to_a_process_whose_program_was_deleted() {
     target.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-p PID FILE` with a FILE the process does not run: a warning, and the run goes on; a copy
+/// of the same build (same GNU build-id) is the program and gets none.
+#[test]
+fn a_program_file_the_process_does_not_run_is_warned_about() {
+    let _s = session();
+    let dir = scratch("attach-other-file");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let copy = dir.join("busy-copy");
+    std::fs::copy(&busy, &copy).unwrap();
+    let mut target = start(&busy, &["1500"]);
+    let pid = target.id().to_string();
+    let warning = format!("is not the program pid {pid} runs (");
+    let other = common::fib_bin();
+    let o = Command::new(profil_bin()).args(["-f", "-p", &pid, "-t", "0.3", other.to_str().unwrap()]).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("Warning: '{}' {warning}{})", other.display(), busy.display())), "{err}");
+    for same in [&busy, &copy] {
+        let o = Command::new(profil_bin()).args(["-f", "-p", &pid, "-t", "0.3", same.to_str().unwrap()]).output().unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(!err.contains("Warning:"), "{}: {err}", same.display());
+    }
+    target.kill().unwrap();
+    let _ = target.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
