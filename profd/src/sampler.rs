@@ -57,13 +57,25 @@ pub struct CallStack {
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
 /// process, in runtime addresses, so samples outside the program can be attributed by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapping {
     pub start: u64,
     pub len: u64,
     /// File offset of `start`.
     pub pgoff: u64,
+    /// The path as the kernel gave it, for reports (not UTF-8: lossily).
     pub path: String,
+    /// Where to read the object when `path` cannot say it exactly: the path's own bytes when
+    /// they are not UTF-8, or, for a file deleted or replaced since it was mapped, a link of the
+    /// process's that still opens it (`/proc/PID/exe`, `/proc/PID/map_files/…`).
+    pub file: Option<std::path::PathBuf>,
+}
+
+impl Mapping {
+    /// The file to read the mapped object from: [`Mapping::file`], else an absolute `path`.
+    pub fn source(&self) -> Option<&std::path::Path> {
+        self.file.as_deref().or_else(|| self.path.starts_with('/').then(|| std::path::Path::new(&self.path)))
+    }
 }
 
 /// Ticks of the run outside the program's own, where the backend sees them (Redox: the

@@ -180,6 +180,7 @@ pub mod tests {
                 len: 0x1000,
                 pgoff: 0,
                 path: "/no/such/libc.so.6".into(),
+                file: None,
             }],
             ..Default::default()
         };

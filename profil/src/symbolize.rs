@@ -146,7 +146,7 @@ impl Symbolizer {
             let object = self.object_for("");
             return Location { object, address: None, function: None };
         };
-        let object = self.object_for(&m.path);
+        let object = self.object_for_file(&m.path, m.source());
         let file = self.objects[object].file.as_ref();
         let address = file.and_then(|f| f.address_in_mapping(m, addr));
         let function = file.zip(address).map(|(f, a)| f.symbols.resolve(a));
@@ -175,13 +175,19 @@ impl Symbolizer {
     }
 
     fn object_for(&mut self, path: &str) -> usize {
+        self.object_for_file(path, path.starts_with('/').then(|| Path::new(path)))
+    }
+
+    /// The object named `path` in reports, read from `source` (a mapping's exact file, see
+    /// `Mapping::source`).
+    fn object_for_file(&mut self, path: &str, source: Option<&Path>) -> usize {
         if let Some(&i) = self.by_path.get(path) {
             return i;
         }
-        let (name, file) = match path {
-            "" => ("unknown".to_string(), None),
-            "[vdso]" => ("vdso".to_string(), vdso_image().and_then(|b| ObjectFile::parse(Path::new(path), b))),
-            _ if path.starts_with('/') => (base_name(path), ObjectFile::read(Path::new(path)).ok()),
+        let (name, file) = match (path, source) {
+            ("", _) => ("unknown".to_string(), None),
+            ("[vdso]", _) => ("vdso".to_string(), vdso_image().and_then(|b| ObjectFile::parse(Path::new(path), b))),
+            (_, Some(source)) => (base_name(path), ObjectFile::read(source).ok()),
             // Other pseudo-files ([stack], anonymous JIT code): the name without brackets.
             _ => (path.trim_matches(|c| c == '[' || c == ']').to_string(), None),
         };
@@ -227,8 +233,8 @@ mod tests {
     fn unreadable_and_unmapped_objects_keep_their_samples_by_name() {
         let mut s = Symbolizer::new(program(), "fib");
         let maps = [
-            Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into() },
-            Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into() },
+            Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into(), file: None },
+            Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into(), file: None },
         ];
         let a = s.foreign_sample(0x7f00_0000_0010, &maps);
         let b = s.foreign_sample(0x7f00_0000_0020, &maps);
@@ -258,6 +264,7 @@ mod tests {
             len: seg.memsz + 0x1000,
             pgoff: seg.offset & !0xfff,
             path: lib.into(),
+            file: None,
         };
         let mut s = Symbolizer::new(program(), "fib");
         let l = s.foreign_sample(base + f.addr + 1, &[m]);

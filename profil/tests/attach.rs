@@ -108,6 +108,14 @@ fn attach_to_a_process_whose_program_was_deleted() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(share(&flat_shares(&out), "spin") > 90.0, "{out}");
     assert!(out.contains(&format!("'{} (deleted)' (pid {pid}, attached)", gone.display())), "{out}");
+    // -g: the deleted file's unwind tables are read through /proc/PID/exe; stacks are whole.
+    let o = Command::new(profil_bin()).args(["-f", "-g", "-p", &pid, "-t", "0.7"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let line = field(&out, "Call stacks:");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+    assert!(all > 100 && cut * 10 < all, "{out}");
     target.kill().unwrap();
     target.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);

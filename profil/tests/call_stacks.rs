@@ -431,3 +431,21 @@ fn cut_stacks_come_with_a_hint() {
     assert!(out.contains("Call stacks: ") && !out.contains("Hint:"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program whose path is not UTF-8: its mappings' files are opened by their exact bytes, so
+/// its stacks unwind as any other's (they were all cut where the path was read lossily).
+#[test]
+fn a_program_path_that_is_not_utf8_unwinds() {
+    use std::os::unix::ffi::OsStrExt;
+    let _s = session();
+    let dir = scratch("non-utf8");
+    let odd = dir.join(std::ffi::OsStr::from_bytes(b"sp\xffin"));
+    std::fs::copy(fib_bin(), &odd).unwrap();
+    let o = std::process::Command::new(profil_bin()).args(["-f", "-g"]).arg(&odd).args(["30", "1"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let words: Vec<String> = field(&out, "Call stacks:").split_whitespace().map(str::to_string).collect();
+    let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+    assert!(all > 50 && cut * 10 < all, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

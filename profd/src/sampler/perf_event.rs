@@ -347,6 +347,22 @@ fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
     Ok(tids)
 }
 
+/// Where to read a mapping's object when its path cannot name it exactly (see
+/// [`Mapping::file`]): `raw`, the path's bytes, when they are not UTF-8 (`None`: the path was
+/// read lossily); a link of process `pid`'s for a file deleted or replaced since it was mapped
+/// (its path ends ` (deleted)`), `/proc/PID/exe` for the program's own, else the mapping's
+/// `/proc/PID/map_files/START-END`.
+fn mapping_file(pid: u32, raw: Option<&[u8]>, start: u64, len: u64, is_program: bool) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let deleted = raw.is_some_and(|r| r.ends_with(b" (deleted)"));
+    match raw {
+        Some(bytes) if !deleted && std::str::from_utf8(bytes).is_ok() => None,
+        Some(bytes) if !deleted => Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes))),
+        _ if is_program => Some(PathBuf::from(format!("/proc/{pid}/exe"))),
+        _ => Some(PathBuf::from(format!("/proc/{pid}/map_files/{start:x}-{:x}", start + len))),
+    }
+}
+
 /// One line of `/proc/PID/maps` that maps a file executable: (start, len, pgoff, dev, inode, path).
 pub(crate) fn executable_mapping(line: &str) -> Option<(u64, u64, u64, (u32, u32), u64, String)> {
     let mut w = line.split_ascii_whitespace();
@@ -423,12 +439,21 @@ impl Sampler for PerfEventSampler {
         let mut load_base = None;
         let mut unwinder = matches!(self.call_graph, CallGraph::Dwarf { .. }).then(StackUnwinder::default);
         if from == CountFrom::Now {
-            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|e| os_error(&e))?;
+            // A path that is not UTF-8 reads lossily here; its file is reached through the
+            // process's link to the mapping instead.
+            let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error(&e))?;
+            let maps = String::from_utf8_lossy(&maps);
             for (addr, len, pgoff, dev, ino, path) in maps.lines().filter_map(executable_mapping) {
-                if load_base.is_none() && self.program.matches(&path, dev, ino) {
+                let is_program = self.program.matches(&path, dev, ino);
+                if load_base.is_none() && is_program {
                     load_base = image.load_base_for_mapping(addr, pgoff);
                 }
-                let m = Mapping { start: addr, len, pgoff, path };
+                let raw = match path.contains(char::REPLACEMENT_CHARACTER) {
+                    true => None,
+                    false => Some(path.as_bytes()),
+                };
+                let file = mapping_file(pid, raw, addr, len, is_program);
+                let m = Mapping { start: addr, len, pgoff, path, file };
                 if let Some(u) = unwinder.as_mut() {
                     u.add_mapping(&m);
                 }
@@ -503,14 +528,17 @@ impl Sampler for PerfEventSampler {
                     }
                 }
                 Record::Exec { .. } => {}
-                Record::Mmap2 { pid, addr, len, pgoff, dev, ino, path } => {
+                Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
+                    let path = String::from_utf8_lossy(&raw).into_owned();
+                    let is_program = program.matches(&path, dev, ino);
                     // The program's own mapping, in the profiled process itself (not in a
                     // child it started), gives the load base.
-                    if pid == ev.pid && ev.load_base.is_none() && program.matches(&path, dev, ino) {
+                    if pid == ev.pid && ev.load_base.is_none() && is_program {
                         ev.load_base = ev.image.load_base_for_mapping(addr, pgoff);
                         batch.load_base = ev.load_base;
                     }
-                    let m = Mapping { start: addr, len, pgoff, path };
+                    let file = mapping_file(pid, Some(&raw), addr, len, is_program);
+                    let m = Mapping { start: addr, len, pgoff, path, file };
                     if let Some(u) = ev.unwinder.as_mut().filter(|_| pid == ev.pid) {
                         u.add_mapping(&m);
                     }
@@ -572,7 +600,8 @@ enum Record {
     Lost(u64),
     /// The process `pid` exec'd (a COMM record with the exec flag).
     Exec { pid: u32 },
-    Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, path: String },
+    /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
+    Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
 }
 
 impl Ring {
@@ -679,7 +708,7 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
                 return None;
             }
             let name = body.get(64..)?;
-            let path = CStr::from_bytes_until_nul(name).ok()?.to_string_lossy().into_owned();
+            let raw = CStr::from_bytes_until_nul(name).ok()?.to_bytes().to_vec();
             Some(Record::Mmap2 {
                 pid: u32_at(body, 0)?,
                 addr: u64_at(body, 8)?,
@@ -687,7 +716,7 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
                 pgoff: u64_at(body, 24)?,
                 dev: (u32_at(body, 32)?, u32_at(body, 36)?),
                 ino: u64_at(body, 40)?,
-                path,
+                raw,
             })
         }
         _ => None,
@@ -697,6 +726,7 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn parses_a_user_sample() {
@@ -794,9 +824,27 @@ mod tests {
                 pgoff: 0x1000,
                 dev: (254, 1),
                 ino: 77,
-                path: "/bin/fib".into()
+                raw: b"/bin/fib".to_vec()
             }
         );
+    }
+
+    /// Paths are kept as bytes: a name that is not UTF-8 is read from its own bytes, a deleted
+    /// file through the process's links to it.
+    #[test]
+    fn mapped_files_are_found_by_their_exact_names() {
+        assert_eq!(mapping_file(7, Some(b"/usr/lib/libc.so.6"), 0x1000, 0x2000, false), None);
+        assert_eq!(
+            mapping_file(7, Some(b"/tmp/sp\xffin"), 0x1000, 0x2000, true),
+            Some(PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/sp\xffin")))
+        );
+        assert_eq!(mapping_file(7, Some(b"/tmp/d (deleted)"), 0x1000, 0x2000, true), Some(PathBuf::from("/proc/7/exe")));
+        assert_eq!(
+            mapping_file(7, Some(b"/usr/lib/libx.so (deleted)"), 0x7f00_0000_1000, 0x2000, false),
+            Some(PathBuf::from("/proc/7/map_files/7f0000001000-7f0000003000"))
+        );
+        // Read lossily from /proc/PID/maps: its bytes are gone, the link remains.
+        assert_eq!(mapping_file(7, None, 0x1000, 0x2000, false), Some(PathBuf::from("/proc/7/map_files/1000-3000")));
     }
 
     #[test]

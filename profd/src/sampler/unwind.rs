@@ -7,7 +7,6 @@
 //! the run.
 
 use std::ops::{Deref, Range};
-use std::path::Path;
 use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -73,12 +72,12 @@ impl StackUnwinder {
     }
 
     fn add_module(&mut self, m: &Mapping) {
-        let file = match m.path.as_str() {
-            "[vdso]" => match crate::vdso::image() {
+        let file = match (m.path.as_str(), m.source()) {
+            ("[vdso]", _) => match crate::vdso::image() {
                 Some(image) => FileBytes::Static(image),
                 None => return,
             },
-            p if p.starts_with('/') => match FileBytes::open(Path::new(p)) {
+            (_, Some(path)) => match FileBytes::open(path) {
                 Ok(bytes) => bytes,
                 Err(_) => return,
             },
@@ -184,7 +183,7 @@ mod tests {
         let mut u = StackUnwinder::default();
         // As an attached process's mappings are read (perf_event::executable_mapping).
         for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
-            u.add_mapping(&Mapping { start, len, pgoff, path });
+            u.add_mapping(&Mapping { start, len, pgoff, path, file: None });
         }
         let (regs, stack) = capture();
         let s = u.unwind(regs, &stack);

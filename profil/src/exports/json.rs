@@ -216,6 +216,7 @@ mod tests {
                 len: 0x1000,
                 pgoff: 0,
                 path: "/no/such/libc.so.6".into(),
+                file: None,
             }],
             user_ticks: 11,
             kernel_ticks: Some(4),
