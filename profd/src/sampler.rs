@@ -136,6 +136,9 @@ pub struct SampleBatch {
     pub kernel: Vec<(u64, u64)>,
     /// The backend's sampling, where it reports one.
     pub sampling: Option<Sampling>,
+    /// Samples of processes the program started (Linux: they inherit its events), by pid,
+    /// which the profile leaves out (it is of one process): counted so the report can say so.
+    pub children: Vec<(u32, u64)>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

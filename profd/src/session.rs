@@ -114,6 +114,8 @@ pub struct Session {
     pub kernel_samples: BTreeMap<u64, u64>,
     /// How the backend samples, once it said.
     pub sampling: Option<Sampling>,
+    /// Samples of processes the program started, by pid: not in the profile.
+    pub children: BTreeMap<u32, u64>,
     /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
     /// where the backend records them.
     pub stacks: BTreeMap<CallStack, u64>,
@@ -224,6 +226,7 @@ impl<S: Sampler> Profd<S> {
             samples: BTreeMap::new(),
             kernel_samples: BTreeMap::new(),
             sampling: None,
+            children: BTreeMap::new(),
             stacks: BTreeMap::new(),
             user_ticks: 0,
             kernel_ticks: 0,
@@ -309,6 +312,10 @@ impl<S: Sampler> Profd<S> {
         }
         if batch.sampling.is_some() {
             s.sampling = batch.sampling;
+        }
+        for (pid, n) in batch.children {
+            let c = s.children.entry(pid).or_insert(0);
+            *c = c.saturating_add(n);
         }
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);

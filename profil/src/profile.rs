@@ -60,6 +60,9 @@ pub struct Profile {
     pub kernel_samples: Vec<(u64, u64)>,
     /// How the samples were taken, where the backend says (Redox: the kernel's source).
     pub sampling: Option<Sampling>,
+    /// Samples of processes the program started, which the profile leaves out: (processes,
+    /// samples).
+    pub children: (u64, u64),
     /// Executable mappings of the process, to name foreign samples.
     pub mappings: Vec<Mapping>,
     pub user_ticks: u64,
@@ -88,6 +91,7 @@ impl Profile {
             foreign_samples: s.foreign_samples(),
             kernel_samples: s.kernel_samples.iter().map(|(&a, &n)| (a, n)).collect(),
             sampling: s.sampling,
+            children: (s.children.len() as u64, s.children.values().fold(0u64, |n, &c| n.saturating_add(c))),
             mappings: s.mappings.clone(),
             user_ticks: s.user_ticks,
             kernel_ticks: counts_kernel.then_some(s.kernel_ticks),
@@ -149,6 +153,7 @@ impl Profile {
             foreign_samples: samples.other,
             kernel_samples: samples.kernel,
             sampling: source.map(|source| Sampling { source, rate: num("rate") }),
+            children: (0, 0),
             mappings: Vec::new(),
             user_ticks: num("ticks_user"),
             kernel_ticks: Some(num("ticks_kernel")),

@@ -167,6 +167,15 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
         };
         let _ = writeln!(out, "Call stacks: {} of {of}, {} truncated (their outermost callers are missing)", sp.total, sp.truncated);
     }
+    if p.children.1 > 0 {
+        let (processes, samples) = p.children;
+        let processes = if processes == 1 { "1 process".to_string() } else { format!("{processes} processes") };
+        let _ = writeln!(
+            out,
+            "Note: {} in {processes} '{program}' started were not counted: the profile is of one process.",
+            count(samples, "sample")
+        );
+    }
     if let Some(r) = p.stop_reason {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());
     }

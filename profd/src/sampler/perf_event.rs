@@ -501,7 +501,10 @@ impl Sampler for PerfEventSampler {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
                 // but the profile is of one process (the Minix rule), so theirs are left out.
-                Record::Sample { pid, .. } if pid != ev.pid => {}
+                Record::Sample { pid, .. } if pid != ev.pid => match batch.children.iter_mut().find(|c| c.0 == pid) {
+                    Some(child) => child.1 += 1,
+                    None => batch.children.push((pid, 1)),
+                },
                 Record::Sample { kernel: true, .. } => batch.kernel_ticks += 1,
                 Record::Sample { ip, kernel: false, stack, .. } => {
                     match batch.user.last_mut() {

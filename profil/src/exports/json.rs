@@ -211,6 +211,7 @@ mod tests {
             foreign_samples: vec![(0x7f00_0000_1010, 2)],
             kernel_samples: Vec::new(),
             sampling: None,
+            children: (0, 0),
             mappings: vec![Mapping {
                 start: 0x7f00_0000_1000,
                 len: 0x1000,
