@@ -5,7 +5,6 @@
 mod common;
 
 use std::os::unix::process::ExitStatusExt;
-use std::os::fd::FromRawFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -318,18 +317,13 @@ fn exports_may_share_dev_null() {
 #[test]
 fn a_binary_export_is_not_written_to_a_terminal() {
     let _s = session();
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two descriptors.
-    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
-    assert_eq!(r, 0);
+    let terminal = common::Terminal::new();
     for export in [["--pprof", "-"], ["-o", "-"]] {
-        // SAFETY: dup of our own descriptor, owned by the Stdio.
-        let tty = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) };
         let o = Command::new(profil_bin())
             .args(export)
             .arg(fib_bin())
             .args(["20", "1"])
-            .stdout(Stdio::from(tty))
+            .stdout(terminal.stdio())
             .stderr(Stdio::piped())
             .output()
             .unwrap();
@@ -337,10 +331,5 @@ fn a_binary_export_is_not_written_to_a_terminal() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("Cannot write '-': standard output is a terminal, and this export is binary"), "{err}");
         assert!(!err.contains("Output of"), "refused before the run: {err}");
-    }
-    // SAFETY: closing our own descriptors.
-    unsafe {
-        libc::close(leader);
-        libc::close(follower);
     }
 }

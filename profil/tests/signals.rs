@@ -131,38 +131,10 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
 #[test]
 fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
     use std::io::{Read, Write};
-    use std::os::fd::FromRawFd;
     let _s = session();
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two descriptors.
-    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
-    assert_eq!(r, 0);
-    // Neither end may leak into profil: an open leader there would keep the terminal up.
-    for fd in [leader, follower] {
-        // SAFETY: our own descriptors.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    let tty = || {
-        // SAFETY: a dup of our own descriptor, owned by the Stdio.
-        Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) })
-    };
     let mut cmd = Command::new(profil_bin());
-    cmd.args(["-f", common::fib_bin().to_str().unwrap()]).stdin(tty()).stdout(tty()).stderr(tty());
-    // SAFETY: async-signal-safe calls only: a session of its own with the pty as its terminal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().unwrap();
-    // The follower is the child's alone now (the Command holds dups of it too).
-    drop(cmd);
-    // SAFETY: our own descriptor.
-    unsafe { libc::close(follower) };
-    // SAFETY: we own `leader`; the File closes it.
-    let mut terminal = unsafe { std::fs::File::from_raw_fd(leader) };
+    cmd.args(["-f", common::fib_bin().to_str().unwrap()]);
+    let (mut child, mut terminal) = common::Terminal::new().spawn(cmd);
     let mut reader = terminal.try_clone().unwrap();
     let read = std::thread::spawn(move || {
         let mut all = Vec::new();
@@ -190,40 +162,13 @@ fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
 /// quietly (its terminal is gone), the exports are written, and profil ends by SIGHUP.
 #[test]
 fn a_terminal_hangup_ends_the_program_and_keeps_the_exports() {
-    use std::os::fd::FromRawFd;
     let _s = session();
     let json = common::scratch("hup").join("hup.json");
-    let (mut leader, mut follower) = (0, 0);
-    // SAFETY: openpty writes the two descriptors.
-    let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
-    assert_eq!(r, 0);
-    // Neither end may leak into profil: an open leader there would keep the terminal up.
-    for fd in [leader, follower] {
-        // SAFETY: our own descriptors.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    let tty = || {
-        // SAFETY: a dup of our own descriptor, owned by the Stdio.
-        Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(follower)) })
-    };
     let mut cmd = Command::new(profil_bin());
     cmd.args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap()]);
-    cmd.stdin(tty()).stdout(tty()).stderr(tty());
-    // SAFETY: async-signal-safe calls only: a session of its own with the pty as its terminal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    // SAFETY: our own descriptors: the follower is the child's alone now, and closing the
-    // leader hangs the terminal up.
-    unsafe { libc::close(follower) };
+    let (mut child, terminal) = common::Terminal::new().spawn(cmd);
     std::thread::sleep(Duration::from_millis(300));
-    unsafe { libc::close(leader) };
+    drop(terminal); // the hangup
     let status = child.wait().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the export was written")).unwrap();
     assert_eq!(status.signal(), Some(libc::SIGHUP), "{status:?}");

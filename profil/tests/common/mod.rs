@@ -116,3 +116,52 @@ pub fn compile(compiler: &str, source: &str, flags: &[&str], dir: &Path) -> Path
     assert!(ok.map(|s| s.success()).unwrap_or(false), "{compiler} failed for {source}");
     exe
 }
+
+/// A pseudo-terminal for tests that need one: the leader (the "screen") and the follower (the
+/// terminal a program sees). Neither end leaks into programs started: an open leader there
+/// would keep the terminal up.
+pub struct Terminal {
+    pub leader: std::os::fd::OwnedFd,
+    pub follower: std::os::fd::OwnedFd,
+}
+
+impl Terminal {
+    pub fn new() -> Terminal {
+        use std::os::fd::FromRawFd;
+        let (mut leader, mut follower) = (0, 0);
+        // SAFETY: openpty writes the two descriptors; they are ours to own.
+        let r = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+        assert_eq!(r, 0, "openpty");
+        for fd in [leader, follower] {
+            // SAFETY: our own descriptors.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+        // SAFETY: fresh descriptors, owned from here on.
+        unsafe { Terminal { leader: std::os::fd::OwnedFd::from_raw_fd(leader), follower: std::os::fd::OwnedFd::from_raw_fd(follower) } }
+    }
+
+    /// The terminal as a program's standard stream.
+    pub fn stdio(&self) -> std::process::Stdio {
+        std::process::Stdio::from(self.follower.try_clone().unwrap())
+    }
+
+    /// Start `cmd` with this terminal as its standard streams and controlling terminal (a
+    /// session of its own, as a login shell has), and keep only the leader: the terminal then
+    /// hangs up when the leader is closed or the program's side is all gone.
+    pub fn spawn(self, mut cmd: std::process::Command) -> (std::process::Child, std::fs::File) {
+        use std::os::unix::process::CommandExt;
+        cmd.stdin(self.stdio()).stdout(self.stdio()).stderr(self.stdio());
+        // SAFETY: async-signal-safe calls only.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                libc::ioctl(0, libc::TIOCSCTTY, 0);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        // The follower is the child's alone now (the Command held copies of it too).
+        drop(cmd);
+        (child, std::fs::File::from(self.leader))
+    }
+}
