@@ -27,6 +27,8 @@ pub struct Args {
     pub flat_only: bool,
     /// `--asm` / `--asm-top N`: show the instructions of the N hottest functions.
     pub asm_top: Option<usize>,
+    /// `--lines[=all]`: the profile by source line, its top N lines (`None`: all of them).
+    pub lines: Option<Option<usize>>,
     /// `-o`: write gmon.out (gprof) here.
     pub gmon: Option<PathBuf>,
     /// `--collapsed`: write folded stacks (flame graphs) here.
@@ -119,6 +121,12 @@ fn options() -> Options {
     o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
     o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g)");
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
+    o.optflagopt(
+        "",
+        "lines",
+        "after the flat profile, samples by source line (the innermost, inlined code included; needs debug info): the top 30, or all",
+        "all",
+    );
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
     o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
     o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
@@ -179,6 +187,12 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             _ => return Err(UsageError(format!("invalid count '{s}' for --asm-top: expected a positive number"))),
         },
         None => m.opt_present("asm").then_some(disasm::DEFAULT_TOP),
+    };
+    let lines = match (m.opt_present("lines"), m.opt_str("lines").as_deref()) {
+        (false, _) => None,
+        (true, None) => Some(Some(crate::lines::DEFAULT_TOP)),
+        (true, Some("all")) => Some(None),
+        (true, Some(other)) => return Err(UsageError(format!("invalid value '{other}' for --lines: expected --lines or --lines=all"))),
     };
     let file = |name: &str| -> Result<Option<PathBuf>, UsageError> {
         match m.opt_str(name) {
@@ -243,6 +257,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         kernel,
         flat_only,
         asm_top,
+        lines,
         gmon,
         collapsed,
         json,

@@ -4,7 +4,8 @@
 //! * [`elf`] — finding and reading the program (goblin).
 //! * [`object_file`] — one ELF object's segments, bytes and functions; [`symbols`] — function
 //!   names and how unnamed code is named; [`eh_frame`] — function ranges of stripped code.
-//! * [`symbolize`] — which object and function each sample fell in.
+//! * [`symbolize`] — which object and function each sample fell in; [`lines`] — which source
+//!   line (`--lines`, DWARF through addr2line).
 //! * [`privilege`] — whose process the program will be (set-user-ID programs).
 //! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol; [`interrupt`] —
 //!   Ctrl-C and other signals that end a run early.
@@ -28,6 +29,7 @@ pub mod exports;
 pub mod flat;
 pub mod interrupt;
 pub mod launch;
+pub mod lines;
 pub mod object_file;
 pub mod privilege;
 pub mod profile;

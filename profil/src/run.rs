@@ -397,6 +397,10 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     }
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
+    if let Some(top) = args.lines {
+        out.write_all(crate::lines::LineProfile::build(&samples, &symbolizer).render(top).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     if let Some(sp) = stacks.as_ref().filter(|_| args.callgraph_report) {
         out.write_all(callgraph::render(sp, &flat, callgraph::DEFAULT_TOP).as_bytes())?;
         out.write_all(b"\n")?;
