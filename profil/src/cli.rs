@@ -29,6 +29,8 @@ pub struct Args {
     pub asm_top: Option<usize>,
     /// `--lines[=all]`: the profile by source line, its top N lines (`None`: all of them).
     pub lines: Option<Option<usize>>,
+    /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
+    pub debug_dirs: Vec<PathBuf>,
     /// `-o`: write gmon.out (gprof) here.
     pub gmon: Option<PathBuf>,
     /// `--collapsed`: write folded stacks (flame graphs) here.
@@ -126,6 +128,12 @@ fn options() -> Options {
         "lines",
         "after the flat profile, samples by source line (the innermost, inlined code included; needs debug info): the top 30, or all",
         "all",
+    );
+    o.optmulti(
+        "",
+        "debug-dir",
+        "where to look first for separate debug files (by build-id, .build-id/xx/rest.debug, and by .gnu_debuglink); repeatable; then $PROFIL_DEBUG_DIRS, then /usr/lib/debug",
+        "DIR",
     );
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
     o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
@@ -258,6 +266,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         flat_only,
         asm_top,
         lines,
+        debug_dirs: m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect(),
         gmon,
         collapsed,
         json,

@@ -22,6 +22,7 @@
 pub mod backend;
 pub mod callgraph;
 pub mod cli;
+pub mod debug_file;
 pub mod disasm;
 pub mod eh_frame;
 pub mod elf;

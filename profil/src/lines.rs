@@ -27,10 +27,11 @@ pub struct LineReader {
 }
 
 impl LineReader {
-    /// The line tables of the ELF file at `path`; an object without them (or unreadable) has
-    /// none, and its addresses have no line.
-    pub fn open(path: &std::path::Path) -> LineReader {
-        LineReader { loader: addr2line::Loader::new(path).ok() }
+    /// The line tables of the ELF file at `path`, or of its separate debug file under `dirs`
+    /// ([`crate::debug_file`]); an object with neither (or unreadable) has none, and its
+    /// addresses have no line.
+    pub fn open(path: &std::path::Path, dirs: &[std::path::PathBuf]) -> LineReader {
+        LineReader { loader: addr2line::Loader::new(crate::debug_file::find(path, dirs)).ok() }
     }
 
     /// The innermost source line of `address` (the object's own link-time address).
@@ -57,8 +58,9 @@ pub struct LineProfile {
 }
 
 impl LineProfile {
-    /// Look up every sample's line in its object (each object's DWARF read once).
-    pub fn build(samples: &[Sample], symbolizer: &Symbolizer) -> LineProfile {
+    /// Look up every sample's line in its object (each object's DWARF read once; separate
+    /// debug files searched under `dirs`).
+    pub fn build(samples: &[Sample], symbolizer: &Symbolizer, dirs: &[std::path::PathBuf]) -> LineProfile {
         let mut readers: HashMap<usize, LineReader> = HashMap::default();
         let mut counts: HashMap<SourceLine, u64> = HashMap::default();
         let (mut unknown, mut total) = (0u64, 0u64);
@@ -69,7 +71,7 @@ impl LineProfile {
                 let reader = readers.entry(l.object).or_insert_with(|| {
                     let object = symbolizer.object(l.object);
                     match &object.file {
-                        Some(file) => LineReader::open(&file.path),
+                        Some(file) => LineReader::open(&file.path, dirs),
                         None => LineReader { loader: None },
                     }
                 });

@@ -398,7 +398,8 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
     if let Some(top) = args.lines {
-        out.write_all(crate::lines::LineProfile::build(&samples, &symbolizer).render(top).as_bytes())?;
+        let dirs = crate::debug_file::search_dirs(&args.debug_dirs);
+        out.write_all(crate::lines::LineProfile::build(&samples, &symbolizer, &dirs).render(top).as_bytes())?;
         out.write_all(b"\n")?;
     }
     if let Some(sp) = stacks.as_ref().filter(|_| args.callgraph_report) {

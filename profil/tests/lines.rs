@@ -35,7 +35,7 @@ fn every_sampled_line_and_inline_frame_is_addr2lines() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let reader = profil::lines::LineReader::open(&exe);
+    let reader = profil::lines::LineReader::open(&exe, &[]);
     let mut checked = 0;
     for s in doc["samples"].as_array().unwrap().iter().filter(|s| s["object"].is_null()) {
         let address = s["object_address"].as_u64().unwrap();
@@ -61,4 +61,62 @@ fn without_debug_info_samples_have_no_line() {
     assert!(out.contains("Source lines (top 0 of 0; ") && out.contains("(no line information)"), "{out}");
     assert_eq!(profil(&["--lines=some", exe.to_str().unwrap()]).status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Split debug info, as distributions ship it: a stripped program and its debug file found
+/// by `.gnu_debuglink` beside it, or by build-id under `--debug-dir` (`.build-id/xx/rest.debug`),
+/// give every address the same line as the unstripped program.
+#[test]
+fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
+    use profil::lines::LineReader;
+    let _s = session();
+    let dir = scratch("lines-split");
+    let full = compile("cc", "inline.c", &["-O2", "-g", "-Wl,--build-id"], &dir);
+    let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
+        assert!(Command::new(cmd).args(args).status().unwrap().success(), "{cmd} {args:?}");
+    };
+    let os = |p: &std::path::Path| p.as_os_str().to_owned();
+    // By debuglink: prog + prog.debug beside it.
+    let linked = dir.join("linked");
+    let linked_debug = dir.join("linked.debug");
+    std::fs::copy(&full, &linked).unwrap();
+    run("objcopy", &[std::ffi::OsStr::new("--only-keep-debug"), &os(&linked), &os(&linked_debug)]);
+    run("strip", &[std::ffi::OsStr::new("--strip-debug"), &os(&linked)]);
+    let link_arg = format!("--add-gnu-debuglink={}", linked_debug.display());
+    run("objcopy", &[std::ffi::OsStr::new(&link_arg), &os(&linked)]);
+    // By build-id: no link, the debug file laid out under a debug directory.
+    let by_id = dir.join("by-id");
+    std::fs::copy(&full, &by_id).unwrap();
+    let id = profil::elf::build_id(&by_id).expect("a build-id");
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let debug_dir = dir.join("debug");
+    let id_file = debug_dir.join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..]));
+    std::fs::create_dir_all(id_file.parent().unwrap()).unwrap();
+    run("objcopy", &[std::ffi::OsStr::new("--only-keep-debug"), &os(&by_id), &os(&id_file)]);
+    run("strip", &[std::ffi::OsStr::new("--strip-debug"), &os(&by_id)]);
+
+    let reference = LineReader::open(&full, &[]);
+    let (a, b) = (LineReader::open(&linked, &[]), LineReader::open(&by_id, &[debug_dir.clone()]));
+    let unaided = LineReader::open(&by_id, &[]);
+    let text = profil::elf::read_program(&full).unwrap();
+    let step = text.symbols().by_name("step").unwrap().clone();
+    let main = text.symbols().by_name("main").unwrap().clone();
+    let mut compared = 0;
+    for addr in (step.addr..step.addr + step.size).chain(main.addr..main.addr + main.size) {
+        let want = reference.locate(addr);
+        assert_eq!(a.locate(addr), want, "debuglink, {addr:#x}");
+        assert_eq!(b.locate(addr), want, "build-id, {addr:#x}");
+        compared += usize::from(want.is_some());
+    }
+    assert!(compared > 20, "{compared}");
+    assert_eq!(unaided.locate(step.addr), None, "no debug directory given: no line");
+    // And through profil itself.
+    let o = profil(&["-f", "--lines", "--debug-dir", debug_dir.to_str().unwrap(), by_id.to_str().unwrap(), "100000000"]);
+    let out = text_of(&o);
+    assert!(out.lines().any(|l| l.contains("inline.c:") && l.ends_with("  mix")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
