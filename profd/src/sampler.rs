@@ -139,6 +139,9 @@ pub struct SampleBatch {
     /// Samples of processes the program started (Linux: they inherit its events), by pid,
     /// which the profile leaves out (it is of one process): counted so the report can say so.
     pub children: Vec<(u32, u64)>,
+    /// What was seen of each of those processes, where the session follows them
+    /// (`--children`; Linux).
+    pub child_processes: Vec<ChildBatch>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later
@@ -162,6 +165,56 @@ pub struct SampleBatch {
     pub ended: Option<StopReason>,
 }
 
+/// What a backend saw in one batch of one process the program started (directly or not),
+/// when the session follows them: its part, as the program's own is the rest of the batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildBatch {
+    pub pid: u32,
+    /// The process that started it, where its start was seen in this batch.
+    pub parent: Option<u32>,
+    /// Its name after an exec (the kernel's `comm`, 15 bytes at most), where it exec'd in this
+    /// batch: its own mappings then replace the ones it inherited.
+    pub exec: Option<String>,
+    /// User-mode instruction pointers (runtime addresses), each with a repeat count.
+    pub user: Vec<(u64, u64)>,
+    pub kernel_ticks: u64,
+    /// The call stacks of the user samples, where the backend records them.
+    pub stacks: Vec<(CallStack, u64)>,
+    /// Executable mappings it made itself (the ones it inherited are its parent's).
+    pub mappings: Vec<Mapping>,
+}
+
+/// The executable mappings process `pid` has, the program being `program_pid` with
+/// `program_mappings`: a child's (see `of`: its parent, whether it exec'd, the mappings it
+/// made) are what it inherited from the process that started it (a child whose start was
+/// not seen inherited the program's) followed by its own, or, once it exec'd, its own only.
+/// The latest mapping of an address is the one in force.
+pub fn process_mappings<'a>(
+    pid: u32,
+    program_pid: u32,
+    program_mappings: &'a [Mapping],
+    of: impl Fn(u32) -> Option<(Option<u32>, bool, &'a [Mapping])>,
+) -> Vec<Mapping> {
+    let mut chain: Vec<&[Mapping]> = Vec::new();
+    let mut at = pid;
+    let mut inherited = program_mappings;
+    // Bounded: the records that say who started whom are not trusted to have no cycle.
+    while at != program_pid && chain.len() < 64 {
+        let Some((parent, exec, own)) = of(at) else { break };
+        chain.push(own);
+        if exec {
+            inherited = &[];
+            break;
+        }
+        at = parent.unwrap_or(program_pid);
+    }
+    let mut out = inherited.to_vec();
+    for own in chain.iter().rev() {
+        out.extend(own.iter().cloned());
+    }
+    out
+}
+
 /// An OS backend that samples one process at a time.
 pub trait Sampler {
     /// The uid owning live process `pid`; `Err(NoProcess)` if there is none.
@@ -178,4 +231,51 @@ pub trait Sampler {
 
     /// Stop counting.  Idempotent; releases the backend for the next session.
     fn stop(&mut self);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(start: u64, path: &str) -> Mapping {
+        Mapping { start, len: 0x1000, path: path.into(), ..Default::default() }
+    }
+
+    /// Parents, execs and own mappings of a tree under program 1: 2 forked from 1, 3 forked
+    /// from 2 then exec'd, 4 forked from 3, 5 whose start was not seen, 6 and 7 in a cycle.
+    #[test]
+    fn a_child_has_what_it_inherited_then_its_own_until_it_execs() {
+        let program = vec![m(0x1000, "/bin/sh"), m(0x7000, "/lib/libc.so.6")];
+        let own = |pid: u32| -> Vec<Mapping> {
+            match pid {
+                2 => vec![m(0x9000, "/lib/dlopened.so")],
+                3 => vec![m(0x2000, "/bin/busy"), m(0x8000, "/lib/libc.so.6")],
+                4 => vec![m(0xa000, "/lib/late.so")],
+                _ => Vec::new(),
+            }
+        };
+        let table: Vec<(u32, Option<u32>, bool, Vec<Mapping>)> = vec![
+            (2, Some(1), false, own(2)),
+            (3, Some(2), true, own(3)),
+            (4, Some(3), false, own(4)),
+            (5, None, false, own(5)),
+            (6, Some(7), false, Vec::new()),
+            (7, Some(6), false, Vec::new()),
+        ];
+        let of = |pid: u32| table.iter().find(|t| t.0 == pid).map(|t| (t.1, t.2, t.3.as_slice()));
+        let paths = |pid: u32| -> Vec<String> {
+            process_mappings(pid, 1, &program, of).into_iter().map(|m| m.path).collect()
+        };
+        assert_eq!(paths(1), ["/bin/sh", "/lib/libc.so.6"]);
+        assert_eq!(paths(2), ["/bin/sh", "/lib/libc.so.6", "/lib/dlopened.so"]);
+        // Exec'd: its own only, none of sh's or of its parent's dlopen.
+        assert_eq!(paths(3), ["/bin/busy", "/lib/libc.so.6"]);
+        // A fork of the exec'd one inherits what that one had, then adds its own.
+        assert_eq!(paths(4), ["/bin/busy", "/lib/libc.so.6", "/lib/late.so"]);
+        // Start not seen: as if the program started it.
+        assert_eq!(paths(5), ["/bin/sh", "/lib/libc.so.6"]);
+        // A cycle in untrusted records ends; an unknown pid has the program's.
+        assert_eq!(paths(6), ["/bin/sh", "/lib/libc.so.6"]);
+        assert_eq!(paths(99), ["/bin/sh", "/lib/libc.so.6"]);
+    }
 }

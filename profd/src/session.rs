@@ -97,6 +97,24 @@ impl ServerProfile {
     }
 }
 
+/// A process the program started (directly or not), as far as the session followed it
+/// (`--children`): not binned (the Minix profile is of one process), its samples exact.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildProcess {
+    /// The process that started it, where its start was seen.
+    pub parent: Option<u32>,
+    /// Its name after its first exec (the kernel's `comm`), if it exec'd: then `mappings` are
+    /// all it has, else it also has what it inherited.
+    pub exec: Option<String>,
+    /// User-mode samples: runtime address -> ticks.
+    pub samples: BTreeMap<u64, u64>,
+    pub user_ticks: u64,
+    pub kernel_ticks: u64,
+    pub stacks: BTreeMap<CallStack, u64>,
+    /// The executable mappings it made itself.
+    pub mappings: Vec<Mapping>,
+}
+
 /// One session's profile: the Minix bins plus the exact samples behind them.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -116,6 +134,8 @@ pub struct Session {
     pub sampling: Option<Sampling>,
     /// Samples of processes the program started, by pid: not in the profile.
     pub children: BTreeMap<u32, u64>,
+    /// Those processes' own profiles, where the backend follows them (`--children`).
+    pub processes: BTreeMap<u32, ChildProcess>,
     /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
     /// where the backend records them.
     pub stacks: BTreeMap<CallStack, u64>,
@@ -134,6 +154,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// The executable mappings process `pid` had: the program's, or a child's (`--children`,
+    /// see [`crate::sampler::process_mappings`]).
+    pub fn mappings_of(&self, pid: u32) -> Vec<Mapping> {
+        crate::sampler::process_mappings(pid, self.pid, &self.mappings, |p| {
+            self.processes.get(&p).map(|c| (c.parent, c.exec.is_some(), c.mappings.as_slice()))
+        })
+    }
+
     /// Ticks counted in the bins.
     pub fn ticks_in_bins(&self) -> u64 {
         self.data.total()
@@ -227,6 +255,7 @@ impl<S: Sampler> Profd<S> {
             kernel_samples: BTreeMap::new(),
             sampling: None,
             children: BTreeMap::new(),
+            processes: BTreeMap::new(),
             stacks: BTreeMap::new(),
             user_ticks: 0,
             kernel_ticks: 0,
@@ -316,6 +345,22 @@ impl<S: Sampler> Profd<S> {
         for (pid, n) in batch.children {
             let c = s.children.entry(pid).or_insert(0);
             *c = c.saturating_add(n);
+        }
+        for c in batch.child_processes {
+            let p = s.processes.entry(c.pid).or_default();
+            p.parent = p.parent.or(c.parent);
+            p.exec = p.exec.take().or(c.exec);
+            p.kernel_ticks = p.kernel_ticks.saturating_add(c.kernel_ticks);
+            for (pc, n) in c.user {
+                p.user_ticks = p.user_ticks.saturating_add(n);
+                let e = p.samples.entry(pc).or_insert(0);
+                *e = e.saturating_add(n);
+            }
+            for (stack, n) in c.stacks {
+                let e = p.stacks.entry(stack).or_insert(0);
+                *e = e.saturating_add(n);
+            }
+            p.mappings.extend(c.mappings);
         }
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);
@@ -625,5 +670,43 @@ mod tests {
         p.stop(1000).unwrap();
         let s = p.session(1000).unwrap().unwrap();
         assert_eq!((s.user_ticks, s.kernel_ticks, s.lost), (2, 4, 1));
+    }
+
+    /// `--children`: a child's parts of several batches add up to its profile, out of the
+    /// program's bins, and its mappings are what it inherited plus its own.
+    #[test]
+    fn child_processes_add_up_apart_from_the_program() {
+        use crate::sampler::ChildBatch;
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        let program_map = Mapping { start: BASE, len: 0x2000, path: "/bin/prog".into(), ..Default::default() };
+        let lib = Mapping { start: 0x7000_0000, len: 0x1000, path: "/lib/x.so".into(), ..Default::default() };
+        let mut b = batch(&[(BASE + 0x1000, 2)]);
+        b.mappings = vec![program_map.clone()];
+        b.children = vec![(11, 5)];
+        b.child_processes = vec![ChildBatch {
+            pid: 11,
+            parent: Some(10),
+            user: vec![(BASE + 0x1000, 3), (0x7000_0010, 1)],
+            kernel_ticks: 1,
+            stacks: vec![(CallStack { frames: vec![BASE + 0x1000], truncated: false }, 3)],
+            mappings: vec![lib.clone()],
+            ..Default::default()
+        }];
+        p.sampler_mut().batches.push_back(b);
+        let mut later = SampleBatch { children: vec![(11, 2)], ..Default::default() };
+        later.child_processes = vec![ChildBatch { pid: 11, user: vec![(BASE + 0x1000, 2)], ..Default::default() }];
+        p.sampler_mut().batches.push_back(later);
+        p.pump().unwrap();
+        p.stop(1000).unwrap();
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!((s.user_ticks, s.ticks_in_bins()), (2, 2));
+        let c = &s.processes[&11];
+        assert_eq!((c.parent, c.user_ticks, c.kernel_ticks), (Some(10), 6, 1));
+        assert_eq!(c.samples, BTreeMap::from([(BASE + 0x1000, 5), (0x7000_0010, 1)]));
+        assert_eq!(c.stacks.values().sum::<u64>(), 3);
+        assert_eq!(s.mappings_of(11), vec![program_map.clone(), lib]);
+        assert_eq!(s.mappings_of(10), vec![program_map]);
+        assert_eq!(s.children[&11], 7);
     }
 }

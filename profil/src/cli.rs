@@ -45,6 +45,9 @@ pub struct Args {
     pub call_graph: CallGraph,
     /// `--callgraph`: print the callers and callees of the top functions.
     pub callgraph_report: bool,
+    /// `--children`: profile the processes the program starts too, each on its own and in
+    /// total (Linux).
+    pub children: bool,
     /// The program and its own arguments, byte for byte as given. With `-p`, the program's
     /// file, if named (default on Linux: `/proc/PID/exe`), and no arguments.
     pub program: OsString,
@@ -69,7 +72,7 @@ pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [-g | --call-graph dwarf|fp] [--callgraph] [--collapsed FILE] [--svg FILE]
+              [-g | --call-graph dwarf|fp] [--callgraph] [--children] [--collapsed FILE] [--svg FILE]
               [--pprof FILE] [--json FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
 
@@ -122,6 +125,12 @@ fn options() -> Options {
     );
     o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
     o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g)");
+    o.optflag(
+        "",
+        "children",
+        "profile the processes the program starts too (the whole tree): a profile of each and of all \
+         together after the program's; exports then root each stack at its process (Linux)",
+    );
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
     o.optflagopt(
         "",
@@ -233,6 +242,12 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         Some(other) => return Err(UsageError(format!("invalid mode '{other}' for --call-graph: expected dwarf or fp"))),
     };
     let flat_only = m.opt_present("f");
+    let children = m.opt_present("children");
+    if children && cfg!(target_os = "redox") {
+        return Err(UsageError(
+            "--children is not supported on Redox yet: the kernel's session follows one process".into(),
+        ));
+    }
     let attach = match m.opt_str("p") {
         None => None,
         Some(s) => match parse_number(&s) {
@@ -274,6 +289,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         pprof,
         call_graph,
         callgraph_report,
+        children,
         program,
         program_args: free.collect(),
         attach,
@@ -341,6 +357,16 @@ mod tests {
         assert_eq!((a.svg, a.pprof, a.call_graph, a.callgraph_report), (None, None, CallGraph::None, false));
         assert_eq!(a.program, "fib");
         assert!(a.program_args.is_empty());
+        assert!(!a.children);
+    }
+
+    /// `--children` before the program; after it, the program's own argument.
+    #[test]
+    #[cfg(not(target_os = "redox"))]
+    fn children_is_a_flag_of_profil() {
+        assert!(profile(&["--children", "sh", "-c", "x"]).children);
+        let a = profile(&["sh", "--children"]);
+        assert_eq!((a.children, a.program_args), (false, vec![std::ffi::OsString::from("--children")]));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //!   per-function profile; [`disasm`] — the instruction view.
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
+//! * [`processes`] — the processes the program started (`--children`), each and together.
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
 //!   (Redox), idle and other processes.
 //! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON.
@@ -33,6 +34,7 @@ pub mod launch;
 pub mod lines;
 pub mod object_file;
 pub mod privilege;
+pub mod processes;
 pub mod profile;
 pub mod report;
 pub mod report_out;

@@ -80,12 +80,85 @@ pub struct Profile {
     /// The daemons that worked for the program and the account of the run's ticks, where the
     /// backend labels servers (Redox: `/scheme/prof/servers`).
     pub servers: Option<profd::formats::ServersReport>,
+    /// The profiled process (0 where the backend does not say).
+    pub pid: u32,
+    /// The processes the program started, each profiled on its own (`--children`), by pid.
+    pub processes: Vec<ChildProfile>,
+}
+
+/// A process the program started (directly or not), followed with `--children`.
+#[derive(Debug, Clone)]
+pub struct ChildProfile {
+    pub pid: u32,
+    /// The process that started it, where that was seen.
+    pub parent: Option<u32>,
+    /// Its program: the file it exec'd (as mapped), else its parent's (a forked copy).
+    pub program: String,
+    /// Its own profile: no bins, every sample a runtime address among its `mappings`.
+    pub profile: Profile,
+}
+
+/// The executable a process that exec'd runs: among its mappings, the one whose file name
+/// begins with the name the kernel gave it at the exec (`comm`, cut to 15 bytes), else its
+/// first mapping.
+fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
+    let named = |m: &&Mapping| {
+        let base = m.path.rsplit('/').next().unwrap_or(&m.path);
+        !comm.is_empty() && base.starts_with(comm)
+    };
+    let real = |m: &&Mapping| !m.path.starts_with('[');
+    mappings.iter().find(named).or_else(|| mappings.iter().find(real)).map(|m| m.path.clone())
+}
+
+/// The followed children of a session, as profiles, by pid. `program` names the session's.
+fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
+    let program_of = |pid: u32| -> String {
+        let mut at = pid;
+        // Bounded: the recorded parents are not trusted to have no cycle.
+        for _ in 0..64 {
+            let Some(c) = s.processes.get(&at).filter(|_| at != s.pid) else { break };
+            if let Some(comm) = &c.exec {
+                return exec_image(comm, &c.mappings).unwrap_or_else(|| comm.clone());
+            }
+            at = c.parent.unwrap_or(s.pid);
+        }
+        program.to_string()
+    };
+    s.processes
+        .iter()
+        .map(|(&pid, c)| {
+            let stack = |(st, &count): (&profd::sampler::CallStack, &u64)| {
+                let frames = st.frames.iter().map(|&a| match a >= profd::sampler::KERNEL_SPACE_START {
+                    true => StackFrame::Kernel(a),
+                    false => StackFrame::Other(a),
+                });
+                Stack::new(frames.collect(), st.truncated, count)
+            };
+            let profile = Profile {
+                foreign_samples: c.samples.iter().map(|(&a, &n)| (a, n)).collect(),
+                mappings: s.mappings_of(pid),
+                user_ticks: c.user_ticks,
+                kernel_ticks: Some(c.kernel_ticks),
+                stacks: c.stacks.iter().map(stack).collect(),
+                pid,
+                ..Default::default()
+            };
+            ChildProfile { pid, parent: c.parent, program: program_of(pid), profile }
+        })
+        .collect()
 }
 
 impl Profile {
-    /// The profile of a finished session.
-    pub fn from_session(s: &Session, counts_kernel: bool, stacks_recorded: bool) -> Profile {
+    /// The profile of a finished session of `program`.
+    pub fn from_session(s: &Session, program: &str, counts_kernel: bool, stacks_recorded: bool) -> Profile {
+        let mut processes = child_profiles(s, program);
+        for c in &mut processes {
+            c.profile.stacks_recorded = stacks_recorded;
+            c.profile.kernel_ticks = c.profile.kernel_ticks.filter(|_| counts_kernel);
+        }
         Profile {
+            pid: s.pid,
+            processes,
             data: s.data.clone(),
             image_samples: s.image_samples(),
             foreign_samples: s.foreign_samples(),
@@ -163,6 +236,8 @@ impl Profile {
             stacks_recorded: false,
             stacks: Vec::new(),
             servers: None,
+            pid: num("pid") as u32,
+            processes: Vec::new(),
         })
     }
 }

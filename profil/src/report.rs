@@ -167,12 +167,13 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
         };
         let _ = writeln!(out, "Call stacks: {} of {of}, {} truncated (their outermost callers are missing)", sp.total, sp.truncated);
     }
-    if p.children.1 > 0 {
+    // With --children they have a section of their own.
+    if p.children.1 > 0 && p.processes.is_empty() {
         let (processes, samples) = p.children;
         let processes = if processes == 1 { "1 process".to_string() } else { format!("{processes} processes") };
         let _ = writeln!(
             out,
-            "Note: {} in {processes} '{program}' started were not counted: the profile is of one process.",
+            "Note: {} in {processes} '{program}' started were not counted: the profile is of one process (--children profiles them too).",
             count(samples, "sample")
         );
     }

@@ -17,6 +17,7 @@ use crate::exports::{Analysis, Exports};
 use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
 use crate::profile::Outcome;
+use crate::processes;
 use crate::report::{self, ExitKind};
 use crate::servers;
 use crate::report_out::ReportOut;
@@ -147,7 +148,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
     // With an export on standard output, the report and the program's output go to stderr.
     let out = ReportOut::new(exports.uses_stdout());
-    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph).map_err(|e| RunError::Program(os_message(&e)))?;
+    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph, args.children).map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
 
@@ -364,10 +365,10 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), RunError> {
-    let Prepared { name, image, read_elf, exports, mut out, profiler, .. } = p;
+    let Prepared { name, path, image, read_elf, exports, mut out, profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
-    let profile = profiler.profile()?;
+    let profile = profiler.profile(&name)?;
     let unwind = profiler.unwind_time();
     let exit = match exit {
         ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
@@ -384,9 +385,14 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }
+    // A child running the program's own file (a fork of it) is named as the program.
+    if let Some(real) = std::fs::canonicalize(&path).ok().filter(|_| args.children) {
+        symbolizer = symbolizer.program_also_at(&real.to_string_lossy());
+    }
     let samples = symbolizer.locate(&run.profile);
     let stacks = StackProfile::build(&run.profile, &mut symbolizer);
     let flat = FlatProfile::build(&samples, &symbolizer, stacks.as_ref());
+    let children = processes::analyse(&run.profile.processes, &mut symbolizer);
 
     out.start_line()?;
     // The banner introduces the Minix statistics: with -f there are none.
@@ -415,10 +421,21 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     });
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(b"\n")?;
+    if args.children {
+        out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
     out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
     out.flush()?;
-    let analysis = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: stacks.as_ref() };
+    let analysis = Analysis {
+        run: &run,
+        flat: &flat,
+        samples: &samples,
+        symbolizer: &symbolizer,
+        stacks: stacks.as_ref(),
+        processes: &children,
+    };
     exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());

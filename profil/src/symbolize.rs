@@ -161,6 +161,13 @@ impl Symbolizer {
         self
     }
 
+    /// Name a mapping of the file at `path` as the program (a process the program started
+    /// that runs the same file: `--children`), so its functions are the program's own.
+    pub fn program_also_at(mut self, path: &str) -> Symbolizer {
+        self.by_path.insert(path.to_string(), PROGRAM);
+        self
+    }
+
     /// The object of the daemon whose executable is `path`, loaded on first use.
     pub fn server_object(&mut self, path: &str) -> usize {
         self.object_for(path)

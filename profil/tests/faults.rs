@@ -244,7 +244,7 @@ fn processes_the_program_starts_are_not_counted() {
     // ... and the report says what it left out: busy's 400 ms at 1 kHz.
     let note = text.lines().find(|l| l.starts_with("Note: ")).unwrap_or_else(|| panic!("no note:\n{text}"));
     let samples: u64 = note["Note: ".len()..].split_whitespace().next().unwrap().parse().unwrap();
-    assert!(samples > 250 && note.ends_with(" samples in 1 process '/bin/sh' started were not counted: the profile is of one process."), "{note}");
+    assert!(samples > 250 && note.ends_with(" samples in 1 process '/bin/sh' started were not counted: the profile is of one process (--children profiles them too)."), "{note}");
 }
 
 /// profil killed outright (SIGKILL, nothing can end its session cleanly): the program it

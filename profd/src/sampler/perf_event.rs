@@ -110,6 +110,9 @@ pub struct PerfConfig {
     pub program: PathBuf,
     /// Whether to record call stacks, and how.
     pub call_graph: CallGraph,
+    /// Follow the processes the program starts (`--children`): their samples, mappings and
+    /// stacks are reported per process, not only counted.
+    pub children: bool,
 }
 
 /// The identity of the profiled executable's file.
@@ -145,13 +148,68 @@ struct Event {
     execs: u32,
     /// With copied stacks: the process's modules, to unwind them.
     unwinder: Option<StackUnwinder>,
+    /// The processes it started, where they are followed (`--children`).
+    children: Option<Children>,
     _lock: UnixListener,
+}
+
+/// The processes the program started, followed: each one's origin and mappings, and, with
+/// copied stacks, its unwinder (made on its first sample from what it inherited and mapped).
+#[derive(Default)]
+struct Children {
+    /// The program's own executable mappings (what a child that did not exec inherited).
+    program_mappings: Vec<Mapping>,
+    followed: std::collections::HashMap<u32, Followed>,
+}
+
+#[derive(Default)]
+struct Followed {
+    parent: Option<u32>,
+    exec: bool,
+    mappings: Vec<Mapping>,
+    unwinder: Option<StackUnwinder>,
+}
+
+impl Children {
+    /// The unwinder of child `pid`, made on first use from the mappings it has.
+    fn unwinder(&mut self, main_pid: u32, pid: u32) -> &mut StackUnwinder {
+        if self.followed.get(&pid).is_none_or(|f| f.unwinder.is_none()) {
+            let mappings = crate::sampler::process_mappings(pid, main_pid, &self.program_mappings, |p| {
+                self.followed.get(&p).map(|f| (f.parent, f.exec, f.mappings.as_slice()))
+            });
+            let mut u = StackUnwinder::default();
+            // A later mapping of the same range replaces an earlier one (an exec'd child's
+            // inherited ranges are gone already).
+            for m in &mappings {
+                u.add_mapping(m);
+            }
+            self.followed.entry(pid).or_default().unwinder = Some(u);
+        }
+        self.followed.get_mut(&pid).and_then(|f| f.unwinder.as_mut()).expect("made above")
+    }
+
+    /// Time spent unwinding children's stacks.
+    fn busy(&self) -> std::time::Duration {
+        self.followed.values().filter_map(|f| f.unwinder.as_ref()).map(|u| u.busy).sum()
+    }
+}
+
+/// The part of `batch` of child process `pid`.
+fn child_part(batch: &mut SampleBatch, pid: u32) -> &mut crate::sampler::ChildBatch {
+    match batch.child_processes.iter().position(|c| c.pid == pid) {
+        Some(i) => &mut batch.child_processes[i],
+        None => {
+            batch.child_processes.push(crate::sampler::ChildBatch { pid, ..Default::default() });
+            batch.child_processes.last_mut().expect("pushed")
+        }
+    }
 }
 
 /// `perf_event_open` sampler.  See the module docs.
 pub struct PerfEventSampler {
     period_ns: u64,
     call_graph: CallGraph,
+    children: bool,
     /// Unwinding time of events already closed.
     unwound: std::time::Duration,
     program: ProgramId,
@@ -184,6 +242,7 @@ impl PerfEventSampler {
         Ok(PerfEventSampler {
             period_ns: 1_000_000_000 / config.frequency_hz,
             call_graph: config.call_graph,
+            children: config.children,
             unwound: std::time::Duration::ZERO,
             program,
             event: None,
@@ -193,7 +252,10 @@ impl PerfEventSampler {
 
     /// Time spent unwinding copied stacks in this session so far.
     pub fn unwind_time(&self) -> std::time::Duration {
-        self.event.as_ref().and_then(|e| e.unwinder.as_ref()).map_or(self.unwound, |u| self.unwound + u.busy)
+        let Some(ev) = &self.event else { return self.unwound };
+        self.unwound
+            + ev.unwinder.as_ref().map_or(std::time::Duration::ZERO, |u| u.busy)
+            + ev.children.as_ref().map_or(std::time::Duration::ZERO, Children::busy)
     }
 
     /// Whether samples carry call stacks.
@@ -258,6 +320,8 @@ impl PerfEventSampler {
         // Exec records: a program that execs another one is reported as such.
         attr.set_comm(1);
         attr.set_comm_exec(1);
+        // Fork records: which process started which (`--children`).
+        attr.set_task(u64::from(self.children));
         attr.set_watermark(1);
         attr.__bindgen_anon_2.wakeup_watermark = (data_pages * page_size() / 4) as u32;
         // SAFETY: attr is initialised; the event only observes the child.
@@ -461,6 +525,7 @@ impl Sampler for PerfEventSampler {
             }
             pending.load_base = load_base;
         }
+        let children = self.children.then(|| Children { program_mappings: pending.mappings.clone(), ..Default::default() });
         self.event = Some(Event {
             rings,
             pidfd,
@@ -471,6 +536,7 @@ impl Sampler for PerfEventSampler {
             pending,
             // Launched: the program's own exec is the first; attached: it happened already.
             execs: u32::from(from == CountFrom::Now),
+            children,
             unwinder,
             _lock: lock,
         });
@@ -494,17 +560,46 @@ impl Sampler for PerfEventSampler {
         let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
         // another's, and the unwinder must know the module before unwinding through it.
-        if ev.unwinder.is_some() {
-            records.sort_by_key(|r| !matches!(r, Record::Mmap2 { .. }));
+        // A child's start and exec come first too: its samples are named by what it has; its
+        // end last, after its samples.
+        if ev.unwinder.is_some() || ev.children.is_some() {
+            records.sort_by_key(|r| match r {
+                Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
+                Record::Exit { .. } => 2,
+                _ => 1,
+            });
         }
         for rec in records {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
                 // but the profile is of one process (the Minix rule), so theirs are left out.
-                Record::Sample { pid, .. } if pid != ev.pid => match batch.children.iter_mut().find(|c| c.0 == pid) {
-                    Some(child) => child.1 += 1,
-                    None => batch.children.push((pid, 1)),
-                },
+                Record::Sample { pid, ip, kernel, stack } if pid != ev.pid => {
+                    match batch.children.iter_mut().find(|c| c.0 == pid) {
+                        Some(child) => child.1 += 1,
+                        None => batch.children.push((pid, 1)),
+                    }
+                    let Some(children) = ev.children.as_mut() else { continue };
+                    let stack = match stack {
+                        Some(RawStack::Chain(frames)) => Some(chain_stack(ip, frames)),
+                        Some(RawStack::Copy { regs, bytes }) => Some(children.unwinder(ev.pid, pid).unwind(regs, &bytes)),
+                        None => None,
+                    };
+                    let part = child_part(&mut batch, pid);
+                    if kernel {
+                        part.kernel_ticks += 1;
+                        continue;
+                    }
+                    match part.user.last_mut() {
+                        Some((last, n)) if *last == ip => *n += 1,
+                        _ => part.user.push((ip, 1)),
+                    }
+                    if let Some(stack) = stack {
+                        match part.stacks.last_mut() {
+                            Some((last, n)) if *last == stack => *n += 1,
+                            _ => part.stacks.push((stack, 1)),
+                        }
+                    }
+                }
                 Record::Sample { kernel: true, .. } => batch.kernel_ticks += 1,
                 Record::Sample { ip, kernel: false, stack, .. } => {
                     match batch.user.last_mut() {
@@ -524,13 +619,38 @@ impl Sampler for PerfEventSampler {
                     }
                 }
                 Record::Lost(n) => batch.lost += n,
-                Record::Exec { pid } if pid == ev.pid => {
+                Record::Exec { pid, .. } if pid == ev.pid => {
                     ev.execs += 1;
                     if ev.execs > 1 {
                         batch.later_execs += 1;
                     }
                 }
-                Record::Exec { .. } => {}
+                Record::Exec { pid, comm } => {
+                    if let Some(children) = ev.children.as_mut() {
+                        let f = children.followed.entry(pid).or_default();
+                        // What it had is gone; its unwinder is made again from its new mappings.
+                        (f.exec, f.unwinder) = (true, None);
+                        child_part(&mut batch, pid).exec.get_or_insert(comm);
+                    }
+                }
+                // A thread (the same process) is no child.
+                Record::Fork { pid, ppid } if pid != ppid => {
+                    if let Some(children) = ev.children.as_mut() {
+                        children.followed.entry(pid).or_default().parent = Some(ppid);
+                        child_part(&mut batch, pid).parent = Some(ppid);
+                    }
+                }
+                Record::Fork { .. } => {}
+                // A child gone: its unwinder (and the files it holds mapped) is let go; a
+                // sample of it still to come makes another.
+                Record::Exit { pid, tid } if pid == tid => {
+                    if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
+                        if let Some(u) = f.unwinder.take() {
+                            self.unwound += u.busy;
+                        }
+                    }
+                }
+                Record::Exit { .. } => {}
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
                     let path = String::from_utf8_lossy(&raw).into_owned();
                     let is_program = program.matches(&path, dev, ino);
@@ -542,8 +662,23 @@ impl Sampler for PerfEventSampler {
                     }
                     let file = mapping_file(pid, Some(&raw), addr, len, is_program);
                     let m = Mapping { start: addr, len, pgoff, path, file };
-                    if let Some(u) = ev.unwinder.as_mut().filter(|_| pid == ev.pid) {
+                    if pid != ev.pid {
+                        // A child's: its own when children are followed, else not the profile's.
+                        if let Some(children) = ev.children.as_mut() {
+                            let f = children.followed.entry(pid).or_default();
+                            if let Some(u) = f.unwinder.as_mut() {
+                                u.add_mapping(&m);
+                            }
+                            f.mappings.push(m.clone());
+                            child_part(&mut batch, pid).mappings.push(m);
+                        }
+                        continue;
+                    }
+                    if let Some(u) = ev.unwinder.as_mut() {
                         u.add_mapping(&m);
+                    }
+                    if let Some(children) = ev.children.as_mut() {
+                        children.program_mappings.push(m.clone());
                     }
                     batch.mappings.push(m);
                 }
@@ -553,9 +688,7 @@ impl Sampler for PerfEventSampler {
     }
 
     fn stop(&mut self) {
-        if let Some(u) = self.event.as_ref().and_then(|e| e.unwinder.as_ref()) {
-            self.unwound += u.busy;
-        }
+        self.unwound = self.unwind_time();
         // Dropping the event closes it, unmaps the ring and releases the session lock.
         self.event = None;
     }
@@ -601,8 +734,12 @@ enum RawStack {
 enum Record {
     Sample { ip: u64, pid: u32, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
-    /// The process `pid` exec'd (a COMM record with the exec flag).
-    Exec { pid: u32 },
+    /// The process `pid` exec'd (a COMM record with the exec flag); `comm`: its new name.
+    Exec { pid: u32, comm: String },
+    /// Process (or thread, then `pid == ppid`) `pid` was started by `ppid`.
+    Fork { pid: u32, ppid: u32 },
+    /// Thread `tid` of process `pid` ended (`tid == pid`: its main thread).
+    Exit { pid: u32, tid: u32 },
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
 }
@@ -703,7 +840,14 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
         }
         b::PERF_RECORD_LOST => Some(Record::Lost(u64_at(body, 8)?)),
         // u32 pid, tid; char comm[]: an exec when the misc flag says so.
-        b::PERF_RECORD_COMM if misc as u32 & b::PERF_RECORD_MISC_COMM_EXEC != 0 => Some(Record::Exec { pid: u32_at(body, 0)? }),
+        b::PERF_RECORD_COMM if misc as u32 & b::PERF_RECORD_MISC_COMM_EXEC != 0 => {
+            let comm = CStr::from_bytes_until_nul(body.get(8..)?).ok()?.to_string_lossy().into_owned();
+            Some(Record::Exec { pid: u32_at(body, 0)?, comm })
+        }
+        // u32 pid, ppid, tid, ptid; u64 time.
+        b::PERF_RECORD_FORK => Some(Record::Fork { pid: u32_at(body, 0)?, ppid: u32_at(body, 4)? }),
+        // The same layout.
+        b::PERF_RECORD_EXIT => Some(Record::Exit { pid: u32_at(body, 0)?, tid: u32_at(body, 8)? }),
         PERF_RECORD_MMAP2 => {
             // u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
             // u32 prot, flags; char filename[].
@@ -745,6 +889,24 @@ mod tests {
 
     fn words(w: &[u64]) -> Vec<u8> {
         w.iter().flat_map(|v| v.to_ne_bytes()).collect()
+    }
+
+    /// `--children` reads who started whom (FORK), what a process became (COMM, exec) and when
+    /// it ended (EXIT).
+    #[test]
+    fn parses_fork_and_exec_records() {
+        let mut fork = [7u32, 5, 7, 5].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+        fork.extend_from_slice(&123u64.to_ne_bytes());
+        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork, PLAIN), Some(Record::Fork { pid: 7, ppid: 5 }));
+        assert_eq!(parse_record(b::PERF_RECORD_EXIT, 0, &fork, PLAIN), Some(Record::Exit { pid: 7, tid: 7 }));
+        let mut comm = [9u32, 9].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+        comm.extend_from_slice(b"busy\0\0\0\0");
+        let exec = b::PERF_RECORD_MISC_COMM_EXEC as u16;
+        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm, PLAIN), Some(Record::Exec { pid: 9, comm: "busy".into() }));
+        // A rename (prctl), not an exec; and records cut short.
+        assert_eq!(parse_record(b::PERF_RECORD_COMM, 0, &comm, PLAIN), None);
+        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork[..6], PLAIN), None);
+        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm[..8], PLAIN), None);
     }
 
     #[test]

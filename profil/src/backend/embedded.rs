@@ -19,8 +19,9 @@ pub struct Profiler {
 }
 
 impl Profiler {
-    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph) -> io::Result<Profiler> {
-        let sampler = PerfEventSampler::new(PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph })?;
+    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph, children: bool) -> io::Result<Profiler> {
+        let config = PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph, children };
+        let sampler = PerfEventSampler::new(config)?;
         // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };
         Ok(Profiler { profd: Profd::new(sampler), uid })
@@ -61,10 +62,10 @@ impl Profiler {
         self.profd.sampler().unwind_time()
     }
 
-    /// `getprofile()` and the exact samples behind it.
-    pub fn profile(&self) -> Result<Profile, ProfError> {
+    /// `getprofile()` and the exact samples behind it; `program` names the profiled program.
+    pub fn profile(&self, program: &str) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::Generic)?;
-        Ok(Profile::from_session(session, counts_kernel, self.profd.sampler().records_stacks()))
+        Ok(Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks()))
     }
 }

@@ -44,7 +44,8 @@ fn ctl(line: &str) -> Result<(), ProfError> {
 impl Profiler {
     /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox. Call
     /// stacks on Redox are always the kernel's frame-pointer walks, whatever `-g` mode.
-    pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph) -> io::Result<Profiler> {
+    /// `_children`: refused on the command line (the kernel's session follows one process).
+    pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph, _children: bool) -> io::Result<Profiler> {
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
@@ -80,7 +81,7 @@ impl Profiler {
     }
 
     /// Read back the status, the bins and the exact samples (after the child was reaped).
-    pub fn profile(&self) -> Result<Profile, ProfError> {
+    pub fn profile(&self, _program: &str) -> Result<Profile, ProfError> {
         let text = |path: &str| -> Result<String, ProfError> { Ok(String::from_utf8_lossy(&read_file(path)?).into_owned()) };
         let mut status = text(STATUS)?;
         if is_running(&status) {

@@ -3,18 +3,40 @@
 //! call stacks (`-g`) each line is a recorded stack, outermost caller first; a truncated one
 //! hangs under a `[truncated]` frame. Without them each stack is `program;function`.
 //! Functions of other objects are named as in the flat profile (`memcpy [libc.so.6]`).
+//! With `--children` each process's stacks hang under a root of their own (`spin [pid 101]`).
 
 use std::fmt::Write;
 
+use crate::exports::Analysis;
 use crate::flat::FlatProfile;
+use crate::processes::root_frame;
 use crate::stacks::StackProfile;
 
 /// The frame under which truncated stacks hang.
 pub const TRUNCATED: &str = "[truncated]";
 
+/// The folded lines of a run: the program's; with `--children`, every process's, each
+/// rooted at its process (`sh [pid 100]`, `spin [pid 101]`), so one flame graph shows each
+/// process and all of them.
+pub fn render_all(a: &Analysis) -> String {
+    if a.processes.is_empty() {
+        return render(&a.run.program, a.flat, a.stacks);
+    }
+    let mut out = render_rooted(&root_frame(&a.run.program, a.run.profile.pid), a.flat, a.stacks);
+    for c in a.processes {
+        out.push_str(&render_rooted(&root_frame(&c.program, c.pid), &c.flat, c.stacks.as_ref()));
+    }
+    out
+}
+
 /// The folded lines of the profile of `program`, most ticks first.
 pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) -> String {
-    let root = frame(program.rsplit('/').next().unwrap_or(program));
+    render_rooted(program.rsplit('/').next().unwrap_or(program), flat, stacks)
+}
+
+/// The folded lines of a profile, each stack under the frame `root`.
+fn render_rooted(root: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) -> String {
+    let root = frame(root);
     let mut out = String::new();
     match stacks {
         Some(sp) => {

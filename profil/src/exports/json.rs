@@ -1,5 +1,6 @@
-//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 4: version
-//! 3 had no `sampling`, version 2 no `servers` and `server_stacks`, version 1 no call stacks).
+//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 5:
+//! version 4 had no `processes`, 3 no `sampling`, version 2 no `servers` and `server_stacks`,
+//! version 1 no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
 //! (`"`, `\`, and every control character); the tests parse the output with serde_json.
@@ -14,12 +15,12 @@ use crate::report::ExitKind;
 use crate::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
-/// `servers` and `server_stacks`; 4: `sampling`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
-    let Analysis { run, flat, samples, symbolizer, stacks } = *a;
+    let Analysis { run, flat, samples, symbolizer, stacks, processes } = *a;
     let p = &run.profile;
     let d = &p.data;
     let mut o = String::new();
@@ -62,20 +63,7 @@ pub fn render(a: &Analysis) -> String {
         .map(|ob| format!("\n    {{\"name\": {}, \"path\": {}}}", string(&ob.name), string(&ob.path)))
         .collect();
     let _ = writeln!(o, "  \"objects\": [{}{}],", objects.join(","), if objects.is_empty() { "" } else { "\n  " });
-    let flat_rows: Vec<String> = flat
-        .entries
-        .iter()
-        .map(|e| {
-            format!(
-                "\n    {{\"function\": {}, \"object\": {}, \"samples\": {}, \"total\": {}}}",
-                optional(e.function.as_deref()),
-                optional(e.object.as_deref()),
-                e.samples,
-                e.total.map_or("null".into(), |t| t.to_string())
-            )
-        })
-        .collect();
-    let _ = writeln!(o, "  \"flat\": [{}{}],", flat_rows.join(","), if flat_rows.is_empty() { "" } else { "\n  " });
+    let _ = writeln!(o, "  \"flat\": {},", flat_array(flat, "  "));
     let sample_rows: Vec<String> = samples
         .iter()
         .map(|s| {
@@ -127,30 +115,73 @@ pub fn render(a: &Analysis) -> String {
     match stacks {
         None => {
             let _ = writeln!(o, "  \"stacks\": null,");
-            let _ = writeln!(o, "  \"server_stacks\": null");
+            let _ = writeln!(o, "  \"server_stacks\": null,");
         }
         Some(sp) => {
-            let rows = |stacks: &[crate::stacks::NamedStack]| -> String {
-                let rows: Vec<String> = stacks
-                    .iter()
-                    .map(|st| {
-                        let frames: Vec<String> = st.frames.iter().map(|&f| string(&sp.functions[f].name)).collect();
-                        format!(
-                            "\n    {{\"frames\": [{}], \"truncated\": {}, \"count\": {}}}",
-                            frames.join(", "),
-                            st.truncated,
-                            st.count
-                        )
-                    })
-                    .collect();
-                format!("[{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " })
-            };
-            let _ = writeln!(o, "  \"stacks\": {},", rows(&sp.stacks));
-            let _ = writeln!(o, "  \"server_stacks\": {}", rows(&sp.servers));
+            let _ = writeln!(o, "  \"stacks\": {},", stack_array(sp, &sp.stacks, "  "));
+            let _ = writeln!(o, "  \"server_stacks\": {},", stack_array(sp, &sp.servers, "  "));
         }
+    }
+    // The processes the program started (--children), each with its own profile; null when
+    // none was followed (not asked, or none started).
+    if processes.is_empty() {
+        let _ = writeln!(o, "  \"processes\": null");
+    } else {
+        let rows: Vec<String> = processes
+            .iter()
+            .map(|c| {
+                let p = &c.profile;
+                format!(
+                    "\n    {{\"pid\": {}, \"parent\": {}, \"program\": {}, \"ticks\": {{\"user\": {}, \"kernel\": {}}},\n                          \"flat\": {},\n     \"stacks\": {}}}",
+                    c.pid,
+                    c.parent.map_or("null".into(), |p| p.to_string()),
+                    string(&c.program),
+                    p.user_ticks,
+                    p.kernel_ticks.map_or("null".into(), |k| k.to_string()),
+                    flat_array(&c.flat, "     "),
+                    c.stacks.as_ref().map_or("null".into(), |sp| stack_array(sp, &sp.stacks, "     "))
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "  \"processes\": [{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
     }
     let _ = writeln!(o, "}}");
     o
+}
+
+/// A flat profile's entries, one a line, the closing bracket indented by `indent`.
+fn flat_array(flat: &crate::flat::FlatProfile, indent: &str) -> String {
+    let rows: Vec<String> = flat
+        .entries
+        .iter()
+        .map(|e| {
+            format!(
+                "\n{indent}  {{\"function\": {}, \"object\": {}, \"samples\": {}, \"total\": {}}}",
+                optional(e.function.as_deref()),
+                optional(e.object.as_deref()),
+                e.samples,
+                e.total.map_or("null".into(), |t| t.to_string())
+            )
+        })
+        .collect();
+    format!("[{}{}]", rows.join(","), if rows.is_empty() { String::new() } else { format!("\n{indent}") })
+}
+
+/// Named stacks of `sp`, outermost frame first, one a line.
+fn stack_array(sp: &crate::stacks::StackProfile, stacks: &[crate::stacks::NamedStack], indent: &str) -> String {
+    let rows: Vec<String> = stacks
+        .iter()
+        .map(|st| {
+            let frames: Vec<String> = st.frames.iter().map(|&f| string(&sp.functions[f].name)).collect();
+            format!(
+                "\n{indent}  {{\"frames\": [{}], \"truncated\": {}, \"count\": {}}}",
+                frames.join(", "),
+                st.truncated,
+                st.count
+            )
+        })
+        .collect();
+    format!("[{}{}]", rows.join(","), if rows.is_empty() { String::new() } else { format!("\n{indent}") })
 }
 
 fn optional(s: Option<&str>) -> String {
@@ -242,6 +273,8 @@ mod tests {
                     stacks: vec![(vec![0x40_2010, 0x40_3005], false, 5), (vec![0x40_2020], true, 2)],
                 }],
             }),
+            pid: 42,
+            processes: Vec::new(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -264,7 +297,7 @@ mod tests {
     #[test]
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[] };
         // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
         if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
             std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
@@ -272,12 +305,21 @@ mod tests {
         assert_eq!(render(&a), include_str!("../../tests/golden/profile.json"));
     }
 
+    /// Without -g: stacks null, processes null, still one valid document.
+    #[test]
+    fn a_run_without_stacks_is_valid_json() {
+        let (run, flat, samples, symbolizer, _) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[] };
+        let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
+        assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
+    }
+
     #[test]
     fn document_parses_with_the_documented_fields() {
         let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks) };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[] };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 4);
+        assert_eq!(v["version"], 5);
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");
         // The daemons that worked for it, and their stacks under their own roots.
         assert_eq!((v["servers"]["server_user"].as_u64(), v["servers"]["idle"].as_u64()), (Some(7), Some(3)));

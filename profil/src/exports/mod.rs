@@ -72,6 +72,8 @@ pub struct Analysis<'a> {
     pub samples: &'a [Sample],
     pub symbolizer: &'a Symbolizer,
     pub stacks: Option<&'a StackProfile>,
+    /// The processes the program started, where followed (`--children`).
+    pub processes: &'a [crate::processes::ProcessAnalysis],
 }
 
 /// Where one export goes.
@@ -383,8 +385,8 @@ impl Exports {
                     let p = &run.profile;
                     Ok(gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks)))
                 }
-                Format::Collapsed => Ok(collapsed::render(&run.program, a.flat, a.stacks).into_bytes()),
-                Format::Svg => svg::render(&run.program, a.flat, a.stacks),
+                Format::Collapsed => Ok(collapsed::render_all(a).into_bytes()),
+                Format::Svg => svg::render_all(a),
                 Format::Pprof => pprof::render(a),
                 Format::Json => Ok(json::render(a).into_bytes()),
             };

@@ -56,6 +56,20 @@ pub struct Sample {
     pub location_id: Vec<u64>,
     #[prost(int64, repeated, tag = "2")]
     pub value: Vec<i64>,
+    #[prost(message, repeated, tag = "3")]
+    pub label: Vec<Label>,
+}
+
+/// A sample's tag: `pid` (a number) and `process` (a string) with `--children`, so `pprof
+/// -tagfocus` picks a process.
+#[derive(Clone, PartialEq, Message)]
+pub struct Label {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(int64, tag = "2")]
+    pub str: i64,
+    #[prost(int64, tag = "3")]
+    pub num: i64,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -169,8 +183,40 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     b.profile.period = period;
     let comment = b.strings.get(&format!("profil {} ({} Hz)", run.program, run.frequency_hz));
     b.profile.comment = vec![comment];
+    // With --children every sample says its process; without, none does (one process).
+    let labels = |b: &mut Builder, program: &str, pid: u32| -> Vec<Label> {
+        if a.processes.is_empty() {
+            return Vec::new();
+        }
+        let (pid_key, process_key) = (b.strings.get("pid"), b.strings.get("process"));
+        let name = b.strings.get(crate::processes::base_name(program));
+        vec![Label { key: pid_key, str: 0, num: i64::from(pid) }, Label { key: process_key, str: name, num: 0 }]
+    };
+    let label = labels(&mut b, &run.program, run.profile.pid);
+    add_samples(&mut b, a.symbolizer, a.flat, a.stacks, period, &label);
+    for c in a.processes {
+        let label = labels(&mut b, &c.program, c.pid);
+        add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), period, &label);
+    }
+    let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
+    b.profile.duration_nanos = (user as i64).saturating_mul(period);
+    b.profile.string_table = b.strings.table;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&b.profile.encode_to_vec())?;
+    gz.finish()
+}
+
+/// One process's samples: its stacks, or its flat profile's functions, each with `label`.
+fn add_samples(
+    b: &mut Builder,
+    symbolizer: &crate::symbolize::Symbolizer,
+    flat: &crate::flat::FlatProfile,
+    stacks: Option<&crate::stacks::StackProfile>,
+    period: i64,
+    label: &[Label],
+) {
     let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
-    match a.stacks {
+    match stacks {
         Some(sp) => {
             // The daemons' stacks (Redox) are rooted at their daemon, `ramfs [pid 7]`.
             for st in sp.all_stacks() {
@@ -180,7 +226,7 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
                     .rev()
                     .map(|&f| {
                         let func = &sp.functions[f];
-                        let ob = a.symbolizer.object(func.location.object);
+                        let ob = symbolizer.object(func.location.object);
                         let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
                         b.location(Some((func.location.object, path, func.key.function.unwrap_or(0))), &func.name)
                     })
@@ -188,25 +234,20 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
                 if st.truncated {
                     ids.push(b.location(None, TRUNCATED));
                 }
-                b.profile.sample.push(Sample { location_id: ids, value: value(st.count) });
+                b.profile.sample.push(Sample { location_id: ids, value: value(st.count), label: label.to_vec() });
             }
         }
         None => {
-            for e in a.flat.entries.iter().filter(|e| e.samples > 0) {
+            for e in flat.entries.iter().filter(|e| e.samples > 0) {
                 let object = e.code.as_ref().map_or(PROGRAM, |c| c.object);
-                let ob = a.symbolizer.object(object);
+                let ob = symbolizer.object(object);
                 let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
                 let start = e.code.as_ref().map_or(0, |c| c.start);
                 let id = b.location(Some((object, path, start)), &e.name());
-                b.profile.sample.push(Sample { location_id: vec![id], value: value(e.samples) });
+                b.profile.sample.push(Sample { location_id: vec![id], value: value(e.samples), label: label.to_vec() });
             }
         }
     }
-    b.profile.duration_nanos = (run.profile.user_ticks as i64).saturating_mul(period);
-    b.profile.string_table = b.strings.table;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&b.profile.encode_to_vec())?;
-    gz.finish()
 }
 
 #[cfg(test)]
@@ -243,7 +284,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
             p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -264,7 +305,7 @@ mod tests {
         let sp = StackProfile::build(&profile, &mut s).unwrap();
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp) };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(

@@ -2,23 +2,48 @@
 //! rendered by `inferno` from the same folded stacks `--collapsed` writes.
 
 use crate::report::count;
-use crate::exports::collapsed;
+use crate::exports::{collapsed, Analysis};
 use crate::flat::FlatProfile;
 use crate::stacks::StackProfile;
 
+/// The SVG of a run: the program's profile; with `--children`, every process's, each under
+/// its own root frame.
+pub fn render_all(a: &Analysis) -> std::io::Result<Vec<u8>> {
+    if a.processes.is_empty() {
+        return render(&a.run.program, a.flat, a.stacks);
+    }
+    let (mut total, mut truncated) = (0u64, 0u64);
+    let every = std::iter::once((a.flat, a.stacks)).chain(a.processes.iter().map(|c| (&c.flat, c.stacks.as_ref())));
+    for (flat, stacks) in every {
+        let (n, cut) = stacks.map_or((flat.total, 0), |sp| (sp.total, sp.truncated));
+        (total, truncated) = (total.saturating_add(n), truncated.saturating_add(cut));
+    }
+    let processes = a.processes.len() + 1;
+    let subtitle = Some(subtitle(total, truncated, a.stacks.is_some()) + &format!(", {processes} processes"));
+    from_folded(&a.run.program, &collapsed::render_all(a), subtitle)
+}
+
 /// The SVG of the profile of `program`.
 pub fn render(program: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) -> std::io::Result<Vec<u8>> {
-    let folded = collapsed::render(program, flat, stacks);
+    let (total, truncated) = stacks.map_or((flat.total, 0), |sp| (sp.total, sp.truncated));
+    from_folded(program, &collapsed::render(program, flat, stacks), Some(subtitle(total, truncated, stacks.is_some())))
+}
+
+/// What the graph holds: its samples, with call stacks or not, how many cut short.
+fn subtitle(total: u64, truncated: u64, with_stacks: bool) -> String {
+    match (with_stacks, truncated) {
+        (true, 0) => format!("{} with call stacks", count(total, "sample")),
+        (true, t) => format!("{} with call stacks, {t} of them truncated", count(total, "sample")),
+        (false, _) => format!("{}, one frame each (profil -g records call stacks)", count(total, "sample")),
+    }
+}
+
+/// The SVG of folded stacks.
+fn from_folded(program: &str, folded: &str, subtitle: Option<String>) -> std::io::Result<Vec<u8>> {
     let mut options = inferno::flamegraph::Options::default();
     let name = program.rsplit('/').next().unwrap_or(program);
     options.title = format!("profil: {name}");
-    options.subtitle = Some(match stacks {
-        Some(sp) if sp.truncated > 0 => {
-            format!("{} with call stacks, {} of them truncated", count(sp.total, "sample"), sp.truncated)
-        }
-        Some(sp) => format!("{} with call stacks", count(sp.total, "sample")),
-        None => format!("{}, one frame each (profil -g records call stacks)", count(flat.total, "sample")),
-    });
+    options.subtitle = subtitle;
     options.count_name = "samples".into();
     // Colours from the names, not random: the same profile gives the same file.
     options.hash = true;

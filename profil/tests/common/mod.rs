@@ -80,15 +80,17 @@ pub fn flat_rows(out: &str) -> Vec<(u64, f64, String)> {
     // With call stacks a "total %" column comes before the name.
     let header = out[start..].lines().nth(1).unwrap_or("");
     let name_at = if header.contains("total %") { 4 } else { 3 };
-    out[start..]
-        .lines()
-        .skip(2)
-        .take_while(|l| !l.trim().is_empty())
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w[0].parse().unwrap(), w[1].parse().unwrap(), w[name_at..].join(" "))
-        })
+    table_rows(out, "Flat profile")
+        .into_iter()
+        .map(|w| (w[0].parse().unwrap(), w[1].parse().unwrap(), w[name_at..].join(" ")))
         .collect()
+}
+
+/// The rows of the table whose heading line starts with `heading` (after it, a line of column
+/// names), each split into words, up to the first empty line.
+pub fn table_rows<'a>(out: &'a str, heading: &str) -> Vec<Vec<&'a str>> {
+    let start = out.find(heading).unwrap_or_else(|| panic!("no {heading:?} in:\n{out}"));
+    out[start..].lines().skip(2).take_while(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().collect()).collect()
 }
 
 /// A fresh scratch directory for one test.

@@ -1,0 +1,145 @@
+//! `--children`: the processes the program starts, forked copies and exec'd programs, each
+//! profiled on its own and together, in the report and in every export.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+
+/// One row of the "Processes (--children)" table: (pid, parent, samples, program).
+fn process_rows(out: &str) -> Vec<(u32, Option<u32>, u64, String)> {
+    table_rows(out, "Processes (--children)")
+        .into_iter()
+        .map(|w| (w[0].parse().unwrap(), w[1].parse().ok(), w[2].parse().unwrap(), w[4..].join(" ")))
+        .collect()
+}
+
+/// The section of one child process: its heading's line and the function rows under it.
+fn process_section<'a>(out: &'a str, heading: &str) -> Vec<&'a str> {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with(heading));
+    let head = lines.next().unwrap_or_else(|| panic!("no {heading:?} in:\n{out}"));
+    std::iter::once(head).chain(lines.skip(1).take_while(|l| !l.trim().is_empty())).collect()
+}
+
+/// forks.c: the program spins 1 unit, its forked child 2, the child's forked child 3; at 1 kHz
+/// a unit of 200 ms is ~200 samples. Every process is in the table with its parent and its
+/// share, its own section names its own work, the total adds up, and the folded stacks root
+/// each process's stacks at it, through the code it inherited (no exec: the unwinder has the
+/// parent's mappings).
+#[test]
+fn forked_children_are_profiled_each_and_together() {
+    let dir = scratch("children-forks");
+    let exe = compile("cc", "forks.c", &["-O1", "-g"], &dir);
+    let (folded, json) = (dir.join("c.txt"), dir.join("p.json"));
+    let o = {
+        let _s = session();
+        profil(&[
+            "-f",
+            "-g",
+            "--children",
+            "--collapsed",
+            folded.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            exe.to_str().unwrap(),
+            "200",
+        ])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    assert_eq!(rows.len(), 3, "{out}");
+    let (main, child, grandchild) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!((main.1, child.1, grandchild.1), (None, Some(main.0), Some(child.0)), "{out}");
+    assert_eq!((child.3.as_str(), grandchild.3.as_str()), (exe.to_str().unwrap(), exe.to_str().unwrap()));
+    // Shares of CPU time 1 : 2 : 3, within a fifth.
+    for (row, units) in [(main, 1.0), (child, 2.0), (grandchild, 3.0)] {
+        let expected = 200.0 * units;
+        assert!((row.2 as f64 - expected).abs() <= expected * 0.2, "pid {} has {} samples, not ~{expected}:\n{out}", row.0, row.2);
+    }
+    // Each child's own section, its user samples, the program's functions without "[forks]".
+    let heading = |pid: u32| format!("forks [pid {pid}] (");
+    let section = process_section(&out, &heading(grandchild.0));
+    assert!(section[0].contains("user samples"), "{section:?}");
+    assert!(section.iter().skip(1).any(|l| l.ends_with("  spin_for")), "{section:?}");
+    // The total: the program's and every child's user samples, named together.
+    let user_of = |pid: u32| -> u64 {
+        let section = process_section(&out, &heading(pid));
+        section[0].split(": ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let together = field(&out, "All 3 processes together:");
+    let total: u64 = together.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(total, ticks(&out).0 + user_of(child.0) + user_of(grandchild.0), "{out}");
+    // Folded stacks: one root per process, each process's work under its own root.
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    let mut by_root: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for line in folded.lines() {
+        by_root.entry(line.split(';').next().unwrap().to_string()).or_default().push(line);
+    }
+    let root = |pid: u32| format!("forks [pid {pid}]");
+    assert_eq!(by_root.keys().cloned().collect::<Vec<_>>(), [main.0, child.0, grandchild.0].map(root).to_vec(), "{folded}");
+    let busiest = |pid: u32| *by_root[&root(pid)].iter().max_by_key(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap();
+    assert!(busiest(main.0).contains(";main;parent_work;spin_for"), "{folded}");
+    assert!(busiest(child.0).contains(";main;child_work;spin_for"), "{folded}");
+    assert!(busiest(grandchild.0).contains(";main;grandchild_work;spin_for"), "{folded}");
+    // JSON: the same processes, parents and per-process flat profiles.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let processes = doc["processes"].as_array().unwrap();
+    let pids: Vec<(u64, u64)> = processes.iter().map(|p| (p["pid"].as_u64().unwrap(), p["parent"].as_u64().unwrap())).collect();
+    assert_eq!(pids, vec![(u64::from(child.0), u64::from(main.0)), (u64::from(grandchild.0), u64::from(child.0))]);
+    for p in processes {
+        let flat: u64 = p["flat"].as_array().unwrap().iter().map(|e| e["samples"].as_u64().unwrap()).sum();
+        let stacks: u64 = p["stacks"].as_array().unwrap().iter().map(|e| e["count"].as_u64().unwrap()).sum();
+        assert_eq!((flat, stacks), (p["ticks"]["user"].as_u64().unwrap(), flat), "{p}");
+    }
+}
+
+/// Programs the program runs (`sh -c` forks and execs them) are named by their own files;
+/// without --children they are only counted, and the note says how to see them.
+#[test]
+fn exec_children_are_named_by_their_programs() {
+    let dir = scratch("children-exec");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let script = format!("{b} 300; {b} 150; exit 0", b = busy.display());
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "/bin/sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    let programs: Vec<&str> = rows.iter().skip(1).map(|r| r.3.as_str()).collect();
+    assert_eq!(programs, [busy.to_str().unwrap(); 2], "{out}");
+    for (row, expected) in rows.iter().skip(1).zip([300.0, 150.0]) {
+        assert!((row.2 as f64 - expected).abs() <= expected * 0.2, "{row:?}\n{out}");
+        let section = process_section(&out, &format!("busy [pid {}] ({})", row.0, busy.display()));
+        assert!(section[1].ends_with("  spin [busy]"), "{section:?}");
+    }
+    assert!(!out.contains("were not counted"), "{out}");
+}
+
+/// `--pprof` with --children: every sample is tagged with its process (`pid`, `process`), so
+/// `go tool pprof -tags` (and `-tagfocus`) tell them apart.
+#[test]
+fn pprof_samples_are_tagged_with_their_process() {
+    if !installed("go", "golang-go") {
+        return;
+    }
+    let dir = scratch("children-pprof");
+    let exe = compile("cc", "forks.c", &["-O1"], &dir);
+    let pb = dir.join("p.pb.gz");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--pprof", pb.to_str().unwrap(), exe.to_str().unwrap(), "100"])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let g = std::process::Command::new("go").args(["tool", "pprof", "-tags"]).arg(&pb).env("HOME", &dir).output().unwrap();
+    let tags = String::from_utf8_lossy(&g.stdout).into_owned();
+    assert!(g.status.success(), "{tags}\n{}", String::from_utf8_lossy(&g.stderr));
+    for row in process_rows(&out) {
+        assert!(tags.lines().any(|l| l.trim_end().ends_with(&format!(": {}", row.0))), "pid {} not in\n{tags}", row.0);
+    }
+    assert!(tags.contains(" process: Total") && tags.contains(": forks"), "{tags}");
+}
