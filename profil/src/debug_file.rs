@@ -15,6 +15,21 @@ pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 /// `--debug-dir`'s and before the system's.
 pub const DEBUG_DIRS_VARIABLE: &str = "PROFIL_DEBUG_DIRS";
 
+/// The run's debug directories (`--debug-dir`), set once at start-up; unset, only the
+/// environment's and the system's are searched.
+static RUN_DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Search `given` (`--debug-dir`) first for the rest of the run: for line tables and for the
+/// symbols of stripped objects, wherever objects are read.
+pub fn use_dirs(given: &[PathBuf]) {
+    let _ = RUN_DIRS.set(search_dirs(given));
+}
+
+/// The run's debug directories ([`use_dirs`]), else [`search_dirs`] of none given.
+pub fn dirs() -> Vec<PathBuf> {
+    RUN_DIRS.get().cloned().unwrap_or_else(|| search_dirs(&[]))
+}
+
 /// The debug directories to search, in order: `given` (`--debug-dir`), the environment
 /// variable's, then `/usr/lib/debug`.
 pub fn search_dirs(given: &[PathBuf]) -> Vec<PathBuf> {
@@ -30,7 +45,8 @@ struct Facts {
 }
 
 fn facts(path: &Path) -> Option<Facts> {
-    let bytes = std::fs::read(path).ok()?;
+    // Mapped, not read: a program's debug file can be hundreds of megabytes.
+    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
     let elf = Elf::parse(&bytes).ok()?;
     let section = |name: &str| {
         elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).and_then(|s| {
@@ -50,6 +66,12 @@ fn facts(path: &Path) -> Option<Facts> {
         (!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned())
     });
     Some(Facts { has_lines, build_id, debuglink })
+}
+
+/// `object`'s separate debug file under `dirs` (see the module's doc), where it has one with
+/// line tables (stripped objects: their symbols are there too).
+pub fn separate(object: &Path, dirs: &[PathBuf]) -> Option<PathBuf> {
+    Some(find(object, dirs)).filter(|found| found != object)
 }
 
 /// The file that holds `object`'s DWARF: itself where it has line tables, else its separate

@@ -45,6 +45,24 @@ pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])
     Some((elf, names))
 }
 
+/// The functions of a separate debug file's `.symtab` (`None` if it has none), for the
+/// object whose executable ranges are `code`. Only its section headers and that table are
+/// read: the rest of such a file (its text, `.dynsym`) is not in it.
+fn debug_file_symbols(path: &Path, code: Vec<(u64, u64)>) -> Option<SymbolTable> {
+    let bytes = Arc::new(FileBytes::open(path).ok()?);
+    let (mut elf, ctx) = profd::elf_headers::parse(&bytes)?;
+    let sh = elf.section_headers.iter().rfind(|sh| sh.sh_type == section_header::SHT_SYMTAB)?;
+    let count = sh.sh_size.checked_div(sh.sh_entsize)?;
+    let table = Symtab::parse(&bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
+    let names = profd::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
+    elf.syms = table;
+    if elf.syms.is_empty() {
+        return None;
+    }
+    let names = [Names::InFile { start: names.start, end: names.end }, Names::InFile { start: 0, end: 0 }];
+    Some(SymbolTable::from_elf(&elf, names, &bytes, &[], code))
+}
+
 /// A `PT_LOAD` segment: where its bytes are in the file and in link-time memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
@@ -100,9 +118,18 @@ impl ObjectFile {
                 executable: ph.is_executable(),
             })
             .collect();
-        let code = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr.saturating_add(s.memsz))).collect();
+        let code: Vec<(u64, u64)> = segments.iter().filter(|s| s.executable).map(|s| (s.vaddr, s.vaddr.saturating_add(s.memsz))).collect();
+        // A stripped object (no .symtab: stripped programs, distribution libraries) takes the
+        // symbols of its separate debug file where there is one (Debian's -dbgsym packages).
+        let from_debug_file = || {
+            let debug = crate::debug_file::separate(path, &crate::debug_file::dirs())?;
+            debug_file_symbols(&debug, code.clone())
+        };
+        if let Some(symbols) = elf.syms.is_empty().then(from_debug_file).flatten() {
+            return ObjectFile { path: path.to_path_buf(), bytes: bytes.clone(), segments, symbols };
+        }
         // The unwind tables name nothing a full symbol table does not: read them for stripped
-        // objects only (no .symtab: stripped programs, distribution libraries).
+        // objects only.
         let unwind = if elf.syms.is_empty() { eh_frame::function_ranges(elf, bytes) } else { Vec::new() };
         ObjectFile {
             path: path.to_path_buf(),

@@ -199,6 +199,7 @@ fn perf_policy_hint() -> Option<String> {
 /// output).  Returns how profil ends: with the program's exit status, or by the signal that
 /// killed it ([`Ending`]); with 0 for an attached process.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
+    crate::debug_file::use_dirs(&args.debug_dirs);
     if let Some(pid) = args.attach {
         return attach(args, pid).map(Ending::Code);
     }
@@ -404,7 +405,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
     if let Some(top) = args.lines {
-        let dirs = crate::debug_file::search_dirs(&args.debug_dirs);
+        let dirs = crate::debug_file::dirs();
         out.write_all(crate::lines::LineProfile::build(&samples, &symbolizer, &dirs).render(top).as_bytes())?;
         out.write_all(b"\n")?;
     }

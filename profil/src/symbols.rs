@@ -255,6 +255,12 @@ impl SymbolTable {
 /// Demangle a Rust (legacy or v0, without the hash) or C++ (Itanium) symbol; others as they
 /// are.  Rust first: legacy Rust symbols are also valid C++ ones, which would keep the hash.
 pub fn demangle(name: &str) -> String {
+    // A versioned symbol of a static symbol table (`__libc_start_main@@GLIBC_2.34`) is named
+    // without its version, as .dynsym names it and perf shows it.
+    let name = match name.find('@') {
+        Some(at) if at > 0 => &name[..at],
+        _ => name,
+    };
     // Mangled names start `_R` (Rust v0) or `_Z` (Itanium, Rust legacy), or those without the
     // underscore or with two: skip the demanglers for the rest (C names), which is most of a
     // large C program's symbols.
@@ -390,5 +396,7 @@ mod tests {
         assert_eq!(demangle("_Z3addii.cold"), "add(int, int) [clone .cold]");
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_Znot_really"), "_Znot_really");
+        assert_eq!(demangle("__libc_start_main@@GLIBC_2.34"), "__libc_start_main");
+        assert_eq!(demangle("memcpy@GLIBC_2.2.5"), "memcpy");
     }
 }

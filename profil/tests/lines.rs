@@ -65,7 +65,8 @@ fn without_debug_info_samples_have_no_line() {
 
 /// Split debug info, as distributions ship it: a stripped program and its debug file found
 /// by `.gnu_debuglink` beside it, or by build-id under `--debug-dir` (`.build-id/xx/rest.debug`),
-/// give every address the same line as the unstripped program.
+/// give every address the same line as the unstripped program; the wholly stripped one (no
+/// symbol table left) gets its function names from the debug file too.
 #[test]
 fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     use profil::lines::LineReader;
@@ -81,7 +82,7 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     let linked_debug = dir.join("linked.debug");
     std::fs::copy(&full, &linked).unwrap();
     run("objcopy", &[std::ffi::OsStr::new("--only-keep-debug"), &os(&linked), &os(&linked_debug)]);
-    run("strip", &[std::ffi::OsStr::new("--strip-debug"), &os(&linked)]);
+    run("strip", &[std::ffi::OsStr::new("--strip-all"), &os(&linked)]);
     let link_arg = format!("--add-gnu-debuglink={}", linked_debug.display());
     run("objcopy", &[std::ffi::OsStr::new(&link_arg), &os(&linked)]);
     // By build-id: no link, the debug file laid out under a debug directory.
@@ -114,9 +115,55 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     let o = profil(&["-f", "--lines", "--debug-dir", debug_dir.to_str().unwrap(), by_id.to_str().unwrap(), "100000000"]);
     let out = text_of(&o);
     assert!(out.lines().any(|l| l.contains("inline.c:") && l.ends_with("  mix")), "{out}");
+    // The wholly stripped one: named as the unstripped one, function by function.
+    let names = |exe: &std::path::Path| -> Vec<String> {
+        let out = text_of(&profil(&["-f", exe.to_str().unwrap(), "100000000"]));
+        let mut names: Vec<String> = flat_rows(&out).into_iter().filter(|r| r.1 >= 5.0).map(|r| r.2).collect();
+        names.sort();
+        names
+    };
+    let (stripped, unstripped) = (names(&linked), names(&full));
+    assert_eq!(stripped, unstripped);
+    assert!(unstripped.iter().any(|n| n == "step"), "{unstripped:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn text_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Compressed debug sections (`gcc -gz`, `objcopy --compress-debug-sections`, as some
+/// distributions ship them) read as the plain ones: every address of the program, the same
+/// line, in the program and in a compressed separate debug file.
+#[test]
+fn compressed_debug_sections_are_read() {
+    use profil::lines::LineReader;
+    let dir = scratch("lines-compressed");
+    let plain = compile("cc", "inline.c", &["-O2", "-g", "-Wl,--build-id"], &dir);
+    let zlib = dir.join("zlib");
+    assert!(Command::new("cc").args(["-O2", "-g", "-gz=zlib", "-Wl,--build-id", "-o"]).arg(&zlib).arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/inline.c")).status().unwrap().success());
+    let sections = String::from_utf8(Command::new("readelf").args(["-S", "-W"]).arg(&zlib).output().unwrap().stdout).unwrap();
+    let line_section = sections.lines().find(|l| l.contains(" .debug_line ")).expect(".debug_line");
+    assert!(line_section.split_whitespace().any(|w| w.contains('C')), "not compressed: {line_section}");
+    // A separate debug file, compressed, beside a stripped copy.
+    let stripped = dir.join("stripped");
+    std::fs::copy(&plain, &stripped).unwrap();
+    let debug = dir.join("stripped.debug");
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("objcopy").args(["--only-keep-debug", "--compress-debug-sections=zlib"]).arg(&stripped).arg(&debug));
+    ok(Command::new("strip").arg("--strip-all").arg(&stripped));
+    ok(Command::new("objcopy").arg(format!("--add-gnu-debuglink={}", debug.display())).arg(&stripped));
+    let (reference, compressed, split) =
+        (LineReader::open(&plain, &[]), LineReader::open(&zlib, &[]), LineReader::open(&stripped, &[]));
+    let program = profil::elf::read_program(&plain).unwrap();
+    let step = program.symbols().by_name("step").unwrap().clone();
+    let mut compared = 0;
+    for addr in step.addr..step.addr + step.size {
+        let want = reference.locate(addr);
+        assert_eq!(compressed.locate(addr), want, "gcc -gz, {addr:#x}");
+        assert_eq!(split.locate(addr), want, "compressed debug file, {addr:#x}");
+        compared += usize::from(want.is_some());
+    }
+    assert!(compared > 10, "{compared}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
