@@ -29,6 +29,9 @@ pub struct Args {
     pub asm_top: Option<usize>,
     /// `--lines[=all]`: the profile by source line, its top N lines (`None`: all of them).
     pub lines: Option<Option<usize>>,
+    /// `--inline`: inlined functions are functions of their own (`name (inlined)`), in the flat
+    /// profile, the stacks and the exports.
+    pub inline: bool,
     /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
     pub debug_dirs: Vec<PathBuf>,
     /// `-o`: write gmon.out (gprof) here.
@@ -72,7 +75,7 @@ pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [-g | --call-graph dwarf|fp] [--callgraph] [--children] [--collapsed FILE] [--svg FILE]
+              [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--collapsed FILE] [--svg FILE]
               [--pprof FILE] [--json FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
 
@@ -125,6 +128,12 @@ fn options() -> Options {
     );
     o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
     o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g)");
+    o.optflag(
+        "",
+        "inline",
+        "name inlined functions as functions of their own, `name (inlined)` (needs debug info): their \
+         own samples in the flat profile, frames of the -g stacks, the call graph and the exports",
+    );
     o.optflag(
         "",
         "children",
@@ -243,6 +252,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     };
     let flat_only = m.opt_present("f");
     let children = m.opt_present("children");
+    let inline = m.opt_present("inline");
     if children && cfg!(target_os = "redox") {
         return Err(UsageError(
             "--children is not supported on Redox yet: the kernel's session follows one process".into(),
@@ -290,6 +300,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         call_graph,
         callgraph_report,
         children,
+        inline,
         program,
         program_args: free.collect(),
         attach,

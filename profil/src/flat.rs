@@ -65,10 +65,14 @@ impl FlatProfile {
     pub fn build(samples: &[Sample], symbolizer: &Symbolizer, stacks: Option<&StackProfile>) -> FlatProfile {
         let mut groups: HashMap<FunctionKey, FlatEntry> = HashMap::default();
         let new_entry = |l: &Location| FlatEntry {
-            function: l.function.as_ref().map(|f| f.name.clone()),
+            function: match l.inlined {
+                Some(id) => Some(format!("{} (inlined)", symbolizer.inlined_name(id))),
+                None => l.function.as_ref().map(|f| f.name.clone()),
+            },
             object: (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.clone()),
             samples: 0,
             total: stacks.map(|_| 0),
+            // An inlined function has no code of its own: its instructions are its caller's.
             code: l.function.as_ref().map(|f| Code { object: l.object, start: f.addr, end: f.end(), hits: Vec::new() }),
         };
         for s in samples {
@@ -151,7 +155,7 @@ pub mod tests {
         let mut s = crate::stacks::tests::symbolizer();
         let mut p = crate::stacks::tests::profile();
         p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
-        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let sp = StackProfile::build(&p, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
         (sp, flat)
     }

@@ -3,11 +3,14 @@
 //! addresses sampled; a sample's line is the innermost one, inside inlined code, as
 //! `addr2line -i` prints first and perf's `srcline` sorts.
 
+use std::cell::RefCell;
 use std::fmt::Write;
+use std::path::PathBuf;
+use std::rc::Rc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::symbolize::{Sample, Symbolizer};
+use crate::symbolize::{Location, Sample, Symbolizer};
 
 /// Lines shown without `--lines=all`.
 pub const DEFAULT_TOP: usize = 30;
@@ -36,54 +39,83 @@ impl LineReader {
 
     /// The innermost source line of `address` (the object's own link-time address).
     pub fn locate(&self, address: u64) -> Option<SourceLine> {
-        let loader = self.loader.as_ref()?;
-        let mut frames = loader.find_frames(address).ok()?;
-        let frame = frames.next().ok()??;
-        let location = frame.location?;
-        let function = frame
-            .function
-            .and_then(|f| f.demangle().ok().map(|name| name.into_owned()))
-            .unwrap_or_else(|| "??".to_string());
-        Some(SourceLine { file: location.file?.to_string(), line: location.line?, function })
+        self.frames(address).into_iter().next()
+    }
+
+    /// The source frames of `address`, innermost first: the inlined functions it is in, each
+    /// at its line, then the function they were inlined into (`addr2line -i`'s order). Empty
+    /// where the address has no line; a frame without a line ends the chain.
+    pub fn frames(&self, address: u64) -> Vec<SourceLine> {
+        let mut out = Vec::new();
+        let Some(mut frames) = self.loader.as_ref().and_then(|l| l.find_frames(address).ok()) else { return out };
+        while let Ok(Some(frame)) = frames.next() {
+            let Some((file, line)) = frame.location.and_then(|l| Some((l.file?.to_string(), l.line?))) else { break };
+            let function = frame
+                .function
+                .and_then(|f| f.demangle().ok().map(|name| name.into_owned()))
+                .unwrap_or_else(|| "??".to_string());
+            out.push(SourceLine { file, line, function });
+        }
+        out
+    }
+}
+
+/// Source frames of located addresses, each object's DWARF read once, each address looked up
+/// once (shared by `--lines`, `--inline` and the exports).
+pub struct Sources {
+    dirs: Vec<PathBuf>,
+    readers: RefCell<HashMap<usize, LineReader>>,
+    memo: RefCell<HashMap<(usize, u64), Rc<[SourceLine]>>>,
+}
+
+impl Sources {
+    /// Separate debug files are looked for under `dirs` ([`crate::debug_file`]).
+    pub fn new(dirs: Vec<PathBuf>) -> Sources {
+        Sources { dirs, readers: RefCell::default(), memo: RefCell::default() }
+    }
+
+    /// The source frames at `l` (innermost first; see [`LineReader::frames`]); none for an
+    /// object that could not be read or has no line tables.
+    pub fn frames(&self, symbolizer: &Symbolizer, l: &Location) -> Rc<[SourceLine]> {
+        let Some(address) = l.address else { return Rc::from([]) };
+        if let Some(found) = self.memo.borrow().get(&(l.object, address)) {
+            return found.clone();
+        }
+        let mut readers = self.readers.borrow_mut();
+        let reader = readers.entry(l.object).or_insert_with(|| match &symbolizer.object(l.object).file {
+            Some(file) => LineReader::open(&file.path, &self.dirs),
+            None => LineReader { loader: None },
+        });
+        let frames: Rc<[SourceLine]> = reader.frames(address).into();
+        self.memo.borrow_mut().insert((l.object, address), frames.clone());
+        frames
     }
 }
 
 /// Samples per source line, most first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineProfile {
-    /// (line, samples), most samples first; samples without a line are in `unknown`.
-    pub lines: Vec<(SourceLine, u64)>,
+    /// (line, object index, samples), most samples first; samples without a line are in
+    /// `unknown`.
+    pub lines: Vec<(SourceLine, usize, u64)>,
     pub unknown: u64,
     pub total: u64,
 }
 
 impl LineProfile {
-    /// Look up every sample's line in its object (each object's DWARF read once; separate
-    /// debug files searched under `dirs`).
-    pub fn build(samples: &[Sample], symbolizer: &Symbolizer, dirs: &[std::path::PathBuf]) -> LineProfile {
-        let mut readers: HashMap<usize, LineReader> = HashMap::default();
-        let mut counts: HashMap<SourceLine, u64> = HashMap::default();
+    /// Look up every sample's innermost line.
+    pub fn build(samples: &[Sample], symbolizer: &Symbolizer, sources: &Sources) -> LineProfile {
+        let mut counts: HashMap<(SourceLine, usize), u64> = HashMap::default();
         let (mut unknown, mut total) = (0u64, 0u64);
         for s in samples {
             total = total.saturating_add(s.count);
-            let l = &s.location;
-            let line = l.address.and_then(|address| {
-                let reader = readers.entry(l.object).or_insert_with(|| {
-                    let object = symbolizer.object(l.object);
-                    match &object.file {
-                        Some(file) => LineReader::open(&file.path, dirs),
-                        None => LineReader { loader: None },
-                    }
-                });
-                reader.locate(address)
-            });
-            match line {
-                Some(line) => *counts.entry(line).or_insert(0) += s.count,
+            match sources.frames(symbolizer, &s.location).first() {
+                Some(line) => *counts.entry((line.clone(), s.location.object)).or_insert(0) += s.count,
                 None => unknown = unknown.saturating_add(s.count),
             }
         }
-        let mut lines: Vec<(SourceLine, u64)> = counts.into_iter().collect();
-        lines.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut lines: Vec<(SourceLine, usize, u64)> = counts.into_iter().map(|((l, o), n)| (l, o, n)).collect();
+        lines.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| (&a.0, a.1).cmp(&(&b.0, b.1))));
         LineProfile { lines, unknown, total }
     }
 
@@ -94,7 +126,7 @@ impl LineProfile {
         let _ = writeln!(out, "Source lines (top {shown} of {}; innermost, inlined code included):", self.lines.len());
         let _ = writeln!(out, "{:>9} {:>7}  line  function", "samples", "%");
         let share = |n: u64| if self.total == 0 { 0.0 } else { n as f64 * 100.0 / self.total as f64 };
-        for (l, n) in self.lines.iter().take(shown) {
+        for (l, _, n) in self.lines.iter().take(shown) {
             let _ = writeln!(out, "{n:>9} {:>7.2}  {}:{}  {}", share(*n), l.file, l.line, l.function);
         }
         if self.unknown > 0 {

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use crate::flat::FlatProfile;
+use crate::lines::Sources;
 use crate::profile::{ChildProfile, Profile};
 use crate::report::count;
 use crate::stacks::StackProfile;
@@ -48,14 +49,21 @@ pub fn root_frame(program: &str, pid: u32) -> String {
     format!("{} [pid {pid}]", base_name(program))
 }
 
-/// Locate and name every child's samples and stacks.
-pub fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer) -> Vec<ProcessAnalysis> {
+/// Locate and name every child's samples and stacks (inlined functions as their own with
+/// `inline`, as the program's).
+pub fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Vec<ProcessAnalysis> {
     children
         .iter()
         .map(|c| {
             let samples = symbolizer.locate(&c.profile);
-            let stacks = StackProfile::build(&c.profile, symbolizer);
-            let flat = FlatProfile::build(&samples, symbolizer, stacks.as_ref());
+            let stacks = StackProfile::build(&c.profile, symbolizer, inline);
+            let flat = match inline {
+                Some(sources) => {
+                    let innermost = crate::stacks::innermost_inlined(&samples, symbolizer, sources);
+                    FlatProfile::build(&innermost, symbolizer, stacks.as_ref())
+                }
+                None => FlatProfile::build(&samples, symbolizer, stacks.as_ref()),
+            };
             ProcessAnalysis {
                 pid: c.pid,
                 parent: c.parent,
@@ -212,7 +220,7 @@ mod tests {
             },
         };
         let own = symbolizer.locate(&program);
-        let children = analyse(&[forked, tool], &mut symbolizer);
+        let children = analyse(&[forked, tool], &mut symbolizer, None);
         assert_eq!(
             render("./prog", &program, &own, &children, &symbolizer),
             "Processes (--children): './prog' and the 2 processes it started, 34 samples:\n\
@@ -261,7 +269,7 @@ mod tests {
                 },
             })
             .collect();
-        let analysed = analyse(&children, &mut symbolizer);
+        let analysed = analyse(&children, &mut symbolizer, None);
         let text = render("prog", &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
         let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("prog [pid ")).collect();
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");

@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn hints_for_cut_stacks() {
         let mut symbolizer = crate::stacks::tests::symbolizer();
-        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut symbolizer).unwrap();
+        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut symbolizer, None).unwrap();
         // 1 of 10 truncated: no hint (10 %, not more); 2 of 9: one.
         let few = StackProfile { truncated: 1, total: 10, ..sp.clone() };
         assert_eq!(hints(Some(&few), CallGraph::Dwarf { stack_size: 16384 }), "");
@@ -349,7 +349,7 @@ mod tests {
         let mut symbolizer = crate::stacks::tests::symbolizer();
         let mut p = crate::stacks::tests::profile();
         p.user_ticks = 9;
-        let sp = StackProfile::build(&p, &mut symbolizer).unwrap();
+        let sp = StackProfile::build(&p, &mut symbolizer, None).unwrap();
         let line = summary(&p, Some(&sp), "abc", ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
         // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
@@ -371,7 +371,7 @@ mod tests {
             user_ticks: 4,
             ..Default::default()
         };
-        let sp = StackProfile::build(&walked, &mut s).unwrap();
+        let sp = StackProfile::build(&walked, &mut s, None).unwrap();
         let line = summary(&walked, Some(&sp), "fib", ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 4 of 4 user samples, 0 truncated"), "{line}");
     }

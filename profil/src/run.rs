@@ -390,10 +390,19 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     if let Some(real) = std::fs::canonicalize(&path).ok().filter(|_| args.children) {
         symbolizer = symbolizer.program_also_at(&real.to_string_lossy());
     }
+    // Source lines are read (DWARF parsed) only when asked for.
+    let sources = crate::lines::Sources::new(crate::debug_file::dirs());
+    let inline = args.inline.then_some(&sources);
     let samples = symbolizer.locate(&run.profile);
-    let stacks = StackProfile::build(&run.profile, &mut symbolizer);
-    let flat = FlatProfile::build(&samples, &symbolizer, stacks.as_ref());
-    let children = processes::analyse(&run.profile.processes, &mut symbolizer);
+    let stacks = StackProfile::build(&run.profile, &mut symbolizer, inline);
+    let flat = match inline {
+        Some(sources) => {
+            let innermost = crate::stacks::innermost_inlined(&samples, &mut symbolizer, sources);
+            FlatProfile::build(&innermost, &symbolizer, stacks.as_ref())
+        }
+        None => FlatProfile::build(&samples, &symbolizer, stacks.as_ref()),
+    };
+    let children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
 
     out.start_line()?;
     // The banner introduces the Minix statistics: with -f there are none.
@@ -404,9 +413,9 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     }
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
-    if let Some(top) = args.lines {
-        let dirs = crate::debug_file::dirs();
-        out.write_all(crate::lines::LineProfile::build(&samples, &symbolizer, &dirs).render(top).as_bytes())?;
+    let lines = args.lines.map(|_| crate::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    if let (Some(top), Some(lines)) = (args.lines, &lines) {
+        out.write_all(lines.render(top).as_bytes())?;
         out.write_all(b"\n")?;
     }
     if let Some(sp) = stacks.as_ref().filter(|_| args.callgraph_report) {
@@ -436,6 +445,8 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         symbolizer: &symbolizer,
         stacks: stacks.as_ref(),
         processes: &children,
+        lines: lines.as_ref(),
+        sources: (args.lines.is_some() || args.inline).then_some(&sources),
     };
     exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use crate::lines::Sources;
 use crate::profile::{Frame, Profile};
-use crate::symbolize::{FunctionKey, Location, Symbolizer, PROGRAM};
+use crate::symbolize::{FunctionKey, Location, Sample, Symbolizer};
 
 /// A function that appears on some stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,37 +55,52 @@ pub struct StackProfile {
     pub truncated: u64,
     /// Samples whose stack reaches a process's start routine (`_start`, `__libc_start_main`…).
     pub rooted: u64,
+    /// Where each address of the recorded stacks is (its function, not its inlined ones).
+    pub frame_locations: HashMap<Frame, Location>,
 }
 
 impl StackProfile {
-    /// Name every frame of the profile's stacks; `None` when no stacks were recorded.
-    pub fn build(p: &Profile, symbolizer: &mut Symbolizer) -> Option<StackProfile> {
+    /// Name every frame of the profile's stacks; `None` when no stacks were recorded. With
+    /// `inline` (`--inline`), a frame in inlined code is its function then the functions
+    /// inlined into it there, each a frame named `name (inlined)`, as perf shows them.
+    pub fn build(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Option<StackProfile> {
         if !p.stacks_recorded {
             return None;
         }
         let mut out = StackProfile::default();
-        let mut by_frame: HashMap<Frame, usize> = HashMap::default();
+        // Each address's functions, outermost first (more than one: inlined code).
+        let mut by_frame: HashMap<Frame, Vec<usize>> = HashMap::default();
         let mut by_key: HashMap<FunctionKey, usize> = HashMap::default();
         // Stacks that differ only in addresses inside the same functions are one stack.
         let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
         for st in &p.stacks {
             let mut frames = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
-                let i = *by_frame.entry(f).or_insert_with(|| {
+                let functions = by_frame.entry(f).or_insert_with(|| {
                     let location = match f {
                         Frame::Program(a) => symbolizer.program_sample(a),
                         Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
                         Frame::Kernel(a) => symbolizer.kernel_sample(a),
                     };
-                    let key = FunctionKey::of(&location);
-                    intern(&mut out.functions, &mut by_key, key, || StackFunction {
-                        key,
-                        name: name_of(&location, symbolizer),
-                        location,
-                        server: false,
-                    })
+                    let inlined = match inline {
+                        Some(sources) => inlined_chain(symbolizer, sources, &location),
+                        None => Vec::new(),
+                    };
+                    out.frame_locations.insert(f, location.clone());
+                    std::iter::once(location)
+                        .chain(inlined)
+                        .map(|location| {
+                            let key = FunctionKey::of(&location);
+                            intern(&mut out.functions, &mut by_key, key, || StackFunction {
+                                key,
+                                name: symbolizer.name(&location),
+                                location,
+                                server: false,
+                            })
+                        })
+                        .collect()
                 });
-                frames.push(i);
+                frames.extend_from_slice(functions);
             }
             let rooted = frames.first().is_some_and(|&f| out.functions[f].starts_a_process());
             if rooted {
@@ -110,9 +126,10 @@ impl StackProfile {
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
         for server in &report.servers {
-            let root_location = Location { object: symbolizer.server_object(&server.path), address: None, function: None };
+            let object = symbolizer.server_object(&server.path);
+            let root_location = Location { object, address: None, function: None, inlined: None };
             // One root per daemon, even for two instances of one executable.
-            let root_key = FunctionKey { object: root_location.object, function: Some(u64::MAX - u64::from(server.pid)) };
+            let root_key = FunctionKey { object, function: Some(u64::MAX - u64::from(server.pid)), inlined: None };
             let name = format!("{} [pid {}]", symbolizer.object(root_location.object).name, server.pid);
             let root = intern(&mut self.functions, &mut by_key, root_key, || StackFunction {
                 key: root_key,
@@ -129,7 +146,7 @@ impl StackProfile {
                     let key = FunctionKey::of(&location);
                     named.push(intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,
-                        name: name_of(&location, symbolizer),
+                        name: symbolizer.name(&location),
                         location,
                         server: true,
                     }));
@@ -191,6 +208,26 @@ impl StackProfile {
     }
 }
 
+/// The inlined functions at `l`, outermost first (the ones its source frames name above the
+/// function itself).
+pub fn inlined_chain(symbolizer: &mut Symbolizer, sources: &Sources, l: &Location) -> Vec<Location> {
+    let frames = sources.frames(symbolizer, l);
+    let inner = frames.len().saturating_sub(1);
+    frames[..inner].iter().rev().map(|f| symbolizer.inlined_at(l, &f.function)).collect()
+}
+
+/// `samples` with each one's location replaced by the innermost inlined function it is in,
+/// where it is in one (`--inline`: the flat profile's self samples go to inlined code).
+pub fn innermost_inlined(samples: &[Sample], symbolizer: &mut Symbolizer, sources: &Sources) -> Vec<Sample> {
+    samples
+        .iter()
+        .map(|s| match inlined_chain(symbolizer, sources, &s.location).pop() {
+            Some(location) => Sample { location, ..s.clone() },
+            None => s.clone(),
+        })
+        .collect()
+}
+
 /// The index of function `key` in `functions`, added as `make` builds it on first sight.
 fn intern(
     functions: &mut Vec<StackFunction>,
@@ -220,19 +257,13 @@ const PROCESS_START_FUNCTIONS: &[&str] =
 impl StackFunction {
     /// Is this a process's start routine, the root of its stacks?
     fn starts_a_process(&self) -> bool {
-        self.location.function.as_ref().is_some_and(|f| PROCESS_START_FUNCTIONS.contains(&f.name.as_str()))
+        starts_a_process(&self.location)
     }
 }
 
-/// The flat profile's name for a location.
-fn name_of(l: &Location, symbolizer: &Symbolizer) -> String {
-    let object = (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.as_str());
-    match (&l.function, object) {
-        (Some(f), None) => f.name.clone(),
-        (Some(f), Some(o)) => format!("{} [{o}]", f.name),
-        (None, Some(o)) => format!("[{o}]"),
-        (None, None) => "[unknown]".into(),
-    }
+/// Is `l` in a process's start routine, the root of its stacks?
+pub fn starts_a_process(l: &Location) -> bool {
+    l.function.as_ref().is_some_and(|f| PROCESS_START_FUNCTIONS.contains(&f.name.as_str()))
 }
 
 #[cfg(test)]
@@ -275,7 +306,7 @@ pub mod tests {
     #[test]
     fn names_merges_and_counts_stacks() {
         let mut s = symbolizer();
-        let sp = StackProfile::build(&profile(), &mut s).unwrap();
+        let sp = StackProfile::build(&profile(), &mut s, None).unwrap();
         let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
         let got: Vec<_> = sp.stacks.iter().map(|st| (names(st), st.truncated, st.count)).collect();
         assert_eq!(
@@ -324,7 +355,7 @@ pub mod tests {
             ],
             ..Default::default()
         };
-        let sp = StackProfile::build(&p, &mut s).unwrap();
+        let sp = StackProfile::build(&p, &mut s, None).unwrap();
         let got: Vec<(Vec<&str>, bool, u64)> = sp
             .stacks
             .iter()
@@ -363,7 +394,7 @@ pub mod tests {
             }],
             ..Default::default()
         });
-        (StackProfile::build(&p, &mut s).unwrap(), s)
+        (StackProfile::build(&p, &mut s, None).unwrap(), s)
     }
 
     #[test]
@@ -389,6 +420,6 @@ pub mod tests {
     #[test]
     fn no_stacks_recorded_is_none() {
         let mut s = symbolizer();
-        assert_eq!(StackProfile::build(&Profile::default(), &mut s), None);
+        assert_eq!(StackProfile::build(&Profile::default(), &mut s, None), None);
     }
 }

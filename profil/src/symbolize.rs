@@ -39,21 +39,27 @@ pub struct Location {
     /// The address in the object's own link-time addresses (what `nm` shows for it); `None`
     /// where the object could not be read.
     pub address: Option<u64>,
-    /// The function (or unnamed range) holding it; `None` where the object could not be read.
+    /// The function (or unnamed range) holding it; `None` where the object could not be read,
+    /// and for an inlined function.
     pub function: Option<Function>,
+    /// An inlined function (`--inline`): its name's id ([`Symbolizer::inlined_name`]); such a
+    /// location is one frame of the inline chain at `address`, not a symbol.
+    pub inlined: Option<u32>,
 }
 
 /// What makes a function one entry of a profile: its object and its start address there
-/// (`None` where the object could not be read: all of it is one entry).
+/// (`None` where the object could not be read: all of it is one entry), or, for an inlined
+/// function, its object and name (wherever it was inlined: one entry, as perf shows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FunctionKey {
     pub object: usize,
     pub function: Option<u64>,
+    pub inlined: Option<u32>,
 }
 
 impl FunctionKey {
     pub fn of(l: &Location) -> FunctionKey {
-        FunctionKey { object: l.object, function: l.function.as_ref().map(|f| f.addr) }
+        FunctionKey { object: l.object, function: l.function.as_ref().map(|f| f.addr), inlined: l.inlined }
     }
 }
 
@@ -69,6 +75,9 @@ pub struct Sample {
 /// Names samples; loads each object at most once.
 pub struct Symbolizer {
     objects: Vec<Object>,
+    /// Names of inlined functions (`--inline`), by id.
+    inlined: Vec<String>,
+    inlined_ids: HashMap<String, u32>,
     by_path: HashMap<String, usize>,
     /// The kernel's ELF, to name kernel samples by (Redox), and its object once loaded.
     kernel_path: Option<std::path::PathBuf>,
@@ -80,7 +89,14 @@ impl Symbolizer {
     pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
         let path = program.path.display().to_string();
         let program = Object { name: base_name(name), path: path.clone(), file: Some(program) };
-        Symbolizer { objects: vec![program], by_path: HashMap::default(), kernel_path: None, kernel: None }
+        Symbolizer {
+            objects: vec![program],
+            inlined: Vec::new(),
+            inlined_ids: HashMap::default(),
+            by_path: HashMap::default(),
+            kernel_path: None,
+            kernel: None,
+        }
     }
 
     /// Name kernel samples from the kernel's ELF at `path` (read on first use).
@@ -115,6 +131,37 @@ impl Symbolizer {
         out
     }
 
+    /// The location of inlined function `name` at `l`'s address (a frame of its inline chain).
+    pub fn inlined_at(&mut self, l: &Location, name: &str) -> Location {
+        let next = self.inlined.len() as u32;
+        let id = *self.inlined_ids.entry(name.to_string()).or_insert(next);
+        if id == next {
+            self.inlined.push(name.to_string());
+        }
+        Location { object: l.object, address: l.address, function: None, inlined: Some(id) }
+    }
+
+    /// The name of inlined function `id` ([`Symbolizer::inlined_at`]).
+    pub fn inlined_name(&self, id: u32) -> &str {
+        self.inlined.get(id as usize).map_or("??", String::as_str)
+    }
+
+    /// How reports name a location: `fib`, `memcpy [libc.so.6]`, `[vdso]`, an inlined
+    /// function as `square (inlined)`.
+    pub fn name(&self, l: &Location) -> String {
+        let object = (l.object != PROGRAM).then(|| self.object(l.object).name.as_str());
+        let function = match (l.inlined, &l.function) {
+            (Some(id), _) => Some(format!("{} (inlined)", self.inlined_name(id))),
+            (None, f) => f.as_ref().map(|f| f.name.clone()),
+        };
+        match (function, object) {
+            (Some(f), None) => f,
+            (Some(f), Some(o)) => format!("{f} [{o}]"),
+            (None, Some(o)) => format!("[{o}]"),
+            (None, None) => "[unknown]".into(),
+        }
+    }
+
     /// Is object `i` the kernel?
     pub fn is_kernel(&self, i: usize) -> bool {
         self.kernel == Some(i)
@@ -130,13 +177,13 @@ impl Symbolizer {
             self.objects.len() - 1
         });
         let function = self.objects[object].file.as_ref().map(|f| f.symbols.resolve(addr));
-        Location { object, address: function.as_ref().map(|_| addr), function }
+        Location { object, address: function.as_ref().map(|_| addr), function, inlined: None }
     }
 
     /// A sample in the program's text, at link-time address `addr`.
     pub fn program_sample(&self, addr: u64) -> Location {
         let function = self.objects[PROGRAM].file.as_ref().map(|f| f.symbols.resolve(addr));
-        Location { object: PROGRAM, address: Some(addr), function }
+        Location { object: PROGRAM, address: Some(addr), function, inlined: None }
     }
 
     /// A sample outside the program's text, at runtime address `addr`.
@@ -144,13 +191,13 @@ impl Symbolizer {
         // The latest mapping wins: an address range can be unmapped and reused.
         let Some(m) = mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len) else {
             let object = self.object_for("");
-            return Location { object, address: None, function: None };
+            return Location { object, address: None, function: None, inlined: None };
         };
         let object = self.object_for_file(&m.path, m.source());
         let file = self.objects[object].file.as_ref();
         let address = file.and_then(|f| f.address_in_mapping(m, addr));
         let function = file.zip(address).map(|(f, a)| f.symbols.resolve(a));
-        Location { object, address, function }
+        Location { object, address, function, inlined: None }
     }
 
     /// Use `file` for the object at `path` instead of reading it (objects that are not on
@@ -178,7 +225,7 @@ impl Symbolizer {
     pub fn server_sample(&mut self, path: &str, addr: u64) -> Location {
         let object = self.object_for(path);
         let function = self.objects[object].file.as_ref().map(|f| f.symbols.resolve(addr));
-        Location { object, address: function.as_ref().map(|_| addr), function }
+        Location { object, address: function.as_ref().map(|_| addr), function, inlined: None }
     }
 
     fn object_for(&mut self, path: &str) -> usize {

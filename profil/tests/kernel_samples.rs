@@ -77,7 +77,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
 
     let mut symbolizer = Symbolizer::new(program(), "fib").with_kernel(&elf);
     let samples = symbolizer.locate(&p);
-    let stacks = StackProfile::build(&p, &mut symbolizer).unwrap();
+    let stacks = StackProfile::build(&p, &mut symbolizer, None).unwrap();
     let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
     let names: Vec<(String, u64, Option<u64>)> = flat.entries.iter().map(|e| (e.name(), e.samples, e.total)).collect();
     assert_eq!(
@@ -116,6 +116,8 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         symbolizer: &symbolizer,
         stacks: Some(&stacks),
         processes: &[],
+        lines: None,
+        sources: None,
     };
     let doc: serde_json::Value = serde_json::from_str(&profil::exports::json::render(&analysis)).unwrap();
     assert_eq!(doc["sampling"], serde_json::json!({"source": "nmi-hpet", "rate": 1000}));

@@ -167,3 +167,114 @@ fn compressed_debug_sections_are_read() {
     assert!(compared > 10, "{compared}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `addr2line -i -f -C -e FILE ADDR`: every frame, innermost first: (function, file, line).
+fn addr2line_chain(file: &std::path::Path, address: u64) -> Vec<(String, String, u32)> {
+    let o = Command::new("addr2line").args(["-i", "-f", "-C", "-e"]).arg(file).arg(format!("{address:#x}")).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .chunks(2)
+        .filter_map(|pair| {
+            let place = pair.get(1)?.split(" (").next()?;
+            let (file, line) = place.rsplit_once(':')?;
+            Some((pair[0].to_string(), file.to_string(), line.parse().ok()?))
+        })
+        .take_while(|f| f.0 != "??")
+        .collect()
+}
+
+/// `--inline`: every sampled address's inline chain is addr2line's, frame for frame; the flat
+/// profile gives each inlined function exactly the samples whose innermost frame it is (the
+/// function they are inlined into keeps the rest), and the stacks, the JSON `lines` and
+/// `go tool pprof -lines` (from `--pprof`) say the same.
+#[test]
+fn inlined_functions_are_frames_of_their_own() {
+    let dir = scratch("lines-inline");
+    let exe = compile("cc", "inline.c", &["-O2", "-g"], &dir);
+    let (json, folded, pb) = (dir.join("p.json"), dir.join("c.txt"), dir.join("p.pb.gz"));
+    let o = {
+        let _s = session();
+        profil(&[
+            "-f",
+            "-g",
+            "--inline",
+            "--lines=all",
+            "--json",
+            json.to_str().unwrap(),
+            "--collapsed",
+            folded.to_str().unwrap(),
+            "--pprof",
+            pb.to_str().unwrap(),
+            exe.to_str().unwrap(),
+            "300000000",
+        ])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let reader = profil::lines::LineReader::open(&exe, &[]);
+    // Self samples by innermost function, as addr2line names it ("(inlined)" when it is).
+    let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
+    for s in doc["samples"].as_array().unwrap().iter().filter(|s| s["object"].is_null()) {
+        let address = s["object_address"].as_u64().unwrap();
+        let chain = addr2line_chain(&exe, address);
+        let ours: Vec<(String, String, u32)> = reader.frames(address).into_iter().map(|l| (l.function, l.file, l.line)).collect();
+        assert_eq!(ours, chain, "{address:#x}");
+        let name = match chain.len() {
+            0 => s["function"].as_str().unwrap().to_string(),
+            1 => chain[0].0.clone(),
+            _ => format!("{} (inlined)", chain[0].0),
+        };
+        *expected.entry(name).or_default() += s["count"].as_u64().unwrap();
+    }
+    let flat: std::collections::BTreeMap<String, u64> =
+        flat_rows(&out).into_iter().filter(|r| r.0 > 0 && expected.contains_key(&r.2)).map(|r| (r.2, r.0)).collect();
+    assert_eq!(flat, expected, "{out}");
+    assert!(expected.contains_key("square (inlined)") && expected.contains_key("mix (inlined)"), "{expected:?}");
+    // The stacks: square inlined into mix inlined into step.
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    assert!(folded.lines().any(|l| l.contains(";main;step;mix (inlined);square (inlined) ")), "{folded}");
+    // JSON lines: the report's, row for row.
+    let report: Vec<(u64, String)> = out[out.find("Source lines").unwrap()..]
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty() && !l.contains("(no line information)"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].parse().unwrap(), format!("{} {}", w[2], w[3..].join(" ")))
+        })
+        .collect();
+    let json_lines: Vec<(u64, String)> = doc["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["samples"].as_u64().unwrap(), format!("{}:{} {}", l["file"].as_str().unwrap(), l["line"], l["function"].as_str().unwrap())))
+        .collect();
+    assert_eq!(json_lines, report);
+    // go tool pprof -lines: the same samples per source line.
+    if installed("go", "golang-go") {
+        let g = Command::new("go")
+            .args(["tool", "pprof", "-top", "-lines", "-nodecount=1000", "-sample_index=samples"])
+            .arg(&pb)
+            .env("HOME", &dir)
+            .output()
+            .unwrap();
+        let top = String::from_utf8_lossy(&g.stdout).into_owned();
+        assert!(g.status.success(), "{top}{}", String::from_utf8_lossy(&g.stderr));
+        // Rows: flat flat% sum% cum cum% function file:line [(inline)].
+        let mut pprof_lines: Vec<(u64, String)> = top
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let flat: u64 = w.first()?.parse().ok()?;
+                (flat > 0 && w.len() >= 7).then(|| (flat, format!("{} {}", w[6], w[5])))
+            })
+            .collect();
+        pprof_lines.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut ours = report.clone();
+        ours.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        assert_eq!(pprof_lines, ours, "{top}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn recorded_stacks_root_first_truncated_ones_marked() {
         let mut s = crate::stacks::tests::symbolizer();
-        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s).unwrap();
+        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s, None).unwrap();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         assert_eq!(
             render("/bin/abc", &flat, Some(&sp)),

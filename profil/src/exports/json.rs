@@ -1,6 +1,6 @@
 //! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 5:
-//! version 4 had no `processes`, 3 no `sampling`, version 2 no `servers` and `server_stacks`,
-//! version 1 no call stacks).
+//! version 4 had no `processes` and `lines`, 3 no `sampling`, version 2 no `servers` and
+//! `server_stacks`, version 1 no call stacks).
 //!
 //! Written by hand: the structure is small and fixed, and strings are escaped per RFC 8259
 //! (`"`, `\`, and every control character); the tests parse the output with serde_json.
@@ -15,12 +15,12 @@ use crate::report::ExitKind;
 use crate::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
-/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`).
+/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`).
 pub const SCHEMA_VERSION: u32 = 5;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
-    let Analysis { run, flat, samples, symbolizer, stacks, processes } = *a;
+    let Analysis { run, flat, samples, symbolizer, stacks, processes, lines, .. } = *a;
     let p = &run.profile;
     let d = &p.data;
     let mut o = String::new();
@@ -120,6 +120,29 @@ pub fn render(a: &Analysis) -> String {
         Some(sp) => {
             let _ = writeln!(o, "  \"stacks\": {},", stack_array(sp, &sp.stacks, "  "));
             let _ = writeln!(o, "  \"server_stacks\": {},", stack_array(sp, &sp.servers, "  "));
+        }
+    }
+    // The profile by source line (--lines): every line, most samples first; null without it.
+    match lines {
+        None => {
+            let _ = writeln!(o, "  \"lines\": null,");
+        }
+        Some(lp) => {
+            let rows: Vec<String> = lp
+                .lines
+                .iter()
+                .map(|(l, object, n)| {
+                    let object = (*object != PROGRAM).then(|| symbolizer.object(*object).name.as_str());
+                    format!(
+                        "\n    {{\"file\": {}, \"line\": {}, \"function\": {}, \"object\": {}, \"samples\": {n}}}",
+                        string(&l.file),
+                        l.line,
+                        string(&l.function),
+                        optional(object)
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "  \"lines\": [{}{}],", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
         }
     }
     // The processes the program started (--children), each with its own profile; null when
@@ -282,7 +305,7 @@ mod tests {
         ]);
         let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib");
         let samples = symbolizer.locate(&profile);
-        let stacks = StackProfile::build(&profile, &mut symbolizer).unwrap();
+        let stacks = StackProfile::build(&profile, &mut symbolizer, None).unwrap();
         let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
         let run = Outcome {
             program: "./fib".into(),
@@ -297,7 +320,7 @@ mod tests {
     #[test]
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None };
         // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
         if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
             std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
@@ -309,7 +332,7 @@ mod tests {
     #[test]
     fn a_run_without_stacks_is_valid_json() {
         let (run, flat, samples, symbolizer, _) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
@@ -317,7 +340,7 @@ mod tests {
     #[test]
     fn document_parses_with_the_documented_fields() {
         let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(v["version"], 5);
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");

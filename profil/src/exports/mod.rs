@@ -74,6 +74,11 @@ pub struct Analysis<'a> {
     pub stacks: Option<&'a StackProfile>,
     /// The processes the program started, where followed (`--children`).
     pub processes: &'a [crate::processes::ProcessAnalysis],
+    /// The profile by source line (`--lines`).
+    pub lines: Option<&'a crate::lines::LineProfile>,
+    /// Source frames of addresses, where lines were asked for (`--lines`, `--inline`): pprof
+    /// then has a location per address with its lines.
+    pub sources: Option<&'a crate::lines::Sources>,
 }
 
 /// Where one export goes.

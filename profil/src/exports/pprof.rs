@@ -80,6 +80,12 @@ pub struct Mapping {
     pub filename: i64,
     #[prost(bool, tag = "7")]
     pub has_functions: bool,
+    #[prost(bool, tag = "8")]
+    pub has_filenames: bool,
+    #[prost(bool, tag = "9")]
+    pub has_line_numbers: bool,
+    #[prost(bool, tag = "10")]
+    pub has_inline_frames: bool,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -98,6 +104,8 @@ pub struct Location {
 pub struct Line {
     #[prost(uint64, tag = "1")]
     pub function_id: u64,
+    #[prost(int64, tag = "2")]
+    pub line: i64,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -108,6 +116,8 @@ pub struct Function {
     pub name: i64,
     #[prost(int64, tag = "3")]
     pub system_name: i64,
+    #[prost(int64, tag = "4")]
+    pub filename: i64,
 }
 
 /// Interned strings; index 0 is "" as the format requires.
@@ -135,38 +145,80 @@ impl Strings {
 }
 
 /// Functions (as locations) and their objects (as mappings), numbered from 1.
+#[derive(Default)]
 struct Builder {
     strings: Strings,
     profile: Profile,
     /// (object index or usize::MAX for the truncated marker, name) -> location id.
     locations: HashMap<(usize, String), u64>,
     mappings: HashMap<usize, u64>,
+    /// With source lines: (object, address) -> location id, (name, file) -> function id.
+    addresses: HashMap<(usize, u64), u64>,
+    functions: HashMap<(String, String), u64>,
 }
 
 impl Builder {
+    /// The mapping of object `i`, whose file is `path`.
+    fn mapping(&mut self, i: usize, path: &str) -> u64 {
+        if let Some(&m) = self.mappings.get(&i) {
+            return m;
+        }
+        let id = self.profile.mapping.len() as u64 + 1;
+        let filename = self.strings.get(path);
+        self.profile.mapping.push(Mapping { id, filename, has_functions: true, ..Default::default() });
+        self.mappings.insert(i, id);
+        id
+    }
+
+    /// The function `name` of source file `file` (empty: none known).
+    fn function(&mut self, name: &str, file: &str) -> u64 {
+        if let Some(&id) = self.functions.get(&(name.to_string(), file.to_string())) {
+            return id;
+        }
+        let id = self.profile.function.len() as u64 + 1;
+        let (name_index, filename) = (self.strings.get(name), self.strings.get(file));
+        self.profile.function.push(Function { id, name: name_index, system_name: name_index, filename });
+        self.functions.insert((name.to_string(), file.to_string()), id);
+        id
+    }
+
+    /// The location of one address of an object, with its source lines (innermost first,
+    /// as pprof lists inlined frames) or, where it has none, the report's name of it.
+    fn address(&mut self, a: &Analysis, sources: &crate::lines::Sources, l: &crate::symbolize::Location) -> u64 {
+        let key = (l.object, l.address.unwrap_or(u64::MAX));
+        if let Some(&id) = self.addresses.get(&key) {
+            return id;
+        }
+        let ob = a.symbolizer.object(l.object);
+        let mapping_id = self.mapping(l.object, if ob.path.is_empty() { &ob.name } else { &ob.path });
+        let frames = sources.frames(a.symbolizer, l);
+        let line: Vec<Line> = if frames.is_empty() {
+            vec![Line { function_id: self.function(&a.symbolizer.name(l), ""), line: 0 }]
+        } else {
+            frames.iter().map(|f| Line { function_id: self.function(&f.function, &f.file), line: i64::from(f.line) }).collect()
+        };
+        if let Some(m) = self.profile.mapping.get_mut(mapping_id as usize - 1).filter(|_| !frames.is_empty()) {
+            (m.has_filenames, m.has_line_numbers, m.has_inline_frames) = (true, true, true);
+        }
+        let id = self.profile.location.len() as u64 + 1;
+        self.profile.location.push(Location { id, mapping_id, address: l.address.unwrap_or(0), line });
+        self.addresses.insert(key, id);
+        id
+    }
     fn location(&mut self, object: Option<(usize, &str, u64)>, name: &str) -> u64 {
         let obj = object.map_or(usize::MAX, |o| o.0);
         if let Some(&id) = self.locations.get(&(obj, name.to_string())) {
             return id;
         }
         let mapping_id = match object {
-            Some((i, path, _)) => match self.mappings.get(&i) {
-                Some(&m) => m,
-                None => {
-                    let id = self.profile.mapping.len() as u64 + 1;
-                    let filename = self.strings.get(path);
-                    self.profile.mapping.push(Mapping { id, filename, has_functions: true });
-                    self.mappings.insert(i, id);
-                    id
-                }
-            },
+            Some((i, path, _)) => self.mapping(i, path),
             None => 0,
         };
         let id = self.profile.location.len() as u64 + 1;
         let name_index = self.strings.get(name);
-        self.profile.function.push(Function { id, name: name_index, system_name: name_index });
+        self.profile.function.push(Function { id, name: name_index, system_name: name_index, filename: 0 });
         let address = object.map_or(0, |o| o.2);
-        self.profile.location.push(Location { id, mapping_id, address, line: vec![Line { function_id: id }] });
+        self.profile.location.push(Location { id, mapping_id, address, line: vec![Line { function_id: id, line: 0 }] });
         self.locations.insert((obj, name.to_string()), id);
         id
     }
@@ -176,7 +228,7 @@ impl Builder {
 pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let run = a.run;
     let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
-    let mut b = Builder { strings: Strings::new(), profile: Profile::default(), locations: HashMap::default(), mappings: HashMap::default() };
+    let mut b = Builder { strings: Strings::new(), ..Default::default() };
     let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
     b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
     b.profile.period_type = Some(vt(&mut b, "cpu", "nanoseconds"));
@@ -193,10 +245,16 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
         vec![Label { key: pid_key, str: 0, num: i64::from(pid) }, Label { key: process_key, str: name, num: 0 }]
     };
     let label = labels(&mut b, &run.program, run.profile.pid);
-    add_samples(&mut b, a.symbolizer, a.flat, a.stacks, period, &label);
+    match a.sources {
+        Some(sources) => add_addresses(&mut b, a, sources, &run.profile, a.samples, a.stacks, period, &label),
+        None => add_samples(&mut b, a.symbolizer, a.flat, a.stacks, period, &label),
+    }
     for c in a.processes {
         let label = labels(&mut b, &c.program, c.pid);
-        add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), period, &label);
+        match a.sources {
+            Some(sources) => add_addresses(&mut b, a, sources, &c.profile, &c.samples, c.stacks.as_ref(), period, &label),
+            None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), period, &label),
+        }
     }
     let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
     b.profile.duration_nanos = (user as i64).saturating_mul(period);
@@ -204,6 +262,44 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&b.profile.encode_to_vec())?;
     gz.finish()
+}
+
+/// One process's samples by address, each address a location with its source lines (so `go
+/// tool pprof -list` and `-lines` show lines): its recorded stacks, leaf first, or its
+/// samples; each with `label`. The daemons' stacks (Redox) stay by function.
+#[allow(clippy::too_many_arguments)]
+fn add_addresses(
+    b: &mut Builder,
+    a: &Analysis,
+    sources: &crate::lines::Sources,
+    profile: &crate::profile::Profile,
+    samples: &[crate::symbolize::Sample],
+    stacks: Option<&crate::stacks::StackProfile>,
+    period: i64,
+    label: &[Label],
+) {
+    let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
+    let Some(sp) = stacks else {
+        for s in samples {
+            let id = b.address(a, sources, &s.location);
+            b.profile.sample.push(Sample { location_id: vec![id], value: value(s.count), label: label.to_vec() });
+        }
+        return;
+    };
+    for st in &profile.stacks {
+        let located: Vec<&crate::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
+        let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, sources, l)).collect();
+        // As in the stacks by function: a stack that reaches a start routine is whole.
+        if st.truncated && !located.last().is_some_and(|l| crate::stacks::starts_a_process(l)) {
+            ids.push(b.location(None, TRUNCATED));
+        }
+        b.profile.sample.push(Sample { location_id: ids, value: value(st.count), label: label.to_vec() });
+    }
+    if !sp.servers.is_empty() {
+        let servers_only = crate::stacks::StackProfile { servers: sp.servers.clone(), functions: sp.functions.clone(), ..Default::default() };
+        let none = crate::flat::FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: false };
+        add_samples(b, a.symbolizer, &none, Some(&servers_only), period, label);
+    }
 }
 
 /// One process's samples: its stacks, or its flat profile's functions, each with `label`.
@@ -284,7 +380,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
             p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -302,10 +398,10 @@ mod tests {
     fn stacks_leaf_first_with_both_values() {
         let mut s = crate::stacks::tests::symbolizer();
         let profile = crate::stacks::tests::profile();
-        let sp = StackProfile::build(&profile, &mut s).unwrap();
+        let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(
