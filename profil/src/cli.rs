@@ -216,7 +216,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     };
     let lines = match (m.opt_present("lines"), m.opt_str("lines").as_deref()) {
         (false, _) => None,
-        (true, None) => Some(Some(crate::lines::DEFAULT_TOP)),
+        (true, None) => Some(Some(crate::objects::lines::DEFAULT_TOP)),
         (true, Some("all")) => Some(None),
         (true, Some(other)) => return Err(UsageError(format!("invalid value '{other}' for --lines: expected --lines or --lines=all"))),
     };

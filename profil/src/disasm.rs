@@ -9,8 +9,9 @@ use std::fmt::Write;
 use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, OpKind, SymbolResolver, SymbolResult};
 
 use crate::flat::{FlatEntry, FlatProfile};
-use crate::symbolize::Symbolizer;
-use crate::symbols::SymbolTable;
+use crate::objects::lines::Sources;
+use crate::objects::symbolize::{Location, Symbolizer};
+use crate::objects::symbols::SymbolTable;
 
 /// How many functions `--asm` shows unless `--asm-top` says otherwise.
 pub const DEFAULT_TOP: usize = 3;
@@ -93,8 +94,27 @@ impl SymbolResolver for Names {
     }
 }
 
-/// The instruction view of the `top` hottest functions whose code can be read.
-pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize) -> String {
+/// Source files read for the interleaved listing, each once (`None`: not readable here).
+#[derive(Default)]
+struct SourceFiles(rustc_hash::FxHashMap<String, Option<Vec<String>>>);
+
+impl SourceFiles {
+    /// Line `line` (from 1) of `file`, trimmed, where the file can be read.
+    fn line(&mut self, file: &str, line: u32) -> Option<&str> {
+        let lines = self.0.entry(file.to_string()).or_insert_with(|| {
+            let text = std::fs::read(file).ok()?;
+            Some(String::from_utf8_lossy(&text).lines().map(str::to_string).collect())
+        });
+        lines.as_ref()?.get((line as usize).checked_sub(1)?).map(|l| l.trim())
+    }
+}
+
+/// The instruction view of the `top` hottest functions whose code can be read. With
+/// `sources` and line tables, each run of instructions from one source line has the line
+/// above it (`; inline.c:13  return …;`, the innermost line, as `objdump -S` and perf annotate
+/// interleave them).
+pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: Option<&Sources>) -> String {
+    let mut files = SourceFiles::default();
     let mut out = String::new();
     let hottest: Vec<(&FlatEntry, &[u8])> = flat
         .entries
@@ -131,7 +151,23 @@ pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize) -> String
         let _ = writeln!(out, "  {:>width$} {:>8} {:>7}  instruction", "address", "hits", "%");
         let full = a.lines.len() <= MAX_FULL_LISTING;
         let mut hidden = 0;
+        let mut last_line = None;
         for l in &a.lines {
+            let shown = l.hits > 0 || full;
+            if let Some(sources) = sources.filter(|_| shown) {
+                let at = Location { object: c.object, address: Some(l.address), function: None, inlined: None };
+                let frames = sources.frames(symbolizer, &at);
+                let here = frames.first().map(|f| (f.file.clone(), f.line));
+                if here.is_some() && here != last_line {
+                    let (file, line) = here.clone().unwrap_or_default();
+                    let base = file.rsplit('/').next().unwrap_or(&file).to_string();
+                    match files.line(&file, line) {
+                        Some(text) => _ = writeln!(out, "  {:>width$} ; {base}:{line}  {text}", ""),
+                        None => _ = writeln!(out, "  {:>width$} ; {base}:{line}", ""),
+                    }
+                }
+                last_line = here;
+            }
             if l.hits > 0 {
                 let pct = l.hits as f64 * 100.0 / e.samples as f64;
                 let _ = writeln!(out, "  {:>width$x} {:>8} {:>7.2}  {}", l.address, l.hits, pct, l.text);
@@ -169,8 +205,8 @@ mod objdump_form {
 mod tests {
     use super::*;
     use crate::flat::Code;
-    use crate::object_file::ObjectFile;
-    use crate::symbols::Function;
+    use crate::objects::object_file::ObjectFile;
+    use crate::objects::symbols::Function;
 
     /// push %rax; mov $0x1,%eax; inc %eax; jne back to the inc; call 0x1000; pop %rcx; ret
     const CODE: &[u8] =
@@ -237,8 +273,8 @@ mod tests {
             kernel: 0,
             with_totals: false,
         };
-        assert_eq!(render(&flat, &symbolizer, 1), include_str!("../tests/golden/asm_hot.txt"));
+        assert_eq!(render(&flat, &symbolizer, 1, None), include_str!("../tests/golden/asm_hot.txt"));
         // helper's bytes are not in the file: skipped, not a half-empty listing.
-        assert_eq!(render(&flat, &symbolizer, 3).matches("samples, ").count(), 1);
+        assert_eq!(render(&flat, &symbolizer, 3, None).matches("samples, ").count(), 1);
     }
 }

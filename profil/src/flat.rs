@@ -2,14 +2,14 @@
 //! FlatProfile).
 //!
 //! Every user tick is in it: functions of the program by name (or address range, see
-//! [`crate::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
+//! [`crate::objects::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
 //! could not be read as `[name]`.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
 use crate::stacks::StackProfile;
-use crate::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
+use crate::objects::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
 
 /// Where a function's code is, and its exact hits, for the instruction view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,9 +159,9 @@ pub mod tests {
         let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
         (sp, flat)
     }
-    use crate::object_file::ObjectFile;
+    use crate::objects::object_file::ObjectFile;
     use crate::profile::Profile;
-    use crate::symbols::{Function, SymbolTable};
+    use crate::objects::symbols::{Function, SymbolTable};
     use profd::sampler::Mapping;
     use std::path::Path;
 

@@ -1,11 +1,8 @@
 //! profil: run a program under Minix-style profiling and report where its time went.
 //!
 //! * [`cli`] — the options (one place, with their help).
-//! * [`elf`] — finding and reading the program (goblin).
-//! * [`object_file`] — one ELF object's segments, bytes and functions; [`symbols`] — function
-//!   names and how unnamed code is named; [`eh_frame`] — function ranges of stripped code.
-//! * [`symbolize`] — which object and function each sample fell in; [`lines`] — which source
-//!   line (`--lines`, DWARF through addr2line).
+//! * [`objects`] — reading the program and the other objects, their symbols and debug
+//!   information: which object, function and source line each address is in.
 //! * [`privilege`] — whose process the program will be (set-user-ID programs).
 //! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol; [`interrupt`] —
 //!   Ctrl-C and other signals that end a run early.
@@ -23,16 +20,12 @@
 pub mod backend;
 pub mod callgraph;
 pub mod cli;
-pub mod debug_file;
 pub mod disasm;
-pub mod eh_frame;
-pub mod elf;
 pub mod exports;
 pub mod flat;
 pub mod interrupt;
 pub mod launch;
-pub mod lines;
-pub mod object_file;
+pub mod objects;
 pub mod privilege;
 pub mod processes;
 pub mod profile;
@@ -41,5 +34,3 @@ pub mod report_out;
 pub mod run;
 pub mod servers;
 pub mod stacks;
-pub mod symbolize;
-pub mod symbols;

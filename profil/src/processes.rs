@@ -6,11 +6,11 @@
 use std::fmt::Write;
 
 use crate::flat::FlatProfile;
-use crate::lines::Sources;
+use crate::objects::lines::Sources;
 use crate::profile::{ChildProfile, Profile};
 use crate::report::count;
 use crate::stacks::StackProfile;
-use crate::symbolize::{Sample, Symbolizer};
+use crate::objects::symbolize::{Sample, Symbolizer};
 
 /// Functions shown per child process.
 pub const TOP_FUNCTIONS: usize = 10;
@@ -164,8 +164,8 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object_file::ObjectFile;
-    use crate::symbols::{Function, SymbolTable};
+    use crate::objects::object_file::ObjectFile;
+    use crate::objects::symbols::{Function, SymbolTable};
     use profd::sampler::Mapping;
     use std::path::Path;
 

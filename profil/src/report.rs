@@ -353,12 +353,12 @@ mod tests {
         let line = summary(&p, Some(&sp), "abc", ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
         // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
-        let symbols = crate::symbols::SymbolTable::new(vec![
-            crate::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
-            crate::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
+        let symbols = crate::objects::symbols::SymbolTable::new(vec![
+            crate::objects::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            crate::objects::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
         ]);
-        let mut s = crate::symbolize::Symbolizer::new(
-            crate::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
+        let mut s = crate::objects::symbolize::Symbolizer::new(
+            crate::objects::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
             "fib",
         );
         let walked = Profile {

@@ -12,7 +12,7 @@ use crate::backend::Profiler;
 use crate::cli::Args;
 use crate::callgraph;
 use crate::disasm;
-use crate::elf::{self, ElfError, ProgramImage};
+use crate::objects::elf::{self, ElfError, ProgramImage};
 use crate::exports::{Analysis, Exports};
 use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
@@ -22,7 +22,7 @@ use crate::report::{self, ExitKind};
 use crate::servers;
 use crate::report_out::ReportOut;
 use crate::stacks::StackProfile;
-use crate::symbolize::Symbolizer;
+use crate::objects::symbolize::Symbolizer;
 
 /// Why a run produced no report.
 #[derive(Debug)]
@@ -199,7 +199,7 @@ fn perf_policy_hint() -> Option<String> {
 /// output).  Returns how profil ends: with the program's exit status, or by the signal that
 /// killed it ([`Ending`]); with 0 for an attached process.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
-    crate::debug_file::use_dirs(&args.debug_dirs);
+    crate::objects::debug_file::use_dirs(&args.debug_dirs);
     if let Some(pid) = args.attach {
         return attach(args, pid).map(Ending::Code);
     }
@@ -280,7 +280,7 @@ fn other_program_warning(pid: u32, file: &Path) -> Option<String> {
     if (running.dev(), running.ino()) == (named.dev(), named.ino()) {
         return None;
     }
-    let (a, b) = (crate::elf::build_id(&exe), crate::elf::build_id(file));
+    let (a, b) = (crate::objects::elf::build_id(&exe), crate::objects::elf::build_id(file));
     if a.is_some() && a == b {
         return None;
     }
@@ -391,7 +391,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         symbolizer = symbolizer.program_also_at(&real.to_string_lossy());
     }
     // Source lines are read (DWARF parsed) only when asked for.
-    let sources = crate::lines::Sources::new(crate::debug_file::dirs());
+    let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
     let samples = symbolizer.locate(&run.profile);
     let stacks = StackProfile::build(&run.profile, &mut symbolizer, inline);
@@ -413,7 +413,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     }
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
-    let lines = args.lines.map(|_| crate::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
     if let (Some(top), Some(lines)) = (args.lines, &lines) {
         out.write_all(lines.render(top).as_bytes())?;
         out.write_all(b"\n")?;
@@ -423,11 +423,11 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         out.write_all(b"\n")?;
     }
     if let Some(top) = args.asm_top {
-        out.write_all(disasm::render(&flat, &symbolizer, top).as_bytes())?;
+        out.write_all(disasm::render(&flat, &symbolizer, top, Some(&sources)).as_bytes())?;
         out.write_all(b"\n")?;
     }
     let servers = run.profile.servers.as_ref().map(|r| {
-        (r, servers::name_servers(r, |path| crate::object_file::ObjectFile::read(path).ok()))
+        (r, servers::name_servers(r, |path| crate::objects::object_file::ObjectFile::read(path).ok()))
     });
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(b"\n")?;

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use profd::formats::{ServerEntry, ServersReport};
 
-use crate::object_file::ObjectFile;
+use crate::objects::object_file::ObjectFile;
 use crate::profile::Profile;
 
 /// Functions shown per daemon.
@@ -135,7 +135,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbols::{Function, SymbolTable};
+    use crate::objects::symbols::{Function, SymbolTable};
     use profd::sampler::Account;
 
     fn report() -> ServersReport {

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::lines::Sources;
+use crate::objects::lines::Sources;
 use crate::profile::{Frame, Profile};
-use crate::symbolize::{FunctionKey, Location, Sample, Symbolizer};
+use crate::objects::symbolize::{FunctionKey, Location, Sample, Symbolizer};
 
 /// A function that appears on some stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,9 +269,9 @@ pub fn starts_a_process(l: &Location) -> bool {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::object_file::ObjectFile;
+    use crate::objects::object_file::ObjectFile;
     use crate::profile::Stack;
-    use crate::symbols::{Function, SymbolTable};
+    use crate::objects::symbols::{Function, SymbolTable};
     use std::path::Path;
 
     pub fn symbolizer() -> Symbolizer {

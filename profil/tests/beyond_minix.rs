@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::*;
-use profil::elf::read_program;
+use profil::objects::elf::read_program;
 
 /// The entry of the flat profile called `name`: (samples, percent).
 fn row(rows: &[(u64, f64, String)], name: &str) -> Option<(u64, f64)> {
@@ -128,7 +128,11 @@ fn instruction_view_of_the_hottest_functions() {
         assert!(header.ends_with(&format!("{:#x}-{:#x} in fib:", f.addr, f.addr + f.size)), "{header}");
         let columns = section.lines().nth(1).unwrap();
         let hits_end = columns.find("hits").unwrap() + "hits".len();
-        let lines: Vec<&str> = section.lines().skip(2).take_while(|l| !l.starts_with("  (")).collect();
+        // Instruction lines (fib keeps line tables: each run of them has its source line above
+        // it, `; main.rs:12  …`).
+        let lines: Vec<&str> =
+            section.lines().skip(2).take_while(|l| !l.starts_with("  (")).filter(|l| !l.trim_start().starts_with("; ")).collect();
+        assert!(section.lines().any(|l| l.trim_start().starts_with("; ") && l.contains(".rs:")), "{section}");
         let addresses: Vec<u64> =
             lines.iter().map(|l| u64::from_str_radix(l.split_whitespace().next().unwrap(), 16).unwrap()).collect();
         let objdump = objdump_lines(&fib, f.addr, f.addr + f.size);

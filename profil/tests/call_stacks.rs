@@ -357,7 +357,9 @@ fn inclusive_shares_agree_with_perf_on_the_same_run() {
     let rec = {
         let _s = session();
         std::process::Command::new("perf")
-            .args(["record", "-q", "-e", "cpu-clock:u", "-c", "250000", "--call-graph", "dwarf,16384", "-o"])
+            // Not profil's period: two timers of one period on one CPU fire in lockstep (see
+            // tests/lines.rs, top_lines_agree_with_perf_srcline).
+            .args(["record", "-q", "-e", "cpu-clock:u", "-c", "229999", "--call-graph", "dwarf,16384", "-o"])
             .arg(&data)
             .arg("--")
             .arg(profil_bin())

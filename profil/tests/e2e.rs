@@ -12,7 +12,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use common::*;
-use profil::elf::read_program;
+use profil::objects::elf::read_program;
 
 #[test]
 fn whole_text_profile_of_fib() {
@@ -141,7 +141,7 @@ fn shares_agree_with_perf_record() {
 
 /// The spec's message, then a line that says what the range must be for fib.
 fn address_range_invalid() -> String {
-    let text = profil::elf::read_program(&fib_bin()).unwrap().layout.text;
+    let text = profil::objects::elf::read_program(&fib_bin()).unwrap().layout.text;
     format!(
         "Profil Error: Address range invalid\n  The text segment is {:#x}-{:#x}: -s and -e must lie within it, -s below -e (-e is exclusive).\n",
         text.start, text.end
@@ -166,7 +166,7 @@ fn range_outside_the_text_is_address_range_invalid() {
     assert_eq!(text(&o).1, address_range_invalid());
     // An interval below the minimum bin size would need more than 1024 bins.
     let o = profil(&["-i", "1", fib_bin().to_str().unwrap()]);
-    let t = profil::elf::read_program(&fib_bin()).unwrap().layout.text;
+    let t = profil::objects::elf::read_program(&fib_bin()).unwrap().layout.text;
     let min = (t.end - t.start).div_ceil(1024);
     assert_eq!(
         text(&o).1,

@@ -31,6 +31,8 @@ fn profil_asks_the_os_for_no_randomness() {
         .args(["-f", "-qq", "-e", "trace=getrandom,execve", "-o"])
         .arg(&log)
         .arg(profil_bin())
+        .args(["-g", "--lines", "--inline", "--children", "--pprof"])
+        .arg(dir.join("p.pb.gz"))
         .arg("--asm")
         .arg("--json")
         .arg(dir.join("p.json"))

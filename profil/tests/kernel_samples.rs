@@ -11,12 +11,12 @@ use std::process::Command;
 use profd::image::TextSegment;
 use profd::{BinLayout, ProfData};
 use profil::flat::FlatProfile;
-use profil::object_file::ObjectFile;
+use profil::objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{summary, ExitKind};
 use profil::stacks::StackProfile;
-use profil::symbolize::Symbolizer;
-use profil::symbols::{Function, SymbolTable};
+use profil::objects::symbolize::Symbolizer;
+use profil::objects::symbols::{Function, SymbolTable};
 
 /// tests/data/kernel.c linked at the x86_64 kernel's addresses, with its symbols.
 fn kernel_elf(dir: &Path) -> PathBuf {

@@ -159,7 +159,7 @@ struct Event {
 struct Children {
     /// The program's own executable mappings (what a child that did not exec inherited).
     program_mappings: Vec<Mapping>,
-    followed: std::collections::HashMap<u32, Followed>,
+    followed: std::collections::BTreeMap<u32, Followed>,
 }
 
 #[derive(Default)]

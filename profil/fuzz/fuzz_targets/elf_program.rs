@@ -1,4 +1,4 @@
-//! The ELF reading path on arbitrary bytes: `profil::elf::parse_program` (the program to
+//! The ELF reading path on arbitrary bytes: `profil::objects::elf::parse_program` (the program to
 //! profile) and `ObjectFile::parse` (a shared object or the vdso, which need not be an
 //! executable), then what the report does with the result: symbol lookup and the naming of
 //! unnamed code (`symbols`, `eh_frame`), runtime -> link-time addresses (`object_file`),
@@ -11,12 +11,12 @@ use libfuzzer_sys::fuzz_target;
 use profd::sampler::Mapping;
 use profd::{BinLayout, ProfData};
 use profil::disasm;
-use profil::elf::parse_program;
+use profil::objects::elf::parse_program;
 use profil::flat::FlatProfile;
-use profil::object_file::ObjectFile;
+use profil::objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{self, ExitKind};
-use profil::symbolize::Symbolizer;
+use profil::objects::symbolize::Symbolizer;
 
 /// Addresses worth asking about: the edges of every function and segment, and some taken
 /// from the input itself.
@@ -96,7 +96,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render();
-    let _ = disasm::render(&flat, &symbolizer, 3);
+    let _ = disasm::render(&flat, &symbolizer, 3, None);
     let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
 }
 

@@ -16,11 +16,11 @@ use libfuzzer_sys::fuzz_target;
 use profd::prof_data::PROF_DATA_SIZE;
 use profil::disasm;
 use profil::flat::FlatProfile;
-use profil::object_file::ObjectFile;
+use profil::objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{self, ExitKind};
-use profil::symbolize::Symbolizer;
-use profil::symbols::{Function, SymbolTable};
+use profil::objects::symbolize::Symbolizer;
+use profil::objects::symbols::{Function, SymbolTable};
 
 fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
     let (head, tail) = data.split_at(n.min(data.len()));
@@ -60,7 +60,7 @@ fuzz_target!(|input: &[u8]| {
     let _ = flat.render();
     // The same reply's `samples` text as `/scheme/prof/stacks`: parsed, named, reported.
     let with_stacks = profile.clone().with_scheme_stacks(&samples_text);
-    if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer) {
+    if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer, None) {
         let located = symbolizer.locate(&with_stacks);
         let flat = FlatProfile::build(&located, &symbolizer, Some(&sp));
         let _ = flat.render();

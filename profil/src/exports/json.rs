@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use crate::exports::Analysis;
 use crate::report::ExitKind;
-use crate::symbolize::PROGRAM;
+use crate::objects::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
 /// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`).
@@ -236,12 +236,12 @@ pub fn string(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::flat::FlatProfile;
-    use crate::object_file::ObjectFile;
+    use crate::objects::object_file::ObjectFile;
     use crate::profile::{Frame, Outcome, Stack};
     use crate::stacks::StackProfile;
-    use crate::symbolize::{Sample, Symbolizer};
+    use crate::objects::symbolize::{Sample, Symbolizer};
     use crate::profile::Profile;
-    use crate::symbols::{Function, SymbolTable};
+    use crate::objects::symbols::{Function, SymbolTable};
     use profd::image::TextSegment;
     use profd::sampler::Mapping;
     use profd::{BinLayout, ProfData, StopReason};

@@ -34,7 +34,7 @@ use crate::cli::Args;
 use crate::flat::FlatProfile;
 use crate::profile::Outcome;
 use crate::stacks::StackProfile;
-use crate::symbolize::{Sample, Symbolizer};
+use crate::objects::symbolize::{Sample, Symbolizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -57,7 +57,7 @@ fn program_arcs(stacks: Option<&StackProfile>) -> Vec<gmon::Arc> {
     let Some(sp) = stacks else { return Vec::new() };
     let start = |f: usize| {
         let k = sp.functions[f].key;
-        k.function.filter(|_| k.object == crate::symbolize::PROGRAM)
+        k.function.filter(|_| k.object == crate::objects::symbolize::PROGRAM)
     };
     sp.arcs()
         .into_iter()
@@ -75,10 +75,10 @@ pub struct Analysis<'a> {
     /// The processes the program started, where followed (`--children`).
     pub processes: &'a [crate::processes::ProcessAnalysis],
     /// The profile by source line (`--lines`).
-    pub lines: Option<&'a crate::lines::LineProfile>,
+    pub lines: Option<&'a crate::objects::lines::LineProfile>,
     /// Source frames of addresses, where lines were asked for (`--lines`, `--inline`): pprof
     /// then has a location per address with its lines.
-    pub sources: Option<&'a crate::lines::Sources>,
+    pub sources: Option<&'a crate::objects::lines::Sources>,
 }
 
 /// Where one export goes.

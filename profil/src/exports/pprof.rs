@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::exports::collapsed::TRUNCATED;
 use crate::exports::Analysis;
-use crate::symbolize::PROGRAM;
+use crate::objects::symbolize::PROGRAM;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct Profile {
@@ -184,7 +184,7 @@ impl Builder {
 
     /// The location of one address of an object, with its source lines (innermost first,
     /// as pprof lists inlined frames) or, where it has none, the report's name of it.
-    fn address(&mut self, a: &Analysis, sources: &crate::lines::Sources, l: &crate::symbolize::Location) -> u64 {
+    fn address(&mut self, a: &Analysis, sources: &crate::objects::lines::Sources, l: &crate::objects::symbolize::Location) -> u64 {
         let key = (l.object, l.address.unwrap_or(u64::MAX));
         if let Some(&id) = self.addresses.get(&key) {
             return id;
@@ -271,9 +271,9 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
 fn add_addresses(
     b: &mut Builder,
     a: &Analysis,
-    sources: &crate::lines::Sources,
+    sources: &crate::objects::lines::Sources,
     profile: &crate::profile::Profile,
-    samples: &[crate::symbolize::Sample],
+    samples: &[crate::objects::symbolize::Sample],
     stacks: Option<&crate::stacks::StackProfile>,
     period: i64,
     label: &[Label],
@@ -287,7 +287,7 @@ fn add_addresses(
         return;
     };
     for st in &profile.stacks {
-        let located: Vec<&crate::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
+        let located: Vec<&crate::objects::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
         let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, sources, l)).collect();
         // As in the stacks by function: a stack that reaches a start routine is whole.
         if st.truncated && !located.last().is_some_and(|l| crate::stacks::starts_a_process(l)) {
@@ -305,7 +305,7 @@ fn add_addresses(
 /// One process's samples: its stacks, or its flat profile's functions, each with `label`.
 fn add_samples(
     b: &mut Builder,
-    symbolizer: &crate::symbolize::Symbolizer,
+    symbolizer: &crate::objects::symbolize::Symbolizer,
     flat: &crate::flat::FlatProfile,
     stacks: Option<&crate::stacks::StackProfile>,
     period: i64,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
-use profil::elf::read_program;
+use profil::objects::elf::read_program;
 
 pub static SESSION: Mutex<()> = Mutex::new(());
 

@@ -4,7 +4,7 @@
 //! functions there), demangled (Rust, then C++).  Code no symbol covers is named by its address
 //! range, as Prospect brackets hits between the nearest known symbols:
 //!
-//! * inside a function the unwind tables describe ([`crate::eh_frame`]), that function's
+//! * inside a function the unwind tables describe ([`crate::objects::eh_frame`]), that function's
 //!   `[start-end]` — exact boundaries, even in a stripped program;
 //! * elsewhere, the gap between the nearest known functions (or the segment's edges).
 //!

@@ -13,9 +13,9 @@ use std::path::Path;
 
 use profd::sampler::Mapping;
 
-use crate::object_file::ObjectFile;
+use crate::objects::object_file::ObjectFile;
 use crate::profile::Profile;
-use crate::symbols::Function;
+use crate::objects::symbols::Function;
 
 /// Index of the program among the objects.
 pub const PROGRAM: usize = 0;
@@ -268,7 +268,7 @@ fn vdso_image() -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbols::SymbolTable;
+    use crate::objects::symbols::SymbolTable;
 
     fn program() -> ObjectFile {
         let symbols = SymbolTable::new(vec![Function { addr: 0x1000, size: 0x100, name: "fib".into() }]);

@@ -9,8 +9,8 @@ use goblin::elf::sym::Symtab;
 pub use profd::file_bytes::FileBytes;
 use profd::sampler::Mapping;
 
-use crate::eh_frame;
-use crate::symbols::{Names, SymbolTable};
+use crate::objects::eh_frame;
+use crate::objects::symbols::{Names, SymbolTable};
 
 /// goblin's `Elf` with what profil reads of it parsed: the headers
 /// ([`profd::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
@@ -122,7 +122,7 @@ impl ObjectFile {
         // A stripped object (no .symtab: stripped programs, distribution libraries) takes the
         // symbols of its separate debug file where there is one (Debian's -dbgsym packages).
         let from_debug_file = || {
-            let debug = crate::debug_file::separate(path, &crate::debug_file::dirs())?;
+            let debug = crate::objects::debug_file::separate(path, &crate::objects::debug_file::dirs())?;
             debug_file_symbols(&debug, code.clone())
         };
         if let Some(symbols) = elf.syms.is_empty().then(from_debug_file).flatten() {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use goblin::elf::{header, program_header, Elf};
 use profd::image::{ImageLayout, LoadSegment, TextSegment};
 
-use crate::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
-use crate::symbols::{Names, SymbolTable};
+use crate::objects::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
+use crate::objects::symbols::{Names, SymbolTable};
 
 /// The program about to be profiled.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::symbolize::{Location, Sample, Symbolizer};
+use crate::objects::symbolize::{Location, Sample, Symbolizer};
 
 /// Lines shown without `--lines=all`.
 pub const DEFAULT_TOP: usize = 30;
@@ -24,17 +24,20 @@ pub struct SourceLine {
     pub function: String,
 }
 
-/// The DWARF of one object, loaded on first use.
+/// How DWARF is read: sections copied out of the file (decompressed where compressed).
+type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+
+/// The DWARF of one object.
 pub struct LineReader {
-    loader: Option<addr2line::Loader>,
+    context: Option<addr2line::Context<Reader>>,
 }
 
 impl LineReader {
     /// The line tables of the ELF file at `path`, or of its separate debug file under `dirs`
-    /// ([`crate::debug_file`]); an object with neither (or unreadable) has none, and its
+    /// ([`crate::objects::debug_file`]); an object with neither (or unreadable) has none, and its
     /// addresses have no line.
     pub fn open(path: &std::path::Path, dirs: &[std::path::PathBuf]) -> LineReader {
-        LineReader { loader: addr2line::Loader::new(crate::debug_file::find(path, dirs)).ok() }
+        LineReader { context: load(&crate::objects::debug_file::find(path, dirs)) }
     }
 
     /// The innermost source line of `address` (the object's own link-time address).
@@ -47,7 +50,9 @@ impl LineReader {
     /// where the address has no line; a frame without a line ends the chain.
     pub fn frames(&self, address: u64) -> Vec<SourceLine> {
         let mut out = Vec::new();
-        let Some(mut frames) = self.loader.as_ref().and_then(|l| l.find_frames(address).ok()) else { return out };
+        let Some(mut frames) = self.context.as_ref().and_then(|c| c.find_frames(address).skip_all_loads().ok()) else {
+            return out;
+        };
         while let Ok(Some(frame)) = frames.next() {
             let Some((file, line)) = frame.location.and_then(|l| Some((l.file?.to_string(), l.line?))) else { break };
             let function = frame
@@ -60,6 +65,20 @@ impl LineReader {
     }
 }
 
+/// The DWARF of the ELF file at `path` (its `.debug_*` sections, `SHF_COMPRESSED` or GNU
+/// `.zdebug_*` ones decompressed), ready for lookups; `None` if it cannot be read.
+fn load(path: &std::path::Path) -> Option<addr2line::Context<Reader>> {
+    use object::{Object, ObjectSection};
+    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
+    let file = object::File::parse(&*bytes).ok()?;
+    let endian = if file.is_little_endian() { gimli::RunTimeEndian::Little } else { gimli::RunTimeEndian::Big };
+    let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let data = file.section_by_name(id.name()).and_then(|s| s.uncompressed_data().ok());
+        Ok(gimli::EndianRcSlice::new(Rc::from(data.as_deref().unwrap_or(&[])), endian))
+    };
+    addr2line::Context::from_dwarf(gimli::Dwarf::load(section).ok()?).ok()
+}
+
 /// Source frames of located addresses, each object's DWARF read once, each address looked up
 /// once (shared by `--lines`, `--inline` and the exports).
 pub struct Sources {
@@ -69,7 +88,7 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Separate debug files are looked for under `dirs` ([`crate::debug_file`]).
+    /// Separate debug files are looked for under `dirs` ([`crate::objects::debug_file`]).
     pub fn new(dirs: Vec<PathBuf>) -> Sources {
         Sources { dirs, readers: RefCell::default(), memo: RefCell::default() }
     }
@@ -84,7 +103,7 @@ impl Sources {
         let mut readers = self.readers.borrow_mut();
         let reader = readers.entry(l.object).or_insert_with(|| match &symbolizer.object(l.object).file {
             Some(file) => LineReader::open(&file.path, &self.dirs),
-            None => LineReader { loader: None },
+            None => LineReader { context: None },
         });
         let frames: Rc<[SourceLine]> = reader.frames(address).into();
         self.memo.borrow_mut().insert((l.object, address), frames.clone());
