@@ -40,6 +40,14 @@ impl LineReader {
         LineReader { context: load(&crate::objects::debug_file::find(path, dirs)) }
     }
 
+    /// Whether the object has line tables at all (`Some`), found by asking for its first
+    /// unit's first line.
+    pub fn frames_of_any(&self) -> Option<()> {
+        let context = self.context.as_ref()?;
+        let mut ranges = context.find_location_range(0, u64::MAX).ok()?;
+        ranges.next().map(|_| ())
+    }
+
     /// The innermost source line of `address` (the object's own link-time address).
     pub fn locate(&self, address: u64) -> Option<SourceLine> {
         self.frames(address).into_iter().next()
