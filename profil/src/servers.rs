@@ -5,7 +5,7 @@
 //! profiled program from taking its request to answering it (pkprof's "server process"
 //! labelling); on Linux the section shows the program's own and kernel ticks only.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -40,7 +40,7 @@ pub fn name_servers(
         .iter()
         .map(|s: &ServerEntry| {
             let file = open(Path::new(&s.path));
-            let mut by_name: HashMap<String, u64> = HashMap::new();
+            let mut by_name: HashMap<String, u64> = HashMap::default();
             for (frames, _, count) in &s.stacks {
                 let Some(&pc) = frames.first() else { continue };
                 let name = match &file {
