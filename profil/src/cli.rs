@@ -75,8 +75,8 @@ pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--collapsed FILE] [--svg FILE]
-              [--pprof FILE] [--json FILE] program [args...]
+              [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--lines]
+              [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
