@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use goblin::elf::Elf;
 
 /// Where distributions install debug files (Debian's `-dbgsym` packages).
 pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
@@ -45,21 +44,20 @@ struct Facts {
 }
 
 fn facts(path: &Path) -> Option<Facts> {
-    // Mapped, not read: a program's debug file can be hundreds of megabytes.
+    // Mapped, not read, and only its headers parsed: a program's debug file can be hundreds of
+    // megabytes, with a symbol table to match.
     let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
-    let elf = Elf::parse(&bytes).ok()?;
+    let (elf, _) = profd::elf_headers::parse(&bytes)?;
     let section = |name: &str| {
-        elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).and_then(|s| {
-            let start = usize::try_from(s.sh_offset).ok()?;
-            let end = start.checked_add(usize::try_from(s.sh_size).ok()?)?;
-            // NOBITS sections (a debug file's text) have no bytes in the file.
-            (s.sh_type != goblin::elf::section_header::SHT_NOBITS).then(|| bytes.get(start..end)).flatten()
-        })
+        let sh = elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))?;
+        // NOBITS sections (a debug file's text) have no bytes in the file.
+        (sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
+            .then(|| profd::elf_headers::section_range(sh, bytes.len()))
+            .flatten()
+            .map(|range| &bytes[range])
     };
     let has_lines = section(".debug_line").is_some_and(|b| !b.is_empty()) || section(".zdebug_line").is_some();
-    let build_id = elf
-        .iter_note_headers(&bytes)
-        .and_then(|mut notes| notes.find_map(|n| n.ok().filter(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU").map(|n| n.desc.to_vec())));
+    let build_id = crate::objects::elf::build_id_in(&elf, &bytes);
     // The file name, NUL-terminated (then padding and a CRC, which the build-id check stands in for).
     let debuglink = section(".gnu_debuglink").and_then(|b| {
         let name = b.split(|&c| c == 0).next()?;

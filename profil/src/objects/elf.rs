@@ -199,10 +199,14 @@ mod tests {
 
 /// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
 pub fn build_id(path: &Path) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(path).ok()?;
-    let elf = Elf::parse(&bytes).ok()?;
-    let notes = elf.iter_note_headers(&bytes)?;
-    notes
+    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = profd::elf_headers::parse(&bytes)?;
+    build_id_in(&elf, &bytes)
+}
+
+/// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
+pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
+    elf.iter_note_headers(bytes)?
         .filter_map(Result::ok)
         .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
         .map(|n| n.desc.to_vec())

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use goblin::elf::{program_header, section_header, Elf};
+use goblin::container::Ctx;
 use goblin::elf::sym::Symtab;
 pub use profd::file_bytes::FileBytes;
 use profd::sampler::Mapping;
@@ -22,21 +23,12 @@ pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])
     if elf.section_headers.is_empty() {
         return None;
     }
-    let section = |i: usize| -> Option<Names> {
-        let range = profd::elf_headers::section_range(elf.section_headers.get(i)?, bytes.len())?;
-        Some(Names::InFile { start: range.start, end: range.end })
-    };
     let mut names = [Names::InFile { start: 0, end: 0 }, Names::InFile { start: 0, end: 0 }];
-    for (slot, kind) in [(0, section_header::SHT_SYMTAB), (1, section_header::SHT_DYNSYM)] {
-        let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { continue };
-        let count = sh.sh_size.checked_div(sh.sh_entsize)?;
-        let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
-        names[slot] = section(sh.sh_link as usize)?;
-        if slot == 0 {
-            elf.syms = table;
-        } else {
-            elf.dynsyms = table;
-        }
+    if let Some((table, strings)) = symbol_table(&elf, ctx, bytes, section_header::SHT_SYMTAB)? {
+        (elf.syms, names[0]) = (table, strings);
+    }
+    if let Some((table, strings)) = symbol_table(&elf, ctx, bytes, section_header::SHT_DYNSYM)? {
+        (elf.dynsyms, names[1]) = (table, strings);
     }
     // A dynamic object whose section headers list no .dynsym is not laid out simply.
     if elf.dynsyms.is_empty() && elf.program_headers.iter().any(|ph| ph.p_type == program_header::PT_DYNAMIC) {
@@ -45,22 +37,29 @@ pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])
     Some((elf, names))
 }
 
+/// The last symbol table of type `kind` (`SHT_SYMTAB`, `SHT_DYNSYM`) of a header-parsed ELF,
+/// as goblin's lazy view, with its string table left in the file: `Some(None)` if there is
+/// none, `None` if it or its strings are not within the file.
+fn symbol_table<'a>(elf: &Elf<'a>, ctx: Ctx, bytes: &'a [u8], kind: u32) -> Option<Option<(Symtab<'a>, Names<'a>)>> {
+    let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { return Some(None) };
+    let count = sh.sh_size.checked_div(sh.sh_entsize)?;
+    let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
+    let strings = profd::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
+    Some(Some((table, Names::InFile { start: strings.start, end: strings.end })))
+}
+
 /// The functions of a separate debug file's `.symtab` (`None` if it has none), for the
 /// object whose executable ranges are `code`. Only its section headers and that table are
 /// read: the rest of such a file (its text, `.dynsym`) is not in it.
 fn debug_file_symbols(path: &Path, code: Vec<(u64, u64)>) -> Option<SymbolTable> {
     let bytes = Arc::new(FileBytes::open(path).ok()?);
     let (mut elf, ctx) = profd::elf_headers::parse(&bytes)?;
-    let sh = elf.section_headers.iter().rfind(|sh| sh.sh_type == section_header::SHT_SYMTAB)?;
-    let count = sh.sh_size.checked_div(sh.sh_entsize)?;
-    let table = Symtab::parse(&bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
-    let names = profd::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
-    elf.syms = table;
-    if elf.syms.is_empty() {
+    let (table, strings) = symbol_table(&elf, ctx, &bytes, section_header::SHT_SYMTAB)??;
+    if table.is_empty() {
         return None;
     }
-    let names = [Names::InFile { start: names.start, end: names.end }, Names::InFile { start: 0, end: 0 }];
-    Some(SymbolTable::from_elf(&elf, names, &bytes, &[], code))
+    elf.syms = table;
+    Some(SymbolTable::from_elf(&elf, [strings, Names::InFile { start: 0, end: 0 }], &bytes, &[], code))
 }
 
 /// A `PT_LOAD` segment: where its bytes are in the file and in link-time memory.
