@@ -184,32 +184,40 @@ pub struct ChildBatch {
     pub mappings: Vec<Mapping>,
 }
 
+/// The processes that made process `pid`'s address space, `pid` first: then the process that
+/// started it, and so on up to the program `program_pid` (not included), ending at the first
+/// that exec'd (what it had before is gone) or whose start was not seen (then the program
+/// started it). `of` says a process's parent and whether it exec'd; `None`: not a child.
+pub fn lineage(pid: u32, program_pid: u32, of: impl Fn(u32) -> Option<(Option<u32>, bool)>) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut at = pid;
+    // Bounded: the records that say who started whom are not trusted to have no cycle.
+    while at != program_pid && chain.len() < 64 {
+        let Some((parent, exec)) = of(at) else { break };
+        chain.push(at);
+        if exec {
+            break;
+        }
+        at = parent.unwrap_or(program_pid);
+    }
+    chain
+}
+
 /// The executable mappings process `pid` has, the program being `program_pid` with
 /// `program_mappings`: a child's (see `of`: its parent, whether it exec'd, the mappings it
 /// made) are what it inherited from the process that started it (a child whose start was
-/// not seen inherited the program's) followed by its own, or, once it exec'd, its own only.
-/// The latest mapping of an address is the one in force.
+/// not seen inherited the program's) followed by its own, or, once it exec'd, its own only
+/// ([`lineage`]). The latest mapping of an address is the one in force.
 pub fn process_mappings<'a>(
     pid: u32,
     program_pid: u32,
     program_mappings: &'a [Mapping],
     of: impl Fn(u32) -> Option<(Option<u32>, bool, &'a [Mapping])>,
 ) -> Vec<Mapping> {
-    let mut chain: Vec<&[Mapping]> = Vec::new();
-    let mut at = pid;
-    let mut inherited = program_mappings;
-    // Bounded: the records that say who started whom are not trusted to have no cycle.
-    while at != program_pid && chain.len() < 64 {
-        let Some((parent, exec, own)) = of(at) else { break };
-        chain.push(own);
-        if exec {
-            inherited = &[];
-            break;
-        }
-        at = parent.unwrap_or(program_pid);
-    }
-    let mut out = inherited.to_vec();
-    for own in chain.iter().rev() {
+    let chain = lineage(pid, program_pid, |p| of(p).map(|(parent, exec, _)| (parent, exec)));
+    let exec = chain.last().and_then(|&p| of(p)).is_some_and(|(_, exec, _)| exec);
+    let mut out = if exec { Vec::new() } else { program_mappings.to_vec() };
+    for own in chain.iter().rev().filter_map(|&p| of(p)).map(|(_, _, own)| own) {
         out.extend(own.iter().cloned());
     }
     out

@@ -112,17 +112,13 @@ fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
 
 /// The followed children of a session, as profiles, by pid. `program` names the session's.
 fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
+    // The program of the process whose exec made `pid`'s address space, else the profiled one.
     let program_of = |pid: u32| -> String {
-        let mut at = pid;
-        // Bounded: the recorded parents are not trusted to have no cycle.
-        for _ in 0..64 {
-            let Some(c) = s.processes.get(&at).filter(|_| at != s.pid) else { break };
-            if let Some(comm) = &c.exec {
-                return exec_image(comm, &c.mappings).unwrap_or_else(|| comm.clone());
-            }
-            at = c.parent.unwrap_or(s.pid);
+        let chain = profd::sampler::lineage(pid, s.pid, |p| s.processes.get(&p).map(|c| (c.parent, c.exec.is_some())));
+        match chain.last().and_then(|p| s.processes.get(p)).and_then(|c| Some((c.exec.as_ref()?, c))) {
+            Some((comm, c)) => exec_image(comm, &c.mappings).unwrap_or_else(|| comm.clone()),
+            None => program.to_string(),
         }
-        program.to_string()
     };
     s.processes
         .iter()
