@@ -62,7 +62,7 @@ pub fn render(a: &Analysis) -> String {
         .iter()
         .map(|ob| format!("\n    {{\"name\": {}, \"path\": {}}}", string(&ob.name), string(&ob.path)))
         .collect();
-    let _ = writeln!(o, "  \"objects\": [{}{}],", objects.join(","), if objects.is_empty() { "" } else { "\n  " });
+    let _ = writeln!(o, "  \"objects\": {},", array(&objects, "  "));
     let _ = writeln!(o, "  \"flat\": {},", flat_array(flat, "  "));
     let sample_rows: Vec<String> = samples
         .iter()
@@ -80,7 +80,7 @@ pub fn render(a: &Analysis) -> String {
         })
         .collect();
     let _ =
-        writeln!(o, "  \"samples\": [{}{}],", sample_rows.join(","), if sample_rows.is_empty() { "" } else { "\n  " });
+        writeln!(o, "  \"samples\": {},", array(&sample_rows, "  "));
     // The account of the run and the daemons that worked for the program (Redox); null
     // where the backend does not label servers.
     match &run.profile.servers {
@@ -97,7 +97,7 @@ pub fn render(a: &Analysis) -> String {
             let _ = writeln!(
                 o,
                 "  \"servers\": {{\"own_user\": {}, \"own_kernel\": {}, \"server_user\": {}, \"server_kernel\": {}, \
-                 \"servers_dropped\": {}, \"idle\": {}, \"other\": {}, \"daemons\": [{}{}]}},",
+                 \"servers_dropped\": {}, \"idle\": {}, \"other\": {}, \"daemons\": {}}},",
                 r.own_user,
                 r.own_kernel,
                 a.server_user,
@@ -105,8 +105,7 @@ pub fn render(a: &Analysis) -> String {
                 a.servers_dropped,
                 a.idle,
                 a.other,
-                daemons.join(","),
-                if daemons.is_empty() { "" } else { "\n    " }
+                array(&daemons, "    ")
             );
         }
     }
@@ -142,7 +141,7 @@ pub fn render(a: &Analysis) -> String {
                     )
                 })
                 .collect();
-            let _ = writeln!(o, "  \"lines\": [{}{}],", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
+            let _ = writeln!(o, "  \"lines\": {},", array(&rows, "  "));
         }
     }
     // The processes the program started (--children), each with its own profile; null when
@@ -166,10 +165,19 @@ pub fn render(a: &Analysis) -> String {
                 )
             })
             .collect();
-        let _ = writeln!(o, "  \"processes\": [{}{}]", rows.join(","), if rows.is_empty() { "" } else { "\n  " });
+        let _ = writeln!(o, "  \"processes\": {}", array(&rows, "  "));
     }
     let _ = writeln!(o, "}}");
     o
+}
+
+/// A JSON array of `rows` (each starting on a line of its own), its closing bracket on a line
+/// indented by `indent`; `[]` when empty.
+fn array(rows: &[String], indent: &str) -> String {
+    match rows.is_empty() {
+        true => "[]".into(),
+        false => format!("[{}\n{indent}]", rows.join(",")),
+    }
 }
 
 /// A flat profile's entries, one a line, the closing bracket indented by `indent`.
@@ -187,7 +195,7 @@ fn flat_array(flat: &crate::flat::FlatProfile, indent: &str) -> String {
             )
         })
         .collect();
-    format!("[{}{}]", rows.join(","), if rows.is_empty() { String::new() } else { format!("\n{indent}") })
+    array(&rows, indent)
 }
 
 /// Named stacks of `sp`, outermost frame first, one a line.
@@ -204,7 +212,7 @@ fn stack_array(sp: &crate::stacks::StackProfile, stacks: &[crate::stacks::NamedS
             )
         })
         .collect();
-    format!("[{}{}]", rows.join(","), if rows.is_empty() { String::new() } else { format!("\n{indent}") })
+    array(&rows, indent)
 }
 
 fn optional(s: Option<&str>) -> String {
