@@ -149,6 +149,8 @@ impl Strings {
 struct Builder {
     strings: Strings,
     profile: Profile,
+    /// The sampling period, nanoseconds: a sample's CPU time.
+    period: i64,
     /// (object index or usize::MAX for the truncated marker, name) -> location id.
     locations: HashMap<(usize, String), u64>,
     mappings: HashMap<usize, u64>,
@@ -158,6 +160,18 @@ struct Builder {
 }
 
 impl Builder {
+    /// A sample of `n` ticks at `location_id` (leaf first), with `label`.
+    fn sample(&mut self, location_id: Vec<u64>, n: u64, label: &[Label]) {
+        let value = vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(self.period)];
+        self.profile.sample.push(Sample { location_id, value, label: label.to_vec() });
+    }
+
+    /// The mapping of object `i` of `symbolizer`, named by its path (or name, for the vdso).
+    fn object_mapping(&mut self, symbolizer: &crate::objects::symbolize::Symbolizer, i: usize) -> u64 {
+        let ob = symbolizer.object(i);
+        self.mapping(i, if ob.path.is_empty() { &ob.name } else { &ob.path })
+    }
+
     /// The mapping of object `i`, whose file is `path`.
     fn mapping(&mut self, i: usize, path: &str) -> u64 {
         if let Some(&m) = self.mappings.get(&i) {
@@ -189,8 +203,7 @@ impl Builder {
         if let Some(&id) = self.addresses.get(&key) {
             return id;
         }
-        let ob = a.symbolizer.object(l.object);
-        let mapping_id = self.mapping(l.object, if ob.path.is_empty() { &ob.name } else { &ob.path });
+        let mapping_id = self.object_mapping(a.symbolizer, l.object);
         let frames = sources.frames(a.symbolizer, l);
         let line: Vec<Line> = if frames.is_empty() {
             vec![Line { function_id: self.function(&a.symbolizer.name(l), ""), line: 0 }]
@@ -205,20 +218,18 @@ impl Builder {
         self.addresses.insert(key, id);
         id
     }
-    fn location(&mut self, object: Option<(usize, &str, u64)>, name: &str) -> u64 {
+
+    /// The location of a function (or of the truncation marker) by name: `object` is its
+    /// object's index, mapping and the function's address.
+    fn location(&mut self, object: Option<(usize, u64, u64)>, name: &str) -> u64 {
         let obj = object.map_or(usize::MAX, |o| o.0);
         if let Some(&id) = self.locations.get(&(obj, name.to_string())) {
             return id;
         }
-        let mapping_id = match object {
-            Some((i, path, _)) => self.mapping(i, path),
-            None => 0,
-        };
+        let (mapping_id, address) = object.map_or((0, 0), |o| (o.1, o.2));
+        let function_id = self.function(name, "");
         let id = self.profile.location.len() as u64 + 1;
-        let name_index = self.strings.get(name);
-        self.profile.function.push(Function { id, name: name_index, system_name: name_index, filename: 0 });
-        let address = object.map_or(0, |o| o.2);
-        self.profile.location.push(Location { id, mapping_id, address, line: vec![Line { function_id: id, line: 0 }] });
+        self.profile.location.push(Location { id, mapping_id, address, line: vec![Line { function_id, line: 0 }] });
         self.locations.insert((obj, name.to_string()), id);
         id
     }
@@ -228,7 +239,7 @@ impl Builder {
 pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let run = a.run;
     let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
-    let mut b = Builder { strings: Strings::new(), ..Default::default() };
+    let mut b = Builder { strings: Strings::new(), period, ..Default::default() };
     let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
     b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
     b.profile.period_type = Some(vt(&mut b, "cpu", "nanoseconds"));
@@ -246,14 +257,14 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     };
     let label = labels(&mut b, &run.program, run.profile.pid);
     match a.sources {
-        Some(sources) => add_addresses(&mut b, a, sources, &run.profile, a.samples, a.stacks, period, &label),
-        None => add_samples(&mut b, a.symbolizer, a.flat, a.stacks, period, &label),
+        Some(sources) => add_addresses(&mut b, a, sources, &run.profile, a.samples, a.stacks, &label),
+        None => add_samples(&mut b, a.symbolizer, a.flat, a.stacks, &label),
     }
     for c in a.processes {
         let label = labels(&mut b, &c.program, c.pid);
         match a.sources {
-            Some(sources) => add_addresses(&mut b, a, sources, &c.profile, &c.samples, c.stacks.as_ref(), period, &label),
-            None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), period, &label),
+            Some(sources) => add_addresses(&mut b, a, sources, &c.profile, &c.samples, c.stacks.as_ref(), &label),
+            None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), &label),
         }
     }
     let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
@@ -267,7 +278,6 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
 /// One process's samples by address, each address a location with its source lines (so `go
 /// tool pprof -list` and `-lines` show lines): its recorded stacks, leaf first, or its
 /// samples; each with `label`. The daemons' stacks (Redox) stay by function.
-#[allow(clippy::too_many_arguments)]
 fn add_addresses(
     b: &mut Builder,
     a: &Analysis,
@@ -275,14 +285,12 @@ fn add_addresses(
     profile: &crate::profile::Profile,
     samples: &[crate::objects::symbolize::Sample],
     stacks: Option<&crate::stacks::StackProfile>,
-    period: i64,
     label: &[Label],
 ) {
-    let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
     let Some(sp) = stacks else {
         for s in samples {
             let id = b.address(a, sources, &s.location);
-            b.profile.sample.push(Sample { location_id: vec![id], value: value(s.count), label: label.to_vec() });
+            b.sample(vec![id], s.count, label);
         }
         return;
     };
@@ -293,13 +301,9 @@ fn add_addresses(
         if st.truncated && !located.last().is_some_and(|l| crate::stacks::starts_a_process(l)) {
             ids.push(b.location(None, TRUNCATED));
         }
-        b.profile.sample.push(Sample { location_id: ids, value: value(st.count), label: label.to_vec() });
+        b.sample(ids, st.count, label);
     }
-    if !sp.servers.is_empty() {
-        let servers_only = crate::stacks::StackProfile { servers: sp.servers.clone(), functions: sp.functions.clone(), ..Default::default() };
-        let none = crate::flat::FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: false };
-        add_samples(b, a.symbolizer, &none, Some(&servers_only), period, label);
-    }
+    add_named_stacks(b, a.symbolizer, sp, &sp.servers, label);
 }
 
 /// One process's samples: its stacks, or its flat profile's functions, each with `label`.
@@ -308,41 +312,49 @@ fn add_samples(
     symbolizer: &crate::objects::symbolize::Symbolizer,
     flat: &crate::flat::FlatProfile,
     stacks: Option<&crate::stacks::StackProfile>,
-    period: i64,
     label: &[Label],
 ) {
-    let value = |n: u64| vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(period)];
     match stacks {
+        // The daemons' stacks (Redox) are rooted at their daemon, `ramfs [pid 7]`.
         Some(sp) => {
-            // The daemons' stacks (Redox) are rooted at their daemon, `ramfs [pid 7]`.
-            for st in sp.all_stacks() {
-                let mut ids: Vec<u64> = st
-                    .frames
-                    .iter()
-                    .rev()
-                    .map(|&f| {
-                        let func = &sp.functions[f];
-                        let ob = symbolizer.object(func.location.object);
-                        let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
-                        b.location(Some((func.location.object, path, func.key.function.unwrap_or(0))), &func.name)
-                    })
-                    .collect();
-                if st.truncated {
-                    ids.push(b.location(None, TRUNCATED));
-                }
-                b.profile.sample.push(Sample { location_id: ids, value: value(st.count), label: label.to_vec() });
-            }
+            add_named_stacks(b, symbolizer, sp, &sp.stacks, label);
+            add_named_stacks(b, symbolizer, sp, &sp.servers, label);
         }
         None => {
             for e in flat.entries.iter().filter(|e| e.samples > 0) {
                 let object = e.code.as_ref().map_or(PROGRAM, |c| c.object);
-                let ob = symbolizer.object(object);
-                let path = if ob.path.is_empty() { ob.name.as_str() } else { ob.path.as_str() };
+                let mapping = b.object_mapping(symbolizer, object);
                 let start = e.code.as_ref().map_or(0, |c| c.start);
-                let id = b.location(Some((object, path, start)), &e.name());
-                b.profile.sample.push(Sample { location_id: vec![id], value: value(e.samples), label: label.to_vec() });
+                let id = b.location(Some((object, mapping, start)), &e.name());
+                b.sample(vec![id], e.samples, label);
             }
         }
+    }
+}
+
+/// `stacks` of `sp`, a location per function, leaf first, each with `label`.
+fn add_named_stacks(
+    b: &mut Builder,
+    symbolizer: &crate::objects::symbolize::Symbolizer,
+    sp: &crate::stacks::StackProfile,
+    stacks: &[crate::stacks::NamedStack],
+    label: &[Label],
+) {
+    for st in stacks {
+        let mut ids: Vec<u64> = st
+            .frames
+            .iter()
+            .rev()
+            .map(|&f| {
+                let func = &sp.functions[f];
+                let mapping = b.object_mapping(symbolizer, func.location.object);
+                b.location(Some((func.location.object, mapping, func.key.function.unwrap_or(0))), &func.name)
+            })
+            .collect();
+        if st.truncated {
+            ids.push(b.location(None, TRUNCATED));
+        }
+        b.sample(ids, st.count, label);
     }
 }
 
@@ -417,5 +429,42 @@ mod tests {
         assert_eq!(p.period, 1_000_000);
         assert_eq!(p.mapping.len(), 1);
         assert_eq!(p.string_table[p.mapping[0].filename as usize], "/bin/abc");
+    }
+
+    /// By address (`--lines`, `--inline`): every location's function is its own, the
+    /// truncation marker's too (function ids of the two kinds of location once collided).
+    #[test]
+    fn by_address_stacks_name_every_frame() {
+        let mut s = crate::stacks::tests::symbolizer();
+        let profile = crate::stacks::tests::profile();
+        let sp = StackProfile::build(&profile, &mut s, None).unwrap();
+        let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let sources = crate::objects::lines::Sources::new(Vec::new());
+        let a = Analysis {
+            run: &run,
+            flat: &flat,
+            samples: &[],
+            symbolizer: &s,
+            stacks: Some(&sp),
+            processes: &[],
+            lines: None,
+            sources: Some(&sources),
+        };
+        let p = decoded(&a);
+        let mut got: Vec<(Vec<&str>, i64)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value[0])).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["b", "[truncated]"], 1),
+                // Two stacks of these functions at different addresses: one location each.
+                (vec!["c", "a", "main"], 1),
+                (vec!["c", "a", "main"], 2),
+                (vec!["c", "b", "main"], 2),
+                (vec!["c", "c", "a", "main"], 3),
+            ]
+        );
+        assert!(p.function.iter().enumerate().all(|(i, f)| f.id == i as u64 + 1), "{:?}", p.function);
     }
 }
