@@ -8,6 +8,8 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
+use crate::objects::lines::Sources;
+use crate::profile::Profile;
 use crate::stacks::StackProfile;
 use crate::objects::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
 
@@ -48,6 +50,23 @@ impl FlatEntry {
     }
 }
 
+/// One process's profile named: its exact samples located, its stacks (`-g`) and its flat
+/// profile, the three every report and export of it is made from. With `inline`
+/// (`--inline`), inlined functions are functions of their own, in the stacks and in the flat
+/// profile (a sample's self time goes to the innermost).
+pub fn analyse(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> (Vec<Sample>, Option<StackProfile>, FlatProfile) {
+    let samples = symbolizer.locate(p);
+    let stacks = StackProfile::build(p, symbolizer, inline);
+    let flat = match inline {
+        Some(sources) => {
+            let innermost = crate::stacks::innermost_inlined(&samples, symbolizer, sources);
+            FlatProfile::build(&innermost, symbolizer, stacks.as_ref())
+        }
+        None => FlatProfile::build(&samples, symbolizer, stacks.as_ref()),
+    };
+    (samples, stacks, flat)
+}
+
 /// Ticks per function, most first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlatProfile {
@@ -65,10 +84,7 @@ impl FlatProfile {
     pub fn build(samples: &[Sample], symbolizer: &Symbolizer, stacks: Option<&StackProfile>) -> FlatProfile {
         let mut groups: HashMap<FunctionKey, FlatEntry> = HashMap::default();
         let new_entry = |l: &Location| FlatEntry {
-            function: match l.inlined {
-                Some(id) => Some(format!("{} (inlined)", symbolizer.inlined_name(id))),
-                None => l.function.as_ref().map(|f| f.name.clone()),
-            },
+            function: symbolizer.function_name(l),
             object: (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.clone()),
             samples: 0,
             total: stacks.map(|_| 0),
@@ -114,11 +130,7 @@ impl FlatProfile {
 
     /// `n` ticks as a percentage of all user ticks.
     pub fn share(&self, n: u64) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            n as f64 * 100.0 / self.total as f64
-        }
+        crate::report::percent(n, self.total)
     }
 
     pub fn render(&self) -> String {

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::flat::FlatProfile;
 use crate::objects::lines::Sources;
 use crate::profile::{ChildProfile, Profile};
-use crate::report::count;
+use crate::report::{count, percent};
 use crate::stacks::StackProfile;
 use crate::objects::symbolize::{Sample, Symbolizer};
 
@@ -55,15 +55,7 @@ pub fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: O
     children
         .iter()
         .map(|c| {
-            let samples = symbolizer.locate(&c.profile);
-            let stacks = StackProfile::build(&c.profile, symbolizer, inline);
-            let flat = match inline {
-                Some(sources) => {
-                    let innermost = crate::stacks::innermost_inlined(&samples, symbolizer, sources);
-                    FlatProfile::build(&innermost, symbolizer, stacks.as_ref())
-                }
-                None => FlatProfile::build(&samples, symbolizer, stacks.as_ref()),
-            };
+            let (samples, stacks, flat) = crate::flat::analyse(&c.profile, symbolizer, inline);
             ProcessAnalysis {
                 pid: c.pid,
                 parent: c.parent,
@@ -82,14 +74,6 @@ fn process_count(n: usize) -> String {
     match n {
         1 => "1 process".into(),
         n => format!("{n} processes"),
-    }
-}
-
-fn share(n: u64, of: u64) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        n as f64 * 100.0 / of as f64
     }
 }
 
@@ -127,10 +111,10 @@ pub fn render(
     };
     let _ = writeln!(out, "Processes (--children): '{program}' and the {started} it started, {}:", count(all, "sample"));
     let _ = writeln!(out, "      pid   parent   samples       %  program");
-    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {program}", p.pid, "-", share(own_ticks, all));
+    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {program}", p.pid, "-", percent(own_ticks, all));
     for c in processes {
         let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
-        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}", c.pid, c.ticks(), share(c.ticks(), all), c.program);
+        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
     }
     let mut busiest: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.flat.total > 0).collect();
     busiest.sort_by_key(|c| (std::cmp::Reverse(c.flat.total), c.pid));

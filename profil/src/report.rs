@@ -21,6 +21,15 @@ pub fn count(n: u64, what: &str) -> String {
     }
 }
 
+/// `n` as a percentage of `of` (0 of nothing).
+pub fn percent(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 * 100.0 / of as f64
+    }
+}
+
 /// A signal's name (`SIGSEGV`), or its number where it has none here.
 pub fn signal_name(signal: i32) -> String {
     let name = match signal {

@@ -14,14 +14,12 @@ use crate::callgraph;
 use crate::disasm;
 use crate::objects::elf::{self, ElfError, ProgramImage};
 use crate::exports::{Analysis, Exports};
-use crate::flat::FlatProfile;
 use crate::launch::spawn_gated;
 use crate::profile::Outcome;
 use crate::processes;
 use crate::report::{self, ExitKind};
 use crate::servers;
 use crate::report_out::ReportOut;
-use crate::stacks::StackProfile;
 use crate::objects::symbolize::Symbolizer;
 
 /// Why a run produced no report.
@@ -393,15 +391,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
-    let samples = symbolizer.locate(&run.profile);
-    let stacks = StackProfile::build(&run.profile, &mut symbolizer, inline);
-    let flat = match inline {
-        Some(sources) => {
-            let innermost = crate::stacks::innermost_inlined(&samples, &mut symbolizer, sources);
-            FlatProfile::build(&innermost, &symbolizer, stacks.as_ref())
-        }
-        None => FlatProfile::build(&samples, &symbolizer, stacks.as_ref()),
-    };
+    let (samples, stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
     let children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
 
     out.start_line()?;

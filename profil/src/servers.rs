@@ -13,6 +13,7 @@ use profd::formats::{ServerEntry, ServersReport};
 
 use crate::objects::object_file::ObjectFile;
 use crate::profile::Profile;
+use crate::report::percent;
 
 /// Functions shown per daemon.
 pub const TOP_FUNCTIONS: usize = 5;
@@ -57,14 +58,6 @@ pub fn name_servers(
         .collect()
 }
 
-fn share(n: u64, of: u64) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        n as f64 * 100.0 / of as f64
-    }
-}
-
 /// The section. `servers` is `None` where the backend does not label servers (Linux).
 pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[ServerFunctions])>) -> String {
     let mut out = String::new();
@@ -73,10 +66,10 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         let all = p.user_ticks.saturating_add(kernel);
         let _ = writeln!(out, "Where the time went ({all} ticks of '{program}'):");
         let _ = writeln!(out, "    ticks       %  where");
-        let _ = writeln!(out, "{:>9} {:>7.2}  its own code", p.user_ticks, share(p.user_ticks, all));
+        let _ = writeln!(out, "{:>9} {:>7.2}  its own code", p.user_ticks, percent(p.user_ticks, all));
         match p.kernel_ticks {
             Some(k) => {
-                let _ = writeln!(out, "{k:>9} {:>7.2}  the kernel, for it", share(k, all));
+                let _ = writeln!(out, "{k:>9} {:>7.2}  the kernel, for it", percent(k, all));
             }
             None => {
                 let _ = writeln!(out, "        -       -  the kernel, for it (not counted: not permitted)");
@@ -107,14 +100,14 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     let _ = writeln!(out, "Where the time went ({all} ticks of the run, every CPU):");
     let _ = writeln!(out, "    ticks       %  where");
     for (ticks, what) in &rows {
-        let _ = writeln!(out, "{ticks:>9} {:>7.2}  {what}", share(*ticks, all));
+        let _ = writeln!(out, "{ticks:>9} {:>7.2}  {what}", percent(*ticks, all));
     }
     let for_it = p.user_ticks.saturating_add(kernel).saturating_add(a.servers());
     let _ = writeln!(
         out,
         "'{program}' and the daemons working for it: {for_it} ticks ({:.2} %), {:.2} % of them in the daemons.",
-        share(for_it, all),
-        share(a.servers(), for_it)
+        percent(for_it, all),
+        percent(a.servers(), for_it)
     );
     for s in named {
         let _ = writeln!(out);
@@ -122,11 +115,11 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         let _ = writeln!(out, "{} [pid {}] ({}), {samples} working for '{program}':", s.name, s.pid, s.path);
         let _ = writeln!(out, "  samples       %  function");
         for (name, n) in s.functions.iter().take(TOP_FUNCTIONS) {
-            let _ = writeln!(out, "{n:>9} {:>7.2}  {name}", share(*n, s.ticks));
+            let _ = writeln!(out, "{n:>9} {:>7.2}  {name}", percent(*n, s.ticks));
         }
         if s.functions.len() > TOP_FUNCTIONS {
             let rest: u64 = s.functions[TOP_FUNCTIONS..].iter().map(|f| f.1).sum();
-            let _ = writeln!(out, "{rest:>9} {:>7.2}  ({} more functions)", share(rest, s.ticks), s.functions.len() - TOP_FUNCTIONS);
+            let _ = writeln!(out, "{rest:>9} {:>7.2}  ({} more functions)", percent(rest, s.ticks), s.functions.len() - TOP_FUNCTIONS);
         }
     }
     out

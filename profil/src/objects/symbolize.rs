@@ -146,15 +146,20 @@ impl Symbolizer {
         self.inlined.get(id as usize).map_or("??", String::as_str)
     }
 
+    /// The function's part of a location's name: `fib`, `square (inlined)`; `None` where its
+    /// object could not be read.
+    pub fn function_name(&self, l: &Location) -> Option<String> {
+        match (l.inlined, &l.function) {
+            (Some(id), _) => Some(format!("{} (inlined)", self.inlined_name(id))),
+            (None, f) => f.as_ref().map(|f| f.name.clone()),
+        }
+    }
+
     /// How reports name a location: `fib`, `memcpy [libc.so.6]`, `[vdso]`, an inlined
     /// function as `square (inlined)`.
     pub fn name(&self, l: &Location) -> String {
         let object = (l.object != PROGRAM).then(|| self.object(l.object).name.as_str());
-        let function = match (l.inlined, &l.function) {
-            (Some(id), _) => Some(format!("{} (inlined)", self.inlined_name(id))),
-            (None, f) => f.as_ref().map(|f| f.name.clone()),
-        };
-        match (function, object) {
+        match (self.function_name(l), object) {
             (Some(f), None) => f,
             (Some(f), Some(o)) => format!("{f} [{o}]"),
             (None, Some(o)) => format!("[{o}]"),
