@@ -378,12 +378,6 @@ impl PerfEventSampler {
                 continue;
             }
             let fd = fds.remove(0);
-            for other in &fds {
-                // SAFETY: two perf event fds on the same CPU; the kernel checks the rest.
-                if unsafe { sys::ioctls::SET_OUTPUT(other.as_raw_fd(), fd.as_raw_fd()) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
             let len = (data_pages + 1) * page_size();
             // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
             let ptr = unsafe {
@@ -392,7 +386,18 @@ impl PerfEventSampler {
             if ptr == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
-            rings.push(Ring { fd, ptr: ptr as *mut u8, len, _more: fds });
+            // The Ring owns the mapping from here, so an error below unmaps it.
+            let mut ring = Ring { fd, ptr: ptr as *mut u8, len, _more: Vec::new() };
+            // Redirect the other threads' events only now: the kernel refuses (EINVAL) a
+            // redirect into an event whose buffer is not mapped yet.
+            for other in &fds {
+                // SAFETY: two perf event fds on the same CPU; the kernel checks the rest.
+                if unsafe { sys::ioctls::SET_OUTPUT(other.as_raw_fd(), ring.fd.as_raw_fd()) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            ring._more = fds;
+            rings.push(ring);
         }
         if rings.is_empty() {
             return Err(io::Error::from_raw_os_error(libc::ENODEV));
@@ -427,8 +432,12 @@ fn mapping_file(pid: u32, raw: Option<&[u8]>, start: u64, len: u64, is_program: 
     }
 }
 
-/// One line of `/proc/PID/maps` that maps a file executable: (start, len, pgoff, dev, inode, path).
-pub(crate) fn executable_mapping(line: &str) -> Option<(u64, u64, u64, (u32, u32), u64, String)> {
+/// A file mapped executable, as a line of `/proc/PID/maps` says: (start, len, pgoff, (major,
+/// minor) device, inode, path).
+pub(crate) type MapsEntry = (u64, u64, u64, (u32, u32), u64, String);
+
+/// One line of `/proc/PID/maps` that maps a file executable.
+pub(crate) fn executable_mapping(line: &str) -> Option<MapsEntry> {
     let mut w = line.split_ascii_whitespace();
     let (range, perms, pgoff, dev, ino) = (w.next()?, w.next()?, w.next()?, w.next()?, w.next()?);
     let path = w.collect::<Vec<_>>().join(" ");
@@ -698,7 +707,7 @@ impl Sampler for PerfEventSampler {
 /// sample's own address first. A chain as long as the walk may go is taken to be cut there.
 fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
     let truncated = chain.len() >= usize::from(MAX_CALLCHAIN);
-    let mut frames: Vec<u64> = chain.into_iter().filter(|&a| a < b::PERF_CONTEXT_MAX as u64).collect();
+    let mut frames: Vec<u64> = chain.into_iter().filter(|&a| a < b::PERF_CONTEXT_MAX).collect();
     if frames.first() != Some(&ip) {
         frames.insert(0, ip);
     }
@@ -751,12 +760,16 @@ impl Ring {
         // SAFETY: the mapping is one metadata page followed by the data area.
         let data = unsafe { self.ptr.add(page) };
         let size = (self.len - page) as u64;
-        // SAFETY: the first page is the perf_event_mmap_page; head/tail are u64 at fixed
-        // offsets that the kernel and we access as atomics.
+        // The first page is the perf_event_mmap_page; head/tail are u64 at fixed offsets that
+        // the kernel and we access as atomics.
         let meta = self.ptr as *mut b::perf_event_mmap_page;
+        // SAFETY: meta points at the mapped metadata page (no reference is made).
         let head_ptr = unsafe { std::ptr::addr_of_mut!((*meta).data_head) as *const AtomicU64 };
+        // SAFETY: as above.
         let tail_ptr = unsafe { std::ptr::addr_of_mut!((*meta).data_tail) as *const AtomicU64 };
+        // SAFETY: an aligned u64 in the mapping, which outlives this call.
         let head = unsafe { (*head_ptr).load(Ordering::Acquire) };
+        // SAFETY: as above.
         let mut tail = unsafe { (*tail_ptr).load(Ordering::Relaxed) };
         let mut out = Vec::new();
         let mut buf = Vec::new();
@@ -911,7 +924,7 @@ mod tests {
 
     #[test]
     fn parses_a_frame_pointer_chain() {
-        let user = b::PERF_CONTEXT_USER as u64;
+        let user = b::PERF_CONTEXT_USER;
         let body = words(&[0x1000, 7 | 7 << 32, 4, user, 0x1000, 0x2005, 0x3007]);
         let f = SampleFormat::of(CallGraph::FramePointers);
         let Some(Record::Sample { ip, stack: Some(RawStack::Chain(chain)), .. }) =
