@@ -312,9 +312,11 @@ fn attached_processes_get_whole_stacks_too() {
     let mut target = std::process::Command::new(&busy).arg("3000").stdout(std::process::Stdio::null()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = target.id().to_string();
-    let o = {
+    let (o, used) = {
         let _s = session();
-        profil(&["-f", "-g", "-p", &pid, "-t", "1", "--json", json.to_str().unwrap()])
+        let before = common::cpu_ms(target.id()).unwrap();
+        let o = profil(&["-f", "-g", "-p", &pid, "-t", "1", "--json", json.to_str().unwrap()]);
+        (o, common::cpu_ms(target.id()).unwrap() - before)
     };
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
@@ -322,7 +324,9 @@ fn attached_processes_get_whole_stacks_too() {
     let all: u64 = stacks.iter().map(|s| s.2).sum();
     let through_main: u64 =
         stacks.iter().filter(|s| !s.1 && s.0.iter().any(|f| f == "main") && s.0.iter().any(|f| f == "spin")).map(|s| s.2).sum();
-    assert!(all > 300 && through_main * 10 >= all * 9, "{through_main} of {all} through main -> spin\n{out}");
+    // Most of the CPU time it had while profil ran (however much that was) was sampled.
+    assert!(all as f64 >= used as f64 * 0.6 - 50.0 && all > 0, "{all} stacks for {used} ms of CPU\n{out}");
+    assert!(through_main * 10 >= all * 9, "{through_main} of {all} through main -> spin\n{out}");
     assert!(target.wait().unwrap().success());
 }
 
@@ -346,14 +350,14 @@ fn inclusive_shares_agree_with_perf_on_the_same_run() {
     // The interpreter's own ELF file (python3 may be a symlink or a wrapper script).
     let py = std::process::Command::new("python3").args(["-c", "import sys, os; print(os.path.realpath(sys.executable))"]).output();
     let Some(py) = py.ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) else {
-        eprintln!("skipped: no python3");
+        common::skip("no python3");
         return;
     };
     let (data, json) = (dir.join("perf.data"), dir.join("py.json"));
     let work = "def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)\n\
                 def words(n):\n    d = {}\n    for i in range(n):\n        k = i % 1000\n        d[k] = d.get(k, 0) + i\n\
                 \x20   return sorted(d.items(), key=lambda kv: kv[1])\n\
-                for _ in range(60):\n    fib(22); words(200000)\n";
+                for _ in range(120):\n    fib(22); words(200000)\n";
     let rec = {
         let _s = session();
         std::process::Command::new("perf")
@@ -368,7 +372,7 @@ fn inclusive_shares_agree_with_perf_on_the_same_run() {
             .unwrap()
     };
     if !rec.status.success() || !json.exists() {
-        eprintln!("skipped: perf record cannot record here: {}", String::from_utf8_lossy(&rec.stderr));
+        common::skip(&format!("perf record cannot record here: {}", String::from_utf8_lossy(&rec.stderr)));
         return;
     }
     let comm: String = Path::new(&py).file_name().unwrap().to_string_lossy().chars().take(15).collect();

@@ -164,11 +164,6 @@ fn a_run_without_program_samples_still_writes_a_gmon_out_gprof_reads() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 fn json_in(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -194,7 +189,7 @@ fn an_export_keeps_links_modes_and_owners() {
     assert_eq!(std::fs::metadata(&real).unwrap().mode() & 0o7777, 0o640);
     assert!(std::fs::read_to_string(&later).unwrap().starts_with("fib;"));
     assert_only(&dir, &["real.json", "link.json", "dangling.folded", "later.folded"]);
-    if is_root() {
+    if common::root("to make another user's file") {
         // Another user's file stays theirs.
         let theirs = dir.join("theirs.json");
         std::fs::write(&theirs, b"old\n").unwrap();
@@ -220,7 +215,7 @@ fn a_file_that_cannot_be_replaced_is_written_in_place() {
     let o = profil(&["--json", s(&json), s(&fib_bin()), "20", "1"]);
     assert!(o.status.success(), "{}", text(&o).1);
     assert_eq!(json_in(&twin)["exit"]["code"], 0, "the hard link sees the export");
-    if is_root() {
+    if common::root("to make another user's file") {
         // As nobody: the directory (root's, 0755) refuses new files, the file is nobody's.
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();

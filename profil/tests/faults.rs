@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{profil_bin, session};
+use common::{child_of, profil_bin, root, session, wait_for_cpu};
 
 /// tests/data/busy.c, built once: `busy MS [STATUS [segv]]`.
 fn busy() -> &'static Path {
@@ -48,32 +48,21 @@ fn next_run_works() {
     assert!(field(&out(&o), "Total ticks in all bins:") >= 50, "{}", out(&o));
 }
 
-/// The pid of profil's child (the profiled program).
-fn child_of(pid: u32) -> u32 {
-    let t = Instant::now();
-    loop {
-        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        if let Some(c) = children.split_whitespace().next() {
-            return c.parse().unwrap();
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "profil started no child");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[test]
 fn program_killed_with_sigkill() {
     let _s = session();
     let p = Command::new(profil_bin()).arg(busy()).arg("30000").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let child = child_of(p.id());
-    std::thread::sleep(Duration::from_millis(400));
+    // 400 ms of its CPU time, however long that takes on a busy machine.
+    wait_for_cpu(child, 400);
+    // SAFETY: plain kill(2).
     assert_eq!(unsafe { libc::kill(child as i32, libc::SIGKILL) }, 0);
     let o = p.wait_with_output().unwrap();
     assert_eq!(o.status.signal(), Some(9), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains("was killed by SIGKILL (9)\n"), "{text}");
     assert!(text.contains("Session ended by: exit\n"));
-    // The partial profile: the 400 ms it ran, in spin().
+    // The partial profile: the 400 ms of CPU it had, in spin().
     assert!(field(&text, "Total ticks in all bins:") >= 100, "{text}");
     assert!(text.lines().any(|l| l.ends_with("  spin")), "{text}");
     next_run_works();
@@ -159,15 +148,10 @@ fn as_nobody(args: &[&str]) -> Output {
         .expect("setpriv (util-linux)")
 }
 
-fn is_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// An unprivileged user profiles its own program (user mode only) ...
 #[test]
 fn unprivileged_user_profiles_its_own_program() {
-    if !is_root() {
-        eprintln!("skipped: needs root to switch to nobody");
+    if !root("to switch to nobody") {
         return;
     }
     let _s = session();
@@ -180,8 +164,7 @@ fn unprivileged_user_profiles_its_own_program() {
 /// message before anything runs.
 #[test]
 fn unprivileged_user_cannot_profile_another_users_process() {
-    if !is_root() {
-        eprintln!("skipped: needs root to make a set-user-ID program");
+    if !root("to make a set-user-ID program") {
         return;
     }
     let _s = session();
@@ -207,7 +190,7 @@ fn unprivileged_user_cannot_profile_another_users_process() {
 /// The session is machine-wide across users: nobody's profil is refused while root profiles.
 #[test]
 fn another_users_session_makes_profil_busy() {
-    if !is_root() {
+    if !root("to run profil as another user") {
         return;
     }
     let _s = session();

@@ -100,7 +100,7 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     run("strip", &[std::ffi::OsStr::new("--strip-debug"), &os(&by_id)]);
 
     let reference = LineReader::open(&full, &[]);
-    let (a, b) = (LineReader::open(&linked, &[]), LineReader::open(&by_id, &[debug_dir.clone()]));
+    let (a, b) = (LineReader::open(&linked, &[]), LineReader::open(&by_id, std::slice::from_ref(&debug_dir)));
     let unaided = LineReader::open(&by_id, &[]);
     let text = profil::objects::elf::read_program(&full).unwrap();
     let step = text.symbols().by_name("step").unwrap().clone();
@@ -366,7 +366,7 @@ fn top_lines_agree_with_perf_srcline() {
 fn python_lines_agree_with_perf_srcline() {
     let py = Command::new("python3").args(["-c", "import sys, os; print(os.path.realpath(sys.executable))"]).output();
     let Some(py) = py.ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) else {
-        eprintln!("skipped: no python3");
+        common::skip("no python3");
         return;
     };
     // The interpreter's code: in libpython where it is linked to one, else in the program.
@@ -374,16 +374,16 @@ fn python_lines_agree_with_perf_srcline() {
     let library = ldd.lines().find(|l| l.contains("libpython")).and_then(|l| l.split("=> ").nth(1)?.split(" (").next());
     let code = std::path::PathBuf::from(library.unwrap_or(&py));
     if profil::objects::lines::LineReader::open(&code, &profil::objects::debug_file::search_dirs(&[])).frames_of_any().is_none() {
-        eprintln!("skipped: {} has no line tables (install its debug package)", code.display());
+        common::skip(&format!("{} has no line tables (install its debug package)", code.display()));
         return;
     }
     let dir = scratch("lines-perf-py");
     let work = "def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)\n\
                 def words(n):\n    d = {}\n    for i in range(n):\n        k = i % 1000\n        d[k] = d.get(k, 0) + i\n\
                 \x20   return sorted(d.items(), key=lambda kv: kv[1])\n\
-                for _ in range(120):\n    fib(22); words(200000)\n";
+                for _ in range(200):\n    fib(22); words(200000)\n";
     let comm: String = std::path::Path::new(&py).file_name().unwrap().to_string_lossy().chars().take(15).collect();
-    srclines_agree_with_perf(&dir, &[&py, "-c", work], &comm, 10000.0);
+    srclines_agree_with_perf(&dir, &[&py, "-c", work], &comm, 6000.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -407,7 +407,7 @@ fn srclines_agree_with_perf(dir: &std::path::Path, program: &[&str], comm: &str,
             .unwrap()
     };
     if !rec.status.success() || !json.exists() {
-        eprintln!("skipped: perf record cannot record here: {}", String::from_utf8_lossy(&rec.stderr));
+        common::skip(&format!("perf record cannot record here: {}", String::from_utf8_lossy(&rec.stderr)));
         return;
     }
     let report = Command::new("perf")

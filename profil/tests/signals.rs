@@ -5,7 +5,7 @@ mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-use common::{profil_bin, session, text};
+use common::{child_of, profil_bin, session, text, wait_for_cpu};
 
 /// The `SigIgn:` and `SigBlk:` lines of a `/proc/PID/status`.
 fn ignored_and_blocked(status: &str) -> Vec<String> {
@@ -27,14 +27,17 @@ fn the_program_starts_with_default_dispositions_and_no_blocked_signal() {
 
 use std::os::unix::process::CommandExt;
 use std::process::{Output, Stdio};
-use std::time::Duration;
 
 use common::{field, fib_bin};
 
-/// Start profil in a process group of its own (as a shell starts a job), let it run for
-/// `after`, then send `signal` to the whole group (as a terminal's Ctrl-C does) or to profil
-/// alone.
-fn interrupted(args: &[&str], after: Duration, signal: i32, whole_group: bool) -> Output {
+/// fib's arguments for a run that lasts seconds (its default is under one on a fast machine),
+/// long enough for a test to interrupt it.
+const LONG_FIB: &str = "42";
+
+/// Start profil in a process group of its own (as a shell starts a job), let its program use
+/// `cpu_ms` of CPU time (its own clock: the machine may be busy), then send `signal` to the
+/// whole group (as a terminal's Ctrl-C does) or to profil alone.
+fn interrupted(args: &[&str], cpu_ms: u64, signal: i32, whole_group: bool) -> Output {
     let child = Command::new(profil_bin())
         .args(args)
         .process_group(0)
@@ -42,7 +45,7 @@ fn interrupted(args: &[&str], after: Duration, signal: i32, whole_group: bool) -
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    wait_for_cpu(child_of(child.id()), cpu_ms);
     let pid = child.id() as i32;
     // SAFETY: plain kill(2).
     unsafe { libc::kill(if whole_group { -pid } else { pid }, signal) };
@@ -57,7 +60,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn ctrl_c_still_reports_and_writes_the_exports() {
     let _s = session();
     let json = scratch("int.json");
-    let o = interrupted(&["--json", json.to_str().unwrap(), fib_bin().to_str().unwrap()], Duration::from_millis(800), libc::SIGINT, true);
+    let o = interrupted(&["--json", json.to_str().unwrap(), fib_bin().to_str().unwrap(), LONG_FIB], 300, libc::SIGINT, true);
     let (out, err) = text(&o);
     assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
     assert!(out.contains("Profile Statistics") && out.contains("Flat profile"), "{out}");
@@ -73,7 +76,7 @@ fn ctrl_c_still_reports_and_writes_the_exports() {
 fn a_signal_to_profil_alone_is_passed_on_to_the_program() {
     let _s = session();
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        let o = interrupted(&[fib_bin().to_str().unwrap()], Duration::from_millis(600), signal, false);
+        let o = interrupted(&[fib_bin().to_str().unwrap(), LONG_FIB], 100, signal, false);
         let (out, err) = text(&o);
         // fib was not left running: it died of the same signal, and profil reported it.
         assert_eq!(o.status.signal(), Some(signal), "signal {signal}: {err}");
@@ -87,7 +90,7 @@ fn a_program_that_ignores_ctrl_c_is_reported_as_stopped_by_request() {
     let _s = session();
     // The shell ignores SIGINT and keeps busy for about 3 s; profil stops the session.
     let script = "trap '' INT; i=0; while [ $i -lt 1500000 ]; do i=$((i+1)); done";
-    let o = interrupted(&["-f", "sh", "-c", script], Duration::from_millis(300), libc::SIGINT, true);
+    let o = interrupted(&["-f", "sh", "-c", script], 100, libc::SIGINT, true);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(field(&out, "Session ended by:"), "request");
@@ -99,13 +102,13 @@ fn a_program_that_ignores_ctrl_c_is_reported_as_stopped_by_request() {
 #[test]
 fn ctrl_c_stops_a_script_that_runs_profil() {
     if Command::new("bash").arg("-c").arg("true").status().is_err() {
-        eprintln!("skipped: no bash");
+        common::skip("no bash");
         return;
     }
     let _s = session();
     let fib = fib_bin();
     let script = format!(
-        "'{p}' -f '{fib}'; echo after=$?; '{p}' -f '{fib}' 20 1; echo second=$?",
+        "'{p}' -f '{fib}' {LONG_FIB}; echo after=$?; '{p}' -f '{fib}' 20 1; echo second=$?",
         p = profil_bin().display(),
         fib = fib.display()
     );
@@ -116,7 +119,8 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // fib (bash's profil's child) is under way.
+    wait_for_cpu(child_of(child_of(child.id())), 100);
     // SAFETY: plain kill(2) of the job's process group, as a terminal's Ctrl-C.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
@@ -133,7 +137,7 @@ fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
     use std::io::{Read, Write};
     let _s = session();
     let mut cmd = Command::new(profil_bin());
-    cmd.args(["-f", common::fib_bin().to_str().unwrap()]);
+    cmd.args(["-f", common::fib_bin().to_str().unwrap(), LONG_FIB]);
     let (mut child, mut terminal) = common::Terminal::new().spawn(cmd);
     let mut reader = terminal.try_clone().unwrap();
     let read = std::thread::spawn(move || {
@@ -148,7 +152,7 @@ fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
         }
         String::from_utf8_lossy(&all).into_owned()
     });
-    std::thread::sleep(Duration::from_millis(800));
+    wait_for_cpu(child_of(child.id()), 100);
     terminal.write_all(b"\x03").unwrap(); // the terminal's INTR character: SIGINT to the group
     let status = child.wait().unwrap();
     drop(terminal);
@@ -165,9 +169,9 @@ fn a_terminal_hangup_ends_the_program_and_keeps_the_exports() {
     let _s = session();
     let json = common::scratch("hup").join("hup.json");
     let mut cmd = Command::new(profil_bin());
-    cmd.args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap()]);
+    cmd.args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap(), LONG_FIB]);
     let (mut child, terminal) = common::Terminal::new().spawn(cmd);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_cpu(child_of(child.id()), 100);
     drop(terminal); // the hangup
     let status = child.wait().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the export was written")).unwrap();

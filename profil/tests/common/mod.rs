@@ -101,13 +101,72 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Is `tool` on PATH? If not, say the test is skipped (CI installs it from `package`).
+/// A check that cannot run here (its tool is missing, say). Under CI (`CI=true`), whose
+/// `.ci/run` installs every tool the tests use, that is a failure; elsewhere the check is
+/// skipped, and says so.
+pub fn skip(why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("this check cannot run, and CI=true: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// Is `tool` on PATH? If not, the check is skipped ([`skip`]; CI installs it from `package`).
 pub fn installed(tool: &str, package: &str) -> bool {
     let found = Command::new(tool).arg("--version").output().is_ok();
     if !found {
-        eprintln!("skipped: {tool} is not installed (CI installs it from {package})");
+        skip(&format!("{tool} is not installed (CI installs it from {package})"));
     }
     found
+}
+
+/// Is this test run by root? If not, the check is skipped ([`skip`]: CI runs as root).
+pub fn root(what: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        skip(&format!("needs root {what}"));
+    }
+    root
+}
+
+/// The CPU time (user and system) process `pid` has used so far, in milliseconds, from
+/// `/proc/PID/stat` (10 ms steps); `None` once it is gone.
+pub fn cpu_ms(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let (user, system): (u64, u64) = (rest.get(11)?.parse().ok()?, rest.get(12)?.parse().ok()?);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some((user + system) * 1000 / hz)
+}
+
+/// Wait until process `pid` has used `ms` of CPU time, however busy the machine is (tests must
+/// not take wall time for CPU time). Panics if that takes more than a minute or it ends first.
+pub fn wait_for_cpu(pid: u32, ms: u64) {
+    let t = std::time::Instant::now();
+    loop {
+        let used = cpu_ms(pid).unwrap_or_else(|| panic!("process {pid} ended before using {ms} ms of CPU"));
+        if used >= ms {
+            return;
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "process {pid} used {used} of {ms} ms of CPU in a minute");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The pid of process `pid`'s first child (profil's: the profiled program), waiting for it.
+pub fn child_of(pid: u32) -> u32 {
+    let t = std::time::Instant::now();
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(c) = children.split_whitespace().next() {
+            return c.parse().unwrap();
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "process {pid} started no child");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Compile one of `tests/data/` with `compiler` and `flags` into `dir`.
