@@ -107,8 +107,12 @@ fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// The C entry point.
+///
+/// # Safety
+/// `argv` holds `argc` valid, NUL-terminated strings, as the C runtime passes them.
 #[no_mangle]
-pub extern "C" fn main(argc: i32, argv: *const *const std::ffi::c_char) -> i32 {
+pub unsafe extern "C" fn main(argc: i32, argv: *const *const std::ffi::c_char) -> i32 {
     // Read argv directly: with `no_main`, std's own argument capture is platform dependent.
     let args: Vec<String> = (0..argc.max(0) as usize)
         // SAFETY: the C runtime passes argc valid, NUL-terminated strings.

@@ -212,6 +212,19 @@ fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Rows as the kernel at 663e6641 prints them; a process's threads are summed.
@@ -225,16 +238,5 @@ mod tests {
         assert_eq!(super::cpu_in_context_table(table, 13), Some(3600.0));
         assert_eq!(super::cpu_in_context_table(table, 14), None);
         assert_eq!(super::cpu_in_context_table("PID TIME\n12 x y z w v junk\n", 12), None);
-    }
-}
-
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
     }
 }

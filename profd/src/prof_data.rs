@@ -110,7 +110,7 @@ impl ProfData {
         let consistent = if d.nr_bins == 0 {
             d.bin.iter().all(|&b| b == 0)
         } else {
-            let size = d.end_addr.checked_sub(d.start_addr).unwrap_or(0);
+            let size = d.end_addr.saturating_sub(d.start_addr);
             d.nr_bins as usize <= MAX_BINS
                 && size > 0
                 && d.bin_sz > 0

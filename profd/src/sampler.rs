@@ -42,7 +42,7 @@ pub const MAX_STACK_SIZE: u32 = 65528;
 
 /// A stack copy size Linux takes: a multiple of 8 from 8 to [`MAX_STACK_SIZE`].
 pub fn is_valid_stack_size(bytes: u64) -> bool {
-    (8..=u64::from(MAX_STACK_SIZE)).contains(&bytes) && bytes % 8 == 0
+    (8..=u64::from(MAX_STACK_SIZE)).contains(&bytes) && bytes.is_multiple_of(8)
 }
 
 /// One sample's call stack: its instruction pointer, then the return address of each caller,

@@ -40,6 +40,7 @@ extern "C" fn on_signal(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut
     // The kernel's SIGHUP is a hangup: it reached the session's leader (profil, under
     // `ssh -t host profil prog`), not necessarily the program, which must not run on.
     if child > 0 && (!from_kernel || signal == libc::SIGHUP) {
+        // SAFETY: kill(2) is async-signal-safe and has no memory preconditions.
         unsafe { libc::kill(child, signal) };
     }
 }

@@ -14,6 +14,11 @@
 //! [`Snapshot::to_bytes`] for `sys:prof_data`.
 
 #![no_std]
+// The module is the kernel's, byte for byte, and written for the kernel's pinned nightly;
+// lints that ask for newer std methods wait for the kernel's toolchain.
+#![allow(clippy::manual_is_multiple_of)]
+// Its unsafe blocks are explained in the kernel's style: one SAFETY note for a group of them.
+#![allow(clippy::undocumented_unsafe_blocks)]
 
 extern crate alloc;
 

@@ -133,7 +133,7 @@ fn the_feature_is_declared_and_off_by_default() {
     let code: Vec<&str> = added.iter().copied().filter(|l| !l.trim_start().starts_with('#')).collect();
     assert_eq!(code, [format!("{FEATURE} = []").as_str()]);
     // The hunk sits in [features], after upstream's own sys_fdstat, and adds nothing to `default`.
-    assert!(body.iter().any(|l| *l == " sys_fdstat = []"), "{body:?}");
+    assert!(body.contains(&" sys_fdstat = []"), "{body:?}");
     assert!(!patch.contains(&format!("+  \"{FEATURE}\"")));
 }
 

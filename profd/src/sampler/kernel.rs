@@ -216,9 +216,9 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         if !unnamed.is_empty() {
             let table = self.kernel.contexts().unwrap_or_default();
             for pid in unnamed {
-                if !s.named.contains_key(&pid) {
+                if let std::collections::btree_map::Entry::Vacant(e) = s.named.entry(pid) {
                     let name = name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into());
-                    s.named.insert(pid, name.clone());
+                    e.insert(name.clone());
                     batch.server_names.push((pid, name));
                 }
             }

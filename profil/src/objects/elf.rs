@@ -151,6 +151,23 @@ fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes
     })
 }
 
+
+
+/// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
+pub fn build_id(path: &Path) -> Option<Vec<u8>> {
+    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = profd::elf_headers::parse(&bytes)?;
+    build_id_in(&elf, &bytes)
+}
+
+/// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
+pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
+    elf.iter_note_headers(bytes)?
+        .filter_map(Result::ok)
+        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
+        .map(|n| n.desc.to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,19 +212,4 @@ mod tests {
         assert!(sh.is_absolute() && sh.ends_with("sh"));
         assert!(find_program("no-such-program-profil-test".as_ref()).is_err());
     }
-}
-
-/// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
-pub fn build_id(path: &Path) -> Option<Vec<u8>> {
-    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
-    let (elf, _) = profd::elf_headers::parse(&bytes)?;
-    build_id_in(&elf, &bytes)
-}
-
-/// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
-pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
-    elf.iter_note_headers(bytes)?
-        .filter_map(Result::ok)
-        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
-        .map(|n| n.desc.to_vec())
 }

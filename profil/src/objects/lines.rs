@@ -92,8 +92,11 @@ fn load(path: &std::path::Path) -> Option<addr2line::Context<Reader>> {
 pub struct Sources {
     dirs: Vec<PathBuf>,
     readers: RefCell<HashMap<usize, LineReader>>,
-    memo: RefCell<HashMap<(usize, u64), Rc<[SourceLine]>>>,
+    memo: RefCell<HashMap<ObjectAddress, Rc<[SourceLine]>>>,
 }
+
+/// An address in one of the run's objects: (object index, address in it).
+type ObjectAddress = (usize, u64);
 
 impl Sources {
     /// Separate debug files are looked for under `dirs` ([`crate::objects::debug_file`]).
