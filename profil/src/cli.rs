@@ -34,6 +34,9 @@ pub struct Args {
     pub inline: bool,
     /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
     pub debug_dirs: Vec<PathBuf>,
+    /// `--report`: write the report here (checked and written as an export) instead of
+    /// standard output, which then carries the program's output alone.
+    pub report: Option<PathBuf>,
     /// `-o`: write gmon.out (gprof) here.
     pub gmon: Option<PathBuf>,
     /// `--collapsed`: write folded stacks (flame graphs) here.
@@ -64,7 +67,8 @@ pub struct Args {
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Profile(Args),
+    /// Boxed: the options are large beside the other variants.
+    Profile(Box<Args>),
     Help(String),
     Version,
 }
@@ -76,14 +80,17 @@ pub struct UsageError(pub String);
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
               [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--lines]
-              [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE] program [args...]
+              [--report FILE] [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE]
+              program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
 Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
-Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile; an export
-written to stdout (-) sends the report and the program's output to stderr. With -p, profil
+Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The report
+shares standard output with the program's output, after a banner, as in Minix; --report FILE
+leaves standard output to the program. An export written to stdout (-) sends the report and
+the program's output to stderr. With -p, profil
 profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
 or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
 With -g, every sample's call stack is recorded too: the flat profile gains each function's
@@ -154,6 +161,12 @@ fn options() -> Options {
         "DIR",
     );
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
+    o.optopt(
+        "",
+        "report",
+        "write the report to FILE instead of standard output, which then carries the program's output alone (/dev/stderr: to standard error)",
+        "FILE",
+    );
     o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
     o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
     o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
@@ -227,7 +240,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         }
     };
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
-    let (svg, pprof) = (file("svg")?, file("pprof")?);
+    let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
     let callgraph_report = m.opt_present("callgraph");
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
@@ -282,7 +295,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     if attach.is_some() && free.len() > 0 {
         return Err(UsageError("with -p, name at most the process's program file: it runs already".into()));
     }
-    Ok(Command::Profile(Args {
+    Ok(Command::Profile(Box::new(Args {
         start,
         end,
         interval,
@@ -292,6 +305,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         asm_top,
         lines,
         debug_dirs: m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect(),
+        report,
         gmon,
         collapsed,
         json,
@@ -305,7 +319,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         program_args: free.collect(),
         attach,
         duration,
-    }))
+    })))
 }
 
 /// The short usage line printed after a usage error.
@@ -343,7 +357,7 @@ mod tests {
 
     fn profile(v: &[&str]) -> Args {
         match args(v) {
-            Ok(Command::Profile(a)) => a,
+            Ok(Command::Profile(a)) => *a,
             other => panic!("{other:?}"),
         }
     }

@@ -1,6 +1,9 @@
 //! Where the report goes: standard output, or standard error when an export takes standard
-//! output (`--json -`). A reader that goes away (`profil … | head`) ends the report quietly:
-//! the run goes on, the exports are written and the program's status is still profil's.
+//! output (`--json -`), or a buffer that `--report FILE` writes as an export when the run is
+//! over. A reader that goes away (`profil … | head`) ends the report quietly: the run goes on,
+//! the exports are written and the program's status is still profil's. Any other write error
+//! (a full disk) ends the report too, and is kept for the end of the run ([`ReportOut::error`]):
+//! the program still runs and the exports are still written.
 
 use std::io::{self, Write};
 
@@ -10,6 +13,10 @@ pub struct ReportOut {
     fd: Option<i32>,
     /// The reader closed the pipe: the rest of the report is dropped.
     closed: bool,
+    /// The report kept for `--report FILE` (then `inner` is unused).
+    kept: Option<Vec<u8>>,
+    /// The first write error other than a closed reader's.
+    failed: Option<io::Error>,
 }
 
 impl ReportOut {
@@ -41,7 +48,28 @@ impl ReportOut {
 
     /// A report written to `inner` (tests use a buffer or a broken pipe).
     pub fn over(inner: Box<dyn Write>) -> ReportOut {
-        ReportOut { inner, fd: None, closed: false }
+        ReportOut { inner, fd: None, closed: false, kept: None, failed: None }
+    }
+
+    /// A report kept in memory until the run is over ([`ReportOut::kept`]).
+    pub fn kept_for_file() -> ReportOut {
+        ReportOut { kept: Some(Vec::new()), ..ReportOut::over(Box::new(io::sink())) }
+    }
+
+    /// Is the report kept for a file rather than written as it goes?
+    pub fn is_kept(&self) -> bool {
+        self.kept.is_some()
+    }
+
+    /// The report kept so far (empty where it is written as it goes).
+    pub fn kept(&self) -> &[u8] {
+        self.kept.as_deref().unwrap_or_default()
+    }
+
+    /// The write error that ended the report, if one did (other than a reader that went
+    /// away), as profil says it: "Cannot write the report: ...".
+    pub fn error(&mut self) -> io::Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
     }
 
     fn absorb<T>(&mut self, result: io::Result<T>, done: T) -> io::Result<T> {
@@ -51,9 +79,14 @@ impl ReportOut {
                 self.closed = true;
                 Ok(done)
             }
-            // Said once, by profil, naming what failed ("No space left on device" alone reads
-            // as if the program had failed).
-            Err(e) => Err(io::Error::new(e.kind(), format!("Cannot write the report: {}", crate::run::os_message(&e)))),
+            // Kept, to be said once at the end, naming what failed ("No space left on device"
+            // alone reads as if the program had failed); the rest of the report is dropped.
+            Err(e) => {
+                self.closed = true;
+                let message = format!("Cannot write the report: {}", crate::run::os_message(&e));
+                self.failed.get_or_insert(io::Error::new(e.kind(), message));
+                Ok(done)
+            }
             ok => ok,
         }
     }
@@ -61,6 +94,10 @@ impl ReportOut {
 
 impl Write for ReportOut {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(kept) = &mut self.kept {
+            kept.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
         if self.closed {
             return Ok(buf.len());
         }
@@ -75,6 +112,20 @@ impl Write for ReportOut {
         let result = self.inner.flush();
         self.absorb(result, ())
     }
+}
+
+
+
+/// A line for standard error that never panics: where stderr is gone (a closed pipe, a
+/// terminal that hung up) there is no one to tell.
+pub fn to_stderr(line: std::fmt::Arguments) {
+    let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// Text for standard output, as [`to_stderr`].
+pub fn to_stdout(text: std::fmt::Arguments) {
+    let mut out = io::stdout();
+    let _ = out.write_fmt(text).and_then(|()| out.flush());
 }
 
 #[cfg(test)]
@@ -113,21 +164,12 @@ mod tests {
     }
 
     #[test]
-    fn other_errors_still_fail() {
+    fn other_errors_end_the_report_and_are_kept_for_the_end() {
         let mut out = ReportOut::over(Box::new(Failing));
-        let e = out.write_all(b"report").unwrap_err();
+        assert!(out.write_all(b"report").is_ok());
+        assert!(out.write_all(b"more").is_ok());
+        let e = out.error().unwrap_err();
         assert_eq!((e.kind(), e.to_string()), (io::ErrorKind::StorageFull, "Cannot write the report: No space left on device".to_string()));
+        assert!(out.error().is_ok(), "said once");
     }
-}
-
-/// A line for standard error that never panics: where stderr is gone (a closed pipe, a
-/// terminal that hung up) there is no one to tell.
-pub fn to_stderr(line: std::fmt::Arguments) {
-    let _ = writeln!(io::stderr(), "{line}");
-}
-
-/// Text for standard output, as [`to_stderr`].
-pub fn to_stdout(text: std::fmt::Arguments) {
-    let mut out = io::stdout();
-    let _ = out.write_fmt(text).and_then(|()| out.flush());
 }

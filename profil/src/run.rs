@@ -31,6 +31,8 @@ pub enum RunError {
     Profiling(ProfError),
     /// The child already printed the error (the spec's 0xCC protocol).
     Reported,
+    /// The report could not be written (its message says so); the exports were.
+    ReportLost(io::Error),
     Io(io::Error),
 }
 
@@ -40,7 +42,7 @@ impl fmt::Display for RunError {
             RunError::Program(m) => f.write_str(m),
             RunError::Profiling(e) => write!(f, "{e}"),
             RunError::Reported => f.write_str("reported by the child"),
-            RunError::Io(e) => f.write_str(&os_message(e)),
+            RunError::Io(e) | RunError::ReportLost(e) => f.write_str(&os_message(e)),
         }
     }
 }
@@ -144,8 +146,9 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     })?;
     let read_elf = read_start.elapsed();
     let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
-    // With an export on standard output, the report and the program's output go to stderr.
-    let out = ReportOut::new(exports.uses_stdout());
+    // With an export on standard output, the report and the program's output go to stderr;
+    // with --report, the report waits for its file.
+    let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph, args.children).map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
@@ -241,9 +244,12 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         }
         return Err(RunError::Reported);
     }
-    // The program runs: its output comes under the banner.
-    p.out.write_all(report::output_banner(&p.name).as_bytes())?;
-    p.out.flush()?;
+    // The program runs: its output comes under the banner (not with --report: the program's
+    // output then stands alone).
+    if !p.out.is_kept() {
+        p.out.write_all(report::output_banner(&p.name).as_bytes())?;
+        p.out.flush()?;
+    }
     child.release()?;
     let sampled = p.profiler.wait_for_end(false, None);
     let exit = child.wait()?;
@@ -251,12 +257,23 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         return Err(RunError::Reported);
     }
     sampled?;
-    report_and_export(args, p, exit)?;
-    Ok(match exit {
+    let ending = match exit {
         ExitKind::Exited(code) => Ending::Code(code as u8),
         ExitKind::Signaled(sig) => Ending::Signal(sig),
         ExitKind::Attached { .. } => Ending::Code(0),
-    })
+    };
+    match report_and_export(args, p, exit) {
+        Ok(()) => Ok(ending),
+        // The report is lost: never a success, but a program's own failure keeps its status.
+        Err(RunError::ReportLost(e)) => {
+            crate::report_out::to_stderr(format_args!("Profil Error: {}", os_message(&e)));
+            Ok(match ending {
+                Ending::Code(0) => Ending::Code(1),
+                other => other,
+            })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// How profil ends once the report and the exports are written.
@@ -394,6 +411,9 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     let (samples, stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
     let children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
 
+    let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    // A report that cannot be written (a full disk) does not cost the exports: ReportOut
+    // keeps its error, the exports are written, then the error is returned.
     out.start_line()?;
     // The banner introduces the Minix statistics: with -f there are none.
     if !args.flat_only {
@@ -403,7 +423,6 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     }
     out.write_all(flat.render().as_bytes())?;
     out.write_all(b"\n")?;
-    let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
     if let (Some(top), Some(lines)) = (args.lines, &lines) {
         out.write_all(lines.render(top).as_bytes())?;
         out.write_all(b"\n")?;
@@ -428,6 +447,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
     out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
     out.flush()?;
+    let written = out.error();
     let analysis = Analysis {
         run: &run,
         flat: &flat,
@@ -438,7 +458,12 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         lines: lines.as_ref(),
         sources: (args.lines.is_some() || args.inline).then_some(&sources),
     };
-    exports.write(&analysis).map_err(|e| RunError::Program(e.to_string()))?;
+    let exported = exports.write(&analysis, out.kept());
+    if let (Err(_), Err(e)) = (&exported, &written) {
+        crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
+    }
+    exported.map_err(|e| RunError::Program(e.to_string()))?;
+    written.map_err(RunError::ReportLost)?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.

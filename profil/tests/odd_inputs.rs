@@ -140,12 +140,72 @@ fn a_program_without_execute_permission_is_refused_before_its_run() {
 }
 
 /// A report that cannot be written (stdout on /dev/full) is one error naming what failed,
-/// without Rust's "(os error N)" and without the waiting child's word.
+/// without Rust's "(os error N)" and without the waiting child's word; the exports are still
+/// written; the run is never a success (1), but a program's own failure keeps its status.
 #[test]
 fn a_report_that_cannot_be_written_is_one_error() {
     let _s = common::session();
-    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
-    let o = Command::new(profil_bin()).args(["-f", common::fib_bin().to_str().unwrap(), "20", "1"]).stdout(full).output().unwrap();
+    let full = || match std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        Ok(f) => Some(f),
+        Err(_) => {
+            common::skip("no /dev/full");
+            None
+        }
+    };
+    let Some(stdout) = full() else { return };
+    let dir = common::scratch("report-full");
+    let json = dir.join("p.json");
+    let o = Command::new(profil_bin())
+        .args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap(), "20", "1"])
+        .stdout(stdout)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&o.stderr), "Profil Error: Cannot write the report: No space left on device\n");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the export was written")).unwrap();
+    assert_eq!(doc["exit"]["code"], 0);
+    // `ls` fails by itself on a full stdout (2): profil keeps that status.
+    let alone = Command::new("ls").arg("/").stdout(full().unwrap()).status().unwrap();
+    let o = Command::new(profil_bin()).args(["-f", "ls", "/"]).stdout(full().unwrap()).output().unwrap();
+    assert_eq!((o.status.code(), alone.code()), (Some(2), Some(2)), "{}", text(&o).1);
+    assert!(text(&o).1.ends_with("Profil Error: Cannot write the report: No space left on device\n"), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--report FILE`: standard output carries the program's output alone (no banner, no report),
+/// so `profil --report r.txt prog | head -1` is prog's first line; the file holds the report
+/// a plain run prints after the program's output. `/dev/stderr` sends it to standard error.
+#[test]
+fn the_report_can_go_to_a_file_or_to_standard_error() {
+    let _s = common::session();
+    let dir = common::scratch("report-file");
+    let report = dir.join("r.txt");
+    let fib = common::fib_bin();
+    let o = Command::new(profil_bin()).args(["-f", "--report", report.to_str().unwrap(), fib.to_str().unwrap(), "20", "1"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let alone = Command::new(&fib).args(["20", "1"]).output().unwrap();
+    // The program's own lines, in its order (its addresses are the same: no ASLR of link-time
+    // addresses), and nothing of profil's.
+    assert_eq!(out, String::from_utf8_lossy(&alone.stdout));
+    assert_eq!(err, "");
+    let file = std::fs::read_to_string(&report).unwrap();
+    assert!(file.starts_with("Flat profile ("), "{file}");
+    assert!(file.contains("Session ended by: exit\n") && !file.contains("Output of"), "{file}");
+    // The same report a plain run prints after the program's output (its sections, in order).
+    let plain = text(&Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap()).0;
+    let headings = |t: &str| -> Vec<String> { t.lines().filter(|l| l.ends_with(':') || l.starts_with("Flat profile")).map(|l| l.split(" (").next().unwrap().to_string()).collect() };
+    assert_eq!(headings(&file), headings(&plain[plain.find("Flat profile").unwrap()..]));
+    // To standard error: the program's output is still alone on standard output.
+    let o = Command::new(profil_bin()).args(["-f", "--report", "/dev/stderr", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(out, String::from_utf8_lossy(&alone.stdout));
+    assert!(err.starts_with("Flat profile (") && err.contains("Session ended by: exit\n"), "{err}");
+    // Like every export, checked before the program runs: never the program itself, never two
+    // exports onto one file.
+    let o = Command::new(profil_bin()).args(["--report", report.to_str().unwrap(), "--json", report.to_str().unwrap(), fib.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o).1, format!("Profil Error: Cannot write '{}': another export names the same file\n", report.display()));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,9 @@
 //! * [`collapsed`] — `--collapsed FILE`: folded stacks for flamegraph.pl / inferno;
 //! * [`svg`] — `--svg FILE`: a flame graph, drawn by inferno;
 //! * [`pprof`] — `--pprof FILE`: pprof's gzipped `profile.proto`;
-//! * [`json`] — `--json FILE`: the whole run, for scripts.
+//! * [`json`] — `--json FILE`: the whole run, for scripts;
+//!
+//! and the report itself where `--report FILE` sends it.
 //!
 //! No export ever damages a file: the paths are checked before the program starts (an
 //! unwritable path, the program itself, or two exports naming one file fail at once), and a
@@ -15,8 +17,8 @@
 //! has other hard links, or it is another user's), it is written in place as `>` would, and so
 //! are FIFOs and devices, which are never opened before the run is over. `-` (or a path naming
 //! the file standard output already is, like `/dev/stdout`) writes to standard output; the
-//! report and the program's output then go to standard error. Binary exports are not written
-//! to a terminal.
+//! report and the program's output then go to standard error; a path naming standard error's
+//! file (`/dev/stderr`) writes to standard error. Binary exports are not written to a terminal.
 
 pub mod collapsed;
 pub mod gmon;
@@ -38,6 +40,8 @@ use crate::objects::symbolize::{Sample, Symbolizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
+    /// The report (`--report`).
+    Report,
     Gmon,
     Collapsed,
     Svg,
@@ -86,6 +90,8 @@ pub struct Analysis<'a> {
 enum Target {
     /// Standard output.
     Stdout,
+    /// Standard error (a path naming its file, as `/dev/stderr` does).
+    Stderr,
     /// A regular file or a new one: written beside it, then renamed over it; an existing
     /// file's mode and owner are given to the new one.
     Replace(PathBuf),
@@ -136,10 +142,16 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
     (meta.dev(), meta.ino())
 }
 
-fn stdout_identity() -> Option<(u64, u64)> {
-    // SAFETY: fstat only writes the stat buffer.
+/// The file behind descriptor `fd` (1: standard output, 2: standard error).
+fn fd_identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: libc::stat is plain data; all-zero is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    (unsafe { libc::fstat(1, &mut st) } == 0).then(|| (st.st_dev as u64, st.st_ino as u64))
+    // SAFETY: fstat only writes the stat buffer.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev as u64, st.st_ino as u64))
+}
+
+fn stdout_identity() -> Option<(u64, u64)> {
+    fd_identity(1)
 }
 
 /// Temporary file for `path`: hidden, beside it (so the rename stays on one filesystem).
@@ -220,6 +232,9 @@ impl Target {
                 if Some(id) == stdout_identity() {
                     return Ok((Target::Stdout, Some(id)));
                 }
+                if Some(id) == fd_identity(2) {
+                    return Ok((Target::Stderr, Some(id)));
+                }
                 if std::fs::metadata(program).is_ok_and(|p| identity(&p) == id) {
                     return Err(io::Error::other("it is the program to profile"));
                 }
@@ -268,6 +283,11 @@ impl Target {
                 let mut out = io::stdout().lock();
                 out.write_all(bytes)?;
                 out.flush()
+            }
+            Target::Stderr => {
+                let mut err = io::stderr().lock();
+                err.write_all(bytes)?;
+                err.flush()
             }
             Target::InPlace(path) => open_in_place(path)?.write_all(bytes),
             Target::Replace(path) => {
@@ -347,6 +367,7 @@ impl Exports {
     /// may be the program itself, and no two may name the same file.
     pub fn create(args: &Args, program: &Path) -> Result<Exports, ExportError> {
         let wanted = [
+            (Format::Report, &args.report),
             (Format::Gmon, &args.gmon),
             (Format::Collapsed, &args.collapsed),
             (Format::Svg, &args.svg),
@@ -359,11 +380,18 @@ impl Exports {
             let Some(path) = path else { continue };
             let fail = |error| ExportError { path: path.clone(), error };
             let (target, key) = Target::check(path, program).map_err(fail)?;
-            // SAFETY: isatty only asks about the descriptor.
-            if format.is_binary() && target == Target::Stdout && unsafe { libc::isatty(1) } == 1 {
-                return Err(fail(io::Error::other(
-                    "standard output is a terminal, and this export is binary (redirect it to a file or a pipe)",
-                )));
+            let stream = match target {
+                Target::Stdout => Some((1, "standard output")),
+                Target::Stderr => Some((2, "standard error")),
+                _ => None,
+            };
+            if let Some((fd, name)) = stream.filter(|_| format.is_binary()) {
+                // SAFETY: isatty only asks about the descriptor.
+                if unsafe { libc::isatty(fd) } == 1 {
+                    return Err(fail(io::Error::other(format!(
+                        "{name} is a terminal, and this export is binary (redirect it to a file or a pipe)"
+                    ))));
+                }
             }
             if let Some(key) = key {
                 if seen.contains(&key) {
@@ -376,16 +404,24 @@ impl Exports {
         Ok(Exports { targets })
     }
 
-    /// Does an export go to standard output (so the report must not)?
+    /// Does an export go to standard output (so the report and the program's output must
+    /// not)?
     pub fn uses_stdout(&self) -> bool {
-        self.targets.iter().any(|t| t.2 == Target::Stdout)
+        self.targets.iter().any(|t| t.0 != Format::Report && t.2 == Target::Stdout)
     }
 
-    /// Write every export of the finished run.
-    pub fn write(self, a: &Analysis) -> Result<(), ExportError> {
+    /// Does the report go to a file of its own (`--report`), rather than stream to standard
+    /// output (or error) as the program runs?
+    pub fn takes_report(&self) -> bool {
+        self.targets.iter().any(|t| t.0 == Format::Report)
+    }
+
+    /// Write every export of the finished run, and `report` where `--report` sends it.
+    pub fn write(self, a: &Analysis, report: &[u8]) -> Result<(), ExportError> {
         let run = a.run;
         for (format, path, target) in self.targets {
             let bytes = match format {
+                Format::Report => Ok(report.to_vec()),
                 Format::Gmon => {
                     let p = &run.profile;
                     Ok(gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks)))
