@@ -84,6 +84,11 @@ pub struct Profile {
     pub pid: u32,
     /// The processes the program started, each profiled on its own (`--children`), by pid.
     pub processes: Vec<ChildProfile>,
+    /// The session's wall time, as profil measured it (from the program's start, or the
+    /// attach, to its end).
+    pub elapsed: Option<std::time::Duration>,
+    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
+    pub cpus: Option<u64>,
 }
 
 /// A process the program started (directly or not), followed with `--children`.
@@ -145,6 +150,18 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
 }
 
 impl Profile {
+    /// The samples a second and CPU the source delivered: every tick of the run (the
+    /// program's, the daemons', idle's and other processes': the account closes over them) over
+    /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
+    pub fn achieved_rate(&self) -> Option<f64> {
+        let a = &self.servers.as_ref()?.account;
+        let seconds = self.elapsed?.as_secs_f64() * self.cpus? as f64;
+        let all = [self.user_ticks, self.kernel_ticks.unwrap_or(0), a.servers(), a.idle, a.other]
+            .into_iter()
+            .fold(0u64, u64::saturating_add);
+        (seconds > 0.0).then(|| all as f64 / seconds)
+    }
+
     /// The profile of a finished session of `program`.
     pub fn from_session(s: &Session, program: &str, counts_kernel: bool, stacks_recorded: bool) -> Profile {
         let mut processes = child_profiles(s, program);
@@ -173,6 +190,8 @@ impl Profile {
             stacks_recorded,
             stacks: s.stacks.iter().map(|(st, &count)| Stack::new(s.stack_frames(st), st.truncated, count)).collect(),
             servers: None,
+            elapsed: None,
+            cpus: None,
         }
     }
 }
@@ -234,6 +253,8 @@ impl Profile {
             servers: None,
             pid: num("pid") as u32,
             processes: Vec::new(),
+            elapsed: None,
+            cpus: None,
         })
     }
 }

@@ -159,10 +159,26 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
     let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
     if let Some(s) = p.sampling {
         let what = match s.source {
-            "timer" => "the kernel's timer tick, user mode only (this kernel has no NMI source for -F)",
+            "timer" => {
+                "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
+            }
             _ => "NMIs, the kernel's work for the program included",
         };
-        let _ = writeln!(out, "Sampling: {}, {} a second per CPU: {what}", s.source, s.rate);
+        let achieved = p.achieved_rate();
+        let rate = match achieved {
+            Some(r) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
+            None => format!("{} a second per CPU", s.rate),
+        };
+        let _ = writeln!(out, "Sampling: {}, {rate}: {what}", s.source);
+        // QEMU's HPET skips periods when the host is busy; the report's shares are then of
+        // fewer samples, and less even ones.
+        if let Some(r) = achieved.filter(|&r| r < s.rate as f64 * 0.95) {
+            let _ = writeln!(
+                out,
+                "Warning: the source delivered {:.0} % of the rate asked; shares rest on fewer samples than -F says (a busy host under QEMU skips timer periods).",
+                r * 100.0 / s.rate as f64
+            );
+        }
     }
     if p.lost > 0 {
         let were = if p.lost == 1 { "was" } else { "were" };

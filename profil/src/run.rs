@@ -250,9 +250,11 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         p.out.write_all(report::output_banner(&p.name).as_bytes())?;
         p.out.flush()?;
     }
+    let started = std::time::Instant::now();
     child.release()?;
     let sampled = p.profiler.wait_for_end(false, None);
     let exit = child.wait()?;
+    let elapsed = started.elapsed();
     if child.exec_error().is_some() {
         return Err(RunError::Reported);
     }
@@ -262,7 +264,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         ExitKind::Signaled(sig) => Ending::Signal(sig),
         ExitKind::Attached { .. } => Ending::Code(0),
     };
-    match report_and_export(args, p, exit) {
+    match report_and_export(args, p, exit, elapsed) {
         Ok(()) => Ok(ending),
         // The report is lost: never a success, but a program's own failure keeps its status.
         Err(RunError::ReportLost(e)) => {
@@ -345,6 +347,14 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     }
     let name = match std::fs::read_link(&path) {
         Ok(target) if args.program.is_empty() => target.to_string_lossy().into_owned(),
+        // The kernel keeps a process's links from those who may not trace it (another
+        // user's, a set-user-ID one, or one outside our namespace), root included.
+        Err(e) if args.program.is_empty() && e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(RunError::Program(format!(
+                "Permission denied: cannot read {}, pid {pid}'s program (the kernel keeps it from this user)",
+                path.display()
+            )))
+        }
         Err(_) if args.program.is_empty() => return Err(no_process()),
         _ => args.program.to_string_lossy().into_owned(),
     };
@@ -372,19 +382,21 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
             _ => RunError::Profiling(e),
         });
     }
-    let deadline = args.duration.map(|d| std::time::Instant::now() + d);
+    let started = std::time::Instant::now();
+    let deadline = args.duration.map(|d| started + d);
     p.profiler.wait_for_end(true, deadline)?;
     // Whether it exited is the session's stop reason (filled in with the profile).
-    report_and_export(args, p, ExitKind::Attached { pid, exited: false })?;
+    report_and_export(args, p, ExitKind::Attached { pid, exited: false }, started.elapsed())?;
     Ok(0)
 }
 
-/// The report and the exports of a finished session.
-fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), RunError> {
+/// The report and the exports of a finished session, which lasted `elapsed`.
+fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
     let Prepared { name, path, image, read_elf, exports, mut out, profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
-    let profile = profiler.profile(&name)?;
+    let mut profile = profiler.profile(&name)?;
+    profile.elapsed = Some(elapsed);
     let unwind = profiler.unwind_time();
     let exit = match exit {
         ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
@@ -436,7 +448,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind) -> Result<(), Run
         out.write_all(b"\n")?;
     }
     let servers = run.profile.servers.as_ref().map(|r| {
-        (r, servers::name_servers(r, |path| crate::objects::object_file::ObjectFile::read(path).ok()))
+        (r, servers::name_servers(r, &mut symbolizer))
     });
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(b"\n")?;

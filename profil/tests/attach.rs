@@ -120,6 +120,35 @@ fn attach_errors() {
         sleeper.kill().unwrap();
         sleeper.wait().unwrap();
     }
+    // One's own process whose program the kernel will not show (it is not dumpable): that is
+    // a permission problem, not "no process".
+    if common::root("to run a process as nobody") {
+        let dir = scratch("attach-undumpable");
+        let exe = compile("cc", "undumpable.c", &["-O1"], &dir);
+        let mut target = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(&exe)
+            .arg("5")
+            .spawn()
+            .expect("setpriv (util-linux)");
+        // setpriv execs the program: its pid is the target's; give it time to drop dumpable.
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = target.id().to_string();
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(profil_bin())
+            .args(["-p", &pid, "-t", "0.2"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            text(&o).1,
+            format!("Profil Error: Permission denied: cannot read /proc/{pid}/exe, pid {pid}'s program (the kernel keeps it from this user)\n")
+        );
+        target.kill().unwrap();
+        target.wait().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// A process whose program file was deleted since it started (every package upgrade replaces

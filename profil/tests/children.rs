@@ -143,3 +143,34 @@ fn pprof_samples_are_tagged_with_their_process() {
     }
     assert!(tags.contains(" process: Total") && tags.contains(": forks"), "{tags}");
 }
+
+/// pprof's header names the program's file and the run's wall time: with --children the
+/// program (sh) has next to no samples, yet it is pprof's "File:", not its busy child; and the
+/// "Duration:" of a run that sleeps a second is its wall time, not its 0.2 s of samples.
+#[test]
+fn pprof_names_the_program_and_the_wall_time() {
+    if !installed("go", "golang-go") {
+        return;
+    }
+    let dir = scratch("children-pprof-header");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let pb = dir.join("p.pb.gz");
+    let script = format!("sleep 1; {} 200", busy.display());
+    let started = std::time::Instant::now();
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--pprof", pb.to_str().unwrap(), "sh", "-c", &script])
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let g = std::process::Command::new("go").args(["tool", "pprof", "-top"]).arg(&pb).env("HOME", &dir).output().unwrap();
+    let top = String::from_utf8_lossy(&g.stdout).into_owned();
+    assert!(g.status.success(), "{top}\n{}", String::from_utf8_lossy(&g.stderr));
+    assert!(top.lines().any(|l| l == "File: sh"), "{top}");
+    // "Duration: 1.23s, Total samples = 200ms (16.26%)"
+    let line = top.lines().find(|l| l.starts_with("Duration: ")).unwrap_or_else(|| panic!("{top}"));
+    let seconds: f64 = line["Duration: ".len()..].split('s').next().unwrap().parse().unwrap();
+    assert!(seconds >= 1.2 && seconds <= wall, "{line} ({wall:.2} s around profil)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -269,7 +269,7 @@ fn an_export_to_a_fifo_reaches_its_reader_and_its_wait_can_be_interrupted() {
     assert_eq!(v["exit"]["code"], 0);
 
     // No reader: profil waits for one after the run, and SIGTERM ends the wait.
-    let mut p = Command::new(profil_bin())
+    let mut p = common::with_default_signals(&mut Command::new(profil_bin()))
         .args(["--json", s(&fifo), s(&fib_bin()), "20", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

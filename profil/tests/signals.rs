@@ -5,7 +5,7 @@ mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-use common::{child_of, profil_bin, session, text, wait_for_cpu};
+use common::{child_of, profil_bin, session, text, wait_for_cpu, with_default_signals};
 
 /// The `SigIgn:` and `SigBlk:` lines of a `/proc/PID/status`.
 fn ignored_and_blocked(status: &str) -> Vec<String> {
@@ -38,7 +38,7 @@ const LONG_FIB: &str = "42";
 /// `cpu_ms` of CPU time (its own clock: the machine may be busy), then send `signal` to the
 /// whole group (as a terminal's Ctrl-C does) or to profil alone.
 fn interrupted(args: &[&str], cpu_ms: u64, signal: i32, whole_group: bool) -> Output {
-    let child = Command::new(profil_bin())
+    let child = with_default_signals(&mut Command::new(profil_bin()))
         .args(args)
         .process_group(0)
         .stdout(Stdio::piped())
@@ -112,7 +112,7 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
         p = profil_bin().display(),
         fib = fib.display()
     );
-    let child = Command::new("bash")
+    let child = with_default_signals(&mut Command::new("bash"))
         .args(["-c", &script])
         .process_group(0)
         .stdout(Stdio::piped())

@@ -42,8 +42,9 @@ fn ctl(line: &str) -> Result<(), ProfError> {
 }
 
 impl Profiler {
-    /// The daemon samples at the kernel's timer rate; `-F` does not apply on Redox. Call
-    /// stacks on Redox are always the kernel's frame-pointer walks, whatever `-g` mode.
+    /// `-F` goes to the kernel as the session's rate (`start` sends it); a kernel without an
+    /// NMI source samples on its timer tick. Call stacks on Redox are always the kernel's
+    /// frame-pointer walks, whatever `-g` mode.
     /// `_children`: refused on the command line (the kernel's session follows one process).
     pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph, _children: bool) -> io::Result<Profiler> {
         // Fail with a clear word before anything runs if the daemon is not there.
@@ -95,6 +96,8 @@ impl Profiler {
         let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
+        // The NMI source samples every CPU: the rate it achieved is per CPU.
+        profile.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
         Ok(profile)
     }
 }

@@ -306,6 +306,8 @@ mod tests {
             }),
             pid: 42,
             processes: Vec::new(),
+            elapsed: None,
+            cpus: None,
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },

@@ -246,6 +246,9 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     b.profile.period = period;
     let comment = b.strings.get(&format!("profil {} ({} Hz)", run.program, run.frequency_hz));
     b.profile.comment = vec![comment];
+    // The first mapping is the main file to pprof ("File:"): the program's, whatever comes
+    // first among the samples (a library's function, or a child's with --children).
+    b.object_mapping(a.symbolizer, crate::objects::symbolize::PROGRAM);
     // With --children every sample says its process; without, none does (one process).
     let labels = |b: &mut Builder, program: &str, pid: u32| -> Vec<Label> {
         if a.processes.is_empty() {
@@ -267,8 +270,13 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
             None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), &label),
         }
     }
+    // The run's wall time ("Duration:"), as perf and pprof's own profilers give it; the
+    // sampled CPU time where it was not measured.
     let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
-    b.profile.duration_nanos = (user as i64).saturating_mul(period);
+    b.profile.duration_nanos = match run.profile.elapsed {
+        Some(wall) => i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX),
+        None => (user as i64).saturating_mul(period),
+    };
     b.profile.string_table = b.strings.table;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&b.profile.encode_to_vec())?;

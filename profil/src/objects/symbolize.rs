@@ -167,6 +167,13 @@ impl Symbolizer {
         }
     }
 
+    /// Use `file` as the kernel's ELF instead of reading one (tests).
+    pub fn with_kernel_object(mut self, file: ObjectFile) -> Symbolizer {
+        self.objects.push(Object { name: "kernel".into(), path: file.path.display().to_string(), file: Some(file) });
+        self.kernel = Some(self.objects.len() - 1);
+        self
+    }
+
     /// Is object `i` the kernel?
     pub fn is_kernel(&self, i: usize) -> bool {
         self.kernel == Some(i)

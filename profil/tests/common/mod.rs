@@ -101,6 +101,22 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Start `cmd` with the signal dispositions an interactive shell gives a job: SIGINT, SIGQUIT,
+/// SIGHUP and SIGTERM at their defaults, whatever the test runner inherited (a runner started
+/// with `nohup`, or in a script's background, ignores some of them, and its children would too).
+pub fn with_default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}
+
 /// A check that cannot run here (its tool is missing, say). Under CI (`CI=true`), whose
 /// `.ci/run` installs every tool the tests use, that is a failure; elsewhere the check is
 /// skipped, and says so.
@@ -212,6 +228,7 @@ impl Terminal {
     pub fn spawn(self, mut cmd: std::process::Command) -> (std::process::Child, std::fs::File) {
         use std::os::unix::process::CommandExt;
         cmd.stdin(self.stdio()).stdout(self.stdio()).stderr(self.stdio());
+        with_default_signals(&mut cmd);
         // SAFETY: async-signal-safe calls only.
         unsafe {
             cmd.pre_exec(|| {
