@@ -1,6 +1,9 @@
-//! The error codes of `profile()`, as the spec lists them, and their errno values.
+//! The error codes of `profile()`, as the spec lists them, and their errno values. The
+//! spec's EGENERIC keeps its cause where one is known (which operation failed, and the OS's
+//! error), so "Generic error" says what went wrong.
 
 use std::fmt;
+use std::io;
 
 /// Why a profiling request failed.  Each variant is one errno of the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,8 +18,16 @@ pub enum ProfError {
     Permission,
     /// EINVAL: a malformed request.
     Invalid,
-    /// EIO: the spec's EGENERIC, any other failure.
-    Generic,
+    /// EIO: the spec's EGENERIC, any other failure, with its cause where known.
+    Generic(Option<Cause>),
+}
+
+/// What failed behind a [`ProfError::Generic`]: the operation, and the OS's error where there
+/// was one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cause {
+    pub operation: &'static str,
+    pub errno: Option<i32>,
 }
 
 impl ProfError {
@@ -28,11 +39,11 @@ impl ProfError {
             ProfError::AddressRange => libc::EFAULT,
             ProfError::Permission => libc::EPERM,
             ProfError::Invalid => libc::EINVAL,
-            ProfError::Generic => libc::EIO,
+            ProfError::Generic(_) => libc::EIO,
         }
     }
 
-    /// The error for an errno value; anything unknown is the spec's EGENERIC.
+    /// The error for an errno value; anything unknown is the spec's EGENERIC, which keeps it.
     pub fn from_errno(errno: i32) -> ProfError {
         match errno {
             libc::ESRCH => ProfError::NoProcess,
@@ -40,8 +51,28 @@ impl ProfError {
             libc::EFAULT => ProfError::AddressRange,
             libc::EPERM | libc::EACCES => ProfError::Permission,
             libc::EINVAL => ProfError::Invalid,
-            _ => ProfError::Generic,
+            libc::EIO => ProfError::Generic(None),
+            errno => ProfError::Generic(Some(Cause { operation: "", errno: Some(errno) })),
         }
+    }
+
+    /// The error for `e` from `operation`: one of the spec's where its errno is, else
+    /// EGENERIC naming the operation and the OS's error.
+    pub fn from_io(operation: &'static str, e: &io::Error) -> ProfError {
+        match e.raw_os_error().map(ProfError::from_errno) {
+            Some(ProfError::Generic(_)) | None => ProfError::failed(operation, e),
+            Some(known) => known,
+        }
+    }
+
+    /// EGENERIC: `operation` failed with `e`, whatever its errno.
+    pub fn failed(operation: &'static str, e: &io::Error) -> ProfError {
+        ProfError::Generic(Some(Cause { operation, errno: e.raw_os_error() }))
+    }
+
+    /// EGENERIC: `operation` failed, with no OS error to say why.
+    pub fn failed_at(operation: &'static str) -> ProfError {
+        ProfError::Generic(Some(Cause { operation, errno: None }))
     }
 
     /// The user-facing message, worded as the spec's `profil` prints it
@@ -53,14 +84,35 @@ impl ProfError {
             ProfError::AddressRange => "Address range invalid",
             ProfError::Permission => "Permission denied (only root or the process owner may profile it)",
             ProfError::Invalid => "Invalid request",
-            ProfError::Generic => "Generic error",
+            ProfError::Generic(_) => "Generic error",
         }
+    }
+}
+
+impl ProfError {
+    /// What failed, where an EGENERIC knows: "perf_event_open: Too many open files".
+    pub fn cause(&self) -> Option<String> {
+        let Self::Generic(Some(cause)) = self else { return None };
+        // strerror's words, without Rust's " (os error N)".
+        let os = cause.errno.map(|n| {
+            let text = io::Error::from_raw_os_error(n).to_string();
+            text.split(" (os error ").next().unwrap_or_default().to_string()
+        });
+        Some(match (cause.operation, os) {
+            ("", Some(os)) => os,
+            (op, Some(os)) => format!("{op}: {os}"),
+            (op, None) => op.to_string(),
+        })
     }
 }
 
 impl fmt::Display for ProfError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        f.write_str(self.message())?;
+        match self.cause() {
+            Some(cause) => write!(f, " ({cause})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -76,7 +128,7 @@ mod tests {
         ProfError::AddressRange,
         ProfError::Permission,
         ProfError::Invalid,
-        ProfError::Generic,
+        ProfError::Generic(None),
     ];
 
     #[test]
@@ -86,7 +138,8 @@ mod tests {
         assert_eq!(ProfError::AddressRange.errno(), 14);
         assert_eq!(ProfError::Permission.errno(), 1);
         assert_eq!(ProfError::Invalid.errno(), 22);
-        assert_eq!(ProfError::Generic.errno(), 5); // EGENERIC is EIO
+        assert_eq!(ProfError::Generic(None).errno(), 5); // EGENERIC is EIO
+        assert_eq!(ProfError::failed_at("x").errno(), 5);
     }
 
     #[test]
@@ -94,7 +147,7 @@ mod tests {
         for e in ALL {
             assert_eq!(ProfError::from_errno(e.errno()), e);
         }
-        assert_eq!(ProfError::from_errno(libc::ENOMEM), ProfError::Generic);
+        assert_eq!(ProfError::from_errno(libc::ENOMEM).errno(), libc::EIO);
     }
 
     #[test]
@@ -102,6 +155,18 @@ mod tests {
         assert_eq!(ProfError::NoProcess.to_string(), "No process for profiled program");
         assert_eq!(ProfError::AddressRange.to_string(), "Address range invalid");
         assert_eq!(ProfError::Busy.to_string(), "Already profiling another process");
-        assert_eq!(ProfError::Generic.to_string(), "Generic error");
+        assert_eq!(ProfError::Generic(None).to_string(), "Generic error");
+    }
+
+    /// The spec's message first, then what failed: the operation and strerror's words.
+    #[test]
+    fn a_generic_error_says_its_cause() {
+        let e = io::Error::from_raw_os_error(libc::EMFILE);
+        assert_eq!(ProfError::from_io("perf_event_open", &e).to_string(), "Generic error (perf_event_open: Too many open files)");
+        assert_eq!(ProfError::from_errno(libc::ENOMEM).to_string(), "Generic error (Cannot allocate memory)");
+        assert_eq!(ProfError::failed_at("decoding sys:prof_data").to_string(), "Generic error (decoding sys:prof_data)");
+        // Known errnos stay the spec's own errors.
+        assert_eq!(ProfError::from_io("pidfd_open", &io::Error::from_raw_os_error(libc::ESRCH)), ProfError::NoProcess);
+        assert_eq!(ProfError::from_io("open", &io::Error::from_raw_os_error(libc::EACCES)), ProfError::Permission);
     }
 }

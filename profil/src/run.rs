@@ -242,6 +242,10 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         if let (ProfError::Busy, Some(hint)) = (e, busy_hint()) {
             crate::report_out::to_stderr(format_args!("{hint}"));
         }
+        // The child said the spec's message (an errno crossed the gate); the cause is ours.
+        if let Some(cause) = e.cause() {
+            crate::report_out::to_stderr(format_args!("  {cause}"));
+        }
         return Err(RunError::Reported);
     }
     // The program runs: its output comes under the banner (not with --report: the program's

@@ -252,3 +252,19 @@ fn the_program_dies_with_profil() {
     }
     next_run_works();
 }
+
+/// An error the spec has no word for is its "Generic error", followed by what failed: here
+/// perf_event_open, out of file descriptors (`ulimit -n 7`: profil's own files fit, the
+/// sampling events do not).
+#[test]
+fn a_generic_error_says_what_failed() {
+    let _s = session();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n 7; exec '{}' -f '{}' 100", profil_bin().display(), busy().display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(err(&o), "Profil Error: Generic error\n  perf_event_open: Too many open files\n");
+    next_run_works();
+}

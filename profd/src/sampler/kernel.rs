@@ -72,8 +72,8 @@ fn new_ticks<K: Ord>(seen: &mut BTreeMap<K, u64>, key: K, count: u64) -> Option<
     Some(new)
 }
 
-fn errno(e: &io::Error) -> ProfError {
-    e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
+fn errno(operation: &'static str, e: &io::Error) -> ProfError {
+    ProfError::from_io(operation, e)
 }
 
 /// The name (the executable's path, as procmgr sets it) of `pid` in a `sys:context` table,
@@ -108,7 +108,7 @@ pub fn owner_in_context_table(table: &str, pid: u32) -> Option<u32> {
 
 impl<K: KernelFiles> Sampler for KernelSampler<K> {
     fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
-        let table = self.kernel.contexts().map_err(|e| errno(&e))?;
+        let table = self.kernel.contexts().map_err(|e| errno("reading sys:context", &e))?;
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
@@ -118,7 +118,7 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         let when = crate::ctl::count_from_suffix(from);
         // A rate asks the kernel for its NMI source (it falls back to the timer tick).
         let rate = crate::ctl::rate_suffix(rate);
-        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}{rate}\n")).map_err(|e| errno(&e))?;
+        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}{rate}\n")).map_err(|e| errno("writing sys:prof_ctl", &e))?;
         self.session = Some(KernelSession {
             pid,
             image: image.clone(),
@@ -141,8 +141,8 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         if s.ended {
             return Ok(batch);
         }
-        let bytes = self.kernel.data().map_err(|e| errno(&e))?;
-        let mut snap = kprof::decode(&bytes).map_err(|_| ProfError::Generic)?;
+        let bytes = self.kernel.data().map_err(|e| errno("reading sys:prof_data", &e))?;
+        let mut snap = kprof::decode(&bytes).map_err(|_| ProfError::failed_at("decoding sys:prof_data"))?;
         if snap.pid != u64::from(s.pid) {
             // Someone started another session through sys:prof_ctl directly.
             s.ended = true;

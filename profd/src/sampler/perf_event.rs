@@ -464,18 +464,21 @@ fn page_size() -> usize {
 }
 
 fn lock_session() -> Result<UnixListener, ProfError> {
-    let addr = SocketAddr::from_abstract_name(session_lock_name()).map_err(|_| ProfError::Generic)?;
+    const LOCK: &str = "the session lock (an abstract unix socket)";
+    let addr = SocketAddr::from_abstract_name(session_lock_name()).map_err(|e| ProfError::failed(LOCK, &e))?;
     UnixListener::bind_addr(&addr).map_err(|e| match e.kind() {
         io::ErrorKind::AddrInUse => ProfError::Busy,
-        _ => ProfError::Generic,
+        _ => ProfError::failed(LOCK, &e),
     })
 }
 
-fn os_error(e: &io::Error) -> ProfError {
+/// The error of `operation`: no such process, permission, or EGENERIC with its cause (an
+/// EINVAL here is the kernel refusing an event, not a malformed request of the user's).
+fn os_error(operation: &'static str, e: &io::Error) -> ProfError {
     match e.raw_os_error() {
         Some(libc::ESRCH) => ProfError::NoProcess,
         Some(libc::EACCES) | Some(libc::EPERM) => ProfError::Permission,
-        _ => ProfError::Generic,
+        _ => ProfError::failed(operation, e),
     }
 }
 
@@ -484,7 +487,7 @@ impl Sampler for PerfEventSampler {
         match std::fs::metadata(format!("/proc/{pid}")) {
             Ok(m) => Ok(m.uid()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ProfError::NoProcess),
-            Err(_) => Err(ProfError::Generic),
+            Err(e) => Err(ProfError::from_io("reading /proc/PID", &e)),
         }
     }
 
@@ -494,7 +497,7 @@ impl Sampler for PerfEventSampler {
         // SAFETY: pidfd_open has no memory arguments.
         let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
         if pidfd < 0 {
-            return Err(os_error(&io::Error::last_os_error()));
+            return Err(os_error("pidfd_open", &io::Error::last_os_error()));
         }
         // SAFETY: a fresh descriptor owned by nobody else.
         let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
@@ -502,9 +505,9 @@ impl Sampler for PerfEventSampler {
         let (rings, counts_kernel) = match self.open_rings(pid, true, from) {
             Ok(rings) => (rings, true),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
-                (self.open_rings(pid, false, from).map_err(|e| os_error(&e))?, false)
+                (self.open_rings(pid, false, from).map_err(|e| os_error("perf_event_open", &e))?, false)
             }
-            Err(e) => return Err(os_error(&e)),
+            Err(e) => return Err(os_error("perf_event_open", &e)),
         };
         self.counts_kernel = Some(counts_kernel);
         // Attached: the mappings (and so the load base) exist already; no record will say so.
@@ -514,7 +517,7 @@ impl Sampler for PerfEventSampler {
         if from == CountFrom::Now {
             // A path that is not UTF-8 reads lossily here; its file is reached through the
             // process's link to the mapping instead.
-            let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error(&e))?;
+            let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error("reading /proc/PID/maps", &e))?;
             let maps = String::from_utf8_lossy(&maps);
             for (addr, len, pgoff, dev, ino, path) in maps.lines().filter_map(executable_mapping) {
                 let is_program = self.program.matches(&path, dev, ino);

@@ -44,14 +44,14 @@ impl Profiler {
                 Some(d) if Instant::now() >= d => break,
                 Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(1000) as i32 + 1,
             };
-            self.profd.sampler().wait(timeout_ms).map_err(|_| ProfError::Generic)?;
+            self.profd.sampler().wait(timeout_ms).map_err(|e| ProfError::failed("poll", &e))?;
             self.profd.pump()?;
         }
         // Interrupted: give the program a moment to exit (a deadline stops at once).
         let interrupted = crate::interrupt::caught().is_some() && !attached;
         let grace = Instant::now() + if interrupted { INTERRUPT_GRACE } else { Duration::ZERO };
         while self.profd.state() == SessionState::Running && Instant::now() < grace {
-            self.profd.sampler().wait(10).map_err(|_| ProfError::Generic)?;
+            self.profd.sampler().wait(10).map_err(|e| ProfError::failed("poll", &e))?;
             self.profd.pump()?;
         }
         self.profd.stop(self.uid)
@@ -65,7 +65,7 @@ impl Profiler {
     /// `getprofile()` and the exact samples behind it; `program` names the profiled program.
     pub fn profile(&self, program: &str) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
-        let session = self.profd.session(self.uid)?.ok_or(ProfError::Generic)?;
+        let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         Ok(Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks()))
     }
 }

@@ -22,7 +22,7 @@ pub struct Profiler {
 }
 
 fn errno(e: io::Error) -> ProfError {
-    e.raw_os_error().map_or(ProfError::Generic, ProfError::from_errno)
+    ProfError::from_io("the prof: scheme", &e)
 }
 
 fn read_file(path: &str) -> Result<Vec<u8>, ProfError> {
@@ -92,7 +92,7 @@ impl Profiler {
             status = text(STATUS)?;
         }
         let profile =
-            Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::Generic)?;
+            Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
         let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
