@@ -74,6 +74,28 @@ fn stripped_program_is_named_by_address_ranges() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A stripped static program linked without `.eh_frame_hdr` (its `.eh_frame` has an FDE for
+/// every function, but nothing points at it but its section header): its functions are still
+/// its unwind tables' ranges, not one block of the whole text.
+#[test]
+fn stripped_static_program_without_eh_frame_hdr_is_named_by_address_ranges() {
+    let dir = scratch("strip-static");
+    let exe = compile("cc", "busy.c", &["-O1", "-static", "-Wl,--no-eh-frame-hdr"], &dir);
+    let spin = read_program(&exe).unwrap().symbols().by_name("spin").unwrap().clone();
+    let stripped = dir.join("busy.stripped");
+    assert!(Command::new("strip").arg("-o").arg(&stripped).arg(&exe).status().unwrap().success());
+    let o = {
+        let _s = session();
+        profil(&["-f", stripped.to_str().unwrap(), "300"])
+    };
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let name = format!("[{:#x}-{:#x}]", spin.addr, spin.addr + spin.size);
+    let (_, share) = row(&flat_rows(&out), &name).unwrap_or_else(|| panic!("no {name} in\n{out}"));
+    assert!(share >= 90.0, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Time in libc is named by libc's own functions, found through the mapping.
 #[test]
 fn shared_library_functions_are_named() {
