@@ -96,6 +96,36 @@ fn stripped_static_program_without_eh_frame_hdr_is_named_by_address_ranges() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// PLT stubs are named as objdump names them (`printf@plt`), in every layout gcc and ld make:
+/// lazy binding, `-z now`, IBT's `.plt.sec`, and `.plt.got`.
+#[test]
+fn plt_stubs_are_named_as_objdump_names_them() {
+    let dir = scratch("plt");
+    for (i, flags) in [&["-O1"][..], &["-O1", "-Wl,-z,now"], &["-O1", "-fcf-protection=full", "-Wl,-z,ibtplt"]].into_iter().enumerate() {
+        let exe = compile("cc", "libcalls.c", flags, &dir);
+        let renamed = dir.join(format!("libcalls{i}"));
+        std::fs::rename(&exe, &renamed).unwrap();
+        let d = Command::new("objdump").arg("-d").arg(&renamed).output().expect("objdump (binutils)");
+        let listing = String::from_utf8_lossy(&d.stdout);
+        // "0000000000001030 <printf@plt>:"
+        let labels: Vec<(u64, String)> = listing
+            .lines()
+            .filter_map(|l| {
+                let (addr, rest) = l.split_once(" <")?;
+                let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
+                Some((u64::from_str_radix(addr, 16).ok()?, format!("{name}@plt")))
+            })
+            .collect();
+        assert!(labels.len() >= 3, "{flags:?}: {labels:?}");
+        let object = profil::objects::object_file::ObjectFile::read(&renamed).unwrap();
+        for (addr, name) in &labels {
+            assert_eq!(&object.symbols.resolve(*addr).name, name, "{flags:?} at {addr:#x}");
+            assert_eq!(&object.symbols.resolve(addr + 7).name, name, "{flags:?} inside the stub at {addr:#x}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Time in libc is named by libc's own functions, found through the mapping.
 #[test]
 fn shared_library_functions_are_named() {

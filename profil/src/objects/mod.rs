@@ -15,6 +15,7 @@ pub mod eh_frame;
 pub mod elf;
 pub mod lines;
 pub mod object_file;
+pub mod plt;
 pub mod symbolize;
 pub mod symbols;
 

@@ -4,6 +4,7 @@
 //! functions there), demangled (Rust, then C++).  Code no symbol covers is named by its address
 //! range, as Prospect brackets hits between the nearest known symbols:
 //!
+//! * a PLT stub, by the function it calls (`puts@plt`, [`crate::objects::plt`]);
 //! * inside a function the unwind tables describe ([`crate::objects::eh_frame`]), that function's
 //!   `[start-end]` — exact boundaries, even in a stripped program;
 //! * elsewhere, the gap between the nearest known functions (or the segment's edges).
@@ -52,6 +53,8 @@ impl Function {
 enum Name {
     /// The mangled name at `[at, end)` of the object file (up to its NUL), read when asked for.
     InFile { at: usize, end: usize },
+    /// A PLT stub, named after the function it calls, whose name is in the file.
+    StubInFile { at: usize, end: usize },
     Given(String),
     /// Unnamed code: named by its range.
     Range,
@@ -145,7 +148,16 @@ impl SymbolTable {
                 }
             }
         }
-        table.with_unwind_ranges(unwind).with_code(code)
+        // PLT stubs, named by the dynamic symbol each calls.
+        let stubs = crate::objects::plt::stubs(elf, file).into_iter().filter_map(|stub| {
+            let s = elf.dynsyms.get(stub.symbol)?;
+            let name = match names[1] {
+                Names::Parsed(t) => Name::Given(format!("{}@plt", demangle(t.get_at(s.st_name).filter(|n| !n.is_empty())?))),
+                Names::InFile { start, end } => Name::StubInFile { at: start.checked_add(s.st_name).filter(|&at| at < end)?, end },
+            };
+            Some(Entry { addr: stub.addr, size: stub.size, name })
+        });
+        table.with_entries(stubs.collect()).with_unwind_ranges(unwind).with_code(code)
     }
 
     /// A table of the given functions (aliases at the same address keep the first name).
@@ -168,14 +180,16 @@ impl SymbolTable {
     }
 
     /// Add unwind-table function ranges that no named function overlaps, named by range.
-    pub fn with_unwind_ranges(mut self, ranges: &[(u64, u64)]) -> SymbolTable {
-        let unnamed: Vec<Entry> = ranges
-            .iter()
-            .filter(|&&(lo, hi)| lo < hi && !self.overlaps(lo, hi))
-            .map(|&(lo, hi)| Entry { addr: lo, size: hi - lo, name: Name::Range })
-            .collect();
-        if !unnamed.is_empty() {
-            self.entries.extend(unnamed);
+    pub fn with_unwind_ranges(self, ranges: &[(u64, u64)]) -> SymbolTable {
+        let unnamed = ranges.iter().filter(|&&(lo, hi)| lo < hi).map(|&(lo, hi)| Entry { addr: lo, size: hi - lo, name: Name::Range });
+        self.with_entries(unnamed.collect())
+    }
+
+    /// Add the entries that no function of the table overlaps.
+    fn with_entries(mut self, more: Vec<Entry>) -> SymbolTable {
+        let new: Vec<Entry> = more.into_iter().filter(|e| e.size > 0 && !self.overlaps(e.addr, e.end())).collect();
+        if !new.is_empty() {
+            self.entries.extend(new);
             self.entries.sort_by_key(|f| f.addr);
             self.entries.dedup_by_key(|f| f.addr);
         }
@@ -202,10 +216,14 @@ impl SymbolTable {
         let name = match &e.name {
             Name::Given(n) => n.clone(),
             Name::Range => return Function::range(e.addr, e.end()),
-            Name::InFile { at, end } => {
+            Name::InFile { at, end } | Name::StubInFile { at, end } => {
                 let raw = self.file.as_ref().and_then(|f| f.get(*at..*end)).unwrap_or_default();
                 let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
-                demangle(&String::from_utf8_lossy(raw))
+                let name = demangle(&String::from_utf8_lossy(raw));
+                match e.name {
+                    Name::StubInFile { .. } => format!("{name}@plt"),
+                    _ => name,
+                }
             }
         };
         Function { addr: e.addr, size: e.size, name }
