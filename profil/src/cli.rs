@@ -32,6 +32,11 @@ pub struct Args {
     /// `--inline`: inlined functions are functions of their own (`name (inlined)`), in the flat
     /// profile, the stacks and the exports.
     pub inline: bool,
+    /// `--short-names`: C++ and Rust names without template arguments, parameters and return
+    /// types, everywhere.
+    pub short_names: bool,
+    /// `--top N`: the flat profile's top N functions, the rest summed in one line.
+    pub top: Option<usize>,
     /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
     pub debug_dirs: Vec<PathBuf>,
     /// `--report`: write the report here (checked and written as an export) instead of
@@ -146,6 +151,12 @@ fn options() -> Options {
         "children",
         "profile the processes the program starts too (the whole tree): a profile of each and of all \
          together after the program's; exports then root each stack at its process (Linux)",
+    );
+    o.optopt("", "top", "the flat profile's N functions with the most samples, the rest summed in one line (default: all)", "N");
+    o.optflag(
+        "",
+        "short-names",
+        "C++ and Rust names without template arguments, parameters and return types          (std::vector::push_back), in the report and the exports",
     );
     o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
     o.optflagopt(
@@ -266,6 +277,14 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let flat_only = m.opt_present("f");
     let children = m.opt_present("children");
     let inline = m.opt_present("inline");
+    let short_names = m.opt_present("short-names");
+    let top = match m.opt_str("top") {
+        Some(s) => match parse_number(&s) {
+            Some(n) if n >= 1 => Some(n as usize),
+            _ => return Err(UsageError(format!("invalid count '{s}' for --top: expected a positive number"))),
+        },
+        None => None,
+    };
     if children && cfg!(target_os = "redox") {
         return Err(UsageError(
             "--children is not supported on Redox yet: the kernel's session follows one process".into(),
@@ -315,6 +334,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         callgraph_report,
         children,
         inline,
+        short_names,
+        top,
         program,
         program_args: free.collect(),
         attach,

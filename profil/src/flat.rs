@@ -133,7 +133,8 @@ impl FlatProfile {
         crate::report::percent(n, self.total)
     }
 
-    pub fn render(&self) -> String {
+    /// The table; with `top`, its first `top` rows and one line for the rest.
+    pub fn render(&self, top: Option<usize>) -> String {
         let mut out = String::new();
         let _ = match self.kernel {
             0 => writeln!(out, "Flat profile ({} user ticks):", self.total),
@@ -145,13 +146,25 @@ impl FlatProfile {
             let _ = writeln!(out, "{:>9} {:>7} {:>7}  function", "samples", "%", "cum %");
         }
         let mut cum = 0u64;
-        for e in &self.entries {
+        let shown = top.unwrap_or(usize::MAX).min(self.entries.len());
+        for e in &self.entries[..shown] {
             cum = cum.saturating_add(e.samples);
             let _ = write!(out, "{:>9} {:>7.2} {:>7.2}", e.samples, self.share(e.samples), self.share(cum));
             if let Some(t) = e.total.filter(|_| self.with_totals) {
                 let _ = write!(out, " {:>7.2}", self.share(t));
             }
             let _ = writeln!(out, "  {}", e.name());
+        }
+        let rest = &self.entries[shown..];
+        if !rest.is_empty() {
+            let samples = rest.iter().fold(0u64, |n, e| n.saturating_add(e.samples));
+            cum = cum.saturating_add(samples);
+            let _ = write!(out, "{samples:>9} {:>7.2} {:>7.2}", self.share(samples), self.share(cum));
+            if self.with_totals {
+                let _ = write!(out, " {:>7}", "");
+            }
+            let functions = if rest.len() == 1 { "function" } else { "functions" };
+            let _ = writeln!(out, "  ({} more {functions})", rest.len());
         }
         out
     }
@@ -204,7 +217,7 @@ pub mod tests {
         let f = FlatProfile::build(&s.locate(&p), &s, None);
         assert_eq!(f.total, 13);
         assert_eq!(
-            f.render(),
+            f.render(None),
             "Flat profile (13 user ticks):\n\
             \x20 samples       %   cum %  function\n\
             \x20       6   46.15   46.15  fib\n\
@@ -214,6 +227,17 @@ pub mod tests {
             \x20       1    7.69  100.00  [unknown]\n"
         );
         assert!((f.percent("loop") - 23.0769).abs() < 0.001);
+        // --top 2: the rest in one line, its share and the cumulative 100 %.
+        assert_eq!(
+            f.render(Some(2)),
+            "Flat profile (13 user ticks):\n\
+            \x20 samples       %   cum %  function\n\
+            \x20       6   46.15   46.15  fib\n\
+            \x20       3   23.08   69.23  loop\n\
+            \x20       4   30.77  100.00  (3 more functions)\n"
+        );
+        assert_eq!(f.render(Some(5)), f.render(None));
+        assert!(f.render(Some(4)).ends_with("  100.00  (1 more function)\n"));
         let fib = &f.entries[0];
         assert_eq!(
             fib.code,
@@ -226,7 +250,7 @@ pub mod tests {
     fn totals_come_from_the_stacks() {
         let (_, f) = stacks_and_flat();
         assert_eq!(
-            f.render(),
+            f.render(None),
             "Flat profile (9 user ticks):\n\
             \x20 samples       %   cum % total %  function\n\
             \x20       8   88.89   88.89   88.89  c\n\
@@ -234,6 +258,7 @@ pub mod tests {
             \x20       0    0.00  100.00   88.89  main\n\
             \x20       0    0.00  100.00   66.67  a\n"
         );
+        assert!(f.render(Some(1)).ends_with("       1   11.11  100.00          (3 more functions)\n"), "{}", f.render(Some(1)));
     }
 
     #[test]
@@ -247,7 +272,7 @@ pub mod tests {
         let f = FlatProfile::build(&s.locate(&p), &s, None);
         let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
         assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
-        assert!(f.render().ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render());
+        assert!(f.render(None).ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render(None));
     }
 
     #[test]
@@ -258,7 +283,7 @@ pub mod tests {
         let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
         assert_eq!(names, ["fib", "loop"]);
         let empty = FlatProfile::build(&[], &s, None);
-        assert_eq!(empty.render(), "Flat profile (0 user ticks):\n  samples       %   cum %  function\n");
+        assert_eq!(empty.render(None), "Flat profile (0 user ticks):\n  samples       %   cum %  function\n");
         assert_eq!(empty.percent("fib"), 0.0);
     }
 }

@@ -201,6 +201,7 @@ fn perf_policy_hint() -> Option<String> {
 /// killed it ([`Ending`]); with 0 for an attached process.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     crate::objects::debug_file::use_dirs(&args.debug_dirs);
+    crate::objects::short_names::use_short_names(args.short_names);
     if let Some(pid) = args.attach {
         return attach(args, pid).map(Ending::Code);
     }
@@ -437,7 +438,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         out.write_all(report::minix_statistics(&run.profile.data).as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(flat.render().as_bytes())?;
+    out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
     if let (Some(top), Some(lines)) = (args.lines, &lines) {
         out.write_all(lines.render(top).as_bytes())?;

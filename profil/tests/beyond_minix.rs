@@ -126,6 +126,35 @@ fn plt_stubs_are_named_as_objdump_names_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// C++ names a reader can use: an inlined std::swap whose mangled name defeats the demangler
+/// is named, not shown mangled; `--short-names` drops template arguments and parameters
+/// everywhere; `--top N` keeps N rows and sums the rest in one.
+#[test]
+fn cpp_names_are_readable_and_the_flat_profile_can_be_cut() {
+    let dir = scratch("cpp-names");
+    let exe = compile("c++", "swap.cpp", &["-O1", "-g"], &dir);
+    let run = |args: &[&str]| {
+        let _s = session();
+        let o = profil(&[&["-f", "--inline"], args, &[exe.to_str().unwrap(), "6000"]].concat());
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        out
+    };
+    let out = run(&[]);
+    let rows = flat_rows(&out);
+    assert!(rows.iter().all(|r| !r.2.contains("_Z")), "{out}");
+    assert!(row(&rows, "std::swap<…> (inlined)").is_some(), "{out}");
+    let out = run(&["--short-names", "--top", "2"]);
+    let rows = flat_rows(&out);
+    // main and std::swap (about 70 and 30 %), then whatever else was sampled, in one row.
+    assert!(row(&rows, "std::swap (inlined)").is_some() && row(&rows, "main").is_some(), "{out}");
+    assert!(rows.iter().all(|r| !r.2.contains('<')), "{out}");
+    assert!(rows.len() == 2 || (rows.len() == 3 && rows[2].2.contains(" more function")), "{out}");
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    assert!((total - 100.0).abs() < 0.05, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Time in libc is named by libc's own functions, found through the mapping.
 #[test]
 fn shared_library_functions_are_named() {

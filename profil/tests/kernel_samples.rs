@@ -89,7 +89,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
             ("syscall_handler [kernel]".to_string(), 0, Some(4)),
         ]
     );
-    assert!(flat.render().starts_with("Flat profile (10 ticks, 4 of them in the kernel):\n"), "{}", flat.render());
+    assert!(flat.render(None).starts_with("Flat profile (10 ticks, 4 of them in the kernel):\n"), "{}", flat.render(None));
     // The kernel's frames sit above the program's: main calls into the kernel.
     let folded: Vec<String> = stacks
         .stacks

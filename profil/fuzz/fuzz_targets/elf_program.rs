@@ -95,7 +95,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     let samples = symbolizer.locate(&profile);
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = report::minix_statistics(&profile.data);
-    let _ = flat.render();
+    let _ = flat.render(None);
     let _ = disasm::render(&flat, &symbolizer, 3, None);
     let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
 }

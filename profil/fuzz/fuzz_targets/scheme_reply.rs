@@ -57,13 +57,13 @@ fuzz_target!(|input: &[u8]| {
     let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
     let samples = symbolizer.locate(&profile);
     let flat = FlatProfile::build(&samples, &symbolizer, None);
-    let _ = flat.render();
+    let _ = flat.render(None);
     // The same reply's `samples` text as `/scheme/prof/stacks`: parsed, named, reported.
     let with_stacks = profile.clone().with_scheme_stacks(&samples_text);
     if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer, None) {
         let located = symbolizer.locate(&with_stacks);
         let flat = FlatProfile::build(&located, &symbolizer, Some(&sp));
-        let _ = flat.render();
+        let _ = flat.render(None);
         let _ = profil::callgraph::render(&sp, &flat, 10);
         let _ = profil::exports::collapsed::render("fuzz", &flat, Some(&sp));
     }

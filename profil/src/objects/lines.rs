@@ -63,9 +63,10 @@ impl LineReader {
         };
         while let Ok(Some(frame)) = frames.next() {
             let Some((file, line)) = frame.location.and_then(|l| Some((l.file?.to_string(), l.line?))) else { break };
+            // Demangled as symbol names are, so a function is one name whether inlined or not.
             let function = frame
                 .function
-                .and_then(|f| f.demangle().ok().map(|name| name.into_owned()))
+                .and_then(|f| f.raw_name().ok().map(|name| crate::objects::symbols::demangle(&name)))
                 .unwrap_or_else(|| "??".to_string());
             out.push(SourceLine { file, line, function });
         }

@@ -16,6 +16,7 @@ pub mod elf;
 pub mod lines;
 pub mod object_file;
 pub mod plt;
+pub mod short_names;
 pub mod symbolize;
 pub mod symbols;
 

@@ -285,15 +285,65 @@ pub fn demangle(name: &str) -> String {
     if !["_R", "_Z", "__R", "__Z", "R", "ZN"].iter().any(|p| name.starts_with(p)) {
         return name.to_string();
     }
+    let shown = crate::objects::short_names::shown;
     if let Ok(d) = rustc_demangle::try_demangle(name) {
-        return format!("{d:#}");
+        return shown(format!("{d:#}"));
     }
     if name.starts_with("_Z") {
         if let Some(d) = cpp_demangle::Symbol::new(name).ok().and_then(|s| s.demangle().ok()) {
-            return d;
+            return shown(d);
+        }
+        // Some expression templates (libstdc++'s enable_if'd std::swap) defeat cpp_demangle:
+        // their qualified name, as far as it can be read, beats the mangled one.
+        if let Some(prefix) = itanium_name_prefix(name) {
+            return shown(prefix);
         }
     }
     name.to_string()
+}
+
+/// The qualified name at the start of an Itanium-mangled `name` up to its first template
+/// arguments, shown as `<…>` (`_ZSt4swapIdE…` is `std::swap<…>`), with `::…` where more of a
+/// nested name follows them; `None` where it does not start with plain names.
+fn itanium_name_prefix(name: &str) -> Option<String> {
+    let mut rest = name.strip_prefix("_Z")?.as_bytes();
+    let nested = rest.first() == Some(&b'N');
+    if nested {
+        rest = &rest[1..];
+        // CV-qualifiers of a member function.
+        while let Some((b'r' | b'V' | b'K', tail)) = rest.split_first() {
+            rest = tail;
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(tail) = rest.strip_prefix(b"St") {
+        parts.push("std".into());
+        rest = tail;
+    }
+    loop {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 {
+            break;
+        }
+        let len: usize = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+        let id = rest.get(digits..digits + len)?;
+        parts.push(String::from_utf8_lossy(id).into_owned());
+        rest = &rest[digits + len..];
+        if !nested {
+            break;
+        }
+    }
+    if parts.is_empty() || parts == ["std"] {
+        return None;
+    }
+    let mut out = parts.join("::");
+    if rest.first() == Some(&b'I') {
+        out.push_str("<…>");
+        if nested {
+            out.push_str("::…");
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -400,6 +450,18 @@ mod tests {
         assert_eq!(t.resolve(0x1800).name, "[0x1100-0x2000]");
         assert_eq!(t.resolve(0x500).name, "[0x500-0x1000]");
         assert_eq!(t.resolve(0x3020).name, "[0x3010-0x3021]");
+    }
+
+    /// cpp_demangle cannot read libstdc++'s enable_if'd std::swap (c++filt: `std::enable_if<…,
+    /// void>::type std::swap<double>(double&, double&)`): its name as far as it reads.
+    #[test]
+    fn cpp_names_the_demangler_cannot_read_keep_their_qualified_name() {
+        let swap = "_ZSt4swapIdENSt9enable_ifIXsrSt6__and_IJSt6__not_ISt15__is_tuple_likeIT_EESt21is_move_constructibleIS4_ESt18is_move_assignableIS4_EEE5valueEvE4typeERS4_SE_";
+        assert_eq!(demangle(swap), "std::swap<…>");
+        assert_eq!(itanium_name_prefix("_ZN3foo3barIiE3bazEv"), Some("foo::bar<…>::…".into()));
+        assert_eq!(itanium_name_prefix("_ZNK3foo3getEv"), Some("foo::get".into()));
+        assert_eq!(itanium_name_prefix("_ZSt"), None);
+        assert_eq!(itanium_name_prefix("_Z999x"), None);
     }
 
     #[test]
