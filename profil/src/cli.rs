@@ -178,7 +178,12 @@ fn options() -> Options {
         "write the report to FILE instead of standard output, which then carries the program's output alone (/dev/stderr: to standard error)",
         "FILE",
     );
-    o.optopt("o", "gmon", "write the samples as gmon.out for gprof to FILE (- for stdout)", "FILE");
+    o.optopt(
+        "o",
+        "gmon",
+        "write the samples as gmon.out for gprof to FILE (- for stdout); with -g its call graph too, whose \"called\" counts are samples, not calls",
+        "FILE",
+    );
     o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
     o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
     o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
