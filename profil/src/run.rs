@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use profd::sampler::CountFrom;
+use profd::sampler::{CallGraph, CountFrom};
 use profd::{ProfError, StartRequest, StopReason};
 
 use crate::backend::Profiler;
@@ -425,7 +425,11 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
-    let (samples, stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    let (samples, mut stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    // Linux's frame-pointer chains end without a word where frame pointers are missing.
+    if let (Some(sp), CallGraph::FramePointers, true) = (stacks.as_mut(), args.call_graph, cfg!(target_os = "linux")) {
+        sp.count_unrooted_as_truncated();
+    }
     let children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
 
     let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));

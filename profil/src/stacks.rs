@@ -53,13 +53,30 @@ pub struct StackProfile {
     pub total: u64,
     /// Samples whose stack is truncated.
     pub truncated: u64,
-    /// Samples whose stack reaches a process's start routine (`_start`, `__libc_start_main`…).
+    /// Samples whose stack reaches a process's or thread's start routine (`_start`,
+    /// `__libc_start_main`, `clone3`…).
     pub rooted: u64,
     /// Where each address of the recorded stacks is (its function, not its inlined ones).
     pub frame_locations: HashMap<Frame, Location>,
 }
 
 impl StackProfile {
+    /// Frame-pointer walks end silently where a frame has no frame pointer: such a stack
+    /// looks whole, yet it stops short of a start routine, its outer callers missing (code
+    /// built without frame pointers). Count every stack that does not reach one as truncated,
+    /// as dwarf stacks cut short are.
+    pub fn count_unrooted_as_truncated(&mut self) {
+        let functions = &self.functions;
+        let mut truncated = 0u64;
+        for st in &mut self.stacks {
+            st.truncated |= !st.frames.first().is_some_and(|&f| functions[f].starts_a_process());
+            if st.truncated {
+                truncated = truncated.saturating_add(st.count);
+            }
+        }
+        self.truncated = truncated;
+    }
+
     /// Name every frame of the profile's stacks; `None` when no stacks were recorded. With
     /// `inline` (`--inline`), a frame in inlined code is its function then the functions
     /// inlined into it there, each a frame named `name (inlined)`, as perf shows them.
@@ -251,8 +268,17 @@ fn sorted(merged: HashMap<(Vec<usize>, bool), u64>) -> Vec<NamedStack> {
 
 /// Where the stacks of processes start: the ELF entry stub and the C libraries' start routines
 /// (glibc's and Redox's relibc). Nothing above them is the program's.
-const PROCESS_START_FUNCTIONS: &[&str] =
-    &["_start", "__libc_start_main", "__libc_start_call_main", "relibc_crt0", "relibc_start_v1"];
+const PROCESS_START_FUNCTIONS: &[&str] = &[
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "relibc_crt0",
+    "relibc_start_v1",
+    // A thread's: glibc's start_thread under clone3 (clone before glibc 2.34).
+    "clone3",
+    "clone",
+    "start_thread",
+];
 
 impl StackFunction {
     /// Is this a process's start routine, the root of its stacks?

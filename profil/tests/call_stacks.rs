@@ -458,3 +458,30 @@ fn a_program_path_that_is_not_utf8_unwinds() {
     assert!(all > 50 && cut * 10 < all, "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--call-graph fp` on code built without frame pointers: the kernel's chain ends where a
+/// frame has none, silently; the report counts every stack that does not reach a start
+/// routine as truncated (it said "0 truncated" of leaf-only stacks). Built with frame
+/// pointers, the same program's stacks are whole.
+#[test]
+fn frame_pointer_stacks_without_frame_pointers_are_counted_as_cut() {
+    let dir = scratch("fp-cut");
+    let cut_and_all = |flags: &[&str]| {
+        let exe = compile("cc", "callers.c", flags, &dir);
+        let o = {
+            let _s = session();
+            profil(&["-f", "--call-graph", "fp", exe.to_str().unwrap(), "100"])
+        };
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let words: Vec<String> = field(&out, "Call stacks:").split_whitespace().map(str::to_string).collect();
+        let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+        assert!(all > 100, "{out}");
+        (cut, all, out)
+    };
+    let (cut, all, out) = cut_and_all(&["-O2", "-fomit-frame-pointer"]);
+    assert!(cut * 2 > all, "{cut} of {all} cut:\n{out}");
+    let (cut, all, out) = cut_and_all(&["-O2", "-fno-omit-frame-pointer"]);
+    assert!(cut * 20 < all, "{cut} of {all} cut:\n{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

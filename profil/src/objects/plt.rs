@@ -60,16 +60,12 @@ pub fn stubs(elf: &Elf, bytes: &[u8]) -> Vec<Stub> {
 
 /// The GOT slot a stub at `addr` jumps through: the target of its `jmp *disp(%rip)`.
 fn got_slot(stub: &[u8], addr: u64) -> Option<u64> {
-    let at = [0usize, 1, 4, 5].into_iter().find(|&at| {
-        let prefix = &stub[..at.min(stub.len())];
-        let allowed = match at {
-            0 => true,
-            1 => prefix == [0xf2],
-            4 => prefix == ENDBR64,
-            _ => prefix[..4] == ENDBR64 && prefix[4] == 0xf2,
-        };
-        allowed && stub.get(at..at + 2) == Some(&[0xff, 0x25])
-    })?;
+    // The prefixes allowed before the jump: none, bnd, endbr64, endbr64 and bnd.
+    const PREFIXES: [&[u8]; 4] = [&[], &[0xf2], &ENDBR64, &[0xf3, 0x0f, 0x1e, 0xfa, 0xf2]];
+    let at = PREFIXES
+        .iter()
+        .find(|p| stub.starts_with(p) && stub.get(p.len()..p.len() + 2) == Some(&[0xff, 0x25]))?
+        .len();
     let disp = i32::from_le_bytes(stub.get(at + 2..at + 6)?.try_into().ok()?);
     let next = addr.wrapping_add(at as u64 + 6);
     Some(next.wrapping_add(disp as i64 as u64))
