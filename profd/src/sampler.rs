@@ -182,6 +182,8 @@ pub struct ChildBatch {
     pub stacks: Vec<(CallStack, u64)>,
     /// Executable mappings it made itself (the ones it inherited are its parent's).
     pub mappings: Vec<Mapping>,
+    /// It exited in this batch.
+    pub exited: bool,
 }
 
 /// The processes that made process `pid`'s address space, `pid` first: then the process that

@@ -113,6 +113,8 @@ pub struct ChildProcess {
     pub stacks: BTreeMap<CallStack, u64>,
     /// The executable mappings it made itself.
     pub mappings: Vec<Mapping>,
+    /// Its exit was seen: a process without one was still running when the session ended.
+    pub exited: bool,
 }
 
 /// One session's profile: the Minix bins plus the exact samples behind them.
@@ -361,6 +363,7 @@ impl<S: Sampler> Profd<S> {
                 *e = e.saturating_add(n);
             }
             p.mappings.extend(c.mappings);
+            p.exited |= c.exited;
         }
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);

@@ -30,6 +30,8 @@ pub struct ProcessAnalysis {
     pub samples: Vec<Sample>,
     pub flat: FlatProfile,
     pub stacks: Option<StackProfile>,
+    /// Still running when the session ended ([`ChildProfile::running`]).
+    pub running: bool,
 }
 
 impl ProcessAnalysis {
@@ -64,6 +66,7 @@ pub fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: O
                 samples,
                 flat,
                 stacks,
+                running: c.running,
             }
         })
         .collect()
@@ -114,7 +117,20 @@ pub fn render(
     let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {program}", p.pid, "-", percent(own_ticks, all));
     for c in processes {
         let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
-        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+        let running = if c.running { "  (still running)" } else { "" };
+        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}{running}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+    }
+    // The session follows the program: a process it started that outlives it is counted up
+    // to the program's exit only.
+    let running = processes.iter().filter(|c| c.running).count();
+    if running > 0 {
+        let (was, it) = if running == 1 { ("was", "its") } else { ("were", "their") };
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Note: {} {was} still running when '{program}' exited and profiling stopped: {it} samples after that are not counted (profil -p PID profiles a running process).",
+            process_count(running)
+        );
     }
     let mut busiest: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.flat.total > 0).collect();
     busiest.sort_by_key(|c| (std::cmp::Reverse(c.flat.total), c.pid));
@@ -189,6 +205,7 @@ mod tests {
                 kernel_ticks: Some(0),
                 ..Default::default()
             },
+            running: false,
         };
         let tool = ChildProfile {
             pid: 12,
@@ -202,6 +219,7 @@ mod tests {
                 kernel_ticks: Some(1),
                 ..Default::default()
             },
+            running: true,
         };
         let own = symbolizer.locate(&program);
         let children = analyse(&[forked, tool], &mut symbolizer, None);
@@ -211,7 +229,9 @@ mod tests {
              \x20     pid   parent   samples       %  program\n\
              \x20      10        -        10   29.41  ./prog\n\
              \x20      11       10         4   11.76  ./prog\n\
-             \x20      12       11        20   58.82  /bin/tool\n\
+             \x20      12       11        20   58.82  /bin/tool  (still running)\n\
+             \n\
+             Note: 1 process was still running when './prog' exited and profiling stopped: its samples after that are not counted (profil -p PID profiles a running process).\n\
              \n\
              tool [pid 12] (/bin/tool): 19 user samples, 1 in the kernel:\n\
              \x20 samples       %  function\n\
@@ -251,6 +271,7 @@ mod tests {
                     kernel_ticks: Some(0),
                     ..Default::default()
                 },
+                running: false,
             })
             .collect();
         let analysed = analyse(&children, &mut symbolizer, None);

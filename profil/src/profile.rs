@@ -101,6 +101,9 @@ pub struct ChildProfile {
     pub program: String,
     /// Its own profile: no bins, every sample a runtime address among its `mappings`.
     pub profile: Profile,
+    /// It was still running when the session ended (the program exited before it): what it
+    /// did after that is not in its profile.
+    pub running: bool,
 }
 
 /// The executable a process that exec'd runs: among its mappings, the one whose file name
@@ -144,7 +147,7 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
                 pid,
                 ..Default::default()
             };
-            ChildProfile { pid, parent: c.parent, program: program_of(pid), profile }
+            ChildProfile { pid, parent: c.parent, program: program_of(pid), profile, running: !c.exited }
         })
         .collect()
 }

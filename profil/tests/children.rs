@@ -174,3 +174,31 @@ fn pprof_names_the_program_and_the_wall_time() {
     assert!(seconds >= 1.2 && seconds <= wall, "{line} ({wall:.2} s around profil)");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A child that outlives the program: the session ends with the program, and the report says
+/// the child was still running then (it was listed with its samples so far and no word why).
+#[test]
+fn a_child_still_running_when_the_program_exits_is_said_to_be() {
+    let dir = scratch("children-outlive");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let json = dir.join("p.json");
+    // The shell starts busy in the background and exits at once; busy spins 3 s of CPU.
+    let script = format!("{} 3000 & {} 100", busy.display(), busy.display());
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--json", json.to_str().unwrap(), "sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    let running: Vec<&(u32, Option<u32>, u64, String)> = rows.iter().filter(|r| r.3.ends_with("(still running)")).collect();
+    assert_eq!(running.len(), 1, "{out}");
+    assert!(out.contains("Note: 1 process was still running when 'sh' exited and profiling stopped"), "{out}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let flags: Vec<(u64, bool)> =
+        doc["processes"].as_array().unwrap().iter().map(|p| (p["pid"].as_u64().unwrap(), p["running"].as_bool().unwrap())).collect();
+    assert!(flags.contains(&(running[0].0 as u64, true)) && flags.iter().filter(|f| f.1).count() == 1, "{flags:?}");
+    // Let the background busy finish before the next test takes the session.
+    let _ = std::process::Command::new("sh").arg("-c").arg(format!("while kill -0 {} 2>/dev/null; do sleep 0.1; done", running[0].0)).status();
+    let _ = std::fs::remove_dir_all(&dir);
+}

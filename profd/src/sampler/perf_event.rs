@@ -661,6 +661,9 @@ impl Sampler for PerfEventSampler {
                             self.unwound += u.busy;
                         }
                     }
+                    if ev.children.is_some() && pid != ev.pid {
+                        child_part(&mut batch, pid).exited = true;
+                    }
                 }
                 Record::Exit { .. } => {}
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {

@@ -154,10 +154,11 @@ pub fn render(a: &Analysis) -> String {
             .map(|c| {
                 let p = &c.profile;
                 format!(
-                    "\n    {{\"pid\": {}, \"parent\": {}, \"program\": {}, \"ticks\": {{\"user\": {}, \"kernel\": {}}},\n                          \"flat\": {},\n     \"stacks\": {}}}",
+                    "\n    {{\"pid\": {}, \"parent\": {}, \"program\": {}, \"running\": {}, \"ticks\": {{\"user\": {}, \"kernel\": {}}},\n                          \"flat\": {},\n     \"stacks\": {}}}",
                     c.pid,
                     c.parent.map_or("null".into(), |p| p.to_string()),
                     string(&c.program),
+                    c.running,
                     p.user_ticks,
                     p.kernel_ticks.map_or("null".into(), |k| k.to_string()),
                     flat_array(&c.flat, "     "),
