@@ -126,7 +126,13 @@ fn options() -> Options {
          too; a kernel without one samples on its timer tick (246 a second)",
         "HZ",
     );
-    o.optopt("", "kernel", "the kernel's ELF to name kernel samples by (Redox; default /usr/lib/boot/kernel)", "FILE");
+    o.optopt(
+        "",
+        "kernel",
+        "name the kernel's samples by FILE: Redox, the kernel's ELF (default /usr/lib/boot/kernel); Linux, \
+         /proc/kallsyms or a vmlinux, where kernel samples are allowed (root, or perf_event_paranoid <= 1)",
+        "FILE",
+    );
     o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
     o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");

@@ -149,7 +149,8 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     // With an export on standard output, the report and the program's output go to stderr;
     // with --report, the report waits for its file.
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
-    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph, args.children).map_err(|e| RunError::Program(os_message(&e)))?;
+    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph, args.children, args.kernel.is_some())
+        .map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
 

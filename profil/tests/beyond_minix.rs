@@ -287,6 +287,43 @@ fn kernel_ticks_of_a_syscall_heavy_program() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Linux, where kernel samples are allowed: `--kernel /proc/kallsyms` names them, functions of
+/// their own in the flat profile (the kernel's ticks, no more), leaves of the stacks above the
+/// system call that entered the kernel.
+#[test]
+fn kernel_functions_are_named_from_kallsyms() {
+    if !common::root("to read the kernel's addresses in /proc/kallsyms") {
+        return;
+    }
+    let dir = scratch("kallsyms");
+    let folded = dir.join("k.folded");
+    let o = {
+        let _s = session();
+        profil(&[
+            "-f", "-g", "--kernel", "/proc/kallsyms", "--collapsed", folded.to_str().unwrap(),
+            "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000",
+        ])
+    };
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let kernel: u64 = field(&out, "Ticks:").split(", ").nth(1).and_then(|k| k.strip_suffix(" kernel")).unwrap().parse().unwrap();
+    let rows = flat_rows(&out);
+    let in_kernel: Vec<&(u64, f64, String)> = rows.iter().filter(|r| r.2.ends_with(" [kernel]")).collect();
+    assert_eq!(in_kernel.iter().map(|r| r.0).sum::<u64>(), kernel, "{out}");
+    assert!(kernel > 20 && in_kernel.len() >= 3, "{out}");
+    // Every name is one of the kernel's text symbols.
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let symbols: std::collections::HashSet<&str> = kallsyms.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
+    for r in &in_kernel {
+        assert!(symbols.contains(r.2.trim_end_matches(" [kernel]")), "{} is no kernel symbol", r.2);
+    }
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    // "dd;…;write [libc.so.6];vfs_write [kernel] 7": the kernel's function above the call.
+    let above_write = |l: &str| l.rsplit_once(' ').is_some_and(|(stack, _)| stack.contains(";write [libc.so.6];") && stack.ends_with(" [kernel]"));
+    assert!(folded.lines().any(above_write), "{folded}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn rows_have(out: &str, name: &str) -> bool {
     flat_rows(out).iter().any(|r| r.2 == name)
 }

@@ -113,6 +113,10 @@ pub struct PerfConfig {
     /// Follow the processes the program starts (`--children`): their samples, mappings and
     /// stacks are reported per process, not only counted.
     pub children: bool,
+    /// Keep the program's kernel-mode samples (their addresses, and under -g their stacks
+    /// with the kernel's address as the leaf), to be named from the kernel's symbols; else
+    /// they are only counted.
+    pub kernel_samples: bool,
 }
 
 /// The identity of the profiled executable's file.
@@ -210,6 +214,7 @@ pub struct PerfEventSampler {
     period_ns: u64,
     call_graph: CallGraph,
     children: bool,
+    kernel_samples: bool,
     /// Unwinding time of events already closed.
     unwound: std::time::Duration,
     program: ProgramId,
@@ -243,6 +248,7 @@ impl PerfEventSampler {
             period_ns: 1_000_000_000 / config.frequency_hz,
             call_graph: config.call_graph,
             children: config.children,
+            kernel_samples: config.kernel_samples,
             unwound: std::time::Duration::ZERO,
             program,
             event: None,
@@ -612,17 +618,31 @@ impl Sampler for PerfEventSampler {
                         }
                     }
                 }
-                Record::Sample { kernel: true, .. } => batch.kernel_ticks += 1,
-                Record::Sample { ip, kernel: false, stack, .. } => {
-                    match batch.user.last_mut() {
+                Record::Sample { kernel: true, .. } if !self.kernel_samples => batch.kernel_ticks += 1,
+                Record::Sample { ip, kernel, stack, .. } => {
+                    let samples = match kernel {
+                        true => {
+                            batch.kernel_ticks += 1;
+                            &mut batch.kernel
+                        }
+                        false => &mut batch.user,
+                    };
+                    match samples.last_mut() {
                         Some((last, n)) if *last == ip => *n += 1,
-                        _ => batch.user.push((ip, 1)),
+                        _ => samples.push((ip, 1)),
                     }
-                    let stack = match (stack, ev.unwinder.as_mut()) {
+                    let mut stack = match (stack, ev.unwinder.as_mut()) {
                         (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
                         (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
                         _ => None,
                     };
+                    // A kernel sample's copied registers and stack are the user state at the
+                    // system call: the kernel's address is the leaf above them.
+                    if let (true, Some(st)) = (kernel, stack.as_mut()) {
+                        if st.frames.first() != Some(&ip) {
+                            st.frames.insert(0, ip);
+                        }
+                    }
                     if let Some(stack) = stack {
                         match batch.stacks.last_mut() {
                             Some((last, n)) if *last == stack => *n += 1,

@@ -19,8 +19,9 @@ pub struct Profiler {
 }
 
 impl Profiler {
-    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph, children: bool) -> io::Result<Profiler> {
-        let config = PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph, children };
+    /// `kernel_samples`: keep the kernel-mode samples' addresses, to be named (`--kernel`).
+    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph, children: bool, kernel_samples: bool) -> io::Result<Profiler> {
+        let config = PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph, children, kernel_samples };
         let sampler = PerfEventSampler::new(config)?;
         // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };

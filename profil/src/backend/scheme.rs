@@ -46,7 +46,14 @@ impl Profiler {
     /// NMI source samples on its timer tick. Call stacks on Redox are always the kernel's
     /// frame-pointer walks, whatever `-g` mode.
     /// `_children`: refused on the command line (the kernel's session follows one process).
-    pub fn new(_program: &Path, _frequency_hz: u64, call_graph: CallGraph, _children: bool) -> io::Result<Profiler> {
+    /// `_kernel_samples`: the kernel's NMI source keeps them whenever it samples the kernel.
+    pub fn new(
+        _program: &Path,
+        _frequency_hz: u64,
+        call_graph: CallGraph,
+        _children: bool,
+        _kernel_samples: bool,
+    ) -> io::Result<Profiler> {
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))

@@ -13,6 +13,7 @@
 pub mod debug_file;
 pub mod eh_frame;
 pub mod elf;
+pub mod kallsyms;
 pub mod lines;
 pub mod object_file;
 pub mod plt;

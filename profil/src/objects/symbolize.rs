@@ -183,7 +183,8 @@ impl Symbolizer {
     /// is `kernel`, named from the kernel's ELF where one was given and could be read.
     pub fn kernel_sample(&mut self, addr: u64) -> Location {
         let object = *self.kernel.get_or_insert_with(|| {
-            let file = self.kernel_path.as_deref().and_then(|path| ObjectFile::read(path).ok());
+            // The kernel's ELF (Redox; a vmlinux), or Linux's /proc/kallsyms.
+            let file = self.kernel_path.as_deref().and_then(|path| ObjectFile::read(path).ok().or_else(|| crate::objects::kallsyms::read(path)));
             let path = self.kernel_path.as_ref().map_or(String::new(), |p| p.display().to_string());
             self.objects.push(Object { name: "kernel".into(), path, file });
             self.objects.len() - 1
