@@ -1,6 +1,6 @@
 //! The `prof:` scheme's logic, independent of the Redox socket: which paths exist, what each
 //! open file reads and writes, and which errno each failure is. The daemon's `SchemeSync`
-//! adapter (`src/main.rs`, Redox only) only forwards calls here, so the host tests drive this
+//! adapter (`src/redox_daemon.rs`, Redox only) only forwards calls here, so the host tests drive this
 //! handler directly (open / write / read / close, every errno, the uid rules).
 //!
 //! | path      | access | content |

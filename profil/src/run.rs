@@ -170,19 +170,25 @@ fn busy_hint() -> Option<String> {
     None
 }
 
-/// A user's name from /etc/passwd, or the number.
+/// A user's name, as the C library finds it (/etc/passwd, LDAP and the other NSS sources),
+/// or the number.
 #[cfg(target_os = "linux")]
 fn user_name(uid: u32) -> String {
-    std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|passwd| {
-            passwd.lines().find_map(|l| {
-                let mut f = l.split(':');
-                let name = f.next()?;
-                (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
-            })
-        })
-        .unwrap_or_else(|| uid.to_string())
+    let mut buf = vec![0 as libc::c_char; 4096];
+    loop {
+        // SAFETY: passwd is plain data; getpwuid_r writes it, its strings into buf, and
+        // result; all of them outlive the call.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: as above; buf.len() is its size.
+        let r = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+        match r {
+            libc::ERANGE if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
+            // SAFETY: a found entry's pw_name is a NUL-terminated string in buf.
+            0 if !result.is_null() => return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned(),
+            _ => return uid.to_string(),
+        }
+    }
 }
 
 /// Why the kernel refuses to let us profile a process of our own (Linux: the
