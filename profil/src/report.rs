@@ -138,6 +138,25 @@ pub fn minix_statistics(d: &ProfData) -> String {
     out
 }
 
+/// Linux: the run's time, by the clock and on the CPU: its wall time (as profil measured it),
+/// and the CPU time its ticks stand for (a tick per `1 / frequency_hz` s of CPU time), so a
+/// program that mostly waits is not read as "99 % its own code". Empty where the wall time
+/// is not known or the ticks are not of CPU time (Redox samples every CPU at a rate).
+pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
+    let Some(wall) = p.elapsed.filter(|_| p.sampling.is_none() && frequency_hz > 0) else { return String::new() };
+    let ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+    let cpu = ticks as f64 / frequency_hz as f64;
+    let wall = wall.as_secs_f64();
+    let share = if wall > 0.0 { cpu * 100.0 / wall } else { 0.0 };
+    let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU ({share:.0} % of the elapsed time");
+    out.push_str(match share {
+        s if s > 105.0 => ": several threads ran at once)\n",
+        s if s < 90.0 => "; the rest the program waited or was not running)\n",
+        _ => ")\n",
+    });
+    out
+}
+
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
 /// its child, so no status), whether it had exited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +331,27 @@ mod tests {
         let s = minix_statistics(&data(0x50, 0x300, 128, &[(0, half), (3, half)]));
         assert!(s.contains("maximum percentage interval: 50%\n"), "{s}");
         assert!(s.contains(&format!("0050-00cf (50.00%) : {} ({half})\n", "*".repeat(20))), "{s}");
+    }
+
+    #[test]
+    fn the_time_line_sets_cpu_time_beside_the_wall_time() {
+        let p = |user, elapsed: f64| Profile {
+            user_ticks: user,
+            kernel_ticks: Some(20),
+            elapsed: Some(std::time::Duration::from_secs_f64(elapsed)),
+            ..Default::default()
+        };
+        // 480 + 20 ticks at 1 kHz: 0.5 s of CPU in 3.2 s.
+        assert_eq!(
+            time_line(&p(480, 3.2), 1000),
+            "Time: 3.20 s elapsed, 0.50 s of it on a CPU (16 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
+        assert_eq!(time_line(&p(1980, 2.0), 1000), "Time: 2.00 s elapsed, 2.00 s of it on a CPU (100 % of the elapsed time)\n");
+        assert!(time_line(&p(3980, 2.0), 1000).ends_with("(200 % of the elapsed time: several threads ran at once)\n"));
+        // No wall time, or Redox's ticks (of every CPU, at a rate): no line.
+        assert_eq!(time_line(&Profile::default(), 1000), "");
+        let redox = Profile { sampling: Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
+        assert_eq!(time_line(&redox, 1000), "");
     }
 
     #[test]

@@ -324,6 +324,30 @@ fn kernel_functions_are_named_from_kallsyms() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program that sleeps a second, then spins 200 ms of CPU: the report's time line says so
+/// (its ticks alone read "100 % its own code").
+#[test]
+fn the_report_sets_cpu_time_beside_the_wall_time() {
+    let dir = scratch("sleepy");
+    let exe = compile("cc", "sleepy.c", &["-O1"], &dir);
+    let started = std::time::Instant::now();
+    let o = {
+        let _s = session();
+        profil(&["-f", exe.to_str().unwrap(), "1000", "200"])
+    };
+    let around = started.elapsed().as_secs_f64();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // "Time: 1.21 s elapsed, 0.20 s of it on a CPU (17 % of the elapsed time; the rest …)"
+    let line = field(&out, "Time:");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (elapsed, cpu): (f64, f64) = (words[0].parse().unwrap(), words[3].parse().unwrap());
+    assert!(elapsed >= 1.2 && elapsed <= around, "{line} ({around:.2} s around profil)");
+    assert!((0.15..=0.25).contains(&cpu), "{line}");
+    assert!(line.ends_with("; the rest the program waited or was not running)"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn rows_have(out: &str, name: &str) -> bool {
     flat_rows(out).iter().any(|r| r.2 == name)
 }
