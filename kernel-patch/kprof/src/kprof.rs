@@ -27,8 +27,10 @@
 #![allow(dead_code)]
 
 use alloc::{boxed::Box, vec::Vec};
-use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::{
+    fmt,
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+};
 
 /// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
 /// number at or above it never matches.
@@ -313,7 +315,12 @@ pub fn walk_frame_pointers(
 
 /// Go on with the user frame-pointer chain at `fp`, appending to `stack` (see
 /// [`walk_frame_pointers`]).
-fn walk_user_frames(stack: &mut StackBuf, mut fp: u64, roots: &[u64], mut read: impl FnMut(u64) -> Option<u64>) {
+fn walk_user_frames(
+    stack: &mut StackBuf,
+    mut fp: u64,
+    roots: &[u64],
+    mut read: impl FnMut(u64) -> Option<u64>,
+) {
     loop {
         if fp == 0 {
             return;
@@ -591,7 +598,11 @@ impl Profiler {
         if !self.is_on() || self.awaiting_exec.load(Ordering::Relaxed) {
             return false;
         }
-        let Some(pid) = self.cpu_pid.get(cpu).map(|slot| slot.load(Ordering::Relaxed)) else {
+        let Some(pid) = self
+            .cpu_pid
+            .get(cpu)
+            .map(|slot| slot.load(Ordering::Relaxed))
+        else {
             return false;
         };
         pid != 0 && (pid == self.pid.load(Ordering::Relaxed) || self.is_serving(pid))
@@ -607,7 +618,9 @@ impl Profiler {
         if pid == 0 {
             return None;
         }
-        self.labels.iter().find(|l| l.pid.load(Ordering::Relaxed) == pid)
+        self.labels
+            .iter()
+            .find(|l| l.pid.load(Ordering::Relaxed) == pid)
     }
 
     /// Scheme hook, in the daemon's context: daemon `server` took request `tag` of `scheme`,
@@ -620,8 +633,12 @@ impl Profiler {
         if !self.is_on() || server == 0 || server == self.pid.load(Ordering::Relaxed) {
             return;
         }
-        let for_session = client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
-        let existing = self.labels.iter().find(|l| l.pid.load(Ordering::Relaxed) == server);
+        let for_session =
+            client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
+        let existing = self
+            .labels
+            .iter()
+            .find(|l| l.pid.load(Ordering::Relaxed) == server);
         match (for_session, existing) {
             (true, Some(label)) => label.set(scheme, tag),
             (true, None) => {
@@ -674,7 +691,14 @@ impl Profiler {
     /// kernel), idle (pid 0: idle contexts, kernel threads), or another process's. Runs in
     /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
     /// in the same session, so a sampler never nests inside another on its own CPU.
-    pub fn sample_from(&self, source: Source, cpu: usize, user: bool, pc: u64, stack: Option<&StackBuf>) {
+    pub fn sample_from(
+        &self,
+        source: Source,
+        cpu: usize,
+        user: bool,
+        pc: u64,
+        stack: Option<&StackBuf>,
+    ) {
         if self.source.load(Ordering::Relaxed) != source as u32 {
             return;
         }
@@ -687,10 +711,20 @@ impl Profiler {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         if self.on.load(Ordering::SeqCst) && !self.awaiting_exec.load(Ordering::Acquire) {
             if pid != 0 && pid == self.pid.load(Ordering::Relaxed) {
-                if self.bump(if user { &self.user_ticks } else { &self.kernel_ticks }) {
+                if self.bump(if user {
+                    &self.user_ticks
+                } else {
+                    &self.kernel_ticks
+                }) {
                     self.insert(pc);
                     if let Some(stack) = stack {
-                        self.insert_stack(&self.stacks, &self.stack_capacity, &self.stacks_dropped, 0, stack);
+                        self.insert_stack(
+                            &self.stacks,
+                            &self.stack_capacity,
+                            &self.stacks_dropped,
+                            0,
+                            stack,
+                        );
                     }
                 }
             } else if pid == 0 {
@@ -698,9 +732,15 @@ impl Profiler {
             } else if let Some(label) = self.label_of(pid) {
                 if label.answered.load(Ordering::Relaxed) {
                     // The answer's tick: the last of this label.
-                    let _ = label.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
+                    let _ = label
+                        .pid
+                        .compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
                 }
-                if self.bump(if user { &self.server_user_ticks } else { &self.server_kernel_ticks }) {
+                if self.bump(if user {
+                    &self.server_user_ticks
+                } else {
+                    &self.server_kernel_ticks
+                }) {
                     // Without a walk the sample is its PC alone, cut there.
                     let mut alone = StackBuf::new();
                     let stack = stack.unwrap_or_else(|| {
@@ -855,19 +895,35 @@ impl Profiler {
     /// next exec, on the timer tick. The previous session's data is discarded. The caller
     /// checks that `pid` exists.
     pub fn start(&self, pid: usize, capacity: usize, from: CountFrom) -> Result<(), CtlError> {
-        self.start_sampling(pid, capacity, from, Sampling { source: Source::Timer, rate: 0 })
+        self.start_sampling(
+            pid,
+            capacity,
+            from,
+            Sampling {
+                source: Source::Timer,
+                rate: 0,
+            },
+        )
     }
 
     /// [`Profiler::start`] with the samples of `sampling.source` (the glue has armed it at
     /// `sampling.rate`; an NMI source's rate must be in [`MIN_RATE`]..=[`MAX_RATE`]).
-    pub fn start_sampling(&self, pid: usize, capacity: usize, from: CountFrom, sampling: Sampling) -> Result<(), CtlError> {
+    pub fn start_sampling(
+        &self,
+        pid: usize,
+        capacity: usize,
+        from: CountFrom,
+        sampling: Sampling,
+    ) -> Result<(), CtlError> {
         if pid == 0 {
             return Err(CtlError::InvalidPid);
         }
         if capacity == 0 || capacity > MAX_CAPACITY {
             return Err(CtlError::InvalidCapacity);
         }
-        if sampling.source != Source::Timer && !(MIN_RATE as u64..=MAX_RATE as u64).contains(&sampling.rate) {
+        if sampling.source != Source::Timer
+            && !(MIN_RATE as u64..=MAX_RATE as u64).contains(&sampling.rate)
+        {
             return Err(CtlError::InvalidRate);
         }
         let _ctl = self.lock_ctl()?;
@@ -974,7 +1030,8 @@ impl Profiler {
             // may take a second slot, which costs nothing but the slot.
             if entry != 0 && !self.roots().contains(&entry) {
                 let _ = self.roots.iter().find(|slot| {
-                    slot.compare_exchange(0, entry, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+                    slot.compare_exchange(0, entry, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
                 });
             }
             self.awaiting_exec.store(false, Ordering::Release);
@@ -1055,10 +1112,11 @@ impl Profiler {
         // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
         let stacks = unsafe { read_stack_table(&self.stacks, &self.stack_capacity) }?;
         let stacks = stacks.into_iter().map(|(_, stack)| stack).collect();
-        let server_stacks = unsafe { read_stack_table(&self.server_stacks, &self.server_stack_capacity) }?
-            .into_iter()
-            .map(|(pid, stack)| ServerStack { pid, stack })
-            .collect();
+        let server_stacks =
+            unsafe { read_stack_table(&self.server_stacks, &self.server_stack_capacity) }?
+                .into_iter()
+                .map(|(pid, stack)| ServerStack { pid, stack })
+                .collect();
         let sampling = self.sampling();
         Ok(Snapshot {
             state,
@@ -1176,7 +1234,11 @@ unsafe fn read_stack_table(
         frames
             .try_reserve_exact(depth)
             .map_err(|_| CtlError::NoMemory)?;
-        frames.extend(slot.frames[..depth].iter().map(|f| f.load(Ordering::Relaxed)));
+        frames.extend(
+            slot.frames[..depth]
+                .iter()
+                .map(|f| f.load(Ordering::Relaxed)),
+        );
         stacks.try_reserve(1).map_err(|_| CtlError::NoMemory)?;
         stacks.push((
             slot.owner.load(Ordering::Relaxed),
@@ -1458,10 +1520,21 @@ impl Snapshot {
     /// Length of the encoding.
     pub fn encoded_len(&self) -> usize {
         let stacks = self.stacks.iter().fold(0usize, |sum, s| {
-            sum.saturating_add(s.frames.len().saturating_mul(8).saturating_add(STACK_HEADER_LEN))
+            sum.saturating_add(
+                s.frames
+                    .len()
+                    .saturating_mul(8)
+                    .saturating_add(STACK_HEADER_LEN),
+            )
         });
         let server_stacks = self.server_stacks.iter().fold(0usize, |sum, s| {
-            sum.saturating_add(s.stack.frames.len().saturating_mul(8).saturating_add(SERVER_STACK_HEADER_LEN))
+            sum.saturating_add(
+                s.stack
+                    .frames
+                    .len()
+                    .saturating_mul(8)
+                    .saturating_add(SERVER_STACK_HEADER_LEN),
+            )
         });
         self.entries
             .len()
@@ -1560,7 +1633,9 @@ impl StackEntry {
 
     /// Read one stack record from the front of `rest`; the rest after it.
     fn decode_from(rest: &[u8]) -> Result<(StackEntry, &[u8]), DecodeError> {
-        let head = rest.get(..STACK_HEADER_LEN).ok_or(DecodeError::LengthMismatch)?;
+        let head = rest
+            .get(..STACK_HEADER_LEN)
+            .ok_or(DecodeError::LengthMismatch)?;
         let mut word = [0; 8];
         word.copy_from_slice(&head[..8]);
         let depth = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
@@ -1665,12 +1740,23 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     };
     // Version 3: idle, other, server user and kernel ticks, servers dropped, capacity, count.
     let servers = if version >= 3 {
-        [u64_at(112)?, u64_at(120)?, u64_at(128)?, u64_at(136)?, u64_at(144)?, u64_at(152)?, u64_at(160)?]
+        [
+            u64_at(112)?,
+            u64_at(120)?,
+            u64_at(128)?,
+            u64_at(136)?,
+            u64_at(144)?,
+            u64_at(152)?,
+            u64_at(160)?,
+        ]
     } else {
         [0; 7]
     };
     let (source, rate) = if version >= 4 {
-        let source = u32::try_from(u64_at(168)?).ok().and_then(Source::from_u32).ok_or(DecodeError::BadState)?;
+        let source = u32::try_from(u64_at(168)?)
+            .ok()
+            .and_then(Source::from_u32)
+            .ok_or(DecodeError::BadState)?;
         (source, u64_at(176)?)
     } else {
         (Source::Timer, 0)

@@ -1,0 +1,154 @@
+//! The code the patch adds is formatted as the kernel formats its own (upstream CI runs
+//! `cargo fmt --check`): `src/kprof.rs` and every other file the patch adds, checked with
+//! `rustfmt --check` and the kernel's settings. The hunks in upstream files can only be checked
+//! on the patched tree (kernel-patch/README.md, "Formatting").
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The kernel's `rustfmt.toml` at 663e6641, as options: every line of it that is not a
+/// default (`edition`, `style_edition`, `imports_granularity`, `newline_style`). The kernel
+/// is edition 2024 and uses let chains, which only parse as 2024. Given on the command line,
+/// `imports_granularity` (unstable) is applied by a stable rustfmt too: the old `kprof.rs`
+/// fails here on its separate `use core::…` lines, as it does under the kernel's nightly.
+const KERNEL_SETTINGS: &[&str] = &[
+    "--edition",
+    "2024",
+    "--config",
+    "style_edition=2015,imports_granularity=Crate,newline_style=Unix,max_width=100",
+];
+
+/// A check whose tool is missing is skipped, except under CI=true, where it fails (CI
+/// installs rustfmt: `.ci/run`).
+fn rustfmt_available() -> bool {
+    let found = Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !found {
+        let why = "rustfmt is not installed (rustup component add rustfmt)";
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("this check cannot run, and CI=true: {why}");
+        }
+        eprintln!("skipped: {why}");
+    }
+    found
+}
+
+/// `text` formatted by rustfmt (given on stdin, `--emit stdout`) with the kernel's settings:
+/// None if that is `text` itself, else the formatted text. (`rustfmt --check` on stdin prints
+/// its diff but exits 0, so the output is compared instead.)
+fn unformatted(text: &str) -> Option<String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--emit", "stdout"])
+        .args(KERNEL_SETTINGS)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rustfmt");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "rustfmt failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let formatted = String::from_utf8(out.stdout).expect("rustfmt wrote UTF-8");
+    (formatted != text).then_some(formatted)
+}
+
+/// The first line where `formatted` differs from `text`, to say where a file is wrong.
+fn first_difference(text: &str, formatted: &str) -> String {
+    let line = text
+        .lines()
+        .zip(formatted.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| text.lines().count().min(formatted.lines().count()));
+    format!(
+        "line {}: {:?}, rustfmt has {:?}",
+        line + 1,
+        text.lines().nth(line).unwrap_or(""),
+        formatted.lines().nth(line).unwrap_or("")
+    )
+}
+
+/// The files the patch adds, (path, text), from its `new file` sections.
+fn added_files(patch: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for section in patch.split("diff --git a/").skip(1) {
+        let mut lines = section.split_inclusive('\n');
+        let path = lines.next().unwrap().split(' ').next().unwrap().to_string();
+        let body: Vec<&str> = lines.collect();
+        if !body.iter().any(|l| l.starts_with("new file mode")) {
+            continue;
+        }
+        let mut text = String::new();
+        for line in body.iter().skip_while(|l| !l.starts_with("@@")).skip(1) {
+            if line.starts_with('\\') {
+                text.pop();
+            } else {
+                text.push_str(line.strip_prefix('+').expect("an added line"));
+            }
+        }
+        files.push((path, text));
+    }
+    files
+}
+
+#[test]
+fn kprof_rs_is_formatted_with_the_kernels_settings() {
+    if !rustfmt_available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join("src/kprof.rs")).unwrap();
+    if let Some(formatted) = unformatted(&source) {
+        panic!(
+            "src/kprof.rs is not formatted as the kernel wants: {}",
+            first_difference(&source, &formatted)
+        );
+    }
+}
+
+#[test]
+fn every_file_the_patch_adds_is_formatted() {
+    if !rustfmt_available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let patch = std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap();
+    let files = added_files(&patch);
+    assert!(files.iter().any(|(path, _)| path == "src/kprof.rs"), "{files:?}");
+    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".rs")) {
+        if let Some(formatted) = unformatted(text) {
+            panic!(
+                "{path} (added by the patch) is not formatted as the kernel wants: {}",
+                first_difference(text, &formatted)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_check_sees_a_badly_formatted_file() {
+    if !rustfmt_available() {
+        return;
+    }
+    assert_eq!(unformatted("fn main() {}\n"), None);
+    // Over 100 columns: the kernel's width, and what most of the 33 diffs were.
+    let long = format!("fn f() {{\n    g({});\n}}\n", ["argument"; 12].join(", "));
+    assert!(unformatted(&long).is_some());
+    // Let chains parse (edition 2024), and style 2015 keeps the kernel's import order.
+    assert_eq!(
+        unformatted("fn f() {\n    if let Some(x) = y\n        && x\n    {}\n}\n"),
+        None
+    );
+    assert_eq!(unformatted("use crate::acpi::{sdt::Sdt, RxsdtEnum};\n"), None);
+}
