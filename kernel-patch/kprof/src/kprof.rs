@@ -200,28 +200,47 @@ pub struct Sampling {
 /// Why a control operation was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CtlError {
-    /// A session is running, or another control operation is under way.
+    /// The command is malformed (EINVAL).
+    Malformed(ParseError),
+    /// No live context has the pid (ESRCH).
+    NoSuchProcess,
+    /// A session is running (EBUSY).
     Busy,
-    /// Pid 0 means "no pid assigned" and never matches.
-    InvalidPid,
-    /// Capacity 0 or above [`MAX_CAPACITY`].
-    InvalidCapacity,
-    /// The table could not be allocated.
+    /// The tables could not be allocated (ENOMEM).
     NoMemory,
-    /// A rate outside [`MIN_RATE`]..=[`MAX_RATE`].
-    InvalidRate,
 }
 
 impl fmt::Display for CtlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CtlError::Busy => "a profiling session is running or being changed",
-            CtlError::InvalidPid => "pid 0 cannot be profiled",
-            CtlError::InvalidCapacity => "table capacity out of range",
-            CtlError::NoMemory => "no memory for the prof table",
-            CtlError::InvalidRate => "sampling rate out of range",
-        })
+        match self {
+            CtlError::Malformed(e) => write!(f, "malformed command: {e}"),
+            CtlError::NoSuchProcess => f.write_str("no such process"),
+            CtlError::Busy => f.write_str("a profiling session is running"),
+            CtlError::NoMemory => f.write_str("no memory for the prof table"),
+        }
     }
+}
+
+/// What the control path needs from the kernel: the NMI source, the processes, and how to
+/// wait. The profiler calls it only from its control operations ([`Profiler::ctl`],
+/// [`Profiler::data`], [`Profiler::exited`]), each of which holds the control lock throughout:
+/// starting a session, arming its source, stopping it and disarming the source are one
+/// critical section, so two starts never arm the source twice and a read never disarms a
+/// session being started.
+pub trait KernelOps {
+    /// Start the NMI source at `rate` samples a second per CPU. The rate the hardware gives,
+    /// or `None` where there is no NMI source (the session then samples on the timer).
+    fn arm_nmi(&mut self, rate: u64) -> Option<u64>;
+    /// Stop the NMI source; nothing armed, nothing to do.
+    fn disarm_nmi(&mut self);
+    /// Samples a second per CPU of the timer tick (0: not known).
+    fn timer_rate(&self) -> u64;
+    /// The start of the lowest executable user mapping of a live context of `pid` (0: it
+    /// has none); `None` if `pid` has no live context.
+    fn exec_base(&mut self, pid: usize) -> Option<u64>;
+    /// Called in the loop that waits for the control lock while another CPU holds it (the
+    /// kernel answers TLB shootdowns there, as its own spinning locks do).
+    fn wait(&self);
 }
 
 /// One slot of the prof table: `key` is the user PC plus one (0 marks an empty slot, so a
@@ -480,10 +499,13 @@ impl ServerLabel {
 
 /// A session's state and counters, plus the per-CPU cache of the running pid.
 ///
-/// Concurrency: the timer hook ([`Profiler::sample`]) runs on every CPU at once and only uses
-/// atomics. Control operations (`start`, [`Profiler::snapshot`]) exclude each other with a
-/// try-lock (a second one gets [`CtlError::Busy`]; nobody waits). A table is freed only by
-/// `start` after the session is off and no sampler is inside (`in_flight == 0`).
+/// Concurrency: the sampling hooks ([`Profiler::sample_from`]) run on every CPU at once and
+/// only use atomics. The control operations ([`Profiler::ctl`], [`Profiler::data`],
+/// [`Profiler::exited`]) hold the control lock, a spin lock taken only outside interrupts,
+/// while they run, hardware included ([`KernelOps`]). The sampler's own stop (an overflow)
+/// is one CAS on the state word, as every stop is, so the first stop keeps its reason. A table
+/// is freed only by `start` after the session is off and no sampler is inside
+/// (`in_flight == 0`).
 pub struct Profiler {
     /// The one flag the tick reads while no session runs.
     on: AtomicBool,
@@ -522,6 +544,7 @@ pub struct Profiler {
     other_ticks: AtomicU64,
     /// Samplers that saw `on` and may be touching the table.
     in_flight: AtomicUsize,
+    /// The control lock.
     ctl_busy: AtomicBool,
     /// Pid of the context running on each CPU, written at context switch (0: none/kernel).
     cpu_pid: [AtomicUsize; MAX_CPUS],
@@ -891,42 +914,46 @@ impl Profiler {
         self.bump(dropped);
     }
 
-    /// Start profiling `pid` with a table of `capacity` slots, counting `from` now or from its
-    /// next exec, on the timer tick. The previous session's data is discarded. The caller
-    /// checks that `pid` exists.
-    pub fn start(&self, pid: usize, capacity: usize, from: CountFrom) -> Result<(), CtlError> {
-        self.start_sampling(
-            pid,
-            capacity,
-            from,
-            Sampling {
-                source: Source::Timer,
-                rate: 0,
-            },
-        )
+    /// `sys:prof_ctl`: carry out one command ([`parse_command`]), holding the control lock
+    /// throughout, so a command and the NMI source it arms or disarms are one step for every
+    /// other control operation.
+    ///
+    /// `start`: the previous session's data is discarded. Refused if `pid` has no live context
+    /// (checked first), or a session is running (its source is left alone). With `rate=` the
+    /// NMI source is armed at that rate, or the session samples on the timer where there is
+    /// none. Counting starts now, or with `exec` at the process's next exec.
+    /// `stop`: stops the running session (reason request) and the NMI source; never fails.
+    pub fn ctl(&self, input: &[u8], kernel: &mut impl KernelOps) -> Result<(), CtlError> {
+        let command = parse_command(input).map_err(CtlError::Malformed)?;
+        let _ctl = self.lock_ctl(kernel);
+        match command {
+            Command::Stop => {
+                self.stop_with(StopReason::Request);
+                // Also the source of a session an overflow ended (in the sampler).
+                kernel.disarm_nmi();
+                Ok(())
+            }
+            Command::Start {
+                pid,
+                capacity,
+                from,
+                rate,
+            } => self.start_locked(pid, capacity, from, rate, kernel),
+        }
     }
 
-    /// [`Profiler::start`] with the samples of `sampling.source` (the glue has armed it at
-    /// `sampling.rate`; an NMI source's rate must be in [`MIN_RATE`]..=[`MAX_RATE`]).
-    pub fn start_sampling(
+    /// `start`, under the control lock; the arguments are checked by [`parse_command`].
+    fn start_locked(
         &self,
         pid: usize,
         capacity: usize,
         from: CountFrom,
-        sampling: Sampling,
+        rate: Option<usize>,
+        kernel: &mut impl KernelOps,
     ) -> Result<(), CtlError> {
-        if pid == 0 {
-            return Err(CtlError::InvalidPid);
+        if kernel.exec_base(pid).is_none() {
+            return Err(CtlError::NoSuchProcess);
         }
-        if capacity == 0 || capacity > MAX_CAPACITY {
-            return Err(CtlError::InvalidCapacity);
-        }
-        if sampling.source != Source::Timer
-            && !(MIN_RATE as u64..=MAX_RATE as u64).contains(&sampling.rate)
-        {
-            return Err(CtlError::InvalidRate);
-        }
-        let _ctl = self.lock_ctl()?;
         if self.state() == State::Running {
             return Err(CtlError::Busy);
         }
@@ -948,6 +975,18 @@ impl Profiler {
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
         let new_stacks = Box::into_raw(stack_slots.into_boxed_slice()).cast::<StackSlot>();
         let new_server_stacks = Box::into_raw(server_slots.into_boxed_slice()).cast::<StackSlot>();
+        // The last session's source, if an overflow ended it; then this session's.
+        kernel.disarm_nmi();
+        let sampling = match rate.and_then(|hz| kernel.arm_nmi(hz as u64)) {
+            Some(hz) => Sampling {
+                source: Source::NmiHpet,
+                rate: hz,
+            },
+            None => Sampling {
+                source: Source::Timer,
+                rate: kernel.timer_rate(),
+            },
+        };
 
         self.quiesce();
         let old_table = self.table.swap(new_table, Ordering::AcqRel);
@@ -997,24 +1036,28 @@ impl Profiler {
             Ordering::Release,
         );
         self.on.store(true, Ordering::SeqCst);
+        // The process may have exited since the check above, before the exit hook could see
+        // the session; else its text's place is known now if it has exec'd (the exec hook
+        // updates it).
+        match kernel.exec_base(pid) {
+            Some(base) => self.exec_base.store(base, Ordering::Relaxed),
+            None => {
+                self.stop_with(StopReason::Exit);
+                kernel.disarm_nmi();
+            }
+        }
         Ok(())
     }
 
-    /// Stop the running session (reason request). Never fails; false if none was running.
-    pub fn stop(&self) -> bool {
-        self.stop_with(StopReason::Request)
-    }
-
-    /// The process `pid` has no live context left: end its session (reason exit).
-    pub fn process_exited(&self, pid: usize) -> bool {
-        pid != 0 && self.pid.load(Ordering::Acquire) == pid && self.stop_with(StopReason::Exit)
-    }
-
-    /// Record the start of the lowest executable user mapping of the running session's process
-    /// (the glue looks it up when the session starts).
-    pub fn note_exec_base(&self, pid: usize, exec_base: u64) {
-        if self.is_profiling(pid) {
-            self.exec_base.store(exec_base, Ordering::Relaxed);
+    /// Exit hook: a context of `pid` has left the context list. If it was the last one of the
+    /// session's process, the session ends (reason exit) and its NMI source stops.
+    pub fn exited(&self, pid: usize, kernel: &mut impl KernelOps) {
+        if !self.is_profiling(pid) || kernel.exec_base(pid).is_some() {
+            return;
+        }
+        let _ctl = self.lock_ctl(kernel);
+        if self.pid.load(Ordering::Relaxed) == pid && self.stop_with(StopReason::Exit) {
+            kernel.disarm_nmi();
         }
     }
 
@@ -1070,13 +1113,17 @@ impl Profiler {
         }
     }
 
-    /// Copy out the session: counters and the non-empty slots sorted by address. After the
-    /// session has stopped the numbers are final and `user_ticks == sum(counts) + dropped`;
-    /// while it runs they are a moment's view. Allocates; never call from interrupt context.
-    pub fn snapshot(&self) -> Result<Snapshot, CtlError> {
-        let _ctl = self.lock_ctl()?;
+    /// `sys:prof_data`: copy out the session, counters and the non-empty slots sorted by
+    /// address, under the control lock. After the session has stopped the numbers are final
+    /// and `user_ticks + kernel_ticks == sum(counts) + dropped`, and its NMI source is
+    /// stopped here if nothing stopped it yet (an overflow ends a session in the sampler,
+    /// which cannot touch the hardware); while it runs they are a moment's view. Allocates;
+    /// never call from interrupt context.
+    pub fn data(&self, kernel: &mut impl KernelOps) -> Result<Snapshot, CtlError> {
+        let _ctl = self.lock_ctl(kernel);
         let (state, stop_reason) = self.status();
         if state != State::Running {
+            kernel.disarm_nmi();
             self.quiesce();
         }
         let table = self.table.load(Ordering::Acquire);
@@ -1169,11 +1216,19 @@ impl Profiler {
         }
     }
 
-    fn lock_ctl(&self) -> Result<CtlGuard<'_>, CtlError> {
-        self.ctl_busy
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .map_err(|_| CtlError::Busy)?;
-        Ok(CtlGuard(&self.ctl_busy))
+    /// Take the control lock, waiting for it (control path only, never in an interrupt: the
+    /// holder runs with interrupts masked, as the kernel does outside user mode, and never
+    /// blocks, so the wait is short).
+    fn lock_ctl(&self, kernel: &impl KernelOps) -> CtlGuard<'_> {
+        while self
+            .ctl_busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            kernel.wait();
+            core::hint::spin_loop();
+        }
+        CtlGuard(&self.ctl_busy)
     }
 }
 

@@ -2,7 +2,8 @@
 //! the scheduler, `sample` from the timer tick on each CPU, control calls from `sys:prof_ctl`.
 
 use kprof::{
-    CountFrom, CtlError, Entry, MAX_CAPACITY, MAX_RATE, MIN_RATE, Profiler, Sampling, Source, State, StopReason,
+    CountFrom, CtlError, Entry, HostKernel, MAX_CAPACITY, MAX_RATE, MIN_RATE, ParseError, Profiler, Sampling, Source,
+    State, StopReason,
 };
 use std::sync::Arc;
 
@@ -118,7 +119,7 @@ fn an_nmi_rate_out_of_range_is_refused() {
     let p = Profiler::new(u64::MAX);
     for rate in [0, MIN_RATE as u64 - 1, MAX_RATE as u64 + 1] {
         let sampling = Sampling { source: Source::NmiHpet, rate };
-        assert_eq!(p.start_sampling(PID, 16, CountFrom::Now, sampling), Err(CtlError::InvalidRate));
+        assert_eq!(p.start_sampling(PID, 16, CountFrom::Now, sampling), Err(CtlError::Malformed(ParseError::BadRate)));
     }
     assert_eq!(p.state(), State::Idle);
     // The timer's rate is what the timer gives: not checked.
@@ -129,7 +130,7 @@ fn an_nmi_rate_out_of_range_is_refused() {
 #[test]
 fn only_the_profiled_pid_counts_and_pid_zero_never_matches() {
     let p = Profiler::new(u64::MAX);
-    assert_eq!(p.start(0, 16, CountFrom::Now), Err(CtlError::InvalidPid));
+    assert_eq!(p.start(0, 16, CountFrom::Now), Err(CtlError::Malformed(ParseError::ZeroPid)));
     p.start(PID, 16, CountFrom::Now).unwrap();
     p.note_switch(0, 7); // another process
     p.note_switch(1, 0); // idle / kernel thread
@@ -263,19 +264,20 @@ fn one_session_at_a_time_and_capacity_is_bounded() {
     p.stop();
     assert_eq!(
         p.start(PID, 0, CountFrom::Now),
-        Err(CtlError::InvalidCapacity)
+        Err(CtlError::Malformed(ParseError::BadCapacity))
     );
     assert_eq!(
         p.start(PID, MAX_CAPACITY + 1, CountFrom::Now),
-        Err(CtlError::InvalidCapacity)
+        Err(CtlError::Malformed(ParseError::BadCapacity))
     );
     p.start(PID, MAX_CAPACITY, CountFrom::Now).unwrap();
 }
 
 #[test]
 fn exec_base_is_recorded_for_the_profiled_pid_only() {
-    let p = running(u64::MAX, 16);
-    p.note_exec_base(PID, 0x1000);
+    let p = Profiler::new(u64::MAX);
+    let mut kernel = HostKernel { exec_base: Some(0x1000), ..HostKernel::default() };
+    p.ctl(b"start 42 16", &mut kernel).unwrap();
     p.note_addr_space_switch(7, 0xdead_0000, 0xdead_0100);
     let s = p.snapshot().unwrap();
     assert_eq!((s.exec_base, s.addr_space_switches), (0x1000, 0));

@@ -1,6 +1,7 @@
 //! A kernel double for tests and fuzzing: the real `kprof::Profiler` — the code the kernel
-//! patch compiles — plus a context table, answering `sys:prof_ctl`, `sys:prof_data` and
-//! `sys:context` the way the patch's glue (`src/scheme/sys/prof.rs`) does. With it the
+//! patch compiles, its control path included (`Profiler::ctl`, `data`, `exited`) — plus a
+//! context table, answering `sys:prof_ctl`, `sys:prof_data` and `sys:context` the way the
+//! patch's glue (`src/scheme/sys/prof.rs`) does. With it the
 //! `prof:` scheme runs on the host from timer tick to `/scheme/prof/bins`.
 
 use std::io;
@@ -72,39 +73,55 @@ impl FakeKernel {
     /// The last context of `pid` exits.
     pub fn exit(&mut self, pid: u32) {
         self.contexts.retain(|c| c.0 != pid);
-        self.prof.process_exited(pid as usize);
+        self.prof.exited(pid as usize, &mut Ops { contexts: &self.contexts });
     }
+}
+
+/// The kernel's side of the control path (`kprof::KernelOps`): the live processes, and an NMI
+/// source as on a PC with an HPET, which gives every rate asked.
+struct Ops<'a> {
+    contexts: &'a [(u32, u32, u64)],
+}
+
+impl kprof::KernelOps for Ops<'_> {
+    fn arm_nmi(&mut self, rate: u64) -> Option<u64> {
+        Some(rate)
+    }
+
+    fn disarm_nmi(&mut self) {}
+
+    fn timer_rate(&self) -> u64 {
+        FAKE_TIMER_RATE
+    }
+
+    fn exec_base(&mut self, pid: usize) -> Option<u64> {
+        self.contexts.iter().find(|c| c.0 as usize == pid).map(|c| c.2)
+    }
+
+    fn wait(&self) {
+        std::thread::yield_now();
+    }
+}
+
+fn errno(e: kprof::CtlError) -> io::Error {
+    os(match e {
+        kprof::CtlError::Malformed(_) => libc::EINVAL,
+        kprof::CtlError::NoSuchProcess => libc::ESRCH,
+        kprof::CtlError::Busy => libc::EBUSY,
+        kprof::CtlError::NoMemory => libc::ENOMEM,
+    })
 }
 
 impl KernelFiles for FakeKernel {
     fn ctl(&mut self, command: &str) -> io::Result<()> {
-        match kprof::parse_command(command.as_bytes()).map_err(|_| os(libc::EINVAL))? {
-            kprof::Command::Stop => {
-                self.prof.stop();
-            }
-            kprof::Command::Start { pid, capacity, from, rate } => {
-                let base = self.contexts.iter().find(|c| c.0 as usize == pid).ok_or(os(libc::ESRCH))?.2;
-                // Like the kernel on a PC with an HPET: a rate is an NMI source at that rate.
-                let sampling = match rate {
-                    Some(hz) => kprof::Sampling { source: kprof::Source::NmiHpet, rate: hz as u64 },
-                    None => kprof::Sampling { source: kprof::Source::Timer, rate: FAKE_TIMER_RATE },
-                };
-                self.prof.start_sampling(pid, capacity, from, sampling).map_err(|e| match e {
-                    kprof::CtlError::Busy => os(libc::EBUSY),
-                    kprof::CtlError::NoMemory => os(libc::ENOMEM),
-                    _ => os(libc::EINVAL),
-                })?;
-                self.prof.note_exec_base(pid, base);
-            }
-        }
-        Ok(())
+        self.prof.ctl(command.as_bytes(), &mut Ops { contexts: &self.contexts }).map_err(errno)
     }
 
     fn data(&mut self) -> io::Result<Vec<u8>> {
         if self.fail_data {
             return Err(os(libc::EIO));
         }
-        Ok(self.prof.snapshot().map_err(|_| os(libc::EBUSY))?.to_bytes())
+        Ok(self.prof.data(&mut Ops { contexts: &self.contexts }).map_err(errno)?.to_bytes())
     }
 
     fn contexts(&mut self) -> io::Result<String> {
