@@ -1157,13 +1157,23 @@ impl Profiler {
         }
         entries.sort_unstable_by_key(|entry| entry.addr);
         // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
-        let stacks = unsafe { read_stack_table(&self.stacks, &self.stack_capacity) }?;
-        let stacks = stacks.into_iter().map(|(_, stack)| stack).collect();
-        let server_stacks =
-            unsafe { read_stack_table(&self.server_stacks, &self.server_stack_capacity) }?
-                .into_iter()
-                .map(|(pid, stack)| ServerStack { pid, stack })
-                .collect();
+        let mut stacks =
+            unsafe { read_stack_table(&self.stacks, &self.stack_capacity, |_, stack| stack) }?;
+        stacks.sort_unstable_by(|a, b| (&a.frames, a.truncated).cmp(&(&b.frames, b.truncated)));
+        let mut server_stacks = unsafe {
+            read_stack_table(
+                &self.server_stacks,
+                &self.server_stack_capacity,
+                |pid, stack| ServerStack { pid, stack },
+            )
+        }?;
+        server_stacks.sort_unstable_by(|a, b| {
+            (a.pid, &a.stack.frames, a.stack.truncated).cmp(&(
+                b.pid,
+                &b.stack.frames,
+                b.stack.truncated,
+            ))
+        });
         let sampling = self.sampling();
         Ok(Snapshot {
             state,
@@ -1261,14 +1271,16 @@ fn status_word(state: State, reason: StopReason) -> u32 {
     state as u32 | (reason as u32) << 8
 }
 
-/// The written slots of a stack table as (owner, stack), ordered by owner, then frames.
+/// The written slots of a stack table, each made by `make` from its owner and its stack, in
+/// table order. Every allocation is fallible: out of memory is [`CtlError::NoMemory`].
 ///
 /// # Safety
 /// The table is not freed meanwhile (the caller holds the control lock).
-unsafe fn read_stack_table(
+unsafe fn read_stack_table<T>(
     table: &AtomicPtr<StackSlot>,
     capacity: &AtomicUsize,
-) -> Result<Vec<(u64, StackEntry)>, CtlError> {
+    make: impl Fn(u64, StackEntry) -> T,
+) -> Result<Vec<T>, CtlError> {
     let table = table.load(Ordering::Acquire);
     let capacity = capacity.load(Ordering::Acquire);
     let slots: &[StackSlot] = if table.is_null() {
@@ -1277,9 +1289,20 @@ unsafe fn read_stack_table(
         // SAFETY: by the caller.
         unsafe { core::slice::from_raw_parts(table, capacity) }
     };
+    let written = slots
+        .iter()
+        .filter(|slot| slot.depth.load(Ordering::Acquire) != 0)
+        .count();
     let mut stacks = Vec::new();
+    stacks
+        .try_reserve_exact(written)
+        .map_err(|_| CtlError::NoMemory)?;
     for slot in slots {
-        // A slot still being written by a sampler waits for the next snapshot.
+        // A slot written after the count above, or still being written by a sampler, waits
+        // for the next snapshot.
+        if stacks.len() == written {
+            break;
+        }
         let word = slot.depth.load(Ordering::Acquire);
         if word == 0 {
             continue;
@@ -1289,24 +1312,16 @@ unsafe fn read_stack_table(
         frames
             .try_reserve_exact(depth)
             .map_err(|_| CtlError::NoMemory)?;
-        frames.extend(
-            slot.frames[..depth]
-                .iter()
-                .map(|f| f.load(Ordering::Relaxed)),
-        );
-        stacks.try_reserve(1).map_err(|_| CtlError::NoMemory)?;
-        stacks.push((
-            slot.owner.load(Ordering::Relaxed),
-            StackEntry {
-                count: slot.count.load(Ordering::Relaxed),
-                truncated: word & (1 << 31) != 0,
-                frames,
-            },
-        ));
+        for frame in &slot.frames[..depth] {
+            frames.push(frame.load(Ordering::Relaxed));
+        }
+        let stack = StackEntry {
+            count: slot.count.load(Ordering::Relaxed),
+            truncated: word & (1 << 31) != 0,
+            frames,
+        };
+        stacks.push(make(slot.owner.load(Ordering::Relaxed), stack));
     }
-    stacks.sort_unstable_by(|a, b| {
-        (a.0, &a.1.frames, a.1.truncated).cmp(&(b.0, &b.1.frames, b.1.truncated))
-    });
     Ok(stacks)
 }
 
@@ -1599,20 +1614,16 @@ impl Snapshot {
             .saturating_add(server_stacks)
     }
 
-    /// Write bytes `offset..` of the encoding into `out`; returns how many were written (0 at
-    /// or past the end), so a reader may use any buffer size and position.
-    pub fn encode(&self, offset: usize, out: &mut [u8]) -> usize {
-        let bytes = self.to_bytes();
-        let len = bytes.len().saturating_sub(offset).min(out.len());
-        if len > 0 {
-            out[..len].copy_from_slice(&bytes[offset..offset + len]);
-        }
-        len
-    }
-
-    /// The whole encoding.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(self.encoded_len());
+    /// The whole encoding, in one allocation of [`Snapshot::encoded_len`] bytes made with
+    /// `try_reserve_exact` (up to ~17 MiB for a full table): out of memory is
+    /// [`CtlError::NoMemory`] (ENOMEM for `sys:prof_data`), never a panic.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CtlError> {
+        let len = self.encoded_len();
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| CtlError::NoMemory)?;
+        // Never grows past `len`, which is exact: no further allocation.
         bytes.extend_from_slice(&self.header_bytes());
         for entry in &self.entries {
             bytes.extend_from_slice(&entry.addr.to_le_bytes());
@@ -1625,7 +1636,7 @@ impl Snapshot {
             bytes.extend_from_slice(&server.pid.to_le_bytes());
             server.stack.encode_into(&mut bytes);
         }
-        bytes
+        Ok(bytes)
     }
 
     /// The runtime load base of the profiled image, given the link-time address of its first

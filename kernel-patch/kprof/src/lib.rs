@@ -109,3 +109,19 @@ impl Profiler {
         was_profiling && self.status() == (State::Stopped, StopReason::Exit)
     }
 }
+
+impl Snapshot {
+    /// Write bytes `offset..` of the encoding into `out`; returns how many were written (0 at
+    /// or past the end, or without memory for the encoding), so a reader may use any buffer
+    /// size and position.
+    pub fn encode(&self, offset: usize, out: &mut [u8]) -> usize {
+        let Ok(bytes) = self.to_bytes() else {
+            return 0;
+        };
+        let len = bytes.len().saturating_sub(offset).min(out.len());
+        if len > 0 {
+            out[..len].copy_from_slice(&bytes[offset..offset + len]);
+        }
+        len
+    }
+}

@@ -92,7 +92,7 @@ fn without_servers(s: Snapshot) -> Snapshot {
 
 #[test]
 fn header_fields_sit_where_the_docs_say() {
-    let bytes = sample_snapshot().to_bytes();
+    let bytes = sample_snapshot().to_bytes().unwrap();
     assert_eq!(
         bytes.len(),
         HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8) + (24 + 16) + (24 + 8)
@@ -136,7 +136,7 @@ fn header_fields_sit_where_the_docs_say() {
 /// A version-3 kernel's data (no source or rate: the timer tick) still decodes.
 #[test]
 fn version_3_decodes_as_a_timer_session() {
-    let v4 = sample_snapshot().to_bytes();
+    let v4 = sample_snapshot().to_bytes().unwrap();
     let mut v3 = v4[..HEADER_LEN_V3].to_vec();
     v3[8..12].copy_from_slice(&3u32.to_le_bytes());
     v3[12..16].copy_from_slice(&(HEADER_LEN_V3 as u32).to_le_bytes());
@@ -147,7 +147,7 @@ fn version_3_decodes_as_a_timer_session() {
 /// An unknown source is refused.
 #[test]
 fn an_unknown_source_is_refused() {
-    let mut bytes = sample_snapshot().to_bytes();
+    let mut bytes = sample_snapshot().to_bytes().unwrap();
     bytes[168..176].copy_from_slice(&2u64.to_le_bytes());
     assert_eq!(decode(&bytes), Err(DecodeError::BadState));
 }
@@ -155,7 +155,7 @@ fn an_unknown_source_is_refused() {
 /// A version-2 reader's data (no server fields, no server stacks) still decodes.
 #[test]
 fn version_2_decodes_without_servers() {
-    let v3 = sample_snapshot().to_bytes();
+    let v3 = sample_snapshot().to_bytes().unwrap();
     let mut v2 = v3[..HEADER_LEN_V2].to_vec();
     v2[8..12].copy_from_slice(&2u32.to_le_bytes());
     v2[12..16].copy_from_slice(&(HEADER_LEN_V2 as u32).to_le_bytes());
@@ -167,7 +167,7 @@ fn version_2_decodes_without_servers() {
 /// A version-1 reader's data (no stack fields, no stacks) still decodes.
 #[test]
 fn version_1_decodes_without_stacks() {
-    let v2 = sample_snapshot().to_bytes();
+    let v2 = sample_snapshot().to_bytes().unwrap();
     let mut v1 = v2[..HEADER_LEN_V1].to_vec();
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());
     v1[12..16].copy_from_slice(&(HEADER_LEN_V1 as u32).to_le_bytes());
@@ -182,10 +182,10 @@ fn version_1_decodes_without_stacks() {
 #[test]
 fn round_trip() {
     let snapshot = sample_snapshot();
-    assert_eq!(decode(&snapshot.to_bytes()), Ok(snapshot));
+    assert_eq!(decode(&snapshot.to_bytes().unwrap()), Ok(snapshot));
     let empty = Profiler::new(u64::MAX).snapshot().unwrap();
-    assert_eq!(empty.to_bytes().len(), HEADER_LEN);
-    assert_eq!(decode(&empty.to_bytes()), Ok(empty));
+    assert_eq!(empty.to_bytes().unwrap().len(), HEADER_LEN);
+    assert_eq!(decode(&empty.to_bytes().unwrap()), Ok(empty));
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn round_trip_from_a_live_profiler() {
     }
     p.sample(3, false, 0xffff_8000_0012_3456);
     let s = p.snapshot().unwrap();
-    let back = decode(&s.to_bytes()).unwrap();
+    let back = decode(&s.to_bytes().unwrap()).unwrap();
     assert_eq!(back, s);
     assert_eq!(back.state, State::Running);
     // A kernel sample's PC is an entry too, above every user one.
@@ -212,7 +212,7 @@ fn round_trip_from_a_live_profiler() {
 #[test]
 fn encode_at_any_offset_with_any_buffer_size() {
     let snapshot = sample_snapshot();
-    let whole = snapshot.to_bytes();
+    let whole = snapshot.to_bytes().unwrap();
     for chunk in [1, 3, 7, 16, 50, 88, 89, 1000] {
         let mut rebuilt = Vec::new();
         let mut offset = 0;
@@ -237,7 +237,7 @@ fn encode_at_any_offset_with_any_buffer_size() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let bytes = sample_snapshot().to_bytes();
+    let bytes = sample_snapshot().to_bytes().unwrap();
     for len in 0..bytes.len() {
         let err = decode(&bytes[..len]).unwrap_err();
         let expected = if len < HEADER_LEN {
@@ -254,7 +254,7 @@ fn every_truncation_is_an_error() {
 
 #[test]
 fn corrupt_headers_are_errors() {
-    let good = sample_snapshot().to_bytes();
+    let good = sample_snapshot().to_bytes().unwrap();
     let patched = |at: usize, value: &[u8]| {
         let mut bytes = good.clone();
         bytes[at..at + value.len()].copy_from_slice(value);
@@ -335,7 +335,7 @@ fn corrupt_headers_are_errors() {
 
 #[test]
 fn a_longer_header_of_the_same_version_is_skipped() {
-    let mut bytes = sample_snapshot().to_bytes();
+    let mut bytes = sample_snapshot().to_bytes().unwrap();
     bytes[12..16].copy_from_slice(&(HEADER_LEN as u32 + 8).to_le_bytes());
     bytes.splice(HEADER_LEN..HEADER_LEN, [0xee; 8]);
     assert_eq!(decode(&bytes), Ok(sample_snapshot()));
@@ -351,7 +351,7 @@ fn garbage_never_panics() {
         state ^= state << 17;
         state
     };
-    let good = sample_snapshot().to_bytes();
+    let good = sample_snapshot().to_bytes().unwrap();
     for _ in 0..20_000 {
         let len = (next() % 200) as usize;
         let random: Vec<u8> = (0..len).map(|_| next() as u8).collect();

@@ -121,7 +121,7 @@ impl KernelFiles for FakeKernel {
         if self.fail_data {
             return Err(os(libc::EIO));
         }
-        Ok(self.prof.data(&mut Ops { contexts: &self.contexts }).map_err(errno)?.to_bytes())
+        self.prof.data(&mut Ops { contexts: &self.contexts }).and_then(|s| s.to_bytes()).map_err(errno)
     }
 
     fn contexts(&mut self) -> io::Result<String> {

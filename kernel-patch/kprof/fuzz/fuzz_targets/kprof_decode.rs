@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(s) = kprof::decode(data) else { return };
-    let bytes = s.to_bytes();
+    let bytes = s.to_bytes().unwrap();
     assert_eq!(bytes.len(), s.encoded_len());
     assert_eq!(kprof::decode(&bytes).as_ref(), Ok(&s));
     let version = u32::from_le_bytes(data[8..12].try_into().unwrap());
