@@ -149,7 +149,8 @@ fn stacks_the_kernel_could_not_keep_stay_in_their_function() {
     ctl(&mut s, ALICE, "start 10 0 0 0 0x1000 0x3000").unwrap();
     kernel(&mut s).exec(10, 0x1000);
     // Fill the stack table with distinct stacks, then sample another function.
-    for i in 0..kprof::STACK_CAPACITY as u64 {
+    let table = profd::sampler::kernel::stack_table_size(None);
+    for i in 0..table as u64 {
         kernel(&mut s).tick_stack(10, &[0x1100, 0x1800 + i], false);
     }
     let _ = text(&mut s, ALICE, "stacks");
@@ -159,7 +160,7 @@ fn stacks_the_kernel_could_not_keep_stay_in_their_function() {
     kernel(&mut s).exit(10);
     let all = text(&mut s, ALICE, "stacks");
     assert!(all.starts_with("5 truncated text:0x2200\n"), "{}", &all[..200]);
-    assert_eq!(all.lines().count(), kprof::STACK_CAPACITY + 1);
+    assert_eq!(all.lines().count(), table + 1);
 }
 
 /// A program whose time goes to a daemon (ramfs) and, through it, to a driver: the daemons'

@@ -29,7 +29,7 @@
 use alloc::{boxed::Box, vec::Vec};
 use core::{
     fmt,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
 
 /// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
@@ -49,8 +49,18 @@ pub const COUNTER_LIMIT: u64 = u64::MAX;
 /// frames and its user frames together); deeper chains are cut there and marked truncated.
 pub const MAX_STACK_DEPTH: usize = 64;
 
-/// Slots of the call-stack table (about 540 bytes each: 540 KiB of kernel heap a session).
-pub const STACK_CAPACITY: usize = 1024;
+/// Distinct call stacks a session's stack table holds when `start` names no `stacks=`.
+pub const DEFAULT_STACKS: usize = 8192;
+
+/// Most distinct call stacks a session may ask for (`stacks=`): 64 s of samples at 4 kHz even
+/// if every one is a stack of its own, as a deep recursion's are; about 25 MiB of kernel heap
+/// ([`StackStore`]).
+pub const MAX_STACKS: usize = 1 << 18;
+
+/// Bytes of packed stacks a stack table keeps per stack it is sized for. A stack packs into
+/// 2–3 bytes a frame, a recursion's repeated return addresses into one ([`PackedStack`]): fib's
+/// 32-frame stacks take 45.
+pub const STACK_BYTES: usize = 64;
 
 /// Entry points a session remembers: where its process's contexts started after a switch of
 /// address space (the image's entry at exec, then new threads'), the first ones kept.
@@ -64,7 +74,8 @@ pub const ENTRY_STUB_LEN: u64 = 64;
 /// Daemon contexts (by pid) that can be labelled at once as working for the session.
 pub const MAX_SERVERS: usize = 16;
 
-/// Slots of the server-stack table: each server sample is its daemon's pid and stack (or PC).
+/// Distinct stacks of the server table: each server sample is its daemon's pid and stack (or
+/// PC).
 pub const SERVER_STACK_CAPACITY: usize = 1024;
 
 /// Sampling rates a session may ask of an NMI source, per CPU and second.
@@ -241,6 +252,9 @@ pub trait KernelOps {
     /// Called in the loop that waits for the control lock while another CPU holds it (the
     /// kernel answers TLB shootdowns there, as its own spinning locks do).
     fn wait(&self);
+    /// Bytes of memory the kernel can spare for a session's tables: `start` refuses bigger
+    /// ones (ENOMEM) rather than run the kernel short.
+    fn spare_memory(&self) -> usize;
 }
 
 /// One slot of the prof table: `key` is the user PC plus one (0 marks an empty slot, so a
@@ -291,19 +305,6 @@ impl StackBuf {
         self.frames[self.len] = frame;
         self.len += 1;
         true
-    }
-
-    /// 64-bit FNV-1a of the owner's pid, the frames and the truncated flag, never 0 (0 marks
-    /// an empty slot).
-    fn hash(&self, owner: u64) -> u64 {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for &frame in core::iter::once(&owner).chain(self.frames()) {
-            for byte in frame.to_le_bytes() {
-                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-        hash = (hash ^ u64::from(self.truncated)).wrapping_mul(0x0100_0000_01b3);
-        hash | 1
     }
 }
 
@@ -432,42 +433,367 @@ fn returns_into_entry_stub(ret: u64, roots: &[u64]) -> bool {
         .any(|&entry| entry != 0 && ret > entry && ret - entry <= ENTRY_STUB_LEN)
 }
 
-/// One slot of the call-stack table: `key` the stack's hash (0: empty), `depth` its frame
-/// count plus one with bit 31 for truncated once the frames are written (0: not yet).
+/// Bytes of a packed stack at most: the owner, the flag, then a varint per frame.
+const MAX_PACKED: usize = 10 + 1 + 10 * MAX_STACK_DEPTH;
+
+/// A call stack packed as a stack table keeps it: the owner (LEB128), the truncated flag (one
+/// byte), the first frame (LEB128), then each further frame as the zigzag LEB128 of its
+/// difference from the frame before. Return addresses in one program are near each other, so
+/// a frame takes 2–3 bytes, and a recursion's repeated return address one. Built on the
+/// sampler's stack (in interrupt context: no allocation).
+pub struct PackedStack {
+    bytes: [u8; MAX_PACKED],
+    len: usize,
+}
+
+impl PackedStack {
+    pub fn new(owner: u64, stack: &StackBuf) -> PackedStack {
+        let mut packed = PackedStack {
+            bytes: [0; MAX_PACKED],
+            len: 0,
+        };
+        packed.push_varint(owner);
+        packed.push_byte(u8::from(stack.truncated));
+        let mut previous = 0u64;
+        for (i, &frame) in stack.frames().iter().enumerate() {
+            if i == 0 {
+                packed.push_varint(frame);
+            } else {
+                let delta = frame.wrapping_sub(previous) as i64;
+                packed.push_varint(((delta << 1) ^ (delta >> 63)) as u64);
+            }
+            previous = frame;
+        }
+        packed
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    fn push_byte(&mut self, byte: u8) {
+        if let Some(to) = self.bytes.get_mut(self.len) {
+            *to = byte;
+            self.len += 1;
+        }
+    }
+
+    fn push_varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.push_byte(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.push_byte(value as u8);
+    }
+
+    /// 64-bit FNV-1a of the bytes, never 0 (0 marks an empty slot).
+    fn hash(&self) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &byte in self.as_bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        hash | 1
+    }
+
+    /// Unpack `bytes` (a packed stack, as [`PackedStack::as_bytes`]): owner and stack. Control
+    /// path: the frames' vector is the one allocation, and it is fallible.
+    pub fn unpack(bytes: impl Iterator<Item = u8> + Clone) -> Result<(u64, StackEntry), CtlError> {
+        let mut bytes = bytes;
+        let owner = read_varint(&mut bytes).unwrap_or(0);
+        let truncated = bytes.next() == Some(1);
+        // One frame per byte without the continuation bit.
+        let depth = bytes.clone().filter(|byte| byte & 0x80 == 0).count();
+        let mut frames = Vec::new();
+        frames
+            .try_reserve_exact(depth)
+            .map_err(|_| CtlError::NoMemory)?;
+        let mut previous = 0u64;
+        while let Some(value) = read_varint(&mut bytes) {
+            let frame = if frames.is_empty() {
+                value
+            } else {
+                let delta = ((value >> 1) as i64) ^ -((value & 1) as i64);
+                previous.wrapping_add(delta as u64)
+            };
+            if frames.len() == depth {
+                break;
+            }
+            frames.push(frame);
+            previous = frame;
+        }
+        Ok((
+            owner,
+            StackEntry {
+                count: 0,
+                truncated,
+                frames,
+            },
+        ))
+    }
+}
+
+/// The next LEB128 value of `bytes` (`None` at the end).
+fn read_varint(bytes: &mut impl Iterator<Item = u8>) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = bytes.next()?;
+        if shift < 64 {
+            value |= u64::from(byte & 0x7f) << shift;
+        }
+        shift += 7;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+}
+
+/// One slot of a stack table: `key` the packed stack's hash (0: empty), `loc` where its bytes
+/// are in the arena once written (offset << 16 | length; 0: not yet; [`LOC_NONE`]: the arena
+/// was full, the slot holds no stack), `count` its samples.
 pub struct StackSlot {
     key: AtomicU64,
-    depth: AtomicU32,
+    loc: AtomicU64,
     count: AtomicU64,
-    /// Whose stack: 0 in the program's table, the daemon's pid in the server table.
-    owner: AtomicU64,
-    frames: [AtomicU64; MAX_STACK_DEPTH],
 }
+
+/// A claimed slot that holds no stack (the arena was full).
+const LOC_NONE: u64 = u64::MAX;
 
 impl StackSlot {
     const fn empty() -> StackSlot {
         StackSlot {
             key: AtomicU64::new(0),
-            depth: AtomicU32::new(0),
+            loc: AtomicU64::new(0),
             count: AtomicU64::new(0),
-            owner: AtomicU64::new(0),
-            frames: [const { AtomicU64::new(0) }; MAX_STACK_DEPTH],
+        }
+    }
+}
+
+/// The memory of a stack table, allocated by `start` (control path, fallibly) and owned by
+/// the [`StackStore`] while its session may sample.
+pub struct StackTables {
+    slots: Box<[StackSlot]>,
+    arena: Box<[AtomicU8]>,
+    stacks: usize,
+}
+
+impl StackTables {
+    /// Tables for `stacks` distinct stacks: `stacks + stacks / 4` slots (a hash table never
+    /// more than 80 % full) and [`STACK_BYTES`] of arena a stack. Out of memory: `NoMemory`.
+    fn try_new(stacks: usize) -> Result<StackTables, CtlError> {
+        let mut slots = Vec::new();
+        let slot_count = stacks + stacks / 4;
+        slots
+            .try_reserve_exact(slot_count)
+            .map_err(|_| CtlError::NoMemory)?;
+        slots.resize_with(slot_count, StackSlot::empty);
+        let mut arena = Vec::new();
+        let arena_len = stacks.saturating_mul(STACK_BYTES);
+        arena
+            .try_reserve_exact(arena_len)
+            .map_err(|_| CtlError::NoMemory)?;
+        arena.resize_with(arena_len, || AtomicU8::new(0));
+        Ok(StackTables {
+            slots: slots.into_boxed_slice(),
+            arena: arena.into_boxed_slice(),
+            stacks,
+        })
+    }
+
+    /// Bytes [`StackTables::try_new`] allocates for `stacks`.
+    fn bytes_for(stacks: usize) -> usize {
+        (stacks + stacks / 4)
+            .saturating_mul(size_of::<StackSlot>())
+            .saturating_add(stacks.saturating_mul(STACK_BYTES))
+    }
+
+    fn none() -> StackTables {
+        StackTables {
+            slots: Box::new([]),
+            arena: Box::new([]),
+            stacks: 0,
+        }
+    }
+}
+
+/// A table of distinct call stacks and their counts, lock-free for the samplers: slots in
+/// open addressing keyed by the hash of the packed stack, its bytes in an arena filled from the
+/// front. At most `stacks` distinct stacks (the session's `stacks=`), as long as the arena
+/// holds them; a stack that finds no room is dropped, and counted so by the caller.
+pub struct StackStore {
+    slots: AtomicPtr<StackSlot>,
+    slot_count: AtomicUsize,
+    arena: AtomicPtr<AtomicU8>,
+    arena_len: AtomicUsize,
+    /// Arena bytes handed out (may pass `arena_len`: the overflowing claim got nothing).
+    arena_used: AtomicUsize,
+    /// Most distinct stacks, and how many slots hold one (or are being filled).
+    stacks: AtomicUsize,
+    stored: AtomicUsize,
+}
+
+impl StackStore {
+    const fn new() -> StackStore {
+        StackStore {
+            slots: AtomicPtr::new(core::ptr::null_mut()),
+            slot_count: AtomicUsize::new(0),
+            arena: AtomicPtr::new(core::ptr::null_mut()),
+            arena_len: AtomicUsize::new(0),
+            arena_used: AtomicUsize::new(0),
+            stacks: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
         }
     }
 
-    fn depth_word(stack: &StackBuf) -> u32 {
-        (stack.len as u32 + 1) | (u32::from(stack.truncated) << 31)
+    /// The most distinct stacks it holds.
+    fn capacity(&self) -> usize {
+        self.stacks.load(Ordering::Acquire)
     }
 
-    /// Does the (written) slot hold exactly `owner`'s `stack`?
-    fn holds(&self, word: u32, owner: u64, stack: &StackBuf) -> bool {
-        word == Self::depth_word(stack)
-            && self.owner.load(Ordering::Relaxed) == owner
-            && self
-                .frames
-                .iter()
-                .zip(stack.frames())
-                .all(|(slot, &frame)| slot.load(Ordering::Relaxed) == frame)
+    /// Put `new` in place and hand back the tables it had.
+    ///
+    /// # Safety
+    /// No sampler is in the store (the session is off and quiesced) and no reader holds it
+    /// (the caller has the control lock).
+    unsafe fn replace(&self, new: StackTables) -> StackTables {
+        let slot_count = new.slots.len();
+        let arena_len = new.arena.len();
+        let slots = Box::into_raw(new.slots).cast::<StackSlot>();
+        let arena = Box::into_raw(new.arena).cast::<AtomicU8>();
+        let old_slots = self.slots.swap(slots, Ordering::AcqRel);
+        let old_slot_count = self.slot_count.swap(slot_count, Ordering::AcqRel);
+        let old_arena = self.arena.swap(arena, Ordering::AcqRel);
+        let old_arena_len = self.arena_len.swap(arena_len, Ordering::AcqRel);
+        let old_stacks = self.stacks.swap(new.stacks, Ordering::AcqRel);
+        self.arena_used.store(0, Ordering::Relaxed);
+        self.stored.store(0, Ordering::Relaxed);
+        if old_slots.is_null() {
+            return StackTables::none();
+        }
+        // SAFETY: these came from `Box::into_raw` of slices of these lengths (above, by the
+        // previous `replace`), and by the caller nobody uses them any more.
+        unsafe {
+            StackTables {
+                slots: Box::from_raw(core::ptr::slice_from_raw_parts_mut(
+                    old_slots,
+                    old_slot_count,
+                )),
+                arena: Box::from_raw(core::ptr::slice_from_raw_parts_mut(
+                    old_arena,
+                    old_arena_len,
+                )),
+                stacks: old_stacks,
+            }
+        }
     }
+
+    /// The slots and the arena.
+    ///
+    /// # Safety
+    /// The tables are not replaced meanwhile: the caller is a sampler in flight with the
+    /// session on (see `quiesce`), or holds the control lock.
+    unsafe fn tables(&self) -> (&[StackSlot], &[AtomicU8]) {
+        let slots = self.slots.load(Ordering::Acquire);
+        let arena = self.arena.load(Ordering::Acquire);
+        if slots.is_null() || arena.is_null() {
+            return (&[], &[]);
+        }
+        // SAFETY: by the caller, they hold these lengths (set with the pointers by `replace`).
+        unsafe {
+            (
+                core::slice::from_raw_parts(slots, self.slot_count.load(Ordering::Acquire)),
+                core::slice::from_raw_parts(arena, self.arena_len.load(Ordering::Acquire)),
+            )
+        }
+    }
+
+    /// The slot of `packed`: found, or claimed and written. `None` if the table or the arena
+    /// is full, or another CPU is still writing the same stack's slot. Interrupt context:
+    /// lock-free and allocation-free; a claimer writes the bytes, then publishes them with
+    /// `loc` (Release); a CPU finding the same key waits for `loc` (the claimer is inside its
+    /// own interrupt, a few stores away; bounded spin) and takes the slot only if the bytes
+    /// match (another stack with that hash probes on).
+    ///
+    /// # Safety
+    /// As for [`StackStore::tables`].
+    unsafe fn slot_of(&self, packed: &PackedStack) -> Option<&StackSlot> {
+        // SAFETY: by the caller.
+        let (slots, arena) = unsafe { self.tables() };
+        if slots.is_empty() {
+            return None;
+        }
+        let bytes = packed.as_bytes();
+        let key = packed.hash();
+        let mut index = probe_start(key, slots.len());
+        for _ in 0..slots.len() {
+            let slot = slots.get(index)?;
+            let mut found = slot.key.load(Ordering::Acquire);
+            if found == 0 {
+                // A new stack: only while the table has room for one more.
+                if self.stored.fetch_add(1, Ordering::AcqRel) >= self.capacity() {
+                    self.stored.fetch_sub(1, Ordering::AcqRel);
+                    return None;
+                }
+                match slot
+                    .key
+                    .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => {
+                        let at = self.arena_used.fetch_add(bytes.len(), Ordering::Relaxed);
+                        let Some(to) = at
+                            .checked_add(bytes.len())
+                            .and_then(|end| arena.get(at..end))
+                        else {
+                            slot.loc.store(LOC_NONE, Ordering::Release);
+                            return None;
+                        };
+                        for (to, &byte) in to.iter().zip(bytes) {
+                            to.store(byte, Ordering::Relaxed);
+                        }
+                        slot.loc
+                            .store(((at as u64) << 16) | bytes.len() as u64, Ordering::Release);
+                        return Some(slot);
+                    }
+                    Err(actual) => {
+                        self.stored.fetch_sub(1, Ordering::AcqRel);
+                        found = actual;
+                    }
+                }
+            }
+            if found == key {
+                let mut loc = slot.loc.load(Ordering::Acquire);
+                let mut spins = 0;
+                while loc == 0 && spins < STACK_READY_SPINS {
+                    core::hint::spin_loop();
+                    spins += 1;
+                    loc = slot.loc.load(Ordering::Acquire);
+                }
+                if loc == 0 {
+                    return None;
+                }
+                if loc != LOC_NONE && stored_bytes(arena, loc).eq(bytes.iter().copied()) {
+                    return Some(slot);
+                }
+            }
+            index += 1;
+            if index == slots.len() {
+                index = 0;
+            }
+        }
+        None
+    }
+}
+
+/// The bytes a published `loc` names in `arena` (none if it names bytes outside it).
+fn stored_bytes(arena: &[AtomicU8], loc: u64) -> impl Iterator<Item = u8> + Clone + '_ {
+    let at = (loc >> 16) as usize;
+    let len = (loc & 0xffff) as usize;
+    arena
+        .get(at..at.saturating_add(len))
+        .unwrap_or(&[])
+        .iter()
+        .map(|byte| byte.load(Ordering::Relaxed))
 }
 
 /// A daemon working for the session: its pid (0: free slot), the request it took last,
@@ -528,14 +854,12 @@ pub struct Profiler {
     table: AtomicPtr<Slot>,
     capacity: AtomicUsize,
     /// The call-stack table and the stacks that found it full.
-    stacks: AtomicPtr<StackSlot>,
-    stack_capacity: AtomicUsize,
+    stacks: StackStore,
     stacks_dropped: AtomicU64,
     /// Daemons working for the session now.
     labels: [ServerLabel; MAX_SERVERS],
     /// Server samples (owner = the daemon's pid) and the ones that found the table full.
-    server_stacks: AtomicPtr<StackSlot>,
-    server_stack_capacity: AtomicUsize,
+    server_stacks: StackStore,
     server_user_ticks: AtomicU64,
     server_kernel_ticks: AtomicU64,
     servers_dropped: AtomicU64,
@@ -569,12 +893,10 @@ impl Profiler {
             dropped: AtomicU64::new(0),
             table: AtomicPtr::new(core::ptr::null_mut()),
             capacity: AtomicUsize::new(0),
-            stacks: AtomicPtr::new(core::ptr::null_mut()),
-            stack_capacity: AtomicUsize::new(0),
+            stacks: StackStore::new(),
             stacks_dropped: AtomicU64::new(0),
             labels: [const { ServerLabel::free() }; MAX_SERVERS],
-            server_stacks: AtomicPtr::new(core::ptr::null_mut()),
-            server_stack_capacity: AtomicUsize::new(0),
+            server_stacks: StackStore::new(),
             server_user_ticks: AtomicU64::new(0),
             server_kernel_ticks: AtomicU64::new(0),
             servers_dropped: AtomicU64::new(0),
@@ -628,7 +950,9 @@ impl Profiler {
         else {
             return false;
         };
-        pid != 0 && (pid == self.pid.load(Ordering::Relaxed) || self.is_serving(pid))
+        pid != 0
+            && ((pid == self.pid.load(Ordering::Relaxed) && self.stacks.capacity() > 0)
+                || self.is_serving(pid))
     }
 
     /// Is `pid` a daemon labelled as working for the running session?
@@ -741,13 +1065,7 @@ impl Profiler {
                 }) {
                     self.insert(pc);
                     if let Some(stack) = stack {
-                        self.insert_stack(
-                            &self.stacks,
-                            &self.stack_capacity,
-                            &self.stacks_dropped,
-                            0,
-                            stack,
-                        );
+                        self.insert_stack(&self.stacks, &self.stacks_dropped, 0, stack);
                     }
                 }
             } else if pid == 0 {
@@ -773,7 +1091,6 @@ impl Profiler {
                     });
                     self.insert_stack(
                         &self.server_stacks,
-                        &self.server_stack_capacity,
                         &self.servers_dropped,
                         pid as u64,
                         stack,
@@ -848,70 +1165,20 @@ impl Profiler {
     }
 
     /// Count one call stack of `owner` in a stack table (the program's, `owner` 0, or the
-    /// servers'): as [`Profiler::insert`], keyed by the hash of owner and stack; the slot's
-    /// claimer writes owner and frames, then publishes them with the depth word. A hash match
-    /// is counted only if owner and frames match too (a different stack probes on). A stack
-    /// that finds no slot is counted in `dropped`.
-    fn insert_stack(
-        &self,
-        table: &AtomicPtr<StackSlot>,
-        capacity: &AtomicUsize,
-        dropped: &AtomicU64,
-        owner: u64,
-        stack: &StackBuf,
-    ) {
-        let table = table.load(Ordering::Acquire);
-        let capacity = capacity.load(Ordering::Acquire);
-        if table.is_null() || capacity == 0 || stack.len == 0 {
+    /// servers'), packed ([`PackedStack`]) and found or added by [`StackStore`]. A stack that
+    /// finds no room is counted in `dropped`.
+    fn insert_stack(&self, store: &StackStore, dropped: &AtomicU64, owner: u64, stack: &StackBuf) {
+        if stack.len == 0 {
             self.bump(dropped);
             return;
         }
-        // SAFETY: as for the PC table (`insert`): freed only by `start` after `quiesce`.
-        let slots = unsafe { core::slice::from_raw_parts(table, capacity) };
-        let key = stack.hash(owner);
-        let mut index = probe_start(key, capacity);
-        for _ in 0..capacity {
-            if let Some(slot) = slots.get(index) {
-                match slot
-                    .key
-                    .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    Ok(_) => {
-                        slot.owner.store(owner, Ordering::Relaxed);
-                        for (to, &frame) in slot.frames.iter().zip(stack.frames()) {
-                            to.store(frame, Ordering::Relaxed);
-                        }
-                        slot.depth
-                            .store(StackSlot::depth_word(stack), Ordering::Release);
-                        self.bump(&slot.count);
-                        return;
-                    }
-                    Err(found) if found == key => {
-                        let mut word = slot.depth.load(Ordering::Acquire);
-                        let mut spins = 0;
-                        while word == 0 && spins < STACK_READY_SPINS {
-                            core::hint::spin_loop();
-                            spins += 1;
-                            word = slot.depth.load(Ordering::Acquire);
-                        }
-                        if word == 0 {
-                            self.bump(dropped);
-                            return;
-                        }
-                        if slot.holds(word, owner, stack) {
-                            self.bump(&slot.count);
-                            return;
-                        }
-                    }
-                    Err(_) => {}
-                }
-            }
-            index += 1;
-            if index == capacity {
-                index = 0;
-            }
-        }
-        self.bump(dropped);
+        let packed = PackedStack::new(owner, stack);
+        // SAFETY: the tables are replaced only by `start` after `quiesce`, and we are in
+        // flight with the session seen on.
+        match unsafe { store.slot_of(&packed) } {
+            Some(slot) => self.bump(&slot.count),
+            None => self.bump(dropped),
+        };
     }
 
     /// `sys:prof_ctl`: carry out one command ([`parse_command`]), holding the control lock
@@ -938,7 +1205,8 @@ impl Profiler {
                 capacity,
                 from,
                 rate,
-            } => self.start_locked(pid, capacity, from, rate, kernel),
+                stacks,
+            } => self.start_locked(pid, capacity, from, rate, stacks, kernel),
         }
     }
 
@@ -949,6 +1217,7 @@ impl Profiler {
         capacity: usize,
         from: CountFrom,
         rate: Option<usize>,
+        stacks: usize,
         kernel: &mut impl KernelOps,
     ) -> Result<(), CtlError> {
         if kernel.exec_base(pid).is_none() {
@@ -957,24 +1226,23 @@ impl Profiler {
         if self.state() == State::Running {
             return Err(CtlError::Busy);
         }
+        // Tables the kernel cannot spare the memory for are refused, not tried: its heap
+        // grows on demand and cannot fail softly.
+        let bytes = capacity
+            .saturating_mul(size_of::<Slot>())
+            .saturating_add(StackTables::bytes_for(stacks))
+            .saturating_add(StackTables::bytes_for(SERVER_STACK_CAPACITY));
+        if bytes > kernel.spare_memory() {
+            return Err(CtlError::NoMemory);
+        }
         let mut slots = Vec::new();
         slots
             .try_reserve_exact(capacity)
             .map_err(|_| CtlError::NoMemory)?;
         slots.resize_with(capacity, Slot::empty);
-        let mut stack_slots = Vec::new();
-        stack_slots
-            .try_reserve_exact(STACK_CAPACITY)
-            .map_err(|_| CtlError::NoMemory)?;
-        stack_slots.resize_with(STACK_CAPACITY, StackSlot::empty);
-        let mut server_slots = Vec::new();
-        server_slots
-            .try_reserve_exact(SERVER_STACK_CAPACITY)
-            .map_err(|_| CtlError::NoMemory)?;
-        server_slots.resize_with(SERVER_STACK_CAPACITY, StackSlot::empty);
+        let stack_tables = StackTables::try_new(stacks)?;
+        let server_tables = StackTables::try_new(SERVER_STACK_CAPACITY)?;
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
-        let new_stacks = Box::into_raw(stack_slots.into_boxed_slice()).cast::<StackSlot>();
-        let new_server_stacks = Box::into_raw(server_slots.into_boxed_slice()).cast::<StackSlot>();
         // The last session's source, if an overflow ended it; then this session's.
         kernel.disarm_nmi();
         let sampling = match rate.and_then(|hz| kernel.arm_nmi(hz as u64)) {
@@ -991,17 +1259,12 @@ impl Profiler {
         self.quiesce();
         let old_table = self.table.swap(new_table, Ordering::AcqRel);
         let old_capacity = self.capacity.swap(capacity, Ordering::AcqRel);
-        let old_stacks = self.stacks.swap(new_stacks, Ordering::AcqRel);
-        let old_stack_capacity = self.stack_capacity.swap(STACK_CAPACITY, Ordering::AcqRel);
-        let old_server_stacks = self.server_stacks.swap(new_server_stacks, Ordering::AcqRel);
-        let old_server_capacity = self
-            .server_stack_capacity
-            .swap(SERVER_STACK_CAPACITY, Ordering::AcqRel);
-        // SAFETY: the session is off and no sampler is in flight, so nobody else holds them.
+        // SAFETY: the session is off and no sampler is in flight, and we hold the control
+        // lock, so nobody else holds the old tables; they are freed here.
         unsafe {
             free_table(old_table, old_capacity);
-            free_table(old_stacks, old_stack_capacity);
-            free_table(old_server_stacks, old_server_capacity);
+            drop(self.stacks.replace(stack_tables));
+            drop(self.server_stacks.replace(server_tables));
         }
 
         for counter in [
@@ -1157,15 +1420,10 @@ impl Profiler {
         }
         entries.sort_unstable_by_key(|entry| entry.addr);
         // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
-        let mut stacks =
-            unsafe { read_stack_table(&self.stacks, &self.stack_capacity, |_, stack| stack) }?;
+        let mut stacks = unsafe { read_stack_table(&self.stacks, |_, stack| stack) }?;
         stacks.sort_unstable_by(|a, b| (&a.frames, a.truncated).cmp(&(&b.frames, b.truncated)));
         let mut server_stacks = unsafe {
-            read_stack_table(
-                &self.server_stacks,
-                &self.server_stack_capacity,
-                |pid, stack| ServerStack { pid, stack },
-            )
+            read_stack_table(&self.server_stacks, |pid, stack| ServerStack { pid, stack })
         }?;
         server_stacks.sort_unstable_by(|a, b| {
             (a.pid, &a.stack.frames, a.stack.truncated).cmp(&(
@@ -1189,14 +1447,14 @@ impl Profiler {
             capacity: capacity as u64,
             entries,
             stacks_dropped: self.stacks_dropped.load(Ordering::Relaxed),
-            stack_capacity: self.stack_capacity.load(Ordering::Relaxed) as u64,
+            stack_capacity: self.stacks.capacity() as u64,
             stacks,
             idle_ticks: self.idle_ticks.load(Ordering::Relaxed),
             other_ticks: self.other_ticks.load(Ordering::Relaxed),
             server_user_ticks: self.server_user_ticks.load(Ordering::Relaxed),
             server_kernel_ticks: self.server_kernel_ticks.load(Ordering::Relaxed),
             servers_dropped: self.servers_dropped.load(Ordering::Relaxed),
-            server_stack_capacity: self.server_stack_capacity.load(Ordering::Relaxed) as u64,
+            server_stack_capacity: self.server_stacks.capacity() as u64,
             server_stacks,
         })
     }
@@ -1246,15 +1504,11 @@ impl Drop for Profiler {
     fn drop(&mut self) {
         let table = *self.table.get_mut();
         let capacity = *self.capacity.get_mut();
-        let stacks = *self.stacks.get_mut();
-        let stack_capacity = *self.stack_capacity.get_mut();
-        let server_stacks = *self.server_stacks.get_mut();
-        let server_capacity = *self.server_stack_capacity.get_mut();
         // SAFETY: `&mut self`: no sampler or control operation can be running.
         unsafe {
             free_table(table, capacity);
-            free_table(stacks, stack_capacity);
-            free_table(server_stacks, server_capacity);
+            drop(self.stacks.replace(StackTables::none()));
+            drop(self.server_stacks.replace(StackTables::none()));
         }
     }
 }
@@ -1271,27 +1525,24 @@ fn status_word(state: State, reason: StopReason) -> u32 {
     state as u32 | (reason as u32) << 8
 }
 
-/// The written slots of a stack table, each made by `make` from its owner and its stack, in
-/// table order. Every allocation is fallible: out of memory is [`CtlError::NoMemory`].
+/// The stacks of a stack table, each made by `make` from its owner and its stack, in table
+/// order. Every allocation is fallible: out of memory is [`CtlError::NoMemory`].
 ///
 /// # Safety
-/// The table is not freed meanwhile (the caller holds the control lock).
+/// The tables are not replaced meanwhile (the caller holds the control lock).
 unsafe fn read_stack_table<T>(
-    table: &AtomicPtr<StackSlot>,
-    capacity: &AtomicUsize,
+    store: &StackStore,
     make: impl Fn(u64, StackEntry) -> T,
 ) -> Result<Vec<T>, CtlError> {
-    let table = table.load(Ordering::Acquire);
-    let capacity = capacity.load(Ordering::Acquire);
-    let slots: &[StackSlot] = if table.is_null() {
-        &[]
-    } else {
-        // SAFETY: by the caller.
-        unsafe { core::slice::from_raw_parts(table, capacity) }
+    // SAFETY: by the caller.
+    let (slots, arena) = unsafe { store.tables() };
+    let published = |slot: &StackSlot| {
+        let loc = slot.loc.load(Ordering::Acquire);
+        (loc != 0 && loc != LOC_NONE).then_some(loc)
     };
     let written = slots
         .iter()
-        .filter(|slot| slot.depth.load(Ordering::Acquire) != 0)
+        .filter(|slot| published(slot).is_some())
         .count();
     let mut stacks = Vec::new();
     stacks
@@ -1303,24 +1554,12 @@ unsafe fn read_stack_table<T>(
         if stacks.len() == written {
             break;
         }
-        let word = slot.depth.load(Ordering::Acquire);
-        if word == 0 {
+        let Some(loc) = published(slot) else {
             continue;
-        }
-        let depth = ((word & !(1 << 31)) as usize - 1).min(MAX_STACK_DEPTH);
-        let mut frames = Vec::new();
-        frames
-            .try_reserve_exact(depth)
-            .map_err(|_| CtlError::NoMemory)?;
-        for frame in &slot.frames[..depth] {
-            frames.push(frame.load(Ordering::Relaxed));
-        }
-        let stack = StackEntry {
-            count: slot.count.load(Ordering::Relaxed),
-            truncated: word & (1 << 31) != 0,
-            frames,
         };
-        stacks.push(make(slot.owner.load(Ordering::Relaxed), stack));
+        let (owner, mut stack) = PackedStack::unpack(stored_bytes(arena, loc))?;
+        stack.count = slot.count.load(Ordering::Relaxed);
+        stacks.push(make(owner, stack));
     }
     Ok(stacks)
 }
@@ -1345,13 +1584,15 @@ unsafe fn free_table<T>(table: *mut T, capacity: usize) {
 /// A command written to `sys:prof_ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `start <pid> [capacity] [exec] [rate=HZ]`
+    /// `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`
     Start {
         pid: usize,
         capacity: usize,
         from: CountFrom,
         /// Samples per second and CPU from an NMI source; `None`: the timer tick.
         rate: Option<usize>,
+        /// Distinct call stacks the session's stack table holds (0: no stacks are walked).
+        stacks: usize,
     },
     /// `stop`
     Stop,
@@ -1376,6 +1617,8 @@ pub enum ParseError {
     TrailingWords,
     /// `rate=` not a number in [`MIN_RATE`]..=[`MAX_RATE`].
     BadRate,
+    /// `stacks=` not a number in 0..=[`MAX_STACKS`].
+    BadStacks,
 }
 
 impl fmt::Display for ParseError {
@@ -1389,16 +1632,19 @@ impl fmt::Display for ParseError {
             ParseError::BadCapacity => "capacity out of range",
             ParseError::TrailingWords => "too many words",
             ParseError::BadRate => "rate out of range",
+            ParseError::BadStacks => "stacks out of range",
         })
     }
 }
 
-/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ]` or `stop`.
-/// Words are separated by ASCII whitespace (a trailing newline is fine); numbers are decimal
-/// or `0x`-hex. `exec` makes the session count from the process's next exec
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]` or
+/// `stop`. Words are separated by ASCII whitespace (a trailing newline is fine); numbers are
+/// decimal or `0x`-hex. `exec` makes the session count from the process's next exec
 /// ([`CountFrom::Exec`]); `rate=HZ` asks for HZ samples a second per CPU from an NMI source
-/// (the kernel falls back to the timer tick where it has none). After the capacity, `exec`
-/// and `rate=` come in either order, each at most once.
+/// (the kernel falls back to the timer tick where it has none); `stacks=N` sizes the stack
+/// table for N distinct stacks (0..=[`MAX_STACKS`]; default [`DEFAULT_STACKS`]; 0: no call
+/// stacks). After the capacity, `exec`, `rate=` and `stacks=` come in any order, each at most
+/// once.
 pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
     let mut words = input
         .split(|byte| byte.is_ascii_whitespace())
@@ -1412,7 +1658,11 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             }
             let mut next = words.next();
             let capacity = match next {
-                Some(word) if word != b"exec" && !word.starts_with(b"rate=") => {
+                Some(word)
+                    if word != b"exec"
+                        && !word.starts_with(b"rate=")
+                        && !word.starts_with(b"stacks=") =>
+                {
                     next = words.next();
                     parse_number(word)?
                 }
@@ -1421,7 +1671,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             if capacity == 0 || capacity > MAX_CAPACITY {
                 return Err(ParseError::BadCapacity);
             }
-            let (mut from, mut rate) = (None, None);
+            let (mut from, mut rate, mut stacks) = (None, None, None);
             while let Some(word) = next {
                 if word == b"exec" && from.is_none() {
                     from = Some(CountFrom::Exec);
@@ -1431,6 +1681,12 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
                         return Err(ParseError::BadRate);
                     }
                     rate = Some(hz);
+                } else if let (Some(n), None) = (word.strip_prefix(b"stacks="), stacks) {
+                    let n = parse_number(n).map_err(|_| ParseError::BadStacks)?;
+                    if n > MAX_STACKS {
+                        return Err(ParseError::BadStacks);
+                    }
+                    stacks = Some(n);
                 } else {
                     return Err(ParseError::TrailingWords);
                 }
@@ -1441,6 +1697,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
                 capacity,
                 from: from.unwrap_or(CountFrom::Now),
                 rate,
+                stacks: stacks.unwrap_or(DEFAULT_STACKS),
             }
         }
         _ => return Err(ParseError::UnknownCommand),
@@ -1540,14 +1797,14 @@ pub struct ServerStack {
 /// | 72 | u64 | `capacity`: slots in the table |
 /// | 80 | u64 | `n`: number of entries |
 /// | 88 | u64 | `stacks_dropped`: counted ticks whose stack is not in the stack table |
-/// | 96 | u64 | `stack_capacity`: slots in the stack table |
+/// | 96 | u64 | `stack_capacity`: distinct stacks the stack table holds (`stacks=`) |
 /// | 104 | u64 | `m`: number of stacks |
 /// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0) |
 /// | 120 | u64 | `other_ticks`: ticks of other processes |
 /// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session |
 /// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks (user + kernel = Σ server-stack counts + `servers_dropped`) |
 /// | 144 | u64 | `servers_dropped`: server ticks that found the server-stack table full |
-/// | 152 | u64 | `server_stack_capacity`: slots in the server-stack table |
+/// | 152 | u64 | `server_stack_capacity`: distinct stacks the server table holds |
 /// | 160 | u64 | `s`: number of server stacks |
 /// | 168 | u64 | `source`: 0 timer, 1 nmi-hpet ([`Source`]) |
 /// | 176 | u64 | `rate`: the source's samples per second and CPU (0: not known) |

@@ -63,6 +63,10 @@ impl KernelOps for HostKernel {
     }
 
     fn wait(&self) {}
+
+    fn spare_memory(&self) -> usize {
+        usize::MAX
+    }
 }
 
 /// Shorthands for host tests and tools: each is a `sys:prof_ctl` command, a `sys:prof_data`

@@ -71,12 +71,16 @@ impl KernelOps for Ops<'_> {
     fn wait(&self) {
         thread::yield_now();
     }
+
+    fn spare_memory(&self) -> usize {
+        usize::MAX
+    }
 }
 
 #[test]
 fn concurrent_starts_stops_and_reads_never_lose_or_double_the_nmi_source() {
     const WRITERS: usize = 3;
-    const STARTS: usize = 100;
+    const STARTS: usize = 50;
     let prof = Profiler::new(u64::MAX);
     let hpet = Hpet::default();
     let writers_done = AtomicUsize::new(0);
@@ -87,7 +91,7 @@ fn concurrent_starts_stops_and_reads_never_lose_or_double_the_nmi_source() {
                 let mut ops = Ops { hpet: &hpet, prof: &prof };
                 let mut mine = 0;
                 while mine < STARTS {
-                    match prof.ctl(b"start 42 64 rate=1000", &mut ops) {
+                    match prof.ctl(b"start 42 64 rate=1000 stacks=16", &mut ops) {
                         Ok(()) => {
                             mine += 1;
                             started.fetch_add(1, Ordering::SeqCst);
@@ -96,7 +100,7 @@ fn concurrent_starts_stops_and_reads_never_lose_or_double_the_nmi_source() {
                             if !hpet.armed.load(Ordering::SeqCst) {
                                 hpet.violation("a session started on NMIs runs without them".into());
                             }
-                            for _ in 0..20 {
+                            for _ in 0..5 {
                                 thread::yield_now();
                             }
                             if !hpet.armed.load(Ordering::SeqCst) {
@@ -200,6 +204,9 @@ fn the_exit_of_the_process_stops_its_nmi_source() {
             None
         }
         fn wait(&self) {}
+        fn spare_memory(&self) -> usize {
+            usize::MAX
+        }
     }
     let prof = Profiler::new(u64::MAX);
     let hpet = Hpet::default();

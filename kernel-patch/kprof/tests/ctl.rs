@@ -1,6 +1,9 @@
-//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec] [rate=HZ]` | `stop`.
+//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]` | `stop`.
 
-use kprof::{Command, CountFrom, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_RATE, MIN_RATE, ParseError, parse_command};
+use kprof::{
+    Command, CountFrom, DEFAULT_CAPACITY, DEFAULT_STACKS, MAX_CAPACITY, MAX_RATE, MAX_STACKS, MIN_RATE, ParseError,
+    parse_command,
+};
 
 fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
     Ok(Command::Start {
@@ -8,6 +11,7 @@ fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
         capacity,
         from: CountFrom::Now,
         rate: None,
+        stacks: DEFAULT_STACKS,
     })
 }
 
@@ -17,6 +21,7 @@ fn start_at_exec(pid: usize, capacity: usize) -> Result<Command, ParseError> {
         capacity,
         from: CountFrom::Exec,
         rate: None,
+        stacks: DEFAULT_STACKS,
     })
 }
 
@@ -26,6 +31,7 @@ fn start_with(pid: usize, capacity: usize, from: CountFrom, rate: usize) -> Resu
         capacity,
         from,
         rate: Some(rate),
+        stacks: DEFAULT_STACKS,
     })
 }
 
@@ -36,6 +42,20 @@ fn rate_asks_for_an_nmi_source() {
     assert_eq!(parse_command(b"start 12 64 exec rate=0x64"), start_with(12, 64, CountFrom::Exec, 100));
     assert_eq!(parse_command(b"start 12 exec rate=10000"), start_with(12, DEFAULT_CAPACITY, CountFrom::Exec, MAX_RATE));
     assert_eq!(parse_command(b"start 1 rate=100"), start_with(1, DEFAULT_CAPACITY, CountFrom::Now, MIN_RATE));
+}
+
+#[test]
+fn stacks_sizes_the_stack_table() {
+    let with = |stacks, rate, from| {
+        Ok(Command::Start { pid: 12, capacity: DEFAULT_CAPACITY, from, rate, stacks })
+    };
+    assert_eq!(parse_command(b"start 12 stacks=0"), with(0, None, CountFrom::Now));
+    assert_eq!(parse_command(b"start 12 stacks=262144"), with(MAX_STACKS, None, CountFrom::Now));
+    assert_eq!(
+        parse_command(b"start 12 8192 stacks=0x40000 exec rate=4000"),
+        Ok(Command::Start { pid: 12, capacity: 8192, from: CountFrom::Exec, rate: Some(4000), stacks: MAX_STACKS })
+    );
+    assert_eq!(parse_command(b"start 12 rate=4000 stacks=256000\n"), with(256_000, Some(4000), CountFrom::Now));
 }
 
 #[test]
@@ -112,6 +132,12 @@ fn bad_commands() {
         (b"start 3 rate=1000 4", TrailingWords),
         (b"start 3 RATE=1000", BadNumber),
         (b"stop rate=1000", TrailingWords),
+        (b"start 3 stacks=262145", BadStacks),
+        (b"start 3 stacks=", BadStacks),
+        (b"start 3 stacks=-1", BadStacks),
+        (b"start 3 stacks=1 stacks=1", TrailingWords),
+        (b"start 3 stacks=4 5", TrailingWords),
+        (b"stop stacks=4", TrailingWords),
     ];
     for (input, error) in cases {
         assert_eq!(

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kprof::{
-    CountFrom, ENTRY_STUB_LEN, MAX_ROOTS, MAX_STACK_DEPTH, Profiler, STACK_CAPACITY, StackBuf,
+    CountFrom, ENTRY_STUB_LEN, MAX_ROOTS, MAX_STACK_DEPTH, Profiler, DEFAULT_STACKS, StackBuf,
     StackEntry, walk_frame_pointers, walk_kernel_frame_pointers,
 };
 
@@ -160,7 +160,7 @@ fn stacks_of_counted_ticks_only() {
     let k = stack(&[0xffff_8000_0000_1010, 0xffff_8000_0000_2005, 0x1315, 0x1005], false);
     p.sample_stack(0, false, 0xffff_8000_0000_1010, Some(&k));
     let s = p.snapshot().unwrap();
-    assert_eq!((s.user_ticks, s.kernel_ticks, s.stacks_dropped, s.stack_capacity), (4, 1, 0, STACK_CAPACITY as u64));
+    assert_eq!((s.user_ticks, s.kernel_ticks, s.stacks_dropped, s.stack_capacity), (4, 1, 0, DEFAULT_STACKS as u64));
     assert_eq!(
         stacks(&p),
         vec![
@@ -183,13 +183,13 @@ fn stacks_of_counted_ticks_only() {
 fn a_full_stack_table_drops_and_says_so() {
     let p = running();
     p.note_switch(0, PID);
-    for i in 0..STACK_CAPACITY as u64 + 10 {
+    for i in 0..DEFAULT_STACKS as u64 + 10 {
         p.sample_stack(0, true, 0x1000, Some(&stack(&[0x1000, 0x2000 + i], false)));
     }
     // Known stacks still count in a full table.
     p.sample_stack(0, true, 0x1000, Some(&stack(&[0x1000, 0x2000], false)));
     let s = p.snapshot().unwrap();
-    assert_eq!(s.stacks.len(), STACK_CAPACITY);
+    assert_eq!(s.stacks.len(), DEFAULT_STACKS);
     assert_eq!(s.stacks_dropped, 10);
     assert_eq!(s.stacks.iter().map(|e| e.count).sum::<u64>() + s.stacks_dropped, s.user_ticks);
     assert_eq!(s.stacks.iter().find(|e| e.frames == [0x1000, 0x2000]).unwrap().count, 2);

@@ -101,6 +101,10 @@ impl kprof::KernelOps for Ops<'_> {
     fn wait(&self) {
         std::thread::yield_now();
     }
+
+    fn spare_memory(&self) -> usize {
+        usize::MAX
+    }
 }
 
 fn errno(e: kprof::CtlError) -> io::Error {

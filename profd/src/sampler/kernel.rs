@@ -20,6 +20,21 @@ use crate::session::StopReason;
 /// Slots of the kernel's exact-PC table for one session.
 pub const TABLE_CAPACITY: usize = 16384;
 
+/// Seconds of samples the kernel's stack table holds even if every sample is a stack of its
+/// own (a deep recursion's are): a 60 s `-g` run at 4 kHz loses none.
+pub const STACK_SECONDS: usize = 64;
+
+/// Samples per second assumed of the timer source (the PIT's 246 on x86), for sizing.
+const TIMER_RATE_FOR_SIZING: usize = 250;
+
+/// Distinct stacks the kernel's stack table is asked to hold (`stacks=`) for a session at
+/// `rate` (`None`: the timer): [`STACK_SECONDS`] of samples, at most the kernel's limit
+/// (about 25 MiB of kernel memory, 65 s at 4 kHz).
+pub fn stack_table_size(rate: Option<u64>) -> usize {
+    let rate = rate.map_or(TIMER_RATE_FOR_SIZING, |hz| usize::try_from(hz).unwrap_or(usize::MAX));
+    rate.saturating_mul(STACK_SECONDS).min(kprof::MAX_STACKS)
+}
+
 /// The kernel files the sampler uses.
 pub trait KernelFiles {
     /// Write one command to `sys:prof_ctl`.
@@ -117,8 +132,10 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         // code, linked like every static program at 0x401000, out of the program's bins.
         let when = crate::ctl::count_from_suffix(from);
         // A rate asks the kernel for its NMI source (it falls back to the timer tick).
+        let stacks = stack_table_size(rate);
         let rate = crate::ctl::rate_suffix(rate);
-        self.kernel.ctl(&format!("start {pid} {TABLE_CAPACITY}{when}{rate}\n")).map_err(|e| errno("writing sys:prof_ctl", &e))?;
+        let command = format!("start {pid} {TABLE_CAPACITY}{when}{rate} stacks={stacks}\n");
+        self.kernel.ctl(&command).map_err(|e| errno("writing sys:prof_ctl", &e))?;
         self.session = Some(KernelSession {
             pid,
             image: image.clone(),
