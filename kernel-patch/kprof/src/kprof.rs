@@ -82,10 +82,19 @@ pub const SERVER_STACK_CAPACITY: usize = 1024;
 pub const MIN_RATE: usize = 100;
 pub const MAX_RATE: usize = 10_000;
 
-/// First address of the kernel's half of the address space (x86_64; 32-bit x86 maps the
-/// kernel from 3 GiB). A frame at or above it is the kernel's: profd and profil tell kernel
-/// samples and frames from user ones by it.
-pub const KERNEL_SPACE_START: u64 = 0xFFFF_8000_0000_0000;
+/// First address of the kernel's half of the address space: the kernel's own end of user
+/// space, `USER_END_OFFSET`, mirrored (x86_64, aarch64 and riscv64 map user space up to 2^47
+/// and the kernel from -2^47, `0xFFFF_8000_0000_0000`; 32-bit x86 splits at 2 GiB, where the
+/// mirror is 2 GiB again). A frame at or above it is the kernel's: profd and profil tell
+/// kernel samples and frames from user ones by it. (The host crate's root gives x86_64's
+/// value, or 32-bit x86's on a 32-bit host.)
+pub const KERNEL_SPACE_START: u64 = crate::USER_END_OFFSET.wrapping_neg() as u64;
+
+/// Bit of a CPU's word in the per-CPU pid cache: the CPU is switching contexts. Its samples
+/// go to the pid in the word (the previous context's until the switch is on the next one's
+/// stack), but the glue walks no stack then: the kernel stack, the TSS and the address space
+/// change under the sample.
+const SWITCHING: usize = 1 << (usize::BITS - 1);
 
 /// How long a sampler waits for another CPU to finish writing the stack it claimed (that CPU
 /// is inside its own timer interrupt, so it is a few stores away).
@@ -870,7 +879,8 @@ pub struct Profiler {
     in_flight: AtomicUsize,
     /// The control lock.
     ctl_busy: AtomicBool,
-    /// Pid of the context running on each CPU, written at context switch (0: none/kernel).
+    /// Pid of the context running on each CPU, written at context switch (0: none/kernel),
+    /// with [`SWITCHING`] while a switch is under way.
     cpu_pid: [AtomicUsize; MAX_CPUS],
     limit: u64,
 }
@@ -928,11 +938,39 @@ impl Profiler {
         self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
     }
 
-    /// Scheduler hook: `pid` now runs on `cpu` (0 for kernel threads and idle).
+    /// `pid` runs on `cpu` (0 for kernel threads and idle): the `attrs` hook, when a running
+    /// context is given its pid.
     #[inline]
     pub fn note_switch(&self, cpu: usize, pid: usize) {
         if let Some(slot) = self.cpu_pid.get(cpu) {
             slot.store(pid, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, when `cpu` has chosen the next context: a switch begins. Until
+    /// [`Profiler::note_switch_to`] the CPU runs the switch on the previous context's stack,
+    /// and its samples stay that context's.
+    #[inline]
+    pub fn note_switch_begin(&self, cpu: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.fetch_or(SWITCHING, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, on the next context's stack (the switch's finish hook): its samples are
+    /// `pid`'s from here, still without a walk until [`Profiler::note_switch_end`].
+    #[inline]
+    pub fn note_switch_to(&self, cpu: usize, pid: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.store(pid | SWITCHING, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, once the next context's address space is the CPU's: the switch is over.
+    #[inline]
+    pub fn note_switch_end(&self, cpu: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.fetch_and(!SWITCHING, Ordering::Relaxed);
         }
     }
 
@@ -950,7 +988,9 @@ impl Profiler {
         else {
             return false;
         };
-        pid != 0
+        // No walk while the CPU switches contexts (see `SWITCHING`).
+        pid & SWITCHING == 0
+            && pid != 0
             && ((pid == self.pid.load(Ordering::Relaxed) && self.stacks.capacity() > 0)
                 || self.is_serving(pid))
     }
@@ -1052,7 +1092,7 @@ impl Profiler {
         let Some(slot) = self.cpu_pid.get(cpu) else {
             return;
         };
-        let pid = slot.load(Ordering::Relaxed);
+        let pid = slot.load(Ordering::Relaxed) & !SWITCHING;
         // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
         // table is never freed under us.
         self.in_flight.fetch_add(1, Ordering::SeqCst);

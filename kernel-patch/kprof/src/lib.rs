@@ -29,6 +29,14 @@ mod kprof;
 
 pub use kprof::*;
 
+/// Stand-in for the kernel's `USER_END_OFFSET` (its `src/arch/*/consts.rs`), from which
+/// `kprof.rs` takes [`KERNEL_SPACE_START`]: x86_64's `256 * PML4_SIZE` (aarch64's and
+/// riscv64's with 48-bit addresses are the same), or 32-bit x86's 2 GiB on a 32-bit target.
+#[cfg(target_pointer_width = "64")]
+const USER_END_OFFSET: usize = 0x0000_8000_0000_0000;
+#[cfg(not(target_pointer_width = "64"))]
+const USER_END_OFFSET: usize = 0x8000_0000;
+
 /// A kernel for the host: every pid is a live process whose lowest executable mapping
 /// starts at `exec_base` (default `Some(0)`: not known; `None`: no process is alive); an NMI
 /// source that gives exactly the rate asked (as an HPET does at these rates), if `nmi`; the

@@ -434,3 +434,44 @@ fn a_stop_racing_with_samplers_leaves_consistent_final_numbers() {
         s.user_ticks
     );
 }
+
+/// A context switch on a CPU, as the scheduler reports it: begin (the next context chosen,
+/// still on the previous one's stack), to (on the next one's stack), end (its address space
+/// too). An NMI anywhere in the switch counts for the context whose stack the CPU is on, and
+/// takes no stack walk, since the stack, the TSS and the address space change under it; the
+/// old hook named the next pid before the switch, so the switch's tail was counted as the
+/// next context's.
+#[test]
+fn samples_in_a_context_switch_belong_to_the_stack_the_cpu_is_on() {
+    const OTHER: usize = 7;
+    let p = Profiler::new(u64::MAX);
+    p.start_sampling(PID, 16, CountFrom::Now, Sampling { source: Source::NmiHpet, rate: 1000 }).unwrap();
+    let nmi = |pc| p.sample_from(Source::NmiHpet, 0, false, pc, None);
+    p.note_switch(0, PID);
+    assert!(p.wants_stack(0));
+    // The program's CPU switches to another process: the switch's tail is still the program's.
+    p.note_switch_begin(0);
+    assert!(!p.wants_stack(0), "no walk in a switch");
+    nmi(0xffff_ffff_8000_1000);
+    p.note_switch_to(0, OTHER);
+    assert!(!p.wants_stack(0));
+    nmi(0xffff_ffff_8000_2000);
+    p.note_switch_end(0);
+    assert!(!p.wants_stack(0), "another process");
+    nmi(0xffff_ffff_8000_2000);
+    // And back: the other process's tail is its own, the program's from its own stack on.
+    p.note_switch_begin(0);
+    nmi(0xffff_ffff_8000_1000);
+    p.note_switch_to(0, PID);
+    nmi(0xffff_ffff_8000_3000);
+    assert!(!p.wants_stack(0), "not until the program's address space is the CPU's");
+    p.note_switch_end(0);
+    assert!(p.wants_stack(0));
+    nmi(0xffff_ffff_8000_4000);
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.kernel_ticks, s.other_ticks), (3, 3));
+    assert_eq!(counts(&p), vec![(0xffff_ffff_8000_1000, 1), (0xffff_ffff_8000_3000, 1), (0xffff_ffff_8000_4000, 1)]);
+    // Another CPU's switch leaves this one alone.
+    p.note_switch_begin(1);
+    assert!(p.wants_stack(0));
+}

@@ -1,0 +1,83 @@
+//! Rules the patch keeps with the kernel's own definitions rather than copies of them, and
+//! its one permission rule, checked on the patch text (the kernel side cannot run here).
+
+use std::path::Path;
+
+fn patch() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap()
+}
+
+/// The added lines of the patch's section for `path`, without the `+`.
+fn added(patch: &str, path: &str) -> Vec<String> {
+    let header = format!("diff --git a/{path} b/{path}\n");
+    let start = patch.find(&header).unwrap_or_else(|| panic!("patch does not touch {path}"));
+    let section = &patch[start + header.len()..];
+    let section = &section[..section.find("\ndiff --git ").unwrap_or(section.len())];
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("@@"))
+        .filter_map(|l| l.strip_prefix('+'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn code(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| l.split("//").next().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn kernel_space_starts_where_the_kernels_user_space_ends() {
+    // The kernel's `USER_END_OFFSET`, mirrored: x86_64's canonical upper half here.
+    assert_eq!(kprof::KERNEL_SPACE_START, 0xFFFF_8000_0000_0000);
+    let module = code(&added(&patch(), "src/kprof.rs"));
+    assert!(
+        module.contains("pub const KERNEL_SPACE_START: u64 = crate::USER_END_OFFSET.wrapping_neg() as u64;"),
+        "KERNEL_SPACE_START comes from the kernel's USER_END_OFFSET"
+    );
+    assert!(!module.contains("0xFFFF_8000_0000_0000"), "no copy of the kernel's layout in kprof.rs");
+}
+
+#[test]
+fn the_kernel_walk_takes_the_kernel_stacks_length_from_the_kernel() {
+    let glue = code(&added(&patch(), "src/scheme/sys/prof.rs"));
+    assert!(glue.contains("kstack.len()"), "Kstack::len() of a live context");
+    assert!(!glue.contains("<< 4"), "no copy of the Kstack's order");
+    assert!(!glue.contains("const KSTACK_LEN"), "no constant copy");
+}
+
+#[test]
+fn both_files_are_roots_by_one_rule_at_open() {
+    let patch = patch();
+    // The sys scheme refuses to open a writable entry unless the caller's effective uid is 0
+    // (`CallerCtx::uid` is the context's `euid`); the patch applies the same check to
+    // `prof_data`, at open, and checks nothing else at read.
+    let open = code(&added(&patch, "src/scheme/sys/mod.rs"));
+    assert!(open.contains("if entry.0 == \"prof_data\" && ctx.uid != 0 {"), "{open}");
+    assert!(open.contains("return Err(Error::new(EPERM));"));
+    let glue = code(&added(&patch, "src/scheme/sys/prof.rs"));
+    assert!(!glue.contains("euid"), "no second rule at read");
+    assert!(!glue.contains("EPERM"));
+}
+
+#[test]
+fn the_scheduler_reports_the_switch_when_it_is_done() {
+    let switch = code(&added(&patch(), "src/context/switch.rs"));
+    for hook in ["note_switch_begin(", "note_switch_to(", "note_switch_end("] {
+        assert!(switch.contains(hook), "{hook} in {switch}");
+    }
+    // The pid is given on the next context's stack only, in the finish hook, not before.
+    assert!(!switch.contains("note_switch(cpu_id"), "{switch}");
+    let patch = patch();
+    let section = &patch[patch.find("diff --git a/src/context/switch.rs").unwrap()..];
+    for hook in ["note_switch_to(", "note_switch_end("] {
+        let at = section.find(hook).unwrap();
+        let hunk = &section[section[..at].rfind("\n@@ ").unwrap()..at];
+        let header = hunk.lines().nth(1).unwrap();
+        assert!(header.contains("switch_finish_hook"), "{hook} under {header}");
+    }
+}
