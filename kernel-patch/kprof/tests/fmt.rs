@@ -1,5 +1,5 @@
 //! The code the patch adds is formatted as the kernel formats its own (upstream CI runs
-//! `cargo fmt --check`): `src/kprof.rs` and every other file the patch adds, checked with
+//! `cargo fmt --check`): `src/kprof/` and every other file the patch adds, checked with
 //! `rustfmt --check` and the kernel's settings. The hunks in upstream files can only be checked
 //! on the patched tree (kernel-patch/README.md, "Formatting").
 
@@ -103,17 +103,21 @@ fn added_files(patch: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn kprof_rs_is_formatted_with_the_kernels_settings() {
+fn the_kernel_module_is_formatted_with_the_kernels_settings() {
     if !rustfmt_available() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("src/kprof.rs")).unwrap();
-    if let Some(formatted) = unformatted(&source) {
-        panic!(
-            "src/kprof.rs is not formatted as the kernel wants: {}",
-            first_difference(&source, &formatted)
-        );
+    for entry in std::fs::read_dir(root.join("src/kprof")).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        if let Some(formatted) = unformatted(&source) {
+            panic!(
+                "{} is not formatted as the kernel wants: {}",
+                path.display(),
+                first_difference(&source, &formatted)
+            );
+        }
     }
 }
 
@@ -125,7 +129,8 @@ fn every_file_the_patch_adds_is_formatted() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let patch = std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap();
     let files = added_files(&patch);
-    assert!(files.iter().any(|(path, _)| path == "src/kprof.rs"), "{files:?}");
+    let paths: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+    assert!(paths.contains(&"src/kprof/mod.rs"), "{paths:?}");
     for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".rs")) {
         if let Some(formatted) = unformatted(text) {
             panic!(

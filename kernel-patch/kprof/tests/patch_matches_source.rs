@@ -1,8 +1,9 @@
-//! The kernel patch adds `src/kprof.rs`; its text must be this crate's `src/kprof.rs`, byte for
-//! byte, so what the host tests prove is what the kernel runs.
+//! The kernel patch adds `src/kprof/`; its files must be this crate's `src/kprof/`, byte for
+//! byte, file for file, so what the host tests prove is what the kernel runs.
 
 use std::path::Path;
 
+/// The extraction test's file name (any added file would do).
 const ADDED_FILE: &str = "src/kprof.rs";
 
 /// The text of a file the patch adds (a `new file` section with one `@@ -0,0 +1,N @@` hunk).
@@ -60,12 +61,23 @@ fn added_file(patch: &str, path: &str) -> String {
 fn kernel_module_in_the_patch_is_the_crate_source() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let patch = std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap();
-    let source = std::fs::read_to_string(root.join("src/kprof.rs")).unwrap();
-    let in_patch = added_file(&patch, ADDED_FILE);
-    assert!(
-        in_patch == source,
-        "src/kprof.rs in the patch differs from kprof/src/kprof.rs"
-    );
+    let mut names: Vec<String> = std::fs::read_dir(root.join("src/kprof"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["ctl.rs", "data.rs", "mod.rs", "session.rs", "stacks.rs", "walk.rs"]);
+    for name in &names {
+        let path = format!("src/kprof/{name}");
+        let source = std::fs::read_to_string(root.join(&path)).unwrap();
+        assert!(added_file(&patch, &path) == source, "{path} in the patch differs from kprof/{path}");
+    }
+    // The patch adds no other file to the module.
+    let in_patch: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff --git a/src/kprof"))
+        .collect();
+    assert_eq!(in_patch.len(), names.len(), "{in_patch:?}");
 }
 
 #[test]

@@ -292,7 +292,7 @@ fn a_session_started_for_exec_counts_only_after_the_exec() {
     let p = Profiler::new(u64::MAX);
     p.start(PID, 16, CountFrom::Exec).unwrap();
     p.note_switch(0, PID);
-    assert!(p.is_on() && p.is_awaiting_exec());
+    assert!(p.is_on() && !p.wants_stack(0), "nothing counted, no walk, before the exec");
     // The launcher's exec code runs as the profiled pid: user and kernel ticks not counted.
     p.sample(0, true, 0x40_1000);
     p.sample(0, false, 0xffff_8000_0000_1000);
@@ -305,7 +305,7 @@ fn a_session_started_for_exec_counts_only_after_the_exec() {
         (State::Running, 0, 0, 0)
     );
     p.note_addr_space_switch(PID, 0x40_0000, 0x40_1000);
-    assert!(!p.is_awaiting_exec());
+    assert!(p.wants_stack(0));
     p.sample(0, true, 0x40_2000);
     p.sample(0, false, 0xffff_8000_0000_1000);
     let s = p.snapshot().unwrap();
@@ -328,7 +328,7 @@ fn a_session_waiting_for_exec_ends_with_its_process_or_a_stop() {
     // The child could not exec and exits: the session ends, empty, with reason exit.
     assert!(p.process_exited(PID));
     assert_eq!(p.status(), (State::Stopped, StopReason::Exit));
-    assert!(!p.is_awaiting_exec());
+    assert!(!p.is_on());
     p.start(PID, 16, CountFrom::Exec).unwrap();
     assert!(p.stop());
     assert_eq!(p.status(), (State::Stopped, StopReason::Request));

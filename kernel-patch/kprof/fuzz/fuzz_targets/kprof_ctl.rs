@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(c) = kprof::parse_command(data) else { return };
     let canonical = match c {
         kprof::Command::Stop => "stop\n".to_string(),
-        kprof::Command::Start { pid, capacity, from, rate } => {
+        kprof::Command::Start { pid, capacity, from, rate, stacks } => {
             assert_ne!(pid, 0);
             assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
             let when = match from {
@@ -22,7 +22,8 @@ fuzz_target!(|data: &[u8]| {
                 }
                 None => String::new(),
             };
-            format!("start {pid:#x} {capacity}{rate}{when}\n")
+            assert!(stacks <= kprof::MAX_STACKS);
+            format!("start {pid:#x} {capacity}{rate}{when} stacks={stacks}\n")
         }
     };
     assert_eq!(kprof::parse_command(canonical.as_bytes()), Ok(c));

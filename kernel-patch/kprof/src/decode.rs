@@ -1,0 +1,264 @@
+//! The reader of `sys:prof_data`: userspace's half of the ABI whose writer is the kernel's
+//! (`kprof/data.rs`). It is not in the kernel patch: the kernel only encodes. `profd` and
+//! the selftest decode with it; it reads every layout version the kernel has written (1 to
+//! 4) and never panics on any input (fuzzed: `fuzz/fuzz_targets/kprof_decode.rs`).
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::{
+    ENTRY_LEN, Entry, HEADER_LEN, MAGIC, MAX_STACK_DEPTH, STACK_HEADER_LEN, ServerStack, Snapshot,
+    Source, StackEntry, State, StopReason,
+};
+
+impl State {
+    /// The name `profd`'s `status` shows (`state=running`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Running => "running",
+            State::Stopped => "stopped",
+        }
+    }
+}
+
+impl StopReason {
+    /// The name `profd`'s `status` shows (`reason=exit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::None => "none",
+            StopReason::Request => "request",
+            StopReason::Exit => "exit",
+            StopReason::Overflow => "overflow",
+        }
+    }
+}
+
+impl Source {
+    /// The name `profd`'s `status` shows (`source=nmi-hpet`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Timer => "timer",
+            Source::NmiHpet => "nmi-hpet",
+        }
+    }
+}
+
+impl Snapshot {
+    /// The runtime load base of the profiled image, given the link-time address of its first
+    /// executable `PT_LOAD` segment: the mapping holding that segment starts at the segment's
+    /// page, so base = `exec_base - page_down(text_vaddr)`. 0 for a non-PIE image (its text is
+    /// mapped at its link address); `None` while `exec_base` is unknown or inconsistent.
+    pub fn image_load_base(&self, text_vaddr: u64) -> Option<u64> {
+        if self.exec_base == 0 {
+            return None;
+        }
+        self.exec_base.checked_sub(text_vaddr & !0xfff)
+    }
+}
+
+/// Bytes of the version-3 header.
+pub const HEADER_LEN_V3: usize = 168;
+
+/// Bytes of the version-2 header.
+pub const HEADER_LEN_V2: usize = 112;
+
+/// Bytes of the version-1 header.
+pub const HEADER_LEN_V1: usize = 88;
+
+/// Why bytes are not a [`Snapshot`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Shorter than the header.
+    Truncated,
+    /// The first 8 bytes are not [`MAGIC`].
+    BadMagic,
+    /// A version this reader does not know.
+    UnsupportedVersion(u32),
+    /// `header_len` below [`HEADER_LEN`] or past the end.
+    BadHeaderLen(u32),
+    /// Unknown state or stop reason, or a reason that does not fit the state.
+    BadState,
+    /// The length is not `header_len + 16 n` plus the stacks' records.
+    LengthMismatch,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Truncated => f.write_str("prof data shorter than its header"),
+            DecodeError::BadMagic => f.write_str("not prof data (bad magic)"),
+            DecodeError::UnsupportedVersion(v) => write!(f, "unsupported prof data version {v}"),
+            DecodeError::BadHeaderLen(n) => write!(f, "bad prof data header length {n}"),
+            DecodeError::BadState => f.write_str("bad prof data state or stop reason"),
+            DecodeError::LengthMismatch => f.write_str("prof data length disagrees with entries"),
+        }
+    }
+}
+
+/// Parse `sys:prof_data` bytes. Never panics; any malformed input is an `Err`.
+pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+    let u32_at = |at: usize| -> Result<u32, DecodeError> {
+        let raw = bytes.get(at..at + 4).ok_or(DecodeError::Truncated)?;
+        Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
+    };
+    let u64_at = |at: usize| -> Result<u64, DecodeError> {
+        let raw = bytes.get(at..at + 8).ok_or(DecodeError::Truncated)?;
+        let mut word = [0; 8];
+        word.copy_from_slice(raw);
+        Ok(u64::from_le_bytes(word))
+    };
+
+    if bytes.len() < HEADER_LEN_V1 {
+        return Err(DecodeError::Truncated);
+    }
+    if bytes[..8] != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let version = u32_at(8)?;
+    let min_header = match version {
+        1 => HEADER_LEN_V1,
+        2 => HEADER_LEN_V2,
+        3 => HEADER_LEN_V3,
+        4 => HEADER_LEN,
+        _ => return Err(DecodeError::UnsupportedVersion(version)),
+    };
+    if bytes.len() < min_header {
+        return Err(DecodeError::Truncated);
+    }
+    let header_len = u32_at(12)?;
+    if (header_len as usize) < min_header || header_len as usize > bytes.len() {
+        return Err(DecodeError::BadHeaderLen(header_len));
+    }
+    let state = State::from_u32(u32_at(16)?).ok_or(DecodeError::BadState)?;
+    let stop_reason = StopReason::from_u32(u32_at(20)?).ok_or(DecodeError::BadState)?;
+    if (state == State::Stopped) != (stop_reason != StopReason::None) {
+        return Err(DecodeError::BadState);
+    }
+    let count = u64_at(80)?;
+    let (stacks_dropped, stack_capacity, stack_count) = if version >= 2 {
+        (u64_at(88)?, u64_at(96)?, u64_at(104)?)
+    } else {
+        (0, 0, 0)
+    };
+    // Version 3: idle, other, server user and kernel ticks, servers dropped, capacity, count.
+    let servers = if version >= 3 {
+        [
+            u64_at(112)?,
+            u64_at(120)?,
+            u64_at(128)?,
+            u64_at(136)?,
+            u64_at(144)?,
+            u64_at(152)?,
+            u64_at(160)?,
+        ]
+    } else {
+        [0; 7]
+    };
+    let (source, rate) = if version >= 4 {
+        let source = u32::try_from(u64_at(168)?)
+            .ok()
+            .and_then(Source::from_u32)
+            .ok_or(DecodeError::BadState)?;
+        (source, u64_at(176)?)
+    } else {
+        (Source::Timer, 0)
+    };
+    let body = &bytes[header_len as usize..];
+    let entries_len = usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(ENTRY_LEN))
+        .filter(|&len| len <= body.len())
+        .ok_or(DecodeError::LengthMismatch)?;
+    let (entry_bytes, mut rest) = body.split_at(entries_len);
+    // Counts come from the input: stop at the bytes there are, never trust them for capacity.
+    let mut stacks = Vec::new();
+    for _ in 0..stack_count {
+        let (stack, after) = stack_from(rest)?;
+        stacks.push(stack);
+        rest = after;
+    }
+    let mut server_stacks = Vec::new();
+    for _ in 0..servers[6] {
+        let pid = rest.get(..8).ok_or(DecodeError::LengthMismatch)?;
+        let mut word = [0; 8];
+        word.copy_from_slice(pid);
+        let (stack, after) = stack_from(&rest[8..])?;
+        server_stacks.push(ServerStack {
+            pid: u64::from_le_bytes(word),
+            stack,
+        });
+        rest = after;
+    }
+    if !rest.is_empty() {
+        return Err(DecodeError::LengthMismatch);
+    }
+    let entries = entry_bytes
+        .chunks_exact(ENTRY_LEN)
+        .map(|raw| {
+            let mut addr = [0; 8];
+            let mut count = [0; 8];
+            addr.copy_from_slice(&raw[..8]);
+            count.copy_from_slice(&raw[8..]);
+            Entry {
+                addr: u64::from_le_bytes(addr),
+                count: u64::from_le_bytes(count),
+            }
+        })
+        .collect();
+    Ok(Snapshot {
+        state,
+        stop_reason,
+        source,
+        rate,
+        pid: u64_at(24)?,
+        exec_base: u64_at(32)?,
+        addr_space_switches: u64_at(40)?,
+        user_ticks: u64_at(48)?,
+        kernel_ticks: u64_at(56)?,
+        dropped: u64_at(64)?,
+        capacity: u64_at(72)?,
+        entries,
+        stacks_dropped,
+        stack_capacity,
+        stacks,
+        idle_ticks: servers[0],
+        other_ticks: servers[1],
+        server_user_ticks: servers[2],
+        server_kernel_ticks: servers[3],
+        servers_dropped: servers[4],
+        server_stack_capacity: servers[5],
+        server_stacks,
+    })
+}
+
+/// Read one stack record from the front of `rest`; the rest after it.
+fn stack_from(rest: &[u8]) -> Result<(StackEntry, &[u8]), DecodeError> {
+    let head = rest
+        .get(..STACK_HEADER_LEN)
+        .ok_or(DecodeError::LengthMismatch)?;
+    let mut word = [0; 8];
+    word.copy_from_slice(&head[..8]);
+    let depth = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+    let flags = u32::from_le_bytes([head[12], head[13], head[14], head[15]]);
+    if depth > MAX_STACK_DEPTH || flags > 1 {
+        return Err(DecodeError::LengthMismatch);
+    }
+    let frame_bytes = rest
+        .get(STACK_HEADER_LEN..STACK_HEADER_LEN + 8 * depth)
+        .ok_or(DecodeError::LengthMismatch)?;
+    let frames = frame_bytes
+        .chunks_exact(8)
+        .map(|raw| {
+            let mut frame = [0; 8];
+            frame.copy_from_slice(raw);
+            u64::from_le_bytes(frame)
+        })
+        .collect();
+    let stack = StackEntry {
+        count: u64::from_le_bytes(word),
+        truncated: flags == 1,
+        frames,
+    };
+    Ok((stack, &rest[STACK_HEADER_LEN + 8 * depth..]))
+}

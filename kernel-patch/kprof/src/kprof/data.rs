@@ -1,0 +1,216 @@
+//! `sys:prof_data`: the session as bytes, and its encoder. (Userspace decodes it with the
+//! host crate's `decode`, which the kernel does not carry.)
+
+use alloc::vec::Vec;
+
+use super::{CtlError, Source, State, StopReason};
+
+/// First 8 bytes of `sys:prof_data`.
+pub const MAGIC: [u8; 8] = *b"KPROFDAT";
+
+/// Layout version this file writes (the host crate's decoder also reads versions 1 to 3).
+pub const VERSION: u32 = 4;
+
+/// Bytes of the version-4 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 184;
+
+/// Bytes of one entry.
+pub const ENTRY_LEN: usize = 16;
+
+/// Bytes of a stack record before its frames.
+pub const STACK_HEADER_LEN: usize = 16;
+
+/// Bytes of a server-stack record before its frames (the pid, then a stack record's header).
+pub const SERVER_STACK_HEADER_LEN: usize = 24;
+
+/// One exact PC (user, or kernel at or above [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) and its ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub addr: u64,
+    pub count: u64,
+}
+
+/// One recorded call stack and its ticks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackEntry {
+    pub count: u64,
+    /// The walk stopped before the root.
+    pub truncated: bool,
+    /// The sampled PC, then return addresses, innermost first (at most [`MAX_STACK_DEPTH`](super::MAX_STACK_DEPTH)).
+    pub frames: Vec<u64>,
+}
+
+/// Server samples of one daemon working for the session: its pid and one stack (or its PC
+/// alone, as a truncated one-frame stack, where no walk was made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerStack {
+    pub pid: u64,
+    pub stack: StackEntry,
+}
+
+/// A session as `sys:prof_data` returns it.
+///
+/// Binary layout, version 4, all integers little endian, no padding:
+///
+/// | offset | type | field |
+/// |-------:|------|-------|
+/// | 0  | `[u8; 8]` | magic `KPROFDAT` |
+/// | 8  | u32 | version (4) |
+/// | 12 | u32 | `header_len`: offset of the first entry (184; a reader skips any extra) |
+/// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
+/// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
+/// | 24 | u64 | pid |
+/// | 32 | u64 | `exec_base`: start of the pid's lowest executable user mapping (0: none) |
+/// | 40 | u64 | `addr_space_switches`: the pid's contexts switching address space (exec) |
+/// | 48 | u64 | `user_ticks`: user-mode ticks of the pid |
+/// | 56 | u64 | `kernel_ticks`: kernel-mode ticks of the pid (`user_ticks + kernel_ticks` = sum of counts + dropped) |
+/// | 64 | u64 | `dropped`: ticks not in the table (table full) |
+/// | 72 | u64 | `capacity`: slots in the table |
+/// | 80 | u64 | `n`: number of entries |
+/// | 88 | u64 | `stacks_dropped`: counted ticks whose stack is not in the stack table |
+/// | 96 | u64 | `stack_capacity`: distinct stacks the stack table holds (`stacks=`) |
+/// | 104 | u64 | `m`: number of stacks |
+/// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0) |
+/// | 120 | u64 | `other_ticks`: ticks of other processes |
+/// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session |
+/// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks (user + kernel = Σ server-stack counts + `servers_dropped`) |
+/// | 144 | u64 | `servers_dropped`: server ticks that found the server-stack table full |
+/// | 152 | u64 | `server_stack_capacity`: distinct stacks the server table holds |
+/// | 160 | u64 | `s`: number of server stacks |
+/// | 168 | u64 | `source`: 0 timer, 1 nmi-hpet ([`Source`]) |
+/// | 176 | u64 | `rate`: the source's samples per second and CPU (0: not known) |
+/// | 184 | `n` × (u64 addr, u64 count) | exact PCs, ascending (kernel ones from [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) |
+/// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
+/// | then | `s` × (u64 pid, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by pid, then frames |
+///
+/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth)`.
+/// A stack's frames are kernel addresses first where the sample was taken in the kernel,
+/// then the user frames below the system call or interrupt. Version 3 is the first 168 bytes
+/// of this header (a timer session; user PCs only), version 2 the first 112 and the entries
+/// and stacks, version 1 the first 88 and the entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub state: State,
+    pub stop_reason: StopReason,
+    pub source: Source,
+    pub rate: u64,
+    pub pid: u64,
+    pub exec_base: u64,
+    pub addr_space_switches: u64,
+    pub user_ticks: u64,
+    pub kernel_ticks: u64,
+    pub dropped: u64,
+    pub capacity: u64,
+    pub entries: Vec<Entry>,
+    pub stacks_dropped: u64,
+    pub stack_capacity: u64,
+    pub stacks: Vec<StackEntry>,
+    pub idle_ticks: u64,
+    pub other_ticks: u64,
+    pub server_user_ticks: u64,
+    pub server_kernel_ticks: u64,
+    pub servers_dropped: u64,
+    pub server_stack_capacity: u64,
+    pub server_stacks: Vec<ServerStack>,
+}
+
+impl Snapshot {
+    /// Length of the encoding.
+    pub fn encoded_len(&self) -> usize {
+        let stacks = self.stacks.iter().fold(0usize, |sum, s| {
+            sum.saturating_add(
+                s.frames
+                    .len()
+                    .saturating_mul(8)
+                    .saturating_add(STACK_HEADER_LEN),
+            )
+        });
+        let server_stacks = self.server_stacks.iter().fold(0usize, |sum, s| {
+            sum.saturating_add(
+                s.stack
+                    .frames
+                    .len()
+                    .saturating_mul(8)
+                    .saturating_add(SERVER_STACK_HEADER_LEN),
+            )
+        });
+        self.entries
+            .len()
+            .saturating_mul(ENTRY_LEN)
+            .saturating_add(HEADER_LEN)
+            .saturating_add(stacks)
+            .saturating_add(server_stacks)
+    }
+
+    /// The whole encoding, in one allocation of [`Snapshot::encoded_len`] bytes made with
+    /// `try_reserve_exact` (up to ~17 MiB for a full table): out of memory is
+    /// [`CtlError::NoMemory`] (ENOMEM for `sys:prof_data`), never a panic.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CtlError> {
+        let len = self.encoded_len();
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| CtlError::NoMemory)?;
+        // Never grows past `len`, which is exact: no further allocation.
+        bytes.extend_from_slice(&self.header_bytes());
+        for entry in &self.entries {
+            bytes.extend_from_slice(&entry.addr.to_le_bytes());
+            bytes.extend_from_slice(&entry.count.to_le_bytes());
+        }
+        for stack in &self.stacks {
+            stack.encode_into(&mut bytes);
+        }
+        for server in &self.server_stacks {
+            bytes.extend_from_slice(&server.pid.to_le_bytes());
+            server.stack.encode_into(&mut bytes);
+        }
+        Ok(bytes)
+    }
+
+    fn header_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut header = [0; HEADER_LEN];
+        header[0..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        header[16..20].copy_from_slice(&(self.state as u32).to_le_bytes());
+        header[20..24].copy_from_slice(&(self.stop_reason as u32).to_le_bytes());
+        let words = [
+            self.pid,
+            self.exec_base,
+            self.addr_space_switches,
+            self.user_ticks,
+            self.kernel_ticks,
+            self.dropped,
+            self.capacity,
+            self.entries.len() as u64,
+            self.stacks_dropped,
+            self.stack_capacity,
+            self.stacks.len() as u64,
+            self.idle_ticks,
+            self.other_ticks,
+            self.server_user_ticks,
+            self.server_kernel_ticks,
+            self.servers_dropped,
+            self.server_stack_capacity,
+            self.server_stacks.len() as u64,
+            self.source as u64,
+            self.rate,
+        ];
+        for (i, word) in words.iter().enumerate() {
+            header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());
+        }
+        header
+    }
+}
+
+impl StackEntry {
+    /// (u64 count, u32 depth, u32 flags, frames), as the layout has it.
+    fn encode_into(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.count.to_le_bytes());
+        bytes.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&u32::from(self.truncated).to_le_bytes());
+        for frame in &self.frames {
+            bytes.extend_from_slice(&frame.to_le_bytes());
+        }
+    }
+}

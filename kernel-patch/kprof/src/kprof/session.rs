@@ -1,0 +1,933 @@
+//! The session: its state, counters, exact-PC table and server labels, the samplers' hot path
+//! and the control operations.
+
+use alloc::{boxed::Box, vec::Vec};
+use core::{
+    fmt,
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+};
+
+use super::{
+    parse_command, probe_start, read_stack_table, Command, Entry, PackedStack, ParseError,
+    ServerStack, Snapshot, StackBuf, StackStore, StackTables, MAX_ROOTS, SERVER_STACK_CAPACITY,
+};
+
+/// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
+/// number at or above it never matches.
+pub const MAX_CPUS: usize = 128;
+
+/// Counter limit of the kernel's profiler: a count that would go past it stops the session.
+pub const COUNTER_LIMIT: u64 = u64::MAX;
+
+/// Daemon contexts (by pid) that can be labelled at once as working for the session.
+pub const MAX_SERVERS: usize = 16;
+
+/// Bit of a CPU's word in the per-CPU pid cache: the CPU is switching contexts. Its samples
+/// go to the pid in the word (the previous context's until the switch is on the next one's
+/// stack), but the glue walks no stack then: the kernel stack, the TSS and the address space
+/// change under the sample.
+const SWITCHING: usize = 1 << (usize::BITS - 1);
+
+/// Where a session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum State {
+    /// No session since boot.
+    Idle = 0,
+    /// Counting.
+    Running = 1,
+    /// Ended; its data stays readable until the next start.
+    Stopped = 2,
+}
+
+impl State {
+    pub fn from_u32(raw: u32) -> Option<State> {
+        match raw {
+            0 => Some(State::Idle),
+            1 => Some(State::Running),
+            2 => Some(State::Stopped),
+            _ => None,
+        }
+    }
+}
+
+/// Why a session stopped (`None` while idle or running).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum StopReason {
+    None = 0,
+    /// `stop` was written to `sys:prof_ctl`.
+    Request = 1,
+    /// The last context of the profiled process exited.
+    Exit = 2,
+    /// A counter would have passed the limit; that tick was not counted.
+    Overflow = 3,
+}
+
+impl StopReason {
+    pub fn from_u32(raw: u32) -> Option<StopReason> {
+        match raw {
+            0 => Some(StopReason::None),
+            1 => Some(StopReason::Request),
+            2 => Some(StopReason::Exit),
+            3 => Some(StopReason::Overflow),
+            _ => None,
+        }
+    }
+}
+
+/// When a session starts counting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountFrom {
+    /// At once: attaching to a running process.
+    Now,
+    /// From the process's next exec (its next address-space switch): a launcher starts the
+    /// session on its child before the child execs the program, as perf's `enable_on_exec`.
+    Exec,
+}
+
+/// What interrupts the CPUs for a session's samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Source {
+    /// The scheduler's timer interrupt (the PIT, or the HPET replacing it): about 246 a
+    /// second per CPU on x86. It is masked while the kernel runs, so it sees user mode only,
+    /// and a tick that falls in a system call is taken as the call returns, on the
+    /// instruction after it.
+    Timer = 0,
+    /// An NMI from an HPET comparator at the session's rate, sent to every CPU: it interrupts
+    /// the kernel too, so kernel samples are real.
+    NmiHpet = 1,
+}
+
+impl Source {
+    pub fn from_u32(raw: u32) -> Option<Source> {
+        match raw {
+            0 => Some(Source::Timer),
+            1 => Some(Source::NmiHpet),
+            _ => None,
+        }
+    }
+}
+
+/// A session's sampling: its source and that source's rate (samples per second and CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    pub source: Source,
+    pub rate: u64,
+}
+
+/// Why a control operation was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtlError {
+    /// The command is malformed (EINVAL).
+    Malformed(ParseError),
+    /// No live context has the pid (ESRCH).
+    NoSuchProcess,
+    /// A session is running (EBUSY).
+    Busy,
+    /// The tables could not be allocated (ENOMEM).
+    NoMemory,
+}
+
+impl fmt::Display for CtlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CtlError::Malformed(e) => write!(f, "malformed command: {e}"),
+            CtlError::NoSuchProcess => f.write_str("no such process"),
+            CtlError::Busy => f.write_str("a profiling session is running"),
+            CtlError::NoMemory => f.write_str("no memory for the prof table"),
+        }
+    }
+}
+
+/// What the control path needs from the kernel: the NMI source, the processes, and how to
+/// wait. The profiler calls it only from its control operations ([`Profiler::ctl`],
+/// [`Profiler::data`], [`Profiler::exited`]), each of which holds the control lock throughout:
+/// starting a session, arming its source, stopping it and disarming the source are one
+/// critical section, so two starts never arm the source twice and a read never disarms a
+/// session being started.
+pub trait KernelOps {
+    /// Start the NMI source at `rate` samples a second per CPU. The rate the hardware gives,
+    /// or `None` where there is no NMI source (the session then samples on the timer).
+    fn arm_nmi(&mut self, rate: u64) -> Option<u64>;
+    /// Stop the NMI source; nothing armed, nothing to do.
+    fn disarm_nmi(&mut self);
+    /// Samples a second per CPU of the timer tick (0: not known).
+    fn timer_rate(&self) -> u64;
+    /// The start of the lowest executable user mapping of a live context of `pid` (0: it
+    /// has none); `None` if `pid` has no live context.
+    fn exec_base(&mut self, pid: usize) -> Option<u64>;
+    /// Called in the loop that waits for the control lock while another CPU holds it (the
+    /// kernel answers TLB shootdowns there, as its own spinning locks do).
+    fn wait(&self);
+    /// Bytes of memory the kernel can spare for a session's tables: `start` refuses bigger
+    /// ones (ENOMEM) rather than run the kernel short.
+    fn spare_memory(&self) -> usize;
+}
+
+/// One slot of the prof table: `key` is the user PC plus one (0 marks an empty slot, so a
+/// zeroed table is empty), `count` its ticks.
+pub struct Slot {
+    key: AtomicU64,
+    count: AtomicU64,
+}
+
+impl Slot {
+    const fn empty() -> Slot {
+        Slot {
+            key: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A daemon working for the session: its pid (0: free slot), the request it took last,
+/// (scheme, tag), and whether it has answered it. Written by the daemon's own context and by
+/// the tick on the CPU that runs it.
+pub struct ServerLabel {
+    pid: AtomicUsize,
+    scheme: AtomicU64,
+    tag: AtomicU64,
+    answered: AtomicBool,
+}
+
+impl ServerLabel {
+    const fn free() -> ServerLabel {
+        ServerLabel {
+            pid: AtomicUsize::new(0),
+            scheme: AtomicU64::new(0),
+            tag: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
+        }
+    }
+
+    fn set(&self, scheme: u64, tag: u64) {
+        self.scheme.store(scheme, Ordering::Relaxed);
+        self.tag.store(tag, Ordering::Relaxed);
+        self.answered.store(false, Ordering::Relaxed);
+    }
+}
+
+/// A session's state and counters, plus the per-CPU cache of the running pid.
+///
+/// Concurrency: the sampling hooks ([`Profiler::sample_from`]) run on every CPU at once and
+/// only use atomics. The control operations ([`Profiler::ctl`], [`Profiler::data`],
+/// [`Profiler::exited`]) hold the control lock, a spin lock taken only outside interrupts,
+/// while they run, hardware included ([`KernelOps`]). The sampler's own stop (an overflow)
+/// is one CAS on the state word, as every stop is, so the first stop keeps its reason. A table
+/// is freed only by `start` after the session is off and no sampler is inside
+/// (`in_flight == 0`).
+pub struct Profiler {
+    /// The one flag the tick reads while no session runs.
+    on: AtomicBool,
+    /// [`State`] in bits 0..8, [`StopReason`] in bits 8..16: changed together by one CAS so
+    /// the first stop wins and its reason sticks.
+    status: AtomicU32,
+    pid: AtomicUsize,
+    /// A [`CountFrom::Exec`] session whose process has not exec'd yet: ticks are not counted.
+    awaiting_exec: AtomicBool,
+    /// The session's [`Source`] (only its samples count) and rate.
+    source: AtomicU32,
+    rate: AtomicU64,
+    exec_base: AtomicU64,
+    addr_space_switches: AtomicU64,
+    /// Entry points of the process's address-space switches (0: unused), the walk's roots.
+    roots: [AtomicU64; MAX_ROOTS],
+    user_ticks: AtomicU64,
+    kernel_ticks: AtomicU64,
+    dropped: AtomicU64,
+    table: AtomicPtr<Slot>,
+    capacity: AtomicUsize,
+    /// The call-stack table and the stacks that found it full.
+    stacks: StackStore,
+    stacks_dropped: AtomicU64,
+    /// Daemons working for the session now.
+    labels: [ServerLabel; MAX_SERVERS],
+    /// Server samples (owner = the daemon's pid) and the ones that found the table full.
+    server_stacks: StackStore,
+    server_user_ticks: AtomicU64,
+    server_kernel_ticks: AtomicU64,
+    servers_dropped: AtomicU64,
+    /// Ticks of the idle contexts and kernel threads (pid 0), and of every other process.
+    idle_ticks: AtomicU64,
+    other_ticks: AtomicU64,
+    /// Samplers that saw `on` and may be touching the table.
+    in_flight: AtomicUsize,
+    /// The control lock.
+    ctl_busy: AtomicBool,
+    /// Pid of the context running on each CPU, written at context switch (0: none/kernel),
+    /// with [`SWITCHING`] while a switch is under way.
+    cpu_pid: [AtomicUsize; MAX_CPUS],
+    limit: u64,
+}
+
+impl Profiler {
+    /// An idle profiler whose counters stop the session rather than pass `limit`.
+    pub const fn new(limit: u64) -> Profiler {
+        Profiler {
+            on: AtomicBool::new(false),
+            status: AtomicU32::new(State::Idle as u32),
+            pid: AtomicUsize::new(0),
+            awaiting_exec: AtomicBool::new(false),
+            source: AtomicU32::new(Source::Timer as u32),
+            rate: AtomicU64::new(0),
+            exec_base: AtomicU64::new(0),
+            addr_space_switches: AtomicU64::new(0),
+            roots: [const { AtomicU64::new(0) }; MAX_ROOTS],
+            user_ticks: AtomicU64::new(0),
+            kernel_ticks: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            table: AtomicPtr::new(core::ptr::null_mut()),
+            capacity: AtomicUsize::new(0),
+            stacks: StackStore::new(),
+            stacks_dropped: AtomicU64::new(0),
+            labels: [const { ServerLabel::free() }; MAX_SERVERS],
+            server_stacks: StackStore::new(),
+            server_user_ticks: AtomicU64::new(0),
+            server_kernel_ticks: AtomicU64::new(0),
+            servers_dropped: AtomicU64::new(0),
+            idle_ticks: AtomicU64::new(0),
+            other_ticks: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            ctl_busy: AtomicBool::new(false),
+            cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
+            limit,
+        }
+    }
+
+    /// Is a session counting? The whole cost of the timer hook when none is.
+    #[inline(always)]
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Does the running session count the samples of `source`? What the hook of each source
+    /// checks first: one more relaxed load only while a session runs.
+    #[inline(always)]
+    pub fn takes(&self, source: Source) -> bool {
+        self.is_on() && self.source.load(Ordering::Relaxed) == source as u32
+    }
+
+    /// Is `pid` the process of the running session?
+    #[inline]
+    pub fn is_profiling(&self, pid: usize) -> bool {
+        self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
+    }
+
+    /// `pid` runs on `cpu` (0 for kernel threads and idle): the `attrs` hook, when a running
+    /// context is given its pid.
+    #[inline]
+    pub fn note_switch(&self, cpu: usize, pid: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.store(pid, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, when `cpu` has chosen the next context: a switch begins. Until
+    /// [`Profiler::note_switch_to`] the CPU runs the switch on the previous context's stack,
+    /// and its samples stay that context's.
+    #[inline]
+    pub fn note_switch_begin(&self, cpu: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.fetch_or(SWITCHING, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, on the next context's stack (the switch's finish hook): its samples are
+    /// `pid`'s from here, still without a walk until [`Profiler::note_switch_end`].
+    #[inline]
+    pub fn note_switch_to(&self, cpu: usize, pid: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.store(pid | SWITCHING, Ordering::Relaxed);
+        }
+    }
+
+    /// Scheduler hook, once the next context's address space is the CPU's: the switch is over.
+    #[inline]
+    pub fn note_switch_end(&self, cpu: usize) {
+        if let Some(slot) = self.cpu_pid.get(cpu) {
+            slot.fetch_and(!SWITCHING, Ordering::Relaxed);
+        }
+    }
+
+    /// Would a user tick on `cpu` be counted with its stack now, as the program's or as a
+    /// server's? The glue walks the user stack only then.
+    #[inline]
+    pub fn wants_stack(&self, cpu: usize) -> bool {
+        if !self.is_on() || self.awaiting_exec.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(pid) = self
+            .cpu_pid
+            .get(cpu)
+            .map(|slot| slot.load(Ordering::Relaxed))
+        else {
+            return false;
+        };
+        // No walk while the CPU switches contexts (see `SWITCHING`).
+        pid & SWITCHING == 0
+            && pid != 0
+            && ((pid == self.pid.load(Ordering::Relaxed) && self.stacks.capacity() > 0)
+                || self.is_serving(pid))
+    }
+
+    /// Is `pid` a daemon labelled as working for the running session?
+    #[inline]
+    pub fn is_serving(&self, pid: usize) -> bool {
+        self.is_on() && self.label_of(pid).is_some()
+    }
+
+    fn label_of(&self, pid: usize) -> Option<&ServerLabel> {
+        if pid == 0 {
+            return None;
+        }
+        self.labels
+            .iter()
+            .find(|l| l.pid.load(Ordering::Relaxed) == pid)
+    }
+
+    /// Scheme hook, in the daemon's context: daemon `server` took request `tag` of `scheme`,
+    /// made by `client`. If the client is the profiled process, or a daemon working for it
+    /// (so chains are followed), `server` now works for the session until it has answered
+    /// that request ([`Profiler::note_request_answered`]); a request from anyone else ends its
+    /// label. A daemon that takes several requests before answering is labelled by the last
+    /// one it took. With all [`MAX_SERVERS`] labels in use, a further daemon is not labelled.
+    pub fn note_request_taken(&self, server: usize, client: usize, scheme: u64, tag: u64) {
+        if !self.is_on() || server == 0 || server == self.pid.load(Ordering::Relaxed) {
+            return;
+        }
+        let for_session =
+            client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
+        let existing = self
+            .labels
+            .iter()
+            .find(|l| l.pid.load(Ordering::Relaxed) == server);
+        match (for_session, existing) {
+            (true, Some(label)) => label.set(scheme, tag),
+            (true, None) => {
+                if let Some(label) = self.labels.iter().find(|l| {
+                    l.pid
+                        .compare_exchange(0, server, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                }) {
+                    label.set(scheme, tag);
+                }
+            }
+            (false, Some(label)) => label.pid.store(0, Ordering::Release),
+            (false, None) => {}
+        }
+    }
+
+    /// Scheme hook, in the daemon's context: daemon `server` is answering request `tag` of
+    /// `scheme`. If that is the request it was labelled by, its label ends with the next tick
+    /// that finds it running, which still counts for the session: system calls run with
+    /// interrupts masked, so a tick that fell in the answering call itself is delivered as
+    /// the daemon returns from it.
+    pub fn note_request_answered(&self, server: usize, scheme: u64, tag: u64) {
+        if let Some(label) = self.label_of(server)
+            && label.scheme.load(Ordering::Relaxed) == scheme
+            && label.tag.load(Ordering::Relaxed) == tag
+        {
+            label.answered.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The hook of `source` (the timer tick, or an NMI): counts the sample if the session
+    /// samples with that source, its PC into the exact-PC table (user or kernel address) and
+    /// its call stack, where the glue walked one, into the stack table.
+    ///
+    /// Every sample of a running session (once its process has exec'd) lands in exactly one
+    /// account: the program's (user or kernel), a labelled daemon's (server samples, user or
+    /// kernel), idle (pid 0: idle contexts, kernel threads), or another process's. Runs in
+    /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
+    /// in the same session, so a sampler never nests inside another on its own CPU.
+    pub fn sample_from(
+        &self,
+        source: Source,
+        cpu: usize,
+        user: bool,
+        pc: u64,
+        stack: Option<&StackBuf>,
+    ) {
+        if self.source.load(Ordering::Relaxed) != source as u32 {
+            return;
+        }
+        let Some(slot) = self.cpu_pid.get(cpu) else {
+            return;
+        };
+        let pid = slot.load(Ordering::Relaxed) & !SWITCHING;
+        // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
+        // table is never freed under us.
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        if self.on.load(Ordering::SeqCst) && !self.awaiting_exec.load(Ordering::Acquire) {
+            if pid != 0 && pid == self.pid.load(Ordering::Relaxed) {
+                if self.bump(if user {
+                    &self.user_ticks
+                } else {
+                    &self.kernel_ticks
+                }) {
+                    self.insert(pc);
+                    if let Some(stack) = stack {
+                        self.insert_stack(&self.stacks, &self.stacks_dropped, 0, stack);
+                    }
+                }
+            } else if pid == 0 {
+                self.bump(&self.idle_ticks);
+            } else if let Some(label) = self.label_of(pid) {
+                if label.answered.load(Ordering::Relaxed) {
+                    // The answer's tick: the last of this label.
+                    let _ = label
+                        .pid
+                        .compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
+                }
+                if self.bump(if user {
+                    &self.server_user_ticks
+                } else {
+                    &self.server_kernel_ticks
+                }) {
+                    // Without a walk the sample is its PC alone, cut there.
+                    let mut alone = StackBuf::new();
+                    let stack = stack.unwrap_or_else(|| {
+                        alone.push(pc);
+                        alone.truncated = true;
+                        &alone
+                    });
+                    self.insert_stack(
+                        &self.server_stacks,
+                        &self.servers_dropped,
+                        pid as u64,
+                        stack,
+                    );
+                }
+            } else {
+                self.bump(&self.other_ticks);
+            }
+        }
+        self.in_flight.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Add one to `counter` unless that would pass the limit; then stop the session instead
+    /// (reason overflow) and leave the tick uncounted.
+    fn bump(&self, counter: &AtomicU64) -> bool {
+        let mut current = counter.load(Ordering::Relaxed);
+        loop {
+            if current >= self.limit {
+                self.stop_with(StopReason::Overflow);
+                return false;
+            }
+            match counter.compare_exchange_weak(
+                current,
+                current + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Count one tick at `pc`: open addressing with linear probing; a free slot is claimed by
+    /// CAS on its key. A full table (or the one PC that has no key) counts as dropped.
+    fn insert(&self, pc: u64) {
+        let key = pc.wrapping_add(1);
+        let table = self.table.load(Ordering::Acquire);
+        let capacity = self.capacity.load(Ordering::Acquire);
+        if key == 0 || table.is_null() || capacity == 0 {
+            self.bump(&self.dropped);
+            return;
+        }
+        // SAFETY: `table` holds `capacity` slots and is not freed while we are in flight
+        // with `on` seen set (see `quiesce`).
+        let slots = unsafe { core::slice::from_raw_parts(table, capacity) };
+        let mut index = probe_start(pc, capacity);
+        for _ in 0..capacity {
+            if let Some(slot) = slots.get(index) {
+                let mut found = slot.key.load(Ordering::Acquire);
+                if found == 0 {
+                    found =
+                        match slot
+                            .key
+                            .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+                        {
+                            Ok(_) => key,
+                            Err(actual) => actual,
+                        };
+                }
+                if found == key {
+                    self.bump(&slot.count);
+                    return;
+                }
+            }
+            index += 1;
+            if index == capacity {
+                index = 0;
+            }
+        }
+        self.bump(&self.dropped);
+    }
+
+    /// Count one call stack of `owner` in a stack table (the program's, `owner` 0, or the
+    /// servers'), packed ([`PackedStack`]) and found or added by [`StackStore`]. A stack that
+    /// finds no room is counted in `dropped`.
+    fn insert_stack(&self, store: &StackStore, dropped: &AtomicU64, owner: u64, stack: &StackBuf) {
+        if stack.len == 0 {
+            self.bump(dropped);
+            return;
+        }
+        let packed = PackedStack::new(owner, stack);
+        // SAFETY: the tables are replaced only by `start` after `quiesce`, and we are in
+        // flight with the session seen on.
+        match unsafe { store.slot_of(&packed) } {
+            Some(slot) => self.bump(&slot.count),
+            None => self.bump(dropped),
+        };
+    }
+
+    /// `sys:prof_ctl`: carry out one command ([`parse_command`]), holding the control lock
+    /// throughout, so a command and the NMI source it arms or disarms are one step for every
+    /// other control operation.
+    ///
+    /// `start`: the previous session's data is discarded. Refused if `pid` has no live context
+    /// (checked first), or a session is running (its source is left alone). With `rate=` the
+    /// NMI source is armed at that rate, or the session samples on the timer where there is
+    /// none. Counting starts now, or with `exec` at the process's next exec.
+    /// `stop`: stops the running session (reason request) and the NMI source; never fails.
+    pub fn ctl(&self, input: &[u8], kernel: &mut impl KernelOps) -> Result<(), CtlError> {
+        let command = parse_command(input).map_err(CtlError::Malformed)?;
+        let _ctl = self.lock_ctl(kernel);
+        match command {
+            Command::Stop => {
+                self.stop_with(StopReason::Request);
+                // Also the source of a session an overflow ended (in the sampler).
+                kernel.disarm_nmi();
+                Ok(())
+            }
+            Command::Start {
+                pid,
+                capacity,
+                from,
+                rate,
+                stacks,
+            } => self.start_locked(pid, capacity, from, rate, stacks, kernel),
+        }
+    }
+
+    /// `start`, under the control lock; the arguments are checked by [`parse_command`].
+    fn start_locked(
+        &self,
+        pid: usize,
+        capacity: usize,
+        from: CountFrom,
+        rate: Option<usize>,
+        stacks: usize,
+        kernel: &mut impl KernelOps,
+    ) -> Result<(), CtlError> {
+        if kernel.exec_base(pid).is_none() {
+            return Err(CtlError::NoSuchProcess);
+        }
+        if self.state() == State::Running {
+            return Err(CtlError::Busy);
+        }
+        // Tables the kernel cannot spare the memory for are refused, not tried: its heap
+        // grows on demand and cannot fail softly.
+        let bytes = capacity
+            .saturating_mul(size_of::<Slot>())
+            .saturating_add(StackTables::bytes_for(stacks))
+            .saturating_add(StackTables::bytes_for(SERVER_STACK_CAPACITY));
+        if bytes > kernel.spare_memory() {
+            return Err(CtlError::NoMemory);
+        }
+        let mut slots = Vec::new();
+        slots
+            .try_reserve_exact(capacity)
+            .map_err(|_| CtlError::NoMemory)?;
+        slots.resize_with(capacity, Slot::empty);
+        let stack_tables = StackTables::try_new(stacks)?;
+        let server_tables = StackTables::try_new(SERVER_STACK_CAPACITY)?;
+        let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
+        // The last session's source, if an overflow ended it; then this session's.
+        kernel.disarm_nmi();
+        let sampling = match rate.and_then(|hz| kernel.arm_nmi(hz as u64)) {
+            Some(hz) => Sampling {
+                source: Source::NmiHpet,
+                rate: hz,
+            },
+            None => Sampling {
+                source: Source::Timer,
+                rate: kernel.timer_rate(),
+            },
+        };
+
+        self.quiesce();
+        let old_table = self.table.swap(new_table, Ordering::AcqRel);
+        let old_capacity = self.capacity.swap(capacity, Ordering::AcqRel);
+        // SAFETY: the session is off and no sampler is in flight, and we hold the control
+        // lock, so nobody else holds the old tables; they are freed here.
+        unsafe {
+            free_table(old_table, old_capacity);
+            drop(self.stacks.replace(stack_tables));
+            drop(self.server_stacks.replace(server_tables));
+        }
+
+        for counter in [
+            &self.exec_base,
+            &self.addr_space_switches,
+            &self.user_ticks,
+            &self.kernel_ticks,
+            &self.dropped,
+            &self.stacks_dropped,
+            &self.server_user_ticks,
+            &self.server_kernel_ticks,
+            &self.servers_dropped,
+            &self.idle_ticks,
+            &self.other_ticks,
+        ]
+        .into_iter()
+        .chain(&self.roots)
+        {
+            counter.store(0, Ordering::Relaxed);
+        }
+        // The last session's daemons work for nobody now.
+        for label in &self.labels {
+            label.pid.store(0, Ordering::Relaxed);
+        }
+        self.pid.store(pid, Ordering::Relaxed);
+        self.source.store(sampling.source as u32, Ordering::Relaxed);
+        self.rate.store(sampling.rate, Ordering::Relaxed);
+        self.awaiting_exec
+            .store(from == CountFrom::Exec, Ordering::Release);
+        self.status.store(
+            status_word(State::Running, StopReason::None),
+            Ordering::Release,
+        );
+        self.on.store(true, Ordering::SeqCst);
+        // The process may have exited since the check above, before the exit hook could see
+        // the session; else its text's place is known now if it has exec'd (the exec hook
+        // updates it).
+        match kernel.exec_base(pid) {
+            Some(base) => self.exec_base.store(base, Ordering::Relaxed),
+            None => {
+                self.stop_with(StopReason::Exit);
+                kernel.disarm_nmi();
+            }
+        }
+        Ok(())
+    }
+
+    /// Exit hook: a context of `pid` has left the context list. If it was the last one of the
+    /// session's process, the session ends (reason exit) and its NMI source stops.
+    pub fn exited(&self, pid: usize, kernel: &mut impl KernelOps) {
+        if !self.is_profiling(pid) || kernel.exec_base(pid).is_some() {
+            return;
+        }
+        let _ctl = self.lock_ctl(kernel);
+        if self.pid.load(Ordering::Relaxed) == pid && self.stop_with(StopReason::Exit) {
+            kernel.disarm_nmi();
+        }
+    }
+
+    /// A context of `pid` switched to a new address space (exec, or a new thread being given
+    /// its process's space) whose lowest executable user mapping starts at `exec_base`, and
+    /// starts at `entry`. A session waiting for the exec counts from here on; the entry
+    /// becomes a root of the stack walk (the first [`MAX_ROOTS`] distinct ones are kept).
+    pub fn note_addr_space_switch(&self, pid: usize, exec_base: u64, entry: u64) {
+        if self.is_profiling(pid) {
+            self.exec_base.store(exec_base, Ordering::Relaxed);
+            self.addr_space_switches.fetch_add(1, Ordering::Relaxed);
+            // Control path, not the tick: a free slot is claimed with a CAS; a racing twin
+            // may take a second slot, which costs nothing but the slot.
+            if entry != 0 && !self.roots().contains(&entry) {
+                let _ = self.roots.iter().find(|slot| {
+                    slot.compare_exchange(0, entry, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                });
+            }
+            self.awaiting_exec.store(false, Ordering::Release);
+        }
+    }
+
+    /// The entry points the stack walk stops at (0: none), see [`walk_frame_pointers`].
+    #[inline]
+    pub fn roots(&self) -> [u64; MAX_ROOTS] {
+        core::array::from_fn(|i| self.roots[i].load(Ordering::Relaxed))
+    }
+
+    /// Session state and stop reason.
+    pub fn status(&self) -> (State, StopReason) {
+        let word = self.status.load(Ordering::Acquire);
+        (
+            State::from_u32(word & 0xff).unwrap_or(State::Idle),
+            StopReason::from_u32(word >> 8).unwrap_or(StopReason::None),
+        )
+    }
+
+    pub fn state(&self) -> State {
+        self.status().0
+    }
+
+    /// The sampling of the running (or last) session.
+    pub fn sampling(&self) -> Sampling {
+        Sampling {
+            source: Source::from_u32(self.source.load(Ordering::Relaxed)).unwrap_or(Source::Timer),
+            rate: self.rate.load(Ordering::Relaxed),
+        }
+    }
+
+    /// `sys:prof_data`: copy out the session, counters and the non-empty slots sorted by
+    /// address, under the control lock. After the session has stopped the numbers are final
+    /// and `user_ticks + kernel_ticks == sum(counts) + dropped`, and its NMI source is
+    /// stopped here if nothing stopped it yet (an overflow ends a session in the sampler,
+    /// which cannot touch the hardware); while it runs they are a moment's view. Allocates;
+    /// never call from interrupt context.
+    pub fn data(&self, kernel: &mut impl KernelOps) -> Result<Snapshot, CtlError> {
+        let _ctl = self.lock_ctl(kernel);
+        let (state, stop_reason) = self.status();
+        if state != State::Running {
+            kernel.disarm_nmi();
+            self.quiesce();
+        }
+        let table = self.table.load(Ordering::Acquire);
+        let capacity = self.capacity.load(Ordering::Acquire);
+        let slots: &[Slot] = if table.is_null() {
+            &[]
+        } else {
+            // SAFETY: only `start` frees the table and it needs the control lock we hold.
+            unsafe { core::slice::from_raw_parts(table, capacity) }
+        };
+        let used = slots
+            .iter()
+            .filter(|slot| slot.key.load(Ordering::Acquire) != 0)
+            .count();
+        let mut entries = Vec::new();
+        entries
+            .try_reserve_exact(used)
+            .map_err(|_| CtlError::NoMemory)?;
+        for slot in slots {
+            // Slots claimed after the count above wait for the next snapshot.
+            if entries.len() == used {
+                break;
+            }
+            let key = slot.key.load(Ordering::Acquire);
+            if key != 0 {
+                entries.push(Entry {
+                    addr: key - 1,
+                    count: slot.count.load(Ordering::Relaxed),
+                });
+            }
+        }
+        entries.sort_unstable_by_key(|entry| entry.addr);
+        // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
+        let mut stacks = unsafe { read_stack_table(&self.stacks, |_, stack| stack) }?;
+        stacks.sort_unstable_by(|a, b| (&a.frames, a.truncated).cmp(&(&b.frames, b.truncated)));
+        let mut server_stacks = unsafe {
+            read_stack_table(&self.server_stacks, |pid, stack| ServerStack { pid, stack })
+        }?;
+        server_stacks.sort_unstable_by(|a, b| {
+            (a.pid, &a.stack.frames, a.stack.truncated).cmp(&(
+                b.pid,
+                &b.stack.frames,
+                b.stack.truncated,
+            ))
+        });
+        let sampling = self.sampling();
+        Ok(Snapshot {
+            state,
+            stop_reason,
+            source: sampling.source,
+            rate: sampling.rate,
+            pid: self.pid.load(Ordering::Relaxed) as u64,
+            exec_base: self.exec_base.load(Ordering::Relaxed),
+            addr_space_switches: self.addr_space_switches.load(Ordering::Relaxed),
+            user_ticks: self.user_ticks.load(Ordering::Relaxed),
+            kernel_ticks: self.kernel_ticks.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            capacity: capacity as u64,
+            entries,
+            stacks_dropped: self.stacks_dropped.load(Ordering::Relaxed),
+            stack_capacity: self.stacks.capacity() as u64,
+            stacks,
+            idle_ticks: self.idle_ticks.load(Ordering::Relaxed),
+            other_ticks: self.other_ticks.load(Ordering::Relaxed),
+            server_user_ticks: self.server_user_ticks.load(Ordering::Relaxed),
+            server_kernel_ticks: self.server_kernel_ticks.load(Ordering::Relaxed),
+            servers_dropped: self.servers_dropped.load(Ordering::Relaxed),
+            server_stack_capacity: self.server_stacks.capacity() as u64,
+            server_stacks,
+        })
+    }
+
+    /// Running -> stopped with `reason`; the first stop wins.
+    fn stop_with(&self, reason: StopReason) -> bool {
+        let stopped = self
+            .status
+            .compare_exchange(
+                status_word(State::Running, StopReason::None),
+                status_word(State::Stopped, reason),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok();
+        if stopped {
+            self.on.store(false, Ordering::SeqCst);
+        }
+        stopped
+    }
+
+    /// Wait for samplers that saw the session on to leave. They never block, so this is
+    /// short; called with `on` clear (SeqCst pairs with `sample`).
+    fn quiesce(&self) {
+        while self.in_flight.load(Ordering::SeqCst) != 0 {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Take the control lock, waiting for it (control path only, never in an interrupt: the
+    /// holder runs with interrupts masked, as the kernel does outside user mode, and never
+    /// blocks, so the wait is short).
+    fn lock_ctl(&self, kernel: &impl KernelOps) -> CtlGuard<'_> {
+        while self
+            .ctl_busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            kernel.wait();
+            core::hint::spin_loop();
+        }
+        CtlGuard(&self.ctl_busy)
+    }
+}
+
+impl Drop for Profiler {
+    fn drop(&mut self) {
+        let table = *self.table.get_mut();
+        let capacity = *self.capacity.get_mut();
+        // SAFETY: `&mut self`: no sampler or control operation can be running.
+        unsafe {
+            free_table(table, capacity);
+            drop(self.stacks.replace(StackTables::none()));
+            drop(self.server_stacks.replace(StackTables::none()));
+        }
+    }
+}
+
+struct CtlGuard<'a>(&'a AtomicBool);
+
+impl Drop for CtlGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+fn status_word(state: State, reason: StopReason) -> u32 {
+    state as u32 | (reason as u32) << 8
+}
+
+/// # Safety
+/// `table` is null or came from `start` with `capacity` slots, and nobody else uses it.
+unsafe fn free_table<T>(table: *mut T, capacity: usize) {
+    if !table.is_null() {
+        drop(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(table, capacity)) });
+    }
+}
