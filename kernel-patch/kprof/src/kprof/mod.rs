@@ -25,7 +25,15 @@
 mod ctl;
 mod data;
 mod session;
+// The kernel samples (and so fills stack tables) only in its x86 timer handlers and its x86_64
+// NMI handler, and walks stacks only on x86_64: elsewhere it compiles these without calling
+// them.
+#[cfg_attr(
+    not(any(target_arch = "x86", target_arch = "x86_64")),
+    allow(dead_code)
+)]
 mod stacks;
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 mod walk;
 
 pub use ctl::*;

@@ -259,6 +259,10 @@ pub struct Profiler {
     /// Pid of the context running on each CPU, written at context switch (0: none/kernel),
     /// with [`SWITCHING`] while a switch is under way.
     cpu_pid: [AtomicUsize; MAX_CPUS],
+    #[cfg_attr(
+        not(any(target_arch = "x86", target_arch = "x86_64")),
+        allow(dead_code)
+    )]
     limit: u64,
 }
 
@@ -300,13 +304,6 @@ impl Profiler {
     #[inline(always)]
     pub fn is_on(&self) -> bool {
         self.on.load(Ordering::Relaxed)
-    }
-
-    /// Does the running session count the samples of `source`? What the hook of each source
-    /// checks first: one more relaxed load only while a session runs.
-    #[inline(always)]
-    pub fn takes(&self, source: Source) -> bool {
-        self.is_on() && self.source.load(Ordering::Relaxed) == source as u32
     }
 
     /// Is `pid` the process of the running session?
@@ -352,7 +349,8 @@ impl Profiler {
     }
 
     /// Would a user tick on `cpu` be counted with its stack now, as the program's or as a
-    /// server's? The glue walks the user stack only then.
+    /// server's? The glue walks the user stack only then (on x86_64, the one that walks).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     #[inline]
     pub fn wants_stack(&self, cpu: usize) -> bool {
         if !self.is_on() || self.awaiting_exec.load(Ordering::Relaxed) {
@@ -431,6 +429,21 @@ impl Profiler {
         {
             label.answered.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+/// The sampling path: what the hooks of the x86 timer handlers and the x86_64 NMI handler
+/// run. (Elsewhere the kernel compiles it without calling it.)
+#[cfg_attr(
+    not(any(target_arch = "x86", target_arch = "x86_64")),
+    allow(dead_code)
+)]
+impl Profiler {
+    /// Does the running session count the samples of `source`? What the hook of each source
+    /// checks first: one more relaxed load only while a session runs.
+    #[inline(always)]
+    pub fn takes(&self, source: Source) -> bool {
+        self.is_on() && self.source.load(Ordering::Relaxed) == source as u32
     }
 
     /// The hook of `source` (the timer tick, or an NMI): counts the sample if the session
@@ -584,7 +597,9 @@ impl Profiler {
             None => self.bump(dropped),
         };
     }
+}
 
+impl Profiler {
     /// `sys:prof_ctl`: carry out one command ([`parse_command`]), holding the control lock
     /// throughout, so a command and the NMI source it arms or disarms are one step for every
     /// other control operation.
