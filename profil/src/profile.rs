@@ -152,6 +152,11 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
         .collect()
 }
 
+/// The number on the `CPUs:` line of Redox's `/scheme/sys/cpu` (std has no CPU count there).
+pub fn cpus_in_sys_cpu(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix("CPUs:")).and_then(|n| n.trim().parse().ok()).filter(|&n| n > 0)
+}
+
 impl Profile {
     /// The samples a second and CPU the source delivered: every tick of the run (the
     /// program's, the daemons', idle's and other processes': the account closes over them) over
@@ -290,6 +295,13 @@ pub struct Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_count_of_redox_sys_cpu() {
+        assert_eq!(cpus_in_sys_cpu("Vendor: AuthenticAMD\nCPUs: 2\nModel: x\n"), Some(2));
+        assert_eq!(cpus_in_sys_cpu("CPUs: 0\n"), None);
+        assert_eq!(cpus_in_sys_cpu("nothing\n"), None);
+    }
     use profd::image::TextSegment;
     use profd::BinLayout;
 

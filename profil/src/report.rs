@@ -184,14 +184,17 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
             _ => "NMIs, the kernel's work for the program included",
         };
         let achieved = p.achieved_rate();
-        let rate = match achieved {
-            Some(r) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
-            None => format!("{} a second per CPU", s.rate),
+        // The NMI source runs at the rate asked (-F); the timer at its own.
+        let nmi = s.source != "timer";
+        let rate = match (achieved, nmi) {
+            (Some(r), true) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
+            (Some(r), false) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
+            (None, _) => format!("{} a second per CPU", s.rate),
         };
         let _ = writeln!(out, "Sampling: {}, {rate}: {what}", s.source);
         // QEMU's HPET skips periods when the host is busy; the report's shares are then of
         // fewer samples, and less even ones.
-        if let Some(r) = achieved.filter(|&r| r < s.rate as f64 * 0.95) {
+        if let Some(r) = achieved.filter(|&r| nmi && r < s.rate as f64 * 0.95) {
             let _ = writeln!(
                 out,
                 "Warning: the source delivered {:.0} % of the rate asked; shares rest on fewer samples than -F says (a busy host under QEMU skips timer periods).",

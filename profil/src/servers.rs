@@ -51,10 +51,11 @@ pub fn name_servers(report: &ServersReport, symbolizer: &mut Symbolizer) -> Vec<
                     true => symbolizer.kernel_sample(pc),
                     false => symbolizer.server_sample(&s.path, pc),
                 };
+                // Without the kernel's ELF its samples are one `[kernel]`, as the program's are.
                 let name = match (&location.function, in_kernel) {
-                    (Some(_), true) => symbolizer.name(&location),
+                    (_, true) => symbolizer.name(&location),
                     (Some(f), false) => f.name.clone(),
-                    (None, _) => format!("{pc:#x}"),
+                    (None, false) => format!("{pc:#x}"),
                 };
                 if in_kernel {
                     kernel_ticks = kernel_ticks.saturating_add(*count);
@@ -252,6 +253,18 @@ mod tests {
         r.servers[0].ticks = 20;
         let named = name_servers(&r, &mut symbolizer());
         assert!(render("iowork", &p, Some((&r, &named))).contains("        0    0.00  the kernel, for those daemons\n"));
+    }
+
+    /// Without the kernel's ELF a daemon's kernel samples are `[kernel]`, as the program's are
+    /// (they were each their own hex address).
+    #[test]
+    fn without_the_kernel_elf_a_daemons_kernel_samples_are_one_kernel() {
+        let file = |path: &str| ObjectFile::from_symbols(Path::new(path), SymbolTable::new(Vec::new()));
+        let mut s = Symbolizer::new(file("/usr/bin/iowork"), "iowork").with_kernel(Path::new("/no/such/kernel"));
+        let mut r = report();
+        r.servers[0].stacks.push((vec![KERNEL_TEXT + 0x40], false, 2));
+        let named = name_servers(&r, &mut s);
+        assert!(named[0].functions.contains(&("[kernel]".to_string(), 5)), "{:?}", named[0].functions);
     }
 
     #[test]

@@ -196,6 +196,12 @@ fn the_rate_delivered_is_reported_and_a_shortfall_warned_about() {
     p.servers.as_mut().unwrap().account.idle = 2120;
     let s = summary(&p, None, "iowork", ExitKind::Exited(0));
     assert!(s.contains("1000 a second per CPU asked, 980 delivered:") && !s.contains("Warning: the source"), "{s}");
+    // The timer runs at its own rate: delivered, never "asked", and no warning.
+    p.sampling = Some(profd::sampler::Sampling { source: "timer", rate: 1000 });
+    p.servers.as_mut().unwrap().account.idle = 1200;
+    let s = summary(&p, None, "iowork", ExitKind::Exited(0));
+    assert!(s.contains("Sampling: timer, 1000 a second per CPU, 750 delivered: the kernel's timer tick") && !s.contains("Warning: the source"), "{s}");
+    p.sampling = Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
     // Without the wall time or the account (Linux), the rate asked alone.
     p.elapsed = None;
     assert!(summary(&p, None, "iowork", ExitKind::Exited(0)).contains("Sampling: nmi-hpet, 1000 a second per CPU: NMIs"));

@@ -15,6 +15,8 @@ const DATA: &str = "/scheme/prof/data";
 const SAMPLES: &str = "/scheme/prof/samples";
 const STACKS: &str = "/scheme/prof/stacks";
 const SERVERS: &str = "/scheme/prof/servers";
+/// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
+const SYS_CPU: &str = "/scheme/sys/cpu";
 
 /// Whether to read back the call stacks (the kernel records them in every session).
 pub struct Profiler {
@@ -104,7 +106,10 @@ impl Profiler {
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
         // The NMI source samples every CPU: the rate it achieved is per CPU.
-        profile.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
+        profile.cpus = std::thread::available_parallelism()
+            .ok()
+            .map(|n| n.get() as u64)
+            .or_else(|| crate::profile::cpus_in_sys_cpu(&std::fs::read_to_string(SYS_CPU).ok()?));
         Ok(profile)
     }
 }
