@@ -5,6 +5,7 @@
 //! * [`image`] — what the rules need to know about the profiled program's text.
 //! * [`session`] — the state machine: one session at a time, stop on request / exit / overflow,
 //!   the last profile kept until the next start.
+//! * [`ledger`] — the program's threads by the clock: on a CPU, preempted, blocked.
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
 //! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement
 //!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
@@ -21,6 +22,7 @@ pub mod file_bytes;
 pub mod formats;
 pub mod image;
 pub mod layout;
+pub mod ledger;
 pub mod prof_data;
 pub mod sampler;
 pub mod scheme;

@@ -142,6 +142,14 @@ pub struct SampleBatch {
     /// What was seen of each of those processes, where the session follows them
     /// (`--children`; Linux).
     pub child_processes: Vec<ChildBatch>,
+    /// The program's threads by the clock (Linux): their switches, starts and ends
+    /// (tid, ns), and readings of that clock (ns: at the start; at each batch, before its
+    /// records were read, so every switch stamped earlier is in it or an earlier batch): the
+    /// session spans the first to the last.
+    pub switches: Vec<crate::ledger::Switch>,
+    pub thread_starts: Vec<(u32, u64)>,
+    pub thread_ends: Vec<(u32, u64)>,
+    pub clock: Vec<u64>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

@@ -153,6 +153,10 @@ pub struct Session {
     pub servers: BTreeMap<u32, ServerProfile>,
     pub account: Account,
     pub state: SessionState,
+    /// The program's threads by the clock (Linux), and the clock's first and last readings
+    /// of the session (ns).
+    pub ledger: crate::ledger::Ledger,
+    pub clock: Option<(u64, u64)>,
 }
 
 impl Session {
@@ -267,6 +271,8 @@ impl<S: Sampler> Profd<S> {
             servers: BTreeMap::new(),
             account: Account::default(),
             state: SessionState::Running,
+            ledger: Default::default(),
+            clock: None,
         });
         Ok(())
     }
@@ -368,6 +374,21 @@ impl<S: Sampler> Profd<S> {
         s.lost += batch.lost;
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
+        for sw in batch.switches {
+            s.ledger.switch(sw);
+        }
+        for (tid, time) in batch.thread_starts {
+            s.ledger.start(tid, time);
+        }
+        for (tid, time) in batch.thread_ends {
+            s.ledger.end(tid, time);
+        }
+        if let Some(&read) = batch.clock.iter().max() {
+            s.ledger.settle(read);
+        }
+        for now in batch.clock {
+            s.clock = Some(s.clock.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
+        }
         if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
             // Samples that arrived before the base was known (or changed: an exec) are

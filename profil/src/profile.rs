@@ -89,6 +89,8 @@ pub struct Profile {
     pub elapsed: Option<std::time::Duration>,
     /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
     pub cpus: Option<u64>,
+    /// Each thread's time by the clock: on a CPU, preempted, blocked (Linux), by tid.
+    pub threads: Vec<profd::ledger::ThreadTime>,
 }
 
 /// A process the program started (directly or not), followed with `--children`.
@@ -200,6 +202,7 @@ impl Profile {
             servers: None,
             elapsed: None,
             cpus: None,
+            threads: s.clock.map(|(begin, end)| s.ledger.accounts(begin, end)).unwrap_or_default(),
         }
     }
 }
@@ -263,6 +266,7 @@ impl Profile {
             processes: Vec::new(),
             elapsed: None,
             cpus: None,
+            threads: Vec::new(),
         })
     }
 }

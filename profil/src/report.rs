@@ -157,6 +157,48 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     out
 }
 
+/// Linux: the program's threads by the clock, from the kernel's switch records: time on a CPU,
+/// and off it, blocked (asleep, waiting for I/O, a lock, a child) or waiting for a CPU
+/// (preempted: other tasks had it). Seconds of thread time (a thread's life, from its start or
+/// the session's to its end); a line per thread where there are several.
+pub fn clock_section(p: &Profile) -> String {
+    let mut out = String::new();
+    if p.threads.is_empty() {
+        return out;
+    }
+    let sum = |f: &dyn Fn(&profd::ledger::ThreadTime) -> u64| p.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
+    let (wall, on, blocked, preempted) = (sum(&|t| t.wall), sum(&|t| t.on_cpu()), sum(&|t| t.blocked), sum(&|t| t.preempted));
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    let threads = match p.threads.len() {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    };
+    let _ = writeln!(out, "By the clock ({threads}, {:.2} s of thread time):", seconds(wall));
+    let _ = writeln!(out, "  seconds       %  where");
+    for (ns, what) in [
+        (on, "on a CPU"),
+        (blocked, "off it, blocked (asleep, waiting for I/O, a lock, a child)"),
+        (preempted, "off it, waiting for a CPU (other tasks had it)"),
+    ] {
+        let _ = writeln!(out, "{:>9.3} {:>7.2}  {what}", seconds(ns), percent(ns, wall));
+    }
+    if p.threads.len() > 1 {
+        let _ = writeln!(out, "      tid  seconds on CPU blocked preempted");
+        for t in &p.threads {
+            let _ = writeln!(
+                out,
+                "{:>9} {:>8.3} {:>6.3} {:>7.3} {:>9.3}",
+                t.tid,
+                seconds(t.wall),
+                seconds(t.on_cpu()),
+                seconds(t.blocked),
+                seconds(t.preempted)
+            );
+        }
+    }
+    out
+}
+
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
 /// its child, so no status), whether it had exited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -355,6 +397,30 @@ mod tests {
         assert_eq!(time_line(&Profile::default(), 1000), "");
         let redox = Profile { sampling: Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
         assert_eq!(time_line(&redox, 1000), "");
+    }
+
+    #[test]
+    fn the_clock_section_by_thread() {
+        use profd::ledger::ThreadTime;
+        let p = Profile {
+            threads: vec![
+                ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000 },
+                ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0 },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            clock_section(&p),
+            "By the clock (2 threads, 1.30 s of thread time):\n\
+             \x20 seconds       %  where\n\
+             \x20   0.498   38.31  on a CPU\n\
+             \x20   0.799   61.46  off it, blocked (asleep, waiting for I/O, a lock, a child)\n\
+             \x20   0.003    0.23  off it, waiting for a CPU (other tasks had it)\n\
+             \x20     tid  seconds on CPU blocked preempted\n\
+             \x20       7    0.800  0.001   0.799     0.000\n\
+             \x20       8    0.500  0.497   0.000     0.003\n"
+        );
+        assert_eq!(clock_section(&Profile::default()), "");
     }
 
     #[test]

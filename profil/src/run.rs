@@ -468,6 +468,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     });
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(report::time_line(&run.profile, args.frequency_hz).as_bytes())?;
+    out.write_all(report::clock_section(&run.profile).as_bytes())?;
     out.write_all(b"\n")?;
     if args.children {
         out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;

@@ -348,6 +348,69 @@ fn the_report_sets_cpu_time_beside_the_wall_time() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The "By the clock" rows: (seconds, percent) of on a CPU, blocked, preempted.
+fn clock_rows(out: &str) -> [(f64, f64); 3] {
+    let rows = table_rows(out, "By the clock");
+    let row = |i: usize| (rows[i][0].parse().unwrap(), rows[i][1].parse().unwrap());
+    [row(0), row(1), row(2)]
+}
+
+/// The ledger by the clock, from the kernel's switch records (no privilege needed): a second
+/// asleep is a second blocked, 200 ms of spinning 200 ms on a CPU, and the three add up to the
+/// thread's life; as an unprivileged user too.
+#[test]
+fn the_clock_ledger_splits_a_run_into_cpu_and_waiting() {
+    let dir = scratch("ledger");
+    let exe = compile("cc", "sleepy.c", &["-O1"], &dir);
+    let mut runs = vec![{
+        let _s = session();
+        profil(&["-f", exe.to_str().unwrap(), "1000", "200"])
+    }];
+    if common::root("to run profil as nobody") {
+        let _s = session();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        runs.push(
+            Command::new("setpriv")
+                .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(profil_bin())
+                .args(["-f", exe.to_str().unwrap(), "1000", "200"])
+                .output()
+                .expect("setpriv (util-linux)"),
+        );
+    }
+    for o in runs {
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let total: f64 = field(&out, "By the clock (1 thread,").split_whitespace().next().unwrap().parse().unwrap();
+        let [(on, _), (blocked, _), (preempted, _)] = clock_rows(&out);
+        assert!((blocked - 1.0).abs() <= 0.05, "{out}");
+        assert!((on - 0.2).abs() <= 0.02, "{out}");
+        // The ledger closes (the rows are rounded to the ms).
+        assert!((on + blocked + preempted - total).abs() <= 0.01, "{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two CPU hogs on one CPU (`taskset`): the profiled one is off the CPU, runnable, about half
+/// of its time, and the ledger says preempted, not blocked.
+#[test]
+fn a_program_sharing_its_cpu_is_seen_preempted() {
+    let dir = scratch("ledger-preempt");
+    let (busy, sleepy) = (compile("cc", "busy.c", &["-O1"], &dir), compile("cc", "sleepy.c", &["-O1"], &dir));
+    let _s = session();
+    let mut hog = Command::new("taskset").args(["-c", "0"]).arg(&busy).arg("30000").spawn().expect("taskset (util-linux)");
+    common::wait_for_cpu(hog.id(), 50);
+    let o = Command::new("taskset").args(["-c", "0"]).arg(profil_bin()).args(["-f", sleepy.to_str().unwrap(), "0", "500"]).output().unwrap();
+    hog.kill().unwrap();
+    hog.wait().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let [(on, _), (blocked, _), (preempted, _)] = clock_rows(&out);
+    assert!((on - 0.5).abs() <= 0.05 && blocked < 0.05, "{out}");
+    assert!(preempted >= 0.25, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn rows_have(out: &str, name: &str) -> bool {
     flat_rows(out).iter().any(|r| r.2 == name)
 }

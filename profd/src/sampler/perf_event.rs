@@ -37,6 +37,7 @@ use sys::bindings as b;
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
+use crate::ledger::Switch;
 use crate::sampler::unwind::{StackUnwinder, UserRegs};
 use crate::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use crate::session::StopReason;
@@ -100,6 +101,9 @@ const PERF_REG_X86_SP: u64 = 7;
 const PERF_REG_X86_IP: u64 = 8;
 
 const PERF_RECORD_MMAP2: u32 = 10;
+const PERF_RECORD_SWITCH: u32 = 14;
+const PERF_RECORD_MISC_SWITCH_OUT: u32 = 1 << 13;
+const PERF_RECORD_MISC_SWITCH_OUT_PREEMPT: u32 = 1 << 14;
 
 /// How to sample.
 #[derive(Debug, Clone)]
@@ -300,7 +304,7 @@ impl PerfEventSampler {
         attr.size = std::mem::size_of::<b::perf_event_attr>() as u32;
         attr.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
         attr.__bindgen_anon_1.sample_period = self.period_ns;
-        attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID) as u64;
+        attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME) as u64;
         match self.call_graph {
             CallGraph::None => {}
             CallGraph::FramePointers => {
@@ -326,8 +330,15 @@ impl PerfEventSampler {
         // Exec records: a program that execs another one is reported as such.
         attr.set_comm(1);
         attr.set_comm_exec(1);
-        // Fork records: which process started which (`--children`).
-        attr.set_task(u64::from(self.children));
+        // Fork and exit records: which process started which (`--children`), and when the
+        // program's threads began and ended (the ledger by the clock).
+        attr.set_task(1);
+        // Switch records (unprivileged): when each thread left a CPU, preempted or blocked,
+        // and came back; every record with its thread and a CLOCK_MONOTONIC time.
+        attr.set_context_switch(1);
+        attr.set_sample_id_all(1);
+        attr.set_use_clockid(1);
+        attr.clockid = libc::CLOCK_MONOTONIC;
         attr.set_watermark(1);
         attr.__bindgen_anon_2.wakeup_watermark = (data_pages * page_size() / 4) as u32;
         // SAFETY: attr is initialised; the event only observes the child.
@@ -464,6 +475,14 @@ impl ProgramId {
     }
 }
 
+/// CLOCK_MONOTONIC in ns: the clock of the switch records (`use_clockid`).
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
+}
+
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
@@ -517,7 +536,8 @@ impl Sampler for PerfEventSampler {
         };
         self.counts_kernel = Some(counts_kernel);
         // Attached: the mappings (and so the load base) exist already; no record will say so.
-        let mut pending = SampleBatch::default();
+        // The session's clock starts now (launched: the program's exec starts its account).
+        let mut pending = SampleBatch { clock: vec![monotonic_ns()], ..Default::default() };
         let mut load_base = None;
         let mut unwinder = matches!(self.call_graph, CallGraph::Dwarf { .. }).then(StackUnwinder::default);
         if from == CountFrom::Now {
@@ -575,6 +595,8 @@ impl Sampler for PerfEventSampler {
             }
         }
         let format = SampleFormat::of(self.call_graph);
+        // Every record stamped before this reading is in a ring now, and is read below.
+        batch.clock.push(monotonic_ns());
         let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
         // another's, and the unwinder must know the module before unwinding through it.
@@ -651,13 +673,15 @@ impl Sampler for PerfEventSampler {
                     }
                 }
                 Record::Lost(n) => batch.lost += n,
-                Record::Exec { pid, .. } if pid == ev.pid => {
+                Record::Exec { pid, time, .. } if pid == ev.pid => {
+                    // The program's own exec starts its main thread's account.
+                    batch.thread_starts.push((pid, time));
                     ev.execs += 1;
                     if ev.execs > 1 {
                         batch.later_execs += 1;
                     }
                 }
-                Record::Exec { pid, comm } => {
+                Record::Exec { pid, comm, .. } => {
                     if let Some(children) = ev.children.as_mut() {
                         let f = children.followed.entry(pid).or_default();
                         // What it had is gone; its unwinder is made again from its new mappings.
@@ -665,17 +689,30 @@ impl Sampler for PerfEventSampler {
                         child_part(&mut batch, pid).exec.get_or_insert(comm);
                     }
                 }
-                // A thread (the same process) is no child.
-                Record::Fork { pid, ppid } if pid != ppid => {
+                // A thread of the program: its start, for the ledger.
+                Record::Fork { pid, ppid, tid, time } if pid == ppid => {
+                    if pid == ev.pid {
+                        batch.thread_starts.push((tid, time));
+                    }
+                }
+                // A process is a child.
+                Record::Fork { pid, ppid, .. } => {
                     if let Some(children) = ev.children.as_mut() {
                         children.followed.entry(pid).or_default().parent = Some(ppid);
                         child_part(&mut batch, pid).parent = Some(ppid);
                     }
                 }
-                Record::Fork { .. } => {}
+                Record::Switch { pid, tid, time, out } => {
+                    if pid == ev.pid {
+                        batch.switches.push(Switch { tid, time, out });
+                    }
+                }
                 // A child gone: its unwinder (and the files it holds mapped) is let go; a
                 // sample of it still to come makes another.
-                Record::Exit { pid, tid } if pid == tid => {
+                Record::Exit { pid, tid, time } if pid == tid => {
+                    if pid == ev.pid {
+                        batch.thread_ends.push((tid, time));
+                    }
                     if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
                         if let Some(u) = f.unwinder.take() {
                             self.unwound += u.busy;
@@ -685,7 +722,11 @@ impl Sampler for PerfEventSampler {
                         child_part(&mut batch, pid).exited = true;
                     }
                 }
-                Record::Exit { .. } => {}
+                Record::Exit { pid, tid, time } => {
+                    if pid == ev.pid {
+                        batch.thread_ends.push((tid, time));
+                    }
+                }
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
                     let path = String::from_utf8_lossy(&raw).into_owned();
                     let is_program = program.matches(&path, dev, ino);
@@ -769,12 +810,16 @@ enum RawStack {
 enum Record {
     Sample { ip: u64, pid: u32, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
-    /// The process `pid` exec'd (a COMM record with the exec flag); `comm`: its new name.
-    Exec { pid: u32, comm: String },
-    /// Process (or thread, then `pid == ppid`) `pid` was started by `ppid`.
-    Fork { pid: u32, ppid: u32 },
-    /// Thread `tid` of process `pid` ended (`tid == pid`: its main thread).
-    Exit { pid: u32, tid: u32 },
+    /// The process `pid` exec'd (a COMM record with the exec flag) at `time`; `comm`: its new
+    /// name.
+    Exec { pid: u32, comm: String, time: u64 },
+    /// Process (or thread, then `pid == ppid`) `pid` was started by `ppid`; its thread `tid`,
+    /// at `time`.
+    Fork { pid: u32, ppid: u32, tid: u32, time: u64 },
+    /// Thread `tid` of process `pid` ended (`tid == pid`: its main thread), at `time`.
+    Exit { pid: u32, tid: u32, time: u64 },
+    /// Thread `tid` of process `pid` left a CPU (`out`: `Some(preempted)`) or came onto one.
+    Switch { pid: u32, tid: u32, time: u64, out: Option<bool> },
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
 }
@@ -847,11 +892,11 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option<Record> {
     match ty {
         b::PERF_RECORD_SAMPLE => {
-            // sample_type IP | TID: u64 ip, u32 pid, u32 tid; then, as asked, CALLCHAIN: u64 nr,
-            // u64 ips[nr]; REGS_USER: u64 abi, u64 regs[3] (if abi); STACK_USER: u64 size,
-            // u8 data[size], u64 dyn_size (if size).
+            // sample_type IP | TID | TIME: u64 ip, u32 pid, u32 tid, u64 time; then, as asked,
+            // CALLCHAIN: u64 nr, u64 ips[nr]; REGS_USER: u64 abi, u64 regs[3] (if abi);
+            // STACK_USER: u64 size, u8 data[size], u64 dyn_size (if size).
             let cpumode = misc as u32 & b::PERF_RECORD_MISC_CPUMODE_MASK;
-            let mut at = 16;
+            let mut at = 24;
             let stack = if format.callchain {
                 let nr = usize::try_from(u64_at(body, at)?).ok()?;
                 let ips = body.get(at + 8..at + 8 + nr.checked_mul(8)?)?;
@@ -881,12 +926,24 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
         // u32 pid, tid; char comm[]: an exec when the misc flag says so.
         b::PERF_RECORD_COMM if misc as u32 & b::PERF_RECORD_MISC_COMM_EXEC != 0 => {
             let comm = CStr::from_bytes_until_nul(body.get(8..)?).ok()?.to_string_lossy().into_owned();
-            Some(Record::Exec { pid: u32_at(body, 0)?, comm })
+            // The sample_id's time ends the record.
+            let time = u64_at(body, body.len().checked_sub(8)?)?;
+            Some(Record::Exec { pid: u32_at(body, 0)?, comm, time })
         }
         // u32 pid, ppid, tid, ptid; u64 time.
-        b::PERF_RECORD_FORK => Some(Record::Fork { pid: u32_at(body, 0)?, ppid: u32_at(body, 4)? }),
+        b::PERF_RECORD_FORK => {
+            Some(Record::Fork { pid: u32_at(body, 0)?, ppid: u32_at(body, 4)?, tid: u32_at(body, 8)?, time: u64_at(body, 16)? })
+        }
         // The same layout.
-        b::PERF_RECORD_EXIT => Some(Record::Exit { pid: u32_at(body, 0)?, tid: u32_at(body, 8)? }),
+        b::PERF_RECORD_EXIT => Some(Record::Exit { pid: u32_at(body, 0)?, tid: u32_at(body, 8)?, time: u64_at(body, 16)? }),
+        // Only the sample_id: u32 pid, tid; u64 time.
+        PERF_RECORD_SWITCH => {
+            let out = match misc as u32 & PERF_RECORD_MISC_SWITCH_OUT {
+                0 => None,
+                _ => Some(misc as u32 & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0),
+            };
+            Some(Record::Switch { pid: u32_at(body, 0)?, tid: u32_at(body, 4)?, time: u64_at(body, 8)?, out })
+        }
         PERF_RECORD_MMAP2 => {
             // u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
             // u32 prot, flags; char filename[].
@@ -936,12 +993,19 @@ mod tests {
     fn parses_fork_and_exec_records() {
         let mut fork = [7u32, 5, 7, 5].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
         fork.extend_from_slice(&123u64.to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork, PLAIN), Some(Record::Fork { pid: 7, ppid: 5 }));
-        assert_eq!(parse_record(b::PERF_RECORD_EXIT, 0, &fork, PLAIN), Some(Record::Exit { pid: 7, tid: 7 }));
+        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork, PLAIN), Some(Record::Fork { pid: 7, ppid: 5, tid: 7, time: 123 }));
+        assert_eq!(parse_record(b::PERF_RECORD_EXIT, 0, &fork, PLAIN), Some(Record::Exit { pid: 7, tid: 7, time: 123 }));
+        // A switch: only its sample_id (pid, tid, time), out and preempted in misc.
+        let switch = words(&[7 | 8 << 32, 12345]);
+        assert_eq!(parse_record(14, 0x2000 | 0x4000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(true) }));
+        assert_eq!(parse_record(14, 0x2000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(false) }));
+        assert_eq!(parse_record(14, 0, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: None }));
         let mut comm = [9u32, 9].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
         comm.extend_from_slice(b"busy\0\0\0\0");
+        // The sample_id: pid, tid, time.
+        comm.extend(words(&[9 | 9 << 32, 777]));
         let exec = b::PERF_RECORD_MISC_COMM_EXEC as u16;
-        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm, PLAIN), Some(Record::Exec { pid: 9, comm: "busy".into() }));
+        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm, PLAIN), Some(Record::Exec { pid: 9, comm: "busy".into(), time: 777 }));
         // A rename (prctl), not an exec; and records cut short.
         assert_eq!(parse_record(b::PERF_RECORD_COMM, 0, &comm, PLAIN), None);
         assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork[..6], PLAIN), None);
@@ -951,7 +1015,7 @@ mod tests {
     #[test]
     fn parses_a_frame_pointer_chain() {
         let user = b::PERF_CONTEXT_USER;
-        let body = words(&[0x1000, 7 | 7 << 32, 4, user, 0x1000, 0x2005, 0x3007]);
+        let body = words(&[0x1000, 7 | 7 << 32, 55, 4, user, 0x1000, 0x2005, 0x3007]);
         let f = SampleFormat::of(CallGraph::FramePointers);
         let Some(Record::Sample { ip, stack: Some(RawStack::Chain(chain)), .. }) =
             parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f)
@@ -967,7 +1031,7 @@ mod tests {
     #[test]
     fn parses_registers_and_a_stack_copy() {
         // abi 2 (64-bit), bp sp ip; size 16, 16 bytes, dyn_size 8 (only 8 were copied).
-        let mut body = words(&[0x1000, 7 | 7 << 32, 2, 0xbb, 0x7ff0, 0x1000, 16]);
+        let mut body = words(&[0x1000, 7 | 7 << 32, 55, 2, 0xbb, 0x7ff0, 0x1000, 16]);
         body.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9]);
         body.extend_from_slice(&8u64.to_ne_bytes());
         let f = SampleFormat::of(CallGraph::Dwarf { stack_size: 16 });
@@ -975,7 +1039,7 @@ mod tests {
         let copy = RawStack::Copy { regs: UserRegs { ip: 0x1000, sp: 0x7ff0, bp: 0xbb }, bytes: vec![1, 2, 3, 4, 5, 6, 7, 8] };
         assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: Some(copy) }));
         // No user registers (abi 0) and no stack: a sample without a stack to unwind.
-        let body = words(&[0x1000, 7 | 7 << 32, 0, 0]);
+        let body = words(&[0x1000, 7 | 7 << 32, 55, 0, 0]);
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: None }));
     }
@@ -1056,11 +1120,11 @@ mod tests {
         assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &[1, 2, 3], PLAIN), None);
         assert_eq!(parse_record(PERF_RECORD_MMAP2, 0, &[0; 60], PLAIN), None);
         assert_eq!(parse_record(999, 0, &[], PLAIN), None);
-        // Stack parts that claim more than the record holds.
-        let mut body = vec![0u8; 16];
+        // Stack parts that claim more than the record holds (after ip, pid and tid, time).
+        let mut body = vec![0u8; 24];
         body.extend_from_slice(&u64::MAX.to_ne_bytes());
         assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &body, SampleFormat::of(CallGraph::FramePointers)), None);
-        let mut body = vec![0u8; 16];
+        let mut body = vec![0u8; 24];
         body.extend_from_slice(&1u64.to_ne_bytes());
         body.extend_from_slice(&[0; 24]);
         body.extend_from_slice(&(1u64 << 40).to_ne_bytes());

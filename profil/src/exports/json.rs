@@ -294,6 +294,7 @@ mod tests {
             processes: Vec::new(),
             elapsed: None,
             cpus: None,
+            threads: Vec::new(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
