@@ -1,6 +1,6 @@
-//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 5:
-//! version 4 had no `processes` and `lines`, 3 no `sampling`, version 2 no `servers` and
-//! `server_stacks`, version 1 no call stacks).
+//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 6:
+//! version 5 had no `clock`, 4 no `processes` and `lines`, 3 no `sampling`, version 2 no
+//! `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! The layout is ours (one row of a table per line, so a diff of two runs reads well, and the
 //! golden file pins it); every string is serde_json's. The tests parse the output with
@@ -16,8 +16,8 @@ use crate::report::ExitKind;
 use crate::objects::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
-/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`).
-pub const SCHEMA_VERSION: u32 = 5;
+/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`; 6: `clock`).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
@@ -148,7 +148,7 @@ pub fn render(a: &Analysis) -> String {
     // The processes the program started (--children), each with its own profile; null when
     // none was followed (not asked, or none started).
     if processes.is_empty() {
-        let _ = writeln!(o, "  \"processes\": null");
+        let _ = writeln!(o, "  \"processes\": null,");
     } else {
         let rows: Vec<String> = processes
             .iter()
@@ -167,8 +167,25 @@ pub fn render(a: &Analysis) -> String {
                 )
             })
             .collect();
-        let _ = writeln!(o, "  \"processes\": {}", array(&rows, "  "));
+        let _ = writeln!(o, "  \"processes\": {},", array(&rows, "  "));
     }
+    // The run by the clock: its wall time and each thread's account (Linux), ns.
+    let threads: Vec<String> = p
+        .threads
+        .iter()
+        .map(|t| {
+            format!(
+                "\n    {{\"tid\": {}, \"wall_ns\": {}, \"on_cpu_ns\": {}, \"blocked_ns\": {}, \"preempted_ns\": {}}}",
+                t.tid,
+                t.wall,
+                t.on_cpu(),
+                t.blocked,
+                t.preempted
+            )
+        })
+        .collect();
+    let elapsed = p.elapsed.map_or("null".into(), |e| e.as_nanos().to_string());
+    let _ = writeln!(o, "  \"clock\": {{\"elapsed_ns\": {elapsed}, \"threads\": {}}}", array(&threads, "  "));
     let _ = writeln!(o, "}}");
     o
 }
@@ -292,9 +309,9 @@ mod tests {
             }),
             pid: 42,
             processes: Vec::new(),
-            elapsed: None,
+            elapsed: Some(std::time::Duration::from_millis(1250)),
             cpus: None,
-            threads: Vec::new(),
+            threads: vec![profd::ledger::ThreadTime { tid: 42, wall: 1_250_000_000, preempted: 5_000_000, blocked: 1_000_000_000 }],
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -339,8 +356,13 @@ mod tests {
         let (run, flat, samples, symbolizer, stacks) = outcome();
         let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 5);
+        assert_eq!(v["version"], 6);
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");
+        // The clock: each thread's parts add up to its life.
+        let t = &v["clock"]["threads"][0];
+        let part = |k: &str| t[k].as_u64().unwrap();
+        assert_eq!(part("on_cpu_ns") + part("blocked_ns") + part("preempted_ns"), part("wall_ns"));
+        assert_eq!(v["clock"]["elapsed_ns"], 1_250_000_000u64);
         // The daemons that worked for it, and their stacks under their own roots.
         assert_eq!((v["servers"]["server_user"].as_u64(), v["servers"]["idle"].as_u64()), (Some(7), Some(3)));
         assert_eq!(v["servers"]["daemons"][0]["path"], "/no/such/ramfs");
