@@ -5,6 +5,7 @@
 
 use kprof::{
     CountFrom, MAX_SERVERS, Profiler, SERVER_STACK_CAPACITY, ServerStack, StackBuf, StackEntry,
+    TakenRequest,
 };
 
 const PROGRAM: usize = 42;
@@ -291,4 +292,32 @@ fn daemons_labelled_and_sampled_from_many_cpus_at_once_add_up() {
     // Per daemon: its walked stack, and the answer's ticks as PCs alone.
     assert_eq!(s.server_stacks.len(), 8);
     assert!(s.server_stacks.iter().all(|st| st.stack.count == 5000));
+}
+
+#[test]
+fn requests_taken_from_the_kernels_queue_label_unless_one_way() {
+    let p = running();
+    let taken = |caller, tag, one_way| TakenRequest { caller, tag, one_way };
+    // One-way requests of the program never label (no answer would end the label)...
+    p.note_taken(RAMFS, SCHEME_FILE, taken(PROGRAM, 1, true));
+    assert!(!p.is_serving(RAMFS));
+    // ...the others do, and a one-way request of anyone else ends no label either.
+    p.note_taken(RAMFS, SCHEME_FILE, taken(PROGRAM, 2, false));
+    assert!(p.is_serving(RAMFS));
+    p.note_taken(RAMFS, SCHEME_FILE, taken(OTHER, 3, true));
+    assert!(p.is_serving(RAMFS));
+    p.note_taken(RAMFS, SCHEME_FILE, taken(OTHER, 4, false));
+    assert!(!p.is_serving(RAMFS));
+}
+
+/// The kernel glue takes each request's caller from the kernel's own copy (the scheme's
+/// queue, shown as requests leave it), never from the daemon's buffer, which the daemon
+/// could rewrite between the copy and a read back to name any caller.
+#[test]
+fn the_label_hook_never_reads_requests_back_from_the_daemon() {
+    let patch = include_str!("../../redox-kernel-prof.patch");
+    assert!(!patch.contains("read_exact::<Sqe>"), "the hook reads an Sqe from user memory");
+    assert!(patch.contains("+    pub fn receive_into_user_seen("));
+    assert!(patch.contains(".receive_into_user_seen("));
+    assert!(patch.contains("PROFILER.note_taken("));
 }

@@ -209,6 +209,15 @@ impl ServerLabel {
     }
 }
 
+/// A request a scheme daemon has taken, as the kernel's queue held it: who made it, its tag,
+/// and whether it is one-way (never answered).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TakenRequest {
+    pub caller: usize,
+    pub tag: u64,
+    pub one_way: bool,
+}
+
 /// A session's state and counters, plus the per-CPU cache of the running pid.
 ///
 /// Concurrency: the sampling hooks ([`Profiler::sample_from`]) run on every CPU at once and
@@ -414,6 +423,16 @@ impl Profiler {
             }
             (false, Some(label)) => label.pid.store(0, Ordering::Release),
             (false, None) => {}
+        }
+    }
+
+    /// Scheme hook, in the daemon's context: daemon `server` has taken `request` of `scheme`,
+    /// as the kernel's own queue held it (never as read back from the daemon's buffer, which
+    /// the daemon can rewrite to name any caller). A one-way request is passed over (no answer
+    /// would end a label); any other goes to [`Profiler::note_request_taken`].
+    pub fn note_taken(&self, server: usize, scheme: u64, request: TakenRequest) {
+        if !request.one_way {
+            self.note_request_taken(server, request.caller, scheme, request.tag);
         }
     }
 
