@@ -182,3 +182,41 @@ fn returns_into_entry_stub(ret: u64, roots: &[u64]) -> bool {
         .iter()
         .any(|&entry| entry != 0 && ret > entry && ret - entry <= ENTRY_STUB_LEN)
 }
+
+/// What the interrupted address space's page tables say of a user address: the physical
+/// address of its page's frame, and the entry's present and user bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserPage {
+    pub frame: u64,
+    pub present: bool,
+    pub user: bool,
+}
+
+/// One aligned word of user memory at `addr`, for the walks in interrupt context: read only
+/// from a present, user-accessible page whose word lies wholly inside one of `ram`, the
+/// kernel's areas of RAM (`(base, size)`, physical), so never from device memory (a user
+/// mapping of MMIO: a read with side effects) nor from a frame outside RAM (not in the
+/// kernel's physical map: a fault in IRQ/NMI context). `translate` walks the page tables for
+/// `addr` and gives its page's frame (`page_size`, a power of two); `read_phys` reads the word
+/// at a physical address and is called only when every check passed.
+pub fn read_user_word_checked(
+    addr: u64,
+    page_size: u64,
+    translate: impl FnOnce(u64) -> Option<UserPage>,
+    ram: impl IntoIterator<Item = (u64, u64)>,
+    read_phys: impl FnOnce(u64) -> u64,
+) -> Option<u64> {
+    // Aligned, so the word never crosses into the next page.
+    if addr % 8 != 0 || addr >= crate::USER_END_OFFSET as u64 {
+        return None;
+    }
+    let page = translate(addr)?;
+    if !page.present || !page.user {
+        return None;
+    }
+    let phys = page.frame.checked_add(addr & (page_size - 1))?;
+    let end = phys.checked_add(8)?;
+    ram.into_iter()
+        .any(|(base, size)| base <= phys && base.checked_add(size).is_some_and(|e| end <= e))
+        .then(|| read_phys(phys))
+}
