@@ -207,8 +207,21 @@ fn cpus_adding_stacks_at_once_keep_each_exactly_once() {
     }
     p.ctl(b"stop", &mut HostKernel::default()).unwrap();
     let snap = p.snapshot().unwrap();
-    assert_eq!((snap.user_ticks, snap.stacks_dropped), (4 * PER_CPU as u64, 0));
+    assert_eq!(snap.user_ticks, 4 * PER_CPU as u64);
     let kept: BTreeMap<Vec<u64>, u64> = snap.stacks.iter().map(|s| (s.frames.clone(), s.count)).collect();
     assert_eq!(kept.len(), snap.stacks.len(), "no stack twice");
-    assert_eq!(kept, all);
+    // A sampler that finds another CPU still writing the stack it wants waits a few thousand
+    // spins, then gives the sample up (counted as dropped). In the kernel that writer is inside
+    // its own interrupt and done within them; a host thread can be descheduled mid-write on a
+    // busy machine (seen: 1 sample of 120,000, twice in 17 runs). So: every sample is kept
+    // under its own stack or counted as dropped, and drops stay rare.
+    let mut missing = 0u64;
+    for (stack, &n) in &all {
+        let k = kept.get(stack).copied().unwrap_or(0);
+        assert!(k <= n, "{stack:?}: {k} kept of {n}");
+        missing += n - k;
+    }
+    assert!(kept.keys().all(|k| all.contains_key(k)), "a stack never sampled");
+    assert_eq!(missing, snap.stacks_dropped);
+    assert!(snap.stacks_dropped * 1000 <= snap.user_ticks, "{} dropped", snap.stacks_dropped);
 }
