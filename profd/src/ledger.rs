@@ -93,10 +93,6 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn is_empty(&self) -> bool {
-        self.threads.is_empty()
-    }
-
     pub fn switch(&mut self, s: Switch) {
         let t = self.threads.entry(s.tid).or_default();
         let at = t.pending.partition_point(|p| p.0 <= s.time);

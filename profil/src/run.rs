@@ -433,11 +433,13 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
     let (samples, mut stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
-    if let (Some(sp), CallGraph::FramePointers, true) = (stacks.as_mut(), args.call_graph, cfg!(target_os = "linux")) {
-        sp.count_unrooted_as_truncated();
+    if args.call_graph == CallGraph::FramePointers && cfg!(target_os = "linux") {
+        for sp in stacks.iter_mut().chain(children.iter_mut().filter_map(|c| c.stacks.as_mut())) {
+            sp.count_unrooted_as_truncated();
+        }
     }
-    let children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
 
     let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut

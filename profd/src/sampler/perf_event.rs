@@ -709,22 +709,19 @@ impl Sampler for PerfEventSampler {
                 }
                 // A child gone: its unwinder (and the files it holds mapped) is let go; a
                 // sample of it still to come makes another.
-                Record::Exit { pid, tid, time } if pid == tid => {
-                    if pid == ev.pid {
-                        batch.thread_ends.push((tid, time));
-                    }
-                    if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
-                        if let Some(u) = f.unwinder.take() {
-                            self.unwound += u.busy;
-                        }
-                    }
-                    if ev.children.is_some() && pid != ev.pid {
-                        child_part(&mut batch, pid).exited = true;
-                    }
-                }
+                // A thread of the program ended; a child gone (its main thread's end).
                 Record::Exit { pid, tid, time } => {
                     if pid == ev.pid {
                         batch.thread_ends.push((tid, time));
+                    } else if pid == tid {
+                        if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
+                            if let Some(u) = f.unwinder.take() {
+                                self.unwound += u.busy;
+                            }
+                        }
+                        if ev.children.is_some() {
+                            child_part(&mut batch, pid).exited = true;
+                        }
                     }
                 }
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {

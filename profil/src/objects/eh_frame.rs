@@ -41,9 +41,8 @@ impl<'a> Image<'a> {
     /// `.eh_frame`'s address and bytes, by its section header.
     fn section(&self, name: &str) -> Option<(u64, &'a [u8])> {
         let sh = self.elf.section_headers.iter().find(|sh| self.elf.shdr_strtab.get_at(sh.sh_name) == Some(name))?;
-        let start = usize::try_from(sh.sh_offset).ok()?;
-        let end = start.checked_add(usize::try_from(sh.sh_size).ok()?)?;
-        Some((sh.sh_addr, self.bytes.get(start..end)?))
+        let range = profd::elf_headers::section_range(sh, self.bytes.len())?;
+        Some((sh.sh_addr, &self.bytes[range]))
     }
 }
 

@@ -10,6 +10,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{header, section_header, Elf};
+use profd::elf_headers::section_range;
 
 /// Sections that hold stubs.
 const STUB_SECTIONS: [&str; 3] = [".plt", ".plt.sec", ".plt.got"];
@@ -42,7 +43,7 @@ pub fn stubs(elf: &Elf, bytes: &[u8]) -> Vec<Stub> {
         if !STUB_SECTIONS.contains(&elf.shdr_strtab.get_at(sh.sh_name).unwrap_or_default()) {
             continue;
         }
-        let Some(code) = section_bytes(bytes, sh.sh_offset, sh.sh_size) else { continue };
+        let Some(code) = section_range(sh, bytes.len()).map(|r| &bytes[r]) else { continue };
         let entry = match sh.sh_entsize {
             8 | 16 => sh.sh_entsize as usize,
             _ => 16,
@@ -75,7 +76,7 @@ fn got_slot(stub: &[u8], addr: u64) -> Option<u64> {
 fn relocated_slots(elf: &Elf, bytes: &[u8]) -> HashMap<u64, usize> {
     let mut slots = HashMap::default();
     for sh in elf.section_headers.iter().filter(|sh| sh.sh_type == section_header::SHT_RELA) {
-        let Some(table) = section_bytes(bytes, sh.sh_offset, sh.sh_size) else { continue };
+        let Some(table) = section_range(sh, bytes.len()).map(|r| &bytes[r]) else { continue };
         for rela in table.chunks_exact(RELA_SIZE) {
             let offset = u64::from_le_bytes(rela[..8].try_into().unwrap_or_default());
             let info = u64::from_le_bytes(rela[8..16].try_into().unwrap_or_default());
@@ -86,11 +87,6 @@ fn relocated_slots(elf: &Elf, bytes: &[u8]) -> HashMap<u64, usize> {
         }
     }
     slots
-}
-
-fn section_bytes(bytes: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
-    let start = usize::try_from(offset).ok()?;
-    bytes.get(start..start.checked_add(usize::try_from(size).ok()?)?)
 }
 
 #[cfg(test)]
