@@ -9,6 +9,12 @@
 //! when the session began) and a last out (it was off when it ended). A switch whose partner
 //! never came (a record the kernel did not deliver: seen once in 40,000 switches) is left out
 //! of the account rather than stretched to the thread's end.
+//!
+//! Why a thread was blocked comes from probes (`--off-cpu`): a look at a thread between two
+//! times that found it blocked at a wait site (a system call, what it waits on, its user
+//! stack; the session numbers the sites). A blocked thread cannot move, so one probe inside a
+//! blocked period names the whole period; a period no probe fell in (shorter than the probes'
+//! period) is counted as [`UNSEEN`].
 
 use std::collections::BTreeMap;
 
@@ -21,8 +27,21 @@ pub struct Switch {
     pub out: Option<bool>,
 }
 
-/// One thread's account.
+/// The wait site of blocked periods no probe fell in.
+pub const UNSEEN: u32 = u32::MAX;
+
+/// Blocked time at one wait site (an index the session gave it, or [`UNSEEN`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wait {
+    pub site: u32,
+    /// Total blocked time, ns.
+    pub ns: u64,
+    /// Blocked periods.
+    pub count: u64,
+}
+
+/// One thread's account.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadTime {
     pub tid: u32,
     /// From its start (or the session's) to its end (or the session's), ns.
@@ -31,6 +50,9 @@ pub struct ThreadTime {
     pub preempted: u64,
     /// Off the CPU, blocked (a system call that waits: sleep, I/O, a futex, wait), ns.
     pub blocked: u64,
+    /// Where probes were taken: the blocked time by wait site, most first (they sum to
+    /// `blocked`, up to the parts cut at the session's ends).
+    pub waits: Vec<Wait>,
 }
 
 impl ThreadTime {
@@ -55,6 +77,10 @@ struct Thread {
     blocked: u64,
     /// Switches whose partner never came.
     unpaired: u64,
+    /// Probes not yet matched to a period: (from, to, site), by `from`.
+    probes: Vec<(u64, u64, u32)>,
+    /// Blocked time by site: (ns, periods).
+    waits: BTreeMap<u32, (u64, u64)>,
 }
 
 impl Thread {
@@ -75,7 +101,11 @@ impl Thread {
                         self.preempted = self.preempted.saturating_add(period);
                     } else {
                         self.blocked = self.blocked.saturating_add(period);
+                        let site = self.site_within(left, time);
+                        self.charge(site, period);
                     }
+                    // No later period reaches back before this one's end.
+                    self.probes.retain(|p| p.1 >= time);
                 }
                 (None, None) if !self.seen => self.first_in = Some(time),
                 // Two ins: the out between them never came.
@@ -83,6 +113,19 @@ impl Thread {
             }
             self.seen = true;
         }
+    }
+}
+
+impl Thread {
+    /// The site of the first probe that overlaps `from..=to`, else [`UNSEEN`].
+    fn site_within(&self, from: u64, to: u64) -> u32 {
+        self.probes.iter().find(|p| p.0 <= to && p.1 >= from).map_or(UNSEEN, |p| p.2)
+    }
+
+    fn charge(&mut self, site: u32, ns: u64) {
+        let w = self.waits.entry(site).or_default();
+        w.0 = w.0.saturating_add(ns);
+        w.1 += 1;
     }
 }
 
@@ -105,6 +148,14 @@ impl Ledger {
         for t in self.threads.values_mut() {
             t.settle(until);
         }
+    }
+
+    /// A probe found thread `tid` blocked at wait `site` at some time from `from` to `to`.
+    /// Every probe up to a time must come before [`Ledger::settle`] up to it.
+    pub fn probe(&mut self, tid: u32, from: u64, to: u64, site: u32) {
+        let t = self.threads.entry(tid).or_default();
+        let at = t.probes.partition_point(|p| p.0 <= from);
+        t.probes.insert(at, (from, to.max(from), site));
     }
 
     /// Thread `tid` began at `time` (created during the session).
@@ -138,16 +189,31 @@ impl Ledger {
                 // Off before its first in (asleep when the session began), and after its last
                 // out (off until the end).
                 if let Some(first) = t.first_in {
-                    blocked = blocked.saturating_add(first.clamp(start, end) - start);
+                    let period = first.clamp(start, end) - start;
+                    blocked = blocked.saturating_add(period);
+                    if period > 0 {
+                        let site = t.site_within(start, first);
+                        t.charge(site, period);
+                    }
                 }
                 match t.off {
                     Some((left, true)) => preempted = preempted.saturating_add(end - left.clamp(start, end)),
-                    Some((left, false)) => blocked = blocked.saturating_add(end - left.clamp(start, end)),
+                    Some((left, false)) => {
+                        let period = end - left.clamp(start, end);
+                        blocked = blocked.saturating_add(period);
+                        if period > 0 {
+                            let site = t.site_within(left, end);
+                            t.charge(site, period);
+                        }
+                    }
                     None => {}
                 }
                 let wall = end - start;
                 let preempted = preempted.min(wall);
-                ThreadTime { tid, wall, preempted, blocked: blocked.min(wall - preempted) }
+                let mut waits: Vec<Wait> =
+                    t.waits.iter().map(|(&site, &(ns, count))| Wait { site, ns, count }).collect();
+                waits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.site.cmp(&b.site)));
+                ThreadTime { tid, wall, preempted, blocked: blocked.min(wall - preempted), waits }
             })
             .collect()
     }
@@ -165,6 +231,15 @@ mod tests {
         Switch { tid, time, out: None }
     }
 
+    /// An account's times, its waits left out.
+    fn times(tid: u32, wall: u64, preempted: u64, blocked: u64) -> (u32, u64, u64, u64) {
+        (tid, wall, preempted, blocked)
+    }
+
+    fn times_of(a: &[ThreadTime]) -> Vec<(u32, u64, u64, u64)> {
+        a.iter().map(|t| (t.tid, t.wall, t.preempted, t.blocked)).collect()
+    }
+
     #[test]
     fn off_cpu_periods_by_reason() {
         let mut l = Ledger::default();
@@ -173,7 +248,7 @@ mod tests {
             l.switch(s);
         }
         let a = l.accounts(0, 1000);
-        assert_eq!(a, [ThreadTime { tid: 7, wall: 1000, preempted: 50, blocked: 400 }]);
+        assert_eq!(times_of(&a), [times(7, 1000, 50, 400)]);
         assert_eq!(a[0].on_cpu(), 550);
     }
 
@@ -191,7 +266,7 @@ mod tests {
             l.switch(s);
         }
         l.settle(950);
-        assert_eq!(l.accounts(0, 1000), [ThreadTime { tid: 3, wall: 1000, preempted: 200, blocked: 300 }]);
+        assert_eq!(times_of(&l.accounts(0, 1000)), [times(3, 1000, 200, 300)]);
     }
 
     /// A switch whose partner never came counts for nothing: an out followed by another out
@@ -204,7 +279,7 @@ mod tests {
         }
         // Paired: 300..400 blocked, 600..650 preempted; before the first in (50) it was off;
         // the out at 100 and the in at 500 lost their partners.
-        assert_eq!(l.accounts(0, 1000), [ThreadTime { tid: 5, wall: 1000, preempted: 50, blocked: 150 }]);
+        assert_eq!(times_of(&l.accounts(0, 1000)), [times(5, 1000, 50, 150)]);
         l.settle(u64::MAX);
         assert_eq!(l.unpaired(), 2);
     }
@@ -220,8 +295,41 @@ mod tests {
         l.switch(back(2, 650));
         l.end(2, 700);
         let a = l.accounts(100, 1000);
-        assert_eq!(a[0], ThreadTime { tid: 1, wall: 900, preempted: 0, blocked: 200 });
-        assert_eq!(a[1], ThreadTime { tid: 2, wall: 500, preempted: 0, blocked: 400 });
+        assert_eq!(times_of(&a), [times(1, 900, 0, 200), times(2, 500, 0, 400)]);
         assert_eq!(a[1].on_cpu(), 100);
+    }
+
+    /// One probe inside a blocked period names all of it; a period no probe fell in is
+    /// unseen; a probe while the thread ran (it raced a wake-up) names nothing.
+    #[test]
+    fn probes_name_whole_blocked_periods() {
+        let mut l = Ledger::default();
+        // Blocked 100..400 (probed at 150..160 at site 0 and again at 300..310), 500..520
+        // (no probe), preempted 600..700 (a probe there counts for nothing), blocked 800..
+        // the end (probed at 900..905 at site 1); a probe at 450 (running) is ignored.
+        for p in [(150, 160, 0), (300, 310, 0), (450, 455, 1), (650, 660, 1), (900, 905, 1)] {
+            l.probe(9, p.0, p.1, p.2);
+        }
+        for s in [out(9, 100, false), back(9, 400), out(9, 500, false), back(9, 520), out(9, 600, true), back(9, 700)] {
+            l.switch(s);
+        }
+        l.switch(out(9, 800, false));
+        l.settle(950);
+        let a = l.accounts(0, 1000);
+        assert_eq!(times_of(&a), [times(9, 1000, 100, 520)]);
+        assert_eq!(
+            a[0].waits,
+            [Wait { site: 0, ns: 300, count: 1 }, Wait { site: 1, ns: 200, count: 1 }, Wait { site: UNSEEN, ns: 20, count: 1 }]
+        );
+    }
+
+    /// Asleep when the session began: the probe names the time before the first in.
+    #[test]
+    fn probes_name_the_wait_the_session_began_in() {
+        let mut l = Ledger::default();
+        l.probe(4, 120, 130, 3);
+        l.switch(back(4, 300));
+        let a = l.accounts(100, 1000);
+        assert_eq!(a[0].waits, [Wait { site: 3, ns: 200, count: 1 }]);
     }
 }

@@ -19,6 +19,8 @@ pub mod kernel;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
 #[cfg(target_os = "linux")]
+pub mod off_cpu;
+#[cfg(target_os = "linux")]
 pub mod unwind;
 
 /// Whether and how a backend records the call stack of each sample.
@@ -53,6 +55,28 @@ pub struct CallStack {
     /// The walk stopped before the stack's root (unreadable memory, no unwind information,
     /// the depth bound): the outermost callers are missing.
     pub truncated: bool,
+}
+
+/// Where a blocked thread waited: the system call it was in (or why else it was off the CPU),
+/// what it waited on where that is known (a file, a pipe, a socket, a child), and its user
+/// stack at the call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WaitSite {
+    /// `read`, `futex`, `clock_nanosleep`, `syscall 451`; `not in a system call` (a page
+    /// fault, a stop).
+    pub call: String,
+    pub target: Option<String>,
+    pub stack: CallStack,
+}
+
+/// A look at a thread of the program that found it blocked at `site`, at some time from
+/// `from` to `to` (ns of the switches' clock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub site: WaitSite,
 }
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
@@ -150,6 +174,11 @@ pub struct SampleBatch {
     pub thread_starts: Vec<(u32, u64)>,
     pub thread_ends: Vec<(u32, u64)>,
     pub clock: Vec<u64>,
+    /// Probes of blocked threads (`--off-cpu`), and the time up to which every probe has come
+    /// (the ledger settles no later than that); why probing stopped, if it did.
+    pub probes: Vec<Probe>,
+    pub probed_until: Option<u64>,
+    pub probe_problem: Option<String>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

@@ -157,6 +157,11 @@ pub struct Session {
     /// of the session (ns).
     pub ledger: crate::ledger::Ledger,
     pub clock: Option<(u64, u64)>,
+    /// The wait sites probes found (`--off-cpu`), numbered as the ledger names them, and
+    /// why probing saw less than it should, if it did.
+    pub wait_sites: Vec<crate::sampler::WaitSite>,
+    wait_index: std::collections::HashMap<crate::sampler::WaitSite, u32>,
+    pub probe_problem: Option<String>,
 }
 
 impl Session {
@@ -273,6 +278,9 @@ impl<S: Sampler> Profd<S> {
             state: SessionState::Running,
             ledger: Default::default(),
             clock: None,
+            wait_sites: Vec::new(),
+            wait_index: Default::default(),
+            probe_problem: None,
         });
         Ok(())
     }
@@ -383,8 +391,24 @@ impl<S: Sampler> Profd<S> {
         for (tid, time) in batch.thread_ends {
             s.ledger.end(tid, time);
         }
+        for p in batch.probes {
+            let site = match s.wait_index.get(&p.site) {
+                Some(&i) => i,
+                None => {
+                    let i = u32::try_from(s.wait_sites.len()).unwrap_or(crate::ledger::UNSEEN - 1).min(crate::ledger::UNSEEN - 1);
+                    s.wait_index.insert(p.site.clone(), i);
+                    s.wait_sites.push(p.site);
+                    i
+                }
+            };
+            s.ledger.probe(p.tid, p.from, p.to, site);
+        }
+        if batch.probe_problem.is_some() {
+            s.probe_problem = batch.probe_problem;
+        }
         if let Some(&read) = batch.clock.iter().max() {
-            s.ledger.settle(read);
+            // Probes come up to their own watermark: nothing settles past it.
+            s.ledger.settle(read.min(batch.probed_until.unwrap_or(u64::MAX)));
         }
         for now in batch.clock {
             s.clock = Some(s.clock.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));

@@ -67,6 +67,9 @@ pub struct Args {
     pub attach: Option<u32>,
     /// `-t`: with `-p`, stop after this long (default: until the process exits or Ctrl-C).
     pub duration: Option<std::time::Duration>,
+    /// `--off-cpu`: look at each blocked thread of the program at the sampling rate for why
+    /// and where it waits (Linux).
+    pub off_cpu: bool,
 }
 
 /// What the command line asks for.
@@ -194,6 +197,11 @@ fn options() -> Options {
     o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
     o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
     o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
+    o.optflag(
+        "",
+        "off-cpu",
+        "also explain the time the program's threads wait: each blocked thread is looked at -F times a second for its system call, what it waits on and its stack (Linux, no privilege needed; costs a read of /proc per thread per period, and a stack copy per new wait)",
+    );
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
     o
@@ -296,6 +304,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
         None => None,
     };
+    let off_cpu = m.opt_present("off-cpu");
+    if off_cpu && cfg!(target_os = "redox") {
+        return Err(UsageError("--off-cpu is not supported on Redox yet: the kernel records no waits".into()));
+    }
     if children && cfg!(target_os = "redox") {
         return Err(UsageError(
             "--children is not supported on Redox yet: the kernel's session follows one process".into(),
@@ -351,6 +363,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         program_args: free.collect(),
         attach,
         duration,
+        off_cpu,
     })))
 }
 

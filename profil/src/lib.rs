@@ -12,6 +12,7 @@
 //!   per-function profile; [`disasm`] — the instruction view.
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
+//! * [`waiting`] — where the program waited (`--off-cpu`): blocked time by call and stack.
 //! * [`processes`] — the processes the program started (`--children`), each and together.
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
 //!   (Redox), idle and other processes.
@@ -34,3 +35,4 @@ pub mod report_out;
 pub mod run;
 pub mod servers;
 pub mod stacks;
+pub mod waiting;

@@ -91,6 +91,28 @@ pub struct Profile {
     pub cpus: Option<u64>,
     /// Each thread's time by the clock: on a CPU, preempted, blocked (Linux), by tid.
     pub threads: Vec<profd::ledger::ThreadTime>,
+    /// The wait sites the off-CPU probes found, numbered as the threads' waits name them.
+    pub wait_sites: Vec<WaitSite>,
+    /// `--off-cpu` was on: how its probes looked, and what kept them from seeing, if anything.
+    pub off_cpu: Option<OffCpu>,
+}
+
+/// Where a thread of the program was blocked: the system call, what it waited on where known,
+/// and its user stack there (`count` unused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitSite {
+    pub call: String,
+    pub target: Option<String>,
+    pub stack: Stack,
+}
+
+/// How the off-CPU probes looked at the program's blocked threads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffCpu {
+    /// Looks a second at each thread: a wait shorter than `1 / rate` may be seen by none.
+    pub rate: u64,
+    /// Why they saw less than they should (no access to a thread), if they did.
+    pub problem: Option<String>,
 }
 
 /// A process the program started (directly or not), followed with `--children`.
@@ -203,6 +225,16 @@ impl Profile {
             elapsed: None,
             cpus: None,
             threads: s.clock.map(|(begin, end)| s.ledger.accounts(begin, end)).unwrap_or_default(),
+            wait_sites: s
+                .wait_sites
+                .iter()
+                .map(|w| WaitSite {
+                    call: w.call.clone(),
+                    target: w.target.clone(),
+                    stack: Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
+                })
+                .collect(),
+            off_cpu: None,
         }
     }
 }
@@ -267,6 +299,8 @@ impl Profile {
             elapsed: None,
             cpus: None,
             threads: Vec::new(),
+            wait_sites: Vec::new(),
+            off_cpu: None,
         })
     }
 }

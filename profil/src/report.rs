@@ -404,8 +404,8 @@ mod tests {
         use profd::ledger::ThreadTime;
         let p = Profile {
             threads: vec![
-                ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000 },
-                ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0 },
+                ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new() },
+                ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0, waits: Vec::new() },
             ],
             ..Default::default()
         };

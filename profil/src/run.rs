@@ -149,7 +149,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     // With an export on standard output, the report and the program's output go to stderr;
     // with --report, the report waits for its file.
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
-    let profiler = Profiler::new(&path, args.frequency_hz, args.call_graph, args.children, args.kernel.is_some())
+    let profiler = Profiler::new(&path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
 }
@@ -471,6 +471,8 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     out.write_all(servers::render(&name, &run.profile, servers.as_ref().map(|(r, n)| (*r, n.as_slice()))).as_bytes())?;
     out.write_all(report::time_line(&run.profile, args.frequency_hz).as_bytes())?;
     out.write_all(report::clock_section(&run.profile).as_bytes())?;
+    let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
+    out.write_all(crate::waiting::render(&run.profile, &waits, args.top.unwrap_or(crate::waiting::DEFAULT_TOP)).as_bytes())?;
     out.write_all(b"\n")?;
     if args.children {
         out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;
@@ -489,6 +491,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         processes: &children,
         lines: lines.as_ref(),
         sources: (args.lines.is_some() || args.inline).then_some(&sources),
+        waits: &waits,
     };
     let exported = exports.write(&analysis, out.kept());
     if let (Err(_), Err(e)) = (&exported, &written) {

@@ -121,6 +121,9 @@ pub struct PerfConfig {
     /// with the kernel's address as the leaf), to be named from the kernel's symbols; else
     /// they are only counted.
     pub kernel_samples: bool,
+    /// Look at each blocked thread of the program at the sampling rate for its wait site
+    /// (`--off-cpu`; [`super::off_cpu`]).
+    pub off_cpu: bool,
 }
 
 /// The identity of the profiled executable's file.
@@ -158,6 +161,10 @@ struct Event {
     unwinder: Option<StackUnwinder>,
     /// The processes it started, where they are followed (`--children`).
     children: Option<Children>,
+    /// With `--off-cpu`: the thread looking at the program's blocked threads, and each
+    /// thread's wait site at its latest look.
+    prober: Option<super::off_cpu::Prober>,
+    last_site: std::collections::HashMap<u32, crate::sampler::WaitSite>,
     _lock: UnixListener,
 }
 
@@ -219,6 +226,7 @@ pub struct PerfEventSampler {
     call_graph: CallGraph,
     children: bool,
     kernel_samples: bool,
+    off_cpu: bool,
     /// Unwinding time of events already closed.
     unwound: std::time::Duration,
     program: ProgramId,
@@ -253,6 +261,7 @@ impl PerfEventSampler {
             call_graph: config.call_graph,
             children: config.children,
             kernel_samples: config.kernel_samples,
+            off_cpu: config.off_cpu,
             unwound: std::time::Duration::ZERO,
             program,
             event: None,
@@ -282,6 +291,12 @@ impl PerfEventSampler {
     /// the process) or `timeout_ms` passes (-1: no timeout).
     pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
         let Some(ev) = &self.event else { return Ok(()) };
+        // Off-CPU probes are unwound while the process lives (its memory is read), and their
+        // stack copies are not let pile up: collect at least every 50 ms.
+        let timeout_ms = match (&ev.prober, timeout_ms) {
+            (Some(_), t) if !(0..=50).contains(&t) => 50,
+            (_, t) => t,
+        };
         let mut fds: Vec<libc::pollfd> = std::iter::once(&ev.pidfd)
             .chain(ev.rings.iter().map(|r| &r.fd))
             .map(|fd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 })
@@ -433,6 +448,14 @@ fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
     Ok(tids)
 }
 
+/// Whether thread `tid` of `pid` is blocked now (`/proc/…/stat` state other than running:
+/// S, D, T, t, …).
+fn thread_is_off_cpu(pid: u32, tid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else { return false };
+    // "tid (comm) S ...": the comm may hold spaces and parentheses; the state follows the last ')'.
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|state| state != "R")
+}
+
 /// Where to read a mapping's object when its path cannot name it exactly (see
 /// [`Mapping::file`]): `raw`, the path's bytes, when they are not UTF-8 (`None`: the path was
 /// read lossily); a link of process `pid`'s for a file deleted or replaced since it was mapped
@@ -476,7 +499,7 @@ impl ProgramId {
 }
 
 /// CLOCK_MONOTONIC in ns: the clock of the switch records (`use_clockid`).
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes the timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
@@ -539,8 +562,21 @@ impl Sampler for PerfEventSampler {
         // The session's clock starts now (launched: the program's exec starts its account).
         let mut pending = SampleBatch { clock: vec![monotonic_ns()], ..Default::default() };
         let mut load_base = None;
-        let mut unwinder = matches!(self.call_graph, CallGraph::Dwarf { .. }).then(StackUnwinder::default);
+        // Off-CPU probes copy stacks too, unwound as dwarf samples are.
+        let mut unwinder =
+            (self.off_cpu || matches!(self.call_graph, CallGraph::Dwarf { .. })).then(StackUnwinder::default);
+        if let (true, Some(u)) = (self.off_cpu, unwinder.as_mut()) {
+            u.process = Some(pid);
+        }
         if from == CountFrom::Now {
+            // A thread asleep at the attach leaves the CPU before it: no switch record says
+            // so, and one that sleeps through the session would have none at all.
+            let begin = pending.clock[0];
+            for tid in threads_of(pid).unwrap_or_default() {
+                if thread_is_off_cpu(pid, tid) {
+                    pending.switches.push(Switch { tid, time: begin, out: Some(false) });
+                }
+            }
             // A path that is not UTF-8 reads lossily here; its file is reached through the
             // process's link to the mapping instead.
             let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error("reading /proc/PID/maps", &e))?;
@@ -564,6 +600,18 @@ impl Sampler for PerfEventSampler {
             pending.load_base = load_base;
         }
         let children = self.children.then(|| Children { program_mappings: pending.mappings.clone(), ..Default::default() });
+        let prober = match self.off_cpu {
+            true => {
+                let stack_size = match self.call_graph {
+                    CallGraph::Dwarf { stack_size } => stack_size,
+                    _ => crate::sampler::DEFAULT_STACK_SIZE,
+                };
+                let p = super::off_cpu::Prober::start(pid, self.period_ns, stack_size as usize)
+                    .map_err(|e| os_error("starting the off-CPU probes", &e))?;
+                Some(p)
+            }
+            false => None,
+        };
         self.event = Some(Event {
             rings,
             pidfd,
@@ -576,6 +624,8 @@ impl Sampler for PerfEventSampler {
             execs: u32::from(from == CountFrom::Now),
             children,
             unwinder,
+            prober,
+            last_site: Default::default(),
             _lock: lock,
         });
         Ok(())
@@ -596,7 +646,9 @@ impl Sampler for PerfEventSampler {
         }
         let format = SampleFormat::of(self.call_graph);
         // Every record stamped before this reading is in a ring now, and is read below.
-        batch.clock.push(monotonic_ns());
+        let probes = ev.prober.as_ref().map(|p| p.take());
+        let now = monotonic_ns();
+        batch.clock.push(now);
         let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
         // another's, and the unwinder must know the module before unwinding through it.
@@ -755,6 +807,28 @@ impl Sampler for PerfEventSampler {
                     }
                     batch.mappings.push(m);
                 }
+            }
+        }
+        if let (Some((raw, until)), Some(prober)) = (probes, ev.prober.as_ref()) {
+            batch.probed_until = Some(until.min(now));
+            batch.probe_problem = prober.problem();
+            for p in raw {
+                let site = match p.reading {
+                    super::off_cpu::Reading::Same => match ev.last_site.get(&p.tid) {
+                        Some(site) => site.clone(),
+                        None => continue,
+                    },
+                    super::off_cpu::Reading::Blocked { call, target, regs, stack } => {
+                        let stack = match ev.unwinder.as_mut() {
+                            Some(u) => u.unwind_without_bp(regs, &stack),
+                            None => CallStack { frames: vec![regs.ip], truncated: true },
+                        };
+                        let site = crate::sampler::WaitSite { call, target, stack };
+                        ev.last_site.insert(p.tid, site.clone());
+                        site
+                    }
+                };
+                batch.probes.push(crate::sampler::Probe { tid: p.tid, from: p.from, to: p.to, site });
             }
         }
         Ok(batch)

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use profd::sampler::perf_event::{PerfConfig, PerfEventSampler};
-use profd::sampler::CallGraph;
 use profd::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
 
+use crate::cli::Args;
 use crate::profile::Profile;
 
 /// How long an interrupted program may take to exit before its session is stopped.
@@ -16,16 +16,26 @@ const INTERRUPT_GRACE: Duration = Duration::from_millis(500);
 pub struct Profiler {
     profd: Profd<PerfEventSampler>,
     uid: u32,
+    /// `--off-cpu`: the probes' rate.
+    off_cpu: Option<u64>,
 }
 
 impl Profiler {
-    /// `kernel_samples`: keep the kernel-mode samples' addresses, to be named (`--kernel`).
-    pub fn new(program: &Path, frequency_hz: u64, call_graph: CallGraph, children: bool, kernel_samples: bool) -> io::Result<Profiler> {
-        let config = PerfConfig { frequency_hz, program: program.to_path_buf(), call_graph, children, kernel_samples };
+    /// The sampler as the options ask: `-F`, `-g`, `--children`, `--off-cpu`, and `--kernel`
+    /// (keep the kernel-mode samples' addresses, to be named).
+    pub fn new(program: &Path, args: &Args) -> io::Result<Profiler> {
+        let config = PerfConfig {
+            frequency_hz: args.frequency_hz,
+            program: program.to_path_buf(),
+            call_graph: args.call_graph,
+            children: args.children,
+            kernel_samples: args.kernel.is_some(),
+            off_cpu: args.off_cpu,
+        };
         let sampler = PerfEventSampler::new(config)?;
         // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };
-        Ok(Profiler { profd: Profd::new(sampler), uid })
+        Ok(Profiler { profd: Profd::new(sampler), uid, off_cpu: args.off_cpu.then_some(args.frequency_hz) })
     }
 
     /// `profile(pid, start, end, interval)`.
@@ -67,6 +77,8 @@ impl Profiler {
     pub fn profile(&self, program: &str) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
-        Ok(Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks()))
+        let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
+        p.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.probe_problem.clone() });
+        Ok(p)
     }
 }

@@ -47,15 +47,11 @@ impl Profiler {
     /// `-F` goes to the kernel as the session's rate (`start` sends it); a kernel without an
     /// NMI source samples on its timer tick. Call stacks on Redox are always the kernel's
     /// frame-pointer walks, whatever `-g` mode.
-    /// `_children`: refused on the command line (the kernel's session follows one process).
-    /// `_kernel_samples`: the kernel's NMI source keeps them whenever it samples the kernel.
-    pub fn new(
-        _program: &Path,
-        _frequency_hz: u64,
-        call_graph: CallGraph,
-        _children: bool,
-        _kernel_samples: bool,
-    ) -> io::Result<Profiler> {
+    /// `--children` and `--off-cpu` are refused on the command line (the kernel's session
+    /// follows one process, and records no waits); the kernel's NMI source keeps kernel
+    /// samples whenever it samples the kernel (`--kernel` only names them).
+    pub fn new(_program: &Path, args: &crate::cli::Args) -> io::Result<Profiler> {
+        let call_graph = args.call_graph;
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))

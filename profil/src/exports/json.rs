@@ -1,5 +1,5 @@
-//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 6:
-//! version 5 had no `clock`, 4 no `processes` and `lines`, 3 no `sampling`, version 2 no
+//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 7:
+//! version 6 had no `clock.off_cpu`, version 5 no `clock`, 4 no `processes` and `lines`, 3 no `sampling`, version 2 no
 //! `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! The layout is ours (one row of a table per line, so a diff of two runs reads well, and the
@@ -16,8 +16,9 @@ use crate::report::ExitKind;
 use crate::objects::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
-/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`; 6: `clock`).
-pub const SCHEMA_VERSION: u32 = 6;
+/// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`; 6: `clock`; 7:
+/// `clock.off_cpu`).
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
@@ -185,9 +186,46 @@ pub fn render(a: &Analysis) -> String {
         })
         .collect();
     let elapsed = p.elapsed.map_or("null".into(), |e| e.as_nanos().to_string());
-    let _ = writeln!(o, "  \"clock\": {{\"elapsed_ns\": {elapsed}, \"threads\": {}}}", array(&threads, "  "));
+    let _ = writeln!(
+        o,
+        "  \"clock\": {{\"elapsed_ns\": {elapsed}, \"threads\": {},\n    \"off_cpu\": {}}}",
+        array(&threads, "  "),
+        off_cpu(p, a.waits)
+    );
     let _ = writeln!(o, "}}");
     o
+}
+
+/// The waits (`--off-cpu`): each call at a stack (outermost frame first), what it waited
+/// on, its time and periods, by thread; and the blocked time no look saw. `null` without it.
+fn off_cpu(p: &crate::profile::Profile, waits: &[crate::waiting::Wait]) -> String {
+    let Some(off) = &p.off_cpu else { return "null".into() };
+    let (unseen_ns, unseen_waits) = crate::waiting::unseen(p);
+    let rows: Vec<String> = waits
+        .iter()
+        .map(|w| {
+            let frames: Vec<String> = w.frames.iter().rev().map(|f| string(f)).collect();
+            let targets: Vec<String> =
+                w.targets.iter().map(|(t, ns)| format!("{{\"on\": {}, \"ns\": {ns}}}", optional(t.as_deref()))).collect();
+            let threads: Vec<String> = w.by_thread.iter().map(|(tid, ns)| format!("{{\"tid\": {tid}, \"ns\": {ns}}}")).collect();
+            format!(
+                "\n      {{\"call\": {}, \"ns\": {}, \"count\": {}, \"targets\": [{}], \"threads\": [{}],\n       \"frames\": [{}], \"truncated\": {}}}",
+                string(&w.call),
+                w.ns,
+                w.count,
+                targets.join(", "),
+                threads.join(", "),
+                frames.join(", "),
+                w.truncated
+            )
+        })
+        .collect();
+    format!(
+        "{{\"rate\": {}, \"problem\": {}, \"unseen_ns\": {unseen_ns}, \"unseen_waits\": {unseen_waits}, \"waits\": {}}}",
+        off.rate,
+        optional(off.problem.as_deref()),
+        array(&rows, "    ")
+    )
 }
 
 /// A JSON array of `rows` (each starting on a line of its own), its closing bracket on a line
@@ -266,7 +304,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<String>(&lit).unwrap(), nasty);
     }
 
-    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer, StackProfile) {
+    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer, StackProfile, Vec<crate::waiting::Wait>) {
         let text = TextSegment { start: 0x1000, end: 0x3000 };
         let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
         data.bin[0] = 6;
@@ -311,7 +349,23 @@ mod tests {
             processes: Vec::new(),
             elapsed: Some(std::time::Duration::from_millis(1250)),
             cpus: None,
-            threads: vec![profd::ledger::ThreadTime { tid: 42, wall: 1_250_000_000, preempted: 5_000_000, blocked: 1_000_000_000 }],
+            threads: vec![profd::ledger::ThreadTime {
+                tid: 42,
+                wall: 1_250_000_000,
+                preempted: 5_000_000,
+                blocked: 1_000_000_000,
+                waits: vec![
+                    profd::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
+                    profd::ledger::Wait { site: profd::ledger::UNSEEN, ns: 100_000_000, count: 40 },
+                ],
+            }],
+            // --off-cpu: three reads of a pipe, from fib by way of libc's read.
+            wait_sites: vec![crate::profile::WaitSite {
+                call: "read".into(),
+                target: Some("pipe:[7]".into()),
+                stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
+            }],
+            off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None }),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -321,6 +375,7 @@ mod tests {
         let samples = symbolizer.locate(&profile);
         let stacks = StackProfile::build(&profile, &mut symbolizer, None).unwrap();
         let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
+        let waits = crate::waiting::waits(&profile, &mut symbolizer);
         let run = Outcome {
             program: "./fib".into(),
             arguments: vec!["30".into(), "a b\\".into()],
@@ -328,13 +383,13 @@ mod tests {
             profile,
             exit: ExitKind::Signaled(9),
         };
-        (run, flat, samples, symbolizer, stacks)
+        (run, flat, samples, symbolizer, stacks, waits)
     }
 
     #[test]
     fn document_matches_the_golden_file() {
-        let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None };
+        let (run, flat, samples, symbolizer, stacks, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits };
         // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
         if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
             std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
@@ -345,24 +400,32 @@ mod tests {
     /// Without -g: stacks null, processes null, still one valid document.
     #[test]
     fn a_run_without_stacks_is_valid_json() {
-        let (run, flat, samples, symbolizer, _) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None };
+        let (run, flat, samples, symbolizer, _, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
 
     #[test]
     fn document_parses_with_the_documented_fields() {
-        let (run, flat, samples, symbolizer, stacks) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None };
+        let (run, flat, samples, symbolizer, stacks, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 6);
+        assert_eq!(v["version"], 7);
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");
         // The clock: each thread's parts add up to its life.
         let t = &v["clock"]["threads"][0];
         let part = |k: &str| t[k].as_u64().unwrap();
         assert_eq!(part("on_cpu_ns") + part("blocked_ns") + part("preempted_ns"), part("wall_ns"));
         assert_eq!(v["clock"]["elapsed_ns"], 1_250_000_000u64);
+        // --off-cpu: the wait, its stack outermost first, and the time no look saw.
+        let off = &v["clock"]["off_cpu"];
+        assert_eq!((off["rate"].as_u64(), off["unseen_ns"].as_u64(), off["unseen_waits"].as_u64()), (Some(1000), Some(100_000_000), Some(40)));
+        let w = &off["waits"][0];
+        assert_eq!((w["call"].as_str(), w["ns"].as_u64(), w["count"].as_u64()), (Some("read"), Some(900_000_000), Some(3)));
+        assert_eq!(w["targets"], serde_json::json!([{"on": "pipe:[7]", "ns": 900_000_000u64}]));
+        assert_eq!(w["threads"], serde_json::json!([{"tid": 42, "ns": 900_000_000u64}]));
+        assert_eq!(w["frames"], serde_json::json!(["fib", "[libc.so.6]"]));
         // The daemons that worked for it, and their stacks under their own roots.
         assert_eq!((v["servers"]["server_user"].as_u64(), v["servers"]["idle"].as_u64()), (Some(7), Some(3)));
         assert_eq!(v["servers"]["daemons"][0]["path"], "/no/such/ramfs");

@@ -83,6 +83,8 @@ pub struct Analysis<'a> {
     /// Source frames of addresses, where lines were asked for (`--lines`, `--inline`): pprof
     /// then has a location per address with its lines.
     pub sources: Option<&'a crate::objects::lines::Sources>,
+    /// Where the program waited (`--off-cpu`), most blocked time first; empty without it.
+    pub waits: &'a [crate::waiting::Wait],
 }
 
 /// Where one export goes.

@@ -243,3 +243,10 @@ impl Terminal {
         (child, std::fs::File::from(self.leader))
     }
 }
+
+/// `waits` (a sibling package, like fib): a program with known waits.
+pub fn waits_bin() -> PathBuf {
+    let p = profil_bin().with_file_name("waits");
+    assert!(p.exists(), "{} not built: run the tests with `cargo test --workspace`", p.display());
+    p
+}

@@ -1,0 +1,219 @@
+//! Where the program waited (`--off-cpu`): its threads' blocked time by wait site — the
+//! system call, what it waited on, the user stack at the call — named, grouped and ranked.
+//!
+//! The ledger gives each blocked period of each thread a site (the probe that fell in it) or
+//! none (no probe did: a wait shorter than the probes' period). Sites with the same call and
+//! the same named stack are one wait here, whatever they waited on (each of its targets is
+//! kept with its time), so a loop reading many files is one line.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use profd::ledger::UNSEEN;
+
+use crate::objects::symbolize::Symbolizer;
+use crate::profile::{Frame, Profile};
+
+/// Waits the section shows unless `--top` says otherwise.
+pub const DEFAULT_TOP: usize = 10;
+
+/// One wait: a call at a stack, its blocked time over every thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wait {
+    /// The system call (`read`, `futex`), or `not in a system call`.
+    pub call: String,
+    /// What it waited on, with the time on each, most first (`None`: not known).
+    pub targets: Vec<(Option<String>, u64)>,
+    /// The stack's functions, innermost first (`clock_nanosleep [libc.so.6]`, …, `main`).
+    pub frames: Vec<String>,
+    /// The unwind stopped before the stack's root.
+    pub truncated: bool,
+    /// Blocked time, ns, and blocked periods.
+    pub ns: u64,
+    pub count: u64,
+    /// The threads that waited here, each with its blocked time here, by tid.
+    pub by_thread: Vec<(u32, u64)>,
+}
+
+impl Wait {
+    pub fn mean_ns(&self) -> u64 {
+        self.ns / self.count.max(1)
+    }
+}
+
+/// The blocked time no probe saw (periods shorter than the probes' period), over all threads:
+/// (ns, periods).
+pub fn unseen(p: &Profile) -> (u64, u64) {
+    p.threads.iter().flat_map(|t| &t.waits).filter(|w| w.site == UNSEEN).fold((0u64, 0u64), |(ns, n), w| {
+        (ns.saturating_add(w.ns), n.saturating_add(w.count))
+    })
+}
+
+/// Name a stack's frames, innermost first.
+pub fn frame_names(p: &Profile, frames: &[Frame], symbolizer: &mut Symbolizer) -> Vec<String> {
+    frames
+        .iter()
+        .map(|&f| {
+            let location = match f {
+                Frame::Program(a) => symbolizer.program_sample(a),
+                Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
+                Frame::Kernel(a) => symbolizer.kernel_sample(a),
+            };
+            symbolizer.name(&location)
+        })
+        .collect()
+}
+
+/// The run's waits, most blocked time first; empty without `--off-cpu`.
+pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
+    if p.off_cpu.is_none() {
+        return Vec::new();
+    }
+    let named: Vec<Vec<String>> = p.wait_sites.iter().map(|s| frame_names(p, &s.stack.frames, symbolizer)).collect();
+    let mut by_key: BTreeMap<(&str, &[String]), Wait> = BTreeMap::new();
+    for t in &p.threads {
+        for w in t.waits.iter().filter(|w| w.site != UNSEEN) {
+            let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
+            let frames = &named[w.site as usize];
+            let e = by_key.entry((site.call.as_str(), frames.as_slice())).or_insert_with(|| Wait {
+                call: site.call.clone(),
+                targets: Vec::new(),
+                frames: frames.clone(),
+                truncated: site.stack.truncated,
+                ns: 0,
+                count: 0,
+                by_thread: Vec::new(),
+            });
+            e.ns = e.ns.saturating_add(w.ns);
+            e.count = e.count.saturating_add(w.count);
+            e.truncated |= site.stack.truncated;
+            match e.by_thread.iter_mut().find(|x| x.0 == t.tid) {
+                Some(x) => x.1 = x.1.saturating_add(w.ns),
+                None => e.by_thread.push((t.tid, w.ns)),
+            }
+            match e.targets.iter_mut().find(|x| x.0 == site.target) {
+                Some(x) => x.1 = x.1.saturating_add(w.ns),
+                None => e.targets.push((site.target.clone(), w.ns)),
+            }
+        }
+    }
+    let mut out: Vec<Wait> = by_key.into_values().collect();
+    for w in &mut out {
+        w.targets.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        w.by_thread.sort_unstable();
+    }
+    out.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.call.cmp(&b.call)).then_with(|| a.frames.cmp(&b.frames)));
+    out
+}
+
+/// What a wait waited on, in a few words: the target, or how many and the one with most time.
+fn on_what(w: &Wait) -> String {
+    let known: Vec<&(Option<String>, u64)> = w.targets.iter().filter(|t| t.0.is_some()).collect();
+    match known.as_slice() {
+        [] => String::new(),
+        [(Some(t), _)] => format!(" on {t}"),
+        [(Some(t), _), rest @ ..] => format!(" on {} targets (most: {t})", rest.len() + 1),
+        _ => String::new(),
+    }
+}
+
+/// The stack as one line: innermost first, at most `MAX_SHOWN` functions.
+fn stack_line(w: &Wait) -> String {
+    const MAX_SHOWN: usize = 8;
+    let mut line = w.frames.iter().take(MAX_SHOWN).cloned().collect::<Vec<_>>().join(" <- ");
+    if w.frames.len() > MAX_SHOWN {
+        let _ = write!(line, " <- … ({} more)", w.frames.len() - MAX_SHOWN);
+    } else if w.truncated {
+        line.push_str(" <- [truncated]");
+    }
+    line
+}
+
+/// The innermost function of the program's own on a wait's stack (others are named with
+/// their object: `read [libc.so.6]`), else its innermost.
+fn own_function(w: &Wait) -> &str {
+    w.frames.iter().find(|f| !f.ends_with(']')).or(w.frames.first()).map_or("?", String::as_str)
+}
+
+fn waits_word(n: u64) -> String {
+    match n {
+        1 => "1 wait".into(),
+        n => format!("{n} waits"),
+    }
+}
+
+fn ms(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 => format!("{:.2} s", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} ms", n as f64 / 1e6),
+        n => format!("{:.0} us", n as f64 / 1e3),
+    }
+}
+
+/// The "Waiting" section: the top `top` waits (call, what on, time, count, mean, stack), the
+/// unseen rest, then a line per thread. Empty without `--off-cpu`.
+pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
+    let mut out = String::new();
+    let Some(off) = &p.off_cpu else { return out };
+    let total_wall = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
+    let blocked = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
+    let periods = p.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
+    let (unseen_ns, unseen_n) = unseen(p);
+    let _ = writeln!(
+        out,
+        "Waiting (--off-cpu: each thread looked at {} times a second through /proc/PID/task/TID/syscall; a wait shorter than {} may go unseen):",
+        off.rate,
+        ms(1_000_000_000 / off.rate.max(1))
+    );
+    if let Some(problem) = &off.problem {
+        let _ = writeln!(out, "  Note: {problem}");
+    }
+    let _ = writeln!(
+        out,
+        "  {} blocked in {}; {} of it ({:.1} %) at the calls below; {} in {} no look fell in",
+        ms(blocked),
+        waits_word(periods),
+        ms(blocked.saturating_sub(unseen_ns)),
+        crate::report::percent(blocked.saturating_sub(unseen_ns), blocked),
+        ms(unseen_ns),
+        waits_word(unseen_n),
+    );
+    if waits.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "   seconds  % time   waits       mean  call");
+    for w in waits.iter().take(top) {
+        let _ = writeln!(
+            out,
+            "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}",
+            w.ns as f64 / 1e9,
+            crate::report::percent(w.ns, total_wall),
+            w.count,
+            ms(w.mean_ns()),
+            w.call,
+            on_what(w)
+        );
+        let _ = writeln!(out, "{:>38}{}", "at ", stack_line(w));
+    }
+    if waits.len() > top {
+        let rest = &waits[top..];
+        let ns = rest.iter().fold(0u64, |n, w| n.saturating_add(w.ns));
+        let _ = writeln!(out, "{:>10.3} {:>7.2}  ({} more calls)", ns as f64 / 1e9, crate::report::percent(ns, total_wall), rest.len());
+    }
+    if p.threads.len() > 1 {
+        let _ = writeln!(out, "  By thread:");
+        let _ = writeln!(out, "       tid   blocked  its longest wait");
+        for t in &p.threads {
+            let longest = waits
+                .iter()
+                .filter_map(|w| w.by_thread.iter().find(|x| x.0 == t.tid).map(|x| (w, x.1)))
+                .max_by_key(|(_, ns)| *ns);
+            let what = match longest {
+                Some((w, ns)) => format!("{} {}{}, in {}", ms(ns), w.call, on_what(w), own_function(w)),
+                None => "-".to_string(),
+            };
+            let _ = writeln!(out, "{:>10} {:>9.3}  {what}", t.tid, t.blocked as f64 / 1e9);
+        }
+    }
+    out
+}

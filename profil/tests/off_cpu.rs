@@ -1,0 +1,139 @@
+//! `--off-cpu`: where the program waits, by the clock. `waits` blocks in named functions for
+//! known times (a sleep, a pipe read, a condvar, a child) and prints how long each call took;
+//! the report must name each wait's call, what it waited on and the function that made it,
+//! with its time within 5 % (or 5 ms), as root and as a user without privilege.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::Value;
+
+/// The program's own timings: `waits.NAME: SECONDS`.
+fn program_timings(err: &str) -> Vec<(String, f64)> {
+    err.lines()
+        .filter_map(|l| l.strip_prefix("waits.")?.split_once(": "))
+        .map(|(n, s)| (n.to_string(), s.parse().unwrap()))
+        .collect()
+}
+
+/// The wait made by `call` with `function` on its stack.
+fn wait<'a>(doc: &'a Value, call: &str, function: &str) -> &'a Value {
+    let waits = doc["clock"]["off_cpu"]["waits"].as_array().expect("off_cpu.waits");
+    waits
+        .iter()
+        .find(|w| w["call"] == call && w["frames"].as_array().unwrap().iter().any(|f| f == function))
+        .unwrap_or_else(|| panic!("no {call} in {function}: {}", serde_json::to_string_pretty(waits).unwrap()))
+}
+
+fn check_run(o: &Output, json: &std::path::Path) {
+    let (out, err) = text(o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let timings = program_timings(&err);
+    let took = |name: &str| timings.iter().find(|t| t.0 == name).unwrap_or_else(|| panic!("{name}: {err}")).1;
+    for (name, call, function) in [
+        ("sleep", "clock_nanosleep", "waits::sleep_phase"),
+        ("pipe", "read", "waits::pipe_phase"),
+        ("condvar", "futex", "waits::condvar_phase"),
+        ("child", "wait4", "waits::child_phase"),
+    ] {
+        let w = wait(&doc, call, function);
+        let seen = w["ns"].as_u64().unwrap() as f64 / 1e9;
+        let truth = took(name);
+        assert!((seen - truth).abs() <= (truth * 0.05).max(0.005), "{name}: {seen} s seen, {truth} s by the program\n{out}");
+        // Whole stacks: from the start routine down to the call.
+        assert_eq!(w["frames"][0], "_start", "{w}");
+    }
+    assert!(wait(&doc, "read", "waits::pipe_phase")["targets"][0]["on"].as_str().unwrap().starts_with("pipe:["));
+    assert!(wait(&doc, "wait4", "waits::child_phase")["targets"][0]["on"].as_str().unwrap().starts_with("pid "));
+    // The ledger closes: the main thread's life is the run's elapsed time within 1 %, and its
+    // parts add up to it.
+    let elapsed = doc["clock"]["elapsed_ns"].as_u64().unwrap() as f64;
+    let main = &doc["clock"]["threads"][0];
+    let part = |k: &str| main[k].as_u64().unwrap();
+    assert_eq!(part("on_cpu_ns") + part("blocked_ns") + part("preempted_ns"), part("wall_ns"));
+    assert!((part("wall_ns") as f64 - elapsed).abs() <= elapsed * 0.01, "{main} vs {elapsed}");
+    // The report says how the waits were seen and what that can miss.
+    assert!(
+        out.contains("Waiting (--off-cpu: each thread looked at 1000 times a second through /proc/PID/task/TID/syscall; a wait shorter than 1.0 ms may go unseen):"),
+        "{out}"
+    );
+    // The sleep's row, then its stack.
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines.iter().position(|l| l.contains("at clock_nanosleep [libc.so.6] <- std::thread::functions::sleep <- waits::sleep_phase <- waits::main")).expect(&out);
+    assert!(lines[at - 1].trim_start().starts_with("0.30") && lines[at - 1].ends_with("  clock_nanosleep"), "{out}");
+}
+
+#[test]
+fn known_waits_are_seen_with_their_calls_and_stacks() {
+    let dir = scratch("off-cpu");
+    let json = dir.join("run.json");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--off-cpu", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+    };
+    check_run(&o, &json);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same, as a user without privilege (perf_event_paranoid as the machine has it, 2 by
+/// default): /proc's syscall file and process_vm_readv need only the access a user has to
+/// their own processes.
+#[test]
+fn known_waits_are_seen_without_privilege() {
+    if !common::root("to run profil as nobody") {
+        return;
+    }
+    let dir = scratch("off-cpu-nobody");
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let json = dir.join("run.json");
+    let o = {
+        let _s = session();
+        Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(profil_bin())
+            .args(["-f", "--off-cpu", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+            .output()
+            .expect("setpriv (util-linux)")
+    };
+    check_run(&o, &json);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Attached to a process that sleeps through the session: blocked all of it (it left the CPU
+/// before the attach, so no switch record says so), in its sleep.
+#[test]
+fn an_attached_sleeper_is_blocked_the_whole_session() {
+    let dir = scratch("off-cpu-attach");
+    let exe = compile("cc", "sleepy.c", &["-O1"], &dir);
+    let mut child = with_default_signals(&mut Command::new(&exe)).args(["5000", "0"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = {
+        let _s = session();
+        profil(&["-f", "--off-cpu", "-p", &child.id().to_string(), "-t", "1"])
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let rows = table_rows(&out, "By the clock");
+    let blocked: f64 = rows[1][0].parse().unwrap();
+    assert!((blocked - 1.0).abs() <= 0.05, "{out}");
+    let sleep_line = out.lines().find(|l| l.ends_with("  clock_nanosleep")).expect(&out);
+    assert!(sleep_line.trim_start().starts_with("1.0") || sleep_line.trim_start().starts_with("0.9"), "{out}");
+    assert!(out.contains("<- nap <- main <-"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without --off-cpu, no Waiting section and no probes; on Redox the option is refused.
+#[test]
+fn the_waiting_section_needs_the_option() {
+    let _s = session();
+    let o = profil(&["-f", fib_bin().to_str().unwrap(), "20"]);
+    let (out, _) = text(&o);
+    assert!(!out.contains("Waiting ("), "{out}");
+    let help = text(&profil(&["--help"])).0;
+    assert!(help.contains("--off-cpu"), "{help}");
+}

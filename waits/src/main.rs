@@ -1,0 +1,140 @@
+//! A test program with known waits, for the clock view (`profil --off-cpu`): each phase
+//! blocks the main thread in a named function for a known time, with CPU spinning between
+//! phases, and prints how long the main thread was blocked there, measured around the call:
+//!
+//! 1. `sleep_phase`: `thread::sleep` for 300 ms (clock_nanosleep);
+//! 2. `pipe_phase`: a `read` of a pipe whose writer (a thread) sleeps 200 ms first;
+//! 3. `condvar_phase`: a condition-variable wait (a futex) that a thread ends after 150 ms;
+//! 4. `child_phase`: `waitpid` for a child process that sleeps 250 ms;
+//! 5. `disk_phase`: 8 MiB written to a file in DIR (default the temporary directory), then
+//!    `fsync`; its time is whatever the disk takes.
+//!
+//! Each phase prints `waits.NAME: SECONDS` to stderr (the time blocked in its call), and
+//! `spin` runs a fixed amount of work (no wait) between phases. `waits [DIR [SCALE]]`: every
+//! known wait is SCALE times as long (default 1).
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// CPU work and no wait: a fixed number of steps of a xorshift generator.
+#[inline(never)]
+fn spin(steps: u64) -> u64 {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..steps {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    std::hint::black_box(x)
+}
+
+fn report(name: &str, blocked: Duration) {
+    eprintln!("waits.{name}: {:.6}", blocked.as_secs_f64());
+}
+
+#[inline(never)]
+fn sleep_phase(ms: u64) -> Duration {
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(ms));
+    t.elapsed()
+}
+
+#[inline(never)]
+fn pipe_phase(ms: u64) -> Duration {
+    let (mut reader, mut writer) = std::io::pipe().expect("pipe");
+    let w = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        writer.write_all(b"x").expect("write");
+    });
+    let mut byte = [0u8; 1];
+    let t = Instant::now();
+    reader.read_exact(&mut byte).expect("read");
+    let blocked = t.elapsed();
+    w.join().expect("writer");
+    blocked
+}
+
+#[inline(never)]
+fn condvar_phase(ms: u64) -> Duration {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let other = pair.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        *other.0.lock().expect("lock") = true;
+        other.1.notify_one();
+    });
+    let start = Instant::now();
+    let mut done = pair.0.lock().expect("lock");
+    while !*done {
+        done = pair.1.wait(done).expect("wait");
+    }
+    let blocked = start.elapsed();
+    drop(done);
+    t.join().expect("notifier");
+    blocked
+}
+
+#[inline(never)]
+fn child_phase(ms: u64) -> Duration {
+    // SAFETY: the child only sleeps and exits (async-signal-safe calls); no other thread
+    // runs now (the earlier phases joined theirs).
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let ts = libc::timespec { tv_sec: (ms / 1000) as libc::time_t, tv_nsec: ((ms % 1000) * 1_000_000) as libc::c_long };
+        // SAFETY: nanosleep reads the timespec; _exit ends the child without running
+        // the parent's destructors or atexit handlers.
+        unsafe {
+            libc::nanosleep(&ts, std::ptr::null_mut());
+            libc::_exit(0);
+        }
+    }
+    assert!(pid > 0, "fork failed");
+    let mut status = 0;
+    let t = Instant::now();
+    // SAFETY: waits for our own child; status is a valid int.
+    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(r, pid, "waitpid");
+    t.elapsed()
+}
+
+#[inline(never)]
+fn disk_phase(dir: &std::path::Path) -> Duration {
+    let path = dir.join(format!("waits.{}", std::process::id()));
+    let mut f = std::fs::File::create(&path).expect("create");
+    let block = vec![0x5au8; 1 << 20];
+    for _ in 0..8 {
+        f.write_all(&block).expect("write");
+    }
+    let t = Instant::now();
+    f.sync_all().expect("fsync");
+    let blocked = t.elapsed();
+    drop(f);
+    let _ = std::fs::remove_file(&path);
+    blocked
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().map_or_else(std::env::temp_dir, std::path::PathBuf::from);
+    let scale: u64 = match args.next().map(|s| s.parse()) {
+        None => 1,
+        Some(Ok(n)) if (1..=100).contains(&n) => n,
+        Some(_) => {
+            eprintln!("usage: waits [DIR [SCALE]] (SCALE 1 to 100)");
+            std::process::exit(2);
+        }
+    };
+    const STEPS: u64 = 20_000_000;
+    spin(STEPS);
+    report("sleep", sleep_phase(300 * scale));
+    spin(STEPS);
+    report("pipe", pipe_phase(200 * scale));
+    spin(STEPS);
+    report("condvar", condvar_phase(150 * scale));
+    spin(STEPS);
+    report("child", child_phase(250 * scale));
+    spin(STEPS);
+    report("disk", disk_phase(&dir));
+    spin(STEPS);
+}
