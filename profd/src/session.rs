@@ -160,7 +160,7 @@ pub struct Session {
     /// The wait sites probes found (`--off-cpu`), numbered as the ledger names them, and
     /// why probing saw less than it should, if it did.
     pub wait_sites: Vec<crate::sampler::WaitSite>,
-    wait_index: std::collections::HashMap<crate::sampler::WaitSite, u32>,
+    wait_index: std::collections::BTreeMap<crate::sampler::WaitSite, u32>,
     pub probe_problem: Option<String>,
 }
 

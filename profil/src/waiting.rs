@@ -129,10 +129,20 @@ fn stack_line(w: &Wait) -> String {
     line
 }
 
-/// The innermost function of the program's own on a wait's stack (others are named with
-/// their object: `read [libc.so.6]`), else its innermost.
-fn own_function(w: &Wait) -> &str {
-    w.frames.iter().find(|f| !f.ends_with(']')).or(w.frames.first()).map_or("?", String::as_str)
+/// The function that waited, for a reader: the innermost on the stack that is the program's
+/// own code, not a library's (those are named with their object, `read [libc.so.6]`) nor
+/// Rust's standard library linked into it; else the innermost of the program; else the
+/// innermost.
+pub fn own_function(w: &Wait) -> &str {
+    const RUNTIME: [&str; 6] = ["std::", "core::", "alloc::", "<std::", "<core::", "<alloc::"];
+    let in_program = |f: &&String| !f.ends_with(']');
+    w.frames
+        .iter()
+        .filter(in_program)
+        .find(|f| !RUNTIME.iter().any(|r| f.starts_with(r)))
+        .or_else(|| w.frames.iter().find(in_program))
+        .or(w.frames.first())
+        .map_or("?", String::as_str)
 }
 
 fn waits_word(n: u64) -> String {
@@ -185,15 +195,16 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     for w in waits.iter().take(top) {
         let _ = writeln!(
             out,
-            "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}",
+            "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}, in {}",
             w.ns as f64 / 1e9,
             crate::report::percent(w.ns, total_wall),
             w.count,
             ms(w.mean_ns()),
             w.call,
-            on_what(w)
+            on_what(w),
+            own_function(w)
         );
-        let _ = writeln!(out, "{:>38}{}", "at ", stack_line(w));
+        let _ = writeln!(out, "{:>39}{}", "at ", stack_line(w));
     }
     if waits.len() > top {
         let rest = &waits[top..];
@@ -216,4 +227,89 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{OffCpu, Stack, WaitSite};
+    use profd::ledger::{ThreadTime, Wait as Charged};
+
+    fn site(call: &str, target: Option<&str>, frames: &[u64]) -> WaitSite {
+        WaitSite {
+            call: call.into(),
+            target: target.map(Into::into),
+            stack: Stack { frames: frames.iter().map(|&a| Frame::Program(a)).collect(), truncated: false, count: 0 },
+        }
+    }
+
+    /// Two threads: main waits in `a` on two files (one wait, two targets) and in `b` on a
+    /// child; thread 8 in `c`; 5 ms no look saw. Sites with the same call and stack are one.
+    fn profile() -> Profile {
+        Profile {
+            threads: vec![
+                ThreadTime {
+                    tid: 7,
+                    wall: 2_000_000_000,
+                    preempted: 0,
+                    blocked: 1_505_000_000,
+                    waits: vec![
+                        Charged { site: 0, ns: 900_000_000, count: 3 },
+                        Charged { site: 1, ns: 100_000_000, count: 1 },
+                        Charged { site: 2, ns: 500_000_000, count: 1 },
+                        Charged { site: UNSEEN, ns: 5_000_000, count: 10 },
+                    ],
+                },
+                ThreadTime {
+                    tid: 8,
+                    wall: 1_000_000_000,
+                    preempted: 0,
+                    blocked: 400_000_000,
+                    waits: vec![Charged { site: 3, ns: 400_000_000, count: 4 }],
+                },
+            ],
+            wait_sites: vec![
+                site("read", Some("/etc/a"), &[0x1110, 0x1020]),
+                site("read", Some("/etc/b"), &[0x1120, 0x1020]),
+                site("wait4", Some("pid 99"), &[0x1210, 0x1020]),
+                site("futex", None, &[0x1310]),
+            ],
+            off_cpu: Some(OffCpu { rate: 1000, problem: None }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn waits_are_grouped_named_and_ranked() {
+        let p = profile();
+        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        assert_eq!(w.len(), 3);
+        assert_eq!((w[0].call.as_str(), w[0].ns, w[0].count), ("read", 1_000_000_000, 4));
+        assert_eq!(w[0].frames, ["a", "main"]);
+        assert_eq!(w[0].targets, [(Some("/etc/a".to_string()), 900_000_000), (Some("/etc/b".to_string()), 100_000_000)]);
+        assert_eq!(w[1].by_thread, [(7, 500_000_000)]);
+        assert_eq!(unseen(&p), (5_000_000, 10));
+    }
+
+    #[test]
+    fn the_waiting_section() {
+        let p = profile();
+        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        assert_eq!(
+            render(&p, &w, 2),
+            "Waiting (--off-cpu: each thread looked at 1000 times a second through /proc/PID/task/TID/syscall; a wait shorter than 1.0 ms may go unseen):\n\
+             \x20 1.91 s blocked in 19 waits; 1.90 s of it (99.7 %) at the calls below; 5.0 ms in 10 waits no look fell in\n\
+             \x20  seconds  % time   waits       mean  call\n\
+             \x20    1.000   33.33       4   250.0 ms  read on 2 targets (most: /etc/a), in a\n\
+             \x20                                   at a <- main\n\
+             \x20    0.500   16.67       1   500.0 ms  wait4 on pid 99, in b\n\
+             \x20                                   at b <- main\n\
+             \x20    0.400   13.33  (1 more calls)\n\
+             \x20 By thread:\n\
+             \x20      tid   blocked  its longest wait\n\
+             \x20        7     1.505  1.00 s read on 2 targets (most: /etc/a), in a\n\
+             \x20        8     0.400  400.0 ms futex, in c\n"
+        );
+        assert_eq!(render(&Profile::default(), &[], 10), "");
+    }
 }

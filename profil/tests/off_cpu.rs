@@ -63,7 +63,7 @@ fn check_run(o: &Output, json: &std::path::Path) {
     // The sleep's row, then its stack.
     let lines: Vec<&str> = out.lines().collect();
     let at = lines.iter().position(|l| l.contains("at clock_nanosleep [libc.so.6] <- std::thread::functions::sleep <- waits::sleep_phase <- waits::main")).expect(&out);
-    assert!(lines[at - 1].trim_start().starts_with("0.30") && lines[at - 1].ends_with("  clock_nanosleep"), "{out}");
+    assert!(lines[at - 1].trim_start().starts_with("0.30") && lines[at - 1].ends_with("  clock_nanosleep, in waits::sleep_phase"), "{out}");
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn an_attached_sleeper_is_blocked_the_whole_session() {
     let rows = table_rows(&out, "By the clock");
     let blocked: f64 = rows[1][0].parse().unwrap();
     assert!((blocked - 1.0).abs() <= 0.05, "{out}");
-    let sleep_line = out.lines().find(|l| l.ends_with("  clock_nanosleep")).expect(&out);
+    let sleep_line = out.lines().find(|l| l.ends_with("  clock_nanosleep, in nap")).expect(&out);
     assert!(sleep_line.trim_start().starts_with("1.0") || sleep_line.trim_start().starts_with("0.9"), "{out}");
     assert!(out.contains("<- nap <- main <-"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -136,4 +136,62 @@ fn the_waiting_section_needs_the_option() {
     assert!(!out.contains("Waiting ("), "{out}");
     let help = text(&profil(&["--help"])).0;
     assert!(help.contains("--off-cpu"), "{help}");
+}
+
+/// The exports carry the waits: folded stacks (and the SVG drawn from them) by the clock in
+/// microseconds, each wait under the function that made it, ending in `[off-CPU: CALL]` (drawn
+/// blue); pprof with an `off_cpu` sample type `go tool pprof -sample_index` selects.
+#[test]
+fn exports_carry_the_waits() {
+    let dir = scratch("off-cpu-exports");
+    let (folded, svg, pb) = (dir.join("w.folded"), dir.join("w.svg"), dir.join("w.pb.gz"));
+    let o = {
+        let _s = session();
+        profil(&[
+            "-f",
+            "-g",
+            "--off-cpu",
+            "--collapsed",
+            folded.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+            "--pprof",
+            pb.to_str().unwrap(),
+            waits_bin().to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ])
+    };
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let pipe_us = program_timings(&err).iter().find(|t| t.0 == "pipe").unwrap().1 * 1e6;
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    let line = folded
+        .lines()
+        .find(|l| l.contains(";waits::pipe_phase;") && l.contains(";[off-CPU: read] "))
+        .unwrap_or_else(|| panic!("{folded}"));
+    let us: f64 = line.rsplit_once(' ').unwrap().1.parse().unwrap();
+    assert!((us - pipe_us).abs() <= (pipe_us * 0.05).max(5000.0), "{line}: {pipe_us} us by the program");
+    // CPU stacks in microseconds too: spin's samples, 1,000 us each at 1 kHz.
+    let spin: u64 = folded.lines().filter(|l| l.contains(";waits::spin ")).map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap()).sum();
+    assert!(spin > 0 && spin.is_multiple_of(1000), "{folded}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("by the clock, in microseconds"), "subtitle");
+    let read_rect = svg.split("<title>").find(|t| t.starts_with("[off-CPU: read]")).expect("[off-CPU: read] frame");
+    assert!(read_rect.contains("fill=\"rgb(80,130,230)\""), "{read_rect}");
+    if !installed("go", "golang-go") {
+        return;
+    }
+    let g = Command::new("go")
+        .args(["tool", "pprof", "-top", "-nodecount=100", "-sample_index=off_cpu", "-unit=ms"])
+        .arg(&pb)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    let top = String::from_utf8_lossy(&g.stdout).into_owned();
+    assert!(g.status.success(), "{top}\n{}", String::from_utf8_lossy(&g.stderr));
+    assert!(top.contains("Type: off_cpu"), "{top}");
+    let row = top.lines().find(|l| l.ends_with(" [off-CPU: read]")).unwrap_or_else(|| panic!("{top}"));
+    let ms: f64 = row.split_whitespace().next().unwrap().trim_end_matches("ms").parse().unwrap();
+    assert!((ms * 1000.0 - pipe_us).abs() <= (pipe_us * 0.05).max(5000.0), "{row}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

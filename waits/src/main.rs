@@ -12,6 +12,10 @@
 //! Each phase prints `waits.NAME: SECONDS` to stderr (the time blocked in its call), and
 //! `spin` runs a fixed amount of work (no wait) between phases. `waits [DIR [SCALE]]`: every
 //! known wait is SCALE times as long (default 1).
+//!
+//! `waits --trips N`: N one-byte round trips between two threads over two pipes, each side
+//! blocking in `read` every trip (a switch-heavy program, for the benchmark); prints
+//! `waits.trips: SECONDS` and the trips a second.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Condvar, Mutex};
@@ -114,8 +118,44 @@ fn disk_phase(dir: &std::path::Path) -> Duration {
     blocked
 }
 
+/// N round trips of a byte between this thread and another, over two pipes.
+#[inline(never)]
+fn trips(n: u64) -> Duration {
+    let (mut from_echo, mut to_main) = std::io::pipe().expect("pipe");
+    let (mut from_main, mut to_echo) = std::io::pipe().expect("pipe");
+    let echo = std::thread::spawn(move || {
+        let mut b = [0u8; 1];
+        for _ in 0..n {
+            from_main.read_exact(&mut b).expect("echo read");
+            to_main.write_all(&b).expect("echo write");
+        }
+    });
+    let t = Instant::now();
+    let mut b = [7u8; 1];
+    for _ in 0..n {
+        to_echo.write_all(&b).expect("write");
+        from_echo.read_exact(&mut b).expect("read");
+    }
+    let took = t.elapsed();
+    echo.join().expect("echo");
+    took
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
+    if std::env::args().nth(1).as_deref() == Some("--trips") {
+        let n: u64 = match std::env::args().nth(2).map(|s| s.parse()) {
+            Some(Ok(n)) if n > 0 => n,
+            _ => {
+                eprintln!("usage: waits --trips N (N > 0)");
+                std::process::exit(2);
+            }
+        };
+        let took = trips(n);
+        report("trips", took);
+        eprintln!("waits.trips_per_second: {:.0}", n as f64 / took.as_secs_f64());
+        return;
+    }
     let dir = args.next().map_or_else(std::env::temp_dir, std::path::PathBuf::from);
     let scale: u64 = match args.next().map(|s| s.parse()) {
         None => 1,

@@ -32,3 +32,11 @@ fn a_bad_scale_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("usage: waits"));
 }
+
+#[test]
+fn round_trips_are_counted() {
+    let o = Command::new(env!("CARGO_BIN_EXE_waits")).args(["--trips", "2000"]).output().unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("waits.trips: ") && err.contains("waits.trips_per_second: "), "{err}");
+}

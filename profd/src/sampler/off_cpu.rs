@@ -152,7 +152,7 @@ impl Looker {
                     self.threads.insert(tid, Watched { syscall, last: None });
                 }
                 Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                    self.say(format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed)", self.pid));
+                    self.say(format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named", self.pid));
                 }
                 Err(_) => {}
             }
@@ -169,7 +169,16 @@ impl Looker {
             let Some(w) = self.threads.get_mut(&tid) else { continue };
             let n = match w.syscall.read_at(&mut self.buf, 0) {
                 Ok(n) => n,
-                // The thread has ended (ESRCH), or access was lost.
+                // The kernel checks ptrace access at each read (Yama, another user's process).
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+                    gone.push(tid);
+                    let what = format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named", self.pid);
+                    if let Ok(mut p) = self.problem.lock() {
+                        p.get_or_insert(what);
+                    }
+                    continue;
+                }
+                // The thread has ended (ESRCH).
                 Err(_) => {
                     gone.push(tid);
                     continue;

@@ -164,7 +164,7 @@ struct Event {
     /// With `--off-cpu`: the thread looking at the program's blocked threads, and each
     /// thread's wait site at its latest look.
     prober: Option<super::off_cpu::Prober>,
-    last_site: std::collections::HashMap<u32, crate::sampler::WaitSite>,
+    last_site: std::collections::BTreeMap<u32, crate::sampler::WaitSite>,
     _lock: UnixListener,
 }
 

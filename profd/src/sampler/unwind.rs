@@ -53,7 +53,7 @@ pub struct StackUnwinder {
     /// where a call through it goes).
     pub process: Option<u32>,
     /// GOT slots read from it, and what they held.
-    got: std::cell::RefCell<std::collections::HashMap<u64, Option<u64>>>,
+    got: std::cell::RefCell<std::collections::BTreeMap<u64, Option<u64>>>,
     /// Time spent unwinding (and loading modules), for the benchmark's account.
     pub busy: std::time::Duration,
 }

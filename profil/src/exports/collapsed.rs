@@ -4,6 +4,12 @@
 //! hangs under a `[truncated]` frame. Without them each stack is `program;function`.
 //! Functions of other objects are named as in the flat profile (`memcpy [libc.so.6]`).
 //! With `--children` each process's stacks hang under a root of their own (`spin [pid 101]`).
+//!
+//! With `--off-cpu` the file is of the run's time by the clock, every line weighted in
+//! microseconds: a CPU stack counts one sampling period per sample (1,000 us at 1 kHz), and
+//! each wait is a stack ending in a frame `[off-CPU: CALL]` (`[off-CPU: read]`) under the
+//! function that made the call, weighted by its blocked time. So a function's width is its
+//! wall time, on and off the CPU.
 
 use std::fmt::Write;
 
@@ -19,12 +25,46 @@ pub const TRUNCATED: &str = "[truncated]";
 /// rooted at its process (`sh [pid 100]`, `spin [pid 101]`), so one flame graph shows each
 /// process and all of them.
 pub fn render_all(a: &Analysis) -> String {
-    if a.processes.is_empty() {
-        return render(&a.run.program, a.flat, a.stacks);
-    }
-    let mut out = render_rooted(&root_frame(&a.run.program, a.run.profile.pid), a.flat, a.stacks);
+    let root = match a.processes.is_empty() {
+        true => a.run.program.rsplit('/').next().unwrap_or(&a.run.program).to_string(),
+        false => root_frame(&a.run.program, a.run.profile.pid),
+    };
+    let mut out = render_rooted(&root, a.flat, a.stacks);
     for c in a.processes {
         out.push_str(&render_rooted(&root_frame(&c.program, c.pid), &c.flat, c.stacks.as_ref()));
+    }
+    match a.run.profile.off_cpu {
+        Some(_) => by_the_clock(&root, &out, a.run.frequency_hz, a.waits),
+        None => out,
+    }
+}
+
+/// The frame a wait's stack ends in.
+pub fn off_cpu_frame(call: &str) -> String {
+    format!("[off-CPU: {}]", frame(call))
+}
+
+/// Folded CPU lines (`cpu`, in samples at `frequency_hz`) in microseconds, then each wait's
+/// stack under `root`, ending in its [`off_cpu_frame`], weighted by its blocked time.
+fn by_the_clock(root: &str, cpu: &str, frequency_hz: u64, waits: &[crate::waiting::Wait]) -> String {
+    let us_per_sample = 1_000_000 / frequency_hz.max(1);
+    let mut out = String::new();
+    for line in cpu.lines() {
+        if let Some((stack, n)) = line.rsplit_once(' ') {
+            let n: u64 = n.parse().unwrap_or(0);
+            let _ = writeln!(out, "{stack} {}", n.saturating_mul(us_per_sample));
+        }
+    }
+    let root = frame(root);
+    for w in waits.iter().filter(|w| w.ns >= 1000) {
+        out.push_str(&root);
+        if w.truncated {
+            let _ = write!(out, ";{TRUNCATED}");
+        }
+        for f in w.frames.iter().rev() {
+            let _ = write!(out, ";{}", frame(f));
+        }
+        let _ = writeln!(out, ";{} {}", off_cpu_frame(&w.call), w.ns / 1000);
     }
     out
 }
@@ -82,6 +122,21 @@ fn frame(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::flat::FlatEntry;
+
+    #[test]
+    fn by_the_clock_every_line_is_in_microseconds() {
+        let w = crate::waiting::Wait {
+            call: "read".into(),
+            targets: vec![(Some("pipe:[9]".into()), 250_000_000)],
+            frames: vec!["read [libc.so.6]".into(), "load".into(), "main".into()],
+            truncated: false,
+            ns: 250_000_400,
+            count: 2,
+            by_thread: vec![(7, 250_000_400)],
+        };
+        let text = by_the_clock("abc", "abc;main;spin 30\nabc;main 2\n", 1000, &[w]);
+        assert_eq!(text, "abc;main;spin 30000\nabc;main 2000\nabc;main;load;read [libc.so.6];[off-CPU: read] 250000\n");
+    }
 
     #[test]
     fn daemons_hang_under_roots_of_their_own() {

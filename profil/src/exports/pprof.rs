@@ -2,7 +2,9 @@
 //! (and everything that reads it: Grafana Pyroscope, Speedscope, Polar Signals...).
 //!
 //! Two sample values, `samples/count` and `cpu/nanoseconds` (samples times the sampling
-//! period). One location per function, in one mapping per object; each sample is a recorded
+//! period); with `--off-cpu` a third, `off_cpu/nanoseconds`, the blocked time of the waits
+//! (`go tool pprof -sample_index=off_cpu`), each wait a sample whose leaf is its call,
+//! `[off-CPU: read]`, under the functions of its stack. One location per function, in one mapping per object; each sample is a recorded
 //! stack, leaf first (without `-g`, a stack of the one function). Truncated stacks hang under
 //! a `[truncated]` function, as in the flame graph.
 //!
@@ -151,6 +153,8 @@ struct Builder {
     profile: Profile,
     /// The sampling period, nanoseconds: a sample's CPU time.
     period: i64,
+    /// Samples have a third value, off-CPU time.
+    off_cpu: bool,
     /// (object index or usize::MAX for the truncated marker, name) -> location id.
     locations: HashMap<(usize, String), u64>,
     mappings: HashMap<usize, u64>,
@@ -162,7 +166,10 @@ struct Builder {
 impl Builder {
     /// A sample of `n` ticks at `location_id` (leaf first), with `label`.
     fn sample(&mut self, location_id: Vec<u64>, n: u64, label: &[Label]) {
-        let value = vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(self.period)];
+        let mut value = vec![n.min(i64::MAX as u64) as i64, (n as i64).saturating_mul(self.period)];
+        if self.off_cpu {
+            value.push(0);
+        }
         self.profile.sample.push(Sample { location_id, value, label: label.to_vec() });
     }
 
@@ -239,9 +246,14 @@ impl Builder {
 pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let run = a.run;
     let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
-    let mut b = Builder { strings: Strings::new(), period, ..Default::default() };
+    let off_cpu = run.profile.off_cpu.is_some();
+    let mut b = Builder { strings: Strings::new(), period, off_cpu, ..Default::default() };
     let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
     b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
+    if off_cpu {
+        let t = vt(&mut b, "off_cpu", "nanoseconds");
+        b.profile.sample_type.push(t);
+    }
     b.profile.period_type = Some(vt(&mut b, "cpu", "nanoseconds"));
     b.profile.period = period;
     let comment = b.strings.get(&format!("profil {} ({} Hz)", run.program, run.frequency_hz));
@@ -269,6 +281,16 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
             Some(sources) => add_addresses(&mut b, a, sources, &c.profile, &c.samples, c.stacks.as_ref(), &label),
             None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), &label),
         }
+    }
+    // The waits, each a sample of its blocked time: its call, then its stack, leaf first.
+    for w in a.waits {
+        let mut ids = vec![b.location(None, &crate::exports::collapsed::off_cpu_frame(&w.call))];
+        ids.extend(w.frames.iter().map(|f| b.location(None, f)));
+        if w.truncated {
+            ids.push(b.location(None, TRUNCATED));
+        }
+        let ns = i64::try_from(w.ns).unwrap_or(i64::MAX);
+        b.profile.sample.push(Sample { location_id: ids, value: vec![0, 0, ns], label: label.clone() });
     }
     // The run's wall time ("Duration:"), as perf and pprof's own profilers give it; the
     // sampled CPU time where it was not measured.

@@ -9,6 +9,9 @@ use crate::stacks::StackProfile;
 /// The SVG of a run: the program's profile; with `--children`, every process's, each under
 /// its own root frame.
 pub fn render_all(a: &Analysis) -> std::io::Result<Vec<u8>> {
+    if a.run.profile.off_cpu.is_some() {
+        return by_the_clock(a);
+    }
     if a.processes.is_empty() {
         return render(&a.run.program, a.flat, a.stacks);
     }
@@ -38,13 +41,41 @@ fn subtitle(total: u64, truncated: u64, with_stacks: bool) -> String {
     }
 }
 
+/// `--off-cpu`: the run by the clock, in microseconds (the folded file's lines), the waits'
+/// `[off-CPU: …]` frames drawn blue among the CPU's warm colours.
+fn by_the_clock(a: &Analysis) -> std::io::Result<Vec<u8>> {
+    let folded = collapsed::render_all(a);
+    let waited: u64 = a.waits.iter().map(|w| w.ns).sum();
+    let subtitle = format!(
+        "by the clock, in microseconds: on a CPU ({}), and off it in blue frames [off-CPU: call] ({:.3} s of waits)",
+        count(a.stacks.map_or(a.flat.total, |sp| sp.total), "sample"),
+        waited as f64 / 1e9
+    );
+    let mut palette = inferno::flamegraph::color::PaletteMap::default();
+    for w in a.waits {
+        palette.insert(collapsed::off_cpu_frame(&w.call), inferno::flamegraph::color::Color { r: 80, g: 130, b: 230 });
+    }
+    draw(&a.run.program, &folded, Some(subtitle), "us", Some(&mut palette))
+}
+
 /// The SVG of folded stacks.
 fn from_folded(program: &str, folded: &str, subtitle: Option<String>) -> std::io::Result<Vec<u8>> {
+    draw(program, folded, subtitle, "samples", None)
+}
+
+fn draw(
+    program: &str,
+    folded: &str,
+    subtitle: Option<String>,
+    unit: &str,
+    palette: Option<&mut inferno::flamegraph::color::PaletteMap>,
+) -> std::io::Result<Vec<u8>> {
     let mut options = inferno::flamegraph::Options::default();
+    options.palette_map = palette;
     let name = program.rsplit('/').next().unwrap_or(program);
     options.title = format!("profil: {name}");
     options.subtitle = subtitle;
-    options.count_name = "samples".into();
+    options.count_name = unit.into();
     // Colours from the names, not random: the same profile gives the same file.
     options.hash = true;
     if folded.is_empty() {
