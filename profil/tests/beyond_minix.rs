@@ -364,7 +364,7 @@ fn the_clock_ledger_splits_a_run_into_cpu_and_waiting() {
     let exe = compile("cc", "sleepy.c", &["-O1"], &dir);
     let mut runs = vec![{
         let _s = session();
-        profil(&["-f", exe.to_str().unwrap(), "1000", "200"])
+        profil(&["-f", "--off-cpu", exe.to_str().unwrap(), "1000", "200"])
     }];
     if common::root("to run profil as nobody") {
         let _s = session();
@@ -373,7 +373,7 @@ fn the_clock_ledger_splits_a_run_into_cpu_and_waiting() {
             Command::new("setpriv")
                 .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
                 .arg(profil_bin())
-                .args(["-f", exe.to_str().unwrap(), "1000", "200"])
+                .args(["-f", "--off-cpu", exe.to_str().unwrap(), "1000", "200"])
                 .output()
                 .expect("setpriv (util-linux)"),
         );
@@ -400,7 +400,7 @@ fn a_program_sharing_its_cpu_is_seen_preempted() {
     let _s = session();
     let mut hog = Command::new("taskset").args(["-c", "0"]).arg(&busy).arg("30000").spawn().expect("taskset (util-linux)");
     common::wait_for_cpu(hog.id(), 50);
-    let o = Command::new("taskset").args(["-c", "0"]).arg(profil_bin()).args(["-f", sleepy.to_str().unwrap(), "0", "500"]).output().unwrap();
+    let o = Command::new("taskset").args(["-c", "0"]).arg(profil_bin()).args(["-f", "--off-cpu", sleepy.to_str().unwrap(), "0", "500"]).output().unwrap();
     hog.kill().unwrap();
     hog.wait().unwrap();
     let (out, err) = text(&o);

@@ -127,13 +127,16 @@ fn an_attached_sleeper_is_blocked_the_whole_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Without --off-cpu, no Waiting section and no probes; on Redox the option is refused.
+/// Without --off-cpu, no Waiting section, no threads' accounts, no probes.
 #[test]
 fn the_waiting_section_needs_the_option() {
     let _s = session();
     let o = profil(&["-f", fib_bin().to_str().unwrap(), "20"]);
     let (out, _) = text(&o);
     assert!(!out.contains("Waiting ("), "{out}");
+    // Nor the threads' accounts: no switch was recorded (they cost the program per switch).
+    assert!(!out.contains("By the clock"), "{out}");
+    assert!(out.contains("Time: "), "the wall and CPU time stay on every run:\n{out}");
     let help = text(&profil(&["--help"])).0;
     assert!(help.contains("--off-cpu"), "{help}");
 }

@@ -79,6 +79,11 @@ impl Profiler {
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
         p.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.probe_problem.clone() });
+        // Without --off-cpu no switch is recorded: the threads' accounts would read "on a
+        // CPU" throughout.
+        if p.off_cpu.is_none() {
+            p.threads.clear();
+        }
         Ok(p)
     }
 }
