@@ -97,6 +97,9 @@ struct Prepared {
     path: PathBuf,
     image: ProgramImage,
     read_elf: std::time::Duration,
+    /// How long starting the session took (Linux: the kernel's first per-task perf event
+    /// waits for an RCU grace period; timed for the benchmark).
+    session_start: std::time::Duration,
     exports: Exports,
     out: ReportOut,
     profiler: Profiler,
@@ -151,7 +154,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     let profiler = Profiler::new(&path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
-    Ok(Prepared { name, path, image, read_elf, exports, out, profiler })
+    Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 
 /// Who holds the session that makes this one busy, if that can be said (Linux: the process
@@ -237,7 +240,10 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         from: CountFrom::Exec,
         rate: Some(args.frequency_hz),
     };
-    if let Err(e) = p.profiler.start(req, &p.image.layout) {
+    let session_start = std::time::Instant::now();
+    let started = p.profiler.start(req, &p.image.layout);
+    p.session_start = session_start.elapsed();
+    if let Err(e) = started {
         child.refuse(e)?;
         child.wait()?;
         if e == ProfError::AddressRange {
@@ -404,7 +410,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session, which lasted `elapsed`.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
-    let Prepared { name, path, image, read_elf, exports, mut out, profiler } = p;
+    let Prepared { name, path, image, read_elf, session_start, exports, mut out, profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
@@ -504,8 +510,9 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
         let unwind = unwind.as_secs_f64();
         crate::report_out::to_stderr(format_args!(
-            "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}",
-            read + post + unwind
+            "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}\nprofil.start: {:.6}",
+            read + post + unwind,
+            session_start.as_secs_f64()
         ));
     }
     Ok(())
