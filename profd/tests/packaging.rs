@@ -67,9 +67,22 @@ fn the_test_program_recipe_shares_the_source_and_keeps_its_symbols() {
     assert_eq!(r["build"]["template"].as_str(), Some("custom"));
     let script = r["build"]["script"].as_str().unwrap();
     assert!(script.contains("cookbook_cargo_packages fib iowork\n") && script.contains("COOKBOOK_NOSTRIP=true"), "{script}");
-    for (package, installed) in [("fib", "profil-fib"), ("iowork", "profil-iowork")] {
-        assert!(script.contains(&format!("/usr/bin/{package}\" \"${{COOKBOOK_STAGE}}/usr/bin/{installed}\"")), "{script}");
+    for (binary, installed) in [("fib", "profil-fib"), ("iowork", "profil-iowork"), ("iowork-relay", "profil-iowork-relay")] {
+        assert!(script.contains(&format!("/usr/bin/{binary}\" \"${{COOKBOOK_STAGE}}/usr/bin/{installed}\"")), "{script}");
     }
+    // The relay daemon docs/redox.md uses, with the init unit that starts it as relay:.
+    let unit_path = "iowork/init.d/30_profil-relay.service";
+    assert!(script.contains(&format!("cp -v \"${{COOKBOOK_SOURCE}}/{unit_path}\" \"${{COOKBOOK_STAGE}}/usr/lib/init.d/\"")), "{script}");
+    let unit = toml_file(&root().join(unit_path));
+    assert_eq!(unit["service"]["cmd"].as_str(), Some("profil-iowork-relay"));
+    assert_eq!(unit["service"]["type"]["scheme"].as_str(), Some("relay"));
+    assert_eq!(unit["service"]["args"].as_array().unwrap(), &vec![toml::Value::from("/tmp")]);
+    for key in unit["service"].as_table().unwrap().keys() {
+        assert!(["cmd", "args", "envs", "inherit_envs", "type"].contains(&key.as_str()), "{key}");
+    }
+    let iowork = toml_file(&root().join("iowork/Cargo.toml"));
+    let bins: Vec<&str> = iowork["bin"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert!(bins.contains(&"iowork-relay"), "{bins:?}");
     // The cookbook's environment already builds with frame pointers on 64-bit targets.
     assert!(!script.contains("RUSTFLAGS"), "{script}");
     assert_eq!(r["package"]["dependencies"].as_array().unwrap(), &vec![toml::Value::from("profil")]);
@@ -119,8 +132,9 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// A Redox tree that is not a git checkout, with our recipes copied in and this repository
-/// fetched as their source: the cookbook sees each recipe once. Without `recipes/.ignore`
-/// the copies inside `source/` would shadow them ("recipe … has two or more entries").
+/// fetched as their source: the cookbook sees each recipe once. Without the repository's
+/// `.ignore` (at its root, so that it lands in `source/` and nowhere else) the copies inside
+/// `source/recipes/` would shadow them ("recipe … has two or more entries").
 #[test]
 fn recipes_inside_the_fetched_source_do_not_shadow_the_real_ones() {
     let tree = std::env::temp_dir().join(format!("profd-cookbook-walk-{}", std::process::id()));
@@ -129,17 +143,37 @@ fn recipes_inside_the_fetched_source_do_not_shadow_the_real_ones() {
     let ours = root().join("recipes");
     copy_tree(&ours.join("wip/dev/perf"), &recipes.join("wip/dev/perf"));
     copy_tree(&ours.join("core/sys-prof-kernel"), &recipes.join("core/sys-prof-kernel"));
-    // The fetched source: this repository's recipes folder as the cookbook would check it out.
+    // The fetched source: this repository as the cookbook checks it out (its root's .ignore
+    // and its recipes folder are what matter here).
     let source = recipes.join("wip/dev/perf/profil/source");
     copy_tree(&ours, &source.join("recipes"));
+    std::fs::copy(root().join(".ignore"), source.join(".ignore")).unwrap();
     let names = |found: &[(String, PathBuf)]| found.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
     let found = cookbook_recipe_dirs(&recipes);
     assert_eq!(names(&found), ["profil", "profil-fib", "sys-prof-kernel"], "{found:?}");
     assert!(found.iter().all(|f| !f.1.starts_with(&source)), "{found:?}");
     // The negative control: the same tree without our .ignore has the duplicates.
-    std::fs::remove_file(source.join("recipes/.ignore")).unwrap();
+    std::fs::remove_file(source.join(".ignore")).unwrap();
     let found = cookbook_recipe_dirs(&recipes);
     assert_eq!(names(&found), ["profil", "profil", "profil-fib", "profil-fib", "sys-prof-kernel", "sys-prof-kernel"]);
+    std::fs::remove_dir_all(&tree).unwrap();
+}
+
+/// Copying this repository's whole `recipes/` folder over a Redox tree's (the quickest way to
+/// add ours) hides none of the tree's own recipes: no ignore file travels with the folder.
+#[test]
+fn copying_the_whole_recipes_folder_into_a_redox_tree_hides_no_recipe() {
+    let tree = std::env::temp_dir().join(format!("profd-cookbook-copy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tree);
+    let recipes = tree.join("recipes");
+    for upstream in ["core/kernel", "core/relibc", "wip/dev/perf/redox-kprofiling"] {
+        std::fs::create_dir_all(recipes.join(upstream)).unwrap();
+        std::fs::write(recipes.join(upstream).join("recipe.toml"), "[build]\ntemplate = \"cargo\"\n").unwrap();
+    }
+    copy_tree(&root().join("recipes"), &recipes);
+    let found: Vec<String> = cookbook_recipe_dirs(&recipes).into_iter().map(|f| f.0).collect();
+    assert_eq!(found, ["kernel", "profil", "profil-fib", "redox-kprofiling", "relibc", "sys-prof-kernel"]);
+    assert!(std::fs::read_dir(root().join("recipes")).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().contains("ignore")));
     std::fs::remove_dir_all(&tree).unwrap();
 }
 
