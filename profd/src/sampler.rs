@@ -69,14 +69,16 @@ pub struct WaitSite {
     pub stack: CallStack,
 }
 
-/// A look at a thread of the program that found it blocked at `site`, at some time from
-/// `from` to `to` (ns of the switches' clock).
+/// A look at a thread of the program at some time from `from` to `to` (ns of the switches'
+/// clock): its scheduler statistics where read, and where it was blocked (`None`: it was on
+/// a CPU or runnable).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {
     pub tid: u32,
     pub from: u64,
     pub to: u64,
-    pub site: WaitSite,
+    pub sched: Option<crate::ledger::Sched>,
+    pub site: Option<WaitSite>,
 }
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled

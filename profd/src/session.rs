@@ -392,16 +392,16 @@ impl<S: Sampler> Profd<S> {
             s.ledger.end(tid, time);
         }
         for p in batch.probes {
-            let site = match s.wait_index.get(&p.site) {
+            let site = p.site.map(|site| match s.wait_index.get(&site) {
                 Some(&i) => i,
                 None => {
                     let i = u32::try_from(s.wait_sites.len()).unwrap_or(crate::ledger::UNSEEN - 1).min(crate::ledger::UNSEEN - 1);
-                    s.wait_index.insert(p.site.clone(), i);
-                    s.wait_sites.push(p.site);
+                    s.wait_index.insert(site.clone(), i);
+                    s.wait_sites.push(site);
                     i
                 }
-            };
-            s.ledger.probe(p.tid, p.from, p.to, site);
+            });
+            s.ledger.look(p.tid, p.from / 2 + p.to / 2, p.sched, site);
         }
         if batch.probe_problem.is_some() {
             s.probe_problem = batch.probe_problem;

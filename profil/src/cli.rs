@@ -200,7 +200,7 @@ fn options() -> Options {
     o.optflag(
         "",
         "off-cpu",
-        "the run by the clock: each thread's time on a CPU, preempted and blocked (from the kernel's switch records), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack (Linux, no privilege needed; costs two switch records per context switch, a read of /proc per thread per period and a stack copy per new wait)",
+        "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable)",
     );
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");

@@ -157,7 +157,7 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     out
 }
 
-/// Linux: the program's threads by the clock, from the kernel's switch records: time on a CPU,
+/// Linux: the program's threads by the clock, from the kernel's scheduler statistics: time on a CPU,
 /// and off it, blocked (asleep, waiting for I/O, a lock, a child) or waiting for a CPU
 /// (preempted: other tasks had it). Seconds of thread time (a thread's life, from its start or
 /// the session's to its end); a line per thread where there are several.

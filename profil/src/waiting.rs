@@ -160,38 +160,49 @@ fn ms(ns: u64) -> String {
     }
 }
 
-/// The "Waiting" section: the top `top` waits (call, what on, time, count, mean, stack), the
-/// unseen rest, then a line per thread. Empty without `--off-cpu`.
+/// A wait's mean length, where the looks can tell it: waits shorter than about two looks'
+/// periods are mostly seen once or not at all, so their count is low and their time over
+/// their count comes out near the period whatever they lasted: "< 2.0 ms" at 1,000 looks a
+/// second.
+fn mean(w: &Wait, rate: u64) -> String {
+    let bound = 2_000_000_000 / rate.max(1);
+    match w.count {
+        0 => "-".into(),
+        _ if w.mean_ns() < bound => format!("< {}", ms(bound)),
+        _ => ms(w.mean_ns()),
+    }
+}
+
+/// The "Waiting" section: the top `top` waits (call, what on, time, waits seen, their mean,
+/// stack), the time no look named, then a line per thread. Empty without `--off-cpu`.
 pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     let mut out = String::new();
     let Some(off) = &p.off_cpu else { return out };
     let total_wall = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
     let blocked = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
     let periods = p.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
-    let (unseen_ns, unseen_n) = unseen(p);
+    let (unseen_ns, _) = unseen(p);
     let _ = writeln!(
         out,
-        "Waiting (--off-cpu: each thread looked at {} times a second through /proc/PID/task/TID/syscall; a wait shorter than {} may go unseen):",
+        "Waiting (--off-cpu: each thread looked at {} times a second; its blocked time, the kernel's figure, is split over the calls by the looks that found it there):",
         off.rate,
-        ms(1_000_000_000 / off.rate.max(1))
     );
     if let Some(problem) = &off.problem {
         let _ = writeln!(out, "  Note: {problem}");
     }
     let _ = writeln!(
         out,
-        "  {} blocked in {}; {} of it ({:.1} %) at the calls below; {} in {} no look fell in",
+        "  {} blocked, {} seen; {} ({:.1} %) at the calls below, {} where no look found the thread blocked",
         ms(blocked),
         waits_word(periods),
         ms(blocked.saturating_sub(unseen_ns)),
         crate::report::percent(blocked.saturating_sub(unseen_ns), blocked),
         ms(unseen_ns),
-        waits_word(unseen_n),
     );
     if waits.is_empty() {
         return out;
     }
-    let _ = writeln!(out, "   seconds  % time   waits       mean  call");
+    let _ = writeln!(out, "   seconds  % time    seen       mean  call");
     for w in waits.iter().take(top) {
         let _ = writeln!(
             out,
@@ -199,7 +210,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
             w.ns as f64 / 1e9,
             crate::report::percent(w.ns, total_wall),
             w.count,
-            ms(w.mean_ns()),
+            mean(w, off.rate),
             w.call,
             on_what(w),
             own_function(w)
@@ -297,9 +308,9 @@ mod tests {
         let w = waits(&p, &mut crate::stacks::tests::symbolizer());
         assert_eq!(
             render(&p, &w, 2),
-            "Waiting (--off-cpu: each thread looked at 1000 times a second through /proc/PID/task/TID/syscall; a wait shorter than 1.0 ms may go unseen):\n\
-             \x20 1.91 s blocked in 19 waits; 1.90 s of it (99.7 %) at the calls below; 5.0 ms in 10 waits no look fell in\n\
-             \x20  seconds  % time   waits       mean  call\n\
+            "Waiting (--off-cpu: each thread looked at 1000 times a second; its blocked time, the kernel's figure, is split over the calls by the looks that found it there):\n\
+             \x20 1.91 s blocked, 19 waits seen; 1.90 s (99.7 %) at the calls below, 5.0 ms where no look found the thread blocked\n\
+             \x20  seconds  % time    seen       mean  call\n\
              \x20    1.000   33.33       4   250.0 ms  read on 2 targets (most: /etc/a), in a\n\
              \x20                                   at a <- main\n\
              \x20    0.500   16.67       1   500.0 ms  wait4 on pid 99, in b\n\
@@ -311,5 +322,16 @@ mod tests {
              \x20        8     0.400  400.0 ms futex, in c\n"
         );
         assert_eq!(render(&Profile::default(), &[], 10), "");
+    }
+
+    /// Waits shorter than two periods have no mean the looks can tell.
+    #[test]
+    fn a_mean_is_shown_only_where_the_looks_can_tell_it() {
+        let w = |ns, count| Wait { call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns, count, by_thread: vec![] };
+        assert_eq!(mean(&w(900_000_000, 3), 1000), "300.0 ms");
+        // 1.5 s over 1,500 waits seen: about a period each, whatever they lasted.
+        assert_eq!(mean(&w(1_500_000_000, 1500), 1000), "< 2.0 ms");
+        assert_eq!(mean(&w(1_500_000_000, 1500), 100), "< 20.0 ms");
+        assert_eq!(mean(&w(0, 0), 1000), "-");
     }
 }

@@ -355,7 +355,7 @@ fn clock_rows(out: &str) -> [(f64, f64); 3] {
     [row(0), row(1), row(2)]
 }
 
-/// The ledger by the clock, from the kernel's switch records (no privilege needed): a second
+/// The ledger by the clock, from the kernel's scheduler statistics (no privilege needed): a second
 /// asleep is a second blocked, 200 ms of spinning 200 ms on a CPU, and the three add up to the
 /// thread's life; as an unprivileged user too.
 #[test]

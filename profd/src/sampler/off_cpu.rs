@@ -1,18 +1,19 @@
 //! Off-CPU probes without privilege (`--off-cpu`): why and where the program's threads wait.
 //!
-//! The switch records time every period a thread spends off the CPU, but carry no stack at
-//! paranoid 2 (the context-switch event that would is kernel-side, so refused). So a thread of
+//! The kernel's context-switch event that would give a stack at each block is refused at
+//! paranoid 2 (and its switch records cost the program two records a switch). So a thread of
 //! ours looks at each of the program's threads at the sampling rate, through
 //! `/proc/PID/task/TID/syscall`: for a blocked thread the kernel gives the system call, its
 //! arguments and the user SP and PC at it (for a running or runnable one, `running`). The user
 //! stack is then copied with `process_vm_readv` and unwound by the same DWARF unwinder as
 //! `-g`'s samples. Both need only the ptrace access a user has to their own processes.
 //!
-//! A blocked thread cannot move, so one look names its whole blocked period (the ledger
-//! matches looks to periods by time); a period shorter than the probes' period may be seen by
-//! none and is reported unseen. A look that finds a thread blocked exactly as at the previous
-//! look (same call, arguments, SP and PC) is sent without copying the stack again, so a long
-//! wait costs one `pread` per period.
+//! Each look also reads the thread's scheduler statistics (`/proc/PID/task/TID/schedstat`:
+//! its time on a CPU and waiting for one, exact): the ledger's account of the thread comes
+//! from them, and its blocked time is split over the sites by the looks that found it there
+//! (each look weighing the time since the previous one). A look that
+//! finds a thread blocked exactly as at the previous look (same call, arguments, SP and PC) is
+//! sent without copying the stack again, so a long wait costs two `pread`s per period.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,20 +27,24 @@ use std::time::Duration;
 
 use super::unwind::UserRegs;
 
-/// What one look at a blocked thread found.
+/// What one look at a thread found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reading {
+    /// On a CPU, or runnable.
+    Running,
     /// Blocked as at this thread's previous look.
     Same,
     Blocked { call: String, target: Option<String>, regs: UserRegs, stack: Vec<u8> },
 }
 
-/// One look at thread `tid` between `from` and `to` (ns, CLOCK_MONOTONIC).
+/// One look at thread `tid` between `from` and `to` (ns, CLOCK_MONOTONIC), with its
+/// scheduler statistics where they could be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawProbe {
     pub tid: u32,
     pub from: u64,
     pub to: u64,
+    pub sched: Option<crate::ledger::Sched>,
     pub reading: Reading,
 }
 
@@ -119,6 +124,8 @@ impl Drop for Prober {
 
 struct Watched {
     syscall: File,
+    /// `/proc/PID/task/TID/schedstat`, where the kernel keeps it.
+    schedstat: Option<File>,
     /// The previous look's text, where it found the thread blocked.
     last: Option<Vec<u8>>,
 }
@@ -149,7 +156,8 @@ impl Looker {
             }
             match File::open(format!("/proc/{}/task/{tid}/syscall", self.pid)) {
                 Ok(syscall) => {
-                    self.threads.insert(tid, Watched { syscall, last: None });
+                    let schedstat = File::open(format!("/proc/{}/task/{tid}/schedstat", self.pid)).ok();
+                    self.threads.insert(tid, Watched { syscall, schedstat, last: None });
                 }
                 Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
                     self.say(format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named", self.pid));
@@ -167,6 +175,11 @@ impl Looker {
         for tid in tids {
             let from = super::perf_event::monotonic_ns();
             let Some(w) = self.threads.get_mut(&tid) else { continue };
+            let sched = w.schedstat.as_ref().and_then(|f| {
+                let mut b = [0u8; 96];
+                let n = f.read_at(&mut b, 0).ok()?;
+                parse_schedstat(&b[..n])
+            });
             let n = match w.syscall.read_at(&mut self.buf, 0) {
                 Ok(n) => n,
                 // The kernel checks ptrace access at each read (Yama, another user's process).
@@ -188,10 +201,11 @@ impl Looker {
             let text = &self.buf[..n];
             let Some(state) = parse_syscall(text) else {
                 w.last = None;
+                let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Running });
                 continue;
             };
             if w.last.as_deref() == Some(text) {
-                let _ = self.tx.send(RawProbe { tid, from, to, reading: Reading::Same });
+                let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Same });
                 continue;
             }
             w.last = Some(text.to_vec());
@@ -202,7 +216,7 @@ impl Looker {
                 None => "not in a system call".to_string(),
             };
             let regs = UserRegs { ip: state.pc, sp: state.sp, bp: 0 };
-            let _ = self.tx.send(RawProbe { tid, from, to, reading: Reading::Blocked { call, target, regs, stack } });
+            let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Blocked { call, target, regs, stack } });
         }
         for tid in gone {
             self.threads.remove(&tid);
@@ -219,6 +233,13 @@ pub struct Blocked {
     pub args: [u64; 6],
     pub sp: u64,
     pub pc: u64,
+}
+
+/// `ON_CPU_NS RUNQ_NS SLICES`.
+pub fn parse_schedstat(text: &[u8]) -> Option<crate::ledger::Sched> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut w = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+    Some(crate::ledger::Sched { on_cpu: w.next()??, runq: w.next()??, slices: w.next()?? })
 }
 
 /// `nr a1 … a6 sp pc` (hex but `nr`), `-1 sp pc`, or `running` (`None`).
@@ -384,6 +405,9 @@ mod tests {
         assert_eq!(parse_syscall(b"-1 0x7ffd3b8 0x401000\n").unwrap().nr, None);
         assert_eq!(parse_syscall(b"running\n"), None);
         assert_eq!(parse_syscall(b"230 0x1\n"), None);
+        let s = parse_schedstat(b"328206871 2928945 100\n").unwrap();
+        assert_eq!((s.on_cpu, s.runq, s.slices), (328206871, 2928945, 100));
+        assert_eq!(parse_schedstat(b"1 2\n"), None);
         assert_eq!(syscall_name(libc::SYS_clock_nanosleep as u64), Some("clock_nanosleep"));
         assert_eq!(syscall_name(451), None);
     }

@@ -348,11 +348,10 @@ impl PerfEventSampler {
         // Fork and exit records: which process started which (`--children`), and when the
         // program's threads began and ended (the ledger by the clock).
         attr.set_task(1);
-        // Switch records (unprivileged), with --off-cpu: when each thread left a CPU,
-        // preempted or blocked, and came back; every record with its thread and a
-        // CLOCK_MONOTONIC time. Only then: the kernel writes two records a switch (about
-        // 0.6 us each here), a cost a program that switches 100,000 times a second feels.
-        attr.set_context_switch(u64::from(self.off_cpu));
+        // No switch records (attr.context_switch): the kernel would write two for every
+        // context switch (about 0.6 us each here), which a program that blocks 100,000 times a
+        // second feels; the threads' accounts come from their scheduler statistics instead
+        // (--off-cpu, super::off_cpu). Records carry their thread and a CLOCK_MONOTONIC time.
         attr.set_sample_id_all(1);
         attr.set_use_clockid(1);
         attr.clockid = libc::CLOCK_MONOTONIC;
@@ -448,14 +447,6 @@ fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
         .collect();
     tids.sort_unstable_by_key(|&t| (t != pid, t));
     Ok(tids)
-}
-
-/// Whether thread `tid` of `pid` is blocked now (`/proc/…/stat` state other than running:
-/// S, D, T, t, …).
-fn thread_is_off_cpu(pid: u32, tid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else { return false };
-    // "tid (comm) S ...": the comm may hold spaces and parentheses; the state follows the last ')'.
-    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|state| state != "R")
 }
 
 /// Where to read a mapping's object when its path cannot name it exactly (see
@@ -571,14 +562,6 @@ impl Sampler for PerfEventSampler {
             u.process = Some(pid);
         }
         if from == CountFrom::Now {
-            // A thread asleep at the attach leaves the CPU before it: no switch record says
-            // so, and one that sleeps through the session would have none at all.
-            let begin = pending.clock[0];
-            for tid in threads_of(pid).unwrap_or_default() {
-                if thread_is_off_cpu(pid, tid) {
-                    pending.switches.push(Switch { tid, time: begin, out: Some(false) });
-                }
-            }
             // A path that is not UTF-8 reads lossily here; its file is reached through the
             // process's link to the mapping instead.
             let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error("reading /proc/PID/maps", &e))?;
@@ -816,10 +799,8 @@ impl Sampler for PerfEventSampler {
             batch.probe_problem = prober.problem();
             for p in raw {
                 let site = match p.reading {
-                    super::off_cpu::Reading::Same => match ev.last_site.get(&p.tid) {
-                        Some(site) => site.clone(),
-                        None => continue,
-                    },
+                    super::off_cpu::Reading::Running => None,
+                    super::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
                     super::off_cpu::Reading::Blocked { call, target, regs, stack } => {
                         let stack = match ev.unwinder.as_mut() {
                             Some(u) => u.unwind_without_bp(regs, &stack),
@@ -827,10 +808,10 @@ impl Sampler for PerfEventSampler {
                         };
                         let site = crate::sampler::WaitSite { call, target, stack };
                         ev.last_site.insert(p.tid, site.clone());
-                        site
+                        Some(site)
                     }
                 };
-                batch.probes.push(crate::sampler::Probe { tid: p.tid, from: p.from, to: p.to, site });
+                batch.probes.push(crate::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
             }
         }
         Ok(batch)
