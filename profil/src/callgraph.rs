@@ -76,6 +76,73 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
     out
 }
 
+/// `--callgraph` with `--off-cpu`: the same view of the blocked time, from the waits' stacks
+/// (`crate::waiting`), weighted in nanoseconds: for each of the top functions by the time
+/// blocked under it, that time, the time it was itself the innermost frame (the system call's
+/// wrapper, usually), its callers and its callees with the time under each arc.
+pub fn render_waits(waits: &[crate::waiting::Wait], top: usize) -> String {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut under: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut own: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut arcs: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let mut blocked = 0u64;
+    for w in waits {
+        blocked = blocked.saturating_add(w.ns);
+        if let Some(leaf) = w.frames.first() {
+            let e = own.entry(leaf.as_str()).or_default();
+            *e = e.saturating_add(w.ns);
+        }
+        // A function (or arc) counts once per stack, however often it recurs in it.
+        let names: BTreeSet<&str> = w.frames.iter().map(String::as_str).collect();
+        for name in names {
+            let e = under.entry(name).or_default();
+            *e = e.saturating_add(w.ns);
+        }
+        let pairs: BTreeSet<(&str, &str)> = w.frames.windows(2).map(|p| (p[1].as_str(), p[0].as_str())).collect();
+        for pair in pairs {
+            let e = arcs.entry(pair).or_default();
+            *e = e.saturating_add(w.ns);
+        }
+    }
+    let mut order: Vec<(&str, u64)> = under.iter().map(|(&f, &ns)| (f, ns)).collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 * 100.0 / of as f64 };
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Call graph by the clock (--off-cpu; top {} of {} by the time blocked under them, of {:.3} s blocked at named calls):",
+        top.min(order.len()),
+        crate::report::count(order.len() as u64, "function"),
+        secs(blocked)
+    );
+    for &(f, total) in order.iter().take(top) {
+        let mine = own.get(f).copied().unwrap_or(0);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{f}\n  blocked under it {:.2}% ({:.3} s), as the innermost frame {:.2}% ({:.3} s)",
+            share(total, blocked),
+            secs(total),
+            share(mine, blocked),
+            secs(mine)
+        );
+        let mut callers: Vec<(u64, &str)> = arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, k.0)).collect();
+        let mut callees: Vec<(u64, &str)> = arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, k.1)).collect();
+        for (title, list) in [("called from", &mut callers), ("calls", &mut callees)] {
+            if list.is_empty() {
+                continue;
+            }
+            list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+            let _ = writeln!(out, "  {title}:");
+            for (n, other) in list.iter() {
+                let _ = writeln!(out, "  {:>8.3} s {:>7.2}%  {other}", secs(*n), share(*n, total));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +183,43 @@ mod tests {
              \x20 calls:\n\
              \x20         6   75.00%  a\n\
              \x20         2   25.00%  b\n"
+        );
+    }
+
+    /// The blocked time by call graph: each function's time under it once per stack, arcs
+    /// from the stacks' neighbours, the innermost frame's own time.
+    #[test]
+    fn the_blocked_time_by_callers_and_callees() {
+        let wait = |frames: &[&str], ns| crate::waiting::Wait {
+            call: "read".into(),
+            targets: vec![],
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+            truncated: false,
+            ns,
+            count: 1,
+            by_thread: vec![],
+        };
+        let waits = [
+            wait(&["read [libc.so.6]", "load", "main"], 600_000_000),
+            wait(&["read [libc.so.6]", "walk", "walk", "main"], 300_000_000),
+            wait(&["nanosleep [libc.so.6]", "main"], 100_000_000),
+        ];
+        assert_eq!(
+            render_waits(&waits, 2),
+            "Call graph by the clock (--off-cpu; top 2 of 5 functions by the time blocked under them, of 1.000 s blocked at named calls):\n\
+             \n\
+             main\n\
+             \x20 blocked under it 100.00% (1.000 s), as the innermost frame 0.00% (0.000 s)\n\
+             \x20 calls:\n\
+             \x20    0.600 s   60.00%  load\n\
+             \x20    0.300 s   30.00%  walk\n\
+             \x20    0.100 s   10.00%  nanosleep [libc.so.6]\n\
+             \n\
+             read [libc.so.6]\n\
+             \x20 blocked under it 90.00% (0.900 s), as the innermost frame 90.00% (0.900 s)\n\
+             \x20 called from:\n\
+             \x20    0.600 s   66.67%  load\n\
+             \x20    0.300 s   33.33%  walk\n"
         );
     }
 }

@@ -480,6 +480,10 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
     out.write_all(crate::waiting::render(&run.profile, &waits, args.top.unwrap_or(crate::waiting::DEFAULT_TOP)).as_bytes())?;
     out.write_all(b"\n")?;
+    if args.callgraph_report && !waits.is_empty() {
+        out.write_all(callgraph::render_waits(&waits, callgraph::DEFAULT_TOP).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     if args.children {
         out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;
         out.write_all(b"\n")?;

@@ -67,6 +67,15 @@ fn check_run(o: &Output, json: &std::path::Path) {
     let shown: f64 = row.split_whitespace().next().and_then(|w| w.parse().ok()).expect(row);
     assert!((shown - took("sleep")).abs() <= (took("sleep") * 0.05).max(0.005), "{out}");
     assert!(row.ends_with("  clock_nanosleep, in waits::sleep_phase"), "{out}");
+    // --callgraph: the blocked time by callers and callees; main's call of each phase.
+    let graph = &out[out.find("Call graph by the clock (--off-cpu; ").expect(&out)..];
+    let main = &graph[graph.find("\nwaits::main\n  blocked under it ").expect(graph)..];
+    let main = &main[..main[1..].find("\n\n").map_or(main.len(), |e| e + 1)];
+    for (name, phase) in [("sleep", "waits::sleep_phase"), ("pipe", "waits::pipe_phase"), ("child", "waits::child_phase")] {
+        let line = main.lines().find(|l| l.ends_with(&format!("%  {phase}"))).unwrap_or_else(|| panic!("{phase}: {main}"));
+        let secs: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
+        assert!((secs - took(name)).abs() <= (took(name) * 0.05).max(0.005), "{phase}: {main}");
+    }
 }
 
 #[test]
@@ -75,7 +84,7 @@ fn known_waits_are_seen_with_their_calls_and_stacks() {
     let json = dir.join("run.json");
     let o = {
         let _s = session();
-        profil(&["-f", "--off-cpu", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+        profil(&["-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
     };
     check_run(&o, &json);
     let _ = std::fs::remove_dir_all(&dir);
@@ -97,7 +106,7 @@ fn known_waits_are_seen_without_privilege() {
         Command::new("setpriv")
             .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
             .arg(profil_bin())
-            .args(["-f", "--off-cpu", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+            .args(["-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
             .output()
             .expect("setpriv (util-linux)")
     };
@@ -223,7 +232,7 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
             .arg(&data)
             .arg("--")
             .arg(profil_bin())
-            .args(["-f", "--off-cpu", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+            .args(["-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
             .output()
             .unwrap()
     };
