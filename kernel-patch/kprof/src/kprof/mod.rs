@@ -43,6 +43,7 @@ mod walk;
 
 pub use ctl::*;
 pub use data::*;
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
 pub use nmi::*;
 pub use session::*;
 pub use stacks::*;
