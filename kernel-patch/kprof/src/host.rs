@@ -4,7 +4,7 @@
 //! part of the kernel patch.
 
 use crate::{
-    CountFrom, CtlError, KernelOps, Profiler, Sampling, Snapshot, Source, StackBuf, State,
+    CountFrom, CtlError, KernelOps, NmiClaim, Profiler, Sampling, Snapshot, Source, StackBuf, State,
     StopReason,
 };
 
@@ -116,5 +116,12 @@ impl Snapshot {
             out[..len].copy_from_slice(&bytes[offset..offset + len]);
         }
         len
+    }
+}
+
+impl NmiClaim {
+    /// The fires of the NMI source seen so far (its generations).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(core::sync::atomic::Ordering::Relaxed)
     }
 }

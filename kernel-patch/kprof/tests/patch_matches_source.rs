@@ -66,7 +66,7 @@ fn kernel_module_in_the_patch_is_the_crate_source() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["ctl.rs", "data.rs", "mod.rs", "session.rs", "stacks.rs", "walk.rs"]);
+    assert_eq!(names, ["ctl.rs", "data.rs", "mod.rs", "nmi.rs", "session.rs", "stacks.rs", "walk.rs"]);
     for name in &names {
         let path = format!("src/kprof/{name}");
         let source = std::fs::read_to_string(root.join(&path)).unwrap();

@@ -21,6 +21,8 @@
 //!   ([`PackedStack`]).
 //! - `ctl`: [`parse_command`], the text commands written to `sys:prof_ctl`.
 //! - `data`: [`Snapshot`], what `sys:prof_data` returns, and its encoder.
+//! - `nmi`: which NMIs are the NMI source's ([`NmiClaim`], exact, from the HPET's interrupt
+//!   status), and its rules for the comparator and the I/O APIC input ([`nmi_input`]).
 
 mod ctl;
 mod data;
@@ -33,11 +35,16 @@ mod session;
     allow(dead_code)
 )]
 mod stacks;
+// The NMI source (its claim and its hardware rules) is x86_64's only.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+mod nmi;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 mod walk;
 
 pub use ctl::*;
 pub use data::*;
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
+pub use nmi::*;
 pub use session::*;
 pub use stacks::*;
 pub use walk::*;
