@@ -62,6 +62,8 @@ pub struct CallStack {
 /// stack at the call.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct WaitSite {
+    /// The process whose thread waited: the program, or a child it started (`--children`).
+    pub pid: u32,
     /// `read`, `futex`, `clock_nanosleep`, `syscall 451`; `not in a system call` (a page
     /// fault, a stop).
     pub call: String,

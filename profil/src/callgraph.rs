@@ -191,6 +191,7 @@ mod tests {
     #[test]
     fn the_blocked_time_by_callers_and_callees() {
         let wait = |frames: &[&str], ns| crate::waiting::Wait {
+            process: None,
             call: "read".into(),
             targets: vec![],
             frames: frames.iter().map(|f| f.to_string()).collect(),

@@ -101,6 +101,9 @@ pub struct Profile {
 /// and its user stack there (`count` unused).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitSite {
+    /// The process whose thread waited (the program's pid, or a child's with `--children`:
+    /// its frames are then the child's runtime addresses, all `Frame::Foreign`).
+    pub pid: u32,
     pub call: String,
     pub target: Option<String>,
     pub stack: Stack,
@@ -229,9 +232,13 @@ impl Profile {
                 .wait_sites
                 .iter()
                 .map(|w| WaitSite {
+                    pid: w.pid,
                     call: w.call.clone(),
                     target: w.target.clone(),
-                    stack: Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
+                    stack: match w.pid == s.pid {
+                        true => Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
+                        false => Stack::new(w.stack.frames.iter().map(|&a| profd::formats::StackFrame::Other(a)).collect(), w.stack.truncated, 0),
+                    },
                 })
                 .collect(),
             off_cpu: None,

@@ -20,6 +20,9 @@ pub const DEFAULT_TOP: usize = 10;
 /// One wait: a call at a stack, its blocked time over every thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wait {
+    /// The process that waited where it is not the program: a child it started
+    /// (`--children`), by its program's name and pid.
+    pub process: Option<(String, u32)>,
     /// The system call (`read`, `futex`), or `not in a system call`.
     pub call: String,
     /// What it waited on, with the time on each, most first (`None`: not known).
@@ -49,14 +52,19 @@ pub fn unseen(p: &Profile) -> (u64, u64) {
     })
 }
 
-/// Name a stack's frames, innermost first.
-pub fn frame_names(p: &Profile, frames: &[Frame], symbolizer: &mut Symbolizer) -> Vec<String> {
+/// Name a stack's frames, innermost first, with the mappings of the process they are of
+/// (`pid`: the program, or a child it started).
+pub fn frame_names(p: &Profile, pid: u32, frames: &[Frame], symbolizer: &mut Symbolizer) -> Vec<String> {
+    let mappings = match p.processes.iter().find(|c| c.pid == pid && pid != p.pid) {
+        Some(child) => &child.profile.mappings,
+        None => &p.mappings,
+    };
     frames
         .iter()
         .map(|&f| {
             let location = match f {
                 Frame::Program(a) => symbolizer.program_sample(a),
-                Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
+                Frame::Foreign(a) => symbolizer.foreign_sample(a, mappings),
                 Frame::Kernel(a) => symbolizer.kernel_sample(a),
             };
             symbolizer.name(&location)
@@ -69,13 +77,20 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
     if p.off_cpu.is_none() {
         return Vec::new();
     }
-    let named: Vec<Vec<String>> = p.wait_sites.iter().map(|s| frame_names(p, &s.stack.frames, symbolizer)).collect();
-    let mut by_key: BTreeMap<(&str, &[String]), Wait> = BTreeMap::new();
+    let named: Vec<Vec<String>> = p.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, symbolizer)).collect();
+    let mut by_key: BTreeMap<(u32, &str, &[String]), Wait> = BTreeMap::new();
     for t in &p.threads {
         for w in t.waits.iter().filter(|w| w.site != UNSEEN) {
             let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
             let frames = &named[w.site as usize];
-            let e = by_key.entry((site.call.as_str(), frames.as_slice())).or_insert_with(|| Wait {
+            let process = (site.pid != p.pid).then(|| {
+                let name = p.processes.iter().find(|c| c.pid == site.pid).map_or("?", |c| c.program.as_str());
+                (name.rsplit('/').next().unwrap_or(name).to_string(), site.pid)
+            });
+            // One wait per call and stack in the program; a child's are its own.
+            let key_pid = if site.pid == p.pid { 0 } else { site.pid };
+            let e = by_key.entry((key_pid, site.call.as_str(), frames.as_slice())).or_insert_with(|| Wait {
+                process,
                 call: site.call.clone(),
                 targets: Vec::new(),
                 frames: frames.clone(),
@@ -215,6 +230,10 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
             on_what(w),
             own_function(w)
         );
+        if let Some((name, pid)) = &w.process {
+            out.pop();
+            let _ = writeln!(out, " ({name} [pid {pid}])");
+        }
         let _ = writeln!(out, "{:>39}{}", "at ", stack_line(w));
     }
     if waits.len() > top {
@@ -248,6 +267,7 @@ mod tests {
 
     fn site(call: &str, target: Option<&str>, frames: &[u64]) -> WaitSite {
         WaitSite {
+            pid: 0,
             call: call.into(),
             target: target.map(Into::into),
             stack: Stack { frames: frames.iter().map(|&a| Frame::Program(a)).collect(), truncated: false, count: 0 },
@@ -327,7 +347,7 @@ mod tests {
     /// Waits shorter than two periods have no mean the looks can tell.
     #[test]
     fn a_mean_is_shown_only_where_the_looks_can_tell_it() {
-        let w = |ns, count| Wait { call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns, count, by_thread: vec![] };
+        let w = |ns, count| Wait { process: None, call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns, count, by_thread: vec![] };
         assert_eq!(mean(&w(900_000_000, 3), 1000), "300.0 ms");
         // 1.5 s over 1,500 waits seen: about a period each, whatever they lasted.
         assert_eq!(mean(&w(1_500_000_000, 1500), 1000), "< 2.0 ms");

@@ -291,3 +291,57 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With `--children` the processes the program starts are looked at too: the child `waits`
+/// forks sleeps its 250 ms under `waits::child_phase` (a forked copy: its stack unwound with
+/// the mappings it inherited), as a wait of its own process, rooted at it in the exports.
+#[test]
+fn the_childrens_waits_are_seen_with_children() {
+    let dir = scratch("off-cpu-children");
+    let json = dir.join("run.json");
+    let folded = dir.join("run.folded");
+    let o = {
+        let _s = session();
+        profil(&[
+            "-f",
+            "--off-cpu",
+            "--children",
+            "--json",
+            json.to_str().unwrap(),
+            "--collapsed",
+            folded.to_str().unwrap(),
+            waits_bin().to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ])
+    };
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let timings = program_timings(&err);
+    let child_took = timings.iter().find(|t| t.0 == "child").unwrap_or_else(|| panic!("{err}")).1;
+    // The main thread is the first, its tid the program's pid.
+    let program = doc["clock"]["threads"][0]["tid"].as_u64().expect("main thread");
+    let waits = doc["clock"]["off_cpu"]["waits"].as_array().unwrap();
+    let slept = waits
+        .iter()
+        .find(|w| {
+            w["pid"].as_u64() != Some(program)
+                && w["call"].as_str().is_some_and(|c| c.contains("nanosleep"))
+                && w["frames"].as_array().unwrap().iter().any(|f| f == "waits::child_phase")
+        })
+        .unwrap_or_else(|| panic!("no wait of the child: {}", serde_json::to_string_pretty(waits).unwrap()));
+    let seen = slept["ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!((seen - child_took).abs() <= (child_took * 0.1).max(0.01), "{seen} s seen, {child_took} s by the program\n{out}");
+    // The program's own wait for it stays the program's.
+    assert!(wait(&doc, "wait4", "waits::child_phase")["pid"].as_u64() == Some(program));
+    // The report names the process; the folded file roots the child's wait at it.
+    let child = slept["pid"].as_u64().unwrap();
+    assert!(out.contains(&format!(" (waits [pid {child}])\n")), "{out}");
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    assert!(
+        folded.lines().any(|l| l.starts_with(&format!("waits [pid {child}];")) && l.contains("waits::child_phase") && l.contains("[off-CPU: ")),
+        "{folded}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+

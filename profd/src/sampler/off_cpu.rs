@@ -41,6 +41,8 @@ pub enum Reading {
 /// scheduler statistics where they could be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawProbe {
+    /// The process (the program, or a child it started, with `--children`) and its thread.
+    pub pid: u32,
     pub tid: u32,
     pub from: u64,
     pub to: u64,
@@ -56,6 +58,8 @@ pub struct Prober {
     /// Every probe whose `to` is before this time has been sent.
     watermark: Arc<AtomicU64>,
     problem: Arc<std::sync::Mutex<Option<String>>>,
+    /// Processes to look at besides the program (`--children`), as they start.
+    followed: Arc<std::sync::Mutex<Vec<u32>>>,
 }
 
 impl Prober {
@@ -66,8 +70,11 @@ impl Prober {
         let stop = Arc::new(AtomicBool::new(false));
         let watermark = Arc::new(AtomicU64::new(0));
         let problem = Arc::new(std::sync::Mutex::new(None));
+        let followed = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut looker = Looker {
             pid,
+            others: Default::default(),
+            followed: followed.clone(),
             stack_size,
             threads: BTreeMap::new(),
             tx,
@@ -97,7 +104,14 @@ impl Prober {
             }
             watermark2.store(u64::MAX, Ordering::Release);
         })?;
-        Ok(Prober { stop, handle: Some(handle), rx, watermark, problem })
+        Ok(Prober { stop, handle: Some(handle), rx, watermark, problem, followed })
+    }
+
+    /// Look at process `pid` too from now on (a child of the program's, `--children`).
+    pub fn follow(&self, pid: u32) {
+        if let Ok(mut f) = self.followed.lock() {
+            f.push(pid);
+        }
     }
 
     /// The probes sent so far, and the time up to which every probe has come.
@@ -123,6 +137,8 @@ impl Drop for Prober {
 }
 
 struct Watched {
+    /// Its process.
+    pid: u32,
     syscall: File,
     /// `/proc/PID/task/TID/schedstat`, where the kernel keeps it.
     schedstat: Option<File>,
@@ -131,7 +147,11 @@ struct Watched {
 }
 
 struct Looker {
+    /// The program: looking ends with it.
     pid: u32,
+    /// Processes it started that are looked at too (their threads are found every 16 looks).
+    others: std::collections::BTreeSet<u32>,
+    followed: Arc<std::sync::Mutex<Vec<u32>>>,
     stack_size: usize,
     threads: BTreeMap<u32, Watched>,
     tx: Sender<RawProbe>,
@@ -146,21 +166,42 @@ impl Looker {
         }
     }
 
-    /// Open the `syscall` file of every thread not watched yet. False when the process is gone.
+    /// Open the `syscall` file of every thread not watched yet, of the program and of the
+    /// processes followed. False when the program is gone.
     fn find_threads(&mut self) -> bool {
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{}/task", self.pid)) else { return false };
+        if let Ok(mut f) = self.followed.lock() {
+            for pid in f.drain(..) {
+                self.others.insert(pid);
+            }
+        }
+        if !self.find_threads_of(self.pid) {
+            return false;
+        }
+        let others: Vec<u32> = self.others.iter().copied().collect();
+        for pid in others {
+            if !self.find_threads_of(pid) {
+                self.others.remove(&pid);
+            }
+        }
+        true
+    }
+
+    /// Open the `syscall` file of every thread of `pid` not watched yet. False when the
+    /// process is gone.
+    fn find_threads_of(&mut self, pid: u32) -> bool {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
         for e in dir.flatten() {
             let Some(tid) = e.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else { continue };
             if self.threads.contains_key(&tid) {
                 continue;
             }
-            match File::open(format!("/proc/{}/task/{tid}/syscall", self.pid)) {
+            match File::open(format!("/proc/{pid}/task/{tid}/syscall")) {
                 Ok(syscall) => {
-                    let schedstat = File::open(format!("/proc/{}/task/{tid}/schedstat", self.pid)).ok();
-                    self.threads.insert(tid, Watched { syscall, schedstat, last: None });
+                    let schedstat = File::open(format!("/proc/{pid}/task/{tid}/schedstat")).ok();
+                    self.threads.insert(tid, Watched { pid, syscall, schedstat, last: None });
                 }
                 Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                    self.say(format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named", self.pid));
+                    self.say(format!("cannot read /proc/{pid}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named"));
                 }
                 Err(_) => {}
             }
@@ -175,6 +216,7 @@ impl Looker {
         for tid in tids {
             let from = super::perf_event::monotonic_ns();
             let Some(w) = self.threads.get_mut(&tid) else { continue };
+            let pid = w.pid;
             let sched = w.schedstat.as_ref().and_then(|f| {
                 let mut b = [0u8; 96];
                 let n = f.read_at(&mut b, 0).ok()?;
@@ -185,7 +227,7 @@ impl Looker {
                 // The kernel checks ptrace access at each read (Yama, another user's process).
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
                     gone.push(tid);
-                    let what = format!("cannot read /proc/{}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named", self.pid);
+                    let what = format!("cannot read /proc/{pid}/task/{tid}/syscall: {e} (ptrace access to the process is needed); its waits are not named");
                     if let Ok(mut p) = self.problem.lock() {
                         p.get_or_insert(what);
                     }
@@ -201,22 +243,22 @@ impl Looker {
             let text = &self.buf[..n];
             let Some(state) = parse_syscall(text) else {
                 w.last = None;
-                let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Running });
+                let _ = self.tx.send(RawProbe { pid, tid, from, to, sched, reading: Reading::Running });
                 continue;
             };
             if w.last.as_deref() == Some(text) {
-                let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Same });
+                let _ = self.tx.send(RawProbe { pid, tid, from, to, sched, reading: Reading::Same });
                 continue;
             }
             w.last = Some(text.to_vec());
-            let stack = read_stack(self.pid, state.sp, self.stack_size);
-            let target = state.nr.and_then(|nr| target_of(self.pid, nr, &state.args));
+            let stack = read_stack(pid, state.sp, self.stack_size);
+            let target = state.nr.and_then(|nr| target_of(pid, nr, &state.args));
             let call = match state.nr {
                 Some(nr) => syscall_name(nr).map_or_else(|| format!("syscall {nr}"), str::to_string),
                 None => "not in a system call".to_string(),
             };
             let regs = UserRegs { ip: state.pc, sp: state.sp, bp: 0 };
-            let _ = self.tx.send(RawProbe { tid, from, to, sched, reading: Reading::Blocked { call, target, regs, stack } });
+            let _ = self.tx.send(RawProbe { pid, tid, from, to, sched, reading: Reading::Blocked { call, target, regs, stack } });
         }
         for tid in gone {
             self.threads.remove(&tid);

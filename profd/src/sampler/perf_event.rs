@@ -192,7 +192,9 @@ impl Children {
             let mappings = crate::sampler::process_mappings(pid, main_pid, &self.program_mappings, |p| {
                 self.followed.get(&p).map(|f| (f.parent, f.exec, f.mappings.as_slice()))
             });
+            // Its memory is read for the GOT slots a blocked stack's unwind may need.
             let mut u = StackUnwinder::default();
+            u.process = Some(pid);
             // A later mapping of the same range replaces an earlier one (an exec'd child's
             // inherited ranges are gone already).
             for m in &mappings {
@@ -726,17 +728,23 @@ impl Sampler for PerfEventSampler {
                         child_part(&mut batch, pid).exec.get_or_insert(comm);
                     }
                 }
-                // A thread of the program: its start, for the ledger.
+                // A thread of the program (or, looked at with --off-cpu, of a child): its start,
+                // for the ledger.
                 Record::Fork { pid, ppid, tid, time } if pid == ppid => {
-                    if pid == ev.pid {
+                    let child = ev.prober.is_some() && ev.children.as_ref().is_some_and(|c| c.followed.contains_key(&pid));
+                    if pid == ev.pid || child {
                         batch.thread_starts.push((tid, time));
                     }
                 }
-                // A process is a child.
-                Record::Fork { pid, ppid, .. } => {
+                // A process is a child: followed, and with --off-cpu looked at from now on.
+                Record::Fork { pid, ppid, tid, time } => {
                     if let Some(children) = ev.children.as_mut() {
                         children.followed.entry(pid).or_default().parent = Some(ppid);
                         child_part(&mut batch, pid).parent = Some(ppid);
+                        if let Some(prober) = ev.prober.as_ref() {
+                            prober.follow(pid);
+                            batch.thread_starts.push((tid, time));
+                        }
                     }
                 }
                 Record::Switch { pid, tid, time, out } => {
@@ -748,9 +756,11 @@ impl Sampler for PerfEventSampler {
                 // sample of it still to come makes another.
                 // A thread of the program ended; a child gone (its main thread's end).
                 Record::Exit { pid, tid, time } => {
-                    if pid == ev.pid {
+                    let looked_at = ev.prober.is_some() && ev.children.as_ref().is_some_and(|c| c.followed.contains_key(&pid));
+                    if pid == ev.pid || looked_at {
                         batch.thread_ends.push((tid, time));
-                    } else if pid == tid {
+                    }
+                    if pid != ev.pid && pid == tid {
                         if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
                             if let Some(u) = f.unwinder.take() {
                                 self.unwound += u.busy;
@@ -802,11 +812,16 @@ impl Sampler for PerfEventSampler {
                     super::off_cpu::Reading::Running => None,
                     super::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
                     super::off_cpu::Reading::Blocked { call, target, regs, stack } => {
-                        let stack = match ev.unwinder.as_mut() {
+                        // A child's stack is unwound with what it has mapped (--children).
+                        let unwinder = match ev.children.as_mut() {
+                            Some(children) if p.pid != ev.pid => Some(children.unwinder(ev.pid, p.pid)),
+                            _ => ev.unwinder.as_mut(),
+                        };
+                        let stack = match unwinder {
                             Some(u) => u.unwind_without_bp(regs, &stack),
                             None => CallStack { frames: vec![regs.ip], truncated: true },
                         };
-                        let site = crate::sampler::WaitSite { call, target, stack };
+                        let site = crate::sampler::WaitSite { pid: p.pid, call, target, stack };
                         ev.last_site.insert(p.tid, site.clone());
                         Some(site)
                     }

@@ -45,7 +45,8 @@ pub fn off_cpu_frame(call: &str) -> String {
 }
 
 /// Folded CPU lines (`cpu`, in samples at `frequency_hz`) in microseconds, then each wait's
-/// stack under `root`, ending in its [`off_cpu_frame`], weighted by its blocked time.
+/// stack under `root` (a child's under its own), ending in its [`off_cpu_frame`], weighted by
+/// its blocked time.
 fn by_the_clock(root: &str, cpu: &str, frequency_hz: u64, waits: &[crate::waiting::Wait]) -> String {
     let us_per_sample = 1_000_000 / frequency_hz.max(1);
     let mut out = String::new();
@@ -57,7 +58,11 @@ fn by_the_clock(root: &str, cpu: &str, frequency_hz: u64, waits: &[crate::waitin
     }
     let root = frame(root);
     for w in waits.iter().filter(|w| w.ns >= 1000) {
-        out.push_str(&root);
+        // A child's waits hang under its own root, as its CPU stacks do.
+        match &w.process {
+            Some((name, pid)) => out.push_str(&frame(&root_frame(name, *pid))),
+            None => out.push_str(&root),
+        }
         if w.truncated {
             let _ = write!(out, ";{TRUNCATED}");
         }
@@ -126,6 +131,7 @@ mod tests {
     #[test]
     fn by_the_clock_every_line_is_in_microseconds() {
         let w = crate::waiting::Wait {
+            process: None,
             call: "read".into(),
             targets: vec![(Some("pipe:[9]".into()), 250_000_000)],
             frames: vec!["read [libc.so.6]".into(), "load".into(), "main".into()],

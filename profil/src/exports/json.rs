@@ -209,7 +209,8 @@ fn off_cpu(p: &crate::profile::Profile, waits: &[crate::waiting::Wait]) -> Strin
                 w.targets.iter().map(|(t, ns)| format!("{{\"on\": {}, \"ns\": {ns}}}", optional(t.as_deref()))).collect();
             let threads: Vec<String> = w.by_thread.iter().map(|(tid, ns)| format!("{{\"tid\": {tid}, \"ns\": {ns}}}")).collect();
             format!(
-                "\n      {{\"call\": {}, \"ns\": {}, \"count\": {}, \"targets\": [{}], \"threads\": [{}],\n       \"frames\": [{}], \"truncated\": {}}}",
+                "\n      {{\"pid\": {}, \"call\": {}, \"ns\": {}, \"count\": {}, \"targets\": [{}], \"threads\": [{}],\n       \"frames\": [{}], \"truncated\": {}}}",
+                w.process.as_ref().map_or(p.pid, |(_, pid)| *pid),
                 string(&w.call),
                 w.ns,
                 w.count,
@@ -361,6 +362,7 @@ mod tests {
             }],
             // --off-cpu: three reads of a pipe, from fib by way of libc's read.
             wait_sites: vec![crate::profile::WaitSite {
+                pid: 42,
                 call: "read".into(),
                 target: Some("pipe:[7]".into()),
                 stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },

@@ -290,7 +290,12 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
             ids.push(b.location(None, TRUNCATED));
         }
         let ns = i64::try_from(w.ns).unwrap_or(i64::MAX);
-        b.profile.sample.push(Sample { location_id: ids, value: vec![0, 0, ns], label: label.clone() });
+        // A child's wait carries its process's tags, as its CPU samples do.
+        let label = match &w.process {
+            Some((name, pid)) => labels(&mut b, name, *pid),
+            None => label.clone(),
+        };
+        b.profile.sample.push(Sample { location_id: ids, value: vec![0, 0, ns], label });
     }
     // The run's wall time ("Duration:"), as perf and pprof's own profilers give it; the
     // sampled CPU time where it was not measured.
