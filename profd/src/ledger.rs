@@ -211,6 +211,9 @@ impl Thread {
                 w.ns += blocked - named;
             }
         }
+        // A site that stands for no time is none of its life's waits: the program's first
+        // look, before its exec, found it at profil's gate.
+        waits.retain(|w| w.ns > 0);
         waits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.site.cmp(&b.site)));
         ThreadTime { tid, wall, preempted, blocked, waits }
     }
@@ -543,5 +546,20 @@ mod tests {
             a[0].waits,
             [Wait { site: 1, ns: 563, count: 1 }, Wait { site: 0, ns: 225, count: 1 }, Wait { site: 2, ns: 112, count: 1 }]
         );
+    }
+
+    /// A look before the thread's start (the program at profil's gate, before its exec)
+    /// stands for no time, and its site is not one of the thread's waits.
+    #[test]
+    fn a_look_before_the_start_names_no_wait() {
+        let mut l = Ledger::default();
+        l.look(6, 90, sched(0, 0, 1), Some(9));
+        l.start(6, 100);
+        l.look(6, 200, sched(50, 0, 2), None);
+        l.look(6, 300, sched(50, 0, 2), Some(1));
+        l.end(6, 400);
+        let a = l.accounts(0, 1000);
+        assert_eq!(times_of(&a), [times(6, 300, 0, 250)]);
+        assert_eq!(a[0].waits, [Wait { site: 1, ns: 250, count: 1 }]);
     }
 }
