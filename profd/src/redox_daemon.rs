@@ -112,7 +112,7 @@ pub fn run() -> ! {
         // A stock kernel, or the patched one built without its feature: say so and stay down.
         eprintln!(
             "profd: cannot open /scheme/sys/prof_ctl ({e}): this kernel has no per-process profiling \
-             (kernel-patch/redox-kernel-prof.patch, built with KERNEL_CARGO_FEATURES=sys_prof)"
+             (the kernel-patch/series/ patches, built with KERNEL_CARGO_FEATURES=sys_prof)"
         );
         std::process::exit(1)
     });

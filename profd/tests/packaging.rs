@@ -99,10 +99,33 @@ fn the_kernel_variant_builds_the_kernel_source_with_the_patch_feature() {
     assert_upstream_header("sys-prof-kernel", &text);
     assert_eq!(r["source"]["same_as"].as_str(), Some("../kernel"));
     let script = r["build"]["script"].as_str().unwrap();
-    // The feature the patch declares (kprof's tests check that it gates every added line).
-    let patch = std::fs::read_to_string(root().join("kernel-patch/redox-kernel-prof.patch")).unwrap();
-    assert!(patch.contains("\n+sys_prof = []\n"));
+    // The feature the series declares (kprof's tests check that it gates every added line).
+    let series = root().join("kernel-patch/series");
+    let names = std::fs::read_to_string(series.join("series")).unwrap();
+    let declared = names
+        .lines()
+        .filter(|name| !name.trim().is_empty())
+        .filter(|name| std::fs::read_to_string(series.join(name.trim())).unwrap().contains("\n+sys_prof = []\n"))
+        .count();
+    assert_eq!(declared, 1, "one patch of the series declares the feature");
     assert!(script.contains("make install BUILD=\"${COOKBOOK_BUILD}\" DESTDIR=\"${COOKBOOK_STAGE}\" KERNEL_CARGO_FEATURES=sys_prof\n"), "{script}");
+}
+
+/// docs/redox.md's kernel recipe applies the series, every patch in the order of its `series`
+/// file.
+#[test]
+fn the_documented_kernel_recipe_applies_the_series_in_order() {
+    let names: Vec<String> = std::fs::read_to_string(root().join("kernel-patch/series/series"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| format!("\"{name}\""))
+        .collect();
+    let doc = std::fs::read_to_string(root().join("docs/redox.md")).unwrap();
+    let line = doc.lines().find(|l| l.trim_start().starts_with("patches = [")).expect("a patches line");
+    let listed: String = doc[doc.find(line).unwrap()..].split(']').next().unwrap().split_whitespace().collect();
+    assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", names.join(",")));
 }
 
 /// Every recipe.toml under `dir`, found as the Redox cookbook finds them

@@ -1,14 +1,9 @@
-//! The RSDT fix is a patch of its own (kernel-patch/README.md, "The RSDT fix"): one hunk in
-//! upstream's `src/acpi/rxsdt.rs`, not behind `sys_prof`, touching no file of the profiling
-//! patch, so the two apply in either order. The kernel side cannot run here; this checks the
-//! patch text.
+//! The RSDT fix is a patch of its own, the series' first (kernel-patch/README.md, "The RSDT
+//! fix"): one hunk in upstream's `src/acpi/rxsdt.rs`, not behind `sys_prof`, touching no file
+//! of the profiling patches, so it applies alone and they apply with or without it. The
+//! kernel side cannot run here; this checks the patch text.
 
-use std::path::Path;
-
-fn patch(name: &str) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(root.join("..").join(name)).unwrap()
-}
+mod common;
 
 fn files(patch: &str) -> Vec<&str> {
     patch.lines().filter_map(|l| l.strip_prefix("+++ b/")).collect()
@@ -16,7 +11,9 @@ fn files(patch: &str) -> Vec<&str> {
 
 #[test]
 fn one_hunk_in_rxsdt_rs_apart_from_the_profiling_patch() {
-    let fix = patch("redox-kernel-acpi-rsdt.patch");
+    let names = common::series_names();
+    assert!(names[0].contains(common::RSDT_FIX), "the RSDT fix is the series' first: {names:?}");
+    let fix = common::patch_named(common::RSDT_FIX);
     assert_eq!(files(&fix), ["src/acpi/rxsdt.rs"]);
     assert_eq!(fix.lines().filter(|l| l.starts_with("@@")).count(), 1);
     let removed: Vec<&str> = fix.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).collect();
@@ -26,6 +23,7 @@ fn one_hunk_in_rxsdt_rs_apart_from_the_profiling_patch() {
     assert!(added.contains("RxsdtEnum::Xsdt(_) => size_of::<u64>(),"), "{added}");
     assert!(added.contains("if self.i < self.sdt.data_len() / entry_size {"), "{added}");
     assert!(!fix.contains("sys_prof"), "a fix of upstream's, not behind the feature");
-    let prof = patch("redox-kernel-prof.patch");
-    assert!(files(&prof).iter().all(|f| !files(&fix).contains(f)), "no file in common");
+    for (name, prof) in common::profiling_series() {
+        assert!(files(&prof).iter().all(|f| !files(&fix).contains(f)), "{name}: no file in common");
+    }
 }

@@ -1,15 +1,17 @@
-//! The kernel patch is inert unless the kernel is built with its cargo feature: it changes or
-//! removes no upstream line, every line it adds to an upstream source file is an item or
-//! statement under `#[cfg(feature = "sys_prof")]` (or the `cfg(not(...))` that keeps a stock
-//! item for the feature-off build), and the feature is declared but not in `default`.
+//! The kernel series is inert unless the kernel is built with its cargo feature: each of its
+//! profiling patches (all but the RSDT fix) changes or removes no upstream line, every line it
+//! adds to an upstream source file is an item or statement under `#[cfg(feature = "sys_prof")]`
+//! (or the `cfg(not(...))` that keeps a stock item for the feature-off build), and the feature
+//! is declared, by the first of them, but not in `default`. Lines a patch removes are the
+//! series' own, in files an earlier patch added.
 
-use std::path::Path;
+mod common;
 
 const FEATURE: &str = "sys_prof";
 
+/// The profiling patches of the series as one diff (`common::combined`).
 fn patch() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap()
+    common::combined()
 }
 
 /// The sections of a `git diff`: (path, is a new file, lines after the header).
@@ -83,23 +85,50 @@ fn ungated_lines<'a>(block: &[&'a str]) -> Vec<&'a str> {
 }
 
 #[test]
-fn the_patch_changes_no_upstream_line_and_gates_every_added_one() {
-    let patch = patch();
-    let mut upstream_files = 0;
-    for (path, new_file, body) in sections(&patch) {
-        let removed: Vec<_> =
-            body.iter().skip_while(|l| !l.starts_with("@@")).filter(|l| l.starts_with('-')).collect();
-        assert!(removed.is_empty(), "{path}: the patch removes or changes upstream lines: {removed:?}");
-        if new_file || !path.ends_with(".rs") {
-            continue;
-        }
-        upstream_files += 1;
-        for block in added_blocks(&body) {
-            let bad = ungated_lines(&block);
-            assert!(bad.is_empty(), "{path}: lines outside #[cfg(feature = \"{FEATURE}\")]: {bad:?}");
+fn each_patch_changes_no_upstream_line_and_gates_every_added_one() {
+    let ours = common::added_files();
+    let mut upstream_files: Vec<String> = Vec::new();
+    let mut added_so_far: Vec<String> = Vec::new();
+    let series = common::profiling_series();
+    assert_eq!(series.len(), 4, "the profiling patches");
+    for (name, patch) in &series {
+        for (path, new_file, body) in sections(patch) {
+            let removed: Vec<_> =
+                body.iter().skip_while(|l| !l.starts_with("@@")).filter(|l| l.starts_with('-')).collect();
+            if new_file {
+                added_so_far.push(path);
+                continue;
+            }
+            if ours.contains_key(&path) {
+                // A file of the series' own: added by an earlier patch, compiled only through
+                // its gated module declaration.
+                assert!(added_so_far.contains(&path), "{name}: {path} changed before it is added");
+                continue;
+            }
+            assert!(removed.is_empty(), "{name}: {path}: removes or changes upstream lines: {removed:?}");
+            if !path.ends_with(".rs") {
+                continue;
+            }
+            if !upstream_files.contains(&path) {
+                upstream_files.push(path.clone());
+            }
+            for block in added_blocks(&body) {
+                let bad = ungated_lines(&block);
+                assert!(bad.is_empty(), "{name}: {path}: lines outside #[cfg(feature = \"{FEATURE}\")]: {bad:?}");
+            }
         }
     }
-    assert_eq!(upstream_files, 12, "the upstream source files the patch touches");
+    assert_eq!(upstream_files.len(), 12, "the upstream source files the series touches: {upstream_files:?}");
+}
+
+#[test]
+fn the_first_profiling_patch_declares_the_feature_and_no_other_touches_cargo_toml() {
+    let series = common::profiling_series();
+    for (at, (name, patch)) in series.iter().enumerate() {
+        let touches = sections(patch).iter().any(|s| s.0 == "Cargo.toml");
+        assert_eq!(touches, at == 0, "{name}");
+    }
+    assert!(series[0].1.contains(&format!("\n+{FEATURE} = []\n")));
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! The code the patch adds is formatted as the kernel formats its own (upstream CI runs
-//! `cargo fmt --check`): `src/kprof/` and every other file the patch adds, checked with
-//! `rustfmt --check` and the kernel's settings. The hunks in upstream files can only be checked
-//! on the patched tree (kernel-patch/README.md, "Formatting").
+//! The code the series adds is formatted as the kernel formats its own (upstream CI runs
+//! `cargo fmt --check`): `src/kprof/` and every other file the series adds, as it stands after
+//! each patch, checked with `rustfmt --check` and the kernel's settings. The hunks in upstream
+//! files can only be checked on the patched tree (kernel-patch/README.md, "Formatting").
+
+mod common;
 
 use std::io::Write;
 use std::path::Path;
@@ -79,29 +81,6 @@ fn first_difference(text: &str, formatted: &str) -> String {
     )
 }
 
-/// The files the patch adds, (path, text), from its `new file` sections.
-fn added_files(patch: &str) -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    for section in patch.split("diff --git a/").skip(1) {
-        let mut lines = section.split_inclusive('\n');
-        let path = lines.next().unwrap().split(' ').next().unwrap().to_string();
-        let body: Vec<&str> = lines.collect();
-        if !body.iter().any(|l| l.starts_with("new file mode")) {
-            continue;
-        }
-        let mut text = String::new();
-        for line in body.iter().skip_while(|l| !l.starts_with("@@")).skip(1) {
-            if line.starts_with('\\') {
-                text.pop();
-            } else {
-                text.push_str(line.strip_prefix('+').expect("an added line"));
-            }
-        }
-        files.push((path, text));
-    }
-    files
-}
-
 #[test]
 fn the_kernel_module_is_formatted_with_the_kernels_settings() {
     if !rustfmt_available() {
@@ -122,23 +101,23 @@ fn the_kernel_module_is_formatted_with_the_kernels_settings() {
 }
 
 #[test]
-fn every_file_the_patch_adds_is_formatted() {
+fn every_file_the_series_adds_is_formatted_after_each_patch() {
     if !rustfmt_available() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let patch = std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap();
-    let files = added_files(&patch);
-    let paths: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
-    assert!(paths.contains(&"src/kprof/mod.rs"), "{paths:?}");
-    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".rs")) {
-        if let Some(formatted) = unformatted(text) {
-            panic!(
-                "{path} (added by the patch) is not formatted as the kernel wants: {}",
-                first_difference(text, &formatted)
-            );
+    for name in common::series_names() {
+        let files = common::added_files_after(Some(&name));
+        for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".rs")) {
+            if let Some(formatted) = unformatted(text) {
+                panic!(
+                    "{path} (as {name} leaves it) is not formatted as the kernel wants: {}",
+                    first_difference(text, &formatted)
+                );
+            }
         }
     }
+    let paths: Vec<String> = common::added_files().into_keys().collect();
+    assert!(paths.contains(&"src/kprof/mod.rs".to_string()), "{paths:?}");
 }
 
 #[test]

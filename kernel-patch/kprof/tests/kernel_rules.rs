@@ -3,9 +3,11 @@
 
 use std::path::Path;
 
+mod common;
+
+/// The profiling patches of the series as one diff (`common::combined`).
 fn patch() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(root.join("../redox-kernel-prof.patch")).unwrap()
+    common::combined()
 }
 
 /// The added lines of the patch's section for `path`, without the `+`.

@@ -4,8 +4,10 @@
 //! call. A check on the patch text: the NMI source's file does not call it, and its mapping
 //! returns `None` (the source is then not armed) where `map_linearly` fails.
 
+mod common;
+
 fn nmi_source() -> String {
-    let patch = include_str!("../../redox-kernel-prof.patch");
+    let patch = common::combined();
     let start = patch.find("+++ b/src/scheme/sys/prof_nmi.rs").expect("prof_nmi.rs in the patch");
     let rest = &patch[start..];
     let end = rest[3..].find("diff --git").map_or(rest.len(), |e| e + 3);

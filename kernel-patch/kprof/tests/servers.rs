@@ -8,6 +8,8 @@ use kprof::{
     TakenRequest,
 };
 
+mod common;
+
 const PROGRAM: usize = 42;
 const RAMFS: usize = 7;
 const DISK: usize = 9;
@@ -315,7 +317,7 @@ fn requests_taken_from_the_kernels_queue_label_unless_one_way() {
 /// could rewrite between the copy and a read back to name any caller.
 #[test]
 fn the_label_hook_never_reads_requests_back_from_the_daemon() {
-    let patch = include_str!("../../redox-kernel-prof.patch");
+    let patch = common::combined();
     assert!(!patch.contains("read_exact::<Sqe>"), "the hook reads an Sqe from user memory");
     assert!(patch.contains("+    pub fn receive_into_user_seen("));
     assert!(patch.contains(".receive_into_user_seen("));
