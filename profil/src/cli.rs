@@ -148,7 +148,7 @@ fn options() -> Options {
         "MODE",
     );
     o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
-    o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g)");
+    o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g); with --off-cpu also by the time blocked under them");
     o.optflag(
         "",
         "inline",
