@@ -58,22 +58,27 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
             share(total, whole),
             share(own, whole)
         );
-        let mut callers: Vec<(u64, &str)> =
-            arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, sp.functions[k.0].name.as_str())).collect();
-        let mut callees: Vec<(u64, &str)> =
-            arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, sp.functions[k.1].name.as_str())).collect();
-        for (title, list) in [("called from", &mut callers), ("calls", &mut callees)] {
-            if list.is_empty() {
-                continue;
-            }
-            list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-            let _ = writeln!(out, "  {title}:");
-            for (n, other) in list.iter() {
-                let _ = writeln!(out, "  {n:>9} {:>7.2}%  {other}", share(*n, total));
-            }
-        }
+        let callers = arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, sp.functions[k.0].name.as_str())).collect();
+        let callees = arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, sp.functions[k.1].name.as_str())).collect();
+        write_arcs(&mut out, callers, callees, total, |n| format!("{n:>9}"));
     }
     out
+}
+
+/// A function's callers and callees, each with its amount (`amount` formats it) and its share
+/// of the function's `total`, most first.
+fn write_arcs(out: &mut String, callers: Vec<(u64, &str)>, callees: Vec<(u64, &str)>, total: u64, amount: impl Fn(u64) -> String) {
+    for (title, mut list) in [("called from", callers), ("calls", callees)] {
+        if list.is_empty() {
+            continue;
+        }
+        list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let _ = writeln!(out, "  {title}:");
+        for (n, other) in list {
+            let share = if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 };
+            let _ = writeln!(out, "  {} {share:>7.2}%  {other}", amount(n));
+        }
+    }
 }
 
 /// `--callgraph` with `--off-cpu`: the same view of the blocked time, from the waits' stacks
@@ -127,18 +132,9 @@ pub fn render_waits(waits: &[crate::waiting::Wait], top: usize) -> String {
             share(mine, blocked),
             secs(mine)
         );
-        let mut callers: Vec<(u64, &str)> = arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, k.0)).collect();
-        let mut callees: Vec<(u64, &str)> = arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, k.1)).collect();
-        for (title, list) in [("called from", &mut callers), ("calls", &mut callees)] {
-            if list.is_empty() {
-                continue;
-            }
-            list.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-            let _ = writeln!(out, "  {title}:");
-            for (n, other) in list.iter() {
-                let _ = writeln!(out, "  {:>8.3} s {:>7.2}%  {other}", secs(*n), share(*n, total));
-            }
-        }
+        let callers = arcs.iter().filter(|(k, _)| k.1 == f).map(|(k, &n)| (n, k.0)).collect();
+        let callees = arcs.iter().filter(|(k, _)| k.0 == f).map(|(k, &n)| (n, k.1)).collect();
+        write_arcs(&mut out, callers, callees, total, |n| format!("{:>8.3} s", secs(n)));
     }
     out
 }

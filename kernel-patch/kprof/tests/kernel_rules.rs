@@ -12,16 +12,7 @@ fn patch() -> String {
 
 /// The added lines of the patch's section for `path`, without the `+`.
 fn added(patch: &str, path: &str) -> Vec<String> {
-    let header = format!("diff --git a/{path} b/{path}\n");
-    let start = patch.find(&header).unwrap_or_else(|| panic!("patch does not touch {path}"));
-    let section = &patch[start + header.len()..];
-    let section = &section[..section.find("\ndiff --git ").unwrap_or(section.len())];
-    section
-        .lines()
-        .skip_while(|l| !l.starts_with("@@"))
-        .filter_map(|l| l.strip_prefix('+'))
-        .map(str::to_string)
-        .collect()
+    common::added_lines(patch, path)
 }
 
 fn code(lines: &[String]) -> String {

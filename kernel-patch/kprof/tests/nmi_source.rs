@@ -11,14 +11,8 @@ fn patch() -> String {
 
 /// The added lines of the patch's section for `path`, without the `+`, comments cut.
 fn added_code(patch: &str, path: &str) -> String {
-    let header = format!("diff --git a/{path} b/{path}\n");
-    let start = patch.find(&header).unwrap_or_else(|| panic!("patch does not touch {path}"));
-    let section = &patch[start + header.len()..];
-    let section = &section[..section.find("\ndiff --git ").unwrap_or(section.len())];
-    section
-        .lines()
-        .skip_while(|l| !l.starts_with("@@"))
-        .filter_map(|l| l.strip_prefix('+'))
+    common::added_lines(patch, path)
+        .iter()
         .map(|l| l.split("//").next().unwrap())
         .collect::<Vec<_>>()
         .join("\n")
