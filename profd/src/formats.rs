@@ -176,7 +176,7 @@ pub fn parse_stacks(text: &str) -> Vec<(Vec<StackFrame>, bool, u64)> {
 }
 
 /// What [`servers_text`] says, read back by a client.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServersReport {
     /// The program's own user and kernel ticks.
     pub own_user: u64,
@@ -187,7 +187,7 @@ pub struct ServersReport {
 }
 
 /// One daemon of a [`ServersReport`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServerEntry {
     pub pid: u32,
     pub ticks: u64,

@@ -57,9 +57,6 @@ struct Looks {
     /// The first and latest looks with statistics: (time, statistics).
     first: Option<(u64, Sched)>,
     last: Option<(u64, Sched)>,
-    /// The first look's time and the site it found the thread blocked at: it stands for the
-    /// thread's life before it (known only when the account is made).
-    opening: Option<(u64, Option<u32>)>,
     /// The latest look's time: each later look stands for the time since it.
     previous_at: Option<u64>,
     /// Looks that found it blocked, by site: (the time they stand for, ns; waits seen).
@@ -74,7 +71,7 @@ struct Looks {
 pub const UNSEEN: u32 = u32::MAX;
 
 /// Blocked time at one wait site (an index the session gave it, or [`UNSEEN`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Wait {
     pub site: u32,
     /// Total blocked time, ns.
@@ -84,7 +81,7 @@ pub struct Wait {
 }
 
 /// One thread's account.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadTime {
     pub tid: u32,
     /// From its start (or the session's) to its end (or the session's), ns.
@@ -175,20 +172,15 @@ impl Thread {
         let on_cpu = last.on_cpu.saturating_sub(base.on_cpu).min(wall);
         let preempted = last.runq.saturating_sub(base.runq).min(wall - on_cpu);
         let blocked = wall - on_cpu - preempted;
-        // Each look stands for the time since the one before (the first for the thread's life
-        // before it), so a look that came late (the looker was kept off a CPU) weighs as much
-        // as the looks it replaced.
-        let mut by_site = l.by_site.clone();
-        let mut total = l.blocked_weight;
-        if let Some((at, Some(site))) = l.opening {
-            let before = at.saturating_sub(start);
-            let e = by_site.entry(site).or_default();
-            e.0 = e.0.saturating_add(before);
-            total = total.saturating_add(before);
-        }
+        // Each look stands for the time since the one before, so a look that came late (the
+        // looker was kept off a CPU) weighs as much as the looks it replaced. The first stands
+        // for nothing: the thread's life before it (a child found a while after its fork) is
+        // shared out as the later looks say, not given to whatever the first one caught.
+        let by_site = &l.by_site;
+        let total = l.blocked_weight;
         let mut waits: Vec<Wait> = Vec::new();
         let mut named = 0u64;
-        for (&site, &(weight, seen)) in &by_site {
+        for (&site, &(weight, seen)) in by_site {
             let ns = (u128::from(blocked) * u128::from(weight) / u128::from(total.max(1))) as u64;
             named += ns;
             waits.push(Wait { site, ns, count: seen });
@@ -268,13 +260,7 @@ impl Ledger {
             l.first.get_or_insert((time, s));
             l.last = Some((time, s));
         }
-        let weight = match l.previous_at {
-            Some(previous) => time.saturating_sub(previous),
-            None => {
-                l.opening = Some((time, site));
-                0
-            }
-        };
+        let weight = l.previous_at.map_or(0, |previous| time.saturating_sub(previous));
         l.previous_at = Some(l.previous_at.map_or(time, |p| p.max(time)));
         match site {
             Some(site) => {
@@ -520,14 +506,14 @@ mod tests {
     }
 
     /// Each look stands for the time since the previous one: a look that came late (the
-    /// looker was kept off a CPU on a busy machine) weighs as much as the looks it replaced,
-    /// and the first look stands for the thread's life before it.
+    /// looker was kept off a CPU on a busy machine) weighs as much as the looks it replaced;
+    /// the first stands for nothing (what it caught is not given the life before it).
     #[test]
     fn looks_weigh_the_time_since_the_previous_one() {
         let mut l = Ledger::default();
         // Thread 5, 0..1000, on a CPU 100 and queued 0 in all: blocked 900. Its first look at
-        // 100 finds it at site 2 (standing for 0..100), then site 0 at 200 and 300, nothing
-        // until 700 (site 1: 400 ns), site 1 at 800, running at 900.
+        // 100 finds it at site 2, then site 0 at 200 and 300, nothing until 700 (site 1: 400
+        // ns), site 1 at 800, running at 900.
         let looks = [
             (100, sched(0, 0, 1), Some(2)),
             (200, sched(0, 0, 1), Some(0)),
@@ -541,11 +527,9 @@ mod tests {
         }
         let a = l.accounts(0, 1000);
         assert_eq!(times_of(&a), [times(5, 1000, 0, 900)]);
-        // Weights: site 2 100, site 0 200, site 1 500 (of 800), of 900 ns blocked.
-        assert_eq!(
-            a[0].waits,
-            [Wait { site: 1, ns: 563, count: 1 }, Wait { site: 0, ns: 225, count: 1 }, Wait { site: 2, ns: 112, count: 1 }]
-        );
+        // Weights: site 2 none (the first look), site 0 200, site 1 500 (of 700), of 900 ns
+        // blocked.
+        assert_eq!(a[0].waits, [Wait { site: 1, ns: 643, count: 1 }, Wait { site: 0, ns: 257, count: 1 }]);
     }
 
     /// A look before the thread's start (the program at profil's gate, before its exec)

@@ -41,6 +41,48 @@ impl std::fmt::Debug for ProfData {
     }
 }
 
+/// Saved as its header and its used bins (`nr_bins` of them); read back with the same checks
+/// as [`ProfData::from_bytes`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedProfData {
+    start_addr: u64,
+    end_addr: u64,
+    nr_bins: u64,
+    bin_sz: u64,
+    bins: Vec<u64>,
+}
+
+impl serde::Serialize for ProfData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let used = (self.nr_bins as usize).min(MAX_BINS);
+        SavedProfData {
+            start_addr: self.start_addr,
+            end_addr: self.end_addr,
+            nr_bins: self.nr_bins,
+            bin_sz: self.bin_sz,
+            bins: self.bin[..used].to_vec(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ProfData {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ProfData, D::Error> {
+        let saved = SavedProfData::deserialize(d)?;
+        if saved.bins.len() as u64 != saved.nr_bins || saved.bins.len() > MAX_BINS {
+            return Err(serde::de::Error::custom("the bins do not match nr_bins"));
+        }
+        let mut bytes = Vec::with_capacity(PROF_DATA_SIZE);
+        for v in [saved.start_addr, saved.end_addr, saved.nr_bins, saved.bin_sz] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        for i in 0..MAX_BINS {
+            bytes.extend_from_slice(&saved.bins.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        ProfData::from_bytes(&bytes).map_err(|e| serde::de::Error::custom(format!("inconsistent bins: {e:?}")))
+    }
+}
+
 impl Default for ProfData {
     fn default() -> Self {
         ProfData { start_addr: 0, end_addr: 0, nr_bins: 0, bin_sz: 0, bin: [0; MAX_BINS] }

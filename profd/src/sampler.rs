@@ -85,7 +85,7 @@ pub struct Probe {
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
 /// process, in runtime addresses, so samples outside the program can be attributed by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mapping {
     pub start: u64,
     pub len: u64,
@@ -108,7 +108,7 @@ impl Mapping {
 
 /// Ticks of the run outside the program's own, where the backend sees them (Redox: the
 /// kernel's server labels; see `kprof`): daemons working for the program, idle, the rest.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Account {
     /// User-mode ticks of daemons while they worked for the program.
     pub server_user: u64,
@@ -138,10 +138,30 @@ impl Account {
 
 /// How a backend samples: its source (`timer`, `nmi-hpet` on Redox, as the kernel names
 /// them) and the source's rate, samples per second and CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Sampling {
     pub source: &'static str,
     pub rate: u64,
+}
+
+/// The sources a backend names ([`Sampling::source`]).
+pub const SOURCES: [&str; 2] = ["timer", "nmi-hpet"];
+
+impl<'de> serde::Deserialize<'de> for Sampling {
+    /// Read back with its source one of [`SOURCES`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sampling, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            source: String,
+            rate: u64,
+        }
+        let saved = Saved::deserialize(d)?;
+        let source = SOURCES
+            .into_iter()
+            .find(|&s| s == saved.source)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown sampling source {:?}", saved.source)))?;
+        Ok(Sampling { source, rate: saved.rate })
+    }
 }
 
 /// First address of the kernel's half of the address space: a sample or frame at or above it

@@ -30,7 +30,8 @@ pub struct StartRequest {
     pub rate: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum StopReason {
     /// `profile(0, ...)` or `stop`.
     Request,

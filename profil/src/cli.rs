@@ -48,6 +48,10 @@ pub struct Args {
     pub collapsed: Option<PathBuf>,
     /// `--json`: write the whole run as JSON here.
     pub json: Option<PathBuf>,
+    /// `--save`: the run, unsymbolized, for `--load`.
+    pub save: Option<PathBuf>,
+    /// `--load`: report a saved run instead of running a program.
+    pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
     /// `--pprof`: write a gzipped pprof `profile.proto` here.
@@ -89,8 +93,9 @@ const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
               [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--lines]
               [--report FILE] [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE]
-              program [args...]
+              [--save FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
+       profil [report and export options] --load FILE
 
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
@@ -197,6 +202,18 @@ fn options() -> Options {
     o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
     o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
     o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
+    o.optopt(
+        "",
+        "save",
+        "save the run to FILE, unsymbolized (addresses, stacks, mappings, bins, threads, waits), for --load",
+        "FILE",
+    );
+    o.optopt(
+        "",
+        "load",
+        "report a run saved with --save instead of running a program: the report and export options apply, the recording ones (-F, -g, --children, --off-cpu, -s, -e, -i) are the run's",
+        "FILE",
+    );
     o.optflag(
         "",
         "off-cpu",
@@ -271,6 +288,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     };
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
     let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
+    let (save, load) = (file("save")?, file("load")?);
     let callgraph_report = m.opt_present("callgraph");
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
@@ -329,10 +347,21 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
     };
     let mut free = raw.into_iter().skip(first_free);
-    let program = match (free.next(), attach) {
-        (Some(p), _) => p,
-        (None, Some(_)) => OsString::new(),
-        (None, None) => return Err(UsageError("no program to profile".into())),
+    if load.is_some() {
+        // The run was recorded already: only how it is reported can be chosen.
+        let recording = ["p", "t", "F", "g", "call-graph", "stack-size", "children", "off-cpu", "s", "e", "i", "save"];
+        if let Some(o) = recording.iter().find(|o| m.opt_present(o)) {
+            let dash = if o.len() == 1 { "-" } else { "--" };
+            return Err(UsageError(format!("{dash}{o} does not go with --load: the saved run was recorded with its own")));
+        }
+        if free.len() > 0 {
+            return Err(UsageError("--load reports a saved run: no program to run".into()));
+        }
+    }
+    let program = match (free.next(), attach, &load) {
+        (Some(p), _, _) => p,
+        (None, Some(_), _) | (None, None, Some(_)) => OsString::new(),
+        (None, None, None) => return Err(UsageError("no program to profile".into())),
     };
     if attach.is_some() && free.len() > 0 {
         return Err(UsageError("with -p, name at most the process's program file: it runs already".into()));
@@ -353,6 +382,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         json,
         svg,
         pprof,
+        save,
+        load,
         call_graph,
         callgraph_report,
         children,

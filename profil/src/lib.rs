@@ -16,7 +16,8 @@
 //! * [`processes`] — the processes the program started (`--children`), each and together.
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
 //!   (Redox), idle and other processes.
-//! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON.
+//! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON;
+//!   [`saved`] — the run itself, saved and loaded (`--save`, `--load`).
 
 pub mod backend;
 pub mod callgraph;
@@ -33,6 +34,7 @@ pub mod profile;
 pub mod report;
 pub mod report_out;
 pub mod run;
+pub mod saved;
 pub mod servers;
 pub mod stacks;
 pub mod waiting;

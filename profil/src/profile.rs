@@ -11,7 +11,7 @@ use crate::report::ExitKind;
 /// One frame of a call stack, as the address to name it by: for a caller, its return
 /// address minus one (inside the call instruction, so a call ending a function is still
 /// named by it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Frame {
     /// In the program's text: a link-time address.
     Program(u64),
@@ -22,7 +22,7 @@ pub enum Frame {
 }
 
 /// A recorded call stack and how many samples had it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stack {
     /// Innermost first: the sampled function, then its callers.
     pub frames: Vec<Frame>,
@@ -48,7 +48,7 @@ impl Stack {
 }
 
 /// Everything the reports are made from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Profile {
     /// The Minix bins.
     pub data: ProfData,
@@ -99,7 +99,7 @@ pub struct Profile {
 
 /// Where a thread of the program was blocked: the system call, what it waited on where known,
 /// and its user stack there (`count` unused).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WaitSite {
     /// The process whose thread waited (the program's pid, or a child's with `--children`:
     /// its frames are then the child's runtime addresses, all `Frame::Foreign`).
@@ -110,7 +110,7 @@ pub struct WaitSite {
 }
 
 /// How the off-CPU probes looked at the program's blocked threads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OffCpu {
     /// Looks a second at each thread: a wait shorter than `1 / rate` may be seen by none.
     pub rate: u64,
@@ -119,7 +119,7 @@ pub struct OffCpu {
 }
 
 /// A process the program started (directly or not), followed with `--children`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ChildProfile {
     pub pid: u32,
     /// The process that started it, where that was seen.
@@ -326,7 +326,7 @@ impl Profile {
 }
 
 /// A finished run: the profile and what the reports and exports say about the run itself.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// The program as named on the command line.
     pub program: String,

@@ -201,7 +201,7 @@ pub fn clock_section(p: &Profile) -> String {
 
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
 /// its child, so no status), whether it had exited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ExitKind {
     Exited(i32),
     Signaled(i32),

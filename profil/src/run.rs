@@ -212,6 +212,9 @@ fn perf_policy_hint() -> Option<String> {
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     crate::objects::debug_file::use_dirs(&args.debug_dirs);
     crate::objects::short_names::use_short_names(args.short_names);
+    if let Some(file) = &args.load {
+        return load(args, file);
+    }
     if let Some(pid) = args.attach {
         return attach(args, pid).map(Ending::Code);
     }
@@ -410,7 +413,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session, which lasted `elapsed`.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
-    let Prepared { name, path, image, read_elf, session_start, exports, mut out, profiler } = p;
+    let Prepared { name, path, image, read_elf, session_start, exports, out, profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
@@ -427,12 +430,56 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         profile,
         exit,
     };
+    report_run(args, &path, image, exports, out, &run)?;
+    if std::env::var_os("PROFIL_TIMINGS").is_some() {
+        let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
+        // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
+        let unwind = unwind.as_secs_f64();
+        crate::report_out::to_stderr(format_args!(
+            "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}\nprofil.start: {:.6}",
+            read + post + unwind,
+            session_start.as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+/// `--load FILE`: the report and the exports of a saved run, as they were made of the live
+/// one. The program file is read again from where the run recorded it; the options that say
+/// how the run was recorded (`-g`'s kind, `--children`, `-F`) are the run's.
+fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
+    let shown = file.display();
+    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
+    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can load: {e}")))?;
+    let mut args = args.clone();
+    args.call_graph = saved.call_graph;
+    args.children = saved.children;
+    args.frequency_hz = saved.run.frequency_hz;
+    let program = &saved.file;
+    let image = elf::read_program(program).map_err(|e| {
+        RunError::Program(format!("Cannot read '{}', the program of the saved run: {e}", program.display()))
+    })?;
+    let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
+    let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
+    match report_run(&args, program, image, exports, out, &saved.run) {
+        Ok(()) => Ok(Ending::Code(0)),
+        Err(RunError::ReportLost(e)) => {
+            crate::report_out::to_stderr(format_args!("Profil Error: {}", os_message(&e)));
+            Ok(Ending::Code(1))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The report (to `out`) and the exports of the run `run` of the program file `path`.
+fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
+    let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name);
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }
     // A child running the program's own file (a fork of it) is named as the program.
-    if let Some(real) = std::fs::canonicalize(&path).ok().filter(|_| args.children) {
+    if let Some(real) = std::fs::canonicalize(path).ok().filter(|_| args.children) {
         symbolizer = symbolizer.program_also_at(&real.to_string_lossy());
     }
     // Source lines are read (DWARF parsed) only when asked for.
@@ -488,12 +535,12 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, exit).as_bytes())?;
+    out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, run.exit).as_bytes())?;
     out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
     out.flush()?;
     let written = out.error();
     let analysis = Analysis {
-        run: &run,
+        run,
         flat: &flat,
         samples: &samples,
         symbolizer: &symbolizer,
@@ -508,18 +555,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
     }
     exported.map_err(|e| RunError::Program(e.to_string()))?;
-    written.map_err(RunError::ReportLost)?;
-    if std::env::var_os("PROFIL_TIMINGS").is_some() {
-        let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
-        // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
-        let unwind = unwind.as_secs_f64();
-        crate::report_out::to_stderr(format_args!(
-            "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}\nprofil.start: {:.6}",
-            read + post + unwind,
-            session_start.as_secs_f64()
-        ));
-    }
-    Ok(())
+    written.map_err(RunError::ReportLost)
 }
 
 #[cfg(test)]

@@ -87,8 +87,10 @@ impl Prober {
             let mut round = 0u64;
             let mut next = std::time::Instant::now();
             while !stop2.load(Ordering::Relaxed) {
-                // New threads are found every 16 periods (and at once at the start).
-                if round.is_multiple_of(16) && !looker.find_threads() {
+                // New threads are found every 16 periods, and at once at the start and when a
+                // process to follow came (a child is looked at from its next period).
+                let follow = looker.followed.lock().is_ok_and(|f| !f.is_empty());
+                if (round.is_multiple_of(16) || follow) && !looker.find_threads() {
                     break;
                 }
                 round += 1;

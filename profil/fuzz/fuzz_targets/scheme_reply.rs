@@ -44,17 +44,17 @@ fuzz_target!(|input: &[u8]| {
     let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples_text) else { return };
     let _ = report::minix_statistics(&profile.data);
     let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
-    // The same text as a `servers` reply, and the "Where the time went" section from it.
-    if let Some(servers) = profd::formats::parse_servers(&samples_text) {
-        let named = profil::servers::name_servers(&servers, |_| None);
-        let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
-    }
     let symbols = SymbolTable::new(vec![
         Function { addr: 0x1000, size: 0x100, name: "fib".into() },
         Function { addr: 0x2000, size: 0, name: "loop".into() },
     ])
     .with_code(vec![(0x1000, 0x6000)]);
     let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
+    // The same text as a `servers` reply, and the "Where the time went" section from it.
+    if let Some(servers) = profd::formats::parse_servers(&samples_text) {
+        let named = profil::servers::name_servers(&servers, &mut symbolizer);
+        let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
+    }
     let samples = symbolizer.locate(&profile);
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = flat.render(None);

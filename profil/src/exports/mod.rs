@@ -47,6 +47,8 @@ enum Format {
     Svg,
     Pprof,
     Json,
+    /// The run itself, for `--load` (`--save`).
+    Saved,
 }
 
 impl Format {
@@ -107,6 +109,9 @@ enum Target {
 /// The export files asked for, checked and ready to write.
 pub struct Exports {
     targets: Vec<(Format, PathBuf, Target)>,
+    /// What a saved run records besides the run: its program file, how stacks were recorded,
+    /// whether children were followed.
+    recording: (PathBuf, profd::sampler::CallGraph, bool),
 }
 
 /// An export file that cannot be written.
@@ -375,6 +380,7 @@ impl Exports {
             (Format::Svg, &args.svg),
             (Format::Pprof, &args.pprof),
             (Format::Json, &args.json),
+            (Format::Saved, &args.save),
         ];
         let mut targets = Vec::new();
         let mut seen = Vec::new();
@@ -403,7 +409,7 @@ impl Exports {
             }
             targets.push((format, path.clone(), target));
         }
-        Ok(Exports { targets })
+        Ok(Exports { targets, recording: (program.to_path_buf(), args.call_graph, args.children) })
     }
 
     /// Does an export go to standard output (so the report and the program's output must
@@ -432,6 +438,7 @@ impl Exports {
                 Format::Svg => svg::render_all(a),
                 Format::Pprof => pprof::render(a),
                 Format::Json => Ok(json::render(a).into_bytes()),
+                Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),
             };
             bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;
         }

@@ -1,0 +1,130 @@
+//! A run saved to a file (`--save FILE`) and reported from it (`--load FILE`): the run's
+//! recorded model — the Minix layout and bins, samples and stacks as unsymbolized addresses,
+//! every mapping with its object's path, the processes (`--children`), the daemons and the
+//! account (Redox), the threads by the clock and the waits (`--off-cpu`), how the run ended,
+//! its command line and sampling rate — as versioned JSON (docs/exports.md). Names are made
+//! when a report is, from the program file and the mapped objects as they are then: a report
+//! or export of a loaded run is the live run's, byte for byte, where they are the same files.
+
+use std::path::{Path, PathBuf};
+
+use profd::sampler::CallGraph;
+
+use crate::profile::Outcome;
+
+/// The `format` of a saved run.
+pub const FORMAT: &str = "profil-run";
+/// The version this profil writes and reads.
+pub const VERSION: u32 = 1;
+
+/// How the run's stacks were recorded, as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Stacks {
+    None,
+    Fp,
+    Dwarf,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    format: String,
+    version: u32,
+    /// The program file its samples are named from (absolute).
+    file: PathBuf,
+    stacks: Stacks,
+    /// With `--children`: the processes it started were followed.
+    children: bool,
+    run: Outcome,
+}
+
+/// A saved run, read back.
+#[derive(Debug, Clone)]
+pub struct SavedRun {
+    pub file: PathBuf,
+    /// How stacks were recorded (`-g`'s kind; a dwarf stack size of 0: not known any more).
+    pub call_graph: CallGraph,
+    pub children: bool,
+    pub run: Outcome,
+}
+
+/// The saved form of `run`, of the program file `file`, recorded with `call_graph` and
+/// (`children`) `--children`.
+pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool) -> Vec<u8> {
+    let stacks = match call_graph {
+        CallGraph::None => Stacks::None,
+        CallGraph::FramePointers => Stacks::Fp,
+        CallGraph::Dwarf { .. } => Stacks::Dwarf,
+    };
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let saved = Saved { format: FORMAT.into(), version: VERSION, file, stacks, children, run: run.clone() };
+    let mut bytes = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Read a saved run back. The error says why the bytes are not one: not JSON, not a profil
+/// run, a version this profil does not read, or a run that does not hold together.
+pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
+    if bytes.is_empty() {
+        return Err("the file is empty".into());
+    }
+    // The header first, so a run of another version is named as one.
+    #[derive(serde::Deserialize)]
+    struct Header {
+        format: Option<String>,
+        version: Option<u32>,
+    }
+    let header: Header = serde_json::from_slice(bytes).map_err(|e| format!("not a saved run ({e})"))?;
+    match (header.format.as_deref(), header.version) {
+        (Some(FORMAT), Some(VERSION)) => {}
+        (Some(FORMAT), Some(v)) => return Err(format!("a saved run of version {v}; this profil reads version {VERSION}")),
+        _ => return Err(format!("not a saved run (no \"format\": \"{FORMAT}\")")),
+    }
+    let saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
+    let call_graph = match saved.stacks {
+        Stacks::None => CallGraph::None,
+        Stacks::Fp => CallGraph::FramePointers,
+        Stacks::Dwarf => CallGraph::Dwarf { stack_size: 0 },
+    };
+    Ok(SavedRun { file: saved.file, call_graph, children: saved.children, run: saved.run })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ExitKind;
+
+    fn outcome() -> Outcome {
+        let profile = crate::profile::Profile {
+            image_samples: vec![(0x1000, 5), (0x1010, 2)],
+            elapsed: Some(std::time::Duration::from_millis(1250)),
+            ..Default::default()
+        };
+        Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) }
+    }
+
+    #[test]
+    fn a_run_reads_back_as_it_was_saved() {
+        let bytes = render(&outcome(), Path::new("/bin/fib"), CallGraph::FramePointers, true);
+        let back = parse(&bytes).unwrap();
+        assert_eq!((back.file.clone(), back.call_graph, back.children), (PathBuf::from("/bin/fib"), CallGraph::FramePointers, true));
+        assert_eq!(back.run.profile.image_samples, vec![(0x1000, 5), (0x1010, 2)]);
+        assert_eq!(back.run.profile.elapsed, Some(std::time::Duration::from_millis(1250)));
+        assert_eq!(back.run.arguments, vec!["30"]);
+        // Saving what was read gives the same bytes.
+        assert_eq!(render(&back.run, &back.file, back.call_graph, back.children), bytes);
+    }
+
+    #[test]
+    fn what_is_not_a_saved_run_is_named() {
+        assert_eq!(parse(b"").unwrap_err(), "the file is empty");
+        assert!(parse(b"\x7fELF").unwrap_err().starts_with("not a saved run ("));
+        assert_eq!(parse(br#"{"format": "profil", "version": 7}"#).unwrap_err(), "not a saved run (no \"format\": \"profil-run\")");
+        assert_eq!(parse(br#"{"format": "profil-run", "version": 9}"#).unwrap_err(), "a saved run of version 9; this profil reads version 1");
+        let good = render(&outcome(), Path::new("/bin/fib"), CallGraph::None, false);
+        assert!(parse(&good[..good.len() / 2]).unwrap_err().starts_with("not a saved run ("));
+        let bad = String::from_utf8(good).unwrap().replace("\"nr_bins\":0", "\"nr_bins\":3");
+        assert!(parse(bad.as_bytes()).unwrap_err().starts_with("a damaged saved run ("), "{bad}");
+    }
+}

@@ -1,0 +1,145 @@
+//! `--save FILE` and `--load FILE`: a run saved once is reported again, with any report and
+//! export option, byte for byte as the live run was; what is not a saved run is one clear
+//! error.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// The report and every export of one run, live (`--save`) and loaded (`--load`), with the
+/// report options `report` (the recording ones, `record`, only live): the same bytes each.
+fn same_bytes_live_and_loaded(dir: &Path, program: &[&str], record: &[&str], report: &[&str]) {
+    let saved = dir.join("run.profil");
+    let files = ["report", "json", "collapsed", "pprof", "svg", "gmon"];
+    let outputs = |tag: &str| -> Vec<(String, PathBuf)> {
+        files.iter().map(|f| (f.to_string(), dir.join(format!("{tag}.{f}")))).collect()
+    };
+    let with_outputs = |args: &mut Vec<String>, outs: &[(String, PathBuf)]| {
+        for (f, path) in outs {
+            args.push(if f == "gmon" { "-o".into() } else { format!("--{f}") });
+            args.push(path.to_str().unwrap().into());
+        }
+    };
+    let live = outputs("live");
+    let mut args: Vec<String> = ["-f", "--save", saved.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+    args.extend(record.iter().chain(report).map(|s| s.to_string()));
+    with_outputs(&mut args, &live);
+    args.extend(program.iter().map(|s| s.to_string()));
+    let o = {
+        let _s = session();
+        profil(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let loaded = outputs("loaded");
+    let mut args: Vec<String> = ["-f", "--load", saved.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+    args.extend(report.iter().map(|s| s.to_string()));
+    with_outputs(&mut args, &loaded);
+    let o = profil(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // The report went to its file: nothing else is said.
+    assert_eq!((out.as_str(), err.as_str()), ("", ""));
+    for ((f, a), (_, b)) in live.iter().zip(&loaded) {
+        let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        assert!(!a.is_empty(), "{f} of {record:?} {report:?} is empty");
+        assert!(a == b, "{f} differs live and loaded, {record:?} {report:?}:\n{}\n---\n{}", String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+    }
+}
+
+#[test]
+fn a_loaded_run_is_reported_as_the_live_one_was() {
+    let dir = scratch("saved");
+    let fib = fib_bin();
+    let fib = fib.to_str().unwrap();
+    same_bytes_live_and_loaded(&dir, &[fib], &[], &[]);
+    same_bytes_live_and_loaded(&dir, &[fib], &["-g"], &["--callgraph", "--top", "3"]);
+    same_bytes_live_and_loaded(&dir, &[fib], &["--call-graph", "fp"], &["--lines", "--asm", "--short-names"]);
+    same_bytes_live_and_loaded(&dir, &[fib], &["-g"], &["--inline"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The clock, the waits, the children: the whole model comes back.
+#[test]
+fn waits_and_children_come_back_too() {
+    let dir = scratch("saved-waits");
+    let waits = waits_bin();
+    same_bytes_live_and_loaded(&dir, &[waits.to_str().unwrap(), dir.to_str().unwrap()], &["-g", "--off-cpu", "--children"], &["--callgraph"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The Minix histogram (without -f) comes back too, and the run's own options are its.
+#[test]
+fn the_minix_report_comes_back_and_recording_options_are_refused() {
+    let dir = scratch("saved-minix");
+    let saved = dir.join("run.profil");
+    let (live, loaded) = (dir.join("live.txt"), dir.join("loaded.txt"));
+    let o = {
+        let _s = session();
+        profil(&["-i", "512", "--save", saved.to_str().unwrap(), "--report", live.to_str().unwrap(), fib_bin().to_str().unwrap()])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = profil(&["--load", saved.to_str().unwrap(), "--report", loaded.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(std::fs::read(&live).unwrap(), std::fs::read(&loaded).unwrap());
+    assert!(std::fs::read_to_string(&loaded).unwrap().contains("\nBin Size: 512\n"), "the Minix statistics");
+    // Options that say how to record a run have no run to act on.
+    for (opt, said) in [(&["-g"][..], "-g"), (&["-F", "100"], "-F"), (&["-i", "16"], "-i"), (&["--children"], "--children")] {
+        let mut args = vec!["--load", saved.to_str().unwrap()];
+        args.extend_from_slice(opt);
+        let o = profil(&args);
+        assert_eq!(o.status.code(), Some(2), "{opt:?}");
+        assert!(text(&o).1.starts_with(&format!("profil: {said} does not go with --load: the saved run was recorded with its own\n")), "{}", text(&o).1);
+    }
+    let o = profil(&["--load", saved.to_str().unwrap(), fib_bin().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.starts_with("profil: --load reports a saved run: no program to run\n"), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file that is not a saved run, or not all of one, is one error and exit 1; nothing
+/// panics, nothing is written.
+#[test]
+fn what_is_not_a_saved_run_is_one_error() {
+    let dir = scratch("saved-bad");
+    let saved = dir.join("run.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--save", saved.to_str().unwrap(), "--report", "/dev/null", fib_bin().to_str().unwrap()])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let good = std::fs::read(&saved).unwrap();
+    let text_of = String::from_utf8(good.clone()).unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", vec![], "the file is empty"),
+        ("truncated", good[..good.len() / 2].to_vec(), "not a saved run ("),
+        ("an ELF", std::fs::read(fib_bin()).unwrap(), "not a saved run ("),
+        ("a JSON export", br#"{"format": "profil", "version": 7}"#.to_vec(), "not a saved run (no \"format\": \"profil-run\")"),
+        ("from the future", text_of.replacen("\"version\":1", "\"version\":2", 1).into_bytes(), "a saved run of version 2; this profil reads version 1"),
+        ("damaged", text_of.replacen("\"frequency_hz\":", "\"frequency_hz\":-", 1).into_bytes(), "a damaged saved run ("),
+    ];
+    for (what, bytes, says) in cases {
+        let bad = dir.join(format!("{}.profil", what.replace(' ', "-")));
+        std::fs::write(&bad, &bytes).unwrap();
+        let json = dir.join("out.json");
+        let o = profil(&["--load", bad.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        let expected = format!("Profil Error: '{}' is not a run profil can load: {says}", bad.display());
+        assert!(err.starts_with(&expected) && err.lines().count() == 1, "{what}: {err}");
+        assert!(out.is_empty() && !json.exists(), "{what}");
+    }
+    let o = profil(&["--load", dir.join("none").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.starts_with("Profil Error: Cannot read '"), "{}", text(&o).1);
+    // A saved run whose program file is gone says which file it needed.
+    let moved = text_of.replacen(&format!("\"file\":{}", serde_json::to_string(&std::fs::canonicalize(fib_bin()).unwrap()).unwrap()), "\"file\":\"/no/such/fib\"", 1);
+    assert_ne!(moved, text_of, "the saved run names its program file");
+    let gone = dir.join("gone.profil");
+    std::fs::write(&gone, moved).unwrap();
+    let o = profil(&["--load", gone.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.starts_with("Profil Error: Cannot read '/no/such/fib', the program of the saved run: "), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
