@@ -83,4 +83,13 @@ fn an_nmi_is_the_profilers_only_if_the_claim_says_so() {
     assert!(source.contains("pub fn disarm() {"));
     assert!(!source.contains("set_mask("));
     assert!(source.contains("hpet_park_comparator("));
+    // One-shot, never periodic (a fire only once every CPU has claimed the one before, so never
+    // while the status bit is set or a CPU is behind): the first fire through the claim's
+    // `arm`, no next one once disarmed, before the comparator is parked.
+    assert!(!source.contains("TN_TYPE_CNF") && !source.contains("TN_VAL_SET_CNF"));
+    assert!(source.contains("CLAIM.arm(ticks, source.wide, &mut Status(source));"));
+    let disarm = &source[source.find("pub fn disarm() {").unwrap()..];
+    let disarm = &disarm[..disarm.find("\n}\n").unwrap()];
+    let (no_next, park) = (disarm.find("CLAIM.disarm();"), disarm.find("unsafe { park(source) };"));
+    assert!(no_next.is_some() && no_next < park, "{disarm}");
 }
