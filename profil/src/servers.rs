@@ -101,7 +101,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     .into_iter()
     .chain(named.iter().map(|s| (s.ticks, format!("{} [pid {}] working for it", s.name, s.pid))))
     .chain((a.servers_dropped > 0).then(|| (a.servers_dropped, "daemons working for it, samples not kept".to_string())))
-    .chain((kernel_elsewhere > 0 || in_rows == 0).then(|| (kernel_elsewhere, "the kernel, for those daemons".to_string())))
+    .chain((kernel_elsewhere > 0).then(|| (kernel_elsewhere, "the kernel, for those daemons".to_string())))
     .chain([
         (a.idle, "idle".to_string()),
         (a.other, "other processes".to_string()),
@@ -246,13 +246,14 @@ mod tests {
         assert!(!text.contains("the kernel, for those daemons"), "{text}");
         let rows: u64 = text.lines().skip(2).take_while(|l| !l.starts_with('\'')).map(|l| l.split_whitespace().next().unwrap().parse::<u64>().unwrap()).sum();
         assert_eq!(rows, 100);
-        // The timer source samples no kernel: the row stays, as 0.
+        // No kernel sample of a daemon (the timer source samples no kernel; the NMI source
+        // found none): no row of zeros.
         let mut r = report();
         r.account.server_kernel = 0;
         r.servers[0].stacks.pop();
         r.servers[0].ticks = 20;
         let named = name_servers(&r, &mut symbolizer());
-        assert!(render("iowork", &p, Some((&r, &named))).contains("        0    0.00  the kernel, for those daemons\n"));
+        assert!(!render("iowork", &p, Some((&r, &named))).contains("the kernel, for those daemons"));
     }
 
     /// Without the kernel's ELF a daemon's kernel samples are `[kernel]`, as the program's are
