@@ -7,9 +7,114 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::{
-    ENTRY_LEN, Entry, HEADER_LEN, MAGIC, MAX_STACK_DEPTH, STACK_HEADER_LEN, ServerStack, Snapshot,
-    Source, StackEntry, State, StopReason,
+    CtlError, ENTRY_LEN, Entry, FlatSnapshot, HEADER_LEN, MAGIC, MAX_STACK_DEPTH, STACK_HEADER_LEN,
+    Source, StackRef, State, StopReason,
 };
+
+/// One recorded call stack and its ticks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackEntry {
+    pub count: u64,
+    /// The walk stopped before the root.
+    pub truncated: bool,
+    /// The sampled PC, then return addresses, innermost first (at most [`MAX_STACK_DEPTH`]).
+    pub frames: Vec<u64>,
+}
+
+/// Server samples of one daemon working for the session: its pid and one stack (or its PC
+/// alone, as a truncated one-frame stack, where no walk was made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerStack {
+    pub pid: u64,
+    pub stack: StackEntry,
+}
+
+/// A session as `sys:prof_data` returns it, decoded: the kernel's [`FlatSnapshot`] (whose
+/// documentation has the binary layout) with a vector of frames a stack, as userspace reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub state: State,
+    pub stop_reason: StopReason,
+    pub source: Source,
+    pub rate: u64,
+    pub pid: u64,
+    pub exec_base: u64,
+    pub addr_space_switches: u64,
+    pub user_ticks: u64,
+    pub kernel_ticks: u64,
+    pub dropped: u64,
+    pub capacity: u64,
+    pub entries: Vec<Entry>,
+    pub stacks_dropped: u64,
+    pub stack_capacity: u64,
+    pub stacks: Vec<StackEntry>,
+    pub idle_ticks: u64,
+    pub other_ticks: u64,
+    pub server_user_ticks: u64,
+    pub server_kernel_ticks: u64,
+    pub servers_dropped: u64,
+    pub server_stack_capacity: u64,
+    pub server_stacks: Vec<ServerStack>,
+}
+
+impl Snapshot {
+    /// The kernel's form of it: one frames array, stacks as indexes into it.
+    pub fn to_flat(&self) -> FlatSnapshot {
+        let mut frames = Vec::new();
+        let mut flat = |owner: u64, stack: &StackEntry| {
+            let start = frames.len();
+            frames.extend_from_slice(&stack.frames);
+            StackRef {
+                owner,
+                count: stack.count,
+                truncated: stack.truncated,
+                start,
+                depth: stack.frames.len(),
+            }
+        };
+        let stacks = self.stacks.iter().map(|s| flat(0, s)).collect();
+        let server_stacks = self
+            .server_stacks
+            .iter()
+            .map(|s| flat(s.pid, &s.stack))
+            .collect();
+        FlatSnapshot {
+            state: self.state,
+            stop_reason: self.stop_reason,
+            source: self.source,
+            rate: self.rate,
+            pid: self.pid,
+            exec_base: self.exec_base,
+            addr_space_switches: self.addr_space_switches,
+            user_ticks: self.user_ticks,
+            kernel_ticks: self.kernel_ticks,
+            dropped: self.dropped,
+            capacity: self.capacity,
+            entries: self.entries.clone(),
+            stacks_dropped: self.stacks_dropped,
+            stack_capacity: self.stack_capacity,
+            stacks,
+            idle_ticks: self.idle_ticks,
+            other_ticks: self.other_ticks,
+            server_user_ticks: self.server_user_ticks,
+            server_kernel_ticks: self.server_kernel_ticks,
+            servers_dropped: self.servers_dropped,
+            server_stack_capacity: self.server_stack_capacity,
+            server_stacks,
+            frames,
+        }
+    }
+
+    /// Length of the encoding (the kernel's encoder's: [`FlatSnapshot::encoded_len`]).
+    pub fn encoded_len(&self) -> usize {
+        self.to_flat().encoded_len()
+    }
+
+    /// The encoding, by the kernel's encoder ([`FlatSnapshot::to_bytes`]).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CtlError> {
+        self.to_flat().to_bytes()
+    }
+}
 
 impl State {
     /// The name `profd`'s `status` shows (`state=running`).

@@ -82,7 +82,8 @@ impl Profiler {
 
     /// A `sys:prof_data` read, decoded.
     pub fn snapshot(&self) -> Result<Snapshot, CtlError> {
-        self.data(&mut HostKernel::default())
+        let bytes = self.data(&mut HostKernel::default())?.to_bytes()?;
+        Ok(crate::decode(&bytes).expect("the kernel's encoding decodes"))
     }
 
     /// A timer tick on `cpu`, interrupted at `pc` (in user mode if `user`).

@@ -148,8 +148,16 @@ fn packed_stacks_unpack_exactly() {
         stack.len = frames.len();
         stack.truncated = truncated;
         let packed = PackedStack::new(owner, &stack);
-        let (back_owner, back) = PackedStack::unpack(packed.as_bytes().iter().copied()).unwrap();
-        assert_eq!((back_owner, back.frames.as_slice(), back.truncated), (owner, frames, truncated));
+        // Into a snapshot's frames array: only within the capacity reserved, never growing it.
+        let mut back = Vec::with_capacity(frames.len() - 1);
+        assert_eq!(PackedStack::unpack_into(packed.as_bytes().iter().copied(), &mut back), None);
+        assert!(back.is_empty());
+        back.reserve_exact(frames.len());
+        let capacity = back.capacity();
+        let (back_owner, back_truncated) =
+            PackedStack::unpack_into(packed.as_bytes().iter().copied(), &mut back).unwrap();
+        assert_eq!((back_owner, back.as_slice(), back_truncated), (owner, frames, truncated));
+        assert_eq!(back.capacity(), capacity);
     }
 }
 

@@ -30,25 +30,23 @@ pub struct Entry {
     pub count: u64,
 }
 
-/// One recorded call stack and its ticks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StackEntry {
+/// One call stack of a [`FlatSnapshot`]: its owner (the daemon's pid for a server stack, 0 for
+/// the session's), ticks, and where its frames are in the snapshot's one frames array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackRef {
+    pub owner: u64,
     pub count: u64,
     /// The walk stopped before the root.
     pub truncated: bool,
-    /// The sampled PC, then return addresses, innermost first (at most [`MAX_STACK_DEPTH`](super::MAX_STACK_DEPTH)).
-    pub frames: Vec<u64>,
+    /// Its frames are `frames[start..start + depth]` of the snapshot.
+    pub start: usize,
+    pub depth: usize,
 }
 
-/// Server samples of one daemon working for the session: its pid and one stack (or its PC
-/// alone, as a truncated one-frame stack, where no walk was made).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerStack {
-    pub pid: u64,
-    pub stack: StackEntry,
-}
-
-/// A session as `sys:prof_data` returns it.
+/// A session as `sys:prof_data` returns it, made of a constant number of allocations (the
+/// entries, the two stack indexes and one frames array for all stacks), never one a stack:
+/// freeing 230,000 small allocations in the kernel's list allocator took minutes with
+/// interrupts off. Userspace reads the bytes back as the host crate's `decode` does.
 ///
 /// Binary layout, version 4, all integers little endian, no padding:
 ///
@@ -89,7 +87,7 @@ pub struct ServerStack {
 /// of this header (a timer session; user PCs only), version 2 the first 112 and the entries
 /// and stacks, version 1 the first 88 and the entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot {
+pub struct FlatSnapshot {
     pub state: State,
     pub stop_reason: StopReason,
     pub source: Source,
@@ -104,36 +102,35 @@ pub struct Snapshot {
     pub entries: Vec<Entry>,
     pub stacks_dropped: u64,
     pub stack_capacity: u64,
-    pub stacks: Vec<StackEntry>,
+    /// The session's stacks, by frames then truncated flag.
+    pub stacks: Vec<StackRef>,
     pub idle_ticks: u64,
     pub other_ticks: u64,
     pub server_user_ticks: u64,
     pub server_kernel_ticks: u64,
     pub servers_dropped: u64,
     pub server_stack_capacity: u64,
-    pub server_stacks: Vec<ServerStack>,
+    /// The server stacks, by pid (`owner`), then frames, then truncated flag.
+    pub server_stacks: Vec<StackRef>,
+    /// The frames of every stack, innermost first, where each [`StackRef`] says.
+    pub frames: Vec<u64>,
 }
 
-impl Snapshot {
+impl FlatSnapshot {
     /// Length of the encoding.
     pub fn encoded_len(&self) -> usize {
-        let stacks = self.stacks.iter().fold(0usize, |sum, s| {
-            sum.saturating_add(
-                s.frames
-                    .len()
-                    .saturating_mul(8)
-                    .saturating_add(STACK_HEADER_LEN),
-            )
-        });
-        let server_stacks = self.server_stacks.iter().fold(0usize, |sum, s| {
-            sum.saturating_add(
-                s.stack
-                    .frames
-                    .len()
-                    .saturating_mul(8)
-                    .saturating_add(SERVER_STACK_HEADER_LEN),
-            )
-        });
+        let records = |stacks: &[StackRef], header: usize| {
+            stacks.iter().fold(0usize, |sum, s| {
+                sum.saturating_add(
+                    self.frames_of(s)
+                        .len()
+                        .saturating_mul(8)
+                        .saturating_add(header),
+                )
+            })
+        };
+        let stacks = records(&self.stacks, STACK_HEADER_LEN);
+        let server_stacks = records(&self.server_stacks, SERVER_STACK_HEADER_LEN);
         self.entries
             .len()
             .saturating_mul(ENTRY_LEN)
@@ -142,7 +139,7 @@ impl Snapshot {
             .saturating_add(server_stacks)
     }
 
-    /// The whole encoding, in one allocation of [`Snapshot::encoded_len`] bytes made with
+    /// The whole encoding, in one allocation of [`FlatSnapshot::encoded_len`] bytes made with
     /// `try_reserve_exact` (up to ~17 MiB for a full table): out of memory is
     /// [`CtlError::NoMemory`] (ENOMEM for `sys:prof_data`), never a panic.
     pub fn to_bytes(&self) -> Result<Vec<u8>, CtlError> {
@@ -158,11 +155,11 @@ impl Snapshot {
             bytes.extend_from_slice(&entry.count.to_le_bytes());
         }
         for stack in &self.stacks {
-            stack.encode_into(&mut bytes);
+            self.encode_stack(stack, &mut bytes);
         }
         for server in &self.server_stacks {
-            bytes.extend_from_slice(&server.pid.to_le_bytes());
-            server.stack.encode_into(&mut bytes);
+            bytes.extend_from_slice(&server.owner.to_le_bytes());
+            self.encode_stack(server, &mut bytes);
         }
         Ok(bytes)
     }
@@ -201,15 +198,21 @@ impl Snapshot {
         }
         header
     }
-}
 
-impl StackEntry {
+    /// The frames of `stack`, innermost first (none if it names frames outside the array).
+    pub fn frames_of(&self, stack: &StackRef) -> &[u64] {
+        self.frames
+            .get(stack.start..stack.start.saturating_add(stack.depth))
+            .unwrap_or(&[])
+    }
+
     /// (u64 count, u32 depth, u32 flags, frames), as the layout has it.
-    fn encode_into(&self, bytes: &mut Vec<u8>) {
-        bytes.extend_from_slice(&self.count.to_le_bytes());
-        bytes.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&u32::from(self.truncated).to_le_bytes());
-        for frame in &self.frames {
+    fn encode_stack(&self, stack: &StackRef, bytes: &mut Vec<u8>) {
+        let frames = self.frames_of(stack);
+        bytes.extend_from_slice(&stack.count.to_le_bytes());
+        bytes.extend_from_slice(&(frames.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&u32::from(stack.truncated).to_le_bytes());
+        for frame in frames {
             bytes.extend_from_slice(&frame.to_le_bytes());
         }
     }

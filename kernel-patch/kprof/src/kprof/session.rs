@@ -8,8 +8,9 @@ use core::{
 };
 
 use super::{
-    parse_command, probe_start, read_stack_table, Command, Entry, PackedStack, ParseError,
-    ServerStack, Snapshot, StackBuf, StackStore, StackTables, MAX_ROOTS, SERVER_STACK_CAPACITY,
+    parse_command, probe_start, read_stack_table, stack_table_size, Command, Entry, FlatSnapshot,
+    PackedStack, ParseError, StackBuf, StackRef, StackStore, StackTables, MAX_ROOTS,
+    SERVER_STACK_CAPACITY,
 };
 
 /// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
@@ -813,9 +814,10 @@ impl Profiler {
     /// address, under the control lock. After the session has stopped the numbers are final
     /// and `user_ticks + kernel_ticks == sum(counts) + dropped`, and its NMI source is
     /// stopped here if nothing stopped it yet (an overflow ends a session in the sampler,
-    /// which cannot touch the hardware); while it runs they are a moment's view. Allocates;
-    /// never call from interrupt context.
-    pub fn data(&self, kernel: &mut impl KernelOps) -> Result<Snapshot, CtlError> {
+    /// which cannot touch the hardware); while it runs they are a moment's view. Allocates
+    /// four times (the entries, the two stack indexes, one frames array for every stack),
+    /// fallibly, however many stacks there are; never call from interrupt context.
+    pub fn data(&self, kernel: &mut impl KernelOps) -> Result<FlatSnapshot, CtlError> {
         let _ctl = self.lock_ctl(kernel);
         let (state, stop_reason) = self.status();
         if state != State::Running {
@@ -852,21 +854,45 @@ impl Profiler {
             }
         }
         entries.sort_unstable_by_key(|entry| entry.addr);
-        // SAFETY (both): only `start` frees the tables, and it needs the control lock we hold.
-        let mut stacks = unsafe { read_stack_table(&self.stacks, |_, stack| stack) }?;
-        stacks.sort_unstable_by(|a, b| (&a.frames, a.truncated).cmp(&(&b.frames, b.truncated)));
-        let mut server_stacks = unsafe {
-            read_stack_table(&self.server_stacks, |pid, stack| ServerStack { pid, stack })
-        }?;
+        // One index a table and one frames array for both: a constant number of allocations,
+        // however many stacks (no allocation a stack, nor a free a stack when it is dropped).
+        // SAFETY (all): only `start` frees the tables, and it needs the control lock we hold.
+        let (stack_count, stack_frames) = unsafe { stack_table_size(&self.stacks) };
+        let (server_count, server_frames) = unsafe { stack_table_size(&self.server_stacks) };
+        let mut stacks = Vec::new();
+        stacks
+            .try_reserve_exact(stack_count)
+            .map_err(|_| CtlError::NoMemory)?;
+        let mut server_stacks = Vec::new();
+        server_stacks
+            .try_reserve_exact(server_count)
+            .map_err(|_| CtlError::NoMemory)?;
+        let mut frames = Vec::new();
+        frames
+            .try_reserve_exact(stack_frames.saturating_add(server_frames))
+            .map_err(|_| CtlError::NoMemory)?;
+        unsafe {
+            read_stack_table(&self.stacks, stack_count, &mut stacks, &mut frames);
+            read_stack_table(
+                &self.server_stacks,
+                server_count,
+                &mut server_stacks,
+                &mut frames,
+            );
+        }
+        let frames_of = |stack: &StackRef| {
+            frames
+                .get(stack.start..stack.start + stack.depth)
+                .unwrap_or(&[])
+        };
+        // In place: no allocation.
+        stacks
+            .sort_unstable_by(|a, b| (frames_of(a), a.truncated).cmp(&(frames_of(b), b.truncated)));
         server_stacks.sort_unstable_by(|a, b| {
-            (a.pid, &a.stack.frames, a.stack.truncated).cmp(&(
-                b.pid,
-                &b.stack.frames,
-                b.stack.truncated,
-            ))
+            (a.owner, frames_of(a), a.truncated).cmp(&(b.owner, frames_of(b), b.truncated))
         });
         let sampling = self.sampling();
-        Ok(Snapshot {
+        Ok(FlatSnapshot {
             state,
             stop_reason,
             source: sampling.source,
@@ -889,6 +915,7 @@ impl Profiler {
             servers_dropped: self.servers_dropped.load(Ordering::Relaxed),
             server_stack_capacity: self.server_stacks.capacity() as u64,
             server_stacks,
+            frames,
         })
     }
 

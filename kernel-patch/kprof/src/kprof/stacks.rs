@@ -4,7 +4,7 @@
 use alloc::{boxed::Box, vec::Vec};
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
-use super::{CtlError, StackBuf, StackEntry, MAX_STACK_DEPTH};
+use super::{CtlError, StackBuf, StackRef, MAX_STACK_DEPTH};
 
 /// Distinct call stacks a session's stack table holds when `start` names no `stacks=`.
 pub const DEFAULT_STACKS: usize = 8192;
@@ -89,40 +89,45 @@ impl PackedStack {
         hash | 1
     }
 
-    /// Unpack `bytes` (a packed stack, as [`PackedStack::as_bytes`]): owner and stack. Control
-    /// path: the frames' vector is the one allocation, and it is fallible.
-    pub fn unpack(bytes: impl Iterator<Item = u8> + Clone) -> Result<(u64, StackEntry), CtlError> {
+    /// Unpack `bytes` (a packed stack, as [`PackedStack::as_bytes`]): its owner, its
+    /// truncated flag, its frames pushed onto `frames`, innermost first. `None`,
+    /// with nothing pushed, if they would not fit in `frames`' capacity: never allocates
+    /// (control path, a snapshot's one frames array).
+    pub fn unpack_into(
+        bytes: impl Iterator<Item = u8> + Clone,
+        frames: &mut Vec<u64>,
+    ) -> Option<(u64, bool)> {
         let mut bytes = bytes;
         let owner = read_varint(&mut bytes).unwrap_or(0);
         let truncated = bytes.next() == Some(1);
         // One frame per byte without the continuation bit.
         let depth = bytes.clone().filter(|byte| byte & 0x80 == 0).count();
-        let mut frames = Vec::new();
-        frames
-            .try_reserve_exact(depth)
-            .map_err(|_| CtlError::NoMemory)?;
+        if depth > frames.capacity().saturating_sub(frames.len()) {
+            return None;
+        }
         let mut previous = 0u64;
-        while let Some(value) = read_varint(&mut bytes) {
-            let frame = if frames.is_empty() {
+        for i in 0..depth {
+            let Some(value) = read_varint(&mut bytes) else {
+                break;
+            };
+            let frame = if i == 0 {
                 value
             } else {
                 let delta = ((value >> 1) as i64) ^ -((value & 1) as i64);
                 previous.wrapping_add(delta as u64)
             };
-            if frames.len() == depth {
-                break;
-            }
             frames.push(frame);
             previous = frame;
         }
-        Ok((
-            owner,
-            StackEntry {
-                count: 0,
-                truncated,
-                frames,
-            },
-        ))
+        Some((owner, truncated))
+    }
+
+    /// Frames of a packed stack (`bytes` as [`PackedStack::as_bytes`]).
+    fn depth_of(bytes: impl Iterator<Item = u8>) -> usize {
+        let mut bytes = bytes;
+        let _owner = read_varint(&mut bytes);
+        let _truncated = bytes.next();
+        bytes.filter(|byte| byte & 0x80 == 0).count()
     }
 }
 
@@ -390,43 +395,68 @@ fn stored_bytes(arena: &[AtomicU8], loc: u64) -> impl Iterator<Item = u8> + Clon
         .map(|byte| byte.load(Ordering::Relaxed))
 }
 
-/// The stacks of a stack table, each made by `make` from its owner and its stack, in table
-/// order. Every allocation is fallible: out of memory is [`CtlError::NoMemory`].
+/// The published slot's `loc` (none if the slot holds no stack yet).
+fn published(slot: &StackSlot) -> Option<u64> {
+    let loc = slot.loc.load(Ordering::Acquire);
+    (loc != 0 && loc != LOC_NONE).then_some(loc)
+}
+
+/// How many stacks a stack table holds, and how many frames they have together: what
+/// [`read_stack_table`] needs room for.
 ///
 /// # Safety
 /// The tables are not replaced meanwhile (the caller holds the control lock).
-pub(super) unsafe fn read_stack_table<T>(
-    store: &StackStore,
-    make: impl Fn(u64, StackEntry) -> T,
-) -> Result<Vec<T>, CtlError> {
+pub(super) unsafe fn stack_table_size(store: &StackStore) -> (usize, usize) {
     // SAFETY: by the caller.
     let (slots, arena) = unsafe { store.tables() };
-    let published = |slot: &StackSlot| {
-        let loc = slot.loc.load(Ordering::Acquire);
-        (loc != 0 && loc != LOC_NONE).then_some(loc)
-    };
-    let written = slots
+    slots
         .iter()
-        .filter(|slot| published(slot).is_some())
-        .count();
-    let mut stacks = Vec::new();
-    stacks
-        .try_reserve_exact(written)
-        .map_err(|_| CtlError::NoMemory)?;
+        .filter_map(published)
+        .fold((0, 0), |(stacks, frames), loc| {
+            let depth = PackedStack::depth_of(stored_bytes(arena, loc));
+            (stacks + 1, frames + depth)
+        })
+}
+
+/// Append the stacks of a stack table to `stacks` (at most `limit` of them) and their frames to
+/// `frames`, in table order, within the capacity the caller reserved: no allocation, however
+/// many stacks (one allocation a stack made a read of 230,000 stacks, and its drop, take
+/// minutes in the kernel's list allocator).
+///
+/// # Safety
+/// The tables are not replaced meanwhile (the caller holds the control lock).
+pub(super) unsafe fn read_stack_table(
+    store: &StackStore,
+    limit: usize,
+    stacks: &mut Vec<StackRef>,
+    frames: &mut Vec<u64>,
+) {
+    // SAFETY: by the caller.
+    let (slots, arena) = unsafe { store.tables() };
+    let mut read = 0;
     for slot in slots {
-        // A slot written after the count above, or still being written by a sampler, waits
+        // A slot written after the caller's count, or still being written by a sampler, waits
         // for the next snapshot.
-        if stacks.len() == written {
+        if read == limit || stacks.len() == stacks.capacity() {
             break;
         }
         let Some(loc) = published(slot) else {
             continue;
         };
-        let (owner, mut stack) = PackedStack::unpack(stored_bytes(arena, loc))?;
-        stack.count = slot.count.load(Ordering::Relaxed);
-        stacks.push(make(owner, stack));
+        let start = frames.len();
+        let Some((owner, truncated)) = PackedStack::unpack_into(stored_bytes(arena, loc), frames)
+        else {
+            break;
+        };
+        stacks.push(StackRef {
+            owner,
+            count: slot.count.load(Ordering::Relaxed),
+            truncated,
+            start,
+            depth: frames.len() - start,
+        });
+        read += 1;
     }
-    Ok(stacks)
 }
 
 /// Fibonacci hashing of the PC, mapped onto `0..capacity` by a multiply (no division).
