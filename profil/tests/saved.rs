@@ -110,10 +110,17 @@ fn what_is_not_a_saved_run_is_one_error() {
     };
     assert!(o.status.success(), "{}", text(&o).1);
     let good = std::fs::read(&saved).unwrap();
-    let text_of = String::from_utf8(good.clone()).unwrap();
+    // Saved gzipped; its JSON, unpacked, loads too (and is what a script reads).
+    let mut text_of = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&good[..]), &mut text_of).unwrap();
+    let unpacked = dir.join("unpacked.profil");
+    std::fs::write(&unpacked, &text_of).unwrap();
+    let o = profil(&["--load", unpacked.to_str().unwrap(), "--report", "/dev/null"]);
+    assert!(o.status.success(), "{}", text(&o).1);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty", vec![], "the file is empty"),
-        ("truncated", good[..good.len() / 2].to_vec(), "not a saved run ("),
+        ("truncated", good[..good.len() / 2].to_vec(), "not a saved run (its gzip stream: "),
+        ("truncated JSON", text_of.as_bytes()[..text_of.len() / 2].to_vec(), "not a saved run ("),
         ("an ELF", std::fs::read(fib_bin()).unwrap(), "not a saved run ("),
         ("a JSON export", br#"{"format": "profil", "version": 7}"#.to_vec(), "not a saved run (no \"format\": \"profil-run\")"),
         ("from the future", text_of.replacen("\"version\":1", "\"version\":2", 1).into_bytes(), "a saved run of version 2; this profil reads version 1"),

@@ -54,7 +54,7 @@ enum Format {
 impl Format {
     /// Not text: never written to a terminal (as gzip refuses to).
     fn is_binary(self) -> bool {
-        matches!(self, Format::Gmon | Format::Pprof)
+        matches!(self, Format::Gmon | Format::Pprof | Format::Saved)
     }
 }
 
