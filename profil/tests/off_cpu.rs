@@ -224,11 +224,52 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
         return;
     }
     let dir = scratch("off-cpu-perf");
+    // The kernel function each phase's call blocks in.
+    let phases = [
+        ("waits::sleep_phase", "do_nanosleep"),
+        ("waits::pipe_phase", "pipe_read"), // anon_pipe_read in newer kernels
+        ("waits::condvar_phase", "futex_do_wait"),
+        ("waits::child_phase", "do_wait"),
+    ];
+    // perf's own trace of a busy machine may miss a phase's switch (a lost record, a stack it
+    // could not walk): such a run is recorded again, up to three times; the comparison is of
+    // the first run perf saw whole.
+    let mut tries = Vec::new();
+    let (doc, perf_ns) = loop {
+        let (doc, perf_ns) = record_with_perf(&dir, &phases);
+        if phases.iter().all(|p| perf_ns.contains_key(p.0)) {
+            break (doc, perf_ns);
+        }
+        tries.push(perf_ns);
+        assert!(tries.len() < 3, "perf's trace missed a phase in every run: {tries:?}");
+    };
+    let waits = doc["clock"]["off_cpu"]["waits"].as_array().unwrap();
+    for (phase, _) in phases {
+        let ours: u64 = waits
+            .iter()
+            .filter(|w| w["frames"].as_array().unwrap().iter().any(|f| f == phase))
+            .map(|w| w["ns"].as_u64().unwrap())
+            .sum();
+        let theirs = perf_ns.get(phase).copied().unwrap_or(0.0);
+        eprintln!("{phase}: profil {:.3} ms, perf's trace {:.3} ms", ours as f64 / 1e6, theirs / 1e6);
+        assert!(
+            (ours as f64 - theirs).abs() <= (theirs * 0.05).max(5e6),
+            "{phase}: profil {ours} ns, perf's trace {theirs:.0} ns\n{perf_ns:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One run of `waits` under profil (`--off-cpu`, its JSON), all of it recorded by perf's
+/// scheduler trace: profil's document, and perf's blocked time of the main thread by phase,
+/// from each switch out to its wake-up (`phases`: a phase function and the kernel function its
+/// call blocks in).
+fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (Value, std::collections::HashMap<&'static str, f64>) {
     let (json, data) = (dir.join("run.json"), dir.join("perf.data"));
     let o = {
         let _s = session();
         Command::new("perf")
-            .args(["record", "-q", "-e", "sched:sched_switch", "-g", "-a", "-o"])
+            .args(["record", "-q", "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g", "-a", "-o"])
             .arg(&data)
             .arg("--")
             .arg(profil_bin())
@@ -245,20 +286,24 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
     let field = |line: &str, key: &str| -> Option<String> {
         line.split_whitespace().find_map(|w| w.strip_prefix(key)).map(str::to_string)
     };
-    // The kernel function each phase's call blocks in.
-    let phases = [
-        ("waits::sleep_phase", "do_nanosleep"),
-        ("waits::pipe_phase", "pipe_read"), // anon_pipe_read in newer kernels
-        ("waits::condvar_phase", "futex_do_wait"),
-        ("waits::child_phase", "do_wait"),
-    ];
     let mut left: Option<(f64, Option<&str>)> = None;
     let mut perf_ns: std::collections::HashMap<&str, f64> = Default::default();
     for ev in script.split("\n\n") {
         let mut lines = ev.lines().filter(|l| !l.trim().is_empty());
         let Some(head) = lines.next() else { continue };
+        let time = || -> f64 { head.split_whitespace().find(|w| w.ends_with(':') && w.contains('.')).unwrap().trim_end_matches(':').parse().unwrap() };
+        // Blocked ends at the wake-up: the wait for a CPU after it is preemption (profil
+        // counts it apart, from the thread's run-queue time), not part of the call's wait.
+        if let Some((_, trace)) = head.split_once("sched:sched_wakeup:") {
+            if field(trace, "pid=").and_then(|p| p.parse::<u64>().ok()) == Some(main_tid) {
+                if let Some((out, Some(phase))) = left.take() {
+                    *perf_ns.entry(phase).or_default() += (time() - out) * 1e9;
+                }
+            }
+            continue;
+        }
         let Some((_, trace)) = head.split_once("sched:sched_switch:") else { continue };
-        let time: f64 = head.split_whitespace().find(|w| w.ends_with(':') && w.contains('.')).unwrap().trim_end_matches(':').parse().unwrap();
+        let time = time();
         let prev: u64 = field(trace, "prev_pid=").unwrap().parse().unwrap();
         let next: u64 = field(trace, "next_pid=").unwrap().parse().unwrap();
         let state = field(trace, "prev_state=").unwrap();
@@ -275,21 +320,7 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
             left = Some((time, phase));
         }
     }
-    let waits = doc["clock"]["off_cpu"]["waits"].as_array().unwrap();
-    for (phase, _) in phases {
-        let ours: u64 = waits
-            .iter()
-            .filter(|w| w["frames"].as_array().unwrap().iter().any(|f| f == phase))
-            .map(|w| w["ns"].as_u64().unwrap())
-            .sum();
-        let theirs = perf_ns.get(phase).copied().unwrap_or(0.0);
-        eprintln!("{phase}: profil {:.3} ms, perf's trace {:.3} ms", ours as f64 / 1e6, theirs / 1e6);
-        assert!(
-            (ours as f64 - theirs).abs() <= (theirs * 0.05).max(5e6),
-            "{phase}: profil {ours} ns, perf's trace {theirs:.0} ns\n{perf_ns:?}"
-        );
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    (doc, perf_ns)
 }
 
 /// With `--children` the processes the program starts are looked at too: the child `waits`
