@@ -159,7 +159,13 @@ impl StackProfile {
                 let mut named = vec![root];
                 // Outermost first; a caller is named by its return address minus one.
                 for (i, &addr) in frames.iter().enumerate().rev() {
-                    let location = symbolizer.server_sample(&server.path, addr.wrapping_sub(u64::from(i > 0)));
+                    // A daemon's kernel frames (the NMI source samples the kernel) are the
+                    // kernel's, named from its ELF as in the daemon's flat table.
+                    let addr = addr.wrapping_sub(u64::from(i > 0));
+                    let location = match addr >= profd::sampler::KERNEL_SPACE_START {
+                        true => symbolizer.kernel_sample(addr),
+                        false => symbolizer.server_sample(&server.path, addr),
+                    };
                     let key = FunctionKey::of(&location);
                     named.push(intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,
@@ -441,6 +447,30 @@ pub mod tests {
         assert_eq!(sp.inclusive_of("main"), 8);
         assert_eq!(sp.inclusive_of("ramfs [pid 7]"), 6);
         assert!(sp.functions.iter().filter(|f| f.name.contains("ramfs")).all(|f| f.server));
+    }
+
+    /// A daemon's kernel frames are named as the kernel's (they were looked up in the
+    /// daemon's executable, each address a function of its own).
+    #[test]
+    fn a_daemons_kernel_frames_are_the_kernels() {
+        let ramfs = SymbolTable::new(vec![Function { addr: 0x40_3000, size: 0x100, name: "handle".into() }]);
+        let mut s = symbolizer()
+            .with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs))
+            .with_kernel(Path::new("/no/such/kernel"));
+        let mut p = profile();
+        let kernel = profd::sampler::KERNEL_SPACE_START + 0x1000;
+        p.servers = Some(profd::formats::ServersReport {
+            servers: vec![profd::formats::ServerEntry {
+                pid: 7,
+                ticks: 2,
+                path: "/bin/ramfs".into(),
+                stacks: vec![(vec![kernel + 0x10, kernel + 0x20, 0x40_3005], false, 2)],
+            }],
+            ..Default::default()
+        });
+        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let names: Vec<&str> = sp.servers[0].frames.iter().map(|&f| sp.functions[f].name.as_str()).collect();
+        assert_eq!(names, ["ramfs [pid 7]", "handle [ramfs]", "[kernel]", "[kernel]"]);
     }
 
     #[test]
