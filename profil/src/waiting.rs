@@ -219,9 +219,11 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     }
     let _ = writeln!(out, "   seconds  % time    seen       mean  call");
     for w in waits.iter().take(top) {
+        // A child's wait (--children) says whose it is.
+        let process = w.process.as_ref().map_or(String::new(), |(name, pid)| format!(" ({name} [pid {pid}])"));
         let _ = writeln!(
             out,
-            "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}, in {}",
+            "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}, in {}{process}",
             w.ns as f64 / 1e9,
             crate::report::percent(w.ns, total_wall),
             w.count,
@@ -230,10 +232,6 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
             on_what(w),
             own_function(w)
         );
-        if let Some((name, pid)) = &w.process {
-            out.pop();
-            let _ = writeln!(out, " ({name} [pid {pid}])");
-        }
         let _ = writeln!(out, "{:>39}{}", "at ", stack_line(w));
     }
     if waits.len() > top {

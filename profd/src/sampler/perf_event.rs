@@ -168,6 +168,14 @@ struct Event {
     _lock: UnixListener,
 }
 
+impl Event {
+    /// Is `pid` a child of the program's whose threads are looked at (`--off-cpu` with
+    /// `--children`): their starts and ends go to the ledger.
+    fn looks_at_child(&self, pid: u32) -> bool {
+        self.prober.is_some() && self.children.as_ref().is_some_and(|c| c.followed.contains_key(&pid))
+    }
+}
+
 /// The processes the program started, followed: each one's origin and mappings, and, with
 /// copied stacks, its unwinder (made on its first sample from what it inherited and mapped).
 #[derive(Default)]
@@ -731,8 +739,7 @@ impl Sampler for PerfEventSampler {
                 // A thread of the program (or, looked at with --off-cpu, of a child): its start,
                 // for the ledger.
                 Record::Fork { pid, ppid, tid, time } if pid == ppid => {
-                    let child = ev.prober.is_some() && ev.children.as_ref().is_some_and(|c| c.followed.contains_key(&pid));
-                    if pid == ev.pid || child {
+                    if pid == ev.pid || ev.looks_at_child(pid) {
                         batch.thread_starts.push((tid, time));
                     }
                 }
@@ -756,8 +763,7 @@ impl Sampler for PerfEventSampler {
                 // sample of it still to come makes another.
                 // A thread of the program ended; a child gone (its main thread's end).
                 Record::Exit { pid, tid, time } => {
-                    let looked_at = ev.prober.is_some() && ev.children.as_ref().is_some_and(|c| c.followed.contains_key(&pid));
-                    if pid == ev.pid || looked_at {
+                    if pid == ev.pid || ev.looks_at_child(pid) {
                         batch.thread_ends.push((tid, time));
                     }
                     if pid != ev.pid && pid == tid {
