@@ -21,6 +21,7 @@ pub mod error;
 pub mod file_bytes;
 pub mod formats;
 pub mod image;
+pub mod kernel_clock;
 pub mod layout;
 pub mod ledger;
 pub mod prof_data;

@@ -203,6 +203,9 @@ pub struct SampleBatch {
     pub probes: Vec<Probe>,
     pub probed_until: Option<u64>,
     pub probe_problem: Option<String>,
+    /// Redox: the kernel's clock account of the program's threads as of this batch (it
+    /// replaces an earlier one), where the kernel keeps one.
+    pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

@@ -12,6 +12,7 @@
 //! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
 //! | `stacks`  | read   | [`crate::formats::stacks_text`] (root or the session's starter) |
 //! | `servers` | read   | [`crate::formats::servers_text`] (root or the session's starter) |
+//! | `clock`   | read   | [`crate::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -63,10 +64,11 @@ pub enum Node {
     Samples,
     Stacks,
     Servers,
+    Clock,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 7] = [
+pub const ENTRIES: [(&str, Node); 8] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
@@ -74,6 +76,7 @@ pub const ENTRIES: [(&str, Node); 7] = [
     ("samples", Node::Samples),
     ("stacks", Node::Stacks),
     ("servers", Node::Servers),
+    ("clock", Node::Clock),
 ];
 
 /// How a file is opened.
@@ -256,6 +259,15 @@ impl<S: Sampler> ProfScheme<S> {
             }
             Node::Stacks => formats::stacks_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Servers => formats::servers_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Clock => {
+                let session = self.profd.session(uid).map_err(ProfError::errno)?;
+                let placed = |s: &crate::session::Session| {
+                    let mut clock = s.kernel_clock.clone()?;
+                    clock.image = s.load_base.map(|load_base| crate::kernel_clock::Placement { load_base, text: s.text });
+                    Some(crate::kernel_clock::render(&clock))
+                };
+                session.and_then(placed).unwrap_or_default().into_bytes()
+            }
             Node::Ctl => Vec::new(),
         })
     }

@@ -80,6 +80,22 @@ pub enum StackFrame {
     Kernel(u64),
 }
 
+/// Runtime frames (innermost first) placed: the kernel's, the program's text (as link-time
+/// addresses, its image loaded at `load_base`), or other. A return address is placed by its
+/// call instruction, just before it, so a call that ends the program's text still counts as
+/// the program's.
+pub fn place_frames(frames: &[u64], load_base: Option<u64>, text: &TextSegment) -> Vec<StackFrame> {
+    let link_address = |runtime: u64| runtime.checked_sub(load_base?).filter(|&link| text.contains(link));
+    let place = |(i, &a): (usize, &u64)| {
+        let back = u64::from(i > 0);
+        if a >= crate::sampler::KERNEL_SPACE_START {
+            return StackFrame::Kernel(a);
+        }
+        link_address(a.wrapping_sub(back)).map_or(StackFrame::Other(a), |link| StackFrame::Text(link + back))
+    };
+    frames.iter().enumerate().map(place).collect()
+}
+
 /// uid 0 may do anything.
 pub const ROOT_UID: u32 = 0;
 
@@ -163,6 +179,8 @@ pub struct Session {
     pub wait_sites: Vec<crate::sampler::WaitSite>,
     wait_index: std::collections::BTreeMap<crate::sampler::WaitSite, u32>,
     pub probe_problem: Option<String>,
+    /// Redox: the kernel's own clock account of the program's threads, the latest read.
+    pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
 }
 
 impl Session {
@@ -198,14 +216,7 @@ impl Session {
     /// The frames of `stack`, placed. A return address is placed by its call instruction, just
     /// before it, so a call that ends the program's text still counts as the program's.
     pub fn stack_frames(&self, stack: &CallStack) -> Vec<StackFrame> {
-        let place = |(i, &a): (usize, &u64)| {
-            let back = u64::from(i > 0);
-            if a >= crate::sampler::KERNEL_SPACE_START {
-                return StackFrame::Kernel(a);
-            }
-            self.link_address(a.wrapping_sub(back)).map_or(StackFrame::Other(a), |link| StackFrame::Text(link + back))
-        };
-        stack.frames.iter().enumerate().map(place).collect()
+        place_frames(&stack.frames, self.load_base, &self.text)
     }
 
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {
@@ -282,6 +293,7 @@ impl<S: Sampler> Profd<S> {
             wait_sites: Vec::new(),
             wait_index: Default::default(),
             probe_problem: None,
+            kernel_clock: None,
         });
         Ok(())
     }
@@ -381,6 +393,9 @@ impl<S: Sampler> Profd<S> {
             p.exited |= c.exited;
         }
         s.lost += batch.lost;
+        if batch.kernel_clock.is_some() {
+            s.kernel_clock = batch.kernel_clock;
+        }
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
         for sw in batch.switches {

@@ -97,7 +97,7 @@ fn full_session_through_the_scheme() {
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n\
          0xffff800000001000 1 kernel\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\n");
     assert_eq!(s.open_files(), 0);
 }
 
@@ -233,6 +233,63 @@ fn servers_working_for_the_program_are_charged_to_it() {
         "# own_user=0 own_kernel=0 server_user=0 server_kernel=0 servers_dropped=0 idle=0 other=0 total=0\n"
     );
     assert_eq!(profd::formats::parse_servers("garbage\n"), None);
+}
+
+/// The program's threads by the kernel's clock: each on a CPU, preempted and blocked, its
+/// blocks by wait site (reason, scheme and the scheme's daemon, user stack), served in
+/// `clock` with the daemons named and the program's text placed.
+#[test]
+fn the_kernels_clock_of_the_programs_threads() {
+    use kprof::{Leaving, Reason, KERNEL_SPACE_START};
+    let mut s = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(
+        u64::MAX,
+        vec![(10, ALICE, 0x40_1000), (20, ROOT, 0x40_1000)],
+    ))));
+    kernel(&mut s).names = vec![(20, "/scheme/initfs/bin/ramfs".into())];
+    // Nothing to read before a session; nothing the kernel keeps before the exec either.
+    assert_eq!(text(&mut s, BOB, "clock"), "");
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 exec").unwrap();
+    let k = kernel(&mut s);
+    k.switch_out(10, 100, 500, Leaving::Blocked(Reason::PipeRead), &[0x40_9000]);
+    k.begin_thread(10, 100, true, 1_000);
+    k.exec(10, 0x40_1000);
+    // A read of a ramfs file, then a sleep; ramfs takes the read's request.
+    k.call(10, 100, 3, 1);
+    k.switch_out(10, 100, 2_000, Leaving::Blocked(Reason::SchemeCall), &[KERNEL_SPACE_START + 0x10, 0x40_1100, 0x40_1005]);
+    k.take_request(20, 10, 3, 1);
+    // ramfs's work on it: stitched under the read's site.
+    k.tick_stack(20, &[0x40_2200, 0x40_2105], false);
+    k.switch_in(10, 100, 5_000);
+    k.switch_out(10, 100, 6_000, Leaving::Blocked(Reason::Sleep), &[KERNEL_SPACE_START + 0x20, 0x40_1200, 0x40_1005]);
+    k.switch_in(10, 100, 9_000);
+    k.clock = Some(10_000);
+    k.exit(10);
+    let served = text(&mut s, ALICE, "clock");
+    let clock = profd::kernel_clock::parse(&served).unwrap();
+    assert!(
+        served.starts_with(
+            "clock version=1 state=stopped pid=10 begin=1000 end=10000 at=10000 threads_dropped=0 sites_dropped=0 served_dropped=0\n\
+             thread tid=100 begin=1000 end=10000 on_cpu=3000 preempted=0 blocked=6000 blocks=2\n"
+        ),
+        "{served}"
+    );
+    assert!(served.contains("\nscheme id=3 daemon=20 name=/scheme/initfs/bin/ramfs\nserved site="), "{served}");
+    assert!(served.ends_with("\nimage load_base=0x0 text=0x401000-0x403000\n"), "{served}");
+    let mut sites: Vec<(&str, u64, u64, u64, &[u64])> =
+        clock.sites.iter().map(|s| (s.reason.as_str(), s.scheme, s.count, s.ns, s.frames.as_slice())).collect();
+    sites.sort();
+    assert_eq!(
+        sites,
+        [("scheme-call", 3, 1, 3_000, &[0x40_1100, 0x40_1005][..]), ("sleep", 0, 1, 3_000, &[0x40_1200, 0x40_1005][..])]
+    );
+    let read_site = clock.sites.iter().find(|s| s.reason == "scheme-call").unwrap().id;
+    assert_eq!(
+        clock.served,
+        [profd::kernel_clock::ClockServed { site: read_site, daemon: 20, count: 1, truncated: false, frames: vec![0x40_2200, 0x40_2105] }]
+    );
+    // The program's to read, as its samples are.
+    assert_eq!(read(&mut s, BOB, "clock"), Err(libc::EPERM));
+    assert_eq!(text(&mut s, ROOT, "clock"), served);
 }
 
 #[test]
@@ -447,7 +504,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_seven_files() {
+fn ls_and_stat_see_a_directory_of_eight_files() {
     use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -460,11 +517,11 @@ fn ls_and_stat_see_a_directory_of_seven_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 7, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 8, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -485,7 +542,7 @@ fn ls_and_stat_see_a_directory_of_seven_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

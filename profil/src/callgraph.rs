@@ -195,6 +195,7 @@ mod tests {
             ns,
             count: 1,
             by_thread: vec![],
+            served: vec![],
         };
         let waits = [
             wait(&["read [libc.so.6]", "load", "main"], 600_000_000),

@@ -71,8 +71,8 @@ pub struct Args {
     pub attach: Option<u32>,
     /// `-t`: with `-p`, stop after this long (default: until the process exits or Ctrl-C).
     pub duration: Option<std::time::Duration>,
-    /// `--off-cpu`: look at each blocked thread of the program at the sampling rate for why
-    /// and where it waits (Linux).
+    /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
+    /// the sampling rate; Redox: the kernel's account of every block).
     pub off_cpu: bool,
 }
 
@@ -217,7 +217,7 @@ fn options() -> Options {
     o.optflag(
         "",
         "off-cpu",
-        "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable)",
+        "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable). On Redox the kernel times every block of every thread at its user stack in every session (a frame-pointer walk per block), and this shows them",
     );
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
@@ -323,9 +323,6 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         None => None,
     };
     let off_cpu = m.opt_present("off-cpu");
-    if off_cpu && cfg!(target_os = "redox") {
-        return Err(UsageError("--off-cpu is not supported on Redox yet: the kernel records no waits".into()));
-    }
     if children && cfg!(target_os = "redox") {
         return Err(UsageError(
             "--children is not supported on Redox yet: the kernel's session follows one process".into(),

@@ -101,7 +101,7 @@ impl FlatProfile {
             }
         }
         if let Some(sp) = stacks {
-            for (f, n) in sp.functions.iter().zip(sp.inclusive()).filter(|(f, _)| !f.server) {
+            for (f, n) in sp.functions.iter().zip(sp.inclusive_own()).filter(|(f, _)| !f.server) {
                 groups.entry(f.key).or_insert_with(|| new_entry(&f.location)).total = Some(n);
             }
         }

@@ -31,6 +31,7 @@ pub mod objects;
 pub mod privilege;
 pub mod processes;
 pub mod profile;
+pub mod redox_clock;
 pub mod report;
 pub mod report_out;
 pub mod run;

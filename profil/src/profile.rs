@@ -34,7 +34,7 @@ pub struct Stack {
 impl Stack {
     /// A stack of placed frames (`Session::stack_frames`, `/scheme/prof/stacks`): each caller
     /// is named by its return address minus one.
-    fn new(frames: Vec<StackFrame>, truncated: bool, count: u64) -> Stack {
+    pub(crate) fn new(frames: Vec<StackFrame>, truncated: bool, count: u64) -> Stack {
         let frame = |(i, f): (usize, StackFrame)| {
             let back = u64::from(i > 0);
             match f {
@@ -95,6 +95,21 @@ pub struct Profile {
     pub wait_sites: Vec<WaitSite>,
     /// `--off-cpu` was on: how its probes looked, and what kept them from seeing, if anything.
     pub off_cpu: Option<OffCpu>,
+    /// Redox: daemons' samples while they served a wait of the program, each under the wait
+    /// site it served (the kernel's stitching, `served` lines of `/scheme/prof/clock`).
+    #[serde(default)]
+    pub served: Vec<ServedStack>,
+}
+
+/// A daemon's samples at one stack (its own addresses) while it worked on the request a
+/// thread of the program was blocked on at wait site `site` (an index of `wait_sites`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServedStack {
+    pub site: u32,
+    pub pid: u32,
+    pub frames: Vec<u64>,
+    pub truncated: bool,
+    pub count: u64,
 }
 
 /// Where a thread of the program was blocked: the system call, what it waited on where known,
@@ -109,13 +124,18 @@ pub struct WaitSite {
     pub stack: Stack,
 }
 
-/// How the off-CPU probes looked at the program's blocked threads.
+/// How the program's waits were found: looks at its blocked threads (Linux), or the kernel
+/// timing every block (Redox, `kernel`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OffCpu {
     /// Looks a second at each thread: a wait shorter than `1 / rate` may be seen by none.
     pub rate: u64,
     /// Why they saw less than they should (no access to a thread), if they did.
     pub problem: Option<String>,
+    /// The kernel timed every block at its user stack (Redox): no look, so every wait's count
+    /// and mean are exact.
+    #[serde(default)]
+    pub kernel: bool,
 }
 
 /// A process the program started (directly or not), followed with `--children`.
@@ -242,6 +262,7 @@ impl Profile {
                 })
                 .collect(),
             off_cpu: None,
+            served: Vec::new(),
         }
     }
 }
@@ -308,6 +329,7 @@ impl Profile {
             threads: Vec::new(),
             wait_sites: Vec::new(),
             off_cpu: None,
+            served: Vec::new(),
         })
     }
 }
@@ -315,6 +337,16 @@ impl Profile {
 impl Profile {
     /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
     /// profile read from the scheme. Malformed lines are skipped.
+    /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
+    /// a CPU, preempted and blocked, and its blocks by wait site.
+    pub fn with_kernel_clock(mut self, clock: &profd::kernel_clock::ClockReport) -> Profile {
+        let (threads, sites, served) = crate::redox_clock::threads_and_sites(clock, self.pid);
+        self.threads = threads;
+        self.wait_sites = sites;
+        self.served = served;
+        self
+    }
+
     pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
         self.stacks_recorded = true;
         self.stacks = profd::formats::parse_stacks(stacks)

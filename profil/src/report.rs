@@ -138,14 +138,18 @@ pub fn minix_statistics(d: &ProfData) -> String {
     out
 }
 
-/// Linux: the run's time, by the clock and on the CPU: its wall time (as profil measured it),
-/// and the CPU time its ticks stand for (a tick per `1 / frequency_hz` s of CPU time), so a
-/// program that mostly waits is not read as "99 % its own code". Empty where the wall time
-/// is not known or the ticks are not of CPU time (Redox samples every CPU at a rate).
+/// The run's time, by the clock and on the CPU: its wall time (as profil measured it), and
+/// the CPU time of the program: on Linux what its ticks stand for (a tick per
+/// `1 / frequency_hz` s of CPU time), on Redox the kernel's clock of its threads (its ticks
+/// are of every CPU, at a rate); so a program that mostly waits is not read as "99 % its own
+/// code". Empty where the wall time or the CPU time is not known.
 pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
-    let Some(wall) = p.elapsed.filter(|_| p.sampling.is_none() && frequency_hz > 0) else { return String::new() };
-    let ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
-    let cpu = ticks as f64 / frequency_hz as f64;
+    let Some(wall) = p.elapsed else { return String::new() };
+    let cpu = match p.sampling {
+        None if frequency_hz > 0 => p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0)) as f64 / frequency_hz as f64,
+        Some(_) if !p.threads.is_empty() => p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9,
+        _ => return String::new(),
+    };
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { cpu * 100.0 / wall } else { 0.0 };
     let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU ({share:.0} % of the elapsed time");
@@ -393,10 +397,17 @@ mod tests {
         );
         assert_eq!(time_line(&p(1980, 2.0), 1000), "Time: 2.00 s elapsed, 2.00 s of it on a CPU (100 % of the elapsed time)\n");
         assert!(time_line(&p(3980, 2.0), 1000).ends_with("(200 % of the elapsed time: several threads ran at once)\n"));
-        // No wall time, or Redox's ticks (of every CPU, at a rate): no line.
+        // No wall time, or Redox's ticks (of every CPU, at a rate) without the kernel's clock:
+        // no line.
         assert_eq!(time_line(&Profile::default(), 1000), "");
-        let redox = Profile { sampling: Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
+        let mut redox = Profile { sampling: Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
         assert_eq!(time_line(&redox, 1000), "");
+        // With it: the threads' time on a CPU by the kernel's clock.
+        redox.threads = vec![profd::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![] }];
+        assert_eq!(
+            time_line(&redox, 1000),
+            "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
     }
 
     #[test]

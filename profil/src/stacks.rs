@@ -133,15 +133,46 @@ impl StackProfile {
         }
         out.stacks = sorted(merged);
         if let Some(report) = &p.servers {
-            out.add_servers(report, symbolizer);
+            out.add_servers(report, p, symbolizer);
         }
         Some(out)
     }
 
-    /// Name the daemons' stacks, each from its own executable, under a root frame per daemon.
-    fn add_servers(&mut self, report: &profd::formats::ServersReport, symbolizer: &mut Symbolizer) {
+    /// Name the daemons' stacks, each from its own executable, under a root frame per daemon;
+    /// a sample the kernel tied to the program's wait it served (Redox, `Profile::served`)
+    /// under that wait's stack: `main;read;ramfs [pid 7];handle_read;memcpy`.
+    fn add_servers(&mut self, report: &profd::formats::ServersReport, p: &Profile, symbolizer: &mut Symbolizer) {
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
+        // The program's stack at each wait site, outermost first, named as its own stacks are.
+        let mut site_frames: HashMap<u32, Vec<usize>> = HashMap::default();
+        for s in &p.served {
+            if site_frames.contains_key(&s.site) {
+                continue;
+            }
+            let Some(site) = p.wait_sites.get(s.site as usize) else { continue };
+            let named = site
+                .stack
+                .frames
+                .iter()
+                .rev()
+                .map(|&f| {
+                    let location = match f {
+                        Frame::Program(a) => symbolizer.program_sample(a),
+                        Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
+                        Frame::Kernel(a) => symbolizer.kernel_sample(a),
+                    };
+                    let key = FunctionKey::of(&location);
+                    intern(&mut self.functions, &mut by_key, key, || StackFunction {
+                        key,
+                        name: symbolizer.name(&location),
+                        location,
+                        server: false,
+                    })
+                })
+                .collect();
+            site_frames.insert(s.site, named);
+        }
         for server in &report.servers {
             let object = symbolizer.server_object(&server.path);
             let root_location = Location { object, address: None, function: None, inlined: None };
@@ -155,8 +186,27 @@ impl StackProfile {
                 server: true,
             });
             let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
-            for (frames, truncated, count) in &server.stacks {
-                let mut named = vec![root];
+            // Its samples under the program's waits, and the rest under its root alone.
+            let stitched: Vec<(&[usize], &crate::profile::ServedStack)> = p
+                .served
+                .iter()
+                .filter(|s| s.pid == server.pid)
+                .filter_map(|s| Some((site_frames.get(&s.site)?.as_slice(), s)))
+                .collect();
+            let stacks = stitched
+                .iter()
+                .map(|(prefix, s)| (*prefix, &s.frames, &s.truncated, s.count))
+                .chain(server.stacks.iter().filter_map(|(frames, truncated, count)| {
+                    let under_waits = stitched
+                        .iter()
+                        .filter(|(_, s)| &s.frames == frames && s.truncated == *truncated)
+                        .fold(0u64, |n, (_, s)| n.saturating_add(s.count));
+                    let rest = count.saturating_sub(under_waits);
+                    (rest > 0).then_some((&[][..], frames, truncated, rest))
+                }));
+            for (prefix, frames, truncated, count) in stacks {
+                let mut named = prefix.to_vec();
+                named.push(root);
                 // Outermost first; a caller is named by its return address minus one.
                 for (i, &addr) in frames.iter().enumerate().rev() {
                     // A daemon's kernel frames (the NMI source samples the kernel) are the
@@ -175,7 +225,7 @@ impl StackProfile {
                     }));
                 }
                 let n = merged.entry((named, *truncated)).or_insert(0);
-                *n = n.saturating_add(*count);
+                *n = n.saturating_add(count);
             }
             self.servers.extend(sorted(merged));
         }
@@ -194,9 +244,19 @@ impl StackProfile {
     /// Samples with each function anywhere on their stack (indexed like `functions`), the
     /// daemons' stacks included.
     pub fn inclusive(&self) -> Vec<u64> {
+        self.inclusive_over(self.all_stacks())
+    }
+
+    /// As [`StackProfile::inclusive`], over the program's own stacks only: the flat profile's
+    /// "total" (a daemon's samples stitched under the program's calls are the daemon's).
+    pub fn inclusive_own(&self) -> Vec<u64> {
+        self.inclusive_over(self.stacks.iter())
+    }
+
+    fn inclusive_over<'a>(&self, stacks: impl Iterator<Item = &'a NamedStack>) -> Vec<u64> {
         let mut total = vec![0u64; self.functions.len()];
         let mut seen = HashSet::default();
-        for s in self.all_stacks() {
+        for s in stacks {
             seen.clear();
             for &f in &s.frames {
                 if seen.insert(f) {
@@ -427,6 +487,61 @@ pub mod tests {
             ..Default::default()
         });
         (StackProfile::build(&p, &mut s, None).unwrap(), s)
+    }
+
+    /// Redox: the kernel tied 3 of ramfs's samples to the program's wait in `c` (a read):
+    /// those go under the program's stack there, the rest stay under ramfs's own root.
+    #[test]
+    fn a_daemons_samples_are_stitched_under_the_wait_they_served() {
+        let ramfs = SymbolTable::new(vec![
+            Function { addr: 0x40_2000, size: 0x100, name: "read_block".into() },
+            Function { addr: 0x40_3000, size: 0x100, name: "handle".into() },
+        ]);
+        let mut s = symbolizer().with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs));
+        let mut p = profile();
+        p.servers = Some(profd::formats::ServersReport {
+            servers: vec![profd::formats::ServerEntry {
+                pid: 7,
+                ticks: 6,
+                path: "/bin/ramfs".into(),
+                stacks: vec![(vec![0x40_2010, 0x40_3005], false, 4), (vec![0x40_3010], true, 2)],
+            }],
+            ..Default::default()
+        });
+        p.wait_sites = vec![crate::profile::WaitSite {
+            pid: 0,
+            call: "scheme call".into(),
+            target: Some("ramfs [pid 7]".into()),
+            stack: crate::profile::Stack {
+                frames: vec![Frame::Program(0x1310), Frame::Program(0x114f), Frame::Program(0x101f)],
+                truncated: false,
+                count: 0,
+            },
+        }];
+        p.served = vec![
+            crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 3 },
+            crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_3010], truncated: true, count: 2 },
+        ];
+        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
+        let got: Vec<_> = sp.servers.iter().map(|st| (names(st), st.truncated, st.count)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["main", "a", "c", "ramfs [pid 7]", "handle [ramfs]", "read_block [ramfs]"], false, 3),
+                (vec!["main", "a", "c", "ramfs [pid 7]", "handle [ramfs]"], true, 2),
+                (vec!["ramfs [pid 7]", "handle [ramfs]", "read_block [ramfs]"], false, 1),
+            ]
+        );
+        // As many daemon samples as before; the program's own stacks and totals untouched.
+        assert_eq!(sp.server_samples(), 6);
+        assert_eq!((sp.total, sp.stacks.len()), (9, 4));
+        // The program's functions now hold the daemon's work done for them (the call graph's
+        // view), but not in the flat profile's totals, which are the program's own.
+        assert_eq!(sp.inclusive_of("main"), 8 + 5);
+        let main = sp.functions.iter().position(|f| f.name == "main").unwrap();
+        assert_eq!(sp.inclusive_own()[main], 8);
+        assert!(!sp.functions.iter().find(|f| f.name == "c").unwrap().server);
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct Wait {
     pub count: u64,
     /// The threads that waited here, each with its blocked time here, by tid.
     pub by_thread: Vec<(u32, u64)>,
+    /// Redox: the daemons' samples while they worked on these waits, by daemon pid.
+    pub served: Vec<(u32, u64)>,
 }
 
 impl Wait {
@@ -79,6 +81,7 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
     }
     let named: Vec<Vec<String>> = p.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, symbolizer)).collect();
     let mut by_key: BTreeMap<(u32, &str, &[String]), Wait> = BTreeMap::new();
+    let mut key_of_site: BTreeMap<u32, (u32, &str, &[String])> = BTreeMap::new();
     for t in &p.threads {
         for w in t.waits.iter().filter(|w| w.site != UNSEEN) {
             let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
@@ -89,7 +92,9 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
             });
             // One wait per call and stack in the program; a child's are its own.
             let key_pid = if site.pid == p.pid { 0 } else { site.pid };
-            let e = by_key.entry((key_pid, site.call.as_str(), frames.as_slice())).or_insert_with(|| Wait {
+            let key = (key_pid, site.call.as_str(), frames.as_slice());
+            key_of_site.insert(w.site, key);
+            let e = by_key.entry(key).or_insert_with(|| Wait {
                 process,
                 call: site.call.clone(),
                 targets: Vec::new(),
@@ -98,6 +103,7 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
                 ns: 0,
                 count: 0,
                 by_thread: Vec::new(),
+                served: Vec::new(),
             });
             e.ns = e.ns.saturating_add(w.ns);
             e.count = e.count.saturating_add(w.count);
@@ -112,8 +118,16 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
             }
         }
     }
+    for s in &p.served {
+        let Some(w) = key_of_site.get(&s.site).and_then(|key| by_key.get_mut(key)) else { continue };
+        match w.served.iter_mut().find(|x| x.0 == s.pid) {
+            Some(x) => x.1 = x.1.saturating_add(s.count),
+            None => w.served.push((s.pid, s.count)),
+        }
+    }
     let mut out: Vec<Wait> = by_key.into_values().collect();
     for w in &mut out {
+        w.served.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         w.targets.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         w.by_thread.sort_unstable();
     }
@@ -188,6 +202,37 @@ fn mean(w: &Wait, rate: u64) -> String {
     }
 }
 
+/// Redox: a daemon's share of a wait for it: its samples while it worked on the wait's
+/// requests, as time at the sampling rate; the rest of the wait it spent waiting itself (on a
+/// disk, another daemon) or for a CPU.
+fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
+    let name = p
+        .servers
+        .as_ref()
+        .and_then(|r| r.servers.iter().find(|s| s.pid == pid))
+        .map_or("?", |s| s.path.rsplit('/').next().unwrap_or(&s.path));
+    let samples_word = if samples == 1 { "sample" } else { "samples" };
+    match p.sampling.map(|s| s.rate).filter(|&r| r > 0) {
+        Some(rate) => {
+            let ns = samples.saturating_mul(1_000_000_000) / rate;
+            format!(
+                "{name} [pid {pid}] on a CPU for it: {} ({samples} {samples_word}, {:.1} % of the wait); the rest it waited itself or for a CPU",
+                ms(ns),
+                crate::report::percent(ns, w.ns)
+            )
+        }
+        None => format!("{name} [pid {pid}] on a CPU for it: {samples} {samples_word}"),
+    }
+}
+
+/// A wait's mean length where every wait was timed (Redox's kernel).
+fn exact_mean(w: &Wait) -> String {
+    match w.count {
+        0 => "-".into(),
+        _ => ms(w.mean_ns()),
+    }
+}
+
 /// The "Waiting" section: the top `top` waits (call, what on, time, waits seen, their mean,
 /// stack), the time no look named, then a line per thread. Empty without `--off-cpu`.
 pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
@@ -197,22 +242,28 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     let blocked = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
     let periods = p.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
     let (unseen_ns, _) = unseen(p);
-    let _ = writeln!(
-        out,
-        "Waiting (--off-cpu: each thread looked at {} times a second; its blocked time, the kernel's figure, is split over the calls by the looks that found it there):",
-        off.rate,
-    );
+    if off.kernel {
+        let _ = writeln!(out, "Waiting (--off-cpu: the kernel timed every block of the program's threads, at the user stack it blocked at):");
+    } else {
+        let _ = writeln!(
+            out,
+            "Waiting (--off-cpu: each thread looked at {} times a second; its blocked time, the kernel's figure, is split over the calls by the looks that found it there):",
+            off.rate,
+        );
+    }
     if let Some(problem) = &off.problem {
         let _ = writeln!(out, "  Note: {problem}");
     }
     let _ = writeln!(
         out,
-        "  {} blocked, {} seen; {} ({:.1} %) at the calls below, {} where no look found the thread blocked",
+        "  {} blocked, {} {}; {} ({:.1} %) at the calls below, {} {}",
         ms(blocked),
         waits_word(periods),
+        if off.kernel { "in all" } else { "seen" },
         ms(blocked.saturating_sub(unseen_ns)),
         crate::report::percent(blocked.saturating_sub(unseen_ns), blocked),
         ms(unseen_ns),
+        if off.kernel { "where the kernel kept no site" } else { "where no look found the thread blocked" },
     );
     if waits.is_empty() {
         return out;
@@ -227,12 +278,15 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
             w.ns as f64 / 1e9,
             crate::report::percent(w.ns, total_wall),
             w.count,
-            mean(w, off.rate),
+            if off.kernel { exact_mean(w) } else { mean(w, off.rate) },
             w.call,
             on_what(w),
             own_function(w)
         );
         let _ = writeln!(out, "{:>39}{}", "at ", stack_line(w));
+        for &(pid, samples) in &w.served {
+            let _ = writeln!(out, "{:>39}{}", "", served_line(p, w, pid, samples));
+        }
     }
     if waits.len() > top {
         let rest = &waits[top..];
@@ -303,7 +357,7 @@ mod tests {
                 site("wait4", Some("pid 99"), &[0x1210, 0x1020]),
                 site("futex", None, &[0x1310]),
             ],
-            off_cpu: Some(OffCpu { rate: 1000, problem: None }),
+            off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }),
             ..Default::default()
         }
     }
@@ -342,10 +396,46 @@ mod tests {
         assert_eq!(render(&Profile::default(), &[], 10), "");
     }
 
+    /// Redox: the kernel timed every block, so the section says so and every mean is exact.
+    #[test]
+    fn the_waiting_section_of_the_kernels_account() {
+        let mut p = profile();
+        p.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
+        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        let text = render(&p, &w, 1);
+        assert!(
+            text.starts_with(
+                "Waiting (--off-cpu: the kernel timed every block of the program's threads, at the user stack it blocked at):\n\
+                 \x20 1.91 s blocked, 19 waits in all; 1.90 s (99.7 %) at the calls below, 5.0 ms where the kernel kept no site\n\
+                 \x20  seconds  % time    seen       mean  call\n\
+                 \x20    1.000   33.33       4   250.0 ms  read on 2 targets (most: /etc/a), in a\n"
+            ),
+            "{text}"
+        );
+        // ramfs's samples while it served the read: its share of the wait.
+        p.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
+        p.servers = Some(profd::formats::ServersReport {
+            servers: vec![profd::formats::ServerEntry { pid: 7, ticks: 250, path: "/scheme/initfs/bin/ramfs".into(), stacks: vec![] }],
+            ..Default::default()
+        });
+        p.sampling = Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        assert_eq!(w[0].served, [(7, 250)]);
+        let text = render(&p, &w, 1);
+        let under_the_stack = format!(
+            "{:>39}a <- main\n{:39}ramfs [pid 7] on a CPU for it: 250.0 ms (250 samples, 25.0 % of the wait); the rest it waited itself or for a CPU\n",
+            "at ", ""
+        );
+        assert!(text.contains(&under_the_stack), "{text}");
+        // A mean the looks could not tell is the kernel's exact one.
+        let many = Wait { process: None, call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns: 1_500_000, count: 1500, by_thread: vec![], served: vec![] };
+        assert_eq!(exact_mean(&many), "1 us");
+    }
+
     /// Waits shorter than two periods have no mean the looks can tell.
     #[test]
     fn a_mean_is_shown_only_where_the_looks_can_tell_it() {
-        let w = |ns, count| Wait { process: None, call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns, count, by_thread: vec![] };
+        let w = |ns, count| Wait { process: None, call: "read".into(), targets: vec![], frames: vec![], truncated: false, ns, count, by_thread: vec![], served: vec![] };
         assert_eq!(mean(&w(900_000_000, 3), 1000), "300.0 ms");
         // 1.5 s over 1,500 waits seen: about a period each, whatever they lasted.
         assert_eq!(mean(&w(1_500_000_000, 1500), 1000), "< 2.0 ms");

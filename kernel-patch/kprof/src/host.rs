@@ -11,18 +11,19 @@ use crate::{
 /// A kernel for the host: every pid is a live process whose lowest executable mapping
 /// starts at `exec_base` (default `Some(0)`: not known; `None`: no process is alive); an NMI
 /// source that gives exactly the rate asked (as an HPET does at these rates), if `nmi`; the
-/// timer's rate `timer_rate`. It has no hardware to arm, so nothing to disarm, and no other
-/// CPU to answer while it waits.
+/// timer's rate `timer_rate`; a monotonic clock that reads `now` (ns). It has no hardware to
+/// arm, so nothing to disarm, and no other CPU to answer while it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostKernel {
     pub exec_base: Option<u64>,
     pub nmi: bool,
     pub timer_rate: u64,
+    pub now: u64,
 }
 
 impl Default for HostKernel {
     fn default() -> Self {
-        HostKernel { exec_base: Some(0), nmi: true, timer_rate: 0 }
+        HostKernel { exec_base: Some(0), nmi: true, timer_rate: 0, now: 0 }
     }
 }
 
@@ -45,6 +46,10 @@ impl KernelOps for HostKernel {
 
     fn spare_memory(&self) -> usize {
         usize::MAX
+    }
+
+    fn now(&mut self) -> u64 {
+        self.now
     }
 }
 

@@ -75,6 +75,10 @@ impl KernelOps for Ops<'_> {
     fn spare_memory(&self) -> usize {
         usize::MAX
     }
+
+    fn now(&mut self) -> u64 {
+        0
+    }
 }
 
 #[test]
@@ -206,6 +210,9 @@ fn the_exit_of_the_process_stops_its_nmi_source() {
         fn wait(&self) {}
         fn spare_memory(&self) -> usize {
             usize::MAX
+        }
+        fn now(&mut self) -> u64 {
+            0
         }
     }
     let prof = Profiler::new(u64::MAX);

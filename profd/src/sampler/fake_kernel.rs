@@ -21,6 +21,8 @@ pub struct FakeKernel {
     pub fail_data: bool,
     /// Process names (`sys:context`'s NAME column) other than `/usr/bin/fib`.
     pub names: Vec<(u32, String)>,
+    /// The monotonic clock the control path reads (ns); `None`: [`fake_now`].
+    pub clock: Option<u64>,
 }
 
 fn os(errno: i32) -> io::Error {
@@ -30,7 +32,7 @@ fn os(errno: i32) -> io::Error {
 impl FakeKernel {
     /// A kernel whose counters stop at `limit`, running `contexts`.
     pub fn new(limit: u64, contexts: Vec<(u32, u32, u64)>) -> FakeKernel {
-        FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false, names: Vec::new() }
+        FakeKernel { prof: kprof::Profiler::new(limit), contexts, fail_data: false, names: Vec::new(), clock: None }
     }
 
     /// One sample of the session's source (the timer tick or an NMI) on CPU 0 while `pid`
@@ -53,6 +55,32 @@ impl FakeKernel {
         self.prof.sample_from(self.prof.sampling().source, 0, user, frames[0], Some(&stack));
     }
 
+    /// Context `tid` of `pid` begins at `now` (ns): at the exec of `pid` (call it before
+    /// [`FakeKernel::exec`]), running or not, or as a new thread.
+    pub fn begin_thread(&self, pid: u32, tid: usize, running: bool, now: u64) {
+        self.prof.note_context_begins(pid as usize, tid, running, now);
+    }
+
+    /// Context `tid` of `pid` leaves the CPU at `now`; a block's stack walked from the switch:
+    /// `frames` innermost first (kernel frames, then the user's).
+    pub fn switch_out(&self, pid: u32, tid: usize, now: u64, leaving: kprof::Leaving, frames: &[u64]) {
+        let mut stack = kprof::StackBuf::new();
+        stack.frames[..frames.len()].copy_from_slice(frames);
+        stack.len = frames.len();
+        self.prof.note_switch_out(pid as usize, tid, now, leaving, Some(&stack));
+    }
+
+    /// Context `tid` of `pid` gets a CPU at `now`.
+    pub fn switch_in(&self, pid: u32, tid: usize, now: u64) {
+        self.prof.note_switch_in(pid as usize, tid, now);
+    }
+
+    /// Context `tid` of `pid` blocks in a call to scheme `scheme`, its request `tag` (its
+    /// next switch out).
+    pub fn call(&self, pid: u32, tid: usize, scheme: u64, tag: u64) {
+        self.prof.note_call(pid as usize, tid, scheme, tag);
+    }
+
     /// Daemon `server` takes request `tag` of `scheme` from `client` (the user scheme's read).
     pub fn take_request(&self, server: u32, client: u32, scheme: u64, tag: u64) {
         self.prof.note_request_taken(server as usize, client as usize, scheme, tag);
@@ -73,7 +101,7 @@ impl FakeKernel {
     /// The last context of `pid` exits.
     pub fn exit(&mut self, pid: u32) {
         self.contexts.retain(|c| c.0 != pid);
-        self.prof.exited(pid as usize, &mut Ops { contexts: &self.contexts });
+        self.prof.exited(pid as usize, &mut Ops { contexts: &self.contexts, clock: self.clock });
     }
 }
 
@@ -81,6 +109,7 @@ impl FakeKernel {
 /// source as on a PC with an HPET, which gives every rate asked.
 struct Ops<'a> {
     contexts: &'a [(u32, u32, u64)],
+    clock: Option<u64>,
 }
 
 impl kprof::KernelOps for Ops<'_> {
@@ -105,6 +134,17 @@ impl kprof::KernelOps for Ops<'_> {
     fn spare_memory(&self) -> usize {
         usize::MAX
     }
+
+    /// The fake kernel's clock: the one set, else the tests' monotonic time, ns.
+    fn now(&mut self) -> u64 {
+        self.clock.unwrap_or_else(fake_now)
+    }
+}
+
+/// ns of a monotonic clock common to the fake kernel and its tests.
+pub fn fake_now() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64 + 1
 }
 
 fn errno(e: kprof::CtlError) -> io::Error {
@@ -118,14 +158,18 @@ fn errno(e: kprof::CtlError) -> io::Error {
 
 impl KernelFiles for FakeKernel {
     fn ctl(&mut self, command: &str) -> io::Result<()> {
-        self.prof.ctl(command.as_bytes(), &mut Ops { contexts: &self.contexts }).map_err(errno)
+        self.prof.ctl(command.as_bytes(), &mut Ops { contexts: &self.contexts, clock: self.clock }).map_err(errno)
     }
 
     fn data(&mut self) -> io::Result<Vec<u8>> {
         if self.fail_data {
             return Err(os(libc::EIO));
         }
-        self.prof.data(&mut Ops { contexts: &self.contexts }).and_then(|s| s.to_bytes()).map_err(errno)
+        self.prof.data(&mut Ops { contexts: &self.contexts, clock: self.clock }).and_then(|s| s.to_bytes()).map_err(errno)
+    }
+
+    fn clock(&mut self) -> io::Result<Vec<u8>> {
+        self.prof.clock(&mut Ops { contexts: &self.contexts, clock: self.clock }).and_then(|c| c.to_text()).map_err(errno)
     }
 
     fn contexts(&mut self) -> io::Result<String> {

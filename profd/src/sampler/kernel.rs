@@ -43,6 +43,11 @@ pub trait KernelFiles {
     fn data(&mut self) -> io::Result<Vec<u8>>;
     /// Read the `sys:context` table.
     fn contexts(&mut self) -> io::Result<String>;
+    /// Read `sys:prof_clock`, the threads by the clock (a kernel before the clock patch has
+    /// none: ENOENT).
+    fn clock(&mut self) -> io::Result<Vec<u8>> {
+        Err(io::Error::from_raw_os_error(libc::ENOENT))
+    }
 }
 
 /// A [`Sampler`] over the kernel's prof table.
@@ -240,6 +245,16 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
                 }
             }
         }
+        // The threads by the clock, read after the data, so final when the data was; each
+        // scheme's daemon named while it is alive.
+        let clock = self.kernel.clock().ok().and_then(|b| crate::kernel_clock::parse(&String::from_utf8_lossy(&b)));
+        if let Some(mut clock) = clock.filter(|c| c.pid == u64::from(s.pid)) {
+            let table = if clock.schemes.is_empty() { String::new() } else { self.kernel.contexts().unwrap_or_default() };
+            for d in &mut clock.schemes {
+                d.name = u32::try_from(d.daemon).ok().and_then(|pid| name_in_context_table(&table, pid));
+            }
+            batch.kernel_clock = Some(clock);
+        }
         batch.kernel_ticks = snap.kernel_ticks.saturating_sub(s.kernel_ticks);
         batch.lost = snap.dropped.saturating_sub(s.dropped);
         s.kernel_ticks = snap.kernel_ticks;
@@ -323,6 +338,10 @@ mod sys_files {
 
         fn contexts(&mut self) -> io::Result<String> {
             Ok(String::from_utf8_lossy(&self.read_entry("context")?).into_owned())
+        }
+
+        fn clock(&mut self) -> io::Result<Vec<u8>> {
+            self.read_entry("prof_clock")
         }
     }
 }

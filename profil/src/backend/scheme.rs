@@ -15,12 +15,15 @@ const DATA: &str = "/scheme/prof/data";
 const SAMPLES: &str = "/scheme/prof/samples";
 const STACKS: &str = "/scheme/prof/stacks";
 const SERVERS: &str = "/scheme/prof/servers";
+const CLOCK: &str = "/scheme/prof/clock";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
 const SYS_CPU: &str = "/scheme/sys/cpu";
 
-/// Whether to read back the call stacks (the kernel records them in every session).
+/// Whether to read back the call stacks (the kernel records them in every session), and to
+/// report the waits (`--off-cpu`; the kernel times them in every session).
 pub struct Profiler {
     stacks: bool,
+    off_cpu: bool,
 }
 
 fn errno(e: io::Error) -> ProfError {
@@ -47,16 +50,16 @@ impl Profiler {
     /// `-F` goes to the kernel as the session's rate (`start` sends it); a kernel without an
     /// NMI source samples on its timer tick. Call stacks on Redox are always the kernel's
     /// frame-pointer walks, whatever `-g` mode.
-    /// `--children` and `--off-cpu` are refused on the command line (the kernel's session
-    /// follows one process, and records no waits); the kernel's NMI source keeps kernel
-    /// samples whenever it samples the kernel (`--kernel` only names them).
+    /// `--children` is refused on the command line (the kernel's session follows one
+    /// process); the kernel's NMI source keeps kernel samples whenever it samples the kernel
+    /// (`--kernel` only names them).
     pub fn new(_program: &Path, args: &crate::cli::Args) -> io::Result<Profiler> {
         let call_graph = args.call_graph;
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
         })?;
-        Ok(Profiler { stacks: call_graph != CallGraph::None })
+        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
@@ -101,6 +104,20 @@ impl Profiler {
         let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
+        // The threads by the clock, which the kernel keeps in every session (a kernel or a
+        // profd from before the clock has none).
+        let clock = text(CLOCK).ok().and_then(|t| profd::kernel_clock::parse(&t));
+        if let Some(clock) = &clock {
+            profile = profile.with_kernel_clock(clock);
+        }
+        profile.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
+            rate: 0,
+            problem: match &clock {
+                Some(clock) => crate::redox_clock::problem(clock),
+                None => Some("this kernel keeps no clock (no /scheme/prof/clock): no wait is known".into()),
+            },
+            kernel: true,
+        });
         // The NMI source samples every CPU: the rate it achieved is per CPU.
         profile.cpus = std::thread::available_parallelism()
             .ok()

@@ -139,6 +139,7 @@ mod tests {
             ns: 250_000_400,
             count: 2,
             by_thread: vec![(7, 250_000_400)],
+            served: vec![],
         };
         let text = by_the_clock("abc", "abc;main;spin 30\nabc;main 2\n", 1000, &[w]);
         assert_eq!(text, "abc;main;spin 30000\nabc;main 2000\nabc;main;load;read [libc.so.6];[off-CPU: read] 250000\n");

@@ -367,7 +367,8 @@ mod tests {
                 target: Some("pipe:[7]".into()),
                 stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
             }],
-            off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None }),
+            off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
+            served: Vec::new(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },

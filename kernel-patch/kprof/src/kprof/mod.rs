@@ -21,9 +21,14 @@
 //!   ([`PackedStack`]).
 //! - `ctl`: [`parse_command`], the text commands written to `sys:prof_ctl`.
 //! - `data`: [`Snapshot`], what `sys:prof_data` returns, and its encoder.
+//! - `clock`: the session's threads by the clock ([`Profiler::note_switch_out`],
+//!   [`Profiler::note_switch_in`] from the scheduler): on a CPU, preempted, blocked, and the
+//!   wait sites of their blocks with their times; [`ClockSnapshot`] for `sys:prof_clock`.
 //! - `nmi`: which NMIs are the NMI source's ([`NmiClaim`], exact, from the HPET's interrupt
 //!   status), and its rules for the comparator and the I/O APIC input ([`nmi_input`]).
 
+// The clock (its hooks: the scheduler's switches, scheme calls, `sys:prof_clock`).
+mod clock;
 mod ctl;
 mod data;
 mod session;
@@ -41,6 +46,7 @@ mod nmi;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 mod walk;
 
+pub use clock::*;
 pub use ctl::*;
 pub use data::*;
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]

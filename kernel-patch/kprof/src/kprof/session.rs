@@ -8,9 +8,9 @@ use core::{
 };
 
 use super::{
-    parse_command, probe_start, read_stack_table, stack_table_size, Command, Entry, FlatSnapshot,
-    PackedStack, ParseError, StackBuf, StackRef, StackStore, StackTables, MAX_ROOTS,
-    SERVER_STACK_CAPACITY,
+    parse_command, probe_start, read_stack_table, stack_table_size, Clock, Command, Entry,
+    FlatSnapshot, PackedStack, ParseError, StackBuf, StackRef, StackStore, StackTables, MAX_ROOTS,
+    SERVED_CAPACITY, SERVER_STACK_CAPACITY, WAIT_SITE_CAPACITY,
 };
 
 /// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
@@ -165,6 +165,9 @@ pub trait KernelOps {
     /// Bytes of memory the kernel can spare for a session's tables: `start` refuses bigger
     /// ones (ENOMEM) rather than run the kernel short.
     fn spare_memory(&self) -> usize;
+    /// The kernel's monotonic clock, ns: the clock's begin and end (the scheduler hooks are
+    /// given the switch's time).
+    fn now(&mut self) -> u64;
 }
 
 /// One slot of the prof table: `key` is the user PC plus one (0 marks an empty slot, so a
@@ -184,13 +187,15 @@ impl Slot {
 }
 
 /// A daemon working for the session: its pid (0: free slot), the request it took last,
-/// (scheme, tag), and whether it has answered it. Written by the daemon's own context and by
-/// the tick on the CPU that runs it.
+/// (scheme, tag), whether it has answered it, and the program's request it serves in the end
+/// ([`request_key`]: that one, or the one the daemon that asked it serves; 0: not known).
+/// Written by the daemon's own context and by the tick on the CPU that runs it.
 pub struct ServerLabel {
     pid: AtomicUsize,
     scheme: AtomicU64,
     tag: AtomicU64,
     answered: AtomicBool,
+    pub(super) root: AtomicU64,
 }
 
 impl ServerLabel {
@@ -200,14 +205,21 @@ impl ServerLabel {
             scheme: AtomicU64::new(0),
             tag: AtomicU64::new(0),
             answered: AtomicBool::new(false),
+            root: AtomicU64::new(0),
         }
     }
 
-    fn set(&self, scheme: u64, tag: u64) {
+    fn set(&self, scheme: u64, tag: u64, root: u64) {
         self.scheme.store(scheme, Ordering::Relaxed);
         self.tag.store(tag, Ordering::Relaxed);
+        self.root.store(root, Ordering::Relaxed);
         self.answered.store(false, Ordering::Relaxed);
     }
+}
+
+/// A request as one word: `(scheme + 1) << 32 | tag` (tags are the scheme's 32-bit ids).
+pub fn request_key(scheme: u64, tag: u64) -> u64 {
+    (scheme + 1) << 32 | (tag & 0xffff_ffff)
 }
 
 /// A request a scheme daemon has taken, as the kernel's queue held it: who made it, its tag,
@@ -230,11 +242,11 @@ pub struct TakenRequest {
 /// (`in_flight == 0`).
 pub struct Profiler {
     /// The one flag the tick reads while no session runs.
-    on: AtomicBool,
+    pub(super) on: AtomicBool,
     /// [`State`] in bits 0..8, [`StopReason`] in bits 8..16: changed together by one CAS so
     /// the first stop wins and its reason sticks.
     status: AtomicU32,
-    pid: AtomicUsize,
+    pub(super) pid: AtomicUsize,
     /// A [`CountFrom::Exec`] session whose process has not exec'd yet: ticks are not counted.
     awaiting_exec: AtomicBool,
     /// The session's [`Source`] (only its samples count) and rate.
@@ -262,8 +274,10 @@ pub struct Profiler {
     /// Ticks of the idle contexts and kernel threads (pid 0), and of every other process.
     idle_ticks: AtomicU64,
     other_ticks: AtomicU64,
-    /// Samplers that saw `on` and may be touching the table.
-    in_flight: AtomicUsize,
+    /// The threads by the clock and their wait sites (`clock`).
+    pub(super) clock: Clock,
+    /// Samplers (and clock hooks) that saw `on` and may be touching the tables.
+    pub(super) in_flight: AtomicUsize,
     /// The control lock.
     ctl_busy: AtomicBool,
     /// Pid of the context running on each CPU, written at context switch (0: none/kernel),
@@ -303,6 +317,7 @@ impl Profiler {
             servers_dropped: AtomicU64::new(0),
             idle_ticks: AtomicU64::new(0),
             other_ticks: AtomicU64::new(0),
+            clock: Clock::new(),
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
             cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
@@ -320,6 +335,12 @@ impl Profiler {
     #[inline]
     pub fn is_profiling(&self, pid: usize) -> bool {
         self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
+    }
+
+    /// Does the session count (its process has exec'd, where it waits for the exec)?
+    #[inline]
+    pub(super) fn counting(&self) -> bool {
+        !self.awaiting_exec.load(Ordering::Acquire)
     }
 
     /// `pid` runs on `cpu` (0 for kernel threads and idle): the `attrs` hook, when a running
@@ -411,15 +432,25 @@ impl Profiler {
             .labels
             .iter()
             .find(|l| l.pid.load(Ordering::Relaxed) == server);
+        if for_session {
+            self.note_scheme_daemon(scheme, server);
+        }
+        // The program's own request, or the one the asking daemon serves.
+        let root = if client == self.pid.load(Ordering::Relaxed) {
+            request_key(scheme, tag)
+        } else {
+            self.label_of(client)
+                .map_or(0, |l| l.root.load(Ordering::Relaxed))
+        };
         match (for_session, existing) {
-            (true, Some(label)) => label.set(scheme, tag),
+            (true, Some(label)) => label.set(scheme, tag, root),
             (true, None) => {
                 if let Some(label) = self.labels.iter().find(|l| {
                     l.pid
                         .compare_exchange(0, server, Ordering::AcqRel, Ordering::Relaxed)
                         .is_ok()
                 }) {
-                    label.set(scheme, tag);
+                    label.set(scheme, tag, root);
                 }
             }
             (false, Some(label)) => label.pid.store(0, Ordering::Release),
@@ -532,6 +563,8 @@ impl Profiler {
                         pid as u64,
                         stack,
                     );
+                    // Under the program's call it serves, where the clock knows it.
+                    self.note_served(label.root.load(Ordering::Relaxed), pid, stack);
                 }
             } else {
                 self.bump(&self.other_ticks);
@@ -634,7 +667,9 @@ impl Profiler {
         let _ctl = self.lock_ctl(kernel);
         match command {
             Command::Stop => {
-                self.stop_with(StopReason::Request);
+                if self.stop_with(StopReason::Request) {
+                    self.clock.ended(kernel.now());
+                }
                 // Also the source of a session an overflow ended (in the sampler).
                 kernel.disarm_nmi();
                 Ok(())
@@ -670,7 +705,9 @@ impl Profiler {
         let bytes = capacity
             .saturating_mul(size_of::<Slot>())
             .saturating_add(StackTables::bytes_for(stacks))
-            .saturating_add(StackTables::bytes_for(SERVER_STACK_CAPACITY));
+            .saturating_add(StackTables::bytes_for(SERVER_STACK_CAPACITY))
+            .saturating_add(StackTables::bytes_for(WAIT_SITE_CAPACITY))
+            .saturating_add(StackTables::bytes_for(SERVED_CAPACITY));
         if bytes > kernel.spare_memory() {
             return Err(CtlError::NoMemory);
         }
@@ -681,6 +718,8 @@ impl Profiler {
         slots.resize_with(capacity, Slot::empty);
         let stack_tables = StackTables::try_new(stacks)?;
         let server_tables = StackTables::try_new(SERVER_STACK_CAPACITY)?;
+        let site_tables = StackTables::try_new(WAIT_SITE_CAPACITY)?;
+        let served_tables = StackTables::try_new(SERVED_CAPACITY)?;
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
         // The last session's source, if an overflow ended it; then this session's.
         kernel.disarm_nmi();
@@ -704,7 +743,14 @@ impl Profiler {
             free_table(old_table, old_capacity);
             drop(self.stacks.replace(stack_tables));
             drop(self.server_stacks.replace(server_tables));
+            drop(self.clock.sites().replace(site_tables));
+            drop(self.clock.served().replace(served_tables));
         }
+        // An attached session's clock begins now; a launched one's at the exec.
+        self.clock.reset(match from {
+            CountFrom::Now => kernel.now().max(1),
+            CountFrom::Exec => 0,
+        });
 
         for counter in [
             &self.exec_base,
@@ -744,7 +790,9 @@ impl Profiler {
         match kernel.exec_base(pid) {
             Some(base) => self.exec_base.store(base, Ordering::Relaxed),
             None => {
-                self.stop_with(StopReason::Exit);
+                if self.stop_with(StopReason::Exit) {
+                    self.clock.ended(kernel.now());
+                }
                 kernel.disarm_nmi();
             }
         }
@@ -759,6 +807,7 @@ impl Profiler {
         }
         let _ctl = self.lock_ctl(kernel);
         if self.pid.load(Ordering::Relaxed) == pid && self.stop_with(StopReason::Exit) {
+            self.clock.ended(kernel.now());
             kernel.disarm_nmi();
         }
     }
@@ -947,7 +996,7 @@ impl Profiler {
     /// Take the control lock, waiting for it (control path only, never in an interrupt: the
     /// holder runs with interrupts masked, as the kernel does outside user mode, and never
     /// blocks, so the wait is short).
-    fn lock_ctl(&self, kernel: &impl KernelOps) -> CtlGuard<'_> {
+    pub(super) fn lock_ctl(&self, kernel: &impl KernelOps) -> CtlGuard<'_> {
         while self
             .ctl_busy
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -969,11 +1018,13 @@ impl Drop for Profiler {
             free_table(table, capacity);
             drop(self.stacks.replace(StackTables::none()));
             drop(self.server_stacks.replace(StackTables::none()));
+            drop(self.clock.sites().replace(StackTables::none()));
+            drop(self.clock.served().replace(StackTables::none()));
         }
     }
 }
 
-struct CtlGuard<'a>(&'a AtomicBool);
+pub(super) struct CtlGuard<'a>(&'a AtomicBool);
 
 impl Drop for CtlGuard<'_> {
     fn drop(&mut self) {

@@ -149,11 +149,13 @@ fn read_varint(bytes: &mut impl Iterator<Item = u8>) -> Option<u64> {
 
 /// One slot of a stack table: `key` the packed stack's hash (0: empty), `loc` where its bytes
 /// are in the arena once written (offset << 16 | length; 0: not yet; [`LOC_NONE`]: the arena
-/// was full, the slot holds no stack), `count` its samples.
+/// was full, the slot holds no stack), `count` its samples (the clock's wait sites: blocks),
+/// `weight` the nanoseconds a wait site's blocks lasted (0 in the sample tables).
 pub struct StackSlot {
     key: AtomicU64,
     loc: AtomicU64,
     pub(super) count: AtomicU64,
+    pub(super) weight: AtomicU64,
 }
 
 /// A claimed slot that holds no stack (the arena was full).
@@ -165,6 +167,7 @@ impl StackSlot {
             key: AtomicU64::new(0),
             loc: AtomicU64::new(0),
             count: AtomicU64::new(0),
+            weight: AtomicU64::new(0),
         }
     }
 }
@@ -318,6 +321,27 @@ impl StackStore {
     /// As for [`StackStore::tables`].
     pub(super) unsafe fn slot_of(&self, packed: &PackedStack) -> Option<&StackSlot> {
         // SAFETY: by the caller.
+        unsafe {
+            let index = self.index_of(packed)?;
+            self.slot_at(index)
+        }
+    }
+
+    /// The slot at `index` (as [`StackStore::index_of`] gave it), if the tables have one.
+    ///
+    /// # Safety
+    /// As for [`StackStore::tables`].
+    pub(super) unsafe fn slot_at(&self, index: usize) -> Option<&StackSlot> {
+        // SAFETY: by the caller.
+        unsafe { self.tables() }.0.get(index)
+    }
+
+    /// The index of [`StackStore::slot_of`]'s slot: a stack found, or claimed and written.
+    ///
+    /// # Safety
+    /// As for [`StackStore::tables`].
+    pub(super) unsafe fn index_of(&self, packed: &PackedStack) -> Option<usize> {
+        // SAFETY: by the caller.
         let (slots, arena) = unsafe { self.tables() };
         if slots.is_empty() {
             return None;
@@ -352,7 +376,7 @@ impl StackStore {
                         }
                         slot.loc
                             .store(((at as u64) << 16) | bytes.len() as u64, Ordering::Release);
-                        return Some(slot);
+                        return Some(index);
                     }
                     Err(actual) => {
                         self.stored.fetch_sub(1, Ordering::AcqRel);
@@ -372,7 +396,7 @@ impl StackStore {
                     return None;
                 }
                 if loc != LOC_NONE && stored_bytes(arena, loc).eq(bytes.iter().copied()) {
-                    return Some(slot);
+                    return Some(index);
                 }
             }
             index += 1;
@@ -431,13 +455,37 @@ pub(super) unsafe fn read_stack_table(
     stacks: &mut Vec<StackRef>,
     frames: &mut Vec<u64>,
 ) {
+    let room = stacks.capacity().saturating_sub(stacks.len()).min(limit);
+    // SAFETY: by the caller.
+    unsafe {
+        visit_stack_table(store, room, frames, |_, slot, stack| {
+            stacks.push(StackRef {
+                count: slot.count.load(Ordering::Relaxed),
+                ..stack
+            })
+        })
+    };
+}
+
+/// Unpack at most `limit` published stacks of a stack table onto `frames` (within its
+/// capacity: no allocation), in table order, showing `visit` each one's slot index, slot and
+/// [`StackRef`] (its count left 0 for the visitor to read).
+///
+/// # Safety
+/// The tables are not replaced meanwhile (the caller holds the control lock).
+pub(super) unsafe fn visit_stack_table(
+    store: &StackStore,
+    limit: usize,
+    frames: &mut Vec<u64>,
+    mut visit: impl FnMut(usize, &StackSlot, StackRef),
+) {
     // SAFETY: by the caller.
     let (slots, arena) = unsafe { store.tables() };
     let mut read = 0;
-    for slot in slots {
+    for (index, slot) in slots.iter().enumerate() {
         // A slot written after the caller's count, or still being written by a sampler, waits
         // for the next snapshot.
-        if read == limit || stacks.len() == stacks.capacity() {
+        if read == limit {
             break;
         }
         let Some(loc) = published(slot) else {
@@ -448,13 +496,17 @@ pub(super) unsafe fn read_stack_table(
         else {
             break;
         };
-        stacks.push(StackRef {
-            owner,
-            count: slot.count.load(Ordering::Relaxed),
-            truncated,
-            start,
-            depth: frames.len() - start,
-        });
+        visit(
+            index,
+            slot,
+            StackRef {
+                owner,
+                count: 0,
+                truncated,
+                start,
+                depth: frames.len() - start,
+            },
+        );
         read += 1;
     }
 }
