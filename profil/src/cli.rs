@@ -51,6 +51,11 @@ pub struct Args {
     /// `--save`: the run, unsymbolized, for `--load`.
     pub save: Option<PathBuf>,
     /// `--load`: report a saved run instead of running a program.
+    /// `--diff BASE`: compare with this saved run.
+    pub diff: Option<PathBuf>,
+    /// `--fail-above PP`: with `--diff`, exit 3 when a function's own share grew significantly
+    /// by more than PP points; in hundredths of a point.
+    pub fail_above: Option<u32>,
     pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
@@ -219,6 +224,18 @@ fn options() -> Options {
         "off-cpu",
         "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable). On Redox the kernel times every block of every thread at its user stack in every session (a frame-pointer walk per block), and this shows them",
     );
+    o.optopt(
+        "",
+        "diff",
+        "compare this run (live, or --load) with a run saved with --save: each function's change of share with its 95 % interval (significant or noise); --svg and --collapsed then write the difference (a differential flame graph, red where this run has more)",
+        "BASE",
+    );
+    o.optopt(
+        "",
+        "fail-above",
+        "with --diff: exit with status 3 when a function's own share grew, beyond sampling noise, by more than PP percentage points",
+        "PP",
+    );
     o.optflag("h", "help", "print this help and exit");
     o.optflag("V", "version", "print the version and exit");
     o
@@ -289,6 +306,15 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
     let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
     let (save, load) = (file("save")?, file("load")?);
+    let diff = file("diff")?;
+    let fail_above = match m.opt_str("fail-above") {
+        None => None,
+        Some(_) if diff.is_none() => return Err(UsageError("--fail-above goes with --diff".into())),
+        Some(s) => match s.parse::<f64>() {
+            Ok(pp) if (0.0..=100.0).contains(&pp) => Some((pp * 100.0).round() as u32),
+            _ => return Err(UsageError(format!("invalid points '{s}' for --fail-above: expected a number from 0 to 100"))),
+        },
+    };
     let callgraph_report = m.opt_present("callgraph");
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
@@ -381,6 +407,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         pprof,
         save,
         load,
+        diff,
+        fail_above,
         call_graph,
         callgraph_report,
         children,

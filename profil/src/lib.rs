@@ -22,6 +22,7 @@
 pub mod backend;
 pub mod callgraph;
 pub mod cli;
+pub mod compare;
 pub mod disasm;
 pub mod exports;
 pub mod flat;

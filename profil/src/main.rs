@@ -29,6 +29,10 @@ fn main() -> ExitCode {
                 Ok(Ending::Code(code)) => code,
                 Ok(Ending::Signal(signal)) => profil::interrupt::end_like(signal),
                 Err(RunError::Reported) => 1,
+                Err(RunError::Regressed(m)) => {
+                    to_stderr(format_args!("profil: {m}"));
+                    3
+                }
                 Err(e) => {
                     to_stderr(format_args!("Profil Error: {e}"));
                     1

@@ -33,6 +33,9 @@ pub enum RunError {
     Reported,
     /// The report could not be written (its message says so); the exports were.
     ReportLost(io::Error),
+    /// `--fail-above`: a function's share grew beyond the gate; the report and the exports
+    /// were written (the message names them).
+    Regressed(String),
     Io(io::Error),
 }
 
@@ -43,6 +46,7 @@ impl fmt::Display for RunError {
             RunError::Profiling(e) => write!(f, "{e}"),
             RunError::Reported => f.write_str("reported by the child"),
             RunError::Io(e) | RunError::ReportLost(e) => f.write_str(&os_message(e)),
+            RunError::Regressed(m) => f.write_str(m),
         }
     }
 }
@@ -495,6 +499,16 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     }
 
     let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    // --diff: the base run, named from its own program file.
+    let base = match &args.diff {
+        Some(file) => Some(load_base(args, file)?),
+        None => None,
+    };
+    let changes = base.as_ref().map(|b| {
+        let (old, new) = (crate::compare::Side::of(&b.flat, b.frequency_hz), crate::compare::Side::of(&flat, run.frequency_hz));
+        let changes = crate::compare::compare(&old, &new);
+        (old, new, changes)
+    });
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut
     // keeps its error, the exports are written, then the error is returned.
     out.start_line()?;
@@ -506,6 +520,11 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     }
     out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
+    if let (Some(b), Some((old, new, changes))) = (&base, &changes) {
+        let top = args.top.unwrap_or(crate::compare::DEFAULT_TOP);
+        out.write_all(crate::compare::render(&b.file, old, new, changes, top).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     if let (Some(top), Some(lines)) = (args.lines, &lines) {
         out.write_all(lines.render(top).as_bytes())?;
         out.write_all(b"\n")?;
@@ -549,13 +568,45 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         lines: lines.as_ref(),
         sources: (args.lines.is_some() || args.inline).then_some(&sources),
         waits: &waits,
+        base: base.as_ref(),
     };
     let exported = exports.write(&analysis, out.kept());
     if let (Err(_), Err(e)) = (&exported, &written) {
         crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
     }
     exported.map_err(|e| RunError::Program(e.to_string()))?;
-    written.map_err(RunError::ReportLost)
+    written.map_err(RunError::ReportLost)?;
+    // The gate, last: everything asked for is written.
+    if let (Some(points), Some((_, _, changes))) = (args.fail_above.map(|h| f64::from(h) / 100.0), &changes) {
+        let grew = crate::compare::regressions(changes, points);
+        if !grew.is_empty() {
+            let names: Vec<String> = grew.iter().map(|c| format!("{} ({:+.2} pp ± {:.2})", c.name, c.own.pp, c.own.within)).collect();
+            return Err(RunError::Regressed(format!(
+                "{} grew by more than {points} points of the samples since {}: {}",
+                if grew.len() == 1 { "1 function's share" } else { "functions' shares" },
+                base.as_ref().map_or("", |b| b.file.as_str()),
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
+/// file (so two builds compare by function name).
+fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
+    let shown = file.display().to_string();
+    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
+    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can compare with: {e}")))?;
+    let image = elf::read_program(&saved.file).map_err(|e| {
+        RunError::Program(format!("Cannot read '{}', the program of the base run: {e}", saved.file.display()))
+    })?;
+    let mut symbolizer = Symbolizer::new(image.object, &saved.run.program);
+    if let Some(kernel) = &args.kernel {
+        symbolizer = symbolizer.with_kernel(kernel);
+    }
+    let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
+    Ok(crate::compare::Base { file: shown, program: saved.run.program.clone(), flat, stacks, frequency_hz: saved.run.frequency_hz })
 }
 
 #[cfg(test)]

@@ -39,6 +39,22 @@ pub fn render_all(a: &Analysis) -> String {
     }
 }
 
+/// `--diff`: the difference of the base run and this one as inferno's (and difffolded.pl's)
+/// differential folded lines, `stack base_samples samples`, the base's samples scaled to this
+/// run's total; both runs' stacks under this program's root, so they match; sorted.
+pub fn render_diff(a: &Analysis, base: &crate::compare::Base) -> std::io::Result<String> {
+    let root = a.run.program.rsplit('/').next().unwrap_or(&a.run.program);
+    let before = render(root, &base.flat, base.stacks.as_ref());
+    let after = render(root, a.flat, a.stacks);
+    let options = inferno::differential::Options { normalize: true, strip_hex: false };
+    let mut out = Vec::new();
+    inferno::differential::from_readers(options, before.as_bytes(), after.as_bytes(), &mut out)?;
+    let text = String::from_utf8_lossy(&out);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    Ok(lines.iter().map(|l| format!("{l}\n")).collect())
+}
+
 /// The frame a wait's stack ends in.
 pub fn off_cpu_frame(call: &str) -> String {
     format!("[off-CPU: {}]", frame(call))

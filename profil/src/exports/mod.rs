@@ -87,6 +87,8 @@ pub struct Analysis<'a> {
     pub sources: Option<&'a crate::objects::lines::Sources>,
     /// Where the program waited (`--off-cpu`), most blocked time first; empty without it.
     pub waits: &'a [crate::waiting::Wait],
+    /// `--diff`: the base run; `--collapsed` and `--svg` then write the difference.
+    pub base: Option<&'a crate::compare::Base>,
 }
 
 /// Where one export goes.
@@ -434,8 +436,14 @@ impl Exports {
                     let p = &run.profile;
                     Ok(gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks)))
                 }
-                Format::Collapsed => Ok(collapsed::render_all(a).into_bytes()),
-                Format::Svg => svg::render_all(a),
+                Format::Collapsed => match a.base {
+                    Some(base) => collapsed::render_diff(a, base).map(String::into_bytes),
+                    None => Ok(collapsed::render_all(a).into_bytes()),
+                },
+                Format::Svg => match a.base {
+                    Some(base) => svg::render_diff(a, base),
+                    None => svg::render_all(a),
+                },
                 Format::Pprof => pprof::render(a),
                 Format::Json => Ok(json::render(a).into_bytes()),
                 Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),

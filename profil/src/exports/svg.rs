@@ -58,6 +58,20 @@ fn by_the_clock(a: &Analysis) -> std::io::Result<Vec<u8>> {
     draw(&a.run.program, &folded, Some(subtitle), "us", Some(&mut palette))
 }
 
+/// `--diff`: a differential flame graph of this run against the base (inferno's differential
+/// mode): frames as wide as this run's samples, red where this run has more than the base
+/// (scaled to this run's total), blue where fewer.
+pub fn render_diff(a: &Analysis, base: &crate::compare::Base) -> std::io::Result<Vec<u8>> {
+    let folded = collapsed::render_diff(a, base)?;
+    let subtitle = format!(
+        "compared with {}: red where this run has more samples, blue where fewer ({} here, {} there scaled to this run's)",
+        base.file,
+        a.flat.total,
+        base.flat.total
+    );
+    draw(&a.run.program, &folded, Some(subtitle), "samples", None)
+}
+
 /// The SVG of folded stacks.
 fn from_folded(program: &str, folded: &str, subtitle: Option<String>) -> std::io::Result<Vec<u8>> {
     draw(program, folded, subtitle, "samples", None)

@@ -1,0 +1,128 @@
+//! `--diff BASE`: a run compared with a saved one, each function's change of share with its
+//! interval, the difference as folded stacks and as a differential flame graph, and the gate
+//! `--fail-above` a CI job can use (exit status 3).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// Save a run of `fib 30 LOOPS` (its `loop` phase grows with LOOPS², `overflow` stays).
+fn saved_fib(dir: &Path, name: &str, loops: &str, record: &[&str]) -> PathBuf {
+    let file = dir.join(name);
+    let fib = fib_bin();
+    let mut args = vec!["-f", "--save", file.to_str().unwrap()];
+    args.extend_from_slice(record);
+    args.extend_from_slice(&[fib.to_str().unwrap(), "30", loops]);
+    let o = {
+        let _s = session();
+        profil(&args)
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    file
+}
+
+/// The section's row of `function`: (base %, new %, change in points, verdict).
+fn row(report: &str, function: &str) -> (f64, f64, f64, String) {
+    let line = report
+        .lines()
+        .skip_while(|l| !l.starts_with("Compared with"))
+        .find(|l| l.trim_end().ends_with(&format!("  {function}")))
+        .unwrap_or_else(|| panic!("no row for {function}:\n{report}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    (w[0].parse().unwrap(), w[1].parse().unwrap(), w[2].parse().unwrap(), w[6].trim_end_matches(',').to_string())
+}
+
+#[test]
+fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
+    let dir = scratch("compare");
+    // loop's time doubles (285 ms, then 560 ms; overflow's 540 ms stays).
+    let base = saved_fib(&dir, "base.profil", "3000", &["-g"]);
+    let new = saved_fib(&dir, "new.profil", "4243", &["-g"]);
+    let (folded, svg) = (dir.join("diff.folded"), dir.join("diff.svg"));
+    let o = profil(&[
+        "-f",
+        "--load",
+        new.to_str().unwrap(),
+        "--diff",
+        base.to_str().unwrap(),
+        "--collapsed",
+        folded.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let (before, after, change, verdict) = row(&out, "loop");
+    assert!(after > before + 5.0 && verdict == "significant", "{out}");
+    assert!((change - (after - before)).abs() < 0.011, "{out}");
+    // overflow did the same work: its share fell because loop's grew, by the same cause.
+    let (_, _, overflow, _) = row(&out, "overflow");
+    assert!(overflow < 0.0, "{out}");
+    // The difference as inferno's differential folded lines (base scaled to this run), and a
+    // differential flame graph of them.
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    let loop_line = folded.lines().find(|l| l.contains(";loop ")).unwrap_or_else(|| panic!("{folded}"));
+    let counts: Vec<u64> = loop_line.rsplitn(3, ' ').take(2).map(|n| n.parse().unwrap()).collect();
+    assert!(counts[0] > counts[1], "loop: {loop_line}");
+    assert!(folded.lines().all(|l| l.rsplitn(3, ' ').count() == 3), "{folded}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("compared with") && svg.contains("loop"), "{}", &svg[..svg.len().min(2000)]);
+
+    // The gate: loop grew by more than 5 points for sure, not by 50.
+    let o = profil(&["-f", "--load", new.to_str().unwrap(), "--diff", base.to_str().unwrap(), "--fail-above", "5"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("grew by more than 5 points of the samples since") && err.contains("loop ("), "{err}");
+    let o = profil(&["-f", "--load", new.to_str().unwrap(), "--diff", base.to_str().unwrap(), "--fail-above", "50"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+
+    // A run compared with itself: no change anywhere.
+    let o = profil(&["-f", "--load", base.to_str().unwrap(), "--diff", base.to_str().unwrap(), "--fail-above", "0"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains(" 0 of ") && out.contains("functions changed more than sampling noise explains"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_live_run_compares_with_a_saved_one() {
+    let dir = scratch("compare-live");
+    let base = saved_fib(&dir, "base.profil", "3000", &[]);
+    let fib = fib_bin();
+    let o = {
+        let _s = session();
+        profil(&["-f", "--diff", base.to_str().unwrap(), fib.to_str().unwrap(), "30", "3000"])
+    };
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // Without stacks: own shares only, and the seconds each function's samples stand for.
+    assert!(out.contains("own share change  seconds  function\n"), "{out}");
+    row(&out, "loop");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_bases_and_gates_are_one_clear_error() {
+    let dir = scratch("compare-bad");
+    let junk = dir.join("junk");
+    std::fs::write(&junk, b"not a run\n").unwrap();
+    let fib = fib_bin();
+    for (args, status, says) in [
+        (vec!["--diff", "/nonexistent/base.profil", fib.to_str().unwrap()], 1, "Cannot read '/nonexistent/base.profil'"),
+        (vec!["--diff", junk.to_str().unwrap(), fib.to_str().unwrap()], 1, "is not a run profil can compare with"),
+        (vec!["--fail-above", "3", fib.to_str().unwrap()], 2, "--fail-above goes with --diff"),
+        (vec!["--diff", junk.to_str().unwrap(), "--fail-above", "x", fib.to_str().unwrap()], 2, "invalid points 'x' for --fail-above"),
+        (vec!["--diff", junk.to_str().unwrap(), "--fail-above", "101", fib.to_str().unwrap()], 2, "invalid points '101'"),
+    ] {
+        let o = {
+            let _s = session();
+            profil(&args)
+        };
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
