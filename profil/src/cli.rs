@@ -56,6 +56,8 @@ pub struct Args {
     /// `--fail-above PP`: with `--diff`, exit 3 when a function's own share grew significantly
     /// by more than PP points; in hundredths of a point.
     pub fail_above: Option<u32>,
+    /// `--speedscope FILE`.
+    pub speedscope: Option<PathBuf>,
     pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
@@ -207,6 +209,7 @@ fn options() -> Options {
     o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
     o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
     o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
+    o.optopt("", "speedscope", "write the profile in speedscope's format to FILE (- for stdout), for npx speedscope FILE", "FILE");
     o.optopt(
         "",
         "save",
@@ -306,6 +309,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
     let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
     let (save, load) = (file("save")?, file("load")?);
+    let speedscope = file("speedscope")?;
     let diff = file("diff")?;
     let fail_above = match m.opt_str("fail-above") {
         None => None,
@@ -405,6 +409,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         json,
         svg,
         pprof,
+        speedscope,
         save,
         load,
         diff,

@@ -12,7 +12,7 @@ use common::*;
 /// report options `report` (the recording ones, `record`, only live): the same bytes each.
 fn same_bytes_live_and_loaded(dir: &Path, program: &[&str], record: &[&str], report: &[&str]) {
     let saved = dir.join("run.profil");
-    let files = ["report", "json", "collapsed", "pprof", "svg", "gmon"];
+    let files = ["report", "json", "collapsed", "pprof", "svg", "gmon", "speedscope"];
     let outputs = |tag: &str| -> Vec<(String, PathBuf)> {
         files.iter().map(|f| (f.to_string(), dir.join(format!("{tag}.{f}")))).collect()
     };

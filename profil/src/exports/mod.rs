@@ -5,6 +5,7 @@
 //! * [`svg`] — `--svg FILE`: a flame graph, drawn by inferno;
 //! * [`pprof`] — `--pprof FILE`: pprof's gzipped `profile.proto`;
 //! * [`json`] — `--json FILE`: the whole run, for scripts;
+//! * [`speedscope`] — `--speedscope FILE`: speedscope's file format, for its viewer;
 //!
 //! and the report itself where `--report FILE` sends it.
 //!
@@ -24,6 +25,7 @@ pub mod collapsed;
 pub mod gmon;
 pub mod json;
 pub mod pprof;
+pub mod speedscope;
 pub mod svg;
 
 use std::fmt;
@@ -47,6 +49,7 @@ enum Format {
     Svg,
     Pprof,
     Json,
+    Speedscope,
     /// The run itself, for `--load` (`--save`).
     Saved,
 }
@@ -382,6 +385,7 @@ impl Exports {
             (Format::Svg, &args.svg),
             (Format::Pprof, &args.pprof),
             (Format::Json, &args.json),
+            (Format::Speedscope, &args.speedscope),
             (Format::Saved, &args.save),
         ];
         let mut targets = Vec::new();
@@ -446,6 +450,7 @@ impl Exports {
                 },
                 Format::Pprof => pprof::render(a),
                 Format::Json => Ok(json::render(a).into_bytes()),
+                Format::Speedscope => Ok(speedscope::render(a).into_bytes()),
                 Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),
             };
             bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;

@@ -1,0 +1,212 @@
+//! `--speedscope FILE`: the run in speedscope's file format
+//! (<https://www.speedscope.app/file-format-schema.json>), which `npx speedscope FILE` (or the
+//! page at speedscope.app, offline once loaded) opens: its time-ordered, left-heavy and
+//! sandwich views of the same stacks the flame graph draws.
+//!
+//! One sampled profile per process (the program; with `--children` each process it started),
+//! one for the daemons that worked for it (Redox, each stack under its daemon, or under the
+//! program's call it served), and with `--off-cpu` one of the program by the clock (its CPU
+//! and its waits, each wait ending in its `[off-CPU: call]` frame). Each stack is one sample
+//! weighted by its count; with a known rate the unit is nanoseconds (a sample stands for
+//! `1 / rate` s), else samples. profil keeps no order of samples in time nor their thread, so
+//! the "time order" view shows the stacks in profil's order (most samples first), and a
+//! process is one profile, all its threads together.
+
+use rustc_hash::FxHashMap as HashMap;
+use serde_json::{json, Value};
+
+use crate::exports::collapsed::off_cpu_frame;
+use crate::exports::Analysis;
+use crate::flat::FlatProfile;
+use crate::stacks::{NamedStack, StackProfile};
+
+/// The format's `$schema`.
+pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
+
+/// The file's shared frames, a name each.
+#[derive(Default)]
+struct Frames {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Frames {
+    fn of(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+}
+
+/// One sampled profile: stacks root first, their weights.
+struct Profile {
+    name: String,
+    unit: &'static str,
+    samples: Vec<Vec<usize>>,
+    weights: Vec<u64>,
+}
+
+impl Profile {
+    fn new(name: String, unit: &'static str) -> Profile {
+        Profile { name, unit, samples: Vec::new(), weights: Vec::new() }
+    }
+
+    fn push(&mut self, stack: Vec<usize>, weight: u64) {
+        if weight > 0 {
+            self.samples.push(stack);
+            self.weights.push(weight);
+        }
+    }
+
+    fn json(&self) -> Value {
+        let end: u64 = self.weights.iter().fold(0u64, |n, w| n.saturating_add(*w));
+        json!({
+            "type": "sampled",
+            "name": self.name,
+            "unit": self.unit,
+            "startValue": 0,
+            "endValue": end,
+            "samples": self.samples,
+            "weights": self.weights,
+        })
+    }
+}
+
+/// The named stacks of `stacks` (root first) as frame indexes.
+fn named(frames: &mut Frames, sp: &StackProfile, st: &NamedStack) -> Vec<usize> {
+    let mut out = Vec::with_capacity(st.frames.len() + 1);
+    if st.truncated {
+        out.push(frames.of(crate::exports::collapsed::TRUNCATED));
+    }
+    out.extend(st.frames.iter().map(|&f| frames.of(&sp.functions[f].name)));
+    out
+}
+
+/// A process's CPU samples: its stacks, or one frame per function without them.
+fn add_process(p: &mut Profile, frames: &mut Frames, flat: &FlatProfile, stacks: Option<&StackProfile>, per_sample: u64) {
+    match stacks {
+        Some(sp) => {
+            for st in &sp.stacks {
+                let stack = named(frames, sp, st);
+                p.push(stack, st.count.saturating_mul(per_sample));
+            }
+        }
+        None => {
+            for e in &flat.entries {
+                let stack = vec![frames.of(&e.name())];
+                p.push(stack, e.samples.saturating_mul(per_sample));
+            }
+        }
+    }
+}
+
+/// The speedscope file of a run.
+pub fn render(a: &Analysis) -> String {
+    let run = a.run;
+    let name = crate::processes::base_name(&run.program).to_string();
+    // A sample stands for 1/rate s where the rate is known.
+    let (unit, per_sample) = match run.frequency_hz {
+        0 => ("none", 1),
+        hz => ("nanoseconds", 1_000_000_000 / hz),
+    };
+    let mut frames = Frames::default();
+    let mut profiles = Vec::new();
+
+    let mut program = Profile::new(format!("{name} (pid {}): CPU samples", run.profile.pid), unit);
+    add_process(&mut program, &mut frames, a.flat, a.stacks, per_sample);
+    profiles.push(program);
+    if let Some(sp) = a.stacks.filter(|sp| !sp.servers.is_empty()) {
+        let mut daemons = Profile::new(format!("daemons working for {name}"), unit);
+        for st in &sp.servers {
+            let stack = named(&mut frames, sp, st);
+            daemons.push(stack, st.count.saturating_mul(per_sample));
+        }
+        profiles.push(daemons);
+    }
+    for c in a.processes {
+        let mut p = Profile::new(format!("{} (pid {}): CPU samples", crate::processes::base_name(&c.program), c.pid), unit);
+        add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
+        profiles.push(p);
+    }
+    if run.profile.off_cpu.is_some() && per_sample > 1 {
+        // By the clock: the CPU samples as time, then each wait's time, in nanoseconds.
+        let mut clock = Profile::new(format!("{name}: by the clock (on a CPU and waiting)"), "nanoseconds");
+        add_process(&mut clock, &mut frames, a.flat, a.stacks, per_sample);
+        for w in a.waits.iter().filter(|w| w.process.is_none()) {
+            let mut stack: Vec<usize> = Vec::with_capacity(w.frames.len() + 2);
+            if w.truncated {
+                stack.push(frames.of(crate::exports::collapsed::TRUNCATED));
+            }
+            stack.extend(w.frames.iter().rev().map(|f| frames.of(f)));
+            stack.push(frames.of(&off_cpu_frame(&w.call)));
+            clock.push(stack, w.ns);
+        }
+        profiles.push(clock);
+    }
+    let doc = json!({
+        "$schema": SCHEMA,
+        "name": format!("profil: {name}"),
+        "exporter": format!("profil {}", env!("CARGO_PKG_VERSION")),
+        "activeProfileIndex": 0,
+        "shared": { "frames": frames.names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>() },
+        "profiles": profiles.iter().map(Profile::json).collect::<Vec<_>>(),
+    });
+    let mut text = doc.to_string();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stacks_root_first_weighted_by_their_time() {
+        let (sp, s) = crate::stacks::tests::with_a_server();
+        let flat = FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
+        let run = crate::profile::Outcome {
+            program: "/bin/fib".into(),
+            arguments: vec![],
+            frequency_hz: 1000,
+            profile: crate::profile::Profile { pid: 42, ..Default::default() },
+            exit: crate::report::ExitKind::Exited(0),
+        };
+        let a = Analysis {
+            run: &run,
+            flat: &flat,
+            samples: &[],
+            symbolizer: &s,
+            stacks: Some(&sp),
+            processes: &[],
+            lines: None,
+            sources: None,
+            waits: &[],
+            base: None,
+        };
+        let doc: Value = serde_json::from_str(&render(&a)).unwrap();
+        assert_eq!(doc["$schema"], SCHEMA);
+        let frames: Vec<&str> = doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+        let program = &doc["profiles"][0];
+        assert_eq!((program["name"].as_str(), program["unit"].as_str()), (Some("fib (pid 42): CPU samples"), Some("nanoseconds")));
+        let stacks: Vec<(Vec<&str>, u64)> = program["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(program["weights"].as_array().unwrap())
+            .map(|(s, w)| (s.as_array().unwrap().iter().map(|i| frames[i.as_u64().unwrap() as usize]).collect(), w.as_u64().unwrap()))
+            .collect();
+        // main;a;c 3 samples at 1 kHz: 3 ms.
+        assert_eq!(stacks[0], (vec!["main", "a", "c"], 3_000_000));
+        assert!(stacks.contains(&(vec!["[truncated]", "b"], 1_000_000)), "{stacks:?}");
+        assert_eq!(program["endValue"].as_u64(), Some(9_000_000));
+        // The daemon's stacks, each under its daemon.
+        let daemons = &doc["profiles"][1];
+        assert_eq!(daemons["name"], "daemons working for fib");
+        assert_eq!(daemons["endValue"].as_u64(), Some(6_000_000));
+        let first = daemons["samples"][0].as_array().unwrap();
+        assert_eq!(frames[first[0].as_u64().unwrap() as usize], "ramfs [pid 7]");
+    }
+}

@@ -1,0 +1,108 @@
+//! `--speedscope FILE`: the file opens in speedscope's own page (the `speedscope` npm package's
+//! build, `dist/release`, as `npx speedscope FILE` serves it), in a real browser (Chromium,
+//! headless), served from this test over HTTP on the loopback: the page shows the profile's
+//! name, and its sandwich view the program's functions.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// Where `.ci/run` installs speedscope's page (or `SPEEDSCOPE_DIST`).
+fn speedscope_dist() -> Option<PathBuf> {
+    let dir = match std::env::var_os("SPEEDSCOPE_DIST") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/profil-ci/speedscope/node_modules/speedscope/dist/release"),
+    };
+    dir.join("index.html").is_file().then_some(dir)
+}
+
+/// Serve the files of `dir` and the profile at `/profile.json` until the test ends; the
+/// address.
+fn serve(dir: PathBuf, profile: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut request);
+            let path = request.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/").to_string();
+            let body = match path.as_str() {
+                "/profile.json" => Some(profile.clone()),
+                p => {
+                    let name = Path::new(p.trim_start_matches('/'));
+                    let safe = name.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+                    safe.then(|| std::fs::read(dir.join(name)).ok()).flatten()
+                }
+            };
+            let kind = match Path::new(&path).extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html",
+                Some("js") => "text/javascript",
+                Some("css") => "text/css",
+                Some("json") => "application/json",
+                Some("wasm") => "application/wasm",
+                Some("png") => "image/png",
+                _ => "application/octet-stream",
+            };
+            let _ = match body {
+                Some(b) => stream
+                    .write_all(format!("HTTP/1.0 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n", b.len()).as_bytes())
+                    .and_then(|_| stream.write_all(&b)),
+                None => stream.write_all(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"),
+            };
+        }
+    });
+    address
+}
+
+#[test]
+fn speedscope_renders_the_file_in_a_browser() {
+    let dir = scratch("speedscope");
+    let file = dir.join("fib.speedscope.json");
+    let fib = fib_bin();
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--speedscope", file.to_str().unwrap(), fib.to_str().unwrap(), "30", "2000"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let profile = std::fs::read(&file).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&profile).unwrap();
+    assert_eq!(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
+    let name = doc["profiles"][0]["name"].as_str().unwrap().to_string();
+    assert!(name.starts_with("fib (pid ") && name.ends_with("): CPU samples"), "{name}");
+    let weights: u64 = doc["profiles"][0]["weights"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+    assert_eq!(doc["profiles"][0]["endValue"].as_u64(), Some(weights));
+
+    let Some(dist) = speedscope_dist() else {
+        skip("speedscope's page is not installed (.ci/run: npm install speedscope into ~/.cache/profil-ci/speedscope, or SPEEDSCOPE_DIST)");
+        return;
+    };
+    if !installed("chromium", "chromium") {
+        return;
+    }
+    let address = serve(dist, profile);
+    let page = |view: &str| -> String {
+        let url = format!("{address}/index.html#profileURL={address}/profile.json&view={view}");
+        let o = Command::new("chromium")
+            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", &url])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // The page took the file: its title, and the profile's name in the toolbar.
+    let dom = page("time-ordered");
+    assert!(dom.contains("<title>profil: fib - speedscope</title>"), "{dom}");
+    assert!(dom.contains(&name), "{dom}");
+    // The sandwich view lists the functions (the flame graphs are drawn on canvases).
+    let dom = page("sandwich");
+    for function in ["loop", "overflow", "main"] {
+        assert!(dom.contains(&format!(">{function}<")), "{function} not in the sandwich table: {dom}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
