@@ -58,6 +58,8 @@ pub struct Args {
     pub fail_above: Option<u32>,
     /// `--speedscope FILE`.
     pub speedscope: Option<PathBuf>,
+    /// `--sysroot DIR`: with `--load` or `--diff`, look for the run's files under DIR first.
+    pub sysroot: Option<PathBuf>,
     pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
@@ -229,6 +231,12 @@ fn options() -> Options {
     );
     o.optopt(
         "",
+        "sysroot",
+        "with --load or --diff: look for the files the saved run names (its program, its libraries, a Redox daemon's executable, the kernel) under DIR first, e.g. a Redox image's tree on the host",
+        "DIR",
+    );
+    o.optopt(
+        "",
         "diff",
         "compare this run (live, or --load) with a run saved with --save: each function's change of share with its 95 % interval (significant or noise); --svg and --collapsed then write the difference (a differential flame graph, red where this run has more)",
         "BASE",
@@ -311,6 +319,11 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (save, load) = (file("save")?, file("load")?);
     let speedscope = file("speedscope")?;
     let diff = file("diff")?;
+    let sysroot = match file("sysroot")? {
+        Some(_) if load.is_none() && diff.is_none() => return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into())),
+        Some(d) if !d.is_dir() => return Err(UsageError(format!("--sysroot {}: not a directory", d.display()))),
+        other => other,
+    };
     let fail_above = match m.opt_str("fail-above") {
         None => None,
         Some(_) if diff.is_none() => return Err(UsageError("--fail-above goes with --diff".into())),
@@ -410,6 +423,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         svg,
         pprof,
         speedscope,
+        sysroot,
         save,
         load,
         diff,

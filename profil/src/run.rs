@@ -215,6 +215,9 @@ fn perf_policy_hint() -> Option<String> {
 /// killed it ([`Ending`]); with 0 for an attached process.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     crate::objects::debug_file::use_dirs(&args.debug_dirs);
+    if let Some(dir) = &args.sysroot {
+        crate::objects::sysroot::use_sysroot(dir);
+    }
     crate::objects::short_names::use_short_names(args.short_names);
     if let Some(file) = &args.load {
         return load(args, file);
@@ -459,9 +462,9 @@ fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
     args.call_graph = saved.call_graph;
     args.children = saved.children;
     args.frequency_hz = saved.run.frequency_hz;
-    let program = &saved.file;
+    let program = &crate::objects::sysroot::locate(&saved.file);
     let image = elf::read_program(program).map_err(|e| {
-        RunError::Program(format!("Cannot read '{}', the program of the saved run: {e}", program.display()))
+        RunError::Program(format!("Cannot read '{}', the program of the saved run: {e} (--sysroot DIR looks for it under DIR)", program.display()))
     })?;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
@@ -598,8 +601,8 @@ fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base
     let shown = file.display().to_string();
     let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
     let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can compare with: {e}")))?;
-    let image = elf::read_program(&saved.file).map_err(|e| {
-        RunError::Program(format!("Cannot read '{}', the program of the base run: {e}", saved.file.display()))
+    let image = elf::read_program(&crate::objects::sysroot::locate(&saved.file)).map_err(|e| {
+        RunError::Program(format!("Cannot read '{}', the program of the base run: {e} (--sysroot DIR looks for it under DIR)", saved.file.display()))
     })?;
     let mut symbolizer = Symbolizer::new(image.object, &saved.run.program);
     if let Some(kernel) = &args.kernel {

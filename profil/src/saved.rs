@@ -57,7 +57,13 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         CallGraph::FramePointers => Stacks::Fp,
         CallGraph::Dwarf { .. } => Stacks::Dwarf,
     };
-    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    // Where the file is, absolute and without links; a resolved path that is not there is
+    // not taken (Redox's initfs resolves `/scheme/initfs/bin/x` to `/scheme/initfsbin/x`).
+    let file = std::fs::canonicalize(file)
+        .ok()
+        .filter(|resolved| resolved.exists())
+        .or_else(|| std::path::absolute(file).ok())
+        .unwrap_or_else(|| file.to_path_buf());
     let saved = Saved { format: FORMAT.into(), version: VERSION, file, stacks, children, run: run.clone() };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');

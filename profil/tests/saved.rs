@@ -150,3 +150,38 @@ fn what_is_not_a_saved_run_is_one_error() {
     assert!(text(&o).1.starts_with("Profil Error: Cannot read '/no/such/fib', the program of the saved run: "), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A run reported where its program is not at the path it ran from (another machine, a Redox
+/// guest's image on the host): `--sysroot DIR` finds it under DIR, and the report is the live
+/// one's; without it, one clear error that names the option.
+#[test]
+fn a_moved_program_is_found_under_the_sysroot() {
+    let dir = scratch("saved-sysroot");
+    let first = dir.join("machine").join("fib");
+    std::fs::create_dir_all(first.parent().unwrap()).unwrap();
+    std::fs::copy(fib_bin(), &first).unwrap();
+    let (saved, live, loaded) = (dir.join("run.profil"), dir.join("live.txt"), dir.join("loaded.txt"));
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--save", saved.to_str().unwrap(), "--report", live.to_str().unwrap(), first.to_str().unwrap()])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    // The program leaves its path; a copy of that tree is mounted at `root`.
+    let root = dir.join("root");
+    let moved = root.join(first.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&first, &moved).unwrap();
+    let o = profil(&["-f", "--load", saved.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the program of the saved run") && err.contains("--sysroot DIR"), "{err}");
+    let o = profil(&["-f", "--load", saved.to_str().unwrap(), "--sysroot", root.to_str().unwrap(), "--report", loaded.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(std::fs::read_to_string(&loaded).unwrap(), std::fs::read_to_string(&live).unwrap());
+    // Only a saved run reads another machine's files; the directory must be one.
+    let o = profil(&["--sysroot", root.to_str().unwrap(), "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = profil(&["--load", saved.to_str().unwrap(), "--sysroot", saved.to_str().unwrap()]);
+    assert_eq!((o.status.code(), text(&o).1.contains("not a directory")), (Some(2), true));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,6 +20,7 @@ pub mod plt;
 pub mod short_names;
 pub mod symbolize;
 pub mod symbols;
+pub mod sysroot;
 
 pub use lines::{LineProfile, Sources};
 pub use symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};

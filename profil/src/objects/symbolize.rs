@@ -184,7 +184,10 @@ impl Symbolizer {
     pub fn kernel_sample(&mut self, addr: u64) -> Location {
         let object = *self.kernel.get_or_insert_with(|| {
             // The kernel's ELF (Redox; a vmlinux), or Linux's /proc/kallsyms.
-            let file = self.kernel_path.as_deref().and_then(|path| ObjectFile::read(path).ok().or_else(|| crate::objects::kallsyms::read(path)));
+            let file = self.kernel_path.as_deref().and_then(|path| {
+                let path = crate::objects::sysroot::locate(path);
+                ObjectFile::read(&path).ok().or_else(|| crate::objects::kallsyms::read(&path))
+            });
             let path = self.kernel_path.as_ref().map_or(String::new(), |p| p.display().to_string());
             self.objects.push(Object { name: "kernel".into(), path, file });
             self.objects.len() - 1
@@ -254,7 +257,7 @@ impl Symbolizer {
         let (name, file) = match (path, source) {
             ("", _) => ("unknown".to_string(), None),
             ("[vdso]", _) => ("vdso".to_string(), vdso_image().and_then(|b| ObjectFile::parse(Path::new(path), b))),
-            (_, Some(source)) => (base_name(path), ObjectFile::read(source).ok()),
+            (_, Some(source)) => (base_name(path), ObjectFile::read(&crate::objects::sysroot::locate(source)).ok()),
             // Other pseudo-files ([stack], anonymous JIT code): the name without brackets.
             _ => (path.trim_matches(|c| c == '[' || c == ']').to_string(), None),
         };
