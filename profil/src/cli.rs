@@ -238,7 +238,7 @@ fn options() -> Options {
     o.optopt(
         "",
         "diff",
-        "compare this run (live, or --load) with a run saved with --save: each function's change of share with its 95 % interval (significant or noise); --svg and --collapsed then write the difference (a differential flame graph, red where this run has more)",
+        "compare this run (live, or --load) with a run saved with --save: each function's change of share with its 95 % interval (significant or noise); --svg, --collapsed and --pprof then write the difference (a differential flame graph, red where this run has more; pprof: this run less the base)",
         "BASE",
     );
     o.optopt(

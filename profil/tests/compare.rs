@@ -40,7 +40,7 @@ fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
     // loop's time doubles (285 ms, then 560 ms; overflow's 540 ms stays).
     let base = saved_fib(&dir, "base.profil", "3000", &["-g"]);
     let new = saved_fib(&dir, "new.profil", "4243", &["-g"]);
-    let (folded, svg) = (dir.join("diff.folded"), dir.join("diff.svg"));
+    let (folded, svg, pprof) = (dir.join("diff.folded"), dir.join("diff.svg"), dir.join("diff.pb.gz"));
     let o = profil(&[
         "-f",
         "--load",
@@ -51,6 +51,8 @@ fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
         folded.to_str().unwrap(),
         "--svg",
         svg.to_str().unwrap(),
+        "--pprof",
+        pprof.to_str().unwrap(),
     ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -69,6 +71,22 @@ fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
     assert!(folded.lines().all(|l| l.rsplitn(3, ' ').count() == 3), "{folded}");
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.contains("compared with") && svg.contains("loop"), "{}", &svg[..svg.len().min(2000)]);
+    // As pprof, this run less the base (go tool pprof -diff_base's way): loop's samples grew,
+    // overflow's (the same work) stayed within a few.
+    if installed("go", "golang-go") {
+        let o = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top", "-sample_index=samples", pprof.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let top = String::from_utf8_lossy(&o.stdout);
+        // A function whose samples did not change at all is not listed: 0.
+        let flat = |f: &str| -> i64 {
+            let line = top.lines().find(|l| l.trim_end().ends_with(&format!(" {f}")));
+            line.map_or(0, |l| l.split_whitespace().next().unwrap().parse().unwrap())
+        };
+        assert!(flat("loop") > 100, "{top}");
+        assert!(flat("overflow").abs() < flat("loop") / 4, "{top}");
+    }
 
     // The gate: loop grew by more than 5 points for sure, not by 50.
     let o = profil(&["-f", "--load", new.to_str().unwrap(), "--diff", base.to_str().unwrap(), "--fail-above", "5"]);

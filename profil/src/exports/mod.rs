@@ -448,7 +448,10 @@ impl Exports {
                     Some(base) => svg::render_diff(a, base),
                     None => svg::render_all(a),
                 },
-                Format::Pprof => pprof::render(a),
+                Format::Pprof => match a.base {
+                    Some(base) => pprof::render_diff(a, base),
+                    None => pprof::render(a),
+                },
                 Format::Json => Ok(json::render(a).into_bytes()),
                 Format::Speedscope => Ok(speedscope::render(a).into_bytes()),
                 Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),

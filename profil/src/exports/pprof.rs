@@ -310,6 +310,53 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     gz.finish()
 }
 
+/// `--diff`: this run's samples less the base's, by function name, as `go tool pprof
+/// -diff_base` makes them: each of this run's stacks with its samples, each of the base's with
+/// its samples negated, so `go tool pprof -top FILE` shows each function's change (counts as
+/// counted: two runs of different lengths differ by that too; the report's section compares
+/// shares).
+pub fn render_diff(a: &Analysis, base: &crate::compare::Base) -> std::io::Result<Vec<u8>> {
+    let run = a.run;
+    let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
+    let base_period = 1_000_000_000 / base.frequency_hz.max(1) as i64;
+    let mut b = Builder { strings: Strings::new(), period, ..Default::default() };
+    let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
+    b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
+    b.profile.period_type = Some(vt(&mut b, "cpu", "nanoseconds"));
+    b.profile.period = period;
+    let comment = b.strings.get(&format!("profil {} ({} Hz) less {}", run.program, run.frequency_hz, base.file));
+    b.profile.comment = vec![comment];
+    let sides = [(a.flat, a.stacks, 1i64, period), (&base.flat, base.stacks.as_ref(), -1i64, base_period)];
+    for (flat, stacks, sign, period) in sides {
+        let push = |b: &mut Builder, names: Vec<&str>, n: u64| {
+            let location_id = names.into_iter().map(|name| b.location(None, name)).collect();
+            let n = n.min(i64::MAX as u64) as i64;
+            b.profile.sample.push(Sample { location_id, value: vec![sign * n, sign * n.saturating_mul(period)], label: vec![] });
+        };
+        match stacks {
+            Some(sp) => {
+                for st in sp.stacks.iter().chain(&sp.servers) {
+                    let mut names: Vec<&str> = st.frames.iter().rev().map(|&f| sp.functions[f].name.as_str()).collect();
+                    if st.truncated {
+                        names.push(TRUNCATED);
+                    }
+                    push(&mut b, names, st.count);
+                }
+            }
+            None => {
+                for e in flat.entries.iter().filter(|e| e.samples > 0) {
+                    let name = e.name();
+                    push(&mut b, vec![name.as_str()], e.samples);
+                }
+            }
+        }
+    }
+    b.profile.string_table = b.strings.table;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&b.profile.encode_to_vec())?;
+    gz.finish()
+}
+
 /// One process's samples by address, each address a location with its source lines (so `go
 /// tool pprof -list` and `-lines` show lines): its recorded stacks, leaf first, or its
 /// samples; each with `label`. The daemons' stacks (Redox) stay by function.
