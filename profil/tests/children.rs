@@ -171,7 +171,8 @@ fn pprof_names_the_program_and_the_wall_time() {
     // "Duration: 1.23s, Total samples = 200ms (16.26%)"
     let line = top.lines().find(|l| l.starts_with("Duration: ")).unwrap_or_else(|| panic!("{top}"));
     let seconds: f64 = line["Duration: ".len()..].split('s').next().unwrap().parse().unwrap();
-    assert!(seconds >= 1.2 && seconds <= wall, "{line} ({wall:.2} s around profil)");
+    // pprof prints the duration rounded to 10 ms: up to 5 ms above the true one.
+    assert!(seconds >= 1.2 && seconds <= wall + 0.005, "{line} ({wall:.3} s around profil)");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

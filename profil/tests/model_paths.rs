@@ -1,0 +1,133 @@
+//! One model of a run, two ways to it: profil on Redox builds its `Profile` from the `prof:`
+//! scheme's files (`Profile::from_scheme_files` and the readers of `stacks`, `servers`,
+//! `clock`), profil on Linux from profd's `Session` itself (`Profile::from_session`). Here one
+//! session, driven through the real `prof:` handler over the fake kernel (the kernel patch's own
+//! `kprof` code), is read both ways: what both carry is the same (the Minix bins, every
+//! sample, the counts, the stacks, the stop reason), and what only the files carry (the
+//! daemons, the kernel's clock) is there. Then the profile made from the files is saved and
+//! loaded back unchanged.
+
+use profd::sampler::fake_kernel::FakeKernel;
+use profd::sampler::kernel::KernelSampler;
+use profd::scheme::{Access, ProfScheme};
+use profd::Profd;
+use profil::profile::Profile;
+
+const ALICE: u32 = 1000;
+
+type Scheme = ProfScheme<KernelSampler<FakeKernel>>;
+
+/// `cat /scheme/prof/<file>` as `alice`.
+fn read(s: &mut Scheme, path: &str) -> Vec<u8> {
+    let id = s.open(path, Access::Read, ALICE).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(id, &mut buf, out.len() as u64).unwrap() {
+            0 => break,
+            n => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    s.close(id);
+    out
+}
+
+fn text(s: &mut Scheme, path: &str) -> String {
+    String::from_utf8(read(s, path)).unwrap()
+}
+
+/// A session of pid 10 (text 0x401000..0x403000, non-PIE), its exec, samples with stacks
+/// (user and kernel), ramfs (pid 20) working for it, its threads by the clock, its exit.
+fn a_finished_session() -> Scheme {
+    use kprof::{Leaving, Reason, KERNEL_SPACE_START};
+    let mut s: Scheme =
+        ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000), (20, 0, 0x40_1000)]))));
+    s.profd_mut().sampler_mut().kernel().names = vec![(20, "/scheme/initfs/bin/ramfs".into())];
+    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
+    let start = "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n";
+    s.write(ctl, start.as_bytes(), ALICE).unwrap();
+    s.close(ctl);
+    let k = s.profd_mut().sampler_mut().kernel();
+    k.begin_thread(10, 100, true, 1_000);
+    k.exec(10, 0x40_1000);
+    for _ in 0..5 {
+        k.tick_stack(10, &[0x40_1100, 0x40_1005], false);
+    }
+    k.tick_stack(10, &[0x40_1200, 0x40_2005], true);
+    k.tick_stack(10, &[KERNEL_SPACE_START + 0x1000, 0x40_1300, 0x40_1005], false);
+    k.tick(10, true, 0x7f00_0000_1000);
+    k.call(10, 100, 3, 1);
+    k.switch_out(10, 100, 2_000, Leaving::Blocked(Reason::SchemeCall), &[KERNEL_SPACE_START + 0x10, 0x40_1300, 0x40_1005]);
+    k.take_request(20, 10, 3, 1);
+    k.tick_stack(20, &[0x40_2200, 0x40_2105], false);
+    k.answer(20, 3, 1);
+    k.switch_in(10, 100, 5_000);
+    k.clock = Some(9_000);
+    k.exit(10);
+    s
+}
+
+#[test]
+fn the_scheme_files_and_the_session_give_one_profile() {
+    let mut s = a_finished_session();
+    // The Redox way: the files, as profil's scheme backend reads them.
+    let status = text(&mut s, "status");
+    let data = read(&mut s, "data");
+    let samples = text(&mut s, "samples");
+    let stacks = text(&mut s, "stacks");
+    let servers = text(&mut s, "servers");
+    let clock = text(&mut s, "clock");
+    let mut from_files = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
+    from_files.servers = profd::formats::parse_servers(&servers);
+    let from_files = from_files.with_kernel_clock(&profd::kernel_clock::parse(&clock).unwrap());
+    // The Linux way: the session itself.
+    let session = s.profd().session(ALICE).unwrap().unwrap();
+    let from_session = Profile::from_session(session, "fib", true, true);
+
+    assert_eq!(from_files.pid, from_session.pid);
+    assert_eq!(from_files.data, from_session.data);
+    assert_eq!(from_files.image_samples, from_session.image_samples);
+    assert_eq!(from_files.foreign_samples, from_session.foreign_samples);
+    assert_eq!(from_files.kernel_samples, from_session.kernel_samples);
+    assert_eq!((from_files.user_ticks, from_files.kernel_ticks), (from_session.user_ticks, from_session.kernel_ticks));
+    assert_eq!(from_files.lost, from_session.lost);
+    assert_eq!(from_files.stop_reason, from_session.stop_reason);
+    assert_eq!(from_files.sampling, from_session.sampling);
+    let sorted = |p: &Profile| {
+        let mut v: Vec<String> = p.stacks.iter().map(|st| format!("{:?} {} {}", st.frames, st.truncated, st.count)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(&from_files), sorted(&from_session));
+    // 7 user ticks (one outside the text, without a walk), 1 kernel; 3 distinct stacks.
+    assert_eq!((from_files.user_ticks, from_files.kernel_ticks, from_files.stacks.len()), (7, Some(1), 3));
+    // What only the files carry: the daemon working for it, and the kernel's clock.
+    let servers = from_files.servers.as_ref().unwrap();
+    assert_eq!(servers.servers.iter().map(|d| (d.pid, d.ticks)).collect::<Vec<_>>(), [(20, 1)]);
+    assert_eq!(from_files.threads.len(), 1);
+    let t = &from_files.threads[0];
+    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 8_000, 3_000, 5_000));
+    assert_eq!(from_files.wait_sites.len(), 1);
+    assert_eq!(from_files.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    assert_eq!(from_files.served.len(), 1);
+}
+
+#[test]
+fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
+    let mut s = a_finished_session();
+    let (status, data, samples, stacks) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"), text(&mut s, "stacks"));
+    let mut p = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
+    p.servers = profd::formats::parse_servers(&text(&mut s, "servers"));
+    let p = p.with_kernel_clock(&profd::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
+    let run = profil::profile::Outcome {
+        program: "fib".into(),
+        arguments: vec![],
+        frequency_hz: 1000,
+        profile: p,
+        exit: profil::report::ExitKind::Exited(0),
+    };
+    let bytes = profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), profd::sampler::CallGraph::FramePointers, false);
+    let back = profil::saved::parse(&bytes).unwrap();
+    // The whole model, field for field (Debug shows every one of them).
+    assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
+}
