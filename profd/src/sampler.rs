@@ -206,6 +206,10 @@ pub struct SampleBatch {
     /// Redox: the kernel's clock account of the program's threads as of this batch (it
     /// replaces an earlier one), where the kernel keeps one.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
+    /// The program's samples by thread (Linux): (tid, instruction pointer, count), and each
+    /// thread's name (`comm`) when first seen.
+    pub thread_samples: Vec<(u32, u64, u64)>,
+    pub thread_names: Vec<(u32, String)>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

@@ -181,6 +181,9 @@ pub struct Session {
     pub probe_problem: Option<String>,
     /// Redox: the kernel's own clock account of the program's threads, the latest read.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
+    /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
+    pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
+    pub thread_names: BTreeMap<u32, String>,
 }
 
 impl Session {
@@ -294,6 +297,8 @@ impl<S: Sampler> Profd<S> {
             wait_index: Default::default(),
             probe_problem: None,
             kernel_clock: None,
+            thread_samples: BTreeMap::new(),
+            thread_names: BTreeMap::new(),
         });
         Ok(())
     }
@@ -396,6 +401,11 @@ impl<S: Sampler> Profd<S> {
         if batch.kernel_clock.is_some() {
             s.kernel_clock = batch.kernel_clock;
         }
+        for (tid, ip, n) in batch.thread_samples {
+            let c = s.thread_samples.entry(tid).or_default().entry(ip).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+        s.thread_names.extend(batch.thread_names);
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
         for sw in batch.switches {

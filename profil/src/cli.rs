@@ -60,6 +60,8 @@ pub struct Args {
     pub speedscope: Option<PathBuf>,
     /// `--sysroot DIR`: with `--load` or `--diff`, look for the run's files under DIR first.
     pub sysroot: Option<PathBuf>,
+    /// `--threads`: the thread view.
+    pub threads: bool,
     pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
@@ -229,6 +231,7 @@ fn options() -> Options {
         "off-cpu",
         "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable). On Redox the kernel times every block of every thread at its user stack in every session (a frame-pointer walk per block), and this shows them",
     );
+    o.optflag("", "threads", "print the program's samples thread by thread: each thread's tid, name, share and top functions (Linux)");
     o.optopt(
         "",
         "sysroot",
@@ -319,6 +322,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (save, load) = (file("save")?, file("load")?);
     let speedscope = file("speedscope")?;
     let diff = file("diff")?;
+    let threads = m.opt_present("threads");
+    if threads && cfg!(target_os = "redox") {
+        return Err(UsageError("--threads is not on Redox yet: the kernel's samples carry no thread".into()));
+    }
     let sysroot = match file("sysroot")? {
         Some(_) if load.is_none() && diff.is_none() => return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into())),
         Some(d) if !d.is_dir() => return Err(UsageError(format!("--sysroot {}: not a directory", d.display()))),
@@ -428,6 +435,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         load,
         diff,
         fail_above,
+        threads,
         call_graph,
         callgraph_report,
         children,

@@ -39,4 +39,5 @@ pub mod run;
 pub mod saved;
 pub mod servers;
 pub mod stacks;
+pub mod threads;
 pub mod waiting;

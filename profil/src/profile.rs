@@ -99,6 +99,18 @@ pub struct Profile {
     /// site it served (the kernel's stitching, `served` lines of `/scheme/prof/clock`).
     #[serde(default)]
     pub served: Vec<ServedStack>,
+    /// The program's samples by thread (Linux), by tid.
+    #[serde(default)]
+    pub by_thread: Vec<ThreadSamples>,
+}
+
+/// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
+/// sampled), and its samples by address (placed as the flat profile's are).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadSamples {
+    pub tid: u32,
+    pub name: String,
+    pub samples: Vec<(Frame, u64)>,
 }
 
 /// A daemon's samples at one stack (its own addresses) while it worked on the request a
@@ -263,6 +275,25 @@ impl Profile {
                 .collect(),
             off_cpu: None,
             served: Vec::new(),
+            by_thread: s
+                .thread_samples
+                .iter()
+                .map(|(&tid, samples)| ThreadSamples {
+                    tid,
+                    name: s.thread_names.get(&tid).cloned().unwrap_or_default(),
+                    samples: samples
+                        .iter()
+                        .map(|(&ip, &n)| {
+                            let frame = match profd::session::place_frames(&[ip], s.load_base, &s.text)[0] {
+                                profd::formats::StackFrame::Text(a) => Frame::Program(a),
+                                profd::formats::StackFrame::Other(a) => Frame::Foreign(a),
+                                profd::formats::StackFrame::Kernel(a) => Frame::Kernel(a),
+                            };
+                            (frame, n)
+                        })
+                        .collect(),
+                })
+                .collect(),
         }
     }
 }
@@ -330,6 +361,7 @@ impl Profile {
             wait_sites: Vec::new(),
             off_cpu: None,
             served: Vec::new(),
+            by_thread: Vec::new(),
         })
     }
 }

@@ -523,6 +523,10 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     }
     out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
+    if args.threads {
+        out.write_all(crate::threads::render(&crate::threads::threads(&run.profile, &name, &mut symbolizer)).as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     if let (Some(b), Some((old, new, changes))) = (&base, &changes) {
         let top = args.top.unwrap_or(crate::compare::DEFAULT_TOP);
         out.write_all(crate::compare::render(&b.file, old, new, changes, top).as_bytes())?;

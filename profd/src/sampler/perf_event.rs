@@ -165,6 +165,8 @@ struct Event {
     /// thread's wait site at its latest look.
     prober: Option<super::off_cpu::Prober>,
     last_site: std::collections::BTreeMap<u32, crate::sampler::WaitSite>,
+    /// The program's threads whose name was read (`--threads`).
+    named_threads: std::collections::BTreeSet<u32>,
     _lock: UnixListener,
 }
 
@@ -621,6 +623,7 @@ impl Sampler for PerfEventSampler {
             unwinder,
             prober,
             last_site: Default::default(),
+            named_threads: Default::default(),
             _lock: lock,
         });
         Ok(())
@@ -660,7 +663,7 @@ impl Sampler for PerfEventSampler {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
                 // but the profile is of one process (the Minix rule), so theirs are left out.
-                Record::Sample { pid, ip, kernel, stack } if pid != ev.pid => {
+                Record::Sample { pid, ip, kernel, stack, .. } if pid != ev.pid => {
                     match batch.children.iter_mut().find(|c| c.0 == pid) {
                         Some(child) => child.1 += 1,
                         None => batch.children.push((pid, 1)),
@@ -687,8 +690,12 @@ impl Sampler for PerfEventSampler {
                         }
                     }
                 }
-                Record::Sample { kernel: true, .. } if !self.kernel_samples => batch.kernel_ticks += 1,
-                Record::Sample { ip, kernel, stack, .. } => {
+                Record::Sample { kernel: true, tid, ip, .. } if !self.kernel_samples => {
+                    batch.kernel_ticks += 1;
+                    note_thread_sample(&mut batch, ev, tid, ip);
+                }
+                Record::Sample { ip, tid, kernel, stack, .. } => {
+                    note_thread_sample(&mut batch, ev, tid, ip);
                     let samples = match kernel {
                         true => {
                             batch.kernel_ticks += 1;
@@ -883,7 +890,7 @@ enum RawStack {
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
 enum Record {
-    Sample { ip: u64, pid: u32, kernel: bool, stack: Option<RawStack> },
+    Sample { ip: u64, pid: u32, tid: u32, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
     /// The process `pid` exec'd (a COMM record with the exec flag) at `time`; `comm`: its new
     /// name.
@@ -959,6 +966,19 @@ fn u32_at(b: &[u8], i: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?))
 }
 
+/// One sample of thread `tid` of the program at `ip`, for the thread view; the thread's name
+/// read (`/proc/PID/task/TID/comm`) when it is first seen, while it runs.
+fn note_thread_sample(batch: &mut SampleBatch, ev: &mut Event, tid: u32, ip: u64) {
+    match batch.thread_samples.last_mut() {
+        Some((t, last, n)) if *t == tid && *last == ip => *n += 1,
+        _ => batch.thread_samples.push((tid, ip, 1)),
+    }
+    if ev.named_threads.insert(tid) {
+        let comm = std::fs::read_to_string(format!("/proc/{}/task/{tid}/comm", ev.pid)).unwrap_or_default();
+        batch.thread_names.push((tid, comm.trim_end().to_string()));
+    }
+}
+
 fn u64_at(b: &[u8], i: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(i..i + 8)?.try_into().ok()?))
 }
@@ -993,6 +1013,7 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
             Some(Record::Sample {
                 ip: u64_at(body, 0)?,
                 pid: u32_at(body, 8)?,
+                tid: u32_at(body, 12)?,
                 kernel: cpumode == b::PERF_RECORD_MISC_KERNEL,
                 stack,
             })
@@ -1049,11 +1070,12 @@ mod tests {
     #[test]
     fn parses_a_user_sample() {
         let mut body = 0x5555_0000_1234u64.to_ne_bytes().to_vec();
-        body.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0]);
+        // pid 1, tid 3.
+        body.extend_from_slice(&[1, 0, 0, 0, 3, 0, 0, 0]);
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, PLAIN);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: false, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, kernel: false, stack: None }));
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body, PLAIN);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, kernel: true, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, kernel: true, stack: None }));
     }
 
     const PLAIN: SampleFormat = SampleFormat { callchain: false, stack_copy: false };
@@ -1112,11 +1134,11 @@ mod tests {
         let f = SampleFormat::of(CallGraph::Dwarf { stack_size: 16 });
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         let copy = RawStack::Copy { regs: UserRegs { ip: 0x1000, sp: 0x7ff0, bp: 0xbb }, bytes: vec![1, 2, 3, 4, 5, 6, 7, 8] };
-        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: Some(copy) }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, kernel: false, stack: Some(copy) }));
         // No user registers (abi 0) and no stack: a sample without a stack to unwind.
         let body = words(&[0x1000, 7 | 7 << 32, 55, 0, 0]);
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
-        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, kernel: false, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, kernel: false, stack: None }));
     }
 
     #[test]

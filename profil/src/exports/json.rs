@@ -369,6 +369,7 @@ mod tests {
             }],
             off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
             served: Vec::new(),
+            by_thread: Vec::new(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },

@@ -1,0 +1,43 @@
+//! `--threads`: the program's samples thread by thread, on a real run: `threads.c` burns 300 ms
+//! of CPU in one thread (`spin_short`) and 900 ms in another (`spin_long`), at once.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn each_thread_has_its_share_and_its_functions() {
+    let dir = scratch("threads-view");
+    let exe = compile("cc", "threads.c", &["-O1", "-pthread"], &dir);
+    let o = {
+        let _s = session();
+        profil(&["-f", "--threads", exe.to_str().unwrap()])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = table_rows(&out, "By thread (");
+    // tid  name  samples  %  top functions...
+    let row_of = |f: &str| {
+        rows.iter()
+            .find(|r| r.get(4).is_some_and(|first| *first == f))
+            .unwrap_or_else(|| panic!("no thread whose top function is {f}:\n{out}"))
+            .clone()
+    };
+    let (long, short) = (row_of("spin_long"), row_of("spin_short"));
+    assert_ne!(long[0], short[0], "two threads, two tids:\n{out}");
+    let samples = |r: &Vec<&str>| -> f64 { r[2].parse().unwrap() };
+    // Each thread's samples are its own CPU time: 900 ms against 300 ms.
+    let ratio = samples(&long) / samples(&short);
+    assert!((2.5..=3.6).contains(&ratio), "spin_long / spin_short = {ratio:.2}:\n{out}");
+    // The threads' samples add up to the program's, user and kernel.
+    let total: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    // "Ticks: 1190 user (1189 in bins), 10 kernel, 0 lost"
+    let line = field(&out, "Ticks:");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let user: u64 = words[0].parse().unwrap();
+    let kernel: u64 = words[words.iter().position(|w| w.starts_with("kernel")).unwrap() - 1].parse().unwrap();
+    assert_eq!(total, user + kernel, "{out}");
+    // Every thread is named as the kernel names it (the program's name, here).
+    assert!(rows.iter().all(|r| r[1] == "threads"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
