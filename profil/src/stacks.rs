@@ -464,14 +464,19 @@ pub mod tests {
         assert_eq!((sp.total, sp.truncated), (11, 2));
     }
 
-    /// ramfs worked for the program: its stacks, named from its own executable, under a root
-    /// of their own; the program's stacks, totals and flat profile are untouched.
-    pub fn with_a_server() -> (StackProfile, Symbolizer) {
+    /// The test symbolizer, with ramfs's executable (`read_block`, `handle`) at /bin/ramfs.
+    fn with_ramfs() -> Symbolizer {
         let ramfs = SymbolTable::new(vec![
             Function { addr: 0x40_2000, size: 0x100, name: "read_block".into() },
             Function { addr: 0x40_3000, size: 0x100, name: "handle".into() },
         ]);
-        let mut s = symbolizer().with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs));
+        symbolizer().with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs))
+    }
+
+    /// ramfs worked for the program: its stacks, named from its own executable, under a root
+    /// of their own; the program's stacks, totals and flat profile are untouched.
+    pub fn with_a_server() -> (StackProfile, Symbolizer) {
+        let mut s = with_ramfs();
         let mut p = profile();
         p.servers = Some(profd::formats::ServersReport {
             servers: vec![profd::formats::ServerEntry {
@@ -493,11 +498,7 @@ pub mod tests {
     /// those go under the program's stack there, the rest stay under ramfs's own root.
     #[test]
     fn a_daemons_samples_are_stitched_under_the_wait_they_served() {
-        let ramfs = SymbolTable::new(vec![
-            Function { addr: 0x40_2000, size: 0x100, name: "read_block".into() },
-            Function { addr: 0x40_3000, size: 0x100, name: "handle".into() },
-        ]);
-        let mut s = symbolizer().with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs));
+        let mut s = with_ramfs();
         let mut p = profile();
         p.servers = Some(profd::formats::ServersReport {
             servers: vec![profd::formats::ServerEntry {

@@ -215,10 +215,12 @@ fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
     match p.sampling.map(|s| s.rate).filter(|&r| r > 0) {
         Some(rate) => {
             let ns = samples.saturating_mul(1_000_000_000) / rate;
+            // Samples stand for time in steps of a period: a wait the daemon worked through
+            // can come out a little over 100 %; it is all of it.
             format!(
                 "{name} [pid {pid}] on a CPU for it: {} ({samples} {samples_word}, {:.1} % of the wait); the rest it waited itself or for a CPU",
                 ms(ns),
-                crate::report::percent(ns, w.ns)
+                crate::report::percent(ns, w.ns).min(100.0)
             )
         }
         None => format!("{name} [pid {pid}] on a CPU for it: {samples} {samples_word}"),

@@ -410,16 +410,7 @@ impl Profiler {
         leaving: Leaving,
         stack: Option<&StackBuf>,
     ) {
-        if pid == 0 || !self.is_on() {
-            return;
-        }
-        // As a sampler: the site table is not replaced while we are in flight.
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        if self.on.load(Ordering::SeqCst)
-            && self.counting()
-            && pid == self.pid.load(Ordering::Relaxed)
-            && let Some(thread) = self.clock.thread(tid)
-        {
+        self.with_thread(pid, tid, |thread| {
             let now = self.charge(thread, now, ON_CPU);
             let call = thread.call.swap(0, Ordering::Relaxed);
             match leaving {
@@ -442,12 +433,22 @@ impl Profiler {
                     thread.enter(BLOCKED, now);
                 }
             }
-        }
-        self.in_flight.fetch_sub(1, Ordering::Release);
+        });
     }
 
     /// Scheduler hook: context `tid` of `pid` gets the CPU at `now`.
     pub fn note_switch_in(&self, pid: usize, tid: usize, now: u64) {
+        self.with_thread(pid, tid, |thread| {
+            let now = self.charge(thread, now, BLOCKED);
+            thread.waiting_on.store(0, Ordering::Relaxed);
+            thread.enter(ON_CPU, now);
+        });
+    }
+
+    /// Run `f` on the record of context `tid` if it is the counting session's process's, in
+    /// flight as a sampler is (the site table is not replaced meanwhile, see `quiesce`).
+    #[inline]
+    fn with_thread(&self, pid: usize, tid: usize, f: impl FnOnce(&ThreadClock)) {
         if pid == 0 || !self.is_on() {
             return;
         }
@@ -457,9 +458,7 @@ impl Profiler {
             && pid == self.pid.load(Ordering::Relaxed)
             && let Some(thread) = self.clock.thread(tid)
         {
-            let now = self.charge(thread, now, BLOCKED);
-            thread.waiting_on.store(0, Ordering::Relaxed);
-            thread.enter(ON_CPU, now);
+            f(thread);
         }
         self.in_flight.fetch_sub(1, Ordering::Release);
     }
