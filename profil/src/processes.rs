@@ -19,6 +19,10 @@ pub const TOP_PROCESSES: usize = 10;
 /// Functions shown in the profile of all processes together.
 pub const TOP_TOTAL: usize = 20;
 
+/// Rows of the process table: past it, the busiest are kept and the rest counted (the
+/// `By program` table and `--json` have them all).
+pub const MAX_PROCESS_ROWS: usize = 50;
+
 /// A child process with its samples located and named.
 #[derive(Debug, Clone)]
 pub struct ProcessAnalysis {
@@ -115,10 +119,44 @@ pub fn render(
     let _ = writeln!(out, "Processes (--children): '{program}' and the {started} it started, {}:", count(all, "sample"));
     let _ = writeln!(out, "      pid   parent   samples       %  program");
     let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {program}", p.pid, "-", percent(own_ticks, all));
-    for c in processes {
+    // Many processes: the busiest rows, in their order of start, and the rest counted.
+    let shown: Vec<&ProcessAnalysis> = if processes.len() > MAX_PROCESS_ROWS {
+        let mut busiest: Vec<&ProcessAnalysis> = processes.iter().collect();
+        busiest.sort_by_key(|c| (std::cmp::Reverse(c.ticks()), c.pid));
+        busiest.truncate(MAX_PROCESS_ROWS);
+        processes.iter().filter(|c| busiest.iter().any(|b| b.pid == c.pid)).collect()
+    } else {
+        processes.iter().collect()
+    };
+    for c in &shown {
         let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
         let running = if c.running { "  (still running)" } else { "" };
         let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}{running}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+    }
+    if shown.len() < processes.len() {
+        let rest = processes.len() - shown.len();
+        let samples = processes.iter().filter(|c| !shown.iter().any(|s| s.pid == c.pid)).fold(0u64, |n, c| n.saturating_add(c.ticks()));
+        let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({rest} more processes, the least busy: By program below, --json has each)", "", "", percent(samples, all));
+    }
+    // A program run more than once: its runs together, a row each program.
+    let mut by_program: Vec<(String, usize, u64)> = Vec::new();
+    for (name, ticks) in std::iter::once((program, own_ticks)).chain(processes.iter().map(|c| (c.program.as_str(), c.ticks()))) {
+        match by_program.iter_mut().find(|g| g.0 == name) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 = g.2.saturating_add(ticks);
+            }
+            None => by_program.push((name.to_string(), 1, ticks)),
+        }
+    }
+    if by_program.iter().any(|g| g.1 > 1) {
+        by_program.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        let _ = writeln!(out);
+        let _ = writeln!(out, "By program (its runs together):");
+        let _ = writeln!(out, "     runs   samples       %  program");
+        for (name, runs, ticks) in &by_program {
+            let _ = writeln!(out, "{runs:>9} {ticks:>9} {:>7.2}  {name}", percent(*ticks, all));
+        }
     }
     // The session follows the program: a process it started that outlives it is counted up
     // to the program's exit only.
@@ -231,6 +269,11 @@ mod tests {
              \x20      11       10         4   11.76  ./prog\n\
              \x20      12       11        20   58.82  /bin/tool  (still running)\n\
              \n\
+             By program (its runs together):\n\
+             \x20    runs   samples       %  program\n\
+             \x20       1        20   58.82  /bin/tool\n\
+             \x20       2        14   41.18  ./prog\n\
+             \n\
              Note: 1 process was still running when './prog' exited and profiling stopped: its samples after that are not counted (profil -p PID profiles a running process).\n\
              \n\
              tool [pid 12] (/bin/tool): 19 user samples, 1 in the kernel:\n\
@@ -280,6 +323,35 @@ mod tests {
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");
         assert!(sections[0].starts_with("prog [pid 112] ") && sections[9].starts_with("prog [pid 103] "), "{text}");
         assert!(text.contains("\n(2 more processes, with 3 user samples between them: in the table above; --json has each one's profile)\n"), "{text}");
-        assert_eq!(text.lines().filter(|l| l.ends_with("  prog")).count(), 13, "{text}");
+        // 13 rows of the table, one of By program: 13 runs, 78 samples.
+        assert_eq!(text.lines().filter(|l| l.ends_with("  prog")).count(), 14, "{text}");
+        assert!(text.contains("\n       13        78  100.00  prog\n"), "{text}");
+    }
+
+    /// Hundreds of processes: the table keeps the busiest rows, in their order, and one line
+    /// for the rest; `By program` has them all.
+    #[test]
+    fn a_long_table_keeps_its_busiest_rows() {
+        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog").program_also_at("/bin/prog");
+        let n = MAX_PROCESS_ROWS as u64 + 10;
+        let children: Vec<ChildProfile> = (1..=n)
+            .map(|i| ChildProfile {
+                pid: 1000 + i as u32,
+                parent: Some(10),
+                program: "/bin/true".into(),
+                profile: Profile { user_ticks: i, kernel_ticks: Some(0), ..Default::default() },
+                running: false,
+            })
+            .collect();
+        let analysed = analyse(&children, &mut symbolizer, None);
+        let text = render("prog", &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
+        let rows = text.lines().filter(|l| l.ends_with("  /bin/true")).count();
+        // 50 rows, then the group's.
+        assert_eq!(rows, MAX_PROCESS_ROWS + 1, "{text}");
+        // The 10 least busy (1 to 10 samples: 55) on one line.
+        assert!(text.contains("       55    3.01  (10 more processes, the least busy: By program below, --json has each)\n"), "{text}");
+        assert!(!text.contains("  1010 ") && text.contains("     1011 "), "{text}");
+        let all = n * (n + 1) / 2;
+        assert!(text.contains(&format!("\n{n:>9} {all:>9}  100.00  /bin/true\n")), "{text}");
     }
 }

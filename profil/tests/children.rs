@@ -203,3 +203,30 @@ fn a_child_still_running_when_the_program_exits_is_said_to_be() {
     let _ = std::process::Command::new("sh").arg("-c").arg(format!("while kill -0 {} 2>/dev/null; do sleep 0.1; done", running[0].0)).status();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program run many times (a shell loop): each run a row of the process table, and all its
+/// runs together a row of `By program`, whose counts are the sums of the table's.
+#[test]
+fn runs_of_one_program_are_grouped() {
+    let dir = scratch("children-grouped");
+    let busy = compile("cc", "busy.c", &["-O1"], &dir);
+    let script = format!("for i in 1 2 3 4 5; do {} 30; done", busy.display());
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    let busy_name = busy.to_str().unwrap();
+    let runs: Vec<&(u32, Option<u32>, u64, String)> = rows.iter().filter(|r| r.3 == busy_name).collect();
+    assert_eq!(runs.len(), 5, "{out}");
+    let groups = table_rows(&out, "By program (its runs together):");
+    let group = groups.iter().find(|g| g[3..].join(" ") == busy_name).unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(group[0], "5", "{out}");
+    assert_eq!(group[1].parse::<u64>().unwrap(), runs.iter().map(|r| r.2).sum::<u64>(), "{out}");
+    // Every sample of the run is in exactly one group.
+    let all: u64 = rows.iter().map(|r| r.2).sum();
+    assert_eq!(groups.iter().map(|g| g[1].parse::<u64>().unwrap()).sum::<u64>(), all, "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
