@@ -121,14 +121,8 @@ With -g, every sample's call stack is recorded too: the flat profile gains each 
 total % (samples with it anywhere on the stack), and the exports carry whole stacks. On Redox
 the stacks are the kernel's frame-pointer walks: build programs with frame pointers.";
 
-/// The rates `-F` takes: perf's on Linux; on Redox the kernel's NMI source's.
-#[cfg(not(target_os = "redox"))]
-const FREQUENCIES: std::ops::RangeInclusive<u64> = 1..=100_000;
-#[cfg(target_os = "redox")]
-const FREQUENCIES: std::ops::RangeInclusive<u64> = profd::sampler::MIN_RATE as u64..=profd::sampler::MAX_RATE as u64;
-
 /// Where a Redox image installs the kernel it boots.
-pub const DEFAULT_KERNEL: &str = "/usr/lib/boot/kernel";
+pub const DEFAULT_KERNEL: &str = crate::platform::REDOX_KERNEL;
 
 fn options() -> Options {
     let mut o = Options::new();
@@ -285,9 +279,9 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let frequency_hz = match m.opt_str("F") {
         None => 1000,
         Some(s) => match parse_number(&s) {
-            Some(f) if FREQUENCIES.contains(&f) => f,
+            Some(f) if crate::platform::FREQUENCIES.contains(&f) => f,
             _ => {
-                let (lo, hi) = (FREQUENCIES.start(), FREQUENCIES.end());
+                let (lo, hi) = (crate::platform::FREQUENCIES.start(), crate::platform::FREQUENCIES.end());
                 return Err(UsageError(format!("invalid frequency '{s}' for -F: expected {lo} to {hi} (Hz)")));
             }
         },
@@ -295,8 +289,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let kernel = match m.opt_str("kernel") {
         Some(s) if s.is_empty() => return Err(UsageError("empty file name for --kernel".into())),
         Some(s) => Some(PathBuf::from(s)),
-        None if cfg!(target_os = "redox") => Some(PathBuf::from(DEFAULT_KERNEL)),
-        None => None,
+        None => crate::platform::default_kernel(),
     };
     let asm_top = match m.opt_str("asm-top") {
         Some(s) => match parse_number(&s) {
@@ -323,8 +316,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let speedscope = file("speedscope")?;
     let diff = file("diff")?;
     let threads = m.opt_present("threads");
-    if threads && cfg!(target_os = "redox") {
-        return Err(UsageError("--threads is not on Redox yet: the kernel's samples carry no thread".into()));
+    if let Some(why) = crate::platform::refuses("threads").filter(|_| threads) {
+        return Err(UsageError(why.into()));
     }
     let sysroot = match file("sysroot")? {
         Some(_) if load.is_none() && diff.is_none() => return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into())),
@@ -373,10 +366,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         None => None,
     };
     let off_cpu = m.opt_present("off-cpu");
-    if children && cfg!(target_os = "redox") {
-        return Err(UsageError(
-            "--children is not supported on Redox yet: the kernel's session follows one process".into(),
-        ));
+    if let Some(why) = crate::platform::refuses("children").filter(|_| children) {
+        return Err(UsageError(why.into()));
     }
     let attach = match m.opt_str("p") {
         None => None,

@@ -30,6 +30,7 @@ pub mod interrupt;
 pub mod launch;
 pub mod objects;
 pub mod privilege;
+pub mod platform;
 pub mod processes;
 pub mod profile;
 pub mod redox_clock;

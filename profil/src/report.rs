@@ -294,7 +294,7 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
 /// user chooses how stacks are taken).
 pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
     let mut out = String::new();
-    let Some(sp) = stacks.filter(|sp| sp.total > 0 && cfg!(target_os = "linux")) else { return out };
+    let Some(sp) = stacks.filter(|sp| sp.total > 0 && crate::platform::STACKS_ARE_CHOSEN) else { return out };
     let percent = |n: u64| (n as f64 * 100.0 / sp.total as f64).round();
     match call_graph {
         CallGraph::Dwarf { stack_size } if sp.truncated * 10 > sp.total => {

@@ -161,43 +161,6 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 
-/// Who holds the session that makes this one busy, if that can be said (Linux: the process
-/// that holds the session lock; its user and command line).
-fn busy_hint() -> Option<String> {
-    #[cfg(target_os = "linux")]
-    {
-        let (pid, uid) = profd::sampler::perf_event::session_holder()?;
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let words: Vec<String> =
-            cmdline.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
-        let command = if words.is_empty() { String::from("?") } else { words.join(" ") };
-        Some(format!("  Held by pid {pid} (user {}): {command}", user_name(uid)))
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-/// A user's name, as the C library finds it (/etc/passwd, LDAP and the other NSS sources),
-/// or the number.
-#[cfg(target_os = "linux")]
-fn user_name(uid: u32) -> String {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    loop {
-        // SAFETY: passwd is plain data; getpwuid_r writes it, its strings into buf, and
-        // result; all of them outlive the call.
-        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: as above; buf.len() is its size.
-        let r = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
-        match r {
-            libc::ERANGE if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
-            // SAFETY: a found entry's pw_name is a NUL-terminated string in buf.
-            0 if !result.is_null() => return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned(),
-            _ => return uid.to_string(),
-        }
-    }
-}
-
 /// Why the kernel refuses to let us profile a process of our own (Linux: the
 /// `kernel.perf_event_paranoid` policy), if that can be said.
 fn perf_policy_hint() -> Option<String> {
@@ -263,7 +226,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         if let (ProfError::Permission, Some(hint)) = (e, perf_policy_hint()) {
             crate::report_out::to_stderr(format_args!("{hint}"));
         }
-        if let (ProfError::Busy, Some(hint)) = (e, busy_hint()) {
+        if let (ProfError::Busy, Some(hint)) = (e, crate::platform::busy_hint()) {
             crate::report_out::to_stderr(format_args!("{hint}"));
         }
         // The child said the spec's message (an errno crossed the gate); the cause is ours.
@@ -341,22 +304,17 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     let no_process = || RunError::Profiling(ProfError::NoProcess);
     // Its program file: named, or (Linux) the kernel's link to it, readable even if deleted.
     let path = if args.program.is_empty() {
-        if cfg!(target_os = "linux") {
-            PathBuf::from(format!("/proc/{pid}/exe"))
-        } else {
-            return Err(RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")));
-        }
+        crate::platform::program_of(pid)
+            .ok_or_else(|| RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")))?
     } else {
         elf::find_program(&args.program).map_err(|e| {
             RunError::Program(format!("Cannot read '{}': {}", args.program.to_string_lossy(), os_message(&e)))
         })?
     };
     // Linux: whose process it is (a missing /proc entry: no such process).
-    let owner = if cfg!(target_os = "linux") {
-        use std::os::unix::fs::MetadataExt;
-        Some(std::fs::metadata(format!("/proc/{pid}")).map_err(|_| no_process())?.uid())
-    } else {
-        None
+    let owner = match crate::platform::owner_of(pid) {
+        Some(owner) => Some(owner.ok_or_else(no_process)?),
+        None => None,
     };
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
@@ -403,7 +361,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
                 RunError::Program(format!("{e}\n{}", address_range_hint(&p.image.layout.text, args)))
             }
             (ProfError::Permission, Some(hint)) => RunError::Program(format!("{e}\n{hint}")),
-            (ProfError::Busy, _) => match busy_hint() {
+            (ProfError::Busy, _) => match crate::platform::busy_hint() {
                 Some(hint) => RunError::Program(format!("{e}\n{hint}")),
                 None => RunError::Profiling(e),
             },
@@ -495,7 +453,7 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     let (samples, mut stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
     let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
-    if args.call_graph == CallGraph::FramePointers && cfg!(target_os = "linux") {
+    if args.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
         for sp in stacks.iter_mut().chain(children.iter_mut().filter_map(|c| c.stacks.as_mut())) {
             sp.count_unrooted_as_truncated();
         }

@@ -1,0 +1,85 @@
+//! What differs between the systems profil runs on, named in one place: what the command
+//! line accepts, where the kernel's ELF is, what `/proc` tells about a process. (The backend
+//! itself is `backend/`; signals and the launch are in `interrupt` and `launch`.)
+
+use std::path::PathBuf;
+
+/// The sampling rates `-F` takes: perf's on Linux; on Redox the kernel's NMI source's.
+#[cfg(not(target_os = "redox"))]
+pub const FREQUENCIES: std::ops::RangeInclusive<u64> = 1..=100_000;
+#[cfg(target_os = "redox")]
+pub const FREQUENCIES: std::ops::RangeInclusive<u64> = profd::sampler::MIN_RATE as u64..=profd::sampler::MAX_RATE as u64;
+
+/// Where a Redox image installs the kernel it boots.
+pub const REDOX_KERNEL: &str = "/usr/lib/boot/kernel";
+
+/// The kernel ELF that names kernel samples when `--kernel` names none (Redox's own).
+pub fn default_kernel() -> Option<PathBuf> {
+    cfg!(target_os = "redox").then(|| PathBuf::from(REDOX_KERNEL))
+}
+
+/// Why an option is refused on this system, if it is.
+pub fn refuses(option: &str) -> Option<&'static str> {
+    if !cfg!(target_os = "redox") {
+        return None;
+    }
+    match option {
+        "children" => Some("--children is not supported on Redox yet: the kernel's session follows one process"),
+        "threads" => Some("--threads is not on Redox yet: the kernel's samples carry no thread"),
+        _ => None,
+    }
+}
+
+/// The user chooses how call stacks are taken (`--call-graph`), and a frame-pointer chain
+/// that stops short of a start routine is cut (Linux); on Redox the kernel walks them.
+pub const STACKS_ARE_CHOSEN: bool = cfg!(target_os = "linux");
+
+/// The program file of process `pid` where the system has a link to it, readable even if
+/// deleted (Linux: `/proc/PID/exe`).
+pub fn program_of(pid: u32) -> Option<PathBuf> {
+    cfg!(target_os = "linux").then(|| PathBuf::from(format!("/proc/{pid}/exe")))
+}
+
+/// The owner of process `pid` where the system tells it (`Some(None)`: no such process;
+/// `None`: not known here).
+pub fn owner_of(pid: u32) -> Option<Option<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    cfg!(target_os = "linux").then(|| std::fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid()))
+}
+
+/// Who holds the session that makes this one busy, if that can be said (Linux: the process
+/// that holds the session lock; its user and command line).
+pub fn busy_hint() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let (pid, uid) = profd::sampler::perf_event::session_holder()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<String> =
+            cmdline.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        let command = if words.is_empty() { String::from("?") } else { words.join(" ") };
+        Some(format!("  Held by pid {pid} (user {}): {command}", user_name(uid)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// A user's name, as the C library finds it (/etc/passwd, LDAP and the other NSS sources),
+/// or the number.
+#[cfg(target_os = "linux")]
+fn user_name(uid: u32) -> String {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    loop {
+        // SAFETY: passwd is plain data; getpwuid_r writes it, its strings into buf, and
+        // result; all of them outlive the call.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: as above; buf.len() is its size.
+        let r = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+        match r {
+            libc::ERANGE if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
+            // SAFETY: a found entry's pw_name is a NUL-terminated string in buf.
+            0 if !result.is_null() => return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned(),
+            _ => return uid.to_string(),
+        }
+    }
+}
