@@ -459,6 +459,23 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         }
     }
 
+    // A saved run reported elsewhere: the files it names that are not here, in one warning
+    // (their samples keep their addresses).
+    if args.load.is_some() {
+        let missing: Vec<&str> = symbolizer
+            .objects()
+            .iter()
+            .filter(|o| o.file.is_none() && o.path.starts_with('/'))
+            .map(|o| o.path.as_str())
+            .collect();
+        if !missing.is_empty() {
+            crate::report_out::to_stderr(format_args!(
+                "profil: warning: cannot read {} of the saved run: {}; its samples keep their addresses (--sysroot DIR finds files under DIR)",
+                if missing.len() == 1 { "a file" } else { "files" },
+                missing.join(", ")
+            ));
+        }
+    }
     let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
     // --diff: the base run, named from its own program file.
     let base = match &args.diff {

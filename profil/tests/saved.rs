@@ -185,3 +185,43 @@ fn a_moved_program_is_found_under_the_sysroot() {
     assert_eq!((o.status.code(), text(&o).1.contains("not a directory")), (Some(2), true));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A saved run reported where one of its libraries is not: one warning names it, and its
+/// samples keep their addresses; the rest of the report is as it was.
+#[test]
+fn a_missing_library_is_named_in_one_warning() {
+    let dir = scratch("saved-missing-lib");
+    let lib = compile("cc", "spinlib.c", &["-O1", "-shared", "-fPIC"], &dir);
+    let so = dir.join("libspin.so");
+    std::fs::rename(&lib, &so).unwrap();
+    let exe = dir.join("uses_spinlib");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/uses_spinlib.c");
+    let built = std::process::Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lspin")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let saved = dir.join("run.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--save", saved.to_str().unwrap(), exe.to_str().unwrap()])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("spin_in_library [libspin.so]"), "{out}");
+    std::fs::remove_file(&so).unwrap();
+    let o = profil(&["-f", "--load", saved.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains(&format!("cannot read a file of the saved run: {}", so.display())), "{err}");
+    // Its samples are still there, under the library's name.
+    assert!(!out.contains("spin_in_library") && out.contains("[libspin.so]"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
