@@ -498,8 +498,9 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     }
     out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
+    let threads = crate::threads::threads(&run.profile, &name, &mut symbolizer);
     if args.threads {
-        out.write_all(crate::threads::render(&crate::threads::threads(&run.profile, &name, &mut symbolizer)).as_bytes())?;
+        out.write_all(crate::threads::render(&threads).as_bytes())?;
         out.write_all(b"\n")?;
     }
     if let (Some(b), Some((old, new, changes))) = (&base, &changes) {
@@ -551,6 +552,7 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         sources: (args.lines.is_some() || args.inline).then_some(&sources),
         waits: &waits,
         base: base.as_ref(),
+        threads: &threads,
     };
     let exported = exports.write(&analysis, out.kept());
     if let (Err(_), Err(e)) = (&exported, &written) {

@@ -120,6 +120,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         sources: None,
         waits: &[],
         base: None,
+        threads: &[],
     };
     let doc: serde_json::Value = serde_json::from_str(&profil::exports::json::render(&analysis)).unwrap();
     assert_eq!(doc["sampling"], serde_json::json!({"source": "nmi-hpet", "rate": 1000}));

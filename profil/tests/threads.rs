@@ -9,9 +9,10 @@ use common::*;
 fn each_thread_has_its_share_and_its_functions() {
     let dir = scratch("threads-view");
     let exe = compile("cc", "threads.c", &["-O1", "-pthread"], &dir);
+    let speedscope = dir.join("threads.speedscope.json");
     let o = {
         let _s = session();
-        profil(&["-f", "--threads", exe.to_str().unwrap()])
+        profil(&["-f", "--threads", "--speedscope", speedscope.to_str().unwrap(), exe.to_str().unwrap()])
     };
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
@@ -39,5 +40,16 @@ fn each_thread_has_its_share_and_its_functions() {
     assert_eq!(total, user + kernel, "{out}");
     // Every thread is named as the kernel names it (the program's name, here).
     assert!(rows.iter().all(|r| r[1] == "threads"), "{out}");
+    // The speedscope file has a profile per thread, each with its own function.
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&speedscope).unwrap()).unwrap();
+    let frames: Vec<&str> = doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let per_thread: Vec<&serde_json::Value> =
+        doc["profiles"].as_array().unwrap().iter().filter(|p| p["name"].as_str().unwrap().contains(" thread ")).collect();
+    assert_eq!(per_thread.len(), rows.len(), "{doc}");
+    for (row, f) in [(&long, "spin_long"), (&short, "spin_short")] {
+        let p = per_thread.iter().find(|p| p["name"].as_str().unwrap().contains(&format!(" thread {} ", row[0]))).unwrap();
+        let first = p["samples"][0][0].as_u64().unwrap() as usize;
+        assert_eq!(frames[first], f, "{p}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
         // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
         if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
             std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
@@ -405,7 +405,7 @@ mod tests {
     #[test]
     fn a_run_without_stacks_is_valid_json() {
         let (run, flat, samples, symbolizer, _, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits, base: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
@@ -413,7 +413,7 @@ mod tests {
     #[test]
     fn document_parses_with_the_documented_fields() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(v["version"], 7);
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");

@@ -92,6 +92,8 @@ pub struct Analysis<'a> {
     pub waits: &'a [crate::waiting::Wait],
     /// `--diff`: the base run; `--collapsed` and `--svg` then write the difference.
     pub base: Option<&'a crate::compare::Base>,
+    /// The program's samples by thread, named (Linux), most first.
+    pub threads: &'a [crate::threads::ThreadView],
 }
 
 /// Where one export goes.

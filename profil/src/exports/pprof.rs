@@ -474,7 +474,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
             p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -495,7 +495,7 @@ mod tests {
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(
@@ -534,6 +534,7 @@ mod tests {
             sources: Some(&sources),
             waits: &[],
             base: None,
+            threads: &[],
         };
         let p = decoded(&a);
         let mut got: Vec<(Vec<&str>, i64)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value[0])).collect();

@@ -5,12 +5,13 @@
 //!
 //! One sampled profile per process (the program; with `--children` each process it started),
 //! one for the daemons that worked for it (Redox, each stack under its daemon, or under the
-//! program's call it served), and with `--off-cpu` one of the program by the clock (its CPU
-//! and its waits, each wait ending in its `[off-CPU: call]` frame). Each stack is one sample
-//! weighted by its count; with a known rate the unit is nanoseconds (a sample stands for
-//! `1 / rate` s), else samples. profil keeps no order of samples in time nor their thread, so
-//! the "time order" view shows the stacks in profil's order (most samples first), and a
-//! process is one profile, all its threads together.
+//! program's call it served), with `--off-cpu` one of the program by the clock (its CPU and
+//! its waits, each wait ending in its `[off-CPU: call]` frame), and, for a program of several
+//! threads (Linux), one per thread: its functions (profil keeps each sample's thread, not a
+//! stack per thread). Each stack is one sample weighted by its count; with a known rate the
+//! unit is nanoseconds (a sample stands for `1 / rate` s), else samples. profil keeps no order
+//! of samples in time, so the "time order" view shows the stacks in profil's order (most
+//! samples first).
 
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{json, Value};
@@ -146,6 +147,16 @@ pub fn render(a: &Analysis) -> String {
         }
         profiles.push(clock);
     }
+    if a.threads.len() > 1 {
+        for t in a.threads {
+            let mut p = Profile::new(format!("{name} thread {} ({}): functions", t.tid, t.name), unit);
+            for (function, n) in &t.functions {
+                let stack = vec![frames.of(function)];
+                p.push(stack, n.saturating_mul(per_sample));
+            }
+            profiles.push(p);
+        }
+    }
     let doc = json!({
         "$schema": SCHEMA,
         "name": format!("profil: {name}"),
@@ -185,6 +196,7 @@ mod tests {
             sources: None,
             waits: &[],
             base: None,
+            threads: &[],
         };
         let doc: Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(doc["$schema"], SCHEMA);
