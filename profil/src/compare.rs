@@ -24,11 +24,9 @@ pub const CONFIDENCE: f64 = 0.95;
 /// Changes the section shows unless `--top` says otherwise.
 pub const DEFAULT_TOP: usize = 20;
 
-/// The base run of `--diff`, named: its file as given, its program, its flat profile and
-/// stacks, its rate.
+/// The base run of `--diff`, named: its file as given, its flat profile and stacks, its rate.
 pub struct Base {
     pub file: String,
-    pub program: String,
     pub flat: FlatProfile,
     pub stacks: Option<crate::stacks::StackProfile>,
     pub frequency_hz: u64,

@@ -413,17 +413,12 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
 /// one. The program file is read again from where the run recorded it; the options that say
 /// how the run was recorded (`-g`'s kind, `--children`, `-F`) are the run's.
 fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
-    let shown = file.display();
-    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
-    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can load: {e}")))?;
+    let (saved, program, image) = read_saved(file, "load", "saved")?;
+    let program = &program;
     let mut args = args.clone();
     args.call_graph = saved.call_graph;
     args.children = saved.children;
     args.frequency_hz = saved.run.frequency_hz;
-    let program = &crate::objects::sysroot::locate(&saved.file);
-    let image = elf::read_program(program).map_err(|e| {
-        RunError::Program(format!("Cannot read '{}', the program of the saved run: {e} (--sysroot DIR looks for it under DIR)", program.display()))
-    })?;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     match report_run(&args, program, image, exports, out, &saved.run) {
@@ -498,7 +493,11 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     }
     out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
-    let threads = crate::threads::threads(&run.profile, &name, &mut symbolizer);
+    // The thread view is named only where it is shown: the section, or the speedscope file.
+    let threads = match args.threads || args.speedscope.is_some() {
+        true => crate::threads::threads(&run.profile, &name, &mut symbolizer),
+        false => Vec::new(),
+    };
     if args.threads {
         out.write_all(crate::threads::render(&threads).as_bytes())?;
         out.write_all(b"\n")?;
@@ -579,18 +578,27 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
 /// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
 /// file (so two builds compare by function name).
 fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
-    let shown = file.display().to_string();
-    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
-    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can compare with: {e}")))?;
-    let image = elf::read_program(&crate::objects::sysroot::locate(&saved.file)).map_err(|e| {
-        RunError::Program(format!("Cannot read '{}', the program of the base run: {e} (--sysroot DIR looks for it under DIR)", saved.file.display()))
-    })?;
+    let (saved, _, image) = read_saved(file, "compare with", "base")?;
     let mut symbolizer = Symbolizer::new(image.object, &saved.run.program);
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }
     let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
-    Ok(crate::compare::Base { file: shown, program: saved.run.program.clone(), flat, stacks, frequency_hz: saved.run.frequency_hz })
+    Ok(crate::compare::Base { file: file.display().to_string(), flat, stacks, frequency_hz: saved.run.frequency_hz })
+}
+
+/// A saved run (`--load`, `--diff`) and its program file, found where the run recorded it or
+/// under `--sysroot`, and read: what profil does with it (`verb`) and which run it is (`role`)
+/// name it in the errors.
+fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::saved::SavedRun, PathBuf, ProgramImage), RunError> {
+    let shown = file.display();
+    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
+    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))?;
+    let program = crate::objects::sysroot::locate(&saved.file);
+    let image = elf::read_program(&program).map_err(|e| {
+        RunError::Program(format!("Cannot read '{}', the program of the {role} run: {e} (--sysroot DIR looks for it under DIR)", program.display()))
+    })?;
+    Ok((saved, program, image))
 }
 
 #[cfg(test)]

@@ -94,11 +94,7 @@ impl StackProfile {
             let mut frames = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
                 let functions = by_frame.entry(f).or_insert_with(|| {
-                    let location = match f {
-                        Frame::Program(a) => symbolizer.program_sample(a),
-                        Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
-                        Frame::Kernel(a) => symbolizer.kernel_sample(a),
-                    };
+                    let location = symbolizer.frame(f, &p.mappings);
                     let inlined = match inline {
                         Some(sources) => inlined_chain(symbolizer, sources, &location),
                         None => Vec::new(),
@@ -157,11 +153,7 @@ impl StackProfile {
                 .iter()
                 .rev()
                 .map(|&f| {
-                    let location = match f {
-                        Frame::Program(a) => symbolizer.program_sample(a),
-                        Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
-                        Frame::Kernel(a) => symbolizer.kernel_sample(a),
-                    };
+                    let location = symbolizer.frame(f, &p.mappings);
                     let key = FunctionKey::of(&location);
                     intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::objects::symbolize::Symbolizer;
-use crate::profile::{Frame, Profile};
+use crate::profile::Profile;
 
 /// Functions shown for each thread.
 pub const TOP_FUNCTIONS: usize = 3;
@@ -29,11 +29,7 @@ pub fn threads(p: &Profile, program: &str, symbolizer: &mut Symbolizer) -> Vec<T
         .map(|t| {
             let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
             for &(frame, n) in &t.samples {
-                let location = match frame {
-                    Frame::Program(a) => symbolizer.program_sample(a),
-                    Frame::Foreign(a) => symbolizer.foreign_sample(a, &p.mappings),
-                    Frame::Kernel(a) => symbolizer.kernel_sample(a),
-                };
+                let location = symbolizer.frame(frame, &p.mappings);
                 let e = by_name.entry(symbolizer.name(&location)).or_insert(0);
                 *e = e.saturating_add(n);
             }
@@ -87,7 +83,7 @@ pub fn render(threads: &[ThreadView]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::ThreadSamples;
+    use crate::profile::{Frame, ThreadSamples};
 
     #[test]
     fn each_thread_with_its_share_and_functions() {

@@ -64,11 +64,7 @@ pub fn frame_names(p: &Profile, pid: u32, frames: &[Frame], symbolizer: &mut Sym
     frames
         .iter()
         .map(|&f| {
-            let location = match f {
-                Frame::Program(a) => symbolizer.program_sample(a),
-                Frame::Foreign(a) => symbolizer.foreign_sample(a, mappings),
-                Frame::Kernel(a) => symbolizer.kernel_sample(a),
-            };
+            let location = symbolizer.frame(f, mappings);
             symbolizer.name(&location)
         })
         .collect()

@@ -235,21 +235,25 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         // Name each new daemon while it is alive (it may have exited by the end of the run).
         let unnamed: Vec<u32> =
             batch.servers.iter().map(|b| b.0).filter(|pid| !s.named.contains_key(pid)).collect();
-        if !unnamed.is_empty() {
-            let table = self.kernel.contexts().unwrap_or_default();
-            for pid in unnamed {
-                if let std::collections::btree_map::Entry::Vacant(e) = s.named.entry(pid) {
-                    let name = name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into());
-                    e.insert(name.clone());
-                    batch.server_names.push((pid, name));
-                }
+        // The threads by the clock, read after the data, so final when the data was.
+        let clock = self
+            .kernel
+            .clock()
+            .ok()
+            .and_then(|b| crate::kernel_clock::parse(&String::from_utf8_lossy(&b)))
+            .filter(|c| c.pid == u64::from(s.pid));
+        // New daemons and each scheme's daemon named while they are alive, from one read of
+        // the context table.
+        let wanted = !unnamed.is_empty() || clock.as_ref().is_some_and(|c| !c.schemes.is_empty());
+        let table = if wanted { self.kernel.contexts().unwrap_or_default() } else { String::new() };
+        for pid in unnamed {
+            if let std::collections::btree_map::Entry::Vacant(e) = s.named.entry(pid) {
+                let name = name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into());
+                e.insert(name.clone());
+                batch.server_names.push((pid, name));
             }
         }
-        // The threads by the clock, read after the data, so final when the data was; each
-        // scheme's daemon named while it is alive.
-        let clock = self.kernel.clock().ok().and_then(|b| crate::kernel_clock::parse(&String::from_utf8_lossy(&b)));
-        if let Some(mut clock) = clock.filter(|c| c.pid == u64::from(s.pid)) {
-            let table = if clock.schemes.is_empty() { String::new() } else { self.kernel.contexts().unwrap_or_default() };
+        if let Some(mut clock) = clock {
             for d in &mut clock.schemes {
                 d.name = u32::try_from(d.daemon).ok().and_then(|pid| name_in_context_table(&table, pid));
             }

@@ -202,6 +202,16 @@ impl Symbolizer {
         Location { object: PROGRAM, address: Some(addr), function, inlined: None }
     }
 
+    /// Where a placed frame of a stack or a sample is: in the program's text, elsewhere in the
+    /// process (its `mappings`), or in the kernel.
+    pub fn frame(&mut self, frame: crate::profile::Frame, mappings: &[Mapping]) -> Location {
+        match frame {
+            crate::profile::Frame::Program(a) => self.program_sample(a),
+            crate::profile::Frame::Foreign(a) => self.foreign_sample(a, mappings),
+            crate::profile::Frame::Kernel(a) => self.kernel_sample(a),
+        }
+    }
+
     /// A sample outside the program's text, at runtime address `addr`.
     pub fn foreign_sample(&mut self, addr: u64, mappings: &[Mapping]) -> Location {
         // The latest mapping wins: an address range can be unmapped and reused.

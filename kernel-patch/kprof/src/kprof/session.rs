@@ -384,7 +384,7 @@ impl Profiler {
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     #[inline]
     pub fn wants_stack(&self, cpu: usize) -> bool {
-        if !self.is_on() || self.awaiting_exec.load(Ordering::Relaxed) {
+        if !self.is_on() || !self.counting() {
             return false;
         }
         let Some(pid) = self
@@ -524,7 +524,7 @@ impl Profiler {
         // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
         // table is never freed under us.
         self.in_flight.fetch_add(1, Ordering::SeqCst);
-        if self.on.load(Ordering::SeqCst) && !self.awaiting_exec.load(Ordering::Acquire) {
+        if self.on.load(Ordering::SeqCst) && self.counting() {
             if pid != 0 && pid == self.pid.load(Ordering::Relaxed) {
                 if self.bump(if user {
                     &self.user_ticks
