@@ -97,6 +97,11 @@ pub struct Mapping {
     /// they are not UTF-8, or, for a file deleted or replaced since it was mapped, a link of the
     /// process's that still opens it (`/proc/PID/exe`, `/proc/PID/map_files/…`).
     pub file: Option<std::path::PathBuf>,
+    /// The object's GNU build-id, in hex: recorded when the run is saved (`profil --save`), so
+    /// a report elsewhere reads the same build of it or none (`None`: not recorded, or the
+    /// object has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
 }
 
 impl Mapping {

@@ -187,7 +187,7 @@ fn options() -> Options {
     o.optmulti(
         "",
         "debug-dir",
-        "where to look first for separate debug files (by build-id, .build-id/xx/rest.debug, and by .gnu_debuglink); repeatable; then $PROFIL_DEBUG_DIRS, then /usr/lib/debug",
+        "where to look first for separate debug files (by build-id, .build-id/xx/rest.debug, and by .gnu_debuglink) and for a saved run's objects (.build-id/xx/rest); repeatable; then $PROFIL_DEBUG_DIRS, then /usr/lib/debug",
         "DIR",
     );
     o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");

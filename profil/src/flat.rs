@@ -210,6 +210,7 @@ pub mod tests {
                 pgoff: 0,
                 path: "/no/such/libc.so.6".into(),
                 file: None,
+                build_id: None,
             }],
             ..Default::default()
         };

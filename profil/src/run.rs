@@ -457,18 +457,8 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     // A saved run reported elsewhere: the files it names that are not here, in one warning
     // (their samples keep their addresses).
     if args.load.is_some() {
-        let missing: Vec<&str> = symbolizer
-            .objects()
-            .iter()
-            .filter(|o| o.file.is_none() && o.path.starts_with('/'))
-            .map(|o| o.path.as_str())
-            .collect();
-        if !missing.is_empty() {
-            crate::report_out::to_stderr(format_args!(
-                "profil: warning: cannot read {} of the saved run: {}; its samples keep their addresses (--sysroot DIR finds files under DIR)",
-                if missing.len() == 1 { "a file" } else { "files" },
-                missing.join(", ")
-            ));
+        if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
     let lines = args.lines.map(|_| crate::objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
@@ -587,6 +577,31 @@ fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base
     Ok(crate::compare::Base { file: file.display().to_string(), flat, stacks, frequency_hz: saved.run.frequency_hz })
 }
 
+/// The one warning for the objects of a saved run that could not be read here: those not
+/// found, and those found only in another build than the run's. `None` where all were read.
+fn unread_objects_warning(objects: &[crate::objects::symbolize::Object]) -> Option<String> {
+    let unread = objects.iter().filter(|o| o.file.is_none() && (o.path.starts_with('/') || o.other_build.is_some()));
+    let (other, missing): (Vec<_>, Vec<_>) = unread.partition(|o| o.other_build.is_some());
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        let paths: Vec<&str> = missing.iter().map(|o| o.path.as_str()).collect();
+        let what = if paths.len() == 1 { "a file" } else { "files" };
+        parts.push(format!("cannot read {what} of the saved run: {}", paths.join(", ")));
+    }
+    if !other.is_empty() {
+        let paths: Vec<String> = other.iter().filter_map(|o| o.other_build.as_ref()).map(|p| p.display().to_string()).collect();
+        let what = if paths.len() == 1 { "a file is" } else { "files are" };
+        parts.push(format!("{what} another build than the saved run's: {}", paths.join(", ")));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "profil: warning: {}; {} samples keep their addresses (--sysroot DIR finds files under DIR, --debug-dir DIR by build-id)",
+            parts.join("; "),
+            if missing.len() + other.len() == 1 { "its" } else { "their" }
+        )
+    })
+}
+
 /// A saved run (`--load`, `--diff`) and its program file, found where the run recorded it or
 /// under `--sysroot`, and read: what profil does with it (`verb`) and which run it is (`role`)
 /// name it in the errors.
@@ -594,7 +609,17 @@ fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::
     let shown = file.display();
     let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
     let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))?;
-    let program = crate::objects::sysroot::locate(&saved.file);
+    use crate::objects::sysroot::{locate_build, Located};
+    let program = match locate_build(&saved.file, saved.build_id.as_deref(), &crate::objects::debug_file::dirs()) {
+        Located::At(path) => path,
+        Located::OtherBuild(path) => {
+            return Err(RunError::Program(format!(
+                "'{}' is another build than the program of the {role} run (build-id {}), whose samples it would name wrongly (--sysroot DIR and --debug-dir DIR look for that build under DIR)",
+                path.display(),
+                saved.build_id.as_deref().unwrap_or_default()
+            )))
+        }
+    };
     let image = elf::read_program(&program).map_err(|e| {
         RunError::Program(format!("Cannot read '{}', the program of the {role} run: {e} (--sysroot DIR looks for it under DIR)", program.display()))
     })?;

@@ -33,6 +33,9 @@ struct Saved {
     version: u32,
     /// The program file its samples are named from (absolute).
     file: PathBuf,
+    /// The program file's GNU build-id (hex), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    build_id: Option<String>,
     stacks: Stacks,
     /// With `--children`: the processes it started were followed.
     children: bool,
@@ -43,6 +46,8 @@ struct Saved {
 #[derive(Debug, Clone)]
 pub struct SavedRun {
     pub file: PathBuf,
+    /// The program file's build-id (hex), where the run recorded one.
+    pub build_id: Option<String>,
     /// How stacks were recorded (`-g`'s kind; a dwarf stack size of 0: not known any more).
     pub call_graph: CallGraph,
     pub children: bool,
@@ -64,7 +69,8 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .filter(|resolved| resolved.exists())
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
-    let saved = Saved { format: FORMAT.into(), version: VERSION, file, stacks, children, run: run.clone() };
+    let build_id = crate::objects::elf::build_id(&file).map(|id| crate::objects::sysroot::hex(&id));
+    let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run: with_build_ids(run) };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');
     // Gzipped: a long -g run's stacks repeat their frames (a 5 s fib run: 3.0 MB of JSON,
@@ -72,6 +78,22 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&json).expect("writing to memory");
     gz.finish().expect("writing to memory")
+}
+
+/// `run` with the build-id of each object mapped into its processes, read from the files now
+/// (a mapping that records one already keeps it: a loaded run saved again).
+fn with_build_ids(run: &Outcome) -> Outcome {
+    let mut run = run.clone();
+    let mut ids: rustc_hash::FxHashMap<String, Option<String>> = Default::default();
+    let profile = &mut run.profile;
+    let children = profile.processes.iter_mut().map(|c| &mut c.profile.mappings);
+    for mappings in std::iter::once(&mut profile.mappings).chain(children) {
+        for m in mappings.iter_mut().filter(|m| m.build_id.is_none()) {
+            let key = m.source().map_or_else(|| m.path.clone(), |p| p.display().to_string());
+            m.build_id = ids.entry(key).or_insert_with(|| crate::objects::symbolize::build_id_of(m)).clone();
+        }
+    }
+    run
 }
 
 /// The most a saved run may unpack to: far above any run's, far below a gzip bomb's.
@@ -117,7 +139,7 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         Stacks::Fp => CallGraph::FramePointers,
         Stacks::Dwarf => CallGraph::Dwarf { stack_size: 0 },
     };
-    Ok(SavedRun { file: saved.file, call_graph, children: saved.children, run: saved.run })
+    Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run: saved.run })
 }
 
 #[cfg(test)]

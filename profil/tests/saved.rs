@@ -186,26 +186,34 @@ fn a_moved_program_is_found_under_the_sysroot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A saved run reported where one of its libraries is not: one warning names it, and its
-/// samples keep their addresses; the rest of the report is as it was.
+/// A saved run reported where one of its libraries is not, or is another build: one warning
+/// names it, and its samples keep their addresses; the rest of the report is as it was. The
+/// run's builds are found by build-id under `--debug-dir` (`.build-id/xx/rest`), the
+/// program's too; another build of the program is refused.
 #[test]
-fn a_missing_library_is_named_in_one_warning() {
+fn objects_of_a_saved_run_are_found_by_build_id_or_named_in_one_warning() {
     let dir = scratch("saved-missing-lib");
-    let lib = compile("cc", "spinlib.c", &["-O1", "-shared", "-fPIC"], &dir);
+    let build_lib = |opt: &str| {
+        let lib = compile("cc", "spinlib.c", &[opt, "-shared", "-fPIC", "-Wl,--build-id"], &dir);
+        std::fs::rename(&lib, dir.join("libspin.so")).unwrap();
+    };
+    build_lib("-O1");
     let so = dir.join("libspin.so");
-    std::fs::rename(&lib, &so).unwrap();
     let exe = dir.join("uses_spinlib");
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/uses_spinlib.c");
-    let built = std::process::Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg(format!("-L{}", dir.display()))
-        .arg("-lspin")
-        .arg(format!("-Wl,-rpath,{}", dir.display()))
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let build_exe = |opt: &str| {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/uses_spinlib.c");
+        let built = std::process::Command::new("cc")
+            .args([opt, "-Wl,--build-id", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .arg(format!("-L{}", dir.display()))
+            .arg("-lspin")
+            .arg(format!("-Wl,-rpath,{}", dir.display()))
+            .status()
+            .unwrap();
+        assert!(built.success());
+    };
+    build_exe("-O1");
     let saved = dir.join("run.profil");
     let o = {
         let _s = session();
@@ -214,14 +222,68 @@ fn a_missing_library_is_named_in_one_warning() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(out.contains("spin_in_library [libspin.so]"), "{out}");
-    std::fs::remove_file(&so).unwrap();
-    let o = profil(&["-f", "--load", saved.to_str().unwrap()]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    let load = |extra: &[&str]| {
+        let mut args = vec!["-f", "--load", saved.to_str().unwrap()];
+        args.extend(extra);
+        let o = profil(&args);
+        let (out, err) = text(&o);
+        let warnings: Vec<String> = err.lines().filter(|l| l.contains("warning")).map(str::to_string).collect();
+        (o.status.code(), out, err, warnings)
+    };
+    // The run recorded each object's build-id.
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&std::fs::read(&saved).unwrap()[..]), &mut json).unwrap();
+    let run: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let lib_id = run["run"]["profile"]["mappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"] == so.to_str().unwrap())
+        .and_then(|m| m["build_id"].as_str())
+        .expect("the library's mapping records its build-id")
+        .to_string();
+    let exe_id = run["build_id"].as_str().expect("the program's build-id").to_string();
+    assert!(lib_id.len() >= 16 && lib_id.chars().all(|c| c.is_ascii_hexdigit()), "{lib_id}");
+
+    // Another build of the library where the run's was: not read, named.
+    let original = dir.join("libspin.so.run");
+    std::fs::rename(&so, &original).unwrap();
+    build_lib("-O0");
+    let (code, out, err, warnings) = load(&[]);
+    assert_eq!(code, Some(0), "{err}");
     assert_eq!(warnings.len(), 1, "{err}");
-    assert!(warnings[0].contains(&format!("cannot read a file of the saved run: {}", so.display())), "{err}");
-    // Its samples are still there, under the library's name.
+    assert!(warnings[0].contains(&format!("a file is another build than the saved run's: {}; its samples keep their addresses", so.display())), "{err}");
     assert!(!out.contains("spin_in_library") && out.contains("[libspin.so]"), "{out}");
+
+    // The run's build under --debug-dir, by its build-id: named again, nothing to warn of.
+    let debug = dir.join("debug");
+    let by_id = |id: &str| debug.join(".build-id").join(&id[..2]).join(&id[2..]);
+    std::fs::create_dir_all(by_id(&lib_id).parent().unwrap()).unwrap();
+    std::fs::rename(&original, by_id(&lib_id)).unwrap();
+    let (code, out, err, warnings) = load(&["--debug-dir", debug.to_str().unwrap()]);
+    assert_eq!((code, warnings.len()), (Some(0), 0), "{err}");
+    assert!(out.contains("spin_in_library [libspin.so]"), "{out}");
+
+    // Another build of the program is refused; the run's, under --debug-dir, is reported.
+    let run_exe = dir.join("uses_spinlib.run");
+    std::fs::rename(&exe, &run_exe).unwrap();
+    build_exe("-O0");
+    let (code, _, err, _) = load(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&format!("'{}' is another build than the program of the saved run (build-id {exe_id})", exe.display())), "{err}");
+    std::fs::create_dir_all(by_id(&exe_id).parent().unwrap()).unwrap();
+    std::fs::rename(&run_exe, by_id(&exe_id)).unwrap();
+    let (code, out, err, _) = load(&["--debug-dir", debug.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("spin_in_library [libspin.so]"), "{out}");
+    // The library not here at all: named, its samples kept.
+    std::fs::remove_file(&so).unwrap();
+    std::fs::remove_file(by_id(&lib_id)).unwrap();
+    let (code, out, err, warnings) = load(&["--debug-dir", debug.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains(&format!("cannot read a file of the saved run: {}; its samples keep their addresses", so.display())), "{err}");
+    assert!(!out.contains("spin_in_library") && out.contains("[libspin.so]"), "{out}");
+
     let _ = std::fs::remove_dir_all(&dir);
 }

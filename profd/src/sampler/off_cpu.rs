@@ -514,7 +514,7 @@ mod unwind_tests {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
         for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
-            u.add_mapping(&Mapping { start, len, pgoff, path, file: None });
+            u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let s = u.unwind_without_bp(UserRegs { ip: b.pc, sp: b.sp, bp: 0 }, &stack);
         let here = sleeper as fn(mpsc::Sender<u32>) as usize as u64;

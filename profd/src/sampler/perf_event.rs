@@ -588,7 +588,7 @@ impl Sampler for PerfEventSampler {
                     false => Some(path.as_bytes()),
                 };
                 let file = mapping_file(pid, raw, addr, len, is_program);
-                let m = Mapping { start: addr, len, pgoff, path, file };
+                let m = Mapping { start: addr, len, pgoff, path, file, build_id: None };
                 if let Some(u) = unwinder.as_mut() {
                     u.add_mapping(&m);
                 }
@@ -794,7 +794,7 @@ impl Sampler for PerfEventSampler {
                         batch.load_base = ev.load_base;
                     }
                     let file = mapping_file(pid, Some(&raw), addr, len, is_program);
-                    let m = Mapping { start: addr, len, pgoff, path, file };
+                    let m = Mapping { start: addr, len, pgoff, path, file, build_id: None };
                     if pid != ev.pid {
                         // A child's: its own when children are followed, else not the profile's.
                         if let Some(children) = ev.children.as_mut() {

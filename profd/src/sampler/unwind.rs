@@ -395,7 +395,7 @@ mod tests {
         let mut u = StackUnwinder::default();
         // As an attached process's mappings are read (perf_event::executable_mapping).
         for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
-            u.add_mapping(&Mapping { start, len, pgoff, path, file: None });
+            u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let (regs, stack) = capture();
         let s = u.unwind(regs, &stack);

@@ -50,7 +50,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     // The mapping path of a shared object: runtime address -> link-time address -> function.
     for s in object.segments().iter().take(16) {
         let base = 0x7f00_0000_0000u64;
-        let m = Mapping { start: base + (s.vaddr & 0xffff_f000), len: s.memsz, pgoff: s.offset & !0xfff, path: String::new(), file: None };
+        let m = Mapping { start: base + (s.vaddr & 0xffff_f000), len: s.memsz, pgoff: s.offset & !0xfff, path: String::new(), file: None, build_id: None };
         for &a in addrs.iter().take(64) {
             for runtime in [a, base.wrapping_add(a)] {
                 if let Some(link) = object.address_in_mapping(&m, runtime) {
@@ -67,7 +67,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     image_samples.sort_unstable();
     image_samples.dedup_by_key(|s| s.0);
     let foreign_samples: Vec<(u64, u64)> = addrs.iter().filter(|&&a| !in_text(a)).map(|&a| (a, 1)).take(16).collect();
-    let mappings = vec![Mapping { start: 0x7f00_0000_0000, len: 0x10_0000, pgoff: 0, path: "[anon:jit]".into(), file: None }];
+    let mappings = vec![Mapping { start: 0x7f00_0000_0000, len: 0x10_0000, pgoff: 0, path: "[anon:jit]".into(), file: None, build_id: None }];
 
     // The Minix bins over the text, as profd fills them.
     let mut prof = ProfData::default();

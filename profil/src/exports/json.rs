@@ -322,6 +322,7 @@ mod tests {
                 pgoff: 0,
                 path: "/no/such/libc.so.6".into(),
                 file: None,
+                build_id: None,
             }],
             user_ticks: 11,
             kernel_ticks: Some(4),

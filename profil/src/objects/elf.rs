@@ -160,6 +160,13 @@ pub fn build_id(path: &Path) -> Option<Vec<u8>> {
     build_id_in(&elf, &bytes)
 }
 
+/// Does the file at `path` start as an ELF file does?
+pub fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
+}
+
 /// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
 pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
     elf.iter_note_headers(bytes)?

@@ -188,7 +188,7 @@ mod tests {
         // The loader maps the page holding the segment's start at base + page_down(vaddr).
         let base = 0x7f12_3400_0000u64;
         let page = text.offset & !0xfff;
-        let m = Mapping { start: base + (text.vaddr & !0xfff), len: text.memsz, pgoff: page, path: String::new(), file: None };
+        let m = Mapping { start: base + (text.vaddr & !0xfff), len: text.memsz, pgoff: page, path: String::new(), file: None, build_id: None };
         let addr = base + text.vaddr + 0x10;
         assert_eq!(o.address_in_mapping(&m, addr), Some(text.vaddr + 0x10));
         assert_eq!(o.address_in_mapping(&m, m.start - 1), None);
@@ -219,12 +219,12 @@ mod tests {
         let high_offset =
             Segment { vaddr: 0x1000, memsz: 0x1000, offset: u64::MAX - 0xff, filesz: 0x1000, executable: true };
         let o = with_segment(high_offset, 0x1000);
-        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: u64::MAX - 0xff, path: String::new(), file: None };
+        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: u64::MAX - 0xff, path: String::new(), file: None, build_id: None };
         assert_eq!(o.address_in_mapping(&m, 0x10010), Some(0x1010));
         assert_eq!(o.code(0x1200, 0x1210), None);
         let high_vaddr = Segment { vaddr: u64::MAX - 0xf, memsz: 0x100, offset: 0, filesz: 0x100, executable: true };
         let o = with_segment(high_vaddr, 0x100);
-        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: 0, path: String::new(), file: None };
+        let m = Mapping { start: 0x10000, len: 0x1000, pgoff: 0, path: String::new(), file: None, build_id: None };
         assert_eq!(o.address_in_mapping(&m, 0x10020), None);
         assert_eq!(o.code(u64::MAX - 0xf, u64::MAX - 8), Some(&[0x90; 7][..]));
     }

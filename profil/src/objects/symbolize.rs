@@ -29,6 +29,9 @@ pub struct Object {
     pub path: String,
     /// The object's ELF, where it could be read.
     pub file: Option<ObjectFile>,
+    /// A saved run's object of which only another build than the run's was found here (at
+    /// this path): not read, as it would name the samples wrongly.
+    pub other_build: Option<std::path::PathBuf>,
 }
 
 /// One sample's place.
@@ -88,7 +91,7 @@ impl Symbolizer {
     /// `program` is the profiled executable, shown as `name`.
     pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
         let path = program.path.display().to_string();
-        let program = Object { name: base_name(name), path: path.clone(), file: Some(program) };
+        let program = Object { name: base_name(name), path: path.clone(), file: Some(program), other_build: None };
         Symbolizer {
             objects: vec![program],
             inlined: Vec::new(),
@@ -169,7 +172,7 @@ impl Symbolizer {
 
     /// Use `file` as the kernel's ELF instead of reading one (tests).
     pub fn with_kernel_object(mut self, file: ObjectFile) -> Symbolizer {
-        self.objects.push(Object { name: "kernel".into(), path: file.path.display().to_string(), file: Some(file) });
+        self.objects.push(Object { name: "kernel".into(), path: file.path.display().to_string(), file: Some(file), other_build: None });
         self.kernel = Some(self.objects.len() - 1);
         self
     }
@@ -189,7 +192,7 @@ impl Symbolizer {
                 ObjectFile::read(&path).ok().or_else(|| crate::objects::kallsyms::read(&path))
             });
             let path = self.kernel_path.as_ref().map_or(String::new(), |p| p.display().to_string());
-            self.objects.push(Object { name: "kernel".into(), path, file });
+            self.objects.push(Object { name: "kernel".into(), path, file, other_build: None });
             self.objects.len() - 1
         });
         let function = self.objects[object].file.as_ref().map(|f| f.symbols.resolve(addr));
@@ -219,7 +222,7 @@ impl Symbolizer {
             let object = self.object_for("");
             return Location { object, address: None, function: None, inlined: None };
         };
-        let object = self.object_for_file(&m.path, m.source());
+        let object = self.object_for_file(&m.path, m.source(), m.build_id.as_deref());
         let file = self.objects[object].file.as_ref();
         let address = file.and_then(|f| f.address_in_mapping(m, addr));
         let function = file.zip(address).map(|(f, a)| f.symbols.resolve(a));
@@ -229,7 +232,7 @@ impl Symbolizer {
     /// Use `file` for the object at `path` instead of reading it (objects that are not on
     /// this machine, tests).
     pub fn with_object(mut self, path: &str, file: ObjectFile) -> Symbolizer {
-        self.objects.push(Object { name: base_name(path), path: path.to_string(), file: Some(file) });
+        self.objects.push(Object { name: base_name(path), path: path.to_string(), file: Some(file), other_build: None });
         self.by_path.insert(path.to_string(), self.objects.len() - 1);
         self
     }
@@ -255,26 +258,58 @@ impl Symbolizer {
     }
 
     fn object_for(&mut self, path: &str) -> usize {
-        self.object_for_file(path, path.starts_with('/').then(|| Path::new(path)))
+        self.object_for_file(path, path.starts_with('/').then(|| Path::new(path)), None)
     }
 
     /// The object named `path` in reports, read from `source` (a mapping's exact file, see
-    /// `Mapping::source`).
-    fn object_for_file(&mut self, path: &str, source: Option<&Path>) -> usize {
+    /// `Mapping::source`), of the build `build_id` where a saved run recorded one.
+    fn object_for_file(&mut self, path: &str, source: Option<&Path>, build_id: Option<&str>) -> usize {
+        use crate::objects::sysroot::{locate_build, Located};
         if let Some(&i) = self.by_path.get(path) {
             return i;
         }
+        let mut other_build = None;
         let (name, file) = match (path, source) {
             ("", _) => ("unknown".to_string(), None),
-            ("[vdso]", _) => ("vdso".to_string(), vdso_image().and_then(|b| ObjectFile::parse(Path::new(path), b))),
-            (_, Some(source)) => (base_name(path), ObjectFile::read(&crate::objects::sysroot::locate(source)).ok()),
+            ("[vdso]", _) => {
+                // This machine's vdso: another kernel's, in a run saved elsewhere.
+                let image = vdso_image();
+                let same = |b: &[u8]| build_id.is_none_or(|id| vdso_build_id(b).is_some_and(|own| own == id));
+                let file = image.filter(|b| same(b)).and_then(|b| ObjectFile::parse(Path::new(path), b));
+                ("vdso".to_string(), file)
+            }
+            (_, Some(source)) => {
+                let file = match locate_build(source, build_id, &crate::objects::debug_file::dirs()) {
+                    Located::At(found) => ObjectFile::read(&found).ok(),
+                    Located::OtherBuild(found) => {
+                        other_build = Some(found);
+                        None
+                    }
+                };
+                (base_name(path), file)
+            }
             // Other pseudo-files ([stack], anonymous JIT code): the name without brackets.
             _ => (path.trim_matches(|c| c == '[' || c == ']').to_string(), None),
         };
-        self.objects.push(Object { name, path: path.to_string(), file });
+        self.objects.push(Object { name, path: path.to_string(), file, other_build });
         self.by_path.insert(path.to_string(), self.objects.len() - 1);
         self.objects.len() - 1
     }
+}
+
+/// The build-id (hex) of the object `m` maps, as it is now (`--save`, just after the run: the
+/// file the run mapped), where it has one.
+pub fn build_id_of(m: &Mapping) -> Option<String> {
+    match m.path.as_str() {
+        "[vdso]" => vdso_build_id(&vdso_image()?),
+        _ => crate::objects::elf::build_id(m.source()?).map(|id| crate::objects::sysroot::hex(&id)),
+    }
+}
+
+/// The build-id (hex) of an ELF image in memory (the vdso's).
+fn vdso_build_id(image: &[u8]) -> Option<String> {
+    let elf = goblin::elf::Elf::parse(image).ok()?;
+    crate::objects::elf::build_id_in(&elf, image).map(|id| crate::objects::sysroot::hex(&id))
 }
 
 fn base_name(path: &str) -> String {
@@ -313,8 +348,8 @@ mod tests {
     fn unreadable_and_unmapped_objects_keep_their_samples_by_name() {
         let mut s = Symbolizer::new(program(), "fib");
         let maps = [
-            Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into(), file: None },
-            Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into(), file: None },
+            Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into(), file: None, build_id: None },
+            Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into(), file: None, build_id: None },
         ];
         let a = s.foreign_sample(0x7f00_0000_0010, &maps);
         let b = s.foreign_sample(0x7f00_0000_0020, &maps);
@@ -345,6 +380,7 @@ mod tests {
             pgoff: seg.offset & !0xfff,
             path: lib.into(),
             file: None,
+            build_id: None,
         };
         let mut s = Symbolizer::new(program(), "fib");
         let l = s.foreign_sample(base + f.addr + 1, &[m]);

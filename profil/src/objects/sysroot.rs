@@ -1,8 +1,11 @@
-//! `--sysroot DIR`: the files a saved run names (its program, the objects mapped into it, a
-//! Redox daemon's executable, the kernel's ELF) are looked for under `DIR` first, as a cross
-//! debugger's sysroot: a run saved in a Redox guest is reported on the host with the image's
-//! tree mounted or copied at `DIR`, and one saved on another machine with a copy of its files.
-//! A file not under `DIR` is read where the run recorded it.
+//! Where the files a saved run names are here: its program, the objects mapped into it, a
+//! Redox daemon's executable, the kernel's ELF. With `--sysroot DIR` they are looked for under
+//! `DIR` first, as a cross debugger's sysroot: a run saved in a Redox guest is reported on the
+//! host with the image's tree mounted or copied at `DIR`, and one saved on another machine with
+//! a copy of its files. An object whose GNU build-id the run recorded is also looked for by it
+//! in the debug directories (`DIR/.build-id/xx/rest`, as `/usr/lib/debug` holds installed
+//! objects), and only a file of that build is taken: another build would name the samples
+//! wrongly. A file found nowhere is read where the run recorded it.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +20,41 @@ pub fn use_sysroot(dir: &Path) {
 /// `path` itself.
 pub fn locate(path: &Path) -> PathBuf {
     SYSROOT.get().and_then(|root| under(root, path)).unwrap_or_else(|| path.to_path_buf())
+}
+
+/// Where a recorded object is here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// Read it from this path (where no build-id was recorded: the first file found).
+    At(PathBuf),
+    /// The files found are of another build than the run's: this one (the first) is not it.
+    OtherBuild(PathBuf),
+}
+
+/// Where to read the object the run recorded at `path` (a file to open: a mapping's source)
+/// with GNU build-id `build_id` (hex; `None`: not recorded, and any file at the path is
+/// taken): by build-id under `debug_dirs`, under the sysroot, at `path`, the first of that
+/// build. Found nowhere: [`Located::At`] `path`, which the caller then cannot read.
+pub fn locate_build(path: &Path, build_id: Option<&str>, debug_dirs: &[PathBuf]) -> Located {
+    let Some(id) = build_id.filter(|id| id.len() > 2 && id.is_ascii()) else { return Located::At(locate(path)) };
+    let mut candidates: Vec<PathBuf> = debug_dirs.iter().map(|d| d.join(".build-id").join(&id[..2]).join(&id[2..])).collect();
+    candidates.extend(SYSROOT.get().and_then(|root| under(root, path)));
+    candidates.push(path.to_path_buf());
+    let mut other = None;
+    for c in candidates {
+        match crate::objects::elf::build_id(&c) {
+            Some(found) if hex(&found) == id => return Located::At(c),
+            // A file there of no build or another (a file that is no ELF is not counted).
+            _ if other.is_none() && crate::objects::elf::is_elf(&c) => other = Some(c),
+            _ => {}
+        }
+    }
+    other.map_or_else(|| Located::At(path.to_path_buf()), Located::OtherBuild)
+}
+
+/// `bytes` in lower-case hex, as build-ids are written.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `path` (absolute) under `root`, if a file is there.
