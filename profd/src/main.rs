@@ -1,5 +1,6 @@
-//! `profd`: the `prof:` scheme daemon (Redox). All the logic is the `profd` library
-//! (`scheme::ProfScheme`); this binary only connects it to the kernel and to init.
+//! `profd`: the `prof:` scheme daemon (Redox). All the logic is `prof-core`
+//! (`scheme::ProfScheme`) over `prof-samplers`' kernel sampler; this binary only connects them
+//! to the kernel and to init.
 //! On Linux there is no daemon: `profil` embeds the library.
 
 #[cfg(target_os = "redox")]
@@ -10,7 +11,7 @@ fn main() {
     redox_daemon::run();
     #[cfg(not(target_os = "redox"))]
     {
-        eprintln!("profd: the prof: scheme daemon runs on Redox; on Linux, profil embeds the profd core");
+        eprintln!("profd: the prof: scheme daemon runs on Redox; on Linux, profil embeds prof-core");
         std::process::exit(1);
     }
 }

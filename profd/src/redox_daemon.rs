@@ -2,9 +2,9 @@
 //! init, the null namespace. Every method only translates types; every request gets an answer
 //! (the request loop follows redox-scheme 0.12's own blocking loop, `wrappers.rs`).
 
-use profd::sampler::kernel::{KernelSampler, SysFiles};
-use profd::scheme::{Access, ProfScheme};
-use profd::Profd;
+use prof_samplers::redox_kernel::{KernelSampler, SysFiles};
+use prof_core::scheme::{Access, ProfScheme};
+use prof_core::Profd;
 use redox_scheme::scheme::{SchemeState, SchemeSync};
 use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};
 use syscall::dirent::{DirEntry, DirentBuf, DirentKind};

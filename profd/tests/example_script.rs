@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use profd::formats::bins_text;
-use profd::image::TextSegment;
-use profd::{BinLayout, ProfData};
+use prof_core::formats::bins_text;
+use prof_core::image::TextSegment;
+use prof_core::{BinLayout, ProfData};
 
 fn scheme_dir(state: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("prof-script-{}-{state}", std::process::id()));

@@ -3,11 +3,11 @@
 //! is the real `kprof::Profiler` — the code the kernel patch compiles — so the whole path from
 //! timer tick to `/scheme/prof/bins` runs on the host.
 
-use profd::formats::parse_status;
-use profd::sampler::fake_kernel::FakeKernel;
-use profd::sampler::kernel::KernelSampler;
-use profd::scheme::{Access, Errno, ProfScheme};
-use profd::{ProfData, Profd};
+use prof_core::formats::parse_status;
+use prof_samplers::fake_kernel::FakeKernel;
+use prof_samplers::redox_kernel::KernelSampler;
+use prof_core::scheme::{Access, Errno, ProfScheme};
+use prof_core::{ProfData, Profd};
 
 const ROOT: u32 = 0;
 const ALICE: u32 = 1000;
@@ -133,7 +133,7 @@ fn stacks_through_the_scheme() {
          1 complete text:0x1310 text:0x1205 text:0x1005 other:0x7f0000001234\n\
          1 truncated text:0x1310 text:0x3000\n"
     );
-    use profd::formats::{parse_stacks, StackFrame::*};
+    use prof_core::formats::{parse_stacks, StackFrame::*};
     let parsed = parse_stacks(&all);
     assert_eq!(parsed[1], (vec![Text(0x1310), Text(0x1205), Text(0x1005), Other(0x7f00_0000_1234)], false, 1));
     assert_eq!(parsed.len(), 3);
@@ -149,7 +149,7 @@ fn stacks_the_kernel_could_not_keep_stay_in_their_function() {
     ctl(&mut s, ALICE, "start 10 0 0 0 0x1000 0x3000").unwrap();
     kernel(&mut s).exec(10, 0x1000);
     // Fill the stack table with distinct stacks, then sample another function.
-    let table = profd::sampler::kernel::stack_table_size(None);
+    let table = prof_samplers::redox_kernel::stack_table_size(None);
     for i in 0..table as u64 {
         kernel(&mut s).tick_stack(10, &[0x1100, 0x1800 + i], false);
     }
@@ -219,7 +219,7 @@ fn servers_working_for_the_program_are_charged_to_it() {
     // Like the program's samples, its servers' are the starter's (or root's) to read.
     assert_eq!(read(&mut s, BOB, "servers"), Err(libc::EPERM));
     // What a client reads back.
-    let report = profd::formats::parse_servers(&text(&mut s, ALICE, "servers")).unwrap();
+    let report = prof_core::formats::parse_servers(&text(&mut s, ALICE, "servers")).unwrap();
     assert_eq!((report.own_user, report.own_kernel, report.account.servers(), report.account.idle, report.account.other), (1, 0, 7, 2, 2));
     let servers: Vec<(u32, u64, &str, usize)> =
         report.servers.iter().map(|s| (s.pid, s.ticks, s.path.as_str(), s.stacks.len())).collect();
@@ -232,7 +232,7 @@ fn servers_working_for_the_program_are_charged_to_it() {
         text(&mut idle, BOB, "servers"),
         "# own_user=0 own_kernel=0 server_user=0 server_kernel=0 servers_dropped=0 idle=0 other=0 total=0\n"
     );
-    assert_eq!(profd::formats::parse_servers("garbage\n"), None);
+    assert_eq!(prof_core::formats::parse_servers("garbage\n"), None);
 }
 
 /// The program's threads by the kernel's clock: each on a CPU, preempted and blocked, its
@@ -265,7 +265,7 @@ fn the_kernels_clock_of_the_programs_threads() {
     k.clock = Some(10_000);
     k.exit(10);
     let served = text(&mut s, ALICE, "clock");
-    let clock = profd::kernel_clock::parse(&served).unwrap();
+    let clock = prof_core::kernel_clock::parse(&served).unwrap();
     assert!(
         served.starts_with(
             "clock version=1 state=stopped pid=10 begin=1000 end=10000 at=10000 threads_dropped=0 sites_dropped=0 served_dropped=0\n\
@@ -285,7 +285,7 @@ fn the_kernels_clock_of_the_programs_threads() {
     let read_site = clock.sites.iter().find(|s| s.reason == "scheme-call").unwrap().id;
     assert_eq!(
         clock.served,
-        [profd::kernel_clock::ClockServed { site: read_site, daemon: 20, count: 1, truncated: false, frames: vec![0x40_2200, 0x40_2105] }]
+        [prof_core::kernel_clock::ClockServed { site: read_site, daemon: 20, count: 1, truncated: false, frames: vec![0x40_2200, 0x40_2105] }]
     );
     // The program's to read, as its samples are.
     assert_eq!(read(&mut s, BOB, "clock"), Err(libc::EPERM));
@@ -482,7 +482,7 @@ fn reads_are_consistent_snapshots() {
 
 #[test]
 fn unpositioned_reads_go_on_from_the_files_cursor() {
-    use profd::scheme::UNPOSITIONED;
+    use prof_core::scheme::UNPOSITIONED;
     let mut s = scheme(u64::MAX);
     ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
     kernel(&mut s).tick(10, true, 0x401000);
@@ -505,7 +505,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 
 #[test]
 fn ls_and_stat_see_a_directory_of_eight_files() {
-    use profd::scheme::FileStat;
+    use prof_core::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
     let list = |s: &Scheme, offset: u64, room: usize| {
@@ -536,7 +536,7 @@ fn ls_and_stat_see_a_directory_of_eight_files() {
     assert_eq!(s.stat(status_id).unwrap(), FileStat { inode: 3, is_dir: false, perm: 0o444, size: status_len });
     // Every file has an inode of its own (grep refuses an input that looks like its output).
     let mut inodes = vec![s.stat(root).unwrap().inode];
-    for (name, _) in profd::scheme::ENTRIES {
+    for (name, _) in prof_core::scheme::ENTRIES {
         let access = if name == "ctl" { Access::Write } else { Access::Read };
         let id = s.open(name, access, ROOT).unwrap();
         inodes.push(s.stat(id).unwrap().inode);
@@ -577,8 +577,8 @@ fn a_rate_samples_the_kernel_for_the_program() {
         "2 complete kernel:0xffffffff80012010 kernel:0xffffffff80000042 text:0x401100 text:0x401805\n\
          1 complete text:0x401010 text:0x401805\n"
     );
-    let stacks = profd::formats::parse_stacks(&text(&mut s, ALICE, "stacks"));
-    assert_eq!(stacks[0].0[0], profd::formats::StackFrame::Kernel(0xffff_ffff_8001_2010));
+    let stacks = prof_core::formats::parse_stacks(&text(&mut s, ALICE, "stacks"));
+    assert_eq!(stacks[0].0[0], prof_core::formats::StackFrame::Kernel(0xffff_ffff_8001_2010));
     // The Minix bins stay the program's own: the kernel's samples are in none.
     assert_eq!(st["ticks_in_bins"], "1");
 

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use getopts::{Options, ParsingStyle};
-use profd::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX_STACK_SIZE};
+use prof_core::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX_STACK_SIZE};
 
 use crate::disasm;
 
@@ -463,7 +463,7 @@ fn number_problem(s: &str) -> &'static str {
 /// A decimal or `0x`-prefixed hexadecimal number.
 /// (The same grammar as the `prof:` control file's numbers, so one parser serves both.)
 pub fn parse_number(s: &str) -> Option<u64> {
-    profd::ctl::number(s.trim()).ok()
+    prof_core::ctl::number(s.trim()).ok()
 }
 
 #[cfg(test)]

@@ -187,7 +187,7 @@ pub mod tests {
     use crate::objects::object_file::ObjectFile;
     use crate::profile::Profile;
     use crate::objects::symbols::{Function, SymbolTable};
-    use profd::sampler::Mapping;
+    use prof_core::sampler::Mapping;
     use std::path::Path;
 
     fn symbolizer() -> Symbolizer {

@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::Path;
 
-use profd::ProfError;
+use prof_core::ProfError;
 
 use crate::report::ExitKind;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[cfg(not(target_os = "redox"))]
 pub const FREQUENCIES: std::ops::RangeInclusive<u64> = 1..=100_000;
 #[cfg(target_os = "redox")]
-pub const FREQUENCIES: std::ops::RangeInclusive<u64> = profd::sampler::MIN_RATE as u64..=profd::sampler::MAX_RATE as u64;
+pub const FREQUENCIES: std::ops::RangeInclusive<u64> = prof_core::sampler::MIN_RATE as u64..=prof_core::sampler::MAX_RATE as u64;
 
 /// Where a Redox image installs the kernel it boots.
 pub const REDOX_KERNEL: &str = "/usr/lib/boot/kernel";
@@ -52,7 +52,7 @@ pub fn owner_of(pid: u32) -> Option<Option<u32>> {
 pub fn busy_hint() -> Option<String> {
     #[cfg(target_os = "linux")]
     {
-        let (pid, uid) = profd::sampler::perf_event::session_holder()?;
+        let (pid, uid) = prof_samplers::perf_event::session_holder()?;
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let words: Vec<String> =
             cmdline.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();

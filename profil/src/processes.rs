@@ -204,7 +204,7 @@ mod tests {
     use super::*;
     use crate::objects::object_file::ObjectFile;
     use crate::objects::symbols::{Function, SymbolTable};
-    use profd::sampler::Mapping;
+    use prof_core::sampler::Mapping;
     use std::path::Path;
 
     fn object(path: &str, functions: &[(u64, &str)]) -> ObjectFile {

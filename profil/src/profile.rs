@@ -1,10 +1,10 @@
 //! The result of one profiled run, whichever OS backend produced it.
 
-use profd::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
-use profd::prof_data::DecodeError;
-use profd::sampler::{Mapping, Sampling};
-use profd::session::Session;
-use profd::{ProfData, StopReason};
+use prof_core::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
+use prof_core::prof_data::DecodeError;
+use prof_core::sampler::{Mapping, Sampling};
+use prof_core::session::Session;
+use prof_core::{ProfData, StopReason};
 
 use crate::report::ExitKind;
 
@@ -79,7 +79,7 @@ pub struct Profile {
     pub stacks: Vec<Stack>,
     /// The daemons that worked for the program and the account of the run's ticks, where the
     /// backend labels servers (Redox: `/scheme/prof/servers`).
-    pub servers: Option<profd::formats::ServersReport>,
+    pub servers: Option<prof_core::formats::ServersReport>,
     /// The profiled process (0 where the backend does not say).
     pub pid: u32,
     /// The processes the program started, each profiled on its own (`--children`), by pid.
@@ -90,7 +90,7 @@ pub struct Profile {
     /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
     pub cpus: Option<u64>,
     /// Each thread's time by the clock: on a CPU, preempted, blocked (Linux), by tid.
-    pub threads: Vec<profd::ledger::ThreadTime>,
+    pub threads: Vec<prof_core::ledger::ThreadTime>,
     /// The wait sites the off-CPU probes found, numbered as the threads' waits name them.
     pub wait_sites: Vec<WaitSite>,
     /// `--off-cpu` was on: how its probes looked, and what kept them from seeing, if anything.
@@ -181,7 +181,7 @@ fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
 fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     // The program of the process whose exec made `pid`'s address space, else the profiled one.
     let program_of = |pid: u32| -> String {
-        let chain = profd::sampler::lineage(pid, s.pid, |p| s.processes.get(&p).map(|c| (c.parent, c.exec.is_some())));
+        let chain = prof_core::sampler::lineage(pid, s.pid, |p| s.processes.get(&p).map(|c| (c.parent, c.exec.is_some())));
         match chain.last().and_then(|p| s.processes.get(p)).and_then(|c| Some((c.exec.as_ref()?, c))) {
             Some((comm, c)) => exec_image(comm, &c.mappings).unwrap_or_else(|| comm.clone()),
             None => program.to_string(),
@@ -190,8 +190,8 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     s.processes
         .iter()
         .map(|(&pid, c)| {
-            let stack = |(st, &count): (&profd::sampler::CallStack, &u64)| {
-                let frames = st.frames.iter().map(|&a| match a >= profd::sampler::KERNEL_SPACE_START {
+            let stack = |(st, &count): (&prof_core::sampler::CallStack, &u64)| {
+                let frames = st.frames.iter().map(|&a| match a >= prof_core::sampler::KERNEL_SPACE_START {
                     true => StackFrame::Kernel(a),
                     false => StackFrame::Other(a),
                 });
@@ -250,7 +250,7 @@ impl Profile {
             kernel_ticks: counts_kernel.then_some(s.kernel_ticks),
             lost: s.lost,
             stop_reason: match s.state {
-                profd::SessionState::Stopped(r) => Some(r),
+                prof_core::SessionState::Stopped(r) => Some(r),
                 _ => None,
             },
             later_execs: later_exec_images(s),
@@ -269,7 +269,7 @@ impl Profile {
                     target: w.target.clone(),
                     stack: match w.pid == s.pid {
                         true => Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
-                        false => Stack::new(w.stack.frames.iter().map(|&a| profd::formats::StackFrame::Other(a)).collect(), w.stack.truncated, 0),
+                        false => Stack::new(w.stack.frames.iter().map(|&a| prof_core::formats::StackFrame::Other(a)).collect(), w.stack.truncated, 0),
                     },
                 })
                 .collect(),
@@ -284,10 +284,10 @@ impl Profile {
                     samples: samples
                         .iter()
                         .map(|(&ip, &n)| {
-                            let frame = match profd::session::place_frames(&[ip], s.load_base, &s.text)[0] {
-                                profd::formats::StackFrame::Text(a) => Frame::Program(a),
-                                profd::formats::StackFrame::Other(a) => Frame::Foreign(a),
-                                profd::formats::StackFrame::Kernel(a) => Frame::Kernel(a),
+                            let frame = match prof_core::session::place_frames(&[ip], s.load_base, &s.text)[0] {
+                                prof_core::formats::StackFrame::Text(a) => Frame::Program(a),
+                                prof_core::formats::StackFrame::Other(a) => Frame::Foreign(a),
+                                prof_core::formats::StackFrame::Kernel(a) => Frame::Kernel(a),
                             };
                             (frame, n)
                         })
@@ -332,7 +332,7 @@ impl Profile {
     pub fn from_scheme_files(status: &str, data: &[u8], samples: &str) -> Result<Profile, DecodeError> {
         let st = parse_status(status);
         let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
-        let num = |k: &str| profd::ctl::number(get(k)).unwrap_or(0);
+        let num = |k: &str| prof_core::ctl::number(get(k)).unwrap_or(0);
         let samples = parse_samples(samples);
         // Known source names only (the field is a &'static str); a profd from before the
         // NMI source has no such keys.
@@ -371,7 +371,7 @@ impl Profile {
     /// profile read from the scheme. Malformed lines are skipped.
     /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
     /// a CPU, preempted and blocked, and its blocks by wait site.
-    pub fn with_kernel_clock(mut self, clock: &profd::kernel_clock::ClockReport) -> Profile {
+    pub fn with_kernel_clock(mut self, clock: &prof_core::kernel_clock::ClockReport) -> Profile {
         let (threads, sites, served) = crate::redox_clock::threads_and_sites(clock, self.pid);
         self.threads = threads;
         self.wait_sites = sites;
@@ -381,7 +381,7 @@ impl Profile {
 
     pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
         self.stacks_recorded = true;
-        self.stacks = profd::formats::parse_stacks(stacks)
+        self.stacks = prof_core::formats::parse_stacks(stacks)
             .into_iter()
             .map(|(frames, truncated, count)| Stack::new(frames, truncated, count))
             .collect();
@@ -411,8 +411,8 @@ mod tests {
         assert_eq!(cpus_in_sys_cpu("CPUs: 0\n"), None);
         assert_eq!(cpus_in_sys_cpu("nothing\n"), None);
     }
-    use profd::image::TextSegment;
-    use profd::BinLayout;
+    use prof_core::image::TextSegment;
+    use prof_core::BinLayout;
 
     #[test]
     fn profile_from_the_scheme_files() {

@@ -1,4 +1,4 @@
-//! Redox: the kernel's clock account (`/scheme/prof/clock`, see `profd::kernel_clock`) as the
+//! Redox: the kernel's clock account (`/scheme/prof/clock`, see `prof_core::kernel_clock`) as the
 //! profile's threads and wait sites, which the Linux backend builds from its looks: the same
 //! "By the clock" and "Waiting" sections and exports follow from them.
 //!
@@ -6,9 +6,9 @@
 //! exact; a thread's blocked time no site holds (blocks with no user frame, a full table) is
 //! its [`UNSEEN`] part.
 
-use profd::kernel_clock::{ClockReport, ClockSite};
-use profd::ledger::{ThreadTime, Wait, UNSEEN};
-use profd::session::place_frames;
+use prof_core::kernel_clock::{ClockReport, ClockSite};
+use prof_core::ledger::{ThreadTime, Wait, UNSEEN};
+use prof_core::session::place_frames;
 
 use crate::profile::{ServedStack, Stack, WaitSite};
 
@@ -45,7 +45,7 @@ fn target(clock: &ClockReport, site: &ClockSite) -> Option<String> {
 pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec<WaitSite>, Vec<ServedStack>) {
     let (load_base, text) = match clock.image {
         Some(p) => (Some(p.load_base), p.text),
-        None => (None, profd::image::TextSegment { start: 0, end: 0 }),
+        None => (None, prof_core::image::TextSegment { start: 0, end: 0 }),
     };
     let sites: Vec<WaitSite> = clock
         .sites
@@ -104,10 +104,10 @@ pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec
 pub fn problem(clock: &ClockReport) -> Option<String> {
     let mut parts = Vec::new();
     if clock.threads_dropped > 0 {
-        parts.push(format!("{} switches of threads past the kernel's {} were not timed", clock.threads_dropped, profd::kernel_clock::MAX_THREADS));
+        parts.push(format!("{} switches of threads past the kernel's {} were not timed", clock.threads_dropped, prof_core::kernel_clock::MAX_THREADS));
     }
     if clock.sites_dropped > 0 {
-        parts.push(format!("{} blocks had no site (no user frame, or the kernel's table of {} was full)", clock.sites_dropped, profd::kernel_clock::WAIT_SITE_CAPACITY));
+        parts.push(format!("{} blocks had no site (no user frame, or the kernel's table of {} was full)", clock.sites_dropped, prof_core::kernel_clock::WAIT_SITE_CAPACITY));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn the_kernels_account_becomes_the_profiles_threads_and_sites() {
-        let clock = profd::kernel_clock::parse(SERVED).unwrap();
+        let clock = prof_core::kernel_clock::parse(SERVED).unwrap();
         let (threads, sites, served) = threads_and_sites(&clock, 13);
         // Under the site the kernel numbered 40, the first; a site not listed is left out.
         assert_eq!(served, [ServedStack { site: 0, pid: 7, frames: vec![0x7000, 0x7100], truncated: false, count: 2 }]);

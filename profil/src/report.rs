@@ -5,10 +5,10 @@
 
 use std::fmt::Write;
 
-use profd::layout::{min_bin_size, MAX_BINS};
-use profd::ProfData;
+use prof_core::layout::{min_bin_size, MAX_BINS};
+use prof_core::ProfData;
 
-use profd::sampler::CallGraph;
+use prof_core::sampler::CallGraph;
 
 use crate::profile::Profile;
 use crate::stacks::StackProfile;
@@ -170,7 +170,7 @@ pub fn clock_section(p: &Profile) -> String {
     if p.threads.is_empty() {
         return out;
     }
-    let sum = |f: &dyn Fn(&profd::ledger::ThreadTime) -> u64| p.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
+    let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
     let (wall, on, blocked, preempted) = (sum(&|t| t.wall), sum(&|t| t.on_cpu()), sum(&|t| t.blocked), sum(&|t| t.preempted));
     let seconds = |ns: u64| ns as f64 / 1e9;
     let threads = match p.threads.len() {
@@ -304,7 +304,7 @@ pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
                  of each, at most {}) may reach their roots.",
                 percent(sp.truncated),
                 stack_size,
-                profd::sampler::MAX_STACK_SIZE
+                prof_core::sampler::MAX_STACK_SIZE
             );
         }
         CallGraph::FramePointers if sp.rooted * 2 < sp.total => {
@@ -324,8 +324,8 @@ pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use profd::image::TextSegment;
-    use profd::BinLayout;
+    use prof_core::image::TextSegment;
+    use prof_core::BinLayout;
 
     fn data(start: u64, end: u64, interval: u64, counts: &[(usize, u64)]) -> ProfData {
         let text = TextSegment { start: 0x0, end: 0x10_0000 };
@@ -400,10 +400,10 @@ mod tests {
         // No wall time, or Redox's ticks (of every CPU, at a rate) without the kernel's clock:
         // no line.
         assert_eq!(time_line(&Profile::default(), 1000), "");
-        let mut redox = Profile { sampling: Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
+        let mut redox = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
         assert_eq!(time_line(&redox, 1000), "");
         // With it: the threads' time on a CPU by the kernel's clock.
-        redox.threads = vec![profd::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![] }];
+        redox.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![] }];
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn the_clock_section_by_thread() {
-        use profd::ledger::ThreadTime;
+        use prof_core::ledger::ThreadTime;
         let p = Profile {
             threads: vec![
                 ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new() },
@@ -438,7 +438,7 @@ mod tests {
     fn summary_lines() {
         let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 3)]), user_ticks: 5, ..Default::default() };
         p.kernel_ticks = Some(2);
-        p.stop_reason = Some(profd::StopReason::Exit);
+        p.stop_reason = Some(prof_core::StopReason::Exit);
         assert_eq!(
             summary(&p, None, "fib", ExitKind::Exited(0)),
             "Ticks: 5 user (3 in bins), 2 kernel, 0 lost\nSession ended by: exit\n'fib' exited with status 0\n"

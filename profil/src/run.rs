@@ -5,8 +5,8 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use profd::sampler::{CallGraph, CountFrom};
-use profd::{ProfError, StartRequest, StopReason};
+use prof_core::sampler::{CallGraph, CountFrom};
+use prof_core::{ProfError, StartRequest, StopReason};
 
 use crate::backend::Profiler;
 use crate::cli::Args;
@@ -73,12 +73,12 @@ pub fn os_message(e: &io::Error) -> String {
 }
 
 /// The second line of "Address range invalid": what the range must be, for this program.
-pub fn address_range_hint(text: &profd::TextSegment, args: &Args) -> String {
+pub fn address_range_hint(text: &prof_core::TextSegment, args: &Args) -> String {
     let mut hint = format!(
         "  The text segment is {:#x}-{:#x}: -s and -e must lie within it, -s below -e (-e is exclusive).",
         text.start, text.end
     );
-    if let Ok(layout) = profd::BinLayout::new(*text, args.start, args.end, 0) {
+    if let Ok(layout) = prof_core::BinLayout::new(*text, args.start, args.end, 0) {
         if args.interval != 0 && args.interval < layout.min_bin_size() {
             hint = format!(
                 "  -i {:#x} is below the smallest bin size for {:#x}-{:#x}: {} ({:#x}), as at most {} bins are kept.",
@@ -87,7 +87,7 @@ pub fn address_range_hint(text: &profd::TextSegment, args: &Args) -> String {
                 layout.end,
                 layout.min_bin_size(),
                 layout.min_bin_size(),
-                profd::MAX_BINS
+                prof_core::MAX_BINS
             );
         }
     }

@@ -9,7 +9,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use profd::sampler::CallGraph;
+use prof_core::sampler::CallGraph;
 
 use crate::profile::Outcome;
 

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use profd::formats::{ServerEntry, ServersReport};
+use prof_core::formats::{ServerEntry, ServersReport};
 
 use crate::objects::symbolize::Symbolizer;
 use crate::profile::Profile;
@@ -46,7 +46,7 @@ pub fn name_servers(report: &ServersReport, symbolizer: &mut Symbolizer) -> Vec<
             let mut kernel_ticks = 0u64;
             for (frames, _, count) in &s.stacks {
                 let Some(&pc) = frames.first() else { continue };
-                let in_kernel = pc >= profd::sampler::KERNEL_SPACE_START;
+                let in_kernel = pc >= prof_core::sampler::KERNEL_SPACE_START;
                 let location = match in_kernel {
                     true => symbolizer.kernel_sample(pc),
                     false => symbolizer.server_sample(&s.path, pc),
@@ -145,7 +145,7 @@ mod tests {
     use super::*;
     use crate::objects::object_file::ObjectFile;
     use crate::objects::symbols::{Function, SymbolTable};
-    use profd::sampler::Account;
+    use prof_core::sampler::Account;
 
     fn report() -> ServersReport {
         ServersReport {

@@ -137,7 +137,7 @@ impl StackProfile {
     /// Name the daemons' stacks, each from its own executable, under a root frame per daemon;
     /// a sample the kernel tied to the program's wait it served (Redox, `Profile::served`)
     /// under that wait's stack: `main;read;ramfs [pid 7];handle_read;memcpy`.
-    fn add_servers(&mut self, report: &profd::formats::ServersReport, p: &Profile, symbolizer: &mut Symbolizer) {
+    fn add_servers(&mut self, report: &prof_core::formats::ServersReport, p: &Profile, symbolizer: &mut Symbolizer) {
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
         // The program's stack at each wait site, outermost first, named as its own stacks are.
@@ -204,7 +204,7 @@ impl StackProfile {
                     // A daemon's kernel frames (the NMI source samples the kernel) are the
                     // kernel's, named from its ELF as in the daemon's flat table.
                     let addr = addr.wrapping_sub(u64::from(i > 0));
-                    let location = match addr >= profd::sampler::KERNEL_SPACE_START {
+                    let location = match addr >= prof_core::sampler::KERNEL_SPACE_START {
                         true => symbolizer.kernel_sample(addr),
                         false => symbolizer.server_sample(&server.path, addr),
                     };
@@ -470,8 +470,8 @@ pub mod tests {
     pub fn with_a_server() -> (StackProfile, Symbolizer) {
         let mut s = with_ramfs();
         let mut p = profile();
-        p.servers = Some(profd::formats::ServersReport {
-            servers: vec![profd::formats::ServerEntry {
+        p.servers = Some(prof_core::formats::ServersReport {
+            servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 6,
                 path: "/bin/ramfs".into(),
@@ -492,8 +492,8 @@ pub mod tests {
     fn a_daemons_samples_are_stitched_under_the_wait_they_served() {
         let mut s = with_ramfs();
         let mut p = profile();
-        p.servers = Some(profd::formats::ServersReport {
-            servers: vec![profd::formats::ServerEntry {
+        p.servers = Some(prof_core::formats::ServersReport {
+            servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 6,
                 path: "/bin/ramfs".into(),
@@ -566,9 +566,9 @@ pub mod tests {
             .with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs))
             .with_kernel(Path::new("/no/such/kernel"));
         let mut p = profile();
-        let kernel = profd::sampler::KERNEL_SPACE_START + 0x1000;
-        p.servers = Some(profd::formats::ServersReport {
-            servers: vec![profd::formats::ServerEntry {
+        let kernel = prof_core::sampler::KERNEL_SPACE_START + 0x1000;
+        p.servers = Some(prof_core::formats::ServersReport {
+            servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 2,
                 path: "/bin/ramfs".into(),

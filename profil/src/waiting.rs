@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use profd::ledger::UNSEEN;
+use prof_core::ledger::UNSEEN;
 
 use crate::objects::symbolize::Symbolizer;
 use crate::profile::{Frame, Profile};
@@ -313,7 +313,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
 mod tests {
     use super::*;
     use crate::profile::{OffCpu, Stack, WaitSite};
-    use profd::ledger::{ThreadTime, Wait as Charged};
+    use prof_core::ledger::{ThreadTime, Wait as Charged};
 
     fn site(call: &str, target: Option<&str>, frames: &[u64]) -> WaitSite {
         WaitSite {
@@ -412,11 +412,11 @@ mod tests {
         );
         // ramfs's samples while it served the read: its share of the wait.
         p.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
-        p.servers = Some(profd::formats::ServersReport {
-            servers: vec![profd::formats::ServerEntry { pid: 7, ticks: 250, path: "/scheme/initfs/bin/ramfs".into(), stacks: vec![] }],
+        p.servers = Some(prof_core::formats::ServersReport {
+            servers: vec![prof_core::formats::ServerEntry { pid: 7, ticks: 250, path: "/scheme/initfs/bin/ramfs".into(), stacks: vec![] }],
             ..Default::default()
         });
-        p.sampling = Some(profd::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+        p.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
         let w = waits(&p, &mut crate::stacks::tests::symbolizer());
         assert_eq!(w[0].served, [(7, 250)]);
         let text = render(&p, &w, 1);

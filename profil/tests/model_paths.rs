@@ -7,10 +7,10 @@
 //! daemons, the kernel's clock) is there. Then the profile made from the files is saved and
 //! loaded back unchanged.
 
-use profd::sampler::fake_kernel::FakeKernel;
-use profd::sampler::kernel::KernelSampler;
-use profd::scheme::{Access, ProfScheme};
-use profd::Profd;
+use prof_samplers::fake_kernel::FakeKernel;
+use prof_samplers::redox_kernel::KernelSampler;
+use prof_core::scheme::{Access, ProfScheme};
+use prof_core::Profd;
 use profil::profile::Profile;
 
 const ALICE: u32 = 1000;
@@ -78,8 +78,8 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     let servers = text(&mut s, "servers");
     let clock = text(&mut s, "clock");
     let mut from_files = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
-    from_files.servers = profd::formats::parse_servers(&servers);
-    let from_files = from_files.with_kernel_clock(&profd::kernel_clock::parse(&clock).unwrap());
+    from_files.servers = prof_core::formats::parse_servers(&servers);
+    let from_files = from_files.with_kernel_clock(&prof_core::kernel_clock::parse(&clock).unwrap());
     // The Linux way: the session itself.
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, true);
@@ -117,8 +117,8 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let mut s = a_finished_session();
     let (status, data, samples, stacks) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"), text(&mut s, "stacks"));
     let mut p = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
-    p.servers = profd::formats::parse_servers(&text(&mut s, "servers"));
-    let p = p.with_kernel_clock(&profd::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
+    p.servers = prof_core::formats::parse_servers(&text(&mut s, "servers"));
+    let p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
     let run = profil::profile::Outcome {
         program: "fib".into(),
         arguments: vec![],
@@ -126,7 +126,7 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
         profile: p,
         exit: profil::report::ExitKind::Exited(0),
     };
-    let bytes = profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), profd::sampler::CallGraph::FramePointers, false);
+    let bytes = profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), prof_core::sampler::CallGraph::FramePointers, false);
     let back = profil::saved::parse(&bytes).unwrap();
     // The whole model, field for field (Debug shows every one of them).
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));

@@ -1,12 +1,12 @@
-//! The text the daemon parses: `prof:` control writes (`profd::ctl::parse`, `parse_line`,
+//! The text the daemon parses: `prof:` control writes (`prof_core::ctl::parse`, `parse_line`,
 //! `number`), then what it does with a parsed `start` (the bin rules of `BinLayout`), and the
 //! kernel's `sys:context` table (`owner_in_context_table`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profd::ctl::{self, CtlCommand};
-use profd::sampler::kernel::owner_in_context_table;
-use profd::{BinLayout, ProfError, MAX_BINS};
+use prof_core::ctl::{self, CtlCommand};
+use prof_samplers::redox_kernel::owner_in_context_table;
+use prof_core::{BinLayout, ProfError, MAX_BINS};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

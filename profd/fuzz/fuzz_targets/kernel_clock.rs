@@ -1,10 +1,10 @@
 //! The kernel's clock as profd and profil read it (`sys:prof_clock`, `prof:clock`):
-//! `profd::kernel_clock::parse` never panics, and what it reads is served back (`render`)
+//! `prof_core::kernel_clock::parse` never panics, and what it reads is served back (`render`)
 //! as text that reads back the same.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profd::kernel_clock::{parse, render};
+use prof_core::kernel_clock::{parse, render};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -1,4 +1,4 @@
-//! `profd::ProfData::from_bytes`: if it accepts the bytes, `to_bytes` gives them back, and
+//! `prof_core::ProfData::from_bytes`: if it accepts the bytes, `to_bytes` gives them back, and
 //! what is made from a `prof_data` (its layout, the `bins` file) does not fail.
 //!
 //! Inputs shorter than the 8224 bytes of a `prof_data` are also tried padded with zeros, so
@@ -6,9 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profd::formats::bins_text;
-use profd::prof_data::PROF_DATA_SIZE;
-use profd::ProfData;
+use prof_core::formats::bins_text;
+use prof_core::prof_data::PROF_DATA_SIZE;
+use prof_core::ProfData;
 
 fn check(bytes: &[u8]) {
     let Ok(d) = ProfData::from_bytes(bytes) else { return };
@@ -16,7 +16,7 @@ fn check(bytes: &[u8]) {
     let _ = format!("{d:?}");
     let total = d.total();
     if let Some(l) = d.layout() {
-        assert!(l.nr_bins >= 1 && l.nr_bins <= profd::MAX_BINS);
+        assert!(l.nr_bins >= 1 && l.nr_bins <= prof_core::MAX_BINS);
         assert_eq!(l.bin_of(l.start), Some(0));
         assert_eq!(l.bin_of(l.end - 1), Some(l.nr_bins - 1));
         let text = bins_text(&d);

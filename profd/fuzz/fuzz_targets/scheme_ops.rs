@@ -1,4 +1,4 @@
-//! The `prof:` scheme handler (`profd::scheme::ProfScheme`) over the Redox kernel sampler
+//! The `prof:` scheme handler (`prof_core::scheme::ProfScheme`) over the Redox kernel sampler
 //! (`KernelSampler`) and the fake kernel built on the real `kprof::Profiler` that
 //! `profd/tests/scheme.rs` uses too, driven by a sequence of operations decoded from the input:
 //! open / read / write / close / size by any uid, and the kernel's timer ticks, execs and
@@ -9,11 +9,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use profd::formats::parse_status;
-use profd::sampler::fake_kernel::FakeKernel;
-use profd::sampler::kernel::KernelSampler;
-use profd::scheme::{Access, Errno, ProfScheme};
-use profd::Profd;
+use prof_core::formats::parse_status;
+use prof_samplers::fake_kernel::FakeKernel;
+use prof_samplers::redox_kernel::KernelSampler;
+use prof_core::scheme::{Access, Errno, ProfScheme};
+use prof_core::Profd;
 
 /// Every errno the scheme may answer with.
 const ERRNOS: [i32; 10] = [
@@ -107,7 +107,7 @@ fn step(s: &mut Scheme, ids: &mut Vec<usize>, input: &mut Input) -> Option<()> {
             check_errno(&r);
             if let Ok(n) = r {
                 assert!(n <= len);
-                if offset == 0 && n > 0 && s.node(id) == Ok(profd::scheme::Node::Status) && n == s.size(id).unwrap() as usize {
+                if offset == 0 && n > 0 && s.node(id) == Ok(prof_core::scheme::Node::Status) && n == s.size(id).unwrap() as usize {
                     assert_eq!(parse_status(&String::from_utf8_lossy(&buf[..n])).len(), 12);
                 }
             }

@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use profd::sampler::Mapping;
-use profd::{BinLayout, ProfData};
+use prof_core::sampler::Mapping;
+use prof_core::{BinLayout, ProfData};
 use profil::disasm;
 use profil::objects::elf::parse_program;
 use profil::flat::FlatProfile;
@@ -33,7 +33,7 @@ fn probe_addresses(object: &ObjectFile, data: &[u8]) -> Vec<u64> {
 }
 
 /// Everything `run` does with an object once the session is over.
-fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) {
+fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u8]) {
     let addrs = probe_addresses(&object, data);
     for &a in &addrs {
         let t = &object.symbols;
@@ -73,7 +73,7 @@ fn report_on(object: ObjectFile, text: Option<profd::TextSegment>, data: &[u8]) 
     let mut prof = ProfData::default();
     if let Some(t) = text {
         if let Ok(layout) = BinLayout::new(t, 0, 0, 0) {
-            assert!((1..=profd::MAX_BINS).contains(&layout.nr_bins));
+            assert!((1..=prof_core::MAX_BINS).contains(&layout.nr_bins));
             prof = ProfData::new(&layout);
             for &(a, n) in &image_samples {
                 if let Some(b) = layout.bin_of(a) {

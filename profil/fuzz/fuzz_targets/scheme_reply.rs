@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use profd::prof_data::PROF_DATA_SIZE;
+use prof_core::prof_data::PROF_DATA_SIZE;
 use profil::disasm;
 use profil::flat::FlatProfile;
 use profil::objects::object_file::ObjectFile;
@@ -51,7 +51,7 @@ fuzz_target!(|input: &[u8]| {
     .with_code(vec![(0x1000, 0x6000)]);
     let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
     // The same text as a `servers` reply, and the "Where the time went" section from it.
-    if let Some(servers) = profd::formats::parse_servers(&samples_text) {
+    if let Some(servers) = prof_core::formats::parse_servers(&samples_text) {
         let named = profil::servers::name_servers(&servers, &mut symbolizer);
         let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
     }

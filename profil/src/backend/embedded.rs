@@ -4,8 +4,8 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use profd::sampler::perf_event::{PerfConfig, PerfEventSampler};
-use profd::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
+use prof_samplers::perf_event::{PerfConfig, PerfEventSampler};
+use prof_core::{ImageLayout, Profd, ProfError, SessionState, StartRequest};
 
 use crate::cli::Args;
 use crate::profile::Profile;

@@ -4,8 +4,8 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use profd::sampler::CallGraph;
-use profd::{ImageLayout, ProfError, StartRequest};
+use prof_core::sampler::CallGraph;
+use prof_core::{ImageLayout, ProfError, StartRequest};
 
 use crate::profile::Profile;
 
@@ -65,7 +65,7 @@ impl Profiler {
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
     /// bounds from the ELF so the daemon can check the range and bin by link-time address.
     pub fn start(&mut self, req: StartRequest, image: &ImageLayout) -> Result<(), ProfError> {
-        ctl(&profd::ctl::format_start(&req, &image.text))
+        ctl(&prof_core::ctl::format_start(&req, &image.text))
     }
 
     /// A launched program: the kernel ends the session when it exits, and profil waits for
@@ -103,10 +103,10 @@ impl Profiler {
             Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
         let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
         // A profd from before server attribution has no such file: no section then.
-        profile.servers = text(SERVERS).ok().and_then(|t| profd::formats::parse_servers(&t));
+        profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a
         // profd from before the clock has none).
-        let clock = text(CLOCK).ok().and_then(|t| profd::kernel_clock::parse(&t));
+        let clock = text(CLOCK).ok().and_then(|t| prof_core::kernel_clock::parse(&t));
         if let Some(clock) = &clock {
             profile = profile.with_kernel_clock(clock);
         }

@@ -292,9 +292,9 @@ mod tests {
     use crate::objects::symbolize::{Sample, Symbolizer};
     use crate::profile::Profile;
     use crate::objects::symbols::{Function, SymbolTable};
-    use profd::image::TextSegment;
-    use profd::sampler::Mapping;
-    use profd::{BinLayout, ProfData, StopReason};
+    use prof_core::image::TextSegment;
+    use prof_core::sampler::Mapping;
+    use prof_core::{BinLayout, ProfData, StopReason};
     use std::path::Path;
 
     #[test]
@@ -336,11 +336,11 @@ mod tests {
                 Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
             ],
             // A daemon that worked for it (Redox), whose executable cannot be read here.
-            servers: Some(profd::formats::ServersReport {
+            servers: Some(prof_core::formats::ServersReport {
                 own_user: 11,
                 own_kernel: 4,
-                account: profd::sampler::Account { server_user: 7, server_kernel: 1, servers_dropped: 0, idle: 3, other: 2 },
-                servers: vec![profd::formats::ServerEntry {
+                account: prof_core::sampler::Account { server_user: 7, server_kernel: 1, servers_dropped: 0, idle: 3, other: 2 },
+                servers: vec![prof_core::formats::ServerEntry {
                     pid: 7,
                     ticks: 7,
                     path: "/no/such/ramfs".into(),
@@ -351,14 +351,14 @@ mod tests {
             processes: Vec::new(),
             elapsed: Some(std::time::Duration::from_millis(1250)),
             cpus: None,
-            threads: vec![profd::ledger::ThreadTime {
+            threads: vec![prof_core::ledger::ThreadTime {
                 tid: 42,
                 wall: 1_250_000_000,
                 preempted: 5_000_000,
                 blocked: 1_000_000_000,
                 waits: vec![
-                    profd::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
-                    profd::ledger::Wait { site: profd::ledger::UNSEEN, ns: 100_000_000, count: 40 },
+                    prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
+                    prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
                 ],
             }],
             // --off-cpu: three reads of a pipe, from fib by way of libc's read.

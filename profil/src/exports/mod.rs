@@ -118,7 +118,7 @@ pub struct Exports {
     targets: Vec<(Format, PathBuf, Target)>,
     /// What a saved run records besides the run: its program file, how stacks were recorded,
     /// whether children were followed.
-    recording: (PathBuf, profd::sampler::CallGraph, bool),
+    recording: (PathBuf, prof_core::sampler::CallGraph, bool),
 }
 
 /// An export file that cannot be written.

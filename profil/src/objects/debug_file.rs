@@ -46,13 +46,13 @@ struct Facts {
 fn facts(path: &Path) -> Option<Facts> {
     // Mapped, not read, and only its headers parsed: a program's debug file can be hundreds of
     // megabytes, with a symbol table to match.
-    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
-    let (elf, _) = profd::elf_headers::parse(&bytes)?;
+    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = prof_objects::elf_headers::parse(&bytes)?;
     let section = |name: &str| {
         let sh = elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))?;
         // NOBITS sections (a debug file's text) have no bytes in the file.
         (sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
-            .then(|| profd::elf_headers::section_range(sh, bytes.len()))
+            .then(|| prof_objects::elf_headers::section_range(sh, bytes.len()))
             .flatten()
             .map(|range| &bytes[range])
     };

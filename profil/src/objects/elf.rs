@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use goblin::elf::{header, program_header, Elf};
-use profd::image::{ImageLayout, LoadSegment, TextSegment};
+use prof_core::image::{ImageLayout, LoadSegment, TextSegment};
 
 use crate::objects::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
 use crate::objects::symbols::{Names, SymbolTable};
@@ -155,8 +155,8 @@ fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes
 
 /// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
 pub fn build_id(path: &Path) -> Option<Vec<u8>> {
-    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
-    let (elf, _) = profd::elf_headers::parse(&bytes)?;
+    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = prof_objects::elf_headers::parse(&bytes)?;
     build_id_in(&elf, &bytes)
 }
 

@@ -78,7 +78,7 @@ impl LineReader {
 /// `.zdebug_*` ones decompressed), ready for lookups; `None` if it cannot be read.
 fn load(path: &std::path::Path) -> Option<addr2line::Context<Reader>> {
     use object::{Object, ObjectSection};
-    let bytes = profd::file_bytes::FileBytes::open(path).ok()?;
+    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
     let file = object::File::parse(&*bytes).ok()?;
     let endian = if file.is_little_endian() { gimli::RunTimeEndian::Little } else { gimli::RunTimeEndian::Big };
     let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {

@@ -7,19 +7,19 @@ use std::sync::Arc;
 use goblin::elf::{program_header, section_header, Elf};
 use goblin::container::Ctx;
 use goblin::elf::sym::Symtab;
-pub use profd::file_bytes::FileBytes;
-use profd::sampler::Mapping;
+pub use prof_objects::file_bytes::FileBytes;
+use prof_core::sampler::Mapping;
 
 use crate::objects::eh_frame;
 use crate::objects::symbols::{Names, SymbolTable};
 
 /// goblin's `Elf` with what profil reads of it parsed: the headers
-/// ([`profd::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
+/// ([`prof_objects::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
 /// symbols' string tables left in the file (`Names::InFile`), each name read when a profile
 /// needs it. `None` where the file is not laid out so simply (no section headers, a table out
 /// of bounds): the caller then parses it fully.
 pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])> {
-    let (mut elf, ctx) = profd::elf_headers::parse(bytes)?;
+    let (mut elf, ctx) = prof_objects::elf_headers::parse(bytes)?;
     if elf.section_headers.is_empty() {
         return None;
     }
@@ -44,7 +44,7 @@ fn symbol_table<'a>(elf: &Elf<'a>, ctx: Ctx, bytes: &'a [u8], kind: u32) -> Opti
     let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { return Some(None) };
     let count = sh.sh_size.checked_div(sh.sh_entsize)?;
     let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
-    let strings = profd::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
+    let strings = prof_objects::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
     Some(Some((table, Names::InFile { start: strings.start, end: strings.end })))
 }
 
@@ -53,7 +53,7 @@ fn symbol_table<'a>(elf: &Elf<'a>, ctx: Ctx, bytes: &'a [u8], kind: u32) -> Opti
 /// read: the rest of such a file (its text, `.dynsym`) is not in it.
 fn debug_file_symbols(path: &Path, code: Vec<(u64, u64)>) -> Option<SymbolTable> {
     let bytes = Arc::new(FileBytes::open(path).ok()?);
-    let (mut elf, ctx) = profd::elf_headers::parse(&bytes)?;
+    let (mut elf, ctx) = prof_objects::elf_headers::parse(&bytes)?;
     let (table, strings) = symbol_table(&elf, ctx, &bytes, section_header::SHT_SYMTAB)??;
     if table.is_empty() {
         return None;

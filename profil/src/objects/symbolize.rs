@@ -11,7 +11,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
-use profd::sampler::Mapping;
+use prof_core::sampler::Mapping;
 
 use crate::objects::object_file::ObjectFile;
 use crate::profile::Profile;
@@ -316,14 +316,8 @@ fn base_name(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
-#[cfg(target_os = "linux")]
 fn vdso_image() -> Option<Vec<u8>> {
-    profd::vdso::image().map(<[u8]>::to_vec)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn vdso_image() -> Option<Vec<u8>> {
-    None
+    prof_objects::vdso::image().map(<[u8]>::to_vec)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{sym, Elf};
 use goblin::strtab::Strtab;
-use profd::file_bytes::FileBytes;
+use prof_objects::file_bytes::FileBytes;
 
 /// The names of a symbol table: goblin's parsed string table, or the bytes `[start, end)` of
 /// one in the object file, whose names are read (and demangled) only when asked for: a large

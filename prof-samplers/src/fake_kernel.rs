@@ -6,7 +6,7 @@
 
 use std::io;
 
-use crate::sampler::kernel::KernelFiles;
+use crate::redox_kernel::KernelFiles;
 
 /// The rate the fake kernel's timer source reports (the PIT's, on x86).
 pub const FAKE_TIMER_RATE: u64 = 246;

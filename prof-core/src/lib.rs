@@ -1,4 +1,6 @@
-//! profd: the Minix profiling rules and the profiling session, independent of the OS.
+//! prof-core: the Minix profiling rules and the profiling session, independent of the OS.
+//! Each OS's sampler is in `prof-samplers`, object files are read by `prof-objects`; the Redox
+//! daemon `profd` serves [`scheme`] over the kernel's sampler, and `profil` embeds it on Linux.
 //!
 //! * [`layout`] — the bin arithmetic of `profile(pid, start, end, interval)` (the 1024-bin rule).
 //! * [`error`] — the error codes of the spec and their errno values.
@@ -7,18 +9,13 @@
 //!   the last profile kept until the next start.
 //! * [`ledger`] — the program's threads by the clock: on a CPU, preempted, blocked.
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
-//! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement
-//!   (Linux: `perf_event_open`, Redox: the kernel's `sys:prof_*`).
-//! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands and
-//!   [`formats`] its text files.
-//! * [`file_bytes`] — an object file's bytes, mapped from disk; [`elf_headers`] — its
-//!   headers alone.
-//! * `vdso` (Linux) — the vdso's image, to name and unwind code in it.
+//! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement, and what they
+//!   hand over ([`sampler::SampleBatch`]).
+//! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands,
+//!   [`formats`] its text files and [`kernel_clock`] the kernel's clock accounts it serves.
 
 pub mod ctl;
-pub mod elf_headers;
 pub mod error;
-pub mod file_bytes;
 pub mod formats;
 pub mod image;
 pub mod kernel_clock;
@@ -28,8 +25,6 @@ pub mod prof_data;
 pub mod sampler;
 pub mod scheme;
 pub mod session;
-#[cfg(target_os = "linux")]
-pub mod vdso;
 
 pub use error::ProfError;
 pub use image::{ImageLayout, TextSegment};

@@ -1,4 +1,4 @@
-//! DWARF unwinding of copied user stacks ([`CallGraph::Dwarf`](super::CallGraph::Dwarf)).
+//! DWARF unwinding of copied user stacks ([`CallGraph::Dwarf`](prof_core::sampler::CallGraph::Dwarf)).
 //!
 //! Each executable mapping of the process becomes a `framehop` module built from its file's
 //! `.eh_frame_hdr` / `.eh_frame` / `.debug_frame` (the vdso's from our own copy of it); a
@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
-use crate::elf_headers;
-use crate::file_bytes::FileBytes;
-use crate::image::LoadSegment;
-use crate::sampler::{CallStack, Mapping};
+use prof_objects::elf_headers;
+use prof_objects::file_bytes::FileBytes;
+use prof_core::image::LoadSegment;
+use prof_core::sampler::{CallStack, Mapping};
 
 /// The deepest stack kept; deeper ones are cut there and marked truncated.
 pub const MAX_FRAMES: usize = 512;
@@ -83,7 +83,7 @@ impl StackUnwinder {
 
     fn add_module(&mut self, m: &Mapping) {
         let file = match (m.path.as_str(), m.source()) {
-            ("[vdso]", _) => match crate::vdso::image() {
+            ("[vdso]", _) => match prof_objects::vdso::image() {
                 Some(image) => FileBytes::Static(image),
                 None => return,
             },
@@ -348,7 +348,7 @@ fn module_for(m: &Mapping, file: Arc<FileBytes>) -> Option<(Module<SectionBytes>
         .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.is_executable())
         .map(|p| LoadSegment { vaddr: p.p_vaddr, memsz: p.p_memsz, offset: p.p_offset })
         .collect();
-    let bias = crate::image::load_base(&exec_segments, m.start, m.pgoff)?;
+    let bias = prof_core::image::load_base(&exec_segments, m.start, m.pgoff)?;
     let section = |name: &str| {
         elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name)).map(|s| {
             let svma = s.sh_addr..s.sh_addr + s.sh_size;
@@ -394,7 +394,7 @@ mod tests {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
         // As an attached process's mappings are read (perf_event::executable_mapping).
-        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
+        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::perf_event::executable_mapping) {
             u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let (regs, stack) = capture();

@@ -18,7 +18,7 @@
 //! * Call stacks ([`CallGraph`]): the kernel's frame-pointer walk (`PERF_SAMPLE_CALLCHAIN`,
 //!   user frames only), or a copy of the user stack and registers (`PERF_SAMPLE_STACK_USER`,
 //!   `PERF_SAMPLE_REGS_USER`) unwound here as it arrives, with the DWARF CFI of the objects
-//!   the mmap records name ([`super::unwind`]); the rings are then larger.
+//!   the mmap records name ([`crate::unwind`]); the rings are then larger.
 //! * Exit is a readable pidfd; [`PerfEventSampler::wait`] blocks in `poll(2)`, no busy polling.
 //! * One session per machine: the session holds the abstract unix socket `@profd.session`,
 //!   which the kernel releases even if `profil` is killed; a second bind is EBUSY.
@@ -35,12 +35,12 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 use perf_event_open_sys as sys;
 use sys::bindings as b;
 
-use crate::error::ProfError;
-use crate::image::ImageLayout;
-use crate::ledger::Switch;
-use crate::sampler::unwind::{StackUnwinder, UserRegs};
-use crate::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
-use crate::session::StopReason;
+use prof_core::error::ProfError;
+use prof_core::image::ImageLayout;
+use prof_core::ledger::Switch;
+use crate::unwind::{StackUnwinder, UserRegs};
+use prof_core::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
+use prof_core::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
@@ -122,7 +122,7 @@ pub struct PerfConfig {
     /// they are only counted.
     pub kernel_samples: bool,
     /// Look at each blocked thread of the program at the sampling rate for its wait site
-    /// (`--off-cpu`; [`super::off_cpu`]).
+    /// (`--off-cpu`; [`crate::off_cpu`]).
     pub off_cpu: bool,
 }
 
@@ -163,8 +163,8 @@ struct Event {
     children: Option<Children>,
     /// With `--off-cpu`: the thread looking at the program's blocked threads, and each
     /// thread's wait site at its latest look.
-    prober: Option<super::off_cpu::Prober>,
-    last_site: std::collections::BTreeMap<u32, crate::sampler::WaitSite>,
+    prober: Option<crate::off_cpu::Prober>,
+    last_site: std::collections::BTreeMap<u32, prof_core::sampler::WaitSite>,
     /// The program's threads whose name was read (`--threads`).
     named_threads: std::collections::BTreeSet<u32>,
     _lock: UnixListener,
@@ -199,7 +199,7 @@ impl Children {
     /// The unwinder of child `pid`, made on first use from the mappings it has.
     fn unwinder(&mut self, main_pid: u32, pid: u32) -> &mut StackUnwinder {
         if self.followed.get(&pid).is_none_or(|f| f.unwinder.is_none()) {
-            let mappings = crate::sampler::process_mappings(pid, main_pid, &self.program_mappings, |p| {
+            let mappings = prof_core::sampler::process_mappings(pid, main_pid, &self.program_mappings, |p| {
                 self.followed.get(&p).map(|f| (f.parent, f.exec, f.mappings.as_slice()))
             });
             // Its memory is read for the GOT slots a blocked stack's unwind may need.
@@ -222,11 +222,11 @@ impl Children {
 }
 
 /// The part of `batch` of child process `pid`.
-fn child_part(batch: &mut SampleBatch, pid: u32) -> &mut crate::sampler::ChildBatch {
+fn child_part(batch: &mut SampleBatch, pid: u32) -> &mut prof_core::sampler::ChildBatch {
     match batch.child_processes.iter().position(|c| c.pid == pid) {
         Some(i) => &mut batch.child_processes[i],
         None => {
-            batch.child_processes.push(crate::sampler::ChildBatch { pid, ..Default::default() });
+            batch.child_processes.push(prof_core::sampler::ChildBatch { pid, ..Default::default() });
             batch.child_processes.last_mut().expect("pushed")
         }
     }
@@ -263,7 +263,7 @@ impl PerfEventSampler {
             ino: meta.ino(),
         };
         if let CallGraph::Dwarf { stack_size } = config.call_graph {
-            if !crate::sampler::is_valid_stack_size(u64::from(stack_size)) {
+            if !prof_core::sampler::is_valid_stack_size(u64::from(stack_size)) {
                 let why = format!("stack size must be a multiple of 8 from 8 to {MAX_STACK_SIZE} bytes");
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
             }
@@ -363,7 +363,7 @@ impl PerfEventSampler {
         // No switch records (attr.context_switch): the kernel would write two for every
         // context switch (about 0.6 us each here), which a program that blocks 100,000 times a
         // second feels; the threads' accounts come from their scheduler statistics instead
-        // (--off-cpu, super::off_cpu). Records carry their thread and a CLOCK_MONOTONIC time.
+        // (--off-cpu, crate::off_cpu). Records carry their thread and a CLOCK_MONOTONIC time.
         attr.set_sample_id_all(1);
         attr.set_use_clockid(1);
         attr.clockid = libc::CLOCK_MONOTONIC;
@@ -601,9 +601,9 @@ impl Sampler for PerfEventSampler {
             true => {
                 let stack_size = match self.call_graph {
                     CallGraph::Dwarf { stack_size } => stack_size,
-                    _ => crate::sampler::DEFAULT_STACK_SIZE,
+                    _ => prof_core::sampler::DEFAULT_STACK_SIZE,
                 };
-                let p = super::off_cpu::Prober::start(pid, self.period_ns, stack_size as usize)
+                let p = crate::off_cpu::Prober::start(pid, self.period_ns, stack_size as usize)
                     .map_err(|e| os_error("starting the off-CPU probes", &e))?;
                 Some(p)
             }
@@ -822,9 +822,9 @@ impl Sampler for PerfEventSampler {
             batch.probe_problem = prober.problem();
             for p in raw {
                 let site = match p.reading {
-                    super::off_cpu::Reading::Running => None,
-                    super::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
-                    super::off_cpu::Reading::Blocked { call, target, regs, stack } => {
+                    crate::off_cpu::Reading::Running => None,
+                    crate::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
+                    crate::off_cpu::Reading::Blocked { call, target, regs, stack } => {
                         // A child's stack is unwound with what it has mapped (--children).
                         let unwinder = match ev.children.as_mut() {
                             Some(children) if p.pid != ev.pid => Some(children.unwinder(ev.pid, p.pid)),
@@ -834,12 +834,12 @@ impl Sampler for PerfEventSampler {
                             Some(u) => u.unwind_without_bp(regs, &stack),
                             None => CallStack { frames: vec![regs.ip], truncated: true },
                         };
-                        let site = crate::sampler::WaitSite { pid: p.pid, call, target, stack };
+                        let site = prof_core::sampler::WaitSite { pid: p.pid, call, target, stack };
                         ev.last_site.insert(p.tid, site.clone());
                         Some(site)
                     }
                 };
-                batch.probes.push(crate::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
+                batch.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
             }
         }
         Ok(batch)

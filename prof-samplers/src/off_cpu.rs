@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::unwind::UserRegs;
+use crate::unwind::UserRegs;
 
 /// What one look at a thread found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct RawProbe {
     pub tid: u32,
     pub from: u64,
     pub to: u64,
-    pub sched: Option<crate::ledger::Sched>,
+    pub sched: Option<prof_core::ledger::Sched>,
     pub reading: Reading,
 }
 
@@ -216,7 +216,7 @@ impl Looker {
         let mut gone = Vec::new();
         let tids: Vec<u32> = self.threads.keys().copied().collect();
         for tid in tids {
-            let from = super::perf_event::monotonic_ns();
+            let from = crate::perf_event::monotonic_ns();
             let Some(w) = self.threads.get_mut(&tid) else { continue };
             let pid = w.pid;
             let sched = w.schedstat.as_ref().and_then(|f| {
@@ -241,7 +241,7 @@ impl Looker {
                     continue;
                 }
             };
-            let to = super::perf_event::monotonic_ns();
+            let to = crate::perf_event::monotonic_ns();
             let text = &self.buf[..n];
             let Some(state) = parse_syscall(text) else {
                 w.last = None;
@@ -265,7 +265,7 @@ impl Looker {
         for tid in gone {
             self.threads.remove(&tid);
         }
-        super::perf_event::monotonic_ns()
+        crate::perf_event::monotonic_ns()
     }
 }
 
@@ -280,10 +280,10 @@ pub struct Blocked {
 }
 
 /// `ON_CPU_NS RUNQ_NS SLICES`.
-pub fn parse_schedstat(text: &[u8]) -> Option<crate::ledger::Sched> {
+pub fn parse_schedstat(text: &[u8]) -> Option<prof_core::ledger::Sched> {
     let text = std::str::from_utf8(text).ok()?;
     let mut w = text.split_whitespace().map(|w| w.parse::<u64>().ok());
-    Some(crate::ledger::Sched { on_cpu: w.next()??, runq: w.next()??, slices: w.next()?? })
+    Some(prof_core::ledger::Sched { on_cpu: w.next()??, runq: w.next()??, slices: w.next()?? })
 }
 
 /// `nr a1 … a6 sp pc` (hex but `nr`), `-1 sp pc`, or `running` (`None`).
@@ -488,8 +488,8 @@ mod tests {
 #[cfg(test)]
 mod unwind_tests {
     use super::*;
-    use crate::sampler::unwind::StackUnwinder;
-    use crate::sampler::Mapping;
+    use crate::unwind::StackUnwinder;
+    use prof_core::sampler::Mapping;
 
     #[inline(never)]
     fn sleeper(tx: mpsc::Sender<u32>) {
@@ -513,7 +513,7 @@ mod unwind_tests {
         let stack = read_stack(pid, b.sp, 16384);
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
-        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::sampler::perf_event::executable_mapping) {
+        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::perf_event::executable_mapping) {
             u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let s = u.unwind_without_bp(UserRegs { ip: b.pc, sp: b.sp, bp: 0 }, &stack);

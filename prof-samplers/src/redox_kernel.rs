@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use crate::error::ProfError;
-use crate::image::ImageLayout;
-use crate::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
-use crate::session::StopReason;
+use prof_core::error::ProfError;
+use prof_core::image::ImageLayout;
+use prof_core::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
+use prof_core::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
 pub const TABLE_CAPACITY: usize = 16384;
@@ -135,10 +135,10 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
     fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError> {
         // On Redox exec runs in userspace (relibc), in the launched child: `exec` keeps that
         // code, linked like every static program at 0x401000, out of the program's bins.
-        let when = crate::ctl::count_from_suffix(from);
+        let when = prof_core::ctl::count_from_suffix(from);
         // A rate asks the kernel for its NMI source (it falls back to the timer tick).
         let stacks = stack_table_size(rate);
-        let rate = crate::ctl::rate_suffix(rate);
+        let rate = prof_core::ctl::rate_suffix(rate);
         let command = format!("start {pid} {TABLE_CAPACITY}{when}{rate} stacks={stacks}\n");
         self.kernel.ctl(&command).map_err(|e| errno("writing sys:prof_ctl", &e))?;
         self.session = Some(KernelSession {
@@ -240,7 +240,7 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
             .kernel
             .clock()
             .ok()
-            .and_then(|b| crate::kernel_clock::parse(&String::from_utf8_lossy(&b)))
+            .and_then(|b| prof_core::kernel_clock::parse(&String::from_utf8_lossy(&b)))
             .filter(|c| c.pid == u64::from(s.pid));
         // New daemons and each scheme's daemon named while they are alive, from one read of
         // the context table.

@@ -3,8 +3,8 @@
 //! A backend counts the user-mode instruction pointers of one process and hands them over in
 //! batches; the rules (ranges, bins, overflow, who may do what) stay in [`crate::session`].
 //!
-//! * Linux: [`perf_event::PerfEventSampler`] (`perf_event_open(2)` on the child).
-//! * Redox: the kernel's `sys:prof_ctl` / `sys:prof_data` (the kernel patch's prof table).
+//! The backends are in `prof-samplers`: Linux's `perf_event_open(2)`, Redox's kernel
+//! `sys:prof_ctl` / `sys:prof_data` (the kernel patch's prof table).
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
@@ -13,15 +13,6 @@ use crate::session::StopReason;
 /// When a session starts counting: at once, or from the process's next exec (the kernel's
 /// own type: `sys:prof_ctl` says it with a final `exec`).
 pub use kprof::CountFrom;
-
-pub mod fake_kernel;
-pub mod kernel;
-#[cfg(target_os = "linux")]
-pub mod perf_event;
-#[cfg(target_os = "linux")]
-pub mod off_cpu;
-#[cfg(target_os = "linux")]
-pub mod unwind;
 
 /// Whether and how a backend records the call stack of each sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
