@@ -280,11 +280,24 @@ pub fn parse_status(line: &str) -> Vec<(String, String)> {
 
 /// The stop reason named in a status line.
 pub fn reason_from_str(s: &str) -> Option<StopReason> {
-    match s {
-        "request" => Some(StopReason::Request),
-        "exit" => Some(StopReason::Exit),
-        "overflow" => Some(StopReason::Overflow),
-        _ => None,
+    [StopReason::Request, StopReason::Exit, StopReason::Overflow].into_iter().find(|r| r.as_str() == s)
+}
+
+/// A run's stop reason by its name (`"exit"`, or `null` for none), as a saved run holds it:
+/// `#[serde(with = "prof_core::formats::reason_name")]` on an `Option<StopReason>`.
+pub mod reason_name {
+    use super::{reason_from_str, StopReason};
+    use serde::{de::Error, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(reason: &Option<StopReason>, s: S) -> Result<S::Ok, S::Error> {
+        reason.map(StopReason::as_str).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StopReason>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(name) => reason_from_str(&name).map(Some).ok_or_else(|| D::Error::custom(format!("unknown stop reason {name:?}"))),
+        }
     }
 }
 

@@ -30,26 +30,10 @@ pub struct StartRequest {
     pub rate: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StopReason {
-    /// `profile(0, ...)` or `stop`.
-    Request,
-    /// The profiled process exited.
-    Exit,
-    /// A bin counter would have overflowed.
-    Overflow,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Request => "request",
-            StopReason::Exit => "exit",
-            StopReason::Overflow => "overflow",
-        }
-    }
-}
+/// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
+/// that would have overflowed. The kernel's own type (the reason `sys:prof_data` gives), so one
+/// type names it from the kernel's prof table to the report.
+pub use kprof::StopReason;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {

@@ -266,11 +266,8 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         batch.load_base = if s.image.is_unknown() { Some(0) } else { snap.image_load_base(s.image.text.start) };
         if snap.state == kprof::State::Stopped {
             s.ended = true;
-            batch.ended = Some(match snap.stop_reason {
-                kprof::StopReason::Exit => StopReason::Exit,
-                kprof::StopReason::Overflow => StopReason::Overflow,
-                _ => StopReason::Request,
-            });
+            // A stopped session has its reason (the decoder checks it).
+            batch.ended = Some(snap.stop_reason.unwrap_or(StopReason::Request));
         }
         Ok(batch)
     }

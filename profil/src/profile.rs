@@ -70,6 +70,7 @@ pub struct Profile {
     pub kernel_ticks: Option<u64>,
     /// Samples the sampler had to drop.
     pub lost: u64,
+    #[serde(with = "prof_core::formats::reason_name")]
     pub stop_reason: Option<StopReason>,
     /// Programs the process exec'd after the profiled one (the bins are of the first): their
     /// files where known, else "another program".

@@ -151,6 +151,7 @@ mod tests {
         let profile = crate::profile::Profile {
             image_samples: vec![(0x1000, 5), (0x1010, 2)],
             elapsed: Some(std::time::Duration::from_millis(1250)),
+            stop_reason: Some(prof_core::StopReason::Exit),
             ..Default::default()
         };
         Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) }
@@ -164,6 +165,7 @@ mod tests {
         assert_eq!(back.run.profile.image_samples, vec![(0x1000, 5), (0x1010, 2)]);
         assert_eq!(back.run.profile.elapsed, Some(std::time::Duration::from_millis(1250)));
         assert_eq!(back.run.arguments, vec!["30"]);
+        assert_eq!(back.run.profile.stop_reason, Some(prof_core::StopReason::Exit));
         // Saving what was read gives the same bytes.
         assert_eq!(render(&back.run, &back.file, back.call_graph, back.children), bytes);
     }
@@ -181,6 +183,10 @@ mod tests {
         flate2::read::GzDecoder::new(&good[..]).read_to_string(&mut json).unwrap();
         assert!(parse(json.as_bytes()).is_ok());
         assert!(parse(&json.as_bytes()[..json.len() / 2]).unwrap_err().starts_with("not a saved run ("));
+        // The stop reason by its name.
+        assert!(json.contains("\"stop_reason\":\"exit\""), "{json}");
+        let bad = json.replace("\"stop_reason\":\"exit\"", "\"stop_reason\":\"tired\"");
+        assert!(parse(bad.as_bytes()).unwrap_err().contains("unknown stop reason \"tired\""), "{bad}");
         let bad = json.replace("\"nr_bins\":0", "\"nr_bins\":3");
         assert!(parse(bad.as_bytes()).unwrap_err().starts_with("a damaged saved run ("), "{bad}");
     }

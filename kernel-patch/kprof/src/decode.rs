@@ -34,7 +34,7 @@ pub struct ServerStack {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     pub state: State,
-    pub stop_reason: StopReason,
+    pub stop_reason: Option<StopReason>,
     pub source: Source,
     pub rate: u64,
     pub pid: u64,
@@ -131,7 +131,6 @@ impl StopReason {
     /// The name `profd`'s `status` shows (`reason=exit`).
     pub fn as_str(self) -> &'static str {
         match self {
-            StopReason::None => "none",
             StopReason::Request => "request",
             StopReason::Exit => "exit",
             StopReason::Overflow => "overflow",
@@ -236,8 +235,12 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         return Err(DecodeError::BadHeaderLen(header_len));
     }
     let state = State::from_u32(u32_at(16)?).ok_or(DecodeError::BadState)?;
-    let stop_reason = StopReason::from_u32(u32_at(20)?).ok_or(DecodeError::BadState)?;
-    if (state == State::Stopped) != (stop_reason != StopReason::None) {
+    let reason_code = u32_at(20)?;
+    let stop_reason = StopReason::from_u32(reason_code);
+    if reason_code != StopReason::code(stop_reason) {
+        return Err(DecodeError::BadState);
+    }
+    if (state == State::Stopped) != stop_reason.is_some() {
         return Err(DecodeError::BadState);
     }
     let count = u64_at(80)?;

@@ -105,7 +105,7 @@ impl Profiler {
     pub fn process_exited(&self, pid: usize) -> bool {
         let was_profiling = self.is_profiling(pid);
         self.exited(pid, &mut HostKernel { exec_base: None, ..HostKernel::default() });
-        was_profiling && self.status() == (State::Stopped, StopReason::Exit)
+        was_profiling && self.status() == (State::Stopped, Some(StopReason::Exit))
     }
 }
 

@@ -224,7 +224,7 @@ fn the_exit_of_the_process_stops_its_nmi_source() {
     prof.exited(PID, &mut Ops { hpet: &hpet, prof: &prof });
     assert!(hpet.armed.load(Ordering::SeqCst), "42 still has a live context");
     prof.exited(PID, &mut Gone(Ops { hpet: &hpet, prof: &prof }));
-    assert_eq!(prof.status(), (State::Stopped, kprof::StopReason::Exit));
+    assert_eq!(prof.status(), (State::Stopped, Some(kprof::StopReason::Exit)));
     assert!(!hpet.armed.load(Ordering::SeqCst));
     // A start whose process is gone by the time the session is set up: stopped, disarmed.
     assert_eq!(

@@ -9,7 +9,7 @@ use kprof::{
 fn sample_snapshot() -> Snapshot {
     Snapshot {
         state: State::Stopped,
-        stop_reason: StopReason::Exit,
+        stop_reason: Some(StopReason::Exit),
         source: Source::NmiHpet,
         rate: 1000,
         pid: 0x1234_5678_9abc,
@@ -397,5 +397,10 @@ fn names_for_status_lines() {
     assert_eq!(State::Running.as_str(), "running");
     assert_eq!(StopReason::Overflow.as_str(), "overflow");
     assert_eq!(State::from_u32(2), Some(State::Stopped));
+    // The codes of sys:prof_data's header: 0 for none.
+    for reason in [None, Some(StopReason::Request), Some(StopReason::Exit), Some(StopReason::Overflow)] {
+        assert_eq!(StopReason::from_u32(StopReason::code(reason)), reason);
+    }
+    assert_eq!(StopReason::code(Some(StopReason::Exit)), 2);
     assert_eq!(StopReason::from_u32(4), None);
 }

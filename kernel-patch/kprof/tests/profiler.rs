@@ -29,7 +29,7 @@ fn counts(p: &Profiler) -> Vec<(u64, u64)> {
 fn idle_profiler_is_off_and_counts_nothing() {
     let p = Profiler::new(u64::MAX);
     assert!(!p.is_on());
-    assert_eq!(p.status(), (State::Idle, StopReason::None));
+    assert_eq!(p.status(), (State::Idle, None));
     p.note_switch(0, PID);
     p.sample(0, true, 0x1000);
     let s = p.snapshot().unwrap();
@@ -182,11 +182,11 @@ fn a_counter_at_its_limit_stops_the_session_and_the_tick_is_not_counted() {
     }
     assert_eq!(p.state(), State::Running);
     p.sample(0, true, 0x1000); // would make 4
-    assert_eq!(p.status(), (State::Stopped, StopReason::Overflow));
+    assert_eq!(p.status(), (State::Stopped, Some(StopReason::Overflow)));
     assert!(!p.is_on());
     p.sample(0, true, 0x1000);
     let s = p.snapshot().unwrap();
-    assert_eq!((s.user_ticks, s.stop_reason), (3, StopReason::Overflow));
+    assert_eq!((s.user_ticks, s.stop_reason), (3, Some(StopReason::Overflow)));
     assert_eq!(
         s.entries,
         vec![Entry {
@@ -205,7 +205,7 @@ fn kernel_tick_overflow_stops_too() {
     let s = p.snapshot().unwrap();
     assert_eq!(
         (s.kernel_ticks, s.state, s.stop_reason),
-        (2, State::Stopped, StopReason::Overflow)
+        (2, State::Stopped, Some(StopReason::Overflow))
     );
 }
 
@@ -221,7 +221,7 @@ fn dropped_counter_overflow_stops_too() {
     let s = p.snapshot().unwrap();
     assert_eq!(
         (s.user_ticks, s.dropped, s.stop_reason),
-        (4, 3, StopReason::Overflow)
+        (4, 3, Some(StopReason::Overflow))
     );
 }
 
@@ -231,12 +231,12 @@ fn stop_request_keeps_the_data_until_the_next_start() {
     p.sample(0, true, 0x1000);
     assert!(p.stop());
     assert!(!p.stop(), "stopping twice is harmless");
-    assert_eq!(p.status(), (State::Stopped, StopReason::Request));
+    assert_eq!(p.status(), (State::Stopped, Some(StopReason::Request)));
     p.sample(0, true, 0x1000);
     assert_eq!(counts(&p), vec![(0x1000, 1)]);
     // The first stop reason sticks.
     assert!(!p.process_exited(PID));
-    assert_eq!(p.status().1, StopReason::Request);
+    assert_eq!(p.status().1, Some(StopReason::Request));
 
     p.start(PID, 8, CountFrom::Now).unwrap();
     let s = p.snapshot().unwrap();
@@ -253,7 +253,7 @@ fn exit_of_the_profiled_process_ends_the_session() {
     assert!(!p.process_exited(0));
     assert_eq!(p.state(), State::Running);
     assert!(p.process_exited(PID));
-    assert_eq!(p.status(), (State::Stopped, StopReason::Exit));
+    assert_eq!(p.status(), (State::Stopped, Some(StopReason::Exit)));
     assert!(!p.is_on());
 }
 
@@ -327,11 +327,11 @@ fn a_session_waiting_for_exec_ends_with_its_process_or_a_stop() {
     p.start(PID, 16, CountFrom::Exec).unwrap();
     // The child could not exec and exits: the session ends, empty, with reason exit.
     assert!(p.process_exited(PID));
-    assert_eq!(p.status(), (State::Stopped, StopReason::Exit));
+    assert_eq!(p.status(), (State::Stopped, Some(StopReason::Exit)));
     assert!(!p.is_on());
     p.start(PID, 16, CountFrom::Exec).unwrap();
     assert!(p.stop());
-    assert_eq!(p.status(), (State::Stopped, StopReason::Request));
+    assert_eq!(p.status(), (State::Stopped, Some(StopReason::Request)));
     // A later session started now counts at once: the flag does not leak into it.
     p.start(PID, 16, CountFrom::Now).unwrap();
     p.note_switch(0, PID);

@@ -32,6 +32,13 @@ pub fn profil(args: &[&str]) -> Output {
     Command::new(profil_bin()).args(args).output().expect("run profil")
 }
 
+/// Does a profil hold the tests' session lock (its abstract socket is bound)? Its name is
+/// `.cargo/config.toml`'s PROFD_SESSION, or the one the caller's environment set.
+pub fn session_held() -> bool {
+    let lock = format!("@{}", std::env::var("PROFD_SESSION").unwrap_or_else(|_| "profd.session".into()));
+    std::fs::read_to_string("/proc/net/unix").unwrap().lines().any(|l| l.ends_with(&lock))
+}
+
 pub fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }

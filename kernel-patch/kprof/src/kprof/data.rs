@@ -89,7 +89,7 @@ pub struct StackRef {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlatSnapshot {
     pub state: State,
-    pub stop_reason: StopReason,
+    pub stop_reason: Option<StopReason>,
     pub source: Source,
     pub rate: u64,
     pub pid: u64,
@@ -170,7 +170,7 @@ impl FlatSnapshot {
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
         header[16..20].copy_from_slice(&(self.state as u32).to_le_bytes());
-        header[20..24].copy_from_slice(&(self.stop_reason as u32).to_le_bytes());
+        header[20..24].copy_from_slice(&StopReason::code(self.stop_reason).to_le_bytes());
         let words = [
             self.pid,
             self.exec_base,

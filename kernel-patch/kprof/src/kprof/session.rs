@@ -52,11 +52,11 @@ impl State {
     }
 }
 
-/// Why a session stopped (`None` while idle or running).
+/// Why a session stopped (a session idle or running has none: `Option<StopReason>`, 0 in
+/// the status word and in `sys:prof_data`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum StopReason {
-    None = 0,
     /// `stop` was written to `sys:prof_ctl`.
     Request = 1,
     /// The last context of the profiled process exited.
@@ -66,14 +66,19 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// The reason coded `raw`; `None` for 0 (no reason) and for a code that is none.
     pub fn from_u32(raw: u32) -> Option<StopReason> {
         match raw {
-            0 => Some(StopReason::None),
             1 => Some(StopReason::Request),
             2 => Some(StopReason::Exit),
             3 => Some(StopReason::Overflow),
             _ => None,
         }
+    }
+
+    /// The code of `reason` (0: none).
+    pub fn code(reason: Option<StopReason>) -> u32 {
+        reason.map_or(0, |r| r as u32)
     }
 }
 
@@ -779,10 +784,8 @@ impl Profiler {
         self.rate.store(sampling.rate, Ordering::Relaxed);
         self.awaiting_exec
             .store(from == CountFrom::Exec, Ordering::Release);
-        self.status.store(
-            status_word(State::Running, StopReason::None),
-            Ordering::Release,
-        );
+        self.status
+            .store(status_word(State::Running, None), Ordering::Release);
         self.on.store(true, Ordering::SeqCst);
         // The process may have exited since the check above, before the exit hook could see
         // the session; else its text's place is known now if it has exec'd (the exec hook
@@ -839,11 +842,11 @@ impl Profiler {
     }
 
     /// Session state and stop reason.
-    pub fn status(&self) -> (State, StopReason) {
+    pub fn status(&self) -> (State, Option<StopReason>) {
         let word = self.status.load(Ordering::Acquire);
         (
             State::from_u32(word & 0xff).unwrap_or(State::Idle),
-            StopReason::from_u32(word >> 8).unwrap_or(StopReason::None),
+            StopReason::from_u32(word >> 8),
         )
     }
 
@@ -973,8 +976,8 @@ impl Profiler {
         let stopped = self
             .status
             .compare_exchange(
-                status_word(State::Running, StopReason::None),
-                status_word(State::Stopped, reason),
+                status_word(State::Running, None),
+                status_word(State::Stopped, Some(reason)),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             )
@@ -1032,8 +1035,8 @@ impl Drop for CtlGuard<'_> {
     }
 }
 
-fn status_word(state: State, reason: StopReason) -> u32 {
-    state as u32 | (reason as u32) << 8
+fn status_word(state: State, reason: Option<StopReason>) -> u32 {
+    state as u32 | StopReason::code(reason) << 8
 }
 
 /// # Safety
