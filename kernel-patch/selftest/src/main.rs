@@ -327,7 +327,7 @@ fn exit_and_exec(proc_root: usize, me: usize) -> Outcome {
     // Its loop is `work_a` calling `work_c`.
     let (in_text, in_work_a) = (ticks_in(&text), ticks_in(&work_a) + ticks_in(&work_c));
     let ok = (after.state, after.stop_reason, after.pid)
-        == (State::Stopped, StopReason::Exit, THREAD_PID as u64)
+        == (State::Stopped, Some(StopReason::Exit), THREAD_PID as u64)
         && before == (0, 0)
         && after.addr_space_switches == 1
         && after.exec_base == 0x1000
@@ -336,7 +336,7 @@ fn exit_and_exec(proc_root: usize, me: usize) -> Outcome {
         && in_work_a * 10 >= in_text * 9;
     let line = format!(
         "reason={} addr_space_switches={} exec_base={:#x} thread user={} in_work_a={in_work_a} outside_text={}",
-        after.stop_reason.as_str(),
+        after.stop_reason.map_or("none", StopReason::as_str),
         after.addr_space_switches,
         after.exec_base,
         after.user_ticks,
@@ -368,7 +368,7 @@ fn describe(s: &Snapshot) -> String {
     format!(
         "state={} reason={} pid={} user={} kernel={} dropped={} entries={} capacity={} exec_base={:#x} addr_space_switches={}",
         s.state.as_str(),
-        s.stop_reason.as_str(),
+        s.stop_reason.map_or("none", StopReason::as_str),
         s.pid,
         s.user_ticks,
         s.kernel_ticks,
@@ -443,7 +443,7 @@ fn verdict(s: &Snapshot) -> Outcome {
     if outside != 0 {
         problems.push("user samples outside our text");
     }
-    if (s.state, s.stop_reason, s.pid) != (State::Stopped, StopReason::Request, SELF_PID as u64) {
+    if (s.state, s.stop_reason, s.pid) != (State::Stopped, Some(StopReason::Request), SELF_PID as u64) {
         problems.push("state/reason/pid wrong");
     }
     if in_table + s.dropped != s.user_ticks + s.kernel_ticks {
