@@ -13,6 +13,7 @@
 //!   hand over ([`sampler::SampleBatch`]).
 //! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands,
 //!   [`formats`] its text files and [`kernel_clock`] the kernel's clock accounts it serves.
+//! * [`system`] — a system-wide run's record: every process, the kernel, idle (`profil -a`).
 
 pub mod ctl;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod prof_data;
 pub mod sampler;
 pub mod scheme;
 pub mod session;
+pub mod system;
 
 pub use error::ProfError;
 pub use image::{ImageLayout, TextSegment};

@@ -14,7 +14,7 @@ use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
-use crate::sampler::{Account, CallStack, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
+use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +116,26 @@ pub struct ChildProcess {
     pub mappings: Vec<Mapping>,
     /// Its exit was seen: a process without one was still running when the session ended.
     pub exited: bool,
+}
+
+impl ChildProcess {
+    /// Add what a batch saw of it.
+    pub fn add(&mut self, c: ChildBatch) {
+        self.parent = self.parent.or(c.parent);
+        self.exec = self.exec.take().or(c.exec);
+        self.kernel_ticks = self.kernel_ticks.saturating_add(c.kernel_ticks);
+        for (pc, n) in c.user {
+            self.user_ticks = self.user_ticks.saturating_add(n);
+            let e = self.samples.entry(pc).or_insert(0);
+            *e = e.saturating_add(n);
+        }
+        for (stack, n) in c.stacks {
+            let e = self.stacks.entry(stack).or_insert(0);
+            *e = e.saturating_add(n);
+        }
+        self.mappings.extend(c.mappings);
+        self.exited |= c.exited;
+    }
 }
 
 /// One session's profile: the Minix bins plus the exact samples behind them.
@@ -365,21 +385,7 @@ impl<S: Sampler> Profd<S> {
             *c = c.saturating_add(n);
         }
         for c in batch.child_processes {
-            let p = s.processes.entry(c.pid).or_default();
-            p.parent = p.parent.or(c.parent);
-            p.exec = p.exec.take().or(c.exec);
-            p.kernel_ticks = p.kernel_ticks.saturating_add(c.kernel_ticks);
-            for (pc, n) in c.user {
-                p.user_ticks = p.user_ticks.saturating_add(n);
-                let e = p.samples.entry(pc).or_insert(0);
-                *e = e.saturating_add(n);
-            }
-            for (stack, n) in c.stacks {
-                let e = p.stacks.entry(stack).or_insert(0);
-                *e = e.saturating_add(n);
-            }
-            p.mappings.extend(c.mappings);
-            p.exited |= c.exited;
+            s.processes.entry(c.pid).or_default().add(c);
         }
         s.lost += batch.lost;
         if batch.kernel_clock.is_some() {

@@ -15,4 +15,6 @@ pub mod off_cpu;
 pub mod perf_event;
 pub mod redox_kernel;
 #[cfg(target_os = "linux")]
+pub mod system_wide;
+#[cfg(target_os = "linux")]
 pub mod unwind;

@@ -85,11 +85,11 @@ pub const DEFAULT_FREQUENCY_HZ: u64 = 1000;
 
 /// Data pages of the ring buffer (a power of two): 512 KiB holds ~20 s of samples at 1 kHz
 /// even if `profil` were not scheduled in between.
-const DATA_PAGES: usize = 128;
+pub(crate) const DATA_PAGES: usize = 128;
 
 /// Samples of copied stacks a ring should hold: 256 (a quarter of a second at 1 kHz, read
 /// every 64) when the memory-lock limit allows; never less than [`DATA_PAGES`].
-const STACK_SAMPLES_PER_RING: usize = 256;
+pub(crate) const STACK_SAMPLES_PER_RING: usize = 256;
 
 /// Frames the kernel's frame-pointer walk may record (its own default limit is 127).
 const MAX_CALLCHAIN: u16 = 127;
@@ -136,8 +136,8 @@ struct ProgramId {
 
 /// One CPU's sampling event and its ring buffer, and the events of other threads writing
 /// into it.
-struct Ring {
-    fd: OwnedFd,
+pub(crate) struct Ring {
+    pub(crate) fd: OwnedFd,
     ptr: *mut u8,
     len: usize,
     _more: Vec<OwnedFd>,
@@ -181,23 +181,23 @@ impl Event {
 /// The processes the program started, followed: each one's origin and mappings, and, with
 /// copied stacks, its unwinder (made on its first sample from what it inherited and mapped).
 #[derive(Default)]
-struct Children {
+pub(crate) struct Children {
     /// The program's own executable mappings (what a child that did not exec inherited).
-    program_mappings: Vec<Mapping>,
-    followed: std::collections::BTreeMap<u32, Followed>,
+    pub(crate) program_mappings: Vec<Mapping>,
+    pub(crate) followed: std::collections::BTreeMap<u32, Followed>,
 }
 
 #[derive(Default)]
-struct Followed {
-    parent: Option<u32>,
-    exec: bool,
-    mappings: Vec<Mapping>,
-    unwinder: Option<StackUnwinder>,
+pub(crate) struct Followed {
+    pub(crate) parent: Option<u32>,
+    pub(crate) exec: bool,
+    pub(crate) mappings: Vec<Mapping>,
+    pub(crate) unwinder: Option<StackUnwinder>,
 }
 
 impl Children {
     /// The unwinder of child `pid`, made on first use from the mappings it has.
-    fn unwinder(&mut self, main_pid: u32, pid: u32) -> &mut StackUnwinder {
+    pub(crate) fn unwinder(&mut self, main_pid: u32, pid: u32) -> &mut StackUnwinder {
         if self.followed.get(&pid).is_none_or(|f| f.unwinder.is_none()) {
             let mappings = prof_core::sampler::process_mappings(pid, main_pid, &self.program_mappings, |p| {
                 self.followed.get(&p).map(|f| (f.parent, f.exec, f.mappings.as_slice()))
@@ -216,13 +216,13 @@ impl Children {
     }
 
     /// Time spent unwinding children's stacks.
-    fn busy(&self) -> std::time::Duration {
+    pub(crate) fn busy(&self) -> std::time::Duration {
         self.followed.values().filter_map(|f| f.unwinder.as_ref()).map(|u| u.busy).sum()
     }
 }
 
 /// The part of `batch` of child process `pid`.
-fn child_part(batch: &mut SampleBatch, pid: u32) -> &mut prof_core::sampler::ChildBatch {
+pub(crate) fn child_part(batch: &mut SampleBatch, pid: u32) -> &mut prof_core::sampler::ChildBatch {
     match batch.child_processes.iter().position(|c| c.pid == pid) {
         Some(i) => &mut batch.child_processes[i],
         None => {
@@ -325,61 +325,16 @@ impl PerfEventSampler {
     }
 
     fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<OwnedFd> {
-        // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
-        let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
-        attr.type_ = b::PERF_TYPE_SOFTWARE;
-        attr.size = std::mem::size_of::<b::perf_event_attr>() as u32;
-        attr.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
-        attr.__bindgen_anon_1.sample_period = self.period_ns;
-        attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME) as u64;
-        match self.call_graph {
-            CallGraph::None => {}
-            CallGraph::FramePointers => {
-                attr.sample_type |= b::PERF_SAMPLE_CALLCHAIN as u64;
-                attr.set_exclude_callchain_kernel(1);
-                attr.sample_max_stack = MAX_CALLCHAIN;
-            }
-            CallGraph::Dwarf { stack_size } => {
-                attr.sample_type |= (b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER) as u64;
-                attr.sample_regs_user = 1 << PERF_REG_X86_BP | 1 << PERF_REG_X86_SP | 1 << PERF_REG_X86_IP;
-                attr.sample_stack_user = stack_size;
-            }
-        }
-        // From exec: armed now, counting from the child's exec (its pre-exec code is profil's).
-        let at_exec = u64::from(from == CountFrom::Exec);
-        attr.set_disabled(at_exec);
-        attr.set_enable_on_exec(at_exec);
-        attr.set_inherit(1);
-        attr.set_exclude_kernel(u64::from(!count_kernel));
-        attr.set_exclude_hv(1);
-        attr.set_mmap(1);
-        attr.set_mmap2(1);
-        // Exec records: a program that execs another one is reported as such.
-        attr.set_comm(1);
-        attr.set_comm_exec(1);
-        // Fork and exit records: which process started which (`--children`), and when the
-        // program's threads began and ended (the ledger by the clock).
-        attr.set_task(1);
-        // No switch records (attr.context_switch): the kernel would write two for every
-        // context switch (about 0.6 us each here), which a program that blocks 100,000 times a
-        // second feels; the threads' accounts come from their scheduler statistics instead
-        // (--off-cpu, crate::off_cpu). Records carry their thread and a CLOCK_MONOTONIC time.
-        attr.set_sample_id_all(1);
-        attr.set_use_clockid(1);
-        attr.clockid = libc::CLOCK_MONOTONIC;
-        attr.set_watermark(1);
-        attr.__bindgen_anon_2.wakeup_watermark = (data_pages * page_size() / 4) as u32;
-        // SAFETY: attr is initialised; the event only observes the child.
-        let fd = unsafe {
-            sys::perf_event_open(&mut attr, pid as libc::pid_t, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
+        let spec = EventSpec {
+            period_ns: self.period_ns,
+            call_graph: self.call_graph,
+            count_kernel,
+            at_exec: from == CountFrom::Exec,
+            inherit: true,
+            data_pages,
         };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd was just returned to us and is owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        open_event(&spec, pid as libc::pid_t, cpu)
     }
-
 
     /// An inheriting event with a ring buffer on every CPU, on `pid` (launched: it has one
     /// thread yet) or on each of its threads (attached).
@@ -423,16 +378,8 @@ impl PerfEventSampler {
                 continue;
             }
             let fd = fds.remove(0);
-            let len = (data_pages + 1) * page_size();
-            // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
-            let ptr = unsafe {
-                libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
-            };
-            if ptr == libc::MAP_FAILED {
-                return Err(io::Error::last_os_error());
-            }
             // The Ring owns the mapping from here, so an error below unmaps it.
-            let mut ring = Ring { fd, ptr: ptr as *mut u8, len, _more: Vec::new() };
+            let mut ring = Ring::map(fd, data_pages)?;
             // Redirect the other threads' events only now: the kernel refuses (EINVAL) a
             // redirect into an event whose buffer is not mapped yet.
             for other in &fds {
@@ -451,6 +398,77 @@ impl PerfEventSampler {
     }
 }
 
+/// What a sampling event counts and records (see the module's doc).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventSpec {
+pub period_ns: u64,
+pub call_graph: CallGraph,
+/// Kernel-mode samples too (else only user mode: the kernel may refuse them).
+pub count_kernel: bool,
+/// Armed now, counting from the process's exec (its pre-exec code is profil's).
+pub at_exec: bool,
+/// Threads and processes the task starts inherit the event (not for a CPU-wide one).
+pub inherit: bool,
+pub data_pages: usize,
+}
+
+/// A `cpu-clock` sampling event as `spec` says, on task `pid` (-1: every task) on `cpu`.
+pub(crate) fn open_event(spec: &EventSpec, pid: libc::pid_t, cpu: i32) -> io::Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
+    let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = b::PERF_TYPE_SOFTWARE;
+    attr.size = std::mem::size_of::<b::perf_event_attr>() as u32;
+    attr.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
+    attr.__bindgen_anon_1.sample_period = spec.period_ns;
+    attr.sample_type = (b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME) as u64;
+    match spec.call_graph {
+        CallGraph::None => {}
+        CallGraph::FramePointers => {
+            attr.sample_type |= b::PERF_SAMPLE_CALLCHAIN as u64;
+            attr.set_exclude_callchain_kernel(1);
+            attr.sample_max_stack = MAX_CALLCHAIN;
+        }
+        CallGraph::Dwarf { stack_size } => {
+            attr.sample_type |= (b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER) as u64;
+            attr.sample_regs_user = 1 << PERF_REG_X86_BP | 1 << PERF_REG_X86_SP | 1 << PERF_REG_X86_IP;
+            attr.sample_stack_user = stack_size;
+        }
+    }
+    // From exec: armed now, counting from the child's exec (its pre-exec code is profil's).
+    let at_exec = u64::from(spec.at_exec);
+    attr.set_disabled(at_exec);
+    attr.set_enable_on_exec(at_exec);
+    attr.set_inherit(u64::from(spec.inherit));
+    attr.set_exclude_kernel(u64::from(!spec.count_kernel));
+    attr.set_exclude_hv(1);
+    attr.set_mmap(1);
+    attr.set_mmap2(1);
+    // Exec records: a program that execs another one is reported as such.
+    attr.set_comm(1);
+    attr.set_comm_exec(1);
+    // Fork and exit records: which process started which (`--children`), and when the
+    // program's threads began and ended (the ledger by the clock).
+    attr.set_task(1);
+    // No switch records (attr.context_switch): the kernel would write two for every
+    // context switch (about 0.6 us each here), which a program that blocks 100,000 times a
+    // second feels; the threads' accounts come from their scheduler statistics instead
+    // (--off-cpu, crate::off_cpu). Records carry their thread and a CLOCK_MONOTONIC time.
+    attr.set_sample_id_all(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.set_watermark(1);
+    attr.__bindgen_anon_2.wakeup_watermark = (spec.data_pages * page_size() / 4) as u32;
+    // SAFETY: attr is initialised; the event only observes.
+    let fd = unsafe {
+        sys::perf_event_open(&mut attr, pid, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned to us and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// The threads of `pid` (`/proc/PID/task`), the main thread first.
 fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
     let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -466,7 +484,7 @@ fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
 /// read lossily); a link of process `pid`'s for a file deleted or replaced since it was mapped
 /// (its path ends ` (deleted)`), `/proc/PID/exe` for the program's own, else the mapping's
 /// `/proc/PID/map_files/START-END`.
-fn mapping_file(pid: u32, raw: Option<&[u8]>, start: u64, len: u64, is_program: bool) -> Option<PathBuf> {
+pub(crate) fn mapping_file(pid: u32, raw: Option<&[u8]>, start: u64, len: u64, is_program: bool) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let deleted = raw.is_some_and(|r| r.ends_with(b" (deleted)"));
     match raw {
@@ -511,12 +529,12 @@ pub(crate) fn monotonic_ns() -> u64 {
     (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
-fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
-fn lock_session() -> Result<UnixListener, ProfError> {
+pub(crate) fn lock_session() -> Result<UnixListener, ProfError> {
     const LOCK: &str = "the session lock (an abstract unix socket)";
     let addr = SocketAddr::from_abstract_name(session_lock_name()).map_err(|e| ProfError::failed(LOCK, &e))?;
     UnixListener::bind_addr(&addr).map_err(|e| match e.kind() {
@@ -527,7 +545,7 @@ fn lock_session() -> Result<UnixListener, ProfError> {
 
 /// The error of `operation`: no such process, permission, or EGENERIC with its cause (an
 /// EINVAL here is the kernel refusing an event, not a malformed request of the user's).
-fn os_error(operation: &'static str, e: &io::Error) -> ProfError {
+pub(crate) fn os_error(operation: &'static str, e: &io::Error) -> ProfError {
     match e.raw_os_error() {
         Some(libc::ESRCH) => ProfError::NoProcess,
         Some(libc::EACCES) | Some(libc::EPERM) => ProfError::Permission,
@@ -854,7 +872,7 @@ impl Sampler for PerfEventSampler {
 
 /// The kernel's frame-pointer chain as a stack: its markers (`PERF_CONTEXT_*`) dropped, the
 /// sample's own address first. A chain as long as the walk may go is taken to be cut there.
-fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
+pub(crate) fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
     let truncated = chain.len() >= usize::from(MAX_CALLCHAIN);
     let mut frames: Vec<u64> = chain.into_iter().filter(|&a| a < b::PERF_CONTEXT_MAX).collect();
     if frames.first() != Some(&ip) {
@@ -865,14 +883,14 @@ fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
 
 /// What follows the ip and pid/tid in a sample record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SampleFormat {
+pub(crate) struct SampleFormat {
     callchain: bool,
     /// Registers and a stack copy (`PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`).
     stack_copy: bool,
 }
 
 impl SampleFormat {
-    fn of(call_graph: CallGraph) -> SampleFormat {
+    pub(crate) fn of(call_graph: CallGraph) -> SampleFormat {
         SampleFormat {
             callchain: call_graph == CallGraph::FramePointers,
             stack_copy: matches!(call_graph, CallGraph::Dwarf { .. }),
@@ -882,14 +900,14 @@ impl SampleFormat {
 
 /// A sample's call stack as recorded: the kernel's chain, or registers and stack bytes.
 #[derive(Debug, PartialEq, Eq)]
-enum RawStack {
+pub(crate) enum RawStack {
     Chain(Vec<u64>),
     Copy { regs: UserRegs, bytes: Vec<u8> },
 }
 
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
-enum Record {
+pub(crate) enum Record {
     Sample { ip: u64, pid: u32, tid: u32, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
     /// The process `pid` exec'd (a COMM record with the exec flag) at `time`; `comm`: its new
@@ -907,8 +925,21 @@ enum Record {
 }
 
 impl Ring {
+    /// The ring buffer of event `fd`: `data_pages` (a power of two) after the metadata page.
+    pub(crate) fn map(fd: OwnedFd, data_pages: usize) -> io::Result<Ring> {
+        let len = (data_pages + 1) * page_size();
+        // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Ring { fd, ptr: ptr as *mut u8, len, _more: Vec::new() })
+    }
+
     /// Read every complete record between the kernel's head and our tail, then release them.
-    fn drain(&mut self, format: SampleFormat) -> Vec<Record> {
+    pub(crate) fn drain(&mut self, format: SampleFormat) -> Vec<Record> {
         let page = page_size();
         // SAFETY: the mapping is one metadata page followed by the data area.
         let data = unsafe { self.ptr.add(page) };

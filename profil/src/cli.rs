@@ -80,8 +80,11 @@ pub struct Args {
     pub program_args: Vec<OsString>,
     /// `-p`: profile this running process instead of starting one.
     pub attach: Option<u32>,
-    /// `-t`: with `-p`, stop after this long (default: until the process exits or Ctrl-C).
+    /// `-t`: with `-p` or `-a`, stop after this long (default: until the process exits or
+    /// Ctrl-C).
     pub duration: Option<std::time::Duration>,
+    /// `-a`: profile every process of the system, not one program (Linux).
+    pub system: bool,
     /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
     /// the sampling rate; Redox: the kernel's account of every block).
     pub off_cpu: bool,
@@ -147,7 +150,13 @@ fn options() -> Options {
         "FILE",
     );
     o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
-    o.optopt("t", "duration", "with -p: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
+    o.optflag(
+        "a",
+        "system-wide",
+        "profile every process of the system instead of one program: each one's share, its top functions, the kernel, idle \
+         (Linux: root, or kernel.perf_event_paranoid <= 0); until -t passes or Ctrl-C",
+    );
+    o.optopt("t", "duration", "with -p or -a: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
     o.optflag("g", "", "record call stacks (as --call-graph dwarf)");
     o.optopt(
@@ -376,9 +385,13 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             _ => return Err(UsageError(format!("invalid pid '{s}' for -p: expected a process id above 0"))),
         },
     };
+    let system = m.opt_present("a");
+    if let Some(why) = crate::platform::refuses("system").filter(|_| system) {
+        return Err(UsageError(why.into()));
+    }
     let duration = match m.opt_str("t") {
         None => None,
-        Some(_) if attach.is_none() => return Err(UsageError("-t goes with -p".into())),
+        Some(_) if attach.is_none() && !system => return Err(UsageError("-t goes with -p or -a".into())),
         Some(s) => match s.parse::<f64>() {
             Ok(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
             _ => return Err(UsageError(format!("invalid duration '{s}' for -t: expected seconds above 0"))),
@@ -387,7 +400,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let mut free = raw.into_iter().skip(first_free);
     if load.is_some() {
         // The run was recorded already: only how it is reported can be chosen.
-        let recording = ["p", "t", "F", "g", "call-graph", "stack-size", "children", "off-cpu", "s", "e", "i", "save"];
+        let recording = ["p", "t", "a", "F", "g", "call-graph", "stack-size", "children", "off-cpu", "s", "e", "i", "save"];
         if let Some(o) = recording.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
             return Err(UsageError(format!("{dash}{o} does not go with --load: the saved run was recorded with its own")));
@@ -396,9 +409,23 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             return Err(UsageError("--load reports a saved run: no program to run".into()));
         }
     }
+    if system {
+        // Every process: nothing of one program's (its bins, its threads, its children, its
+        // file's lines) and nothing to start.
+        let one_program =
+            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callgraph", "save", "diff"];
+        if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
+            let dash = if o.len() == 1 { "-" } else { "--" };
+            return Err(UsageError(format!("{dash}{o} does not go with -a: it profiles every process, not one program")));
+        }
+        if free.len() > 0 {
+            return Err(UsageError("-a profiles every process: no program to run (-t SECONDS says how long)".into()));
+        }
+    }
     let program = match (free.next(), attach, &load) {
         (Some(p), _, _) => p,
         (None, Some(_), _) | (None, None, Some(_)) => OsString::new(),
+        (None, None, None) if system => OsString::new(),
         (None, None, None) => return Err(UsageError("no program to profile".into())),
     };
     if attach.is_some() && free.len() > 0 {
@@ -437,6 +464,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         program_args: free.collect(),
         attach,
         duration,
+        system,
         off_cpu,
     })))
 }
@@ -582,13 +610,31 @@ mod tests {
         assert_eq!((a.attach, a.duration), (Some(16), Some(std::time::Duration::from_millis(2500))));
         assert_eq!(a.program, "/usr/bin/fib");
         for (bad, why) in [
-            (&["-t", "2", "fib"][..], "-t goes with -p"),
+            (&["-t", "2", "fib"][..], "-t goes with -p or -a"),
             (&["-p", "0"], "invalid pid '0' for -p: expected a process id above 0"),
             (&["-p", "x"], "invalid pid 'x' for -p: expected a process id above 0"),
             (&["-p", "4294967296"], "invalid pid '4294967296' for -p: expected a process id above 0"),
             (&["-p", "1", "-t", "0"], "invalid duration '0' for -t: expected seconds above 0"),
             (&["-p", "1", "-t", "soon"], "invalid duration 'soon' for -t: expected seconds above 0"),
             (&["-p", "1", "fib", "30"], "with -p, name at most the process's program file: it runs already"),
+        ] {
+            assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn system_wide_for_a_while() {
+        let a = profile(&["-a"]);
+        assert_eq!((a.system, a.duration, a.program.is_empty()), (true, None, true));
+        let a = profile(&["-a", "-t", "1.5", "-g", "--collapsed", "x"]);
+        assert_eq!((a.system, a.duration), (true, Some(std::time::Duration::from_millis(1500))));
+        for (bad, why) in [
+            (&["-a", "fib"][..], "-a profiles every process: no program to run (-t SECONDS says how long)"),
+            (&["-a", "-p", "1"], "-p does not go with -a: it profiles every process, not one program"),
+            (&["-a", "-o", "g.out"], "-o does not go with -a: it profiles every process, not one program"),
+            (&["-a", "--children"], "--children does not go with -a: it profiles every process, not one program"),
+            (&["-a", "--save", "r"], "--save does not go with -a: it profiles every process, not one program"),
+            (&["--load", "r", "-a"], "-a does not go with --load: the saved run was recorded with its own"),
         ] {
             assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");
         }

@@ -13,7 +13,8 @@
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
 //! * [`waiting`] — where the program waited (`--off-cpu`): blocked time by call and stack.
-//! * [`processes`] — the processes the program started (`--children`), each and together.
+//! * [`processes`] — the processes the program started (`--children`), each and together;
+//!   [`system`] — every process of the system (`-a`).
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
 //!   (Redox), idle and other processes.
 //! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON;
@@ -40,5 +41,6 @@ pub mod run;
 pub mod saved;
 pub mod servers;
 pub mod stacks;
+pub mod system;
 pub mod threads;
 pub mod waiting;

@@ -26,6 +26,7 @@ pub fn refuses(option: &str) -> Option<&'static str> {
     match option {
         "children" => Some("--children is not supported on Redox yet: the kernel's session follows one process"),
         "threads" => Some("--threads is not on Redox yet: the kernel's samples carry no thread"),
+        "system" => Some("-a is not on Redox yet: the kernel's session samples one process and the daemons working for it"),
         _ => None,
     }
 }

@@ -45,8 +45,11 @@ impl ProcessAnalysis {
     }
 }
 
-/// The base name of a program path.
+/// The base name of a program path; a kernel thread's name as it is (`[kworker/0:1]`).
 pub fn base_name(path: &str) -> &str {
+    if path.starts_with('[') && path.ends_with(']') {
+        return path;
+    }
     path.rsplit('/').next().unwrap_or(path)
 }
 
@@ -99,6 +102,167 @@ fn top_functions(out: &mut String, flat: &FlatProfile, top: usize) {
     }
 }
 
+/// Processes grouped by program: (program, runs, samples), most samples first.
+fn by_program<'a>(processes: impl Iterator<Item = (&'a str, u64)>) -> Vec<(String, usize, u64)> {
+    let mut groups: Vec<(String, usize, u64)> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<&'a str, usize> = Default::default();
+    for (name, ticks) in processes {
+        match index.get(name) {
+            Some(&i) => {
+                groups[i].1 += 1;
+                groups[i].2 = groups[i].2.saturating_add(ticks);
+            }
+            None => {
+                index.insert(name, groups.len());
+                groups.push((name.to_string(), 1, ticks));
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    groups
+}
+
+/// The `By program` table, each program's share of `all`.
+fn by_program_table(out: &mut String, groups: &[(String, usize, u64)], all: u64) {
+    let _ = writeln!(out, "By program (its runs together):");
+    let _ = writeln!(out, "     runs   samples       %  program");
+    for (name, runs, ticks) in groups {
+        let _ = writeln!(out, "{runs:>9} {ticks:>9} {:>7.2}  {name}", percent(*ticks, all));
+    }
+}
+
+/// The busiest processes' top functions, each in a section of its own, and a line for the
+/// rest.
+fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
+    let mut busiest: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.flat.total > 0).collect();
+    busiest.sort_by_key(|c| (std::cmp::Reverse(c.flat.total), c.pid));
+    for c in busiest.iter().take(TOP_PROCESSES) {
+        let _ = writeln!(out);
+        let kernel = c.profile.kernel_ticks.map_or(String::new(), |k| format!(", {k} in the kernel"));
+        let _ = writeln!(out, "{} ({}): {}{kernel}:", root_frame(&c.program, c.pid), c.program, count(c.flat.total, "user sample"));
+        top_functions(out, &c.flat, TOP_FUNCTIONS);
+    }
+    if let Some(rest) = busiest.get(TOP_PROCESSES..).filter(|r| !r.is_empty()) {
+        let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.flat.total));
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "({} more {}, with {} between them: in the table above; --json has each one's profile)",
+            rest.len(),
+            if rest.len() == 1 { "process" } else { "processes" },
+            count(samples, "user sample")
+        );
+    }
+}
+
+/// The busiest programs' top functions, a section each: a program run once as its process
+/// (`fib [pid 4242]`), one run many times as its runs together (`true ×300`); those with at
+/// least a hundredth of the processes' user samples, [`TOP_PROCESSES`] at most.
+fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
+    let mut groups: Vec<(&str, Vec<&ProcessAnalysis>)> = Vec::new();
+    for c in processes.iter().filter(|c| c.flat.total > 0) {
+        match groups.iter_mut().find(|g| g.0 == c.program) {
+            Some(g) => g.1.push(c),
+            None => groups.push((&c.program, vec![c])),
+        }
+    }
+    let user = |g: &[&ProcessAnalysis]| g.iter().fold(0u64, |n, c| n.saturating_add(c.flat.total));
+    let all = groups.iter().fold(0u64, |n, g| n.saturating_add(user(&g.1)));
+    groups.sort_by_key(|g| (std::cmp::Reverse(user(&g.1)), g.1[0].pid));
+    for (program, runs) in groups.iter().filter(|g| user(&g.1).saturating_mul(100) >= all).take(TOP_PROCESSES) {
+        let _ = writeln!(out);
+        let kernel = runs.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
+        match runs[..] {
+            [c] => {
+                let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", root_frame(program, c.pid), count(c.flat.total, "user sample"));
+                top_functions(out, &c.flat, TOP_FUNCTIONS);
+            }
+            _ => {
+                let together: Vec<Sample> = runs.iter().flat_map(|c| &c.samples).cloned().collect();
+                let flat = FlatProfile::build(&together, symbolizer, None);
+                let _ = writeln!(
+                    out,
+                    "{} ×{} ({program}, the runs with samples together): {}, {kernel} in the kernel:",
+                    base_name(program),
+                    runs.len(),
+                    count(flat.total, "user sample")
+                );
+                top_functions(out, &flat, TOP_FUNCTIONS);
+            }
+        }
+    }
+}
+
+/// A system-wide run (`-a`): where the CPUs' time went (processes in user mode, in the
+/// kernel, idle), every process with samples and its share (the busiest
+/// [`MAX_PROCESS_ROWS`]), the processes by program (a storm of short runs as one row), the
+/// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are),
+/// and all processes together.
+pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, symbolizer: &Symbolizer) -> String {
+    let mut out = String::new();
+    let idle = p.idle_ticks.unwrap_or(0);
+    let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
+    let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
+    let all = user.saturating_add(in_kernel).saturating_add(idle);
+    let seconds = p.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
+    let cpus = p.cpus.map_or(String::new(), |n| format!(" on {}", count(n, "CPU")));
+    let _ = writeln!(out, "System-wide (-a){seconds}{cpus}: {}:", count(all, "sample"));
+    let _ = writeln!(out, "  samples       %  where");
+    let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
+    let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
+    let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
+    if p.lost > 0 {
+        let _ = writeln!(out, "{:>9}           lost (a CPU's ring buffer was full): not in the counts", p.lost);
+    }
+    let busy: Vec<&ProcessAnalysis> = {
+        let mut b: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.ticks() > 0).collect();
+        b.sort_by_key(|c| (std::cmp::Reverse(c.ticks()), c.pid));
+        b
+    };
+    // The rows: the busiest, down to a thousandth of the samples (the first always).
+    let rows = busy.iter().enumerate().take_while(|(i, c)| *i == 0 || c.ticks().saturating_mul(1000) >= all).count();
+    let rows = rows.min(MAX_PROCESS_ROWS);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Processes: {} seen, {} with samples:", processes.len(), busy.len());
+    let _ = writeln!(out, "      pid   parent   samples       %  program");
+    for c in &busy[..rows] {
+        let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
+        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+    }
+    if let Some(rest) = busy.get(rows..).filter(|r| !r.is_empty()) {
+        let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
+        let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({} more processes, each with less: By program below, --json has each)", "", "", percent(samples, all), rest.len());
+    }
+    // Programs with samples, or run more than once (a storm of short runs); the rest counted.
+    let groups = by_program(processes.iter().map(|c| (c.program.as_str(), c.ticks())));
+    let (shown, quiet): (Vec<_>, Vec<_>) = groups.into_iter().partition(|g| g.2 > 0 || g.1 > 1);
+    if !shown.is_empty() {
+        let _ = writeln!(out);
+        by_program_table(&mut out, &shown[..shown.len().min(MAX_PROCESS_ROWS)], all);
+        if let Some(rest) = shown.get(MAX_PROCESS_ROWS..).filter(|r| !r.is_empty()) {
+            let samples = rest.iter().fold(0u64, |n, g| n.saturating_add(g.2));
+            let _ = writeln!(out, "{:>9} {samples:>9} {:>7.2}  ({})", "", percent(samples, all), count(rest.len() as u64, "more program"));
+        }
+    }
+    if !quiet.is_empty() {
+        let _ = writeln!(out, "{:>9} {:>9} {:>7.2}  ({}, each run once, without samples)", quiet.len(), 0, 0.0, count(quiet.len() as u64, "more program"));
+    }
+    program_sections(&mut out, processes, symbolizer);
+    if kernel.total > 0 {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
+        top_functions(&mut out, kernel, TOP_FUNCTIONS);
+    }
+    if !processes.is_empty() {
+        let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
+        let total = FlatProfile::build(&together, symbolizer, None);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "All {} together: {}:", process_count(processes.len()), count(total.total, "user sample"));
+        top_functions(&mut out, &total, TOP_TOTAL);
+    }
+    out
+}
+
 /// The section: every process with its share of the tree's samples, each child's top
 /// functions, then the top functions of all processes together. `own` is the program's
 /// located samples.
@@ -139,24 +303,10 @@ pub fn render(
         let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({rest} more processes, the least busy: By program below, --json has each)", "", "", percent(samples, all));
     }
     // A program run more than once: its runs together, a row each program.
-    let mut by_program: Vec<(String, usize, u64)> = Vec::new();
-    for (name, ticks) in std::iter::once((program, own_ticks)).chain(processes.iter().map(|c| (c.program.as_str(), c.ticks()))) {
-        match by_program.iter_mut().find(|g| g.0 == name) {
-            Some(g) => {
-                g.1 += 1;
-                g.2 = g.2.saturating_add(ticks);
-            }
-            None => by_program.push((name.to_string(), 1, ticks)),
-        }
-    }
+    let by_program = by_program(std::iter::once((program, own_ticks)).chain(processes.iter().map(|c| (c.program.as_str(), c.ticks()))));
     if by_program.iter().any(|g| g.1 > 1) {
-        by_program.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
         let _ = writeln!(out);
-        let _ = writeln!(out, "By program (its runs together):");
-        let _ = writeln!(out, "     runs   samples       %  program");
-        for (name, runs, ticks) in &by_program {
-            let _ = writeln!(out, "{runs:>9} {ticks:>9} {:>7.2}  {name}", percent(*ticks, all));
-        }
+        by_program_table(&mut out, &by_program, all);
     }
     // The session follows the program: a process it started that outlives it is counted up
     // to the program's exit only.
@@ -170,25 +320,7 @@ pub fn render(
             process_count(running)
         );
     }
-    let mut busiest: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.flat.total > 0).collect();
-    busiest.sort_by_key(|c| (std::cmp::Reverse(c.flat.total), c.pid));
-    for c in busiest.iter().take(TOP_PROCESSES) {
-        let _ = writeln!(out);
-        let kernel = c.profile.kernel_ticks.map_or(String::new(), |k| format!(", {k} in the kernel"));
-        let _ = writeln!(out, "{} ({}): {}{kernel}:", root_frame(&c.program, c.pid), c.program, count(c.flat.total, "user sample"));
-        top_functions(&mut out, &c.flat, TOP_FUNCTIONS);
-    }
-    if let Some(rest) = busiest.get(TOP_PROCESSES..).filter(|r| !r.is_empty()) {
-        let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.flat.total));
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "({} more {}, with {} between them: in the table above; --json has each one's profile)",
-            rest.len(),
-            if rest.len() == 1 { "process" } else { "processes" },
-            count(samples, "user sample")
-        );
-    }
+    busiest_sections(&mut out, processes);
     if !processes.is_empty() {
         let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).cloned().collect();
         let total = FlatProfile::build(&together, symbolizer, None);
@@ -295,6 +427,92 @@ mod tests {
              \x20       1    3.23  [unknown]\n"
         );
         assert_eq!(root_frame(&children[1].program, children[1].pid), "tool [pid 12]");
+    }
+
+    /// A system-wide run: the CPUs' time (user, kernel, idle), the busy processes, a program
+    /// run three times as one row and one section (`tool ×3`), a kernel thread by its name,
+    /// quiet programs counted, the kernel's own functions, and all processes together.
+    #[test]
+    fn a_system_wide_run() {
+        let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
+        let mut symbolizer = Symbolizer::new(empty, "system")
+            .with_object("/bin/hog", object("/bin/hog", &[(0x1000, "spin")]))
+            .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
+            .with_kernel_object(object("/proc/kallsyms", &[(0x1000, "schedule")]));
+        let map = |path: &str| vec![Mapping { start: 0x4000_0000, len: 0x1000, pgoff: 0, path: path.into(), ..Default::default() }];
+        let process = |pid: u32, parent: Option<u32>, program: &str, user: &[(u64, u64)], kernel: u64| ChildProfile {
+            pid,
+            parent,
+            program: program.into(),
+            profile: Profile {
+                pid,
+                foreign_samples: user.to_vec(),
+                mappings: if program.starts_with('/') { map(program) } else { Vec::new() },
+                user_ticks: user.iter().map(|s| s.1).sum(),
+                kernel_ticks: Some(kernel),
+                ..Default::default()
+            },
+            running: true,
+        };
+        let all = [
+            process(2, None, "[kworker/0:1]", &[], 1),
+            process(10, Some(1), "/bin/hog", &[(0x4000_0010, 30)], 2),
+            process(11, Some(1), "/bin/tool", &[(0x4000_0010, 2)], 0),
+            process(12, Some(1), "/bin/tool", &[(0x4000_0210, 1)], 0),
+            process(13, Some(1), "/bin/tool", &[], 0),
+            process(14, Some(1), "/bin/quiet", &[], 0),
+        ];
+        let p = Profile {
+            kernel_samples: vec![(0x1010, 3)],
+            idle_ticks: Some(64),
+            elapsed: Some(std::time::Duration::from_millis(50)),
+            cpus: Some(2),
+            ..Default::default()
+        };
+        let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
+        let processes = analyse(&all, &mut symbolizer, None);
+        assert_eq!(
+            render_system(&p, &processes, &kernel, &symbolizer),
+            "System-wide (-a) in 0.05 s on 2 CPUs: 100 samples:\n\
+             \x20 samples       %  where\n\
+             \x20      33   33.00  processes, in user mode\n\
+             \x20       3    3.00  processes, in the kernel (their system calls and faults, kernel threads)\n\
+             \x20      64   64.00  idle\n\
+             \n\
+             Processes: 6 seen, 4 with samples:\n\
+             \x20     pid   parent   samples       %  program\n\
+             \x20      10        1        32   32.00  /bin/hog\n\
+             \x20      11        1         2    2.00  /bin/tool\n\
+             \x20       2        -         1    1.00  [kworker/0:1]\n\
+             \x20      12        1         1    1.00  /bin/tool\n\
+             \n\
+             By program (its runs together):\n\
+             \x20    runs   samples       %  program\n\
+             \x20       1        32   32.00  /bin/hog\n\
+             \x20       3         3    3.00  /bin/tool\n\
+             \x20       1         1    1.00  [kworker/0:1]\n\
+             \x20       1         0    0.00  (1 more program, each run once, without samples)\n\
+             \n\
+             hog [pid 10] (/bin/hog): 30 user samples, 2 in the kernel:\n\
+             \x20 samples       %  function\n\
+             \x20      30  100.00  spin [hog]\n\
+             \n\
+             tool ×2 (/bin/tool, the runs with samples together): 3 user samples, 0 in the kernel:\n\
+             \x20 samples       %  function\n\
+             \x20       2   66.67  crunch [tool]\n\
+             \x20       1   33.33  parse [tool]\n\
+             \n\
+             The kernel, for every process: 3 samples:\n\
+             \x20 samples       %  function\n\
+             \x20       3  100.00  schedule [kernel]\n\
+             \n\
+             All 6 processes together: 33 user samples:\n\
+             \x20 samples       %  function\n\
+             \x20      30   90.91  spin [hog]\n\
+             \x20       2    6.06  crunch [tool]\n\
+             \x20       1    3.03  parse [tool]\n"
+        );
+        assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
     }
 
     /// A build runs hundreds of processes: the table has every one, sections only the

@@ -3,7 +3,10 @@
 use prof_core::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
 use prof_core::prof_data::DecodeError;
 use prof_core::sampler::{Mapping, Sampling};
-use prof_core::session::Session;
+use std::collections::BTreeMap;
+
+use prof_core::session::{ChildProcess, Session};
+use prof_core::system::SystemRecord;
 use prof_core::{ProfData, StopReason};
 
 use crate::report::ExitKind;
@@ -103,6 +106,10 @@ pub struct Profile {
     /// The program's samples by thread (Linux), by tid.
     #[serde(default)]
     pub by_thread: Vec<ThreadSamples>,
+    /// A system-wide run (`-a`): idle CPUs' samples. The run has no program then: its
+    /// processes are every process that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ticks: Option<u64>,
 }
 
 /// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
@@ -180,15 +187,31 @@ fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
 
 /// The followed children of a session, as profiles, by pid. `program` names the session's.
 fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
+    process_profiles(&s.processes, s.pid, &s.mappings, program)
+}
+
+/// `processes` as profiles, by pid: the processes program `main_pid` (which had `main_mappings`
+/// and is named `program`) started, or (`main_pid` 0) every process of a system-wide run.
+fn process_profiles(
+    processes: &BTreeMap<u32, ChildProcess>,
+    main_pid: u32,
+    main_mappings: &[Mapping],
+    program: &str,
+) -> Vec<ChildProfile> {
     // The program of the process whose exec made `pid`'s address space, else the profiled one.
     let program_of = |pid: u32| -> String {
-        let chain = prof_core::sampler::lineage(pid, s.pid, |p| s.processes.get(&p).map(|c| (c.parent, c.exec.is_some())));
-        match chain.last().and_then(|p| s.processes.get(p)).and_then(|c| Some((c.exec.as_ref()?, c))) {
+        let chain = prof_core::sampler::lineage(pid, main_pid, |p| processes.get(&p).map(|c| (c.parent, c.exec.is_some())));
+        match chain.last().and_then(|p| processes.get(p)).and_then(|c| Some((c.exec.as_ref()?, c))) {
             Some((comm, c)) => exec_image(comm, &c.mappings).unwrap_or_else(|| comm.clone()),
             None => program.to_string(),
         }
     };
-    s.processes
+    let mappings_of = |pid: u32| {
+        prof_core::sampler::process_mappings(pid, main_pid, main_mappings, |p| {
+            processes.get(&p).map(|c| (c.parent, c.exec.is_some(), c.mappings.as_slice()))
+        })
+    };
+    processes
         .iter()
         .map(|(&pid, c)| {
             let stack = |(st, &count): (&prof_core::sampler::CallStack, &u64)| {
@@ -200,7 +223,7 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
             };
             let profile = Profile {
                 foreign_samples: c.samples.iter().map(|(&a, &n)| (a, n)).collect(),
-                mappings: s.mappings_of(pid),
+                mappings: mappings_of(pid),
                 user_ticks: c.user_ticks,
                 kernel_ticks: Some(c.kernel_ticks),
                 stacks: c.stacks.iter().map(stack).collect(),
@@ -228,6 +251,24 @@ impl Profile {
             .into_iter()
             .fold(0u64, u64::saturating_add);
         (seconds > 0.0).then(|| all as f64 / seconds)
+    }
+
+    /// The profile of a system-wide run (`-a`): every process as one of `processes`, the
+    /// kernel's samples of all of them, idle's ticks; no program.
+    pub fn from_system(r: &SystemRecord, stacks_recorded: bool) -> Profile {
+        let mut processes = process_profiles(&r.processes, 0, &[], "[unknown]");
+        for c in &mut processes {
+            c.profile.stacks_recorded = stacks_recorded;
+        }
+        Profile {
+            processes,
+            kernel_samples: r.kernel_samples.iter().map(|(&a, &n)| (a, n)).collect(),
+            kernel_ticks: Some(0),
+            lost: r.lost,
+            stacks_recorded,
+            idle_ticks: Some(r.idle_ticks),
+            ..Default::default()
+        }
     }
 
     /// The profile of a finished session of `program`.
@@ -276,6 +317,7 @@ impl Profile {
                 .collect(),
             off_cpu: None,
             served: Vec::new(),
+            idle_ticks: None,
             by_thread: s
                 .thread_samples
                 .iter()
@@ -363,6 +405,7 @@ impl Profile {
             off_cpu: None,
             served: Vec::new(),
             by_thread: Vec::new(),
+            idle_ticks: None,
         })
     }
 }

@@ -188,6 +188,9 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     if let Some(pid) = args.attach {
         return attach(args, pid).map(Ending::Code);
     }
+    if args.system {
+        return crate::system::run(args);
+    }
     // The name as reports show it; the program runs with its exact bytes.
     let name = args.program.to_string_lossy().into_owned();
     let path = elf::find_program(&args.program)

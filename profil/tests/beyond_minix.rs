@@ -576,7 +576,7 @@ fn json_export_matches_the_report() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.dir.join("fib.json")).unwrap()).unwrap();
     assert_eq!(doc["format"], "profil");
-    assert_eq!(doc["version"], 7);
+    assert_eq!(doc["version"], 8);
     assert!(doc["sampling"].is_null(), "the sampling source is Redox's");
     assert!(doc["stacks"].is_null() && doc["server_stacks"].is_null(), "no stacks without -g");
     // Server attribution is Redox's: no account of servers on Linux.

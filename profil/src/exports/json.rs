@@ -1,5 +1,5 @@
-//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 7:
-//! version 6 had no `clock.off_cpu`, version 5 no `clock`, 4 no `processes` and `lines`, 3 no `sampling`, version 2 no
+//! `--json FILE`: the whole run as one JSON document (schema in docs/exports.md, version 8:
+//! version 7 had no `ticks.idle`, version 6 no `clock.off_cpu`, version 5 no `clock`, 4 no `processes` and `lines`, 3 no `sampling`, version 2 no
 //! `servers` and `server_stacks`, version 1 no call stacks).
 //!
 //! The layout is ours (one row of a table per line, so a diff of two runs reads well, and the
@@ -17,8 +17,8 @@ use crate::objects::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
 /// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`; 6: `clock`; 7:
-/// `clock.off_cpu`).
-pub const SCHEMA_VERSION: u32 = 7;
+/// `clock.off_cpu`; 8: `ticks.idle`).
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The JSON document of a run.
 pub fn render(a: &Analysis) -> String {
@@ -45,11 +45,12 @@ pub fn render(a: &Analysis) -> String {
     let _ = writeln!(o, "  \"bins\": [{}],", bins.join(", "));
     let _ = writeln!(
         o,
-        "  \"ticks\": {{\"user\": {}, \"in_bins\": {}, \"kernel\": {}, \"lost\": {}}},",
+        "  \"ticks\": {{\"user\": {}, \"in_bins\": {}, \"kernel\": {}, \"lost\": {}, \"idle\": {}}},",
         p.user_ticks,
         d.total(),
         p.kernel_ticks.map_or("null".into(), |k| k.to_string()),
-        p.lost
+        p.lost,
+        p.idle_ticks.map_or("null".into(), |k| k.to_string())
     );
     let _ = writeln!(o, "  \"stop_reason\": {},", p.stop_reason.map_or("null".into(), |r| string(r.as_str())));
     let null = || "null".to_string();
@@ -371,6 +372,7 @@ mod tests {
             off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
             served: Vec::new(),
             by_thread: Vec::new(),
+            idle_ticks: None,
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },

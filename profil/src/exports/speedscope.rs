@@ -127,7 +127,9 @@ pub fn render(a: &Analysis) -> String {
         }
         profiles.push(daemons);
     }
-    for c in a.processes {
+    // A system-wide run (-a) saw every process: those that were sampled have a profile.
+    let system = run.profile.idle_ticks.is_some();
+    for c in a.processes.iter().filter(|c| !system || c.ticks() > 0) {
         let mut p = Profile::new(format!("{} (pid {}): CPU samples", crate::processes::base_name(&c.program), c.pid), unit);
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
         profiles.push(p);

@@ -1,0 +1,92 @@
+//! A system-wide run (`profil -a`): every process that ran, each with its own samples, the
+//! kernel's samples of all of them, and the CPUs' idle time. No program, so no Minix bins: the
+//! rules that remain are the one session at a time (the sampler holds the session lock) and
+//! that nothing counted is dropped. The backend hands over [`SampleBatch`]es as for a session:
+//! every process as a [`ChildBatch`](crate::sampler::ChildBatch), idle time in the account.
+
+use std::collections::BTreeMap;
+
+use crate::sampler::SampleBatch;
+use crate::session::ChildProcess;
+
+/// What a system-wide run recorded.
+#[derive(Debug, Clone, Default)]
+pub struct SystemRecord {
+    /// Every process seen, by pid: those running at the start and those started since.
+    pub processes: BTreeMap<u32, ChildProcess>,
+    /// Samples of idle CPUs.
+    pub idle_ticks: u64,
+    /// Kernel-mode samples of every process, by kernel address, where the backend keeps them.
+    pub kernel_samples: BTreeMap<u64, u64>,
+    /// Samples the backend had to drop.
+    pub lost: u64,
+    /// The clock's first and last readings (ns).
+    pub clock: Option<(u64, u64)>,
+}
+
+impl SystemRecord {
+    pub fn ingest(&mut self, batch: SampleBatch) {
+        for c in batch.child_processes {
+            self.processes.entry(c.pid).or_default().add(c);
+        }
+        self.idle_ticks = self.idle_ticks.saturating_add(batch.account.idle);
+        for (pc, n) in batch.kernel {
+            let e = self.kernel_samples.entry(pc).or_insert(0);
+            *e = e.saturating_add(n);
+        }
+        self.lost = self.lost.saturating_add(batch.lost);
+        for t in batch.clock {
+            self.clock = Some(match self.clock {
+                None => (t, t),
+                Some((first, last)) => (first.min(t), last.max(t)),
+            });
+        }
+    }
+
+    /// Every sample: the processes' (user and kernel mode) and idle's.
+    pub fn total(&self) -> u64 {
+        self.processes
+            .values()
+            .fold(self.idle_ticks, |n, p| n.saturating_add(p.user_ticks).saturating_add(p.kernel_ticks))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::{Account, ChildBatch, Mapping};
+
+    #[test]
+    fn batches_add_up_by_process() {
+        let mut r = SystemRecord::default();
+        let map = Mapping { start: 0x1000, len: 0x1000, path: "/bin/hog".into(), ..Default::default() };
+        r.ingest(SampleBatch {
+            child_processes: vec![
+                ChildBatch { pid: 7, exec: Some("hog".into()), user: vec![(0x1010, 3)], mappings: vec![map.clone()], ..Default::default() },
+                ChildBatch { pid: 8, parent: Some(7), kernel_ticks: 2, ..Default::default() },
+            ],
+            kernel: vec![(0xffff_ffff_8100_0000, 2)],
+            account: Account { idle: 5, ..Default::default() },
+            clock: vec![100],
+            ..Default::default()
+        });
+        r.ingest(SampleBatch {
+            child_processes: vec![
+                ChildBatch { pid: 7, user: vec![(0x1010, 1), (0x1020, 1)], ..Default::default() },
+                ChildBatch { pid: 8, exited: true, ..Default::default() },
+            ],
+            account: Account { idle: 1, ..Default::default() },
+            lost: 4,
+            clock: vec![300],
+            ..Default::default()
+        });
+        let hog = &r.processes[&7];
+        assert_eq!((hog.user_ticks, hog.exec.as_deref(), hog.mappings.len()), (5, Some("hog"), 1));
+        assert_eq!(hog.samples.iter().map(|(&a, &n)| (a, n)).collect::<Vec<_>>(), [(0x1010, 4), (0x1020, 1)]);
+        let child = &r.processes[&8];
+        assert_eq!((child.parent, child.kernel_ticks, child.exited), (Some(7), 2, true));
+        assert_eq!((r.idle_ticks, r.lost, r.clock), (6, 4, Some((100, 300))));
+        assert_eq!(r.kernel_samples.values().sum::<u64>(), 2);
+        assert_eq!(r.total(), 5 + 2 + 6);
+    }
+}
