@@ -418,7 +418,8 @@ mod tests {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
         let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
-        assert_eq!(v["version"], 7);
+        assert_eq!(v["version"], 8);
+        assert!(v["ticks"]["idle"].is_null(), "only a system-wide run has idle samples");
         assert!(v["sampling"].is_null(), "Linux: no kernel source to report");
         // The clock: each thread's parts add up to its life.
         let t = &v["clock"]["threads"][0];
