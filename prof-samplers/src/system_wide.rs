@@ -68,7 +68,7 @@ impl SystemSampler {
         };
         let rings = loop {
             let spec = EventSpec {
-                period_ns: 1_000_000_000 / config.frequency_hz,
+                period_ns: cpu_wide_period(config.frequency_hz),
                 call_graph: config.call_graph,
                 count_kernel: true,
                 at_exec: false,
@@ -218,6 +218,16 @@ impl SystemSampler {
             batch.child_processes.push(c);
         }
     }
+}
+
+/// The sampling period (ns) at `frequency_hz`, a little short of the round one: a CPU-wide
+/// timer whose period is a multiple or a divisor of the scheduler's tick locks onto its phase
+/// and samples the task switched in at the tick more often than its share (three busy
+/// processes of 0.9, 0.6 and 0.3 s of CPU time, two more spinning, 1 kHz: 3 to 8 % too many
+/// samples each at 1 ms; within 1 % at 0.3 % less).
+fn cpu_wide_period(frequency_hz: u64) -> u64 {
+    let round = 1_000_000_000 / frequency_hz.max(1);
+    round - round / 350
 }
 
 /// A CPU-wide event with its ring on every CPU.
