@@ -2,8 +2,12 @@
 //!
 //! ```text
 //! start <pid> <start> <end> <interval> [<text_start> <text_end>] [rate=<hz>] [exec]
+//! start all [rate=<hz>]
 //! stop
 //! ```
+//!
+//! `start all` (root only) profiles every process: no program, no bins; each process's
+//! samples are in `servers`, under its pid and executable, as a daemon's are.
 //!
 //! `rate=<hz>` (100 to 10000) asks for that many samples a second per CPU from the kernel's
 //! NMI source, which also samples the kernel's work for the program; where the kernel has
@@ -24,6 +28,8 @@ use crate::session::StartRequest;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CtlCommand {
     Start { req: StartRequest, image: ImageLayout },
+    /// Every process, at the rate asked (`None`: the timer).
+    StartAll { rate: Option<u64> },
     Stop,
 }
 
@@ -51,6 +57,7 @@ pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     };
     match words.as_slice() {
         ["stop"] => Ok(CtlCommand::Stop),
+        ["start", "all"] if from == CountFrom::Now => Ok(CtlCommand::StartAll { rate }),
         ["start", pid, start, end, interval, text @ ..] => {
             let pid = u32::try_from(number(pid)?).map_err(|_| ProfError::Invalid)?;
             let req =

@@ -300,6 +300,14 @@ pub trait Sampler {
     /// already sampling.
     fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError>;
 
+    /// Start counting every process (`start all`): each one's samples come as a daemon's do,
+    /// in [`SampleBatch::servers`] under its pid. `Err(Invalid)` where the backend cannot (the
+    /// Linux embedding has its own system-wide sampler, outside the session).
+    fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
+        let _ = rate;
+        Err(ProfError::Invalid)
+    }
+
     /// Everything counted since the last call; does not block.
     fn collect(&mut self) -> Result<SampleBatch, ProfError>;
 

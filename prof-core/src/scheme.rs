@@ -232,6 +232,7 @@ impl<S: Sampler> ProfScheme<S> {
         for command in ctl::parse(text).map_err(ProfError::errno)? {
             match command {
                 CtlCommand::Start { req, image } => self.profd.profile(uid, req, &image),
+                CtlCommand::StartAll { rate } => self.profd.profile_all(uid, rate),
                 CtlCommand::Stop => self.profd.stop(uid),
             }
             .map_err(ProfError::errno)?;

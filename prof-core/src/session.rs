@@ -274,10 +274,35 @@ impl<S: Sampler> Profd<S> {
             return Err(ProfError::Busy);
         }
         self.sampler.start(req.pid, image, req.from, req.rate)?;
-        self.session = Some(Session {
-            pid: req.pid,
-            starter_uid: caller_uid,
-            text: image.text,
+        self.session = Some(Session::new(req.pid, caller_uid, image.text, layout));
+        Ok(())
+    }
+
+    /// `start all`: profile every process (root only). The session has no program and no
+    /// bins: each process's samples are among its servers, by pid.
+    pub fn profile_all(&mut self, caller_uid: u32, rate: Option<u64>) -> Result<(), ProfError> {
+        if caller_uid != ROOT_UID {
+            return Err(ProfError::Permission);
+        }
+        self.pump()?;
+        if self.state() == SessionState::Running {
+            return Err(ProfError::Busy);
+        }
+        self.sampler.start_all(rate)?;
+        let text = TextSegment { start: 0, end: 1 };
+        let layout = BinLayout::new(text, 0, 0, 0)?;
+        self.session = Some(Session::new(0, caller_uid, text, layout));
+        Ok(())
+    }
+}
+
+impl Session {
+    /// A session of `pid` (0: every process) just started by `starter_uid`.
+    fn new(pid: u32, starter_uid: u32, text: TextSegment, layout: BinLayout) -> Session {
+        Session {
+            pid,
+            starter_uid,
+            text,
             layout,
             data: ProfData::new(&layout),
             load_base: None,
@@ -303,9 +328,11 @@ impl<S: Sampler> Profd<S> {
             kernel_clock: None,
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
-        });
-        Ok(())
+        }
     }
+}
+
+impl<S: Sampler> Profd<S> {
 
     /// `profile(0, ...)`: stop the running session, if any.  Never fails for root or the
     /// session's starter; anyone else gets EPERM rather than a silent no-op.

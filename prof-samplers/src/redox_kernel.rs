@@ -74,6 +74,24 @@ struct KernelSession {
     ended: bool,
 }
 
+impl KernelSession {
+    fn new(pid: u32, image: ImageLayout) -> KernelSession {
+        KernelSession {
+            pid,
+            image,
+            counts: BTreeMap::new(),
+            stack_counts: BTreeMap::new(),
+            stacks_dropped: 0,
+            kernel_ticks: 0,
+            dropped: 0,
+            server_counts: BTreeMap::new(),
+            account: Account::default(),
+            named: BTreeMap::new(),
+            ended: false,
+        }
+    }
+}
+
 impl<K: KernelFiles> KernelSampler<K> {
     pub fn new(kernel: K) -> Self {
         KernelSampler { kernel, session: None }
@@ -141,21 +159,21 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         let rate = prof_core::ctl::rate_suffix(rate);
         let command = format!("start {pid} {TABLE_CAPACITY}{when}{rate} stacks={stacks}\n");
         self.kernel.ctl(&command).map_err(|e| errno("writing sys:prof_ctl", &e))?;
-        self.session = Some(KernelSession {
-            pid,
-            image: image.clone(),
-            counts: BTreeMap::new(),
-            stack_counts: BTreeMap::new(),
-            stacks_dropped: 0,
-            kernel_ticks: 0,
-            dropped: 0,
-            server_counts: BTreeMap::new(),
-            account: Account::default(),
-            named: BTreeMap::new(),
-            ended: false,
-        });
+        self.session = Some(KernelSession::new(pid, image.clone()));
         Ok(())
     }
+
+    fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
+        // Every process's samples go to the kernel's server stacks, sized as the stack table.
+        let stacks = stack_table_size(rate);
+        let rate = prof_core::ctl::rate_suffix(rate);
+        let command = format!("start all{rate} stacks={stacks}\n");
+        self.kernel.ctl(&command).map_err(|e| errno("writing sys:prof_ctl", &e))?;
+        // The kernel's session on all has pid 0.
+        self.session = Some(KernelSession::new(0, ImageLayout::unknown()));
+        Ok(())
+    }
+
 
     fn collect(&mut self) -> Result<SampleBatch, ProfError> {
         let mut batch = SampleBatch::default();

@@ -235,6 +235,52 @@ fn servers_working_for_the_program_are_charged_to_it() {
     assert_eq!(prof_core::formats::parse_servers("garbage\n"), None);
 }
 
+/// `start all` (root): every process's samples under its pid and executable in `servers`,
+/// user and kernel, idle apart; no program, no bins; a process's exit ends nothing; another
+/// session meanwhile is busy; anyone but root is refused.
+#[test]
+fn every_process_at_once() {
+    let mut s = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(
+        u64::MAX,
+        vec![(10, ALICE, 0x40_1000), (20, ROOT, 0x40_1000), (21, ROOT, 0x40_1000)],
+    ))));
+    kernel(&mut s).names =
+        vec![(10, "/usr/bin/fib".into()), (20, "/scheme/initfs/bin/ramfs".into()), (21, "/usr/lib/drivers/ahcid".into())];
+    assert_eq!(ctl(&mut s, ALICE, "start all"), Err(libc::EPERM));
+    assert_eq!(ctl(&mut s, ROOT, "start all exec"), Err(libc::EINVAL));
+    ctl(&mut s, ROOT, "start all rate=1000").unwrap();
+    for _ in 0..3 {
+        kernel(&mut s).tick_stack(10, &[0x40_1100, 0x40_1005], false);
+    }
+    kernel(&mut s).tick(10, false, 0xffff_8000_0000_1000);
+    kernel(&mut s).tick_stack(20, &[0x40_2200], false);
+    kernel(&mut s).tick(0, false, 0xffff_8000_0000_2000);
+    kernel(&mut s).tick(0, false, 0xffff_8000_0000_2000);
+    // A read of the session names each new process while it lives (profil polls `status`);
+    // fib then exits: the session goes on, the others' samples still count.
+    assert_eq!(status(&mut s)["state"], "running");
+    kernel(&mut s).exit(10);
+    kernel(&mut s).tick(21, true, 0x40_7000);
+    assert_eq!(ctl(&mut s, ROOT, "start 20 0 0 0"), Err(libc::EBUSY));
+    assert_eq!(status(&mut s)["state"], "running");
+    ctl(&mut s, ROOT, "stop").unwrap();
+    assert_eq!(
+        text(&mut s, ROOT, "servers"),
+        "# own_user=0 own_kernel=0 server_user=5 server_kernel=1 servers_dropped=0 idle=2 other=0 total=8\n\
+         server 10 4 /usr/bin/fib\n\
+         stack 10 3 complete 0x401100 0x401005\n\
+         stack 10 1 truncated 0xffff800000001000\n\
+         server 20 1 /scheme/initfs/bin/ramfs\n\
+         stack 20 1 complete 0x402200\n\
+         server 21 1 /usr/lib/drivers/ahcid\n\
+         stack 21 1 truncated 0x407000\n"
+    );
+    let st = status(&mut s);
+    assert_eq!((st["pid"].as_str(), st["state"].as_str(), st["reason"].as_str()), ("0", "stopped", "request"));
+    // Root's to read, as any session is its starter's.
+    assert_eq!(read(&mut s, ALICE, "servers"), Err(libc::EPERM));
+}
+
 /// The program's threads by the kernel's clock: each on a CPU, preempted and blocked, its
 /// blocks by wait site (reason, scheme and the scheme's daemon, user stack), served in
 /// `clock` with the daemons named and the program's text placed.

@@ -26,9 +26,21 @@ pub fn refuses(option: &str) -> Option<&'static str> {
     match option {
         "children" => Some("--children is not supported on Redox yet: the kernel's session follows one process"),
         "threads" => Some("--threads is not on Redox yet: the kernel's samples carry no thread"),
-        "system" => Some("-a is not on Redox yet: the kernel's session samples one process and the daemons working for it"),
         _ => None,
     }
+}
+
+/// Why a system-wide run (`-a`) was refused permission, and what would allow it.
+pub fn system_wide_refusal() -> String {
+    if cfg!(target_os = "redox") {
+        return "Permission denied: -a profiles every process, which profd allows root alone".into();
+    }
+    let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    format!(
+        "Permission denied: -a samples every CPU, which the kernel allows root (or CAP_PERFMON), or anyone where \
+         kernel.perf_event_paranoid is 0 or below; it is {}",
+        level.trim()
+    )
 }
 
 /// The user chooses how call stacks are taken (`--call-graph`), and a frame-pointer chain

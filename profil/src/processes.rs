@@ -212,7 +212,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
     let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
     if p.lost > 0 {
-        let _ = writeln!(out, "{:>9}           lost (a CPU's ring buffer was full): not in the counts", p.lost);
+        let _ = writeln!(out, "{:>9}           lost (the sampler's buffer or table was full): not in the counts", p.lost);
     }
     let busy: Vec<&ProcessAnalysis> = {
         let mut b: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.ticks() > 0).collect();

@@ -271,6 +271,54 @@ impl Profile {
         }
     }
 
+    /// A system-wide run's profile from the `prof:` scheme's `servers` (Redox, `start all`):
+    /// each process as the kernel kept it, by pid and executable: its user samples (its
+    /// stacks' leaves, and the stacks with `stacks`), its kernel ones counted, and kept by
+    /// address for the kernel's functions; idle's ticks. Samples the kernel's table had no room
+    /// for are lost.
+    pub fn from_system_servers(r: &prof_core::formats::ServersReport, stacks: bool) -> Profile {
+        let in_kernel = |a: u64| a >= prof_core::sampler::KERNEL_SPACE_START;
+        let mut kernel: BTreeMap<u64, u64> = BTreeMap::new();
+        let processes = r
+            .servers
+            .iter()
+            .map(|s| {
+                let (mut user, mut kernel_ticks, mut placed) = (BTreeMap::<u64, u64>::new(), 0u64, Vec::new());
+                for (frames, truncated, count) in &s.stacks {
+                    let Some(&leaf) = frames.first() else { continue };
+                    let to = if in_kernel(leaf) { &mut kernel } else { &mut user };
+                    *to.entry(leaf).or_insert(0) += count;
+                    if in_kernel(leaf) {
+                        kernel_ticks += count;
+                    }
+                    if stacks {
+                        let frames = frames.iter().map(|&a| if in_kernel(a) { StackFrame::Kernel(a) } else { StackFrame::Other(a) });
+                        placed.push(Stack::new(frames.collect(), *truncated, *count));
+                    }
+                }
+                let profile = Profile {
+                    pid: s.pid,
+                    user_ticks: user.values().sum(),
+                    foreign_samples: user.into_iter().collect(),
+                    kernel_ticks: Some(kernel_ticks),
+                    stacks: placed,
+                    stacks_recorded: stacks,
+                    ..Default::default()
+                };
+                ChildProfile { pid: s.pid, parent: None, program: s.path.clone(), profile, running: true }
+            })
+            .collect();
+        Profile {
+            processes,
+            kernel_samples: kernel.into_iter().collect(),
+            kernel_ticks: Some(0),
+            lost: r.account.servers_dropped,
+            stacks_recorded: stacks,
+            idle_ticks: Some(r.account.idle),
+            ..Default::default()
+        }
+    }
+
     /// The profile of a finished session of `program`.
     pub fn from_session(s: &Session, program: &str, counts_kernel: bool, stacks_recorded: bool) -> Profile {
         let mut processes = child_profiles(s, program);

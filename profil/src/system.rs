@@ -1,4 +1,5 @@
-//! `-a`: every process of the system, as Prospect profiles a system (Linux). No program is
+//! `-a`: every process of the system, as Prospect profiles a system (Linux: every CPU's perf
+//! event; Redox: profd's session on all, the kernel's samples of every process). No program is
 //! run: the CPUs are sampled until `-t` passes or Ctrl-C, and the report says where their time
 //! went (processes in user mode, in the kernel, idle), every busy process with its share, the
 //! processes by program, the busiest ones' top functions named from their own executables,
@@ -35,7 +36,12 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     if args.duration.is_none() && crate::interrupt::ctrl_c_from_terminal() {
         crate::report_out::to_stderr(format_args!("profil: sampling every CPU until Ctrl-C"));
     }
-    let (profile, _) = crate::backend::record_system(args).map_err(refused)?;
+    let (mut profile, _) = crate::backend::record_system(args).map_err(refused)?;
+    // A process the backend saw no mapping of (Redox: static programs and daemons, by their
+    // executable) is placed from its file.
+    for c in profile.processes.iter_mut().filter(|c| c.profile.mappings.is_empty() && c.program.starts_with('/')) {
+        c.profile.mappings = crate::objects::elf::static_mappings(&c.program);
+    }
     let run = Outcome {
         program: SYSTEM.into(),
         arguments: Vec::new(),
@@ -44,7 +50,9 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         exit: ExitKind::Attached { pid: 0, exited: false },
     };
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-    let mut symbolizer = Symbolizer::new(empty, SYSTEM).with_kernel(args.kernel.as_deref().unwrap_or(Path::new(KALLSYMS)));
+    // The kernel's symbols: --kernel, Redox's installed kernel, Linux's kallsyms.
+    let kernel = args.kernel.clone().or_else(crate::platform::default_kernel).unwrap_or_else(|| KALLSYMS.into());
+    let mut symbolizer = Symbolizer::new(empty, SYSTEM).with_kernel(&kernel);
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
@@ -81,14 +89,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
 /// Why the system cannot be profiled, as the user can act on it.
 fn refused(e: ProfError) -> RunError {
     match e {
-        ProfError::Permission => {
-            let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-            RunError::Program(format!(
-                "Permission denied: -a samples every CPU, which the kernel allows root (or CAP_PERFMON), or anyone \
-                 where kernel.perf_event_paranoid is 0 or below; it is {}",
-                level.trim()
-            ))
-        }
+        ProfError::Permission => RunError::Program(crate::platform::system_wide_refusal()),
         ProfError::Busy => match crate::platform::busy_hint() {
             Some(hint) => RunError::Program(format!("{e}\n{hint}")),
             None => RunError::Profiling(e),

@@ -131,3 +131,68 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     // The whole model, field for field (Debug shows every one of them).
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
 }
+
+/// A system-wide run on Redox's path (`profil -a`): profd's session on all over the fake
+/// kernel, its `servers` read as profil reads them, each process placed from its static
+/// executable and named: the program's row and functions, the daemon's, idle, the kernel's.
+#[test]
+fn a_system_wide_run_from_the_scheme_files() {
+    use kprof::KERNEL_SPACE_START;
+    use profil::objects::object_file::ObjectFile;
+    // A real executable stands for both processes' files: their samples are at its link
+    // addresses, as a static Redox program's run addresses are.
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib).unwrap();
+    let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
+    let fib_path = fib.display().to_string();
+    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000), (20, 0, 0x40_1000)]))));
+    s.profd_mut().sampler_mut().kernel().names = vec![(10, fib_path.clone()), (20, fib_path.clone())];
+    let ctl = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(ctl, b"start all rate=1000\n", 0).unwrap();
+    s.close(ctl);
+    let k = s.profd_mut().sampler_mut().kernel();
+    for _ in 0..6 {
+        k.tick_stack(10, &[work + 4], true);
+    }
+    k.tick(10, false, KERNEL_SPACE_START + 0x1000);
+    k.tick_stack(20, &[work + 8], true);
+    for _ in 0..3 {
+        k.tick(0, false, KERNEL_SPACE_START + 0x2000);
+    }
+    let id = s.open("status", Access::Read, 0).unwrap();
+    s.close(id);
+    let ctl = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(ctl, b"stop\n", 0).unwrap();
+    s.close(ctl);
+    let id = s.open("servers", Access::Read, 0).unwrap();
+    let mut servers = vec![0u8; 1 << 16];
+    let n = s.read(id, &mut servers, 0).unwrap();
+    s.close(id);
+    let report = prof_core::formats::parse_servers(std::str::from_utf8(&servers[..n]).unwrap()).unwrap();
+
+    let mut p = Profile::from_system_servers(&report, false);
+    assert_eq!((p.idle_ticks, p.lost, p.processes.len()), (Some(3), 0, 2));
+    for c in &mut p.processes {
+        c.profile.mappings = profil::objects::elf::static_mappings(&c.program);
+        assert!(!c.profile.mappings.is_empty());
+    }
+    let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
+    assert_eq!((fib10.profile.user_ticks, fib10.profile.kernel_ticks, fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
+    assert_eq!(p.kernel_samples, vec![(KERNEL_SPACE_START + 0x1000, 1)]);
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = profil::objects::Symbolizer::new(empty, "system");
+    let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
+    let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
+    let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
+    assert!(out.starts_with("System-wide (-a): 11 samples:\n"), "{out}");
+    assert!(out.contains(&format!("       10        -         7   63.64  {fib_path}\n")), "{out}");
+    assert!(out.contains(&format!("        2         8   72.73  {fib_path}\n")), "{out}");
+    assert!(out.contains("fib ×2 (") && out.contains(" overflow [fib]\n"), "{out}");
+    assert!(out.contains("        3   27.27  idle\n"), "{out}");
+}
+
+/// Where the workspace's binaries are (the test runs from its deps directory).
+fn profil_bin_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}

@@ -73,6 +73,23 @@ fn good_commands() {
     assert_eq!(parse_command(b"start 007 1"), start(7, 1));
 }
 
+/// `start all`: every process (pid 0), with a rate and a stack table, never from an exec nor
+/// with an exact-PC table of its own.
+#[test]
+fn all_is_every_process() {
+    let all = |rate: Option<usize>, stacks: usize| {
+        Ok(Command::Start { pid: 0, capacity: DEFAULT_CAPACITY, from: CountFrom::Now, rate, stacks })
+    };
+    assert_eq!(parse_command(b"start all"), all(None, DEFAULT_STACKS));
+    assert_eq!(parse_command(b"start all rate=1000 stacks=0x10000\n"), all(Some(1000), 0x10000));
+    assert_eq!(parse_command(b"start all stacks=0"), all(None, 0));
+    assert_eq!(parse_command(b"start all exec"), Err(ParseError::TrailingWords));
+    assert_eq!(parse_command(b"start all 64"), Err(ParseError::TrailingWords));
+    assert_eq!(parse_command(b"start all rate=1"), Err(ParseError::BadRate));
+    assert_eq!(parse_command(b"start ALL"), Err(ParseError::BadNumber));
+    assert_eq!(parse_command(b"start 0"), Err(ParseError::ZeroPid));
+}
+
 #[test]
 fn exec_counts_from_the_next_exec() {
     assert_eq!(

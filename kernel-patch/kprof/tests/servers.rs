@@ -224,6 +224,60 @@ fn every_tick_lands_in_one_account() {
     assert_eq!(all, 21);
 }
 
+/// A session on every process (`start all`): each process's samples, user and kernel, are
+/// server samples under its pid, with its stack or its PC alone; idle is idle; nothing is
+/// "other"; no process's exit ends it, and no exact-PC table is filled. The server table is as
+/// large as the stack table asked for.
+#[test]
+fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
+    use kprof::{HostKernel, State};
+    let p = Profiler::new(u64::MAX);
+    p.ctl(b"start all stacks=4096", &mut HostKernel::default()).unwrap();
+    assert_eq!(p.state(), State::Running);
+    for _ in 0..3 {
+        tick(&p, PROGRAM, &[0x40_1010, 0x40_2005]);
+    }
+    tick(&p, RAMFS, &[0x40_5010]);
+    p.note_switch(1, OTHER);
+    p.sample(1, true, 0x40_7000);
+    p.sample(1, false, 0xffff_8000_0000_3000);
+    p.note_switch(1, 0);
+    p.sample(1, false, 0xffff_8000_0000_2000);
+    // No process of its own: an exit ends nothing, and nobody is "the program".
+    assert!(!p.process_exited(PROGRAM) && !p.is_profiling(PROGRAM));
+    assert_eq!(p.state(), State::Running);
+    // The glue walks the stacks of every process (not idle's).
+    p.note_switch(0, OTHER);
+    assert!(p.wants_stack(0));
+    p.note_switch(0, 0);
+    assert!(!p.wants_stack(0));
+    p.stop();
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.pid, s.user_ticks, s.kernel_ticks, s.entries.len()), (0, 0, 0, 0));
+    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.idle_ticks, s.other_ticks), (5, 1, 1, 0));
+    assert_eq!(s.server_stack_capacity, 4096);
+    let server = |pid: usize, count, truncated, frames: &[u64]| ServerStack {
+        pid: pid as u64,
+        stack: StackEntry { count, truncated, frames: frames.to_vec() },
+    };
+    assert_eq!(
+        s.server_stacks,
+        vec![
+            server(RAMFS, 1, false, &[0x40_5010]),
+            server(OTHER, 1, true, &[0x40_7000]),
+            server(OTHER, 1, true, &[0xffff_8000_0000_3000]),
+            server(PROGRAM, 3, false, &[0x40_1010, 0x40_2005]),
+        ]
+    );
+    // The next session on one process is as before: its own, the rest "other".
+    p.start(PROGRAM, 64, CountFrom::Now).unwrap();
+    tick(&p, OTHER, &[0x40_7000]);
+    tick(&p, PROGRAM, &[0x40_1010]);
+    p.stop();
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.user_ticks, s.other_ticks, s.server_user_ticks, s.server_stack_capacity), (1, 1, 0, SERVER_STACK_CAPACITY as u64));
+}
+
 #[test]
 fn nothing_is_counted_before_the_exec_a_session_waits_for() {
     let p = Profiler::new(u64::MAX);

@@ -4,7 +4,7 @@
 //! * Redox: [`scheme`] asks the profd daemon through `/scheme/prof`.
 //!
 //! Both offer the same `Profiler` with `start` / `wait_for_end` / `profile`; a system-wide run
-//! (`-a`) is [`record_system`] (Linux; the command line refuses it elsewhere).
+//! (`-a`) is `record_system` (Linux: every CPU's perf event; Redox: profd's `start all`).
 
 #[cfg(target_os = "linux")]
 mod embedded;
@@ -21,9 +21,5 @@ mod system_wide;
 #[cfg(target_os = "linux")]
 pub use system_wide::record_system;
 
-/// No system-wide run here: the kernel's session samples one process (the command line
-/// refuses `-a` before this).
-#[cfg(not(target_os = "linux"))]
-pub fn record_system(_: &crate::cli::Args) -> Result<(crate::profile::Profile, std::time::Duration), prof_core::ProfError> {
-    Err(prof_core::ProfError::failed_at("-a is not supported on this system"))
-}
+#[cfg(target_os = "redox")]
+pub use scheme::record_system;

@@ -126,3 +126,30 @@ impl Profiler {
         Ok(profile)
     }
 }
+
+/// `-a`: a session on every process (`start all`, root only) until `args.duration` passes or
+/// a signal comes, then its `servers` as the run's processes. `status` is read every 100 ms
+/// meanwhile, so profd names each new process while it lives.
+pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Duration), ProfError> {
+    std::fs::File::open(STATUS).map_err(errno)?;
+    // Installed before counting starts, so Ctrl-C ends the run rather than profil.
+    crate::interrupt::install();
+    ctl(&format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))))?;
+    let started = std::time::Instant::now();
+    let deadline = args.duration.map(|d| started + d);
+    while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
+        // Someone stopped it underneath us: what it counted is the run.
+        if !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let elapsed = started.elapsed();
+    ctl("stop\n")?;
+    let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
+    let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
+    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
+    profile.elapsed = Some(elapsed);
+    profile.cpus = crate::profile::cpus_in_sys_cpu(&std::fs::read_to_string(SYS_CPU).unwrap_or_default());
+    Ok((profile, elapsed))
+}

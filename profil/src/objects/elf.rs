@@ -160,6 +160,26 @@ pub fn build_id(path: &Path) -> Option<Vec<u8>> {
     build_id_in(&elf, &bytes)
 }
 
+/// The executable mappings of a static program at `path` as its process has them (its run
+/// addresses are its link addresses: Redox's programs and daemons), for naming its samples
+/// as any process's; none where the file cannot be read.
+pub fn static_mappings(path: &str) -> Vec<prof_core::sampler::Mapping> {
+    let Ok(file) = crate::objects::object_file::ObjectFile::read(&crate::objects::sysroot::locate(Path::new(path))) else {
+        return Vec::new();
+    };
+    file.segments()
+        .iter()
+        .filter(|s| s.executable)
+        .map(|s| prof_core::sampler::Mapping {
+            start: s.vaddr & !0xfff,
+            len: s.memsz + (s.vaddr & 0xfff),
+            pgoff: s.offset & !0xfff,
+            path: path.to_string(),
+            ..Default::default()
+        })
+        .collect()
+}
+
 /// Does the file at `path` start as an ELF file does?
 pub fn is_elf(path: &Path) -> bool {
     use std::io::Read;

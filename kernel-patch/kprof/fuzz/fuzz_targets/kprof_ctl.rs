@@ -9,7 +9,6 @@ fuzz_target!(|data: &[u8]| {
     let canonical = match c {
         kprof::Command::Stop => "stop\n".to_string(),
         kprof::Command::Start { pid, capacity, from, rate, stacks } => {
-            assert_ne!(pid, 0);
             assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
             let when = match from {
                 kprof::CountFrom::Now => "",
@@ -23,7 +22,14 @@ fuzz_target!(|data: &[u8]| {
                 None => String::new(),
             };
             assert!(stacks <= kprof::MAX_STACKS);
-            format!("start {pid:#x} {capacity}{rate}{when} stacks={stacks}\n")
+            // Pid 0 is `start all`: every process, counted now, no table of its own to size.
+            match pid {
+                0 => {
+                    assert_eq!((capacity, from), (kprof::DEFAULT_CAPACITY, kprof::CountFrom::Now));
+                    format!("start all{rate} stacks={stacks}\n")
+                }
+                _ => format!("start {pid:#x} {capacity}{rate}{when} stacks={stacks}\n"),
+            }
         }
     };
     assert_eq!(kprof::parse_command(canonical.as_bytes()), Ok(c));

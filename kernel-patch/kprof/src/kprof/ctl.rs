@@ -19,7 +19,8 @@ pub const MAX_RATE: usize = 10_000;
 /// A command written to `sys:prof_ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`
+    /// `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`, or `start all [rate=HZ]
+    /// [stacks=N]` (`pid` 0): every process, each one's samples under its pid.
     Start {
         pid: usize,
         capacity: usize,
@@ -72,8 +73,8 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]` or
-/// `stop`. Words are separated by ASCII whitespace (a trailing newline is fine); numbers are
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`,
+/// `start all [rate=HZ] [stacks=N]` (every process: `pid` 0) or `stop`. Words are separated by ASCII whitespace (a trailing newline is fine); numbers are
 /// decimal or `0x`-hex. `exec` makes the session count from the process's next exec
 /// ([`CountFrom::Exec`]); `rate=HZ` asks for HZ samples a second per CPU from an NMI source
 /// (the kernel falls back to the timer tick where it has none); `stacks=N` sizes the stack
@@ -87,14 +88,18 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
     let command = match words.next().ok_or(ParseError::Empty)? {
         b"stop" => Command::Stop,
         b"start" => {
-            let pid = parse_number(words.next().ok_or(ParseError::MissingPid)?)?;
-            if pid == 0 {
+            let (pid, all) = match words.next().ok_or(ParseError::MissingPid)? {
+                b"all" => (0, true),
+                word => (parse_number(word)?, false),
+            };
+            if pid == 0 && !all {
                 return Err(ParseError::ZeroPid);
             }
             let mut next = words.next();
             let capacity = match next {
                 Some(word)
-                    if word != b"exec"
+                    if !all
+                        && word != b"exec"
                         && !word.starts_with(b"rate=")
                         && !word.starts_with(b"stacks=") =>
                 {
@@ -108,7 +113,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             }
             let (mut from, mut rate, mut stacks) = (None, None, None);
             while let Some(word) = next {
-                if word == b"exec" && from.is_none() {
+                if word == b"exec" && from.is_none() && !all {
                     from = Some(CountFrom::Exec);
                 } else if let (Some(hz), None) = (word.strip_prefix(b"rate="), rate) {
                     let hz = parse_number(hz).map_err(|_| ParseError::BadRate)?;

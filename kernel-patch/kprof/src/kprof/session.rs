@@ -279,6 +279,9 @@ pub struct Profiler {
     /// Ticks of the idle contexts and kernel threads (pid 0), and of every other process.
     idle_ticks: AtomicU64,
     other_ticks: AtomicU64,
+    /// A session on every process (`start all`): each one's samples go to the server stacks
+    /// under its pid, as a labelled daemon's would.
+    all: AtomicBool,
     /// The threads by the clock and their wait sites (`clock`).
     pub(super) clock: Clock,
     /// Samplers (and clock hooks) that saw `on` and may be touching the tables.
@@ -322,6 +325,7 @@ impl Profiler {
             servers_dropped: AtomicU64::new(0),
             idle_ticks: AtomicU64::new(0),
             other_ticks: AtomicU64::new(0),
+            all: AtomicBool::new(false),
             clock: Clock::new(),
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
@@ -400,10 +404,10 @@ impl Profiler {
             return false;
         };
         // No walk while the CPU switches contexts (see `SWITCHING`).
+        let counted = self.all.load(Ordering::Relaxed) || pid == self.pid.load(Ordering::Relaxed);
         pid & SWITCHING == 0
             && pid != 0
-            && ((pid == self.pid.load(Ordering::Relaxed) && self.stacks.capacity() > 0)
-                || self.is_serving(pid))
+            && ((counted && self.stacks.capacity() > 0) || self.is_serving(pid))
     }
 
     /// Is `pid` a daemon labelled as working for the running session?
@@ -543,6 +547,22 @@ impl Profiler {
                 }
             } else if pid == 0 {
                 self.bump(&self.idle_ticks);
+            } else if self.all.load(Ordering::Relaxed) {
+                // Every process: its sample under its pid.
+                if self.bump(if user {
+                    &self.server_user_ticks
+                } else {
+                    &self.server_kernel_ticks
+                }) {
+                    let mut alone = StackBuf::new();
+                    let stack = stack_or_pc(stack, pc, &mut alone);
+                    self.insert_stack(
+                        &self.server_stacks,
+                        &self.servers_dropped,
+                        pid as u64,
+                        stack,
+                    );
+                }
             } else if let Some(label) = self.label_of(pid) {
                 if label.answered.load(Ordering::Relaxed) {
                     // The answer's tick: the last of this label.
@@ -555,13 +575,8 @@ impl Profiler {
                 } else {
                     &self.server_kernel_ticks
                 }) {
-                    // Without a walk the sample is its PC alone, cut there.
                     let mut alone = StackBuf::new();
-                    let stack = stack.unwrap_or_else(|| {
-                        alone.push(pc);
-                        alone.truncated = true;
-                        &alone
-                    });
+                    let stack = stack_or_pc(stack, pc, &mut alone);
                     self.insert_stack(
                         &self.server_stacks,
                         &self.servers_dropped,
@@ -699,18 +714,25 @@ impl Profiler {
         stacks: usize,
         kernel: &mut impl KernelOps,
     ) -> Result<(), CtlError> {
-        if kernel.exec_base(pid).is_none() {
+        // Pid 0: every process (`start all`).
+        let all = pid == 0;
+        if !all && kernel.exec_base(pid).is_none() {
             return Err(CtlError::NoSuchProcess);
         }
         if self.state() == State::Running {
             return Err(CtlError::Busy);
         }
+        // On every process the server stacks hold them all: as many as the stack table.
+        let server_capacity = match all {
+            true => SERVER_STACK_CAPACITY.max(stacks),
+            false => SERVER_STACK_CAPACITY,
+        };
         // Tables the kernel cannot spare the memory for are refused, not tried: its heap
         // grows on demand and cannot fail softly.
         let bytes = capacity
             .saturating_mul(size_of::<Slot>())
             .saturating_add(StackTables::bytes_for(stacks))
-            .saturating_add(StackTables::bytes_for(SERVER_STACK_CAPACITY))
+            .saturating_add(StackTables::bytes_for(server_capacity))
             .saturating_add(StackTables::bytes_for(WAIT_SITE_CAPACITY))
             .saturating_add(StackTables::bytes_for(SERVED_CAPACITY));
         if bytes > kernel.spare_memory() {
@@ -722,7 +744,7 @@ impl Profiler {
             .map_err(|_| CtlError::NoMemory)?;
         slots.resize_with(capacity, Slot::empty);
         let stack_tables = StackTables::try_new(stacks)?;
-        let server_tables = StackTables::try_new(SERVER_STACK_CAPACITY)?;
+        let server_tables = StackTables::try_new(server_capacity)?;
         let site_tables = StackTables::try_new(WAIT_SITE_CAPACITY)?;
         let served_tables = StackTables::try_new(SERVED_CAPACITY)?;
         let new_table = Box::into_raw(slots.into_boxed_slice()).cast::<Slot>();
@@ -780,6 +802,7 @@ impl Profiler {
             label.pid.store(0, Ordering::Relaxed);
         }
         self.pid.store(pid, Ordering::Relaxed);
+        self.all.store(all, Ordering::Relaxed);
         self.source.store(sampling.source as u32, Ordering::Relaxed);
         self.rate.store(sampling.rate, Ordering::Relaxed);
         self.awaiting_exec
@@ -789,8 +812,9 @@ impl Profiler {
         self.on.store(true, Ordering::SeqCst);
         // The process may have exited since the check above, before the exit hook could see
         // the session; else its text's place is known now if it has exec'd (the exec hook
-        // updates it).
+        // updates it). A session on every process has no process to end it.
         match kernel.exec_base(pid) {
+            _ if all => {}
             Some(base) => self.exec_base.store(base, Ordering::Relaxed),
             None => {
                 if self.stop_with(StopReason::Exit) {
@@ -1032,6 +1056,18 @@ pub(super) struct CtlGuard<'a>(&'a AtomicBool);
 impl Drop for CtlGuard<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
+    }
+}
+
+/// A sample's walked stack, or without a walk its PC alone (in `alone`), cut there.
+fn stack_or_pc<'a>(stack: Option<&'a StackBuf>, pc: u64, alone: &'a mut StackBuf) -> &'a StackBuf {
+    match stack {
+        Some(stack) => stack,
+        None => {
+            alone.push(pc);
+            alone.truncated = true;
+            alone
+        }
     }
 }
 
