@@ -309,19 +309,7 @@ impl PerfEventSampler {
             (Some(_), t) if !(0..=50).contains(&t) => 50,
             (_, t) => t,
         };
-        let mut fds: Vec<libc::pollfd> = std::iter::once(&ev.pidfd)
-            .chain(ev.rings.iter().map(|r| &r.fd))
-            .map(|fd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 })
-            .collect();
-        // SAFETY: fds is a valid array of pollfd of the given length.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-        Ok(())
+        poll_readable(std::iter::once(&ev.pidfd).chain(ev.rings.iter().map(|r| &r.fd)), timeout_ms)
     }
 
     fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<OwnedFd> {
@@ -467,6 +455,22 @@ pub(crate) fn open_event(spec: &EventSpec, pid: libc::pid_t, cpu: i32) -> io::Re
     }
     // SAFETY: fd was just returned to us and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Block until one of `fds` is readable or `timeout_ms` passes (-1: no timeout); a signal
+/// ends the wait early, without an error.
+pub(crate) fn poll_readable<'a>(fds: impl Iterator<Item = &'a OwnedFd>, timeout_ms: i32) -> io::Result<()> {
+    let mut fds: Vec<libc::pollfd> =
+        fds.map(|fd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+    // SAFETY: fds is a valid array of pollfd of the given length.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// The threads of `pid` (`/proc/PID/task`), the main thread first.

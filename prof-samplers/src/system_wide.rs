@@ -15,7 +15,6 @@
 //!   session of the machine.
 
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
@@ -23,7 +22,7 @@ use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_
 
 use crate::perf_event::{
     chain_stack, child_part, executable_mapping, lock_session, mapping_file, monotonic_ns, open_event, os_error, page_size,
-    Children, EventSpec, RawStack, Record, Ring, SampleFormat, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    poll_readable, Children, EventSpec, RawStack, Record, Ring, SampleFormat, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 
 /// How to sample the whole system.
@@ -103,17 +102,7 @@ impl SystemSampler {
 
     /// Block until a ring has samples past its watermark, or `timeout_ms` passes.
     pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
-        let mut fds: Vec<libc::pollfd> =
-            self.rings.iter().map(|r| libc::pollfd { fd: r.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-        // SAFETY: fds is a valid array of pollfd of the given length.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-        Ok(())
+        poll_readable(self.rings.iter().map(|r| &r.fd), timeout_ms)
     }
 
     /// Time spent unwinding copied stacks so far.

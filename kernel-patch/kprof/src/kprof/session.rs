@@ -549,20 +549,8 @@ impl Profiler {
                 self.bump(&self.idle_ticks);
             } else if self.all.load(Ordering::Relaxed) {
                 // Every process: its sample under its pid.
-                if self.bump(if user {
-                    &self.server_user_ticks
-                } else {
-                    &self.server_kernel_ticks
-                }) {
-                    let mut alone = StackBuf::new();
-                    let stack = stack_or_pc(stack, pc, &mut alone);
-                    self.insert_stack(
-                        &self.server_stacks,
-                        &self.servers_dropped,
-                        pid as u64,
-                        stack,
-                    );
-                }
+                let mut alone = StackBuf::new();
+                self.count_server_tick(pid, user, pc, stack, &mut alone);
             } else if let Some(label) = self.label_of(pid) {
                 if label.answered.load(Ordering::Relaxed) {
                     // The answer's tick: the last of this label.
@@ -570,19 +558,8 @@ impl Profiler {
                         .pid
                         .compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
                 }
-                if self.bump(if user {
-                    &self.server_user_ticks
-                } else {
-                    &self.server_kernel_ticks
-                }) {
-                    let mut alone = StackBuf::new();
-                    let stack = stack_or_pc(stack, pc, &mut alone);
-                    self.insert_stack(
-                        &self.server_stacks,
-                        &self.servers_dropped,
-                        pid as u64,
-                        stack,
-                    );
+                let mut alone = StackBuf::new();
+                if let Some(stack) = self.count_server_tick(pid, user, pc, stack, &mut alone) {
                     // Under the program's call it serves, where the clock knows it.
                     self.note_served(label.root.load(Ordering::Relaxed), pid, stack);
                 }
@@ -591,6 +568,35 @@ impl Profiler {
             }
         }
         self.in_flight.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Count a tick of process `pid` as a server's (a labelled daemon's, or any process's in
+    /// a session on all): its user or kernel counter, and under its pid its walked stack, or
+    /// its PC alone (in `alone`). The stack counted, unless the counter was at its limit.
+    fn count_server_tick<'a>(
+        &self,
+        pid: usize,
+        user: bool,
+        pc: u64,
+        stack: Option<&'a StackBuf>,
+        alone: &'a mut StackBuf,
+    ) -> Option<&'a StackBuf> {
+        let counter = if user {
+            &self.server_user_ticks
+        } else {
+            &self.server_kernel_ticks
+        };
+        if !self.bump(counter) {
+            return None;
+        }
+        let stack = stack_or_pc(stack, pc, alone);
+        self.insert_stack(
+            &self.server_stacks,
+            &self.servers_dropped,
+            pid as u64,
+            stack,
+        );
+        Some(stack)
     }
 
     /// Add one to `counter` unless that would pass the limit; then stop the session instead
