@@ -413,7 +413,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         // Every process: nothing of one program's (its bins, its threads, its children, its
         // file's lines) and nothing to start.
         let one_program =
-            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callgraph", "save", "diff"];
+            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callgraph", "diff"];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
             return Err(UsageError(format!("{dash}{o} does not go with -a: it profiles every process, not one program")));
@@ -633,7 +633,7 @@ mod tests {
             (&["-a", "-p", "1"], "-p does not go with -a: it profiles every process, not one program"),
             (&["-a", "-o", "g.out"], "-o does not go with -a: it profiles every process, not one program"),
             (&["-a", "--children"], "--children does not go with -a: it profiles every process, not one program"),
-            (&["-a", "--save", "r"], "--save does not go with -a: it profiles every process, not one program"),
+            (&["-a", "--diff", "r"], "--diff does not go with -a: it profiles every process, not one program"),
             (&["--load", "r", "-a"], "-a does not go with --load: the saved run was recorded with its own"),
         ] {
             assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");

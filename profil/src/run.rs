@@ -416,12 +416,17 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
 /// one. The program file is read again from where the run recorded it; the options that say
 /// how the run was recorded (`-g`'s kind, `--children`, `-F`) are the run's.
 fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
-    let (saved, program, image) = read_saved(file, "load", "saved")?;
-    let program = &program;
+    let saved = parse_saved(file, "load")?;
     let mut args = args.clone();
     args.call_graph = saved.call_graph;
-    args.children = saved.children;
     args.frequency_hz = saved.run.frequency_hz;
+    // A system-wide run (-a) has no program: its report is of every process.
+    if saved.run.profile.idle_ticks.is_some() {
+        return crate::system::load(&args, &saved.run);
+    }
+    let (program, image) = saved_program(&saved, "saved")?;
+    let program = &program;
+    args.children = saved.children;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
     let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     match report_run(&args, program, image, exports, out, &saved.run) {
@@ -582,7 +587,7 @@ fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base
 
 /// The one warning for the objects of a saved run that could not be read here: those not
 /// found, and those found only in another build than the run's. `None` where all were read.
-fn unread_objects_warning(objects: &[crate::objects::symbolize::Object]) -> Option<String> {
+pub(crate) fn unread_objects_warning(objects: &[crate::objects::symbolize::Object]) -> Option<String> {
     let unread = objects.iter().filter(|o| o.file.is_none() && (o.path.starts_with('/') || o.other_build.is_some()));
     let (other, missing): (Vec<_>, Vec<_>) = unread.partition(|o| o.other_build.is_some());
     let mut parts = Vec::new();
@@ -609,9 +614,23 @@ fn unread_objects_warning(objects: &[crate::objects::symbolize::Object]) -> Opti
 /// under `--sysroot`, and read: what profil does with it (`verb`) and which run it is (`role`)
 /// name it in the errors.
 fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::saved::SavedRun, PathBuf, ProgramImage), RunError> {
+    let saved = parse_saved(file, verb)?;
+    if saved.run.profile.idle_ticks.is_some() {
+        return Err(RunError::Program(format!("'{}' is a system-wide run (-a): it has no program to {verb}", file.display())));
+    }
+    let (program, image) = saved_program(&saved, role)?;
+    Ok((saved, program, image))
+}
+
+/// The saved run in `file`, read and parsed (`verb` names what profil would do with it).
+fn parse_saved(file: &std::path::Path, verb: &str) -> Result<crate::saved::SavedRun, RunError> {
     let shown = file.display();
     let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
-    let saved = crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))?;
+    crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))
+}
+
+/// The program file of a saved run, found and read (`role` names the run in the errors).
+fn saved_program(saved: &crate::saved::SavedRun, role: &str) -> Result<(PathBuf, ProgramImage), RunError> {
     use crate::objects::sysroot::{locate_build, Located};
     let program = match locate_build(&saved.file, saved.build_id.as_deref(), &crate::objects::debug_file::dirs()) {
         Located::At(path) => path,
@@ -626,7 +645,7 @@ fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::
     let image = elf::read_program(&program).map_err(|e| {
         RunError::Program(format!("Cannot read '{}', the program of the {role} run: {e} (--sysroot DIR looks for it under DIR)", program.display()))
     })?;
-    Ok((saved, program, image))
+    Ok((program, image))
 }
 
 #[cfg(test)]

@@ -64,12 +64,15 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     };
     // Where the file is, absolute and without links; a resolved path that is not there is
     // not taken (Redox's initfs resolves `/scheme/initfs/bin/x` to `/scheme/initfsbin/x`).
+    // A system-wide run (-a) has no program file.
+    let system = run.profile.idle_ticks.is_some();
+    let file = if system { Path::new("") } else { file };
     let file = std::fs::canonicalize(file)
         .ok()
         .filter(|resolved| resolved.exists())
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
-    let build_id = crate::objects::elf::build_id(&file).map(|id| crate::objects::sysroot::hex(&id));
+    let build_id = (!system).then(|| crate::objects::elf::build_id(&file)).flatten().map(|id| crate::objects::sysroot::hex(&id));
     let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run: with_build_ids(run) };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');

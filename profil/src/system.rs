@@ -32,7 +32,6 @@ const KALLSYMS: &str = "/proc/kallsyms";
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     // No program file: the exports only must not name one another (nor standard output twice).
     let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
-    let mut out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     if args.duration.is_none() && crate::interrupt::ctrl_c_from_terminal() {
         crate::report_out::to_stderr(format_args!("profil: sampling every CPU until Ctrl-C"));
     }
@@ -49,6 +48,18 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         profile,
         exit: ExitKind::Attached { pid: 0, exited: false },
     };
+    report(args, &run, exports)
+}
+
+/// `--load` of a saved system-wide run: its report and exports, as the live run made them.
+pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
+    let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
+    report(args, run, exports)
+}
+
+/// The report of a system-wide run, and its exports.
+fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<Ending, RunError> {
+    let mut out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
     // The kernel's symbols: --kernel, Redox's installed kernel, Linux's kallsyms.
     let kernel = args.kernel.clone().or_else(crate::platform::default_kernel).unwrap_or_else(|| KALLSYMS.into());
@@ -58,11 +69,18 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     // The run's own profile holds the kernel's samples of every process: the kernel's.
     let (samples, _, kernel) = crate::flat::analyse(&run.profile, &mut symbolizer, None);
     let processes = crate::processes::analyse(&run.profile.processes, &mut symbolizer, inline);
+    // A saved run reported later: the objects of its processes that are not here any more
+    // (a process's deleted file), in one warning.
+    if args.load.is_some() {
+        if let Some(warning) = crate::run::unread_objects_warning(symbolizer.objects()) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
+        }
+    }
     out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
     out.flush()?;
     let written = out.error();
     let analysis = Analysis {
-        run: &run,
+        run,
         flat: &kernel,
         samples: &samples,
         symbolizer: &symbolizer,
