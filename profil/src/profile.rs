@@ -235,6 +235,26 @@ fn process_profiles(
         .collect()
 }
 
+/// One process of procmgr's table (Redox's `/scheme/proc/ps`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PsEntry {
+    pub ppid: u32,
+    pub name: String,
+}
+
+/// Procmgr's process table (`/scheme/proc/ps`: a header, then `PID PGID PPID SID RUID RGID EUID
+/// EGID NTHRD STATUS NAME` a line), by pid; lines that do not parse are skipped.
+pub fn parse_ps(text: &str) -> BTreeMap<u32, PsEntry> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let (pid, ppid) = (w.first()?.parse().ok()?, w.get(2)?.parse().ok()?);
+            Some((pid, PsEntry { ppid, name: w.get(10..)?.join(" ") }))
+        })
+        .collect()
+}
+
 /// The number on the `CPUs:` line of Redox's `/scheme/sys/cpu` (std has no CPU count there).
 pub fn cpus_in_sys_cpu(text: &str) -> Option<u64> {
     text.lines().find_map(|l| l.strip_prefix("CPUs:")).and_then(|n| n.trim().parse().ok()).filter(|&n| n > 0)
@@ -317,6 +337,20 @@ impl Profile {
             idle_ticks: Some(r.account.idle),
             ..Default::default()
         }
+    }
+
+    /// A system-wide run's processes completed from procmgr's process table (Redox's
+    /// `/scheme/proc/ps`, read while the run went on): each one's parent, and the name of one
+    /// that had exited before profd could name it.
+    pub fn with_process_table(mut self, table: &BTreeMap<u32, PsEntry>) -> Profile {
+        for c in &mut self.processes {
+            let Some(e) = table.get(&c.pid) else { continue };
+            c.parent = c.parent.or((e.ppid != 0).then_some(e.ppid));
+            if c.program == "[exited]" && !e.name.is_empty() {
+                c.program = e.name.clone();
+            }
+        }
+        self
     }
 
     /// The profile of a finished session of `program`.
@@ -496,6 +530,25 @@ pub struct Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// procmgr's table as it writes it, and a system-wide run completed from it: the parent of
+    /// each process it lists, the name of one that had exited unnamed.
+    #[test]
+    fn procmgrs_table_gives_parents_and_names() {
+        let ps = "PID   PGID  PPID  SID   RUID  RGID  EUID  EGID  NTHRD STATUS  NAME            \n\
+                  1     1     0     1     0     0     0     0     1     R       [init]          \n\
+                  14    14    1     14    0     0     0     0     1     R       /usr/bin/dash   \n\
+                  15    14    14    14    0     0     0     0     1     X       /usr/bin/fib    \n\
+                  garbage\n";
+        let table = parse_ps(ps);
+        assert_eq!(table.len(), 3);
+        assert_eq!(table[&15], PsEntry { ppid: 14, name: "/usr/bin/fib".into() });
+        let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
+        let p = Profile { processes: vec![child(14, "/usr/bin/dash"), child(15, "[exited]"), child(99, "[exited]")], ..Default::default() };
+        let p = p.with_process_table(&table);
+        let seen: Vec<(u32, Option<u32>, &str)> = p.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
+        assert_eq!(seen, [(14, Some(1), "/usr/bin/dash"), (15, Some(14), "/usr/bin/fib"), (99, None, "[exited]")]);
+    }
 
     #[test]
     fn the_cpu_count_of_redox_sys_cpu() {

@@ -16,6 +16,8 @@ const SAMPLES: &str = "/scheme/prof/samples";
 const STACKS: &str = "/scheme/prof/stacks";
 const SERVERS: &str = "/scheme/prof/servers";
 const CLOCK: &str = "/scheme/prof/clock";
+/// procmgr's process table (pid, parent, name), for `-a`.
+const PS: &str = "/scheme/proc/ps";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
 const SYS_CPU: &str = "/scheme/sys/cpu";
 
@@ -129,7 +131,8 @@ impl Profiler {
 
 /// `-a`: a session on every process (`start all`, root only) until `args.duration` passes or
 /// a signal comes, then its `servers` as the run's processes. `status` is read every 100 ms
-/// meanwhile, so profd names each new process while it lives.
+/// meanwhile, so profd names each new process while it lives, and procmgr's process table,
+/// for each one's parent.
 pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Duration), ProfError> {
     std::fs::File::open(STATUS).map_err(errno)?;
     // Installed before counting starts, so Ctrl-C ends the run rather than profil.
@@ -137,10 +140,16 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     ctl(&format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))))?;
     let started = std::time::Instant::now();
     let deadline = args.duration.map(|d| started + d);
+    // procmgr's process table, every look added: who started whom, and the names of processes
+    // gone before profd named them.
+    let mut table = std::collections::BTreeMap::new();
     while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
         // Someone stopped it underneath us: what it counted is the run.
         if !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
             break;
+        }
+        if let Ok(ps) = std::fs::read_to_string(PS) {
+            table.extend(crate::profile::parse_ps(&ps));
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
@@ -148,7 +157,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     ctl("stop\n")?;
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
-    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
+    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None).with_process_table(&table);
     profile.elapsed = Some(elapsed);
     profile.cpus = crate::profile::cpus_in_sys_cpu(&std::fs::read_to_string(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
