@@ -231,7 +231,11 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     }
     if let Some(rest) = busy.get(rows..).filter(|r| !r.is_empty()) {
         let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
-        let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({} more processes, each with less: By program below, --json has each)", "", "", percent(samples, all), rest.len());
+        let more = match rest.len() {
+            1 => "1 more process".to_string(),
+            n => format!("{n} more processes"),
+        };
+        let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({more}, each with less: By program below, --json has each)", "", "", percent(samples, all));
     }
     // Programs with samples, or run more than once (a storm of short runs); the rest counted.
     let groups = by_program(processes.iter().map(|c| (c.program.as_str(), c.ticks())));

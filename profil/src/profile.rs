@@ -340,13 +340,15 @@ impl Profile {
     }
 
     /// A system-wide run's processes completed from procmgr's process table (Redox's
-    /// `/scheme/proc/ps`, read while the run went on): each one's parent, and the name of one
-    /// that had exited before profd could name it.
+    /// `/scheme/proc/ps`, read while the run went on, its last look at each process kept):
+    /// each one's parent, and its name as procmgr last had it (after its exec: the program it
+    /// ran, where profd may have named it before, as the shell it was forked from, or not at
+    /// all, gone before profd looked).
     pub fn with_process_table(mut self, table: &BTreeMap<u32, PsEntry>) -> Profile {
         for c in &mut self.processes {
             let Some(e) = table.get(&c.pid) else { continue };
             c.parent = c.parent.or((e.ppid != 0).then_some(e.ppid));
-            if c.program == "[exited]" && !e.name.is_empty() {
+            if !e.name.is_empty() {
                 c.program = e.name.clone();
             }
         }
@@ -532,7 +534,7 @@ mod tests {
     use super::*;
 
     /// procmgr's table as it writes it, and a system-wide run completed from it: the parent of
-    /// each process it lists, the name of one that had exited unnamed.
+    /// each process it lists, its name after its exec.
     #[test]
     fn procmgrs_table_gives_parents_and_names() {
         let ps = "PID   PGID  PPID  SID   RUID  RGID  EUID  EGID  NTHRD STATUS  NAME            \n\
@@ -544,7 +546,8 @@ mod tests {
         assert_eq!(table.len(), 3);
         assert_eq!(table[&15], PsEntry { ppid: 14, name: "/usr/bin/fib".into() });
         let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
-        let p = Profile { processes: vec![child(14, "/usr/bin/dash"), child(15, "[exited]"), child(99, "[exited]")], ..Default::default() };
+        // 15 was named by profd as the shell it was forked from, before its exec.
+        let p = Profile { processes: vec![child(14, "/usr/bin/dash"), child(15, "/usr/bin/dash"), child(99, "[exited]")], ..Default::default() };
         let p = p.with_process_table(&table);
         let seen: Vec<(u32, Option<u32>, &str)> = p.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
         assert_eq!(seen, [(14, Some(1), "/usr/bin/dash"), (15, Some(14), "/usr/bin/fib"), (99, None, "[exited]")]);

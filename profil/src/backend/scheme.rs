@@ -143,15 +143,19 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     // procmgr's process table, every look added: who started whom, and the names of processes
     // gone before profd named them.
     let mut table = std::collections::BTreeMap::new();
+    let mut looks = 0u32;
     while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
-        // Someone stopped it underneath us: what it counted is the run.
-        if !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
+        // procmgr's table every 20 ms (a short process is seen, by its name after its exec);
+        // the session's status, which makes profd fold the kernel's table, every 100 ms.
+        if looks.is_multiple_of(5) && !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
+            // Someone stopped it underneath us: what it counted is the run.
             break;
         }
+        looks = looks.wrapping_add(1);
         if let Ok(ps) = std::fs::read_to_string(PS) {
             table.extend(crate::profile::parse_ps(&ps));
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let elapsed = started.elapsed();
     ctl("stop\n")?;
