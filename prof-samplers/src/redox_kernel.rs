@@ -50,6 +50,9 @@ pub trait KernelFiles {
     }
 }
 
+/// The name of pid 0's samples in a session on all: the user contexts that have no pid.
+pub const BOOTSTRAP: &str = "[bootstrap]";
+
 /// A [`Sampler`] over the kernel's prof table.
 pub struct KernelSampler<K: KernelFiles> {
     kernel: K,
@@ -266,7 +269,12 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         let table = if wanted { self.kernel.contexts().unwrap_or_default() } else { String::new() };
         for pid in unnamed {
             if let std::collections::btree_map::Entry::Vacant(e) = s.named.entry(pid) {
-                let name = name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into());
+                // Pid 0 (a session on all): the user contexts without a pid, the bootstrap's
+                // process and namespace managers.
+                let name = match pid {
+                    0 => BOOTSTRAP.to_string(),
+                    _ => name_in_context_table(&table, pid).unwrap_or_else(|| "[exited]".into()),
+                };
                 e.insert(name.clone());
                 batch.server_names.push((pid, name));
             }

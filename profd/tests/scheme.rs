@@ -261,15 +261,19 @@ fn every_process_at_once() {
     assert_eq!(status(&mut s)["state"], "running");
     kernel(&mut s).exit(10);
     kernel(&mut s).tick(21, true, 0x40_7000);
+    // A user context without a pid (the bootstrap's managers): pid 0's, not idle.
+    kernel(&mut s).tick(0, true, 0x40_3000);
     assert_eq!(ctl(&mut s, ROOT, "start 20 0 0 0"), Err(libc::EBUSY));
     assert_eq!(status(&mut s)["state"], "running");
     ctl(&mut s, ROOT, "stop").unwrap();
     assert_eq!(
         text(&mut s, ROOT, "servers"),
-        "# own_user=0 own_kernel=0 server_user=5 server_kernel=1 servers_dropped=0 idle=2 other=0 total=8\n\
+        "# own_user=0 own_kernel=0 server_user=6 server_kernel=1 servers_dropped=0 idle=2 other=0 total=9\n\
          server 10 4 /usr/bin/fib\n\
          stack 10 3 complete 0x401100 0x401005\n\
          stack 10 1 truncated 0xffff800000001000\n\
+         server 0 1 [bootstrap]\n\
+         stack 0 1 truncated 0x403000\n\
          server 20 1 /scheme/initfs/bin/ramfs\n\
          stack 20 1 complete 0x402200\n\
          server 21 1 /usr/lib/drivers/ahcid\n\

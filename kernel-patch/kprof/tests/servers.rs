@@ -243,6 +243,8 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     p.sample(1, false, 0xffff_8000_0000_3000);
     p.note_switch(1, 0);
     p.sample(1, false, 0xffff_8000_0000_2000);
+    // A user context without a pid (the bootstrap's process manager) is not idle: pid 0's.
+    p.sample(1, true, 0x40_3000);
     // No process of its own: an exit ends nothing, and nobody is "the program".
     assert!(!p.process_exited(PROGRAM) && !p.is_profiling(PROGRAM));
     assert_eq!(p.state(), State::Running);
@@ -254,7 +256,7 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     p.stop();
     let s = p.snapshot().unwrap();
     assert_eq!((s.pid, s.user_ticks, s.kernel_ticks, s.entries.len()), (0, 0, 0, 0));
-    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.idle_ticks, s.other_ticks), (5, 1, 1, 0));
+    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.idle_ticks, s.other_ticks), (6, 1, 1, 0));
     assert_eq!(s.server_stack_capacity, 4096);
     let server = |pid: usize, count, truncated, frames: &[u64]| ServerStack {
         pid: pid as u64,
@@ -263,6 +265,7 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     assert_eq!(
         s.server_stacks,
         vec![
+            server(0, 1, true, &[0x40_3000]),
             server(RAMFS, 1, false, &[0x40_5010]),
             server(OTHER, 1, true, &[0x40_7000]),
             server(OTHER, 1, true, &[0xffff_8000_0000_3000]),
@@ -273,9 +276,13 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     p.start(PROGRAM, 64, CountFrom::Now).unwrap();
     tick(&p, OTHER, &[0x40_7000]);
     tick(&p, PROGRAM, &[0x40_1010]);
+    // A pid-0 user context is another process's, never a (free) label's nor idle.
+    p.note_switch(0, 0);
+    p.sample(0, true, 0x40_3000);
     p.stop();
     let s = p.snapshot().unwrap();
-    assert_eq!((s.user_ticks, s.other_ticks, s.server_user_ticks, s.server_stack_capacity), (1, 1, 0, SERVER_STACK_CAPACITY as u64));
+    assert_eq!((s.user_ticks, s.other_ticks, s.idle_ticks, s.server_user_ticks), (1, 2, 0, 0));
+    assert_eq!(s.server_stack_capacity, SERVER_STACK_CAPACITY as u64);
 }
 
 #[test]

@@ -276,7 +276,8 @@ pub struct Profiler {
     server_user_ticks: AtomicU64,
     server_kernel_ticks: AtomicU64,
     servers_dropped: AtomicU64,
-    /// Ticks of the idle contexts and kernel threads (pid 0), and of every other process.
+    /// Ticks of the idle contexts and kernel threads (pid 0, in kernel mode), and of every
+    /// other process (a user context without a pid among them).
     idle_ticks: AtomicU64,
     other_ticks: AtomicU64,
     /// A session on every process (`start all`): each one's samples go to the server stacks
@@ -512,7 +513,9 @@ impl Profiler {
     ///
     /// Every sample of a running session (once its process has exec'd) lands in exactly one
     /// account: the program's (user or kernel), a labelled daemon's (server samples, user or
-    /// kernel), idle (pid 0: idle contexts, kernel threads), or another process's. Runs in
+    /// kernel), idle (pid 0 in kernel mode: idle contexts, kernel threads), or another
+    /// process's (in a session on all, each process's own, the user contexts without a pid
+    /// under pid 0). Runs in
     /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
     /// in the same session, so a sampler never nests inside another on its own CPU.
     pub fn sample_from(
@@ -545,13 +548,15 @@ impl Profiler {
                         self.insert_stack(&self.stacks, &self.stacks_dropped, 0, stack);
                     }
                 }
-            } else if pid == 0 {
+            } else if pid == 0 && !user {
+                // Idle, a kernel thread (or the kernel working for a context without a pid).
                 self.bump(&self.idle_ticks);
             } else if self.all.load(Ordering::Relaxed) {
-                // Every process: its sample under its pid.
+                // Every process: its sample under its pid (0: the user contexts without one,
+                // the bootstrap's process and namespace managers).
                 let mut alone = StackBuf::new();
                 self.count_server_tick(pid, user, pc, stack, &mut alone);
-            } else if let Some(label) = self.label_of(pid) {
+            } else if let Some(label) = (pid != 0).then(|| self.label_of(pid)).flatten() {
                 if label.answered.load(Ordering::Relaxed) {
                     // The answer's tick: the last of this label.
                     let _ = label
