@@ -68,7 +68,7 @@ pub struct StackRef {
 /// | 88 | u64 | `stacks_dropped`: counted ticks whose stack is not in the stack table |
 /// | 96 | u64 | `stack_capacity`: distinct stacks the stack table holds (`stacks=`) |
 /// | 104 | u64 | `m`: number of stacks |
-/// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0) |
+/// | 112 | u64 | `idle_ticks`: ticks of idle contexts and kernel threads (pid 0 in kernel mode) |
 /// | 120 | u64 | `other_ticks`: ticks of other processes |
 /// | 128 | u64 | `server_user_ticks`: user ticks of daemons working for the session |
 /// | 136 | u64 | `server_kernel_ticks`: their kernel-mode ticks (user + kernel = Σ server-stack counts + `servers_dropped`) |
