@@ -154,7 +154,7 @@ fn options() -> Options {
         "a",
         "system-wide",
         "profile every process of the system instead of one program: each one's share, its top functions, the kernel, idle \
-         (Linux: root, or kernel.perf_event_paranoid <= 0); until -t passes or Ctrl-C",
+         (Linux: root, or kernel.perf_event_paranoid <= 0; Redox: root); until -t passes or Ctrl-C",
     );
     o.optopt("t", "duration", "with -p or -a: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
     o.optflag("f", "flat", "print only the flat profile by function (no histogram)");

@@ -32,8 +32,9 @@ const KALLSYMS: &str = "/proc/kallsyms";
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     // No program file: the exports only must not name one another (nor standard output twice).
     let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
-    if args.duration.is_none() && crate::interrupt::ctrl_c_from_terminal() {
-        crate::report_out::to_stderr(format_args!("profil: sampling every CPU until Ctrl-C"));
+    // SAFETY: isatty only asks about the descriptor.
+    if args.duration.is_none() && unsafe { libc::isatty(2) } == 1 {
+        crate::report_out::to_stderr(format_args!("profil: sampling every process until Ctrl-C"));
     }
     let (mut profile, _) = crate::backend::record_system(args).map_err(refused)?;
     // A process the backend saw no mapping of (Redox: static programs and daemons, by their
