@@ -77,6 +77,8 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<Ending, RunErr
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
+    // After a Ctrl-C at the terminal, past its `^C`.
+    out.start_line()?;
     out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
     out.flush()?;
     let written = out.error();

@@ -225,3 +225,42 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
     assert!(err.contains("is a system-wide run (-a): it has no program to compare with"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `profil -a` at a terminal: it says how to end it, Ctrl-C (the terminal's INTR character)
+/// ends the run, and the report follows on a new line; profil exits 0.
+#[test]
+fn ctrl_c_at_a_terminal_ends_a_system_wide_run() {
+    use std::io::{Read, Write};
+    if !root("for -a (or kernel.perf_event_paranoid <= 0)") {
+        return;
+    }
+    let _s = session();
+    let mut cmd = Command::new(profil_bin());
+    cmd.arg("-a");
+    let (mut child, mut terminal) = Terminal::new().spawn(cmd);
+    let mut reader = terminal.try_clone().unwrap();
+    let read = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let t = Instant::now();
+    while !session_held() {
+        assert!(t.elapsed() < Duration::from_secs(10), "profil -a never took the session");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    terminal.write_all(b"\x03").unwrap();
+    let status = child.wait().unwrap();
+    drop(terminal);
+    let screen = read.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{screen}");
+    assert!(screen.starts_with("profil: sampling every process until Ctrl-C\r\n"), "{screen:?}");
+    assert!(screen.contains("^C\r\nSystem-wide (-a) in "), "{screen:?}");
+}
