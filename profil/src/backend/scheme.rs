@@ -130,9 +130,8 @@ impl Profiler {
 }
 
 /// `-a`: a session on every process (`start all`, root only) until `args.duration` passes or
-/// a signal comes, then its `servers` as the run's processes. `status` is read every 100 ms
-/// meanwhile, so profd names each new process while it lives, and procmgr's process table,
-/// for each one's parent.
+/// a signal comes, then its `servers` as the run's processes. Meanwhile procmgr's process
+/// table is read every 20 ms, for each process's parent and name, and `status` every second.
 pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Duration), ProfError> {
     std::fs::File::open(STATUS).map_err(errno)?;
     // Installed before counting starts, so Ctrl-C ends the run rather than profil.
@@ -146,8 +145,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let mut looks = 0u32;
     while deadline.is_none_or(|d| std::time::Instant::now() < d) && crate::interrupt::caught().is_none() {
         // procmgr's table every 20 ms (a short process is seen, by its name after its exec);
-        // the session's status, which makes profd fold the kernel's table, every 100 ms.
-        if looks.is_multiple_of(5) && !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
+        // the session's status every second: each read makes profd fold the kernel's whole
+        // table into its own, which at 10 a second cost a busy run 3 to 6 % (procmgr's table
+        // names the processes profd did not see live).
+        if looks.is_multiple_of(50) && !is_running(&String::from_utf8_lossy(&read_file(STATUS)?)) {
             // Someone stopped it underneath us: what it counted is the run.
             break;
         }
