@@ -248,6 +248,44 @@ fn a_file_that_cannot_be_replaced_is_written_in_place() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A directory that takes new files but lets none be removed or renamed (append-only, as
+/// Redox's ramfs behaves): a new export and an existing one are written in place, each with a
+/// warning that names the probe file it leaves behind.
+#[test]
+fn an_export_into_a_directory_that_removes_nothing_is_written_in_place() {
+    if !common::root("to make a directory append-only (chattr +a)") {
+        return;
+    }
+    let _s = session();
+    // On the build's file system (ext4 here): /tmp may be one without chattr.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("append-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("old.json");
+    std::fs::write(&old, b"old\n").unwrap();
+    let chattr = |flag: &str| Command::new("chattr").arg(flag).arg(&dir).status().expect("chattr (e2fsprogs)").success();
+    assert!(chattr("+a"), "chattr +a {}", dir.display());
+    let new = dir.join("new.json");
+    let o = profil(&["-f", "--json", s(&new), "--collapsed", s(&old), s(&fib_bin()), "20", "1"]);
+    let err = text(&o).1;
+    let kept = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).collect::<Vec<_>>();
+    assert!(chattr("-a"));
+    assert!(o.status.success(), "{err}");
+    assert_eq!(json_in(&new)["exit"]["code"], 0);
+    assert!(std::fs::read_to_string(&old).unwrap().contains(";"), "the folded stacks replaced 'old'");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("profil: warning:")).collect();
+    assert_eq!(warnings.len(), 2, "{err}");
+    for (file, name) in [(&old, ".old.json."), (&new, ".new.json.")] {
+        let probe = kept.iter().find(|n| n.starts_with(name)).expect("the probe stays");
+        let said = format!(
+            "profil: warning: {} is written in place: its directory lets no file be removed (nor {}, made to find that out)",
+            file.display(),
+            dir.join(probe).display()
+        );
+        assert!(warnings.contains(&said.as_str()), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A FIFO is written when the run is over, never probed before: a reader waiting on it gets
 /// the export, not an early end of file. With no reader, the wait for one ends on SIGTERM.
 #[test]

@@ -287,8 +287,21 @@ impl Target {
     /// (and removing) the temporary file.
     fn replacing(path: &Path) -> io::Result<Target> {
         let (tmp, _) = create_temporary(path)?;
-        std::fs::remove_file(tmp)?;
-        Ok(Target::Replace(path.to_path_buf()))
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => Ok(Target::Replace(path.to_path_buf())),
+            // A directory that takes new files but lets none go (append-only, `chattr +a`;
+            // Redox's ramfs): nothing put beside a file can be renamed over it either, so the
+            // file is written where it is; the probe cannot be removed, and is named.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES | libc::ENOSYS)) => {
+                crate::report_out::to_stderr(format_args!(
+                    "profil: warning: {} is written in place: its directory lets no file be removed (nor {}, made to find that out)",
+                    path.display(),
+                    tmp.display()
+                ));
+                Ok(Target::InPlace(path.to_path_buf()))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn write(&self, bytes: &[u8]) -> io::Result<()> {
@@ -349,7 +362,8 @@ fn open_in_place(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let signals = crate::interrupt::count();
     loop {
-        let opened = OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(path);
+        // As `>` does: a file gone (or never there, in a directory that removes nothing) is made.
+        let opened = OpenOptions::new().write(true).create(true).custom_flags(libc::O_NONBLOCK).open(path);
         match opened {
             Ok(file) => {
                 // Blocking writes from here on, and a regular file starts empty.
