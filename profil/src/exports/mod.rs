@@ -14,8 +14,9 @@
 //! regular file is written to a temporary file beside it and renamed into place only when the
 //! run has succeeded, so a refused, failed or killed run leaves what was there; the new file
 //! gets the old one's mode and owner, and a symbolic link stays a link to the file written.
-//! Where a file cannot be replaced without changing it (its directory takes no new file, it
-//! has other hard links, or it is another user's), it is written in place as `>` would, and so
+//! Where a file cannot be replaced without changing it (its directory takes no new file, or
+//! removes none, it has other hard links, or it is another user's), it is written in place as
+//! `>` would, and so
 //! are FIFOs and devices, which are never opened before the run is over. `-` (or a path naming
 //! the file standard output already is, like `/dev/stdout`) writes to standard output; the
 //! report and the program's output then go to standard error; a path naming standard error's
