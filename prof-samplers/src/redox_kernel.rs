@@ -281,7 +281,11 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         }
         if let Some(mut clock) = clock {
             for d in &mut clock.schemes {
-                d.name = u32::try_from(d.daemon).ok().and_then(|pid| name_in_context_table(&table, pid));
+                d.name = match d.daemon {
+                    // A daemon without a pid: the bootstrap's process or namespace manager.
+                    0 => Some(BOOTSTRAP.to_string()),
+                    daemon => u32::try_from(daemon).ok().and_then(|pid| name_in_context_table(&table, pid)),
+                };
             }
             batch.kernel_clock = Some(clock);
         }

@@ -307,6 +307,8 @@ fn the_kernels_clock_of_the_programs_threads() {
     k.call(10, 100, 3, 1);
     k.switch_out(10, 100, 2_000, Leaving::Blocked(Reason::SchemeCall), &[KERNEL_SPACE_START + 0x10, 0x40_1100, 0x40_1005]);
     k.take_request(20, 10, 3, 1);
+    // The process manager (no pid) takes a request of the program's on its scheme.
+    k.take_request(0, 10, 18, 2);
     // ramfs's work on it: stitched under the read's site.
     k.tick_stack(20, &[0x40_2200, 0x40_2105], false);
     k.switch_in(10, 100, 5_000);
@@ -323,7 +325,10 @@ fn the_kernels_clock_of_the_programs_threads() {
         ),
         "{served}"
     );
-    assert!(served.contains("\nscheme id=3 daemon=20 name=/scheme/initfs/bin/ramfs\nserved site="), "{served}");
+    assert!(
+        served.contains("\nscheme id=3 daemon=20 name=/scheme/initfs/bin/ramfs\nscheme id=18 daemon=0 name=[bootstrap]\nserved site="),
+        "{served}"
+    );
     assert!(served.ends_with("\nimage load_base=0x0 text=0x401000-0x403000\n"), "{served}");
     let mut sites: Vec<(&str, u64, u64, u64, &[u64])> =
         clock.sites.iter().map(|s| (s.reason.as_str(), s.scheme, s.count, s.ns, s.frames.as_slice())).collect();

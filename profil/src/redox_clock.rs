@@ -28,10 +28,12 @@ pub fn call_name(reason: &str) -> String {
     .to_string()
 }
 
-/// What a scheme call waited on: the scheme's daemon, by its executable's name and pid, or
-/// the scheme's number where no daemon of it was seen taking the program's requests.
+/// What a scheme call waited on: the scheme's daemon, by its executable's name and pid (one
+/// without a pid, the bootstrap's process or namespace manager, by its scheme), or the
+/// scheme's number where no daemon of it was seen taking the program's requests.
 fn target(clock: &ClockReport, site: &ClockSite) -> Option<String> {
     (site.reason == "scheme-call").then(|| match clock.daemon_of(site.scheme) {
+        Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or("[bootstrap]"), site.scheme),
         Some(d) => {
             let name = d.name.as_deref().map_or("?", |n| n.rsplit('/').next().unwrap_or(n));
             format!("{name} [pid {}]", d.daemon)
@@ -127,6 +129,19 @@ mod tests {
         served site=40 daemon=7 count=2 truncated=0 frames=7000,7100\n\
         served site=99 daemon=7 count=1 truncated=0 frames=7000\n\
         image load_base=0x0 text=0x401000-0x404000\n";
+
+    /// A wait on a daemon without a pid (the bootstrap's process manager): named by profd
+    /// as `[bootstrap]`, shown with its scheme, since two such daemons share the name.
+    #[test]
+    fn a_daemon_without_a_pid_is_named_with_its_scheme() {
+        let text = "clock version=1 state=stopped pid=13 begin=1000 end=9000 at=9000 threads_dropped=0 sites_dropped=0\n\
+            thread tid=19 begin=1000 end=8000 on_cpu=3000 preempted=0 blocked=4000 blocks=1\n\
+            site id=1 tid=19 reason=scheme-call scheme=18 count=1 ns=4000 truncated=0 frames=402010\n\
+            scheme id=18 daemon=0 name=[bootstrap]\n";
+        let clock = prof_core::kernel_clock::parse(text).unwrap();
+        let (_, sites, _) = threads_and_sites(&clock, 13);
+        assert_eq!(sites[0].target.as_deref(), Some("[bootstrap] (scheme 18)"));
+    }
 
     #[test]
     fn the_kernels_account_becomes_the_profiles_threads_and_sites() {

@@ -109,6 +109,11 @@ fn reasons_are_the_kernels_block_reasons_and_a_scheme_call_names_its_scheme_and_
     p.note_taken(RAMFS, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 1, one_way: false });
     // A request of another process names no daemon.
     p.note_taken(OTHER, 9, TakenRequest { caller: 3, tag: 1, one_way: false });
+    // The process manager, a daemon without a pid, takes the program's request on its scheme:
+    // it is that scheme's daemon, 0; it cannot be labelled (its answer ends nothing).
+    p.note_taken(0, 18, TakenRequest { caller: PROGRAM, tag: 2, one_way: false });
+    p.note_request_answered(0, 18, 2);
+    assert!(!p.is_serving(0));
     p.note_switch_in(PROGRAM, MAIN, 400);
     // The call is the block's: a futex wait after it names no daemon.
     p.note_switch_out(PROGRAM, MAIN, 500, Leaving::Blocked(Reason::Futex), Some(&read_site));
@@ -121,11 +126,11 @@ fn reasons_are_the_kernels_block_reasons_and_a_scheme_call_names_its_scheme_and_
     let mut sites: Vec<_> = c.sites.iter().map(|s| (s.reason, s.scheme, s.count, s.ns)).collect();
     sites.sort_by_key(|s| s.0 as u8);
     assert_eq!(sites, [(Reason::SchemeCall, SCHEME_FILE, 1, 300), (Reason::Futex, 0, 1, 100)]);
-    assert_eq!(c.schemes, [(SCHEME_FILE, RAMFS as u64)]);
+    assert_eq!(c.schemes, [(SCHEME_FILE, RAMFS as u64), (18, 0)]);
     assert_eq!(c.threads.len(), 1);
     let text = String::from_utf8(c.to_text().unwrap()).unwrap();
     assert!(text.contains(" tid=100 reason=scheme-call scheme=3 count=1 ns=300 truncated=0 frames=402000,403000\n"), "{text}");
-    assert!(text.ends_with("\nscheme id=3 daemon=7\n"), "{text}");
+    assert!(text.ends_with("\nscheme id=3 daemon=7\nscheme id=18 daemon=0\n"), "{text}");
 }
 
 #[test]

@@ -433,18 +433,23 @@ impl Profiler {
     /// label. A daemon that takes several requests before answering is labelled by the last
     /// one it took. With all [`MAX_SERVERS`] labels in use, a further daemon is not labelled.
     pub fn note_request_taken(&self, server: usize, client: usize, scheme: u64, tag: u64) {
-        if !self.is_on() || server == 0 || server == self.pid.load(Ordering::Relaxed) {
+        if !self.is_on() || server == self.pid.load(Ordering::Relaxed) {
             return;
         }
         let for_session =
             client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
+        if for_session {
+            self.note_scheme_daemon(scheme, server);
+        }
+        // A daemon without a pid (the bootstrap's managers) names its scheme (daemon 0) but
+        // cannot be labelled: a free label's pid is 0.
+        if server == 0 {
+            return;
+        }
         let existing = self
             .labels
             .iter()
             .find(|l| l.pid.load(Ordering::Relaxed) == server);
-        if for_session {
-            self.note_scheme_daemon(scheme, server);
-        }
         // The program's own request, or the one the asking daemon serves.
         let root = if client == self.pid.load(Ordering::Relaxed) {
             request_key(scheme, tag)
@@ -484,7 +489,8 @@ impl Profiler {
     /// interrupts masked, so a tick that fell in the answering call itself is delivered as
     /// the daemon returns from it.
     pub fn note_request_answered(&self, server: usize, scheme: u64, tag: u64) {
-        if let Some(label) = self.label_of(server)
+        if server != 0
+            && let Some(label) = self.label_of(server)
             && label.scheme.load(Ordering::Relaxed) == scheme
             && label.tag.load(Ordering::Relaxed) == tag
         {
