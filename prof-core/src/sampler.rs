@@ -250,6 +250,25 @@ pub struct ChildBatch {
     pub exited: bool,
 }
 
+impl ChildBatch {
+    /// One user-mode sample at `ip`, with its call stack where one was recorded.
+    pub fn add_user(&mut self, ip: u64, stack: Option<CallStack>) {
+        push_run(&mut self.user, ip);
+        if let Some(stack) = stack {
+            push_run(&mut self.stacks, stack);
+        }
+    }
+}
+
+/// One more of `item` in `runs`, items in the order sampled each with a repeat count: the
+/// last run's count where it is the same item.
+pub fn push_run<T: PartialEq>(runs: &mut Vec<(T, u64)>, item: T) {
+    match runs.last_mut() {
+        Some((last, n)) if *last == item => *n += 1,
+        _ => runs.push((item, 1)),
+    }
+}
+
 /// The processes that made process `pid`'s address space, `pid` first: then the process that
 /// started it, and so on up to the program `program_pid` (not included), ending at the first
 /// that exec'd (what it had before is gone) or whose start was not seen (then the program

@@ -39,7 +39,7 @@ use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
 use prof_core::ledger::Switch;
 use crate::unwind::{StackUnwinder, UserRegs};
-use prof_core::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
+use prof_core::sampler::{push_run, CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use prof_core::session::StopReason;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
@@ -213,6 +213,21 @@ impl Children {
             self.followed.entry(pid).or_default().unwinder = Some(u);
         }
         self.followed.get_mut(&pid).and_then(|f| f.unwinder.as_mut()).expect("made above")
+    }
+
+    /// Process `pid` mapped `m`: among its own mappings, and its unwinder's where it has one.
+    pub(crate) fn mapped(&mut self, pid: u32, m: &Mapping) {
+        let f = self.followed.entry(pid).or_default();
+        if let Some(u) = f.unwinder.as_mut() {
+            u.add_mapping(m);
+        }
+        f.mappings.push(m.clone());
+    }
+
+    /// Process `pid` is gone: its unwinder (and the files it holds mapped) is let go; the time
+    /// it spent unwinding. A sample of it still to come makes another.
+    pub(crate) fn ended(&mut self, pid: u32) -> std::time::Duration {
+        self.followed.get_mut(&pid).and_then(|f| f.unwinder.take()).map_or(std::time::Duration::ZERO, |u| u.busy)
     }
 
     /// Time spent unwinding children's stacks.
@@ -701,16 +716,7 @@ impl Sampler for PerfEventSampler {
                         part.kernel_ticks += 1;
                         continue;
                     }
-                    match part.user.last_mut() {
-                        Some((last, n)) if *last == ip => *n += 1,
-                        _ => part.user.push((ip, 1)),
-                    }
-                    if let Some(stack) = stack {
-                        match part.stacks.last_mut() {
-                            Some((last, n)) if *last == stack => *n += 1,
-                            _ => part.stacks.push((stack, 1)),
-                        }
-                    }
+                    part.add_user(ip, stack);
                 }
                 Record::Sample { kernel: true, tid, ip, .. } if !self.kernel_samples => {
                     batch.kernel_ticks += 1;
@@ -725,10 +731,7 @@ impl Sampler for PerfEventSampler {
                         }
                         false => &mut batch.user,
                     };
-                    match samples.last_mut() {
-                        Some((last, n)) if *last == ip => *n += 1,
-                        _ => samples.push((ip, 1)),
-                    }
+                    push_run(samples, ip);
                     let mut stack = match (stack, ev.unwinder.as_mut()) {
                         (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
                         (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
@@ -742,10 +745,7 @@ impl Sampler for PerfEventSampler {
                         }
                     }
                     if let Some(stack) = stack {
-                        match batch.stacks.last_mut() {
-                            Some((last, n)) if *last == stack => *n += 1,
-                            _ => batch.stacks.push((stack, 1)),
-                        }
+                        push_run(&mut batch.stacks, stack);
                     }
                 }
                 Record::Lost(n) => batch.lost += n,
@@ -796,12 +796,8 @@ impl Sampler for PerfEventSampler {
                         batch.thread_ends.push((tid, time));
                     }
                     if pid != ev.pid && pid == tid {
-                        if let Some(f) = ev.children.as_mut().and_then(|c| c.followed.get_mut(&pid)) {
-                            if let Some(u) = f.unwinder.take() {
-                                self.unwound += u.busy;
-                            }
-                        }
-                        if ev.children.is_some() {
+                        if let Some(children) = ev.children.as_mut() {
+                            self.unwound += children.ended(pid);
                             child_part(&mut batch, pid).exited = true;
                         }
                     }
@@ -820,11 +816,7 @@ impl Sampler for PerfEventSampler {
                     if pid != ev.pid {
                         // A child's: its own when children are followed, else not the profile's.
                         if let Some(children) = ev.children.as_mut() {
-                            let f = children.followed.entry(pid).or_default();
-                            if let Some(u) = f.unwinder.as_mut() {
-                                u.add_mapping(&m);
-                            }
-                            f.mappings.push(m.clone());
+                            children.mapped(pid, &m);
                             child_part(&mut batch, pid).mappings.push(m);
                         }
                         continue;

@@ -18,7 +18,7 @@ use std::io;
 use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
-use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
+use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
 
 use crate::perf_event::{
     chain_stack, child_part, executable_mapping, lock_session, mapping_file, monotonic_ns, open_event, os_error, page_size,
@@ -135,10 +135,7 @@ impl SystemSampler {
                 Record::Sample { pid: 0, .. } => batch.account.idle += 1,
                 Record::Sample { pid, kernel: true, ip, .. } => {
                     child_part(&mut batch, pid).kernel_ticks += 1;
-                    match batch.kernel.last_mut() {
-                        Some((last, n)) if *last == ip => *n += 1,
-                        _ => batch.kernel.push((ip, 1)),
-                    }
+                    push_run(&mut batch.kernel, ip);
                 }
                 Record::Sample { pid, ip, stack, .. } => {
                     let stack = match stack {
@@ -146,17 +143,7 @@ impl SystemSampler {
                         Some(RawStack::Copy { regs, bytes }) => Some(self.processes.unwinder(0, pid).unwind(regs, &bytes)),
                         None => None,
                     };
-                    let part = child_part(&mut batch, pid);
-                    match part.user.last_mut() {
-                        Some((last, n)) if *last == ip => *n += 1,
-                        _ => part.user.push((ip, 1)),
-                    }
-                    if let Some(stack) = stack {
-                        match part.stacks.last_mut() {
-                            Some((last, n)) if *last == stack => *n += 1,
-                            _ => part.stacks.push((stack, 1)),
-                        }
-                    }
+                    child_part(&mut batch, pid).add_user(ip, stack);
                 }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, comm, .. } => {
@@ -172,20 +159,14 @@ impl SystemSampler {
                     child_part(&mut batch, pid).parent = Some(ppid);
                 }
                 Record::Exit { pid, tid, .. } if pid == tid => {
-                    if let Some(u) = self.processes.followed.get_mut(&pid).and_then(|f| f.unwinder.take()) {
-                        self.unwound += u.busy;
-                    }
+                    self.unwound += self.processes.ended(pid);
                     child_part(&mut batch, pid).exited = true;
                 }
                 Record::Mmap2 { pid, addr, len, pgoff, raw, .. } => {
                     let path = String::from_utf8_lossy(&raw).into_owned();
                     let file = mapping_file(pid, Some(&raw), addr, len, false);
                     let m = Mapping { start: addr, len, pgoff, path, file, build_id: None };
-                    let f = self.processes.followed.entry(pid).or_default();
-                    if let Some(u) = f.unwinder.as_mut() {
-                        u.add_mapping(&m);
-                    }
-                    f.mappings.push(m.clone());
+                    self.processes.mapped(pid, &m);
                     child_part(&mut batch, pid).mappings.push(m);
                 }
                 Record::Fork { .. } | Record::Exit { .. } | Record::Switch { .. } => {}

@@ -131,6 +131,13 @@ fn by_program_table(out: &mut String, groups: &[(String, usize, u64)], all: u64)
     }
 }
 
+/// A row of a process table: its pid, parent, samples, their share of `all`, its program,
+/// then `note`.
+fn process_row(out: &mut String, c: &ProcessAnalysis, all: u64, note: &str) {
+    let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
+    let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}{note}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+}
+
 /// The busiest processes' top functions, each in a section of its own, and a line for the
 /// rest.
 fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
@@ -226,8 +233,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let _ = writeln!(out, "Processes: {} seen, {} with samples:", processes.len(), busy.len());
     let _ = writeln!(out, "      pid   parent   samples       %  program");
     for c in &busy[..rows] {
-        let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
-        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+        process_row(&mut out, c, all, "");
     }
     if let Some(rest) = busy.get(rows..).filter(|r| !r.is_empty()) {
         let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
@@ -297,9 +303,7 @@ pub fn render(
         processes.iter().collect()
     };
     for c in &shown {
-        let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
-        let running = if c.running { "  (still running)" } else { "" };
-        let _ = writeln!(out, "{:>9} {parent:>8} {:>9} {:>7.2}  {}{running}", c.pid, c.ticks(), percent(c.ticks(), all), c.program);
+        process_row(&mut out, c, all, if c.running { "  (still running)" } else { "" });
     }
     if shown.len() < processes.len() {
         let rest = processes.len() - shown.len();

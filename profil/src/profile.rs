@@ -291,6 +291,11 @@ impl Profile {
         }
     }
 
+    /// Is this a system-wide run's (`-a`): no program, every process among `processes`?
+    pub fn is_system_wide(&self) -> bool {
+        self.idle_ticks.is_some()
+    }
+
     /// A system-wide run's profile from the `prof:` scheme's `servers` (Redox, `start all`):
     /// each process as the kernel kept it, by pid and executable: its user samples (its
     /// stacks' leaves, and the stacks with `stacks`), its kernel ones counted, and kept by

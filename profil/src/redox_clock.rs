@@ -33,7 +33,7 @@ pub fn call_name(reason: &str) -> String {
 /// scheme's number where no daemon of it was seen taking the program's requests.
 fn target(clock: &ClockReport, site: &ClockSite) -> Option<String> {
     (site.reason == "scheme-call").then(|| match clock.daemon_of(site.scheme) {
-        Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or("[bootstrap]"), site.scheme),
+        Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or(prof_samplers::redox_kernel::BOOTSTRAP), site.scheme),
         Some(d) => {
             let name = d.name.as_deref().map_or("?", |n| n.rsplit('/').next().unwrap_or(n));
             format!("{name} [pid {}]", d.daemon)

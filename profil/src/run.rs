@@ -155,7 +155,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
     // With an export on standard output, the report and the program's output go to stderr;
     // with --report, the report waits for its file.
-    let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
+    let out = exports.report_out();
     let profiler = Profiler::new(&path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
@@ -421,15 +421,21 @@ fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
     args.call_graph = saved.call_graph;
     args.frequency_hz = saved.run.frequency_hz;
     // A system-wide run (-a) has no program: its report is of every process.
-    if saved.run.profile.idle_ticks.is_some() {
+    if saved.run.profile.is_system_wide() {
         return crate::system::load(&args, &saved.run);
     }
     let (program, image) = saved_program(&saved, "saved")?;
     let program = &program;
     args.children = saved.children;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
-    let out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
-    match report_run(&args, program, image, exports, out, &saved.run) {
+    let out = exports.report_out();
+    ending_of_report(report_run(&args, program, image, exports, out, &saved.run))
+}
+
+/// How profil ends after reporting a run it did not run (`--load`, `-a`): 0, or 1 where the
+/// report was lost (said here; the exports were written).
+pub(crate) fn ending_of_report(reported: Result<(), RunError>) -> Result<Ending, RunError> {
+    match reported {
         Ok(()) => Ok(Ending::Code(0)),
         Err(RunError::ReportLost(e)) => {
             crate::report_out::to_stderr(format_args!("Profil Error: {}", os_message(&e)));
@@ -437,6 +443,18 @@ fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// The exports written after the report (`out`, which keeps it for `--report`): an error of
+/// each said, the exports' first; the report's is `ReportLost`.
+pub(crate) fn write_exports(exports: Exports, analysis: &Analysis, out: &mut ReportOut) -> Result<(), RunError> {
+    let written = out.error();
+    let exported = exports.write(analysis, out.kept());
+    if let (Err(_), Err(e)) = (&exported, &written) {
+        crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
+    }
+    exported.map_err(|e| RunError::Program(e.to_string()))?;
+    written.map_err(RunError::ReportLost)
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
@@ -537,7 +555,6 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, run.exit).as_bytes())?;
     out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
     out.flush()?;
-    let written = out.error();
     let analysis = Analysis {
         run,
         flat: &flat,
@@ -551,12 +568,7 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         base: base.as_ref(),
         threads: &threads,
     };
-    let exported = exports.write(&analysis, out.kept());
-    if let (Err(_), Err(e)) = (&exported, &written) {
-        crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
-    }
-    exported.map_err(|e| RunError::Program(e.to_string()))?;
-    written.map_err(RunError::ReportLost)?;
+    write_exports(exports, &analysis, &mut out)?;
     // The gate, last: everything asked for is written.
     if let (Some(points), Some((_, _, changes))) = (args.fail_above.map(|h| f64::from(h) / 100.0), &changes) {
         let grew = crate::compare::regressions(changes, points);
@@ -615,7 +627,7 @@ pub(crate) fn unread_objects_warning(objects: &[crate::objects::symbolize::Objec
 /// name it in the errors.
 fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::saved::SavedRun, PathBuf, ProgramImage), RunError> {
     let saved = parse_saved(file, verb)?;
-    if saved.run.profile.idle_ticks.is_some() {
+    if saved.run.profile.is_system_wide() {
         return Err(RunError::Program(format!("'{}' is a system-wide run (-a): it has no program to {verb}", file.display())));
     }
     let (program, image) = saved_program(&saved, role)?;

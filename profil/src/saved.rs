@@ -65,7 +65,7 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     // Where the file is, absolute and without links; a resolved path that is not there is
     // not taken (Redox's initfs resolves `/scheme/initfs/bin/x` to `/scheme/initfsbin/x`).
     // A system-wide run (-a) has no program file.
-    let system = run.profile.idle_ticks.is_some();
+    let system = run.profile.is_system_wide();
     let file = if system { Path::new("") } else { file };
     let file = std::fs::canonicalize(file)
         .ok()

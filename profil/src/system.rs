@@ -18,8 +18,7 @@ use crate::objects::symbolize::Symbolizer;
 use crate::objects::symbols::SymbolTable;
 use crate::profile::Outcome;
 use crate::report::ExitKind;
-use crate::report_out::ReportOut;
-use crate::run::{os_message, Ending, RunError};
+use crate::run::{ending_of_report, write_exports, Ending, RunError};
 
 /// The name a system-wide run goes by in the exports (`program` of the JSON, the speedscope
 /// file's name).
@@ -49,21 +48,22 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         profile,
         exit: ExitKind::Attached { pid: 0, exited: false },
     };
-    report(args, &run, exports)
+    ending_of_report(report(args, &run, exports))
 }
 
 /// `--load` of a saved system-wide run: its report and exports, as the live run made them.
 pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
     let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
-    report(args, run, exports)
+    ending_of_report(report(args, run, exports))
 }
 
 /// The report of a system-wide run, and its exports.
-fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<Ending, RunError> {
-    let mut out = if exports.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(exports.uses_stdout()) };
+fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> {
+    let mut out = exports.report_out();
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-    // The kernel's symbols: --kernel, Redox's installed kernel, Linux's kallsyms.
-    let kernel = args.kernel.clone().or_else(crate::platform::default_kernel).unwrap_or_else(|| KALLSYMS.into());
+    // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
+    // Linux's kallsyms.
+    let kernel = args.kernel.clone().unwrap_or_else(|| KALLSYMS.into());
     let mut symbolizer = Symbolizer::new(empty, SYSTEM).with_kernel(&kernel);
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
     let inline = args.inline.then_some(&sources);
@@ -81,7 +81,6 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<Ending, RunErr
     out.start_line()?;
     out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
     out.flush()?;
-    let written = out.error();
     let analysis = Analysis {
         run,
         flat: &kernel,
@@ -95,16 +94,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<Ending, RunErr
         base: None,
         threads: &[],
     };
-    let exported = exports.write(&analysis, out.kept());
-    if let (Err(_), Err(e)) = (&exported, &written) {
-        crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
-    }
-    exported.map_err(|e| RunError::Program(e.to_string()))?;
-    written.map_err(|e| {
-        crate::report_out::to_stderr(format_args!("Profil Error: {}", os_message(&e)));
-        RunError::Reported
-    })?;
-    Ok(Ending::Code(0))
+    write_exports(exports, &analysis, &mut out)
 }
 
 /// Why the system cannot be profiled, as the user can act on it.

@@ -239,12 +239,7 @@ fn a_session_of_another_name_does_not_make_profil_busy() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let name = format!("@profd.session.other.{}", std::process::id());
-    let t = std::time::Instant::now();
-    while !std::fs::read_to_string("/proc/net/unix").unwrap().contains(&name) {
-        assert!(t.elapsed().as_secs() < 10, "first profil never started its session");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_for_lock(&format!("profd.session.other.{}", std::process::id()), "the first profil");
     let o = profil(&["-f", fib.to_str().unwrap(), "25", "10"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -264,11 +259,7 @@ fn a_second_profil_is_busy() {
         .spawn()
         .unwrap();
     // Wait until the first holds the machine-wide session (its abstract socket is bound).
-    let t = std::time::Instant::now();
-    while !session_held() {
-        assert!(t.elapsed().as_secs() < 10, "first profil never started its session");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_for_session("the first profil");
     let o = profil(&["-i", "1024", fib.to_str().unwrap()]);
     let (out, err) = text(&o);
     // It says who holds the session: the first profil, by pid, user and command line.

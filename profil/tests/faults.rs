@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{child_of, profil_bin, root, session, session_held, wait_for_cpu};
+use common::{child_of, profil_bin, root, session, wait_for_cpu, wait_for_session};
 
 /// tests/data/busy.c, built once: `busy MS [STATUS [segv]]`.
 fn busy() -> &'static Path {
@@ -195,11 +195,7 @@ fn another_users_session_makes_profil_busy() {
     }
     let _s = session();
     let first = Command::new(profil_bin()).arg(busy()).arg("1500").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let t = Instant::now();
-    while !session_held() {
-        assert!(t.elapsed() < Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_session("root's profil");
     let o = as_nobody(&[busy().to_str().unwrap(), "50"]);
     let e = err(&o);
     assert!(

@@ -134,24 +134,12 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
 /// on the next one rather than after it.
 #[test]
 fn ctrl_c_at_a_terminal_starts_the_report_on_a_new_line() {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let _s = session();
     let mut cmd = Command::new(profil_bin());
     cmd.args(["-f", common::fib_bin().to_str().unwrap(), LONG_FIB]);
     let (mut child, mut terminal) = common::Terminal::new().spawn(cmd);
-    let mut reader = terminal.try_clone().unwrap();
-    let read = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        // The leader reads EIO once every descriptor of the follower is closed.
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&all).into_owned()
-    });
+    let read = common::read_screen(terminal.try_clone().unwrap());
     wait_for_cpu(child_of(child.id()), 100);
     terminal.write_all(b"\x03").unwrap(); // the terminal's INTR character: SIGINT to the group
     let status = child.wait().unwrap();

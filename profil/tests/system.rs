@@ -43,11 +43,7 @@ fn program_rows(out: &str) -> Vec<(u64, u64, String)> {
 /// taken, then ended by SIGINT (Ctrl-C) once `during` is over.
 fn system_run_around(args: &[&str], during: impl FnOnce()) -> std::process::Output {
     let mut p = Command::new(profil_bin()).arg("-a").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let t = Instant::now();
-    while !session_held() {
-        assert!(t.elapsed() < Duration::from_secs(10), "profil -a never took the session");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_session("profil -a");
     during();
     // SAFETY: kill with a pid of our own child.
     unsafe { libc::kill(p.id() as i32, libc::SIGINT) };
@@ -230,7 +226,7 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
 /// ends the run, and the report follows on a new line; profil exits 0.
 #[test]
 fn ctrl_c_at_a_terminal_ends_a_system_wide_run() {
-    use std::io::{Read, Write};
+    use std::io::Write;
     if !root("for -a (or kernel.perf_event_paranoid <= 0)") {
         return;
     }
@@ -238,23 +234,8 @@ fn ctrl_c_at_a_terminal_ends_a_system_wide_run() {
     let mut cmd = Command::new(profil_bin());
     cmd.arg("-a");
     let (mut child, mut terminal) = Terminal::new().spawn(cmd);
-    let mut reader = terminal.try_clone().unwrap();
-    let read = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&all).into_owned()
-    });
-    let t = Instant::now();
-    while !session_held() {
-        assert!(t.elapsed() < Duration::from_secs(10), "profil -a never took the session");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let read = read_screen(terminal.try_clone().unwrap());
+    wait_for_session("profil -a");
     std::thread::sleep(Duration::from_millis(300));
     terminal.write_all(b"\x03").unwrap();
     let status = child.wait().unwrap();

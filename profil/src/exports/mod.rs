@@ -441,6 +441,13 @@ impl Exports {
         self.targets.iter().any(|t| t.0 != Format::Report && t.2 == Target::Stdout)
     }
 
+    /// Where the report goes with these exports: kept for its file (`--report`), on standard
+    /// error where an export takes standard output, else standard output.
+    pub fn report_out(&self) -> crate::report_out::ReportOut {
+        use crate::report_out::ReportOut;
+        if self.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(self.uses_stdout()) }
+    }
+
     /// Does the report go to a file of its own (`--report`), rather than stream to standard
     /// output (or error) as the program runs?
     pub fn takes_report(&self) -> bool {

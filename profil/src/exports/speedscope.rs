@@ -128,7 +128,7 @@ pub fn render(a: &Analysis) -> String {
         profiles.push(daemons);
     }
     // A system-wide run (-a) saw every process: those that were sampled have a profile.
-    let system = run.profile.idle_ticks.is_some();
+    let system = run.profile.is_system_wide();
     for c in a.processes.iter().filter(|c| !system || c.ticks() > 0) {
         let mut p = Profile::new(format!("{} (pid {}): CPU samples", crate::processes::base_name(&c.program), c.pid), unit);
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);

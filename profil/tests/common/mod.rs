@@ -32,11 +32,39 @@ pub fn profil(args: &[&str]) -> Output {
     Command::new(profil_bin()).args(args).output().expect("run profil")
 }
 
-/// Does a profil hold the tests' session lock (its abstract socket is bound)? Its name is
-/// `.cargo/config.toml`'s PROFD_SESSION, or the one the caller's environment set.
-pub fn session_held() -> bool {
-    let lock = format!("@{}", std::env::var("PROFD_SESSION").unwrap_or_else(|_| "profd.session".into()));
-    std::fs::read_to_string("/proc/net/unix").unwrap().lines().any(|l| l.ends_with(&lock))
+/// Wait until a profil holds the session lock `name` (its abstract socket `@NAME` is bound),
+/// 10 s at most: `what` names that profil in the failure.
+pub fn wait_for_lock(name: &str, what: &str) {
+    let lock = format!("@{name}");
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/net/unix").unwrap().lines().any(|l| l.ends_with(&lock)) {
+        assert!(t.elapsed().as_secs() < 10, "{what} never took its session ({lock})");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Wait until a profil holds the tests' session lock: `.cargo/config.toml`'s PROFD_SESSION, or
+/// the one the caller's environment set.
+pub fn wait_for_session(what: &str) {
+    wait_for_lock(&std::env::var("PROFD_SESSION").unwrap_or_else(|_| "profd.session".into()), what);
+}
+
+/// Everything the program at a terminal's follower writes, read from its `leader` in a thread
+/// of its own until the follower's every descriptor is closed.
+pub fn read_screen(mut leader: std::fs::File) -> std::thread::JoinHandle<String> {
+    use std::io::Read;
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        // The leader reads EIO once every descriptor of the follower is closed.
+        while let Ok(n) = leader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    })
 }
 
 pub fn text(o: &Output) -> (String, String) {
