@@ -1,7 +1,7 @@
 //! The `prof:` control file's commands (`/scheme/prof/ctl`), one per line:
 //!
 //! ```text
-//! start <pid> <start> <end> <interval> [<text_start> <text_end>] [rate=<hz>] [exec]
+//! start <pid> <start> <end> <interval> [<text_start> <text_end>] [rate=<hz>] [children] [exec]
 //! start all [rate=<hz>]
 //! stop
 //! ```
@@ -12,6 +12,8 @@
 //! `rate=<hz>` (100 to 10000) asks for that many samples a second per CPU from the kernel's
 //! NMI source, which also samples the kernel's work for the program; where the kernel has
 //! none it samples on its timer tick (`status` says which: `source=… rate=…`).
+//! `children` (`profil --children`) follows the processes `pid` starts, to any depth, forked
+//! copies and what they exec; each one's samples come under its pid in `children`.
 //! Numbers are decimal or `0x`-hex. `start 0 …` is `profile(0, …)`, i.e. stop. A final `exec`
 //! says the caller has just started `pid` and it has yet to exec the program: counting begins
 //! at that exec, so the launcher's exec code is never counted (`profil` always sends it).
@@ -36,13 +38,20 @@ pub enum CtlCommand {
 /// Parse one line (surrounding whitespace ignored). Malformed input is EINVAL.
 pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     let mut words: Vec<&str> = line.split_ascii_whitespace().collect();
-    // The optional words at the end: `rate=HZ`, then `exec`, each at most once.
+    // The optional words at the end: `rate=HZ`, then `children`, then `exec`, each at most once.
     let from = match words.as_slice() {
         ["start", .., "exec"] => {
             words.pop();
             CountFrom::Exec
         }
         _ => CountFrom::Now,
+    };
+    let children = match words.as_slice() {
+        ["start", .., "children"] => {
+            words.pop();
+            true
+        }
+        _ => false,
     };
     let rate = match words.as_slice() {
         ["start", .., last] if last.starts_with("rate=") => {
@@ -57,11 +66,18 @@ pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     };
     match words.as_slice() {
         ["stop"] => Ok(CtlCommand::Stop),
-        ["start", "all"] if from == CountFrom::Now => Ok(CtlCommand::StartAll { rate }),
+        ["start", "all"] if from == CountFrom::Now && !children => Ok(CtlCommand::StartAll { rate }),
         ["start", pid, start, end, interval, text @ ..] => {
             let pid = u32::try_from(number(pid)?).map_err(|_| ProfError::Invalid)?;
-            let req =
-                StartRequest { pid, start: number(start)?, end: number(end)?, interval: number(interval)?, from, rate };
+            let req = StartRequest {
+                pid,
+                start: number(start)?,
+                end: number(end)?,
+                interval: number(interval)?,
+                from,
+                rate,
+                children,
+            };
             let image = match text {
                 [] => ImageLayout::unknown(),
                 [lo, hi] => {
@@ -103,8 +119,9 @@ pub fn rate_suffix(rate: Option<u64>) -> String {
 pub fn format_start(req: &StartRequest, text: &TextSegment) -> String {
     let when = count_from_suffix(req.from);
     let rate = rate_suffix(req.rate);
+    let children = if req.children { " children" } else { "" };
     format!(
-        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{rate}{when}\n",
+        "start {} {:#x} {:#x} {:#x} {:#x} {:#x}{rate}{children}{when}\n",
         req.pid, req.start, req.end, req.interval, text.start, text.end
     )
 }
@@ -128,7 +145,7 @@ mod tests {
     fn start_with_and_without_text_bounds() {
         let c = parse_line("start 42 0x1000 0x2000 64 0x1000 0x5000\n").unwrap();
         let CtlCommand::Start { req, image } = c else { panic!() };
-        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64, from: CountFrom::Now, rate: None });
+        assert_eq!(req, StartRequest { pid: 42, start: 0x1000, end: 0x2000, interval: 64, from: CountFrom::Now, rate: None, children: false });
         assert_eq!(image.text, TextSegment { start: 0x1000, end: 0x5000 });
         assert!(!image.is_unknown());
         let CtlCommand::Start { image, .. } = parse_line("start 42 0 0 0").unwrap() else { panic!() };
@@ -140,7 +157,7 @@ mod tests {
         let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 0x401000 0x45e0d6 exec\n").unwrap() else {
             panic!()
         };
-        assert_eq!(req, StartRequest { pid: 42, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: None });
+        assert_eq!(req, StartRequest { pid: 42, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: None, children: false });
         assert_eq!(image.text, TextSegment { start: 0x401000, end: 0x45e0d6 });
         let CtlCommand::Start { req, image } = parse_line("start 42 0 0 0 exec").unwrap() else { panic!() };
         assert_eq!(req.from, CountFrom::Exec);
@@ -158,11 +175,26 @@ mod tests {
         for bad in ["start 42 0 0 0 rate=99", "start 42 0 0 0 rate=10001", "start 42 0 0 0 exec rate=1000", "stop rate=1000"] {
             assert_eq!(parse_line(bad), Err(ProfError::Invalid), "{bad}");
         }
-        let req = StartRequest { pid: 7, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: Some(1000) };
+        let req = StartRequest { pid: 7, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: Some(1000), children: false };
         let text = TextSegment { start: 0x401000, end: 0x402000 };
         let line = format_start(&req, &text);
         assert_eq!(line, "start 7 0x0 0x0 0x0 0x401000 0x402000 rate=1000 exec\n");
         assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
+    }
+
+    /// `children` between the rate and `exec`: the session follows the process tree.
+    #[test]
+    fn children_follows_the_processes_it_starts() {
+        let req = StartRequest { pid: 7, start: 0, end: 0, interval: 0, from: CountFrom::Exec, rate: Some(1000), children: true };
+        let text = TextSegment { start: 0x401000, end: 0x402000 };
+        let line = format_start(&req, &text);
+        assert_eq!(line, "start 7 0x0 0x0 0x0 0x401000 0x402000 rate=1000 children exec\n");
+        assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
+        let CtlCommand::Start { req, .. } = parse_line("start 7 0 0 0 children").unwrap() else { panic!() };
+        assert_eq!((req.children, req.from, req.rate), (true, CountFrom::Now, None));
+        for bad in ["start all children", "start 7 0 0 0 children children", "start 7 0 0 0 exec children", "stop children"] {
+            assert_eq!(parse_line(bad), Err(ProfError::Invalid), "{bad}");
+        }
     }
 
     #[test]
@@ -198,7 +230,7 @@ mod tests {
 
     #[test]
     fn format_round_trips() {
-        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26, from: CountFrom::Now, rate: None };
+        let req = StartRequest { pid: 7, start: 0x15b70, end: 0x15e10, interval: 26, from: CountFrom::Now, rate: None, children: false };
         let text = TextSegment { start: 0x15780, end: 0x57200 };
         let line = format_start(&req, &text);
         assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200\n");

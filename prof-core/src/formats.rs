@@ -6,7 +6,8 @@ use std::fmt::Write;
 use crate::prof_data::ProfData;
 pub use crate::session::StackFrame;
 use crate::sampler::Account;
-use crate::session::{ServerProfile, Session, SessionState, StopReason};
+use crate::sampler::CallStack;
+use crate::session::{ChildProcess, ServerProfile, Session, SessionState, StopReason};
 
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
@@ -80,6 +81,111 @@ pub fn servers_text(session: Option<&Session>) -> String {
         }
     }
     out
+}
+
+/// `/scheme/prof/children` (Redox, `--children`): the processes the program started, to any
+/// depth. A header line `# processes=N user=U kernel=K missed=M` (their user and kernel ticks;
+/// `missed`: processes started that the kernel could not follow), then for each process, in
+/// pid order, a `process PID PARENT USER KERNEL running|exited EXEC` line (`PARENT` `-` where
+/// its start was not seen; `EXEC` the program it exec'd, `-` for a forked copy that has not:
+/// it runs its parent's) followed by its samples, most ticks first, as `stack PID COUNT
+/// complete|truncated ADDR…` lines (innermost first; kernel frames first where the kernel was
+/// sampled; a sample taken before its exec has no frames). Without a session: the header.
+pub fn children_text(session: Option<&Session>) -> String {
+    let empty = std::collections::BTreeMap::new();
+    let processes = session.map_or(&empty, |s| &s.processes);
+    let (user, kernel) = processes
+        .values()
+        .fold((0u64, 0u64), |(u, k), c| (u.saturating_add(c.user_ticks), k.saturating_add(c.kernel_ticks)));
+    let missed = session.map_or(0, |s| s.children_missed);
+    let mut out = format!("# processes={} user={user} kernel={kernel} missed={missed}\n", processes.len());
+    for (pid, c) in processes {
+        let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
+        let state = if c.exited { "exited" } else { "running" };
+        let exec = c.exec.as_deref().unwrap_or("-");
+        let _ = writeln!(out, "process {pid} {parent} {} {} {state} {exec}", c.user_ticks, c.kernel_ticks);
+        let mut stacks: Vec<_> = c.stacks.iter().collect();
+        stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        for (stack, count) in stacks {
+            let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
+            for frame in &stack.frames {
+                let _ = write!(out, " {frame:#x}");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// What [`children_text`] says, read back by a client.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildrenReport {
+    /// Each process by pid: its parent, exec, ticks, stacks, and its user samples (its user
+    /// stacks' leaves).
+    pub processes: std::collections::BTreeMap<u32, ChildProcess>,
+    pub missed: u64,
+}
+
+/// Parse [`children_text`]; `None` without its header line. Lines that do not parse are
+/// skipped.
+pub fn parse_children(text: &str) -> Option<ChildrenReport> {
+    let mut lines = text.lines();
+    let header = lines.next()?.strip_prefix("# ")?;
+    let missed = parse_status(header).into_iter().find(|kv| kv.0 == "missed").and_then(|kv| kv.1.parse().ok()).unwrap_or(0);
+    let mut report = ChildrenReport { missed, ..Default::default() };
+    for line in lines {
+        let mut w = line.split_ascii_whitespace();
+        match w.next() {
+            Some("process") => {
+                let parsed = (|| {
+                    let pid: u32 = w.next()?.parse().ok()?;
+                    let parent = match w.next()? {
+                        "-" => None,
+                        p => Some(p.parse().ok()?),
+                    };
+                    let (user_ticks, kernel_ticks) = (w.next()?.parse().ok()?, w.next()?.parse().ok()?);
+                    let exited = match w.next()? {
+                        "exited" => true,
+                        "running" => false,
+                        _ => return None,
+                    };
+                    let exec = w.collect::<Vec<_>>().join(" ");
+                    let exec = (exec != "-" && !exec.is_empty()).then_some(exec);
+                    Some((pid, ChildProcess { parent, exec, user_ticks, kernel_ticks, exited, ..Default::default() }))
+                })();
+                if let Some((pid, c)) = parsed {
+                    report.processes.insert(pid, c);
+                }
+            }
+            Some("stack") => {
+                let parsed = (|| {
+                    let pid: u32 = w.next()?.parse().ok()?;
+                    let count: u64 = w.next()?.parse().ok()?;
+                    let truncated = match w.next()? {
+                        "complete" => false,
+                        "truncated" => true,
+                        _ => return None,
+                    };
+                    let frames = w.map(|f| crate::ctl::number(f).ok()).collect::<Option<Vec<u64>>>()?;
+                    Some((pid, CallStack { frames, truncated }, count))
+                })();
+                let Some((pid, stack, count)) = parsed else { continue };
+                let Some(c) = report.processes.get_mut(&pid) else { continue };
+                // A user sample's address is its stack's leaf (none: taken before its exec).
+                match stack.frames.first() {
+                    Some(&leaf) if leaf >= crate::sampler::KERNEL_SPACE_START => {}
+                    leaf => {
+                        let n = c.samples.entry(leaf.copied().unwrap_or(0)).or_insert(0);
+                        *n = n.saturating_add(count);
+                    }
+                }
+                let n = c.stacks.entry(stack).or_insert(0);
+                *n = n.saturating_add(count);
+            }
+            _ => {}
+        }
+    }
+    Some(report)
 }
 
 /// `/scheme/prof/bins`: a header line, then one line per bin: `lo hi count` (lo and hi
@@ -339,7 +445,7 @@ mod tests {
             fn process_owner(&mut self, _: u32) -> Result<u32, crate::ProfError> {
                 Ok(0)
             }
-            fn start(&mut self, _: u32, _: &ImageLayout, _: crate::sampler::CountFrom, _: Option<u64>) -> Result<(), crate::ProfError> {
+            fn start(&mut self, _: u32, _: &ImageLayout, _: crate::sampler::CountFrom, _: Option<u64>, _: bool) -> Result<(), crate::ProfError> {
                 Ok(())
             }
             fn collect(&mut self) -> Result<SampleBatch, crate::ProfError> {
@@ -359,7 +465,7 @@ mod tests {
             exec_segments: vec![LoadSegment { vaddr: 0x1000, memsz: 0x1000, offset: 0x1000 }],
         };
         let mut p = Profd::new(One(Some(batch)));
-        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0, from: crate::sampler::CountFrom::Now, rate: None }, &image).unwrap();
+        p.profile(0, StartRequest { pid: 1, start: 0, end: 0, interval: 0, from: crate::sampler::CountFrom::Now, rate: None, children: false }, &image).unwrap();
         p.pump().unwrap();
         let s = p.last_session().unwrap();
         let text = samples_text(Some(s));

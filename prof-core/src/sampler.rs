@@ -167,6 +167,9 @@ pub use kprof::KERNEL_SPACE_START;
 /// The rates (per second and CPU) the Redox kernel's NMI source takes.
 pub use kprof::{MAX_RATE, MIN_RATE};
 
+/// Processes the Redox kernel follows in a `--children` run besides the program.
+pub use kprof::MAX_FOLLOWED;
+
 /// What a backend counted since the previous batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SampleBatch {
@@ -218,6 +221,9 @@ pub struct SampleBatch {
     pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
+    /// Processes the program started that the backend could not follow (Redox: its table of
+    /// followed processes was full), as of this batch (it replaces an earlier count).
+    pub children_missed: Option<u64>,
     /// User samples of daemons working for the program: (daemon pid, stack or PC, ticks).
     pub servers: Vec<(u32, CallStack, u64)>,
     /// The executable of each daemon first seen in `servers` (pid, path).
@@ -314,10 +320,12 @@ pub trait Sampler {
     fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError>;
 
     /// Start counting `pid`, an instance of `image`, now or from its next exec, at `rate`
-    /// samples a second where the backend takes a rate per session (Redox; Linux has its own
-    /// from its configuration).  `Err(Busy)` if the backend (possibly in another process) is
-    /// already sampling.
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError>;
+    /// samples a second, and with `children` the processes it starts too (their samples come
+    /// in [`SampleBatch::child_processes`]), where the backend takes those per session (Redox;
+    /// Linux has its own from its configuration).  `Err(Busy)` if the backend (possibly in
+    /// another process) is already sampling.
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>, children: bool)
+        -> Result<(), ProfError>;
 
     /// Start counting every process (`start all`): each one's samples come as a daemon's do,
     /// in [`SampleBatch::servers`] under its pid. `Err(Invalid)` where the backend cannot (the

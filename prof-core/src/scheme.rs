@@ -13,6 +13,7 @@
 //! | `stacks`  | read   | [`crate::formats::stacks_text`] (root or the session's starter) |
 //! | `servers` | read   | [`crate::formats::servers_text`] (root or the session's starter) |
 //! | `clock`   | read   | [`crate::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
+//! | `children`| read   | [`crate::formats::children_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -64,11 +65,12 @@ pub enum Node {
     Samples,
     Stacks,
     Servers,
+    Children,
     Clock,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 8] = [
+pub const ENTRIES: [(&str, Node); 9] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
@@ -77,6 +79,7 @@ pub const ENTRIES: [(&str, Node); 8] = [
     ("stacks", Node::Stacks),
     ("servers", Node::Servers),
     ("clock", Node::Clock),
+    ("children", Node::Children),
 ];
 
 /// How a file is opened.
@@ -260,6 +263,7 @@ impl<S: Sampler> ProfScheme<S> {
             }
             Node::Stacks => formats::stacks_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Servers => formats::servers_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Children => formats::children_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
                 let placed = |s: &crate::session::Session| {

@@ -28,6 +28,9 @@ pub struct StartRequest {
     pub from: CountFrom,
     /// Samples per second asked of the backend (`None`: its default).
     pub rate: Option<u64>,
+    /// Follow the processes `pid` starts, to any depth (`--children`), where the backend takes
+    /// that per session (Redox; Linux's sampler is built for it).
+    pub children: bool,
 }
 
 /// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
@@ -119,9 +122,15 @@ pub struct ChildProcess {
 }
 
 impl ChildProcess {
-    /// Add what a batch saw of it.
+    /// Add what a batch saw of it. At its first exec, the samples it had (the forked copy's
+    /// run of its parent's code) lose their addresses: they are counted, as `[unknown]`, but
+    /// never read in the image it now runs (on Redox every static program is linked at the
+    /// same addresses).
     pub fn add(&mut self, c: ChildBatch) {
         self.parent = self.parent.or(c.parent);
+        if self.exec.is_none() && c.exec.is_some() {
+            self.forget_addresses();
+        }
         self.exec = self.exec.take().or(c.exec);
         self.kernel_ticks = self.kernel_ticks.saturating_add(c.kernel_ticks);
         for (pc, n) in c.user {
@@ -135,6 +144,20 @@ impl ChildProcess {
         }
         self.mappings.extend(c.mappings);
         self.exited |= c.exited;
+    }
+
+    /// Its samples so far, counted at address 0 with an empty (truncated) stack.
+    fn forget_addresses(&mut self) {
+        let user: u64 = self.samples.values().fold(0, |n, &c| n.saturating_add(c));
+        self.samples.clear();
+        if user > 0 {
+            self.samples.insert(0, user);
+        }
+        let stacked: u64 = self.stacks.values().fold(0, |n, &c| n.saturating_add(c));
+        self.stacks.clear();
+        if stacked > 0 {
+            self.stacks.insert(CallStack { frames: Vec::new(), truncated: true }, stacked);
+        }
     }
 }
 
@@ -170,6 +193,8 @@ pub struct Session {
     /// Execs of the process after the profiled program's (the bins stay of the first); the
     /// new images are among `mappings`.
     pub later_execs: u32,
+    /// Processes the program started that the backend could not follow (`--children`).
+    pub children_missed: u64,
     /// Daemons that worked for the program, by pid, and the ticks outside the program.
     pub servers: BTreeMap<u32, ServerProfile>,
     pub account: Account,
@@ -273,7 +298,7 @@ impl<S: Sampler> Profd<S> {
         if self.state() == SessionState::Running {
             return Err(ProfError::Busy);
         }
-        self.sampler.start(req.pid, image, req.from, req.rate)?;
+        self.sampler.start(req.pid, image, req.from, req.rate, req.children)?;
         self.session = Some(Session::new(req.pid, caller_uid, image.text, layout));
         Ok(())
     }
@@ -317,6 +342,7 @@ impl Session {
             lost: 0,
             mappings: Vec::new(),
             later_execs: 0,
+            children_missed: 0,
             servers: BTreeMap::new(),
             account: Account::default(),
             state: SessionState::Running,
@@ -425,6 +451,9 @@ impl<S: Sampler> Profd<S> {
         s.thread_names.extend(batch.thread_names);
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
+        if let Some(missed) = batch.children_missed {
+            s.children_missed = missed;
+        }
         for sw in batch.switches {
             s.ledger.switch(sw);
         }
@@ -532,7 +561,7 @@ mod tests {
         fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
             self.processes.iter().find(|p| p.0 == pid).map(|p| p.1).ok_or(ProfError::NoProcess)
         }
-        fn start(&mut self, pid: u32, _: &ImageLayout, _: CountFrom, _: Option<u64>) -> Result<(), ProfError> {
+        fn start(&mut self, pid: u32, _: &ImageLayout, _: CountFrom, _: Option<u64>, _: bool) -> Result<(), ProfError> {
             if self.busy_elsewhere {
                 return Err(ProfError::Busy);
             }
@@ -564,7 +593,7 @@ mod tests {
     }
 
     fn req(pid: u32, start: u64, end: u64, interval: u64) -> StartRequest {
-        StartRequest { pid, start, end, interval, from: CountFrom::Now, rate: None }
+        StartRequest { pid, start, end, interval, from: CountFrom::Now, rate: None, children: false }
     }
 
     fn batch(user: &[(u64, u64)]) -> SampleBatch {

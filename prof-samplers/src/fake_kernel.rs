@@ -91,9 +91,24 @@ impl FakeKernel {
         self.prof.note_request_answered(server as usize, scheme, tag);
     }
 
+    /// `parent` forks `child`, owned by `euid`: as relibc does, the parent gives the new
+    /// context (which procmgr has given the child's pid) a copy of its own address space.
+    pub fn fork(&mut self, parent: u32, child: u32, euid: u32) {
+        let base = self.contexts.iter().find(|c| c.0 == parent).map_or(0, |c| c.2);
+        self.contexts.push((child, euid, base));
+        self.prof.note_new_image(child as usize, Some(parent as usize));
+    }
+
+    /// The process manager names `pid`'s contexts `name` (relibc's exec renames the process
+    /// to the program's path before it switches address space).
+    pub fn rename(&mut self, pid: u32, name: &str) {
+        self.prof.note_name(pid as usize, name.as_bytes());
+    }
+
     /// `pid` execs an image whose text the kernel maps at `exec_base`.
     pub fn exec(&mut self, pid: u32, exec_base: u64) {
         self.contexts.iter_mut().filter(|c| c.0 == pid).for_each(|c| c.2 = exec_base);
+        self.prof.note_new_image(pid as usize, None);
         // Its stacks come already walked (`push_stack`), so the entry point is not needed.
         self.prof.note_addr_space_switch(pid as usize, exec_base, 0);
     }

@@ -581,7 +581,7 @@ impl Sampler for PerfEventSampler {
         }
     }
 
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, _rate: Option<u64>) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, _rate: Option<u64>, _children: bool) -> Result<(), ProfError> {
         self.stop();
         let lock = lock_session()?;
         // SAFETY: pidfd_open has no memory arguments.

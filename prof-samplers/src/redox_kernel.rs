@@ -14,7 +14,7 @@ use std::io;
 
 use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
-use prof_core::sampler::{Account, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
+use prof_core::sampler::{Account, CallStack, ChildBatch, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
 /// Slots of the kernel's exact-PC table for one session.
@@ -69,12 +69,25 @@ struct KernelSession {
     stacks_dropped: u64,
     kernel_ticks: u64,
     dropped: u64,
-    /// Server stacks seen so far, by daemon, and the account's cumulative counters.
-    server_counts: BTreeMap<(u32, CallStack), u64>,
+    /// Server stacks seen so far, by owner (a daemon's pid; a followed process's pid and
+    /// image, `kprof::owner_key`), and the account's cumulative counters.
+    server_counts: BTreeMap<(u64, CallStack), u64>,
+    /// The processes the kernel follows (`children`), as handed over so far.
+    followed: BTreeMap<u32, FollowedSeen>,
     account: Account,
     /// Daemons whose executable was looked up.
     named: BTreeMap<u32, String>,
     ended: bool,
+}
+
+/// What was handed over of a followed process.
+#[derive(Default)]
+struct FollowedSeen {
+    /// Its parent (it was seen).
+    announced: bool,
+    /// Its execs.
+    execs: u32,
+    exited: bool,
 }
 
 impl KernelSession {
@@ -88,6 +101,7 @@ impl KernelSession {
             kernel_ticks: 0,
             dropped: 0,
             server_counts: BTreeMap::new(),
+            followed: BTreeMap::new(),
             account: Account::default(),
             named: BTreeMap::new(),
             ended: false,
@@ -153,14 +167,16 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>, children: bool) -> Result<(), ProfError> {
         // On Redox exec runs in userspace (relibc), in the launched child: `exec` keeps that
         // code, linked like every static program at 0x401000, out of the program's bins.
         let when = prof_core::ctl::count_from_suffix(from);
+        // The kernel follows the process tree: each process's samples under its pid and image.
+        let children = if children { " children" } else { "" };
         // A rate asks the kernel for its NMI source (it falls back to the timer tick).
         let stacks = stack_table_size(rate);
         let rate = prof_core::ctl::rate_suffix(rate);
-        let command = format!("start {pid} {TABLE_CAPACITY}{when}{rate} stacks={stacks}\n");
+        let command = format!("start {pid} {TABLE_CAPACITY}{when}{children}{rate} stacks={stacks}\n");
         self.kernel.ctl(&command).map_err(|e| errno("writing sys:prof_ctl", &e))?;
         self.session = Some(KernelSession::new(pid, image.clone()));
         Ok(())
@@ -230,13 +246,66 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
                 batch.stacks.push((CallStack { frames: Vec::new(), truncated: true }, full));
             }
         }
-        // Daemons working for the program, and the rest of the run's ticks.
+        // Daemons working for the program, the processes it started (`children`), and the
+        // rest of the run's ticks.
+        let followed: BTreeMap<u32, kprof::FollowedProcess> =
+            snap.followed.iter().filter_map(|f| Some((u32::try_from(f.pid).ok()?, *f))).collect();
+        let mut children: BTreeMap<u32, ChildBatch> = BTreeMap::new();
         for server in std::mem::take(&mut snap.server_stacks) {
             let pid = u32::try_from(server.pid).unwrap_or(u32::MAX);
+            let owner = kprof::owner_key(pid as usize, server.image);
             let stack = CallStack { frames: server.stack.frames, truncated: server.stack.truncated };
-            if let Some(n) = new_ticks(&mut s.server_counts, (pid, stack.clone()), server.stack.count) {
-                batch.servers.push((pid, stack, n));
+            let Some(n) = new_ticks(&mut s.server_counts, (owner, stack.clone()), server.stack.count) else { continue };
+            match followed.get(&pid) {
+                Some(f) => {
+                    let c = children.entry(pid).or_insert_with(|| ChildBatch { pid, ..Default::default() });
+                    // An image before the one it runs now (the forked copy, up to and in its
+                    // exec) is not the program it runs: no addresses.
+                    let stack = match server.image < f.execs {
+                        true => CallStack { frames: Vec::new(), truncated: true },
+                        false => stack,
+                    };
+                    match stack.frames.first() {
+                        Some(&leaf) if leaf >= kprof::KERNEL_SPACE_START => c.kernel_ticks += n,
+                        leaf => c.user.push((leaf.copied().unwrap_or(0), n)),
+                    }
+                    c.stacks.push((stack, n));
+                }
+                None => batch.servers.push((pid, stack, n)),
             }
+        }
+        // Each followed process as it now is: started by whom, exec'd (its program: the name
+        // the kernel kept, else its context's while it lives), exited.
+        let kept_name = |f: &kprof::FollowedProcess| {
+            let len = f.name.iter().position(|&b| b == 0).unwrap_or(f.name.len());
+            Some(String::from_utf8_lossy(&f.name[..len]).into_owned()).filter(|n| !n.is_empty())
+        };
+        let unnamed = followed
+            .iter()
+            .any(|(pid, f)| s.followed.get(pid).map_or(0, |seen| seen.execs) < f.execs && kept_name(f).is_none());
+        let names = if unnamed { self.kernel.contexts().unwrap_or_default() } else { String::new() };
+        for (&pid, f) in &followed {
+            let seen = s.followed.entry(pid).or_default();
+            let c = children.entry(pid).or_insert_with(|| ChildBatch { pid, ..Default::default() });
+            if !seen.announced {
+                seen.announced = true;
+                c.parent = u32::try_from(f.parent & 0xffff_ffff).ok().filter(|&p| p != 0);
+            }
+            if f.execs > seen.execs {
+                seen.execs = f.execs;
+                // Its program, while it runs it (procmgr names a process by its executable).
+                c.exec = Some(
+                    kept_name(f).or_else(|| name_in_context_table(&names, pid)).unwrap_or_else(|| "[exited]".into()),
+                );
+            }
+            if f.flags & kprof::FOLLOWED_EXITED != 0 && !seen.exited {
+                seen.exited = true;
+                c.exited = true;
+            }
+        }
+        batch.child_processes = children.into_values().collect();
+        if !followed.is_empty() || snap.followed_missed > 0 {
+            batch.children_missed = Some(snap.followed_missed);
         }
         let now = Account {
             server_user: snap.server_user_ticks,

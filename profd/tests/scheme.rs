@@ -97,7 +97,7 @@ fn full_session_through_the_scheme() {
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n\
          0xffff800000001000 1 kernel\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\nchildren\n");
     assert_eq!(s.open_files(), 0);
 }
 
@@ -283,6 +283,69 @@ fn every_process_at_once() {
     assert_eq!((st["pid"].as_str(), st["state"].as_str(), st["reason"].as_str()), ("0", "stopped", "request"));
     // Root's to read, as any session is its starter's.
     assert_eq!(read(&mut s, ALICE, "servers"), Err(libc::EPERM));
+}
+
+/// `children` (profil --children): the kernel follows the program's process tree; `children`
+/// serves each process by pid with its parent, the program it exec'd (named while it runs)
+/// and its samples; the forked copy's samples before its exec lose their addresses (they are
+/// its parent's code, whatever batch they came in); an unrelated process is not there, nor a
+/// child among the daemons; the program's exit ends the session.
+#[test]
+fn a_process_tree() {
+    let mut s = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(
+        u64::MAX,
+        vec![(10, ALICE, 0x40_1000), (30, BOB, 0x40_1000)],
+    ))));
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 children exec").unwrap();
+    kernel(&mut s).exec(10, 0x40_1000);
+    kernel(&mut s).tick_stack(10, &[0x40_1100], false);
+    // The program forks 11, whose copy runs the program's code (its exec in relibc) ...
+    kernel(&mut s).fork(10, 11, ALICE);
+    kernel(&mut s).tick_stack(11, &[0x40_1200, 0x40_1005], false);
+    assert_eq!(status(&mut s)["state"], "running");
+    // ... then execs fib: named while it runs.
+    kernel(&mut s).names = vec![(11, "/usr/bin/fib".into())];
+    kernel(&mut s).exec(11, 0x40_1000);
+    kernel(&mut s).tick_stack(11, &[0x40_1100, 0x40_1005], false);
+    kernel(&mut s).tick_stack(11, &[0x40_1100, 0x40_1005], false);
+    kernel(&mut s).tick(11, false, 0xffff_8000_0000_1000);
+    assert_eq!(status(&mut s)["state"], "running");
+    // fib forks a copy that never execs, which exits; someone else's process runs meanwhile.
+    kernel(&mut s).fork(11, 12, ALICE);
+    kernel(&mut s).tick_stack(12, &[0x40_1300], false);
+    kernel(&mut s).exit(12);
+    // The program runs ls, gone before any read: named by the name the kernel kept.
+    kernel(&mut s).fork(10, 13, ALICE);
+    kernel(&mut s).rename(13, "/usr/bin/ls");
+    kernel(&mut s).exec(13, 0x40_1000);
+    kernel(&mut s).tick_stack(13, &[0x40_1400], false);
+    kernel(&mut s).exit(13);
+    kernel(&mut s).tick(30, true, 0x40_9000);
+    kernel(&mut s).exit(10);
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["reason"].as_str(), st["ticks_user"].as_str()), ("stopped", "exit", "1"));
+    assert_eq!(st["ticks_other"], "1");
+    assert_eq!(
+        text(&mut s, ALICE, "children"),
+        "# processes=3 user=5 kernel=1 missed=0\n\
+         process 11 10 3 1 running /usr/bin/fib\n\
+         stack 11 2 complete 0x401100 0x401005\n\
+         stack 11 1 truncated\n\
+         stack 11 1 truncated 0xffff800000001000\n\
+         process 12 11 1 0 exited -\n\
+         stack 12 1 complete 0x401300\n\
+         process 13 10 1 0 exited /usr/bin/ls\n\
+         stack 13 1 complete 0x401400\n"
+    );
+    // Read back as profil does.
+    let report = prof_core::formats::parse_children(&text(&mut s, ALICE, "children")).unwrap();
+    let fib = &report.processes[&11];
+    assert_eq!((fib.parent, fib.exec.as_deref(), fib.user_ticks, fib.kernel_ticks), (Some(10), Some("/usr/bin/fib"), 3, 1));
+    assert_eq!(fib.samples.iter().map(|(&a, &n)| (a, n)).collect::<Vec<_>>(), [(0, 1), (0x40_1100, 2)]);
+    assert!(report.processes[&12].exited && !fib.exited);
+    // No child is a daemon working for the program.
+    assert_eq!(text(&mut s, ALICE, "servers").lines().count(), 1);
+    assert_eq!(read(&mut s, BOB, "children"), Err(libc::EPERM));
 }
 
 /// The program's threads by the kernel's clock: each on a CPU, preempted and blocked, its
@@ -559,7 +622,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_eight_files() {
+fn ls_and_stat_see_a_directory_of_nine_files() {
     use prof_core::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -572,11 +635,11 @@ fn ls_and_stat_see_a_directory_of_eight_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock"), (8, "children")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 8, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 9, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -597,7 +660,7 @@ fn ls_and_stat_see_a_directory_of_eight_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

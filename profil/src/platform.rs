@@ -24,7 +24,6 @@ pub fn refuses(option: &str) -> Option<&'static str> {
         return None;
     }
     match option {
-        "children" => Some("--children is not supported on Redox yet: the kernel's session follows one process"),
         "threads" => Some("--threads is not on Redox yet: the kernel's samples carry no thread"),
         _ => None,
     }

@@ -267,7 +267,12 @@ impl Profile {
     pub fn achieved_rate(&self) -> Option<f64> {
         let a = &self.servers.as_ref()?.account;
         let seconds = self.elapsed?.as_secs_f64() * self.cpus? as f64;
-        let all = [self.user_ticks, self.kernel_ticks.unwrap_or(0), a.servers(), a.idle, a.other]
+        // The processes it started (`--children`); a system-wide run's are the servers.
+        let children = match self.is_system_wide() {
+            true => 0,
+            false => self.processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks).saturating_add(c.profile.kernel_ticks.unwrap_or(0))),
+        };
+        let all = [self.user_ticks, self.kernel_ticks.unwrap_or(0), a.servers(), a.idle, a.other, children]
             .into_iter()
             .fold(0u64, u64::saturating_add);
         (seconds > 0.0).then(|| all as f64 / seconds)
@@ -356,6 +361,35 @@ impl Profile {
             if !e.name.is_empty() {
                 c.program = e.name.clone();
             }
+        }
+        self
+    }
+
+    /// The processes the program started, as the `prof:` scheme's `children` has them (Redox,
+    /// `--children`): each placed in the static executables it ran (`mappings_of` a file: its
+    /// exec's, else its parent's and so on up to `program`), and named, where profd could not
+    /// look before it exited, by procmgr's table as profil last read it, unless that look
+    /// still had its parent's name (the forked copy, before its exec).
+    pub fn with_children(
+        mut self,
+        mut children: BTreeMap<u32, ChildProcess>,
+        program: &str,
+        table: &BTreeMap<u32, PsEntry>,
+        mappings_of: impl Fn(&str) -> Vec<Mapping>,
+    ) -> Profile {
+        for (pid, c) in &mut children {
+            let parents_name = c.parent.and_then(|p| table.get(&p)).map(|e| e.name.as_str());
+            if let Some(exec) = &mut c.exec {
+                let named = table.get(pid).filter(|e| !e.name.is_empty() && Some(e.name.as_str()) != parents_name);
+                if let Some(e) = named.filter(|_| exec.as_str() == "[exited]") {
+                    *exec = e.name.clone();
+                }
+                c.mappings = mappings_of(exec);
+            }
+        }
+        self.processes = process_profiles(&children, self.pid, &mappings_of(program), program);
+        for c in &mut self.processes {
+            c.profile.stacks_recorded = self.stacks_recorded;
         }
         self
     }
@@ -556,6 +590,29 @@ mod tests {
         let p = p.with_process_table(&table);
         let seen: Vec<(u32, Option<u32>, &str)> = p.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
         assert_eq!(seen, [(14, Some(1), "/usr/bin/dash"), (15, Some(14), "/usr/bin/fib"), (99, None, "[exited]")]);
+    }
+
+    /// `--children` on Redox: a process profd could not name (`[exited]`) takes procmgr's
+    /// name for it, unless that was its parent's (a look at the forked copy before its exec);
+    /// each is placed in the file it ran, a copy that never exec'd in its parent's.
+    #[test]
+    fn children_named_from_procmgrs_table_where_profd_could_not() {
+        let ps = "PID PGID PPID SID RUID RGID EUID EGID NTHRD STATUS NAME\n\
+                  10 10 1 10 0 0 0 0 1 R /bin/sh\n\
+                  11 10 10 10 0 0 0 0 1 X /bin/ls\n\
+                  12 10 10 10 0 0 0 0 1 X /bin/sh\n";
+        let table = parse_ps(ps);
+        let child = |exec: Option<&str>| ChildProcess { parent: Some(10), exec: exec.map(str::to_string), ..Default::default() };
+        let children: BTreeMap<u32, ChildProcess> =
+            [(11, child(Some("[exited]"))), (12, child(Some("[exited]"))), (13, child(Some("/bin/cat"))), (14, child(None))].into();
+        let mapped = |path: &str| vec![Mapping { start: 0x40_1000, len: 0x1000, path: path.into(), ..Default::default() }];
+        let p = Profile { pid: 10, ..Default::default() }.with_children(children, "/bin/sh", &table, mapped);
+        let seen: Vec<(u32, &str, &str)> =
+            p.processes.iter().map(|c| (c.pid, c.program.as_str(), c.profile.mappings[0].path.as_str())).collect();
+        assert_eq!(
+            seen,
+            [(11, "/bin/ls", "/bin/ls"), (12, "[exited]", "[exited]"), (13, "/bin/cat", "/bin/cat"), (14, "/bin/sh", "/bin/sh")]
+        );
     }
 
     #[test]

@@ -215,6 +215,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         interval: args.interval,
         from: CountFrom::Exec,
         rate: Some(args.frequency_hz),
+        children: args.children,
     };
     let session_start = std::time::Instant::now();
     let started = p.profiler.start(req, &p.image.layout);
@@ -355,6 +356,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
         interval: args.interval,
         from: CountFrom::Now,
         rate: Some(args.frequency_hz),
+        children: args.children,
     };
     // Installed before counting starts, so Ctrl-C ends the session rather than profil.
     crate::interrupt::install();
@@ -381,7 +383,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session, which lasted `elapsed`.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
-    let Prepared { name, path, image, read_elf, session_start, exports, out, profiler } = p;
+    let Prepared { name, path, image, read_elf, session_start, exports, out, mut profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;

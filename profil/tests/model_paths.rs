@@ -191,6 +191,73 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert!(out.contains("        3   27.27  idle\n"), "{out}");
 }
 
+/// A `--children` run on Redox's path: the kernel follows the program's tree (a fork that
+/// execs fib, a fork of that which does not exec), profd serves it in `children`, profil reads
+/// it into one process a pid, each placed in the static executable it ran (its exec's, or its
+/// parent's for a copy that did not exec), the forked copy's run before its exec `[unknown]`;
+/// the same processes as the session itself has them (the Linux way).
+#[test]
+fn a_process_tree_from_the_scheme_files() {
+    use profil::objects::object_file::ObjectFile;
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib).unwrap();
+    let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
+    let fib_path = fib.display().to_string();
+    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000)]))));
+    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
+    s.write(ctl, b"start 10 0 0 0 0x401000 0x403000 rate=1000 children exec\n", ALICE).unwrap();
+    s.close(ctl);
+    let k = s.profd_mut().sampler_mut().kernel();
+    k.exec(10, 0x40_1000);
+    k.tick_stack(10, &[work + 4], true);
+    k.fork(10, 11, ALICE);
+    k.tick_stack(11, &[work + 4], true);
+    let _ = text(&mut s, "status");
+    let k = s.profd_mut().sampler_mut().kernel();
+    k.names = vec![(11, fib_path.clone())];
+    k.exec(11, 0x40_1000);
+    for _ in 0..4 {
+        k.tick_stack(11, &[work + 8], true);
+    }
+    k.fork(11, 12, ALICE);
+    k.tick_stack(12, &[work + 4], true);
+    k.tick_stack(12, &[work + 4], true);
+    k.exit(12);
+    k.exit(10);
+    let (status, data, samples) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"));
+    let children = prof_core::formats::parse_children(&text(&mut s, "children")).unwrap();
+    assert_eq!(children.processes.len(), 2);
+    let mapped = |_: &str| profil::objects::elf::static_mappings(&fib_path);
+    let from_files = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_children(
+        children.processes,
+        "fib",
+        &Default::default(),
+        mapped,
+    );
+    // The Linux way: the session's processes, placed alike.
+    let session = s.profd().session(ALICE).unwrap().unwrap();
+    let from_session = Profile::from_session(session, "fib", true, false);
+    let rows = |p: &Profile| -> Vec<(u32, Option<u32>, String, u64, bool)> {
+        p.processes.iter().map(|c| (c.pid, c.parent, c.program.clone(), c.profile.user_ticks, c.running)).collect()
+    };
+    assert_eq!(
+        rows(&from_files),
+        [(11, Some(10), fib_path.clone(), 5, true), (12, Some(11), fib_path.clone(), 2, false)]
+    );
+    assert_eq!(rows(&from_files), rows(&from_session));
+    // The copy's tick before its exec has no address; after it, fib's.
+    assert_eq!(from_files.processes[0].profile.foreign_samples, [(0, 1), (work + 8, 4)]);
+
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = profil::objects::Symbolizer::new(empty, "fib");
+    let processes = profil::processes::analyse(&from_files.processes, &mut symbolizer, None);
+    let out = profil::processes::render("fib", &from_files, &[], &processes, &symbolizer);
+    assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
+    assert!(out.contains(&format!("       11       10         5   62.50  {fib_path}  (still running)\n")), "{out}");
+    assert!(out.contains(&format!("       12       11         2   25.00  {fib_path}\n")), "{out}");
+    assert!(out.contains(" overflow [fib]\n") && out.contains("[unknown]"), "{out}");
+}
+
 /// Where the workspace's binaries are (the test runs from its deps directory).
 fn profil_bin_dir() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();

@@ -1,14 +1,14 @@
 //! The reader of `sys:prof_data`: userspace's half of the ABI whose writer is the kernel's
 //! (`kprof/data.rs`). It is not in the kernel patch: the kernel only encodes. `profd` and
 //! the selftest decode with it; it reads every layout version the kernel has written (1 to
-//! 4) and never panics on any input (fuzzed: `fuzz/fuzz_targets/kprof_decode.rs`).
+//! 5) and never panics on any input (fuzzed: `fuzz/fuzz_targets/kprof_decode.rs`).
 
 use alloc::vec::Vec;
 use core::fmt;
 
 use crate::{
-    CtlError, ENTRY_LEN, Entry, FlatSnapshot, HEADER_LEN, MAGIC, MAX_STACK_DEPTH, STACK_HEADER_LEN,
-    Source, StackRef, State, StopReason,
+    CtlError, ENTRY_LEN, Entry, FOLLOWED_LEN, FlatSnapshot, FollowedProcess, HEADER_LEN, MAGIC,
+    MAX_STACK_DEPTH, STACK_HEADER_LEN, Source, StackRef, State, StopReason, owner_key,
 };
 
 /// One recorded call stack and its ticks.
@@ -21,11 +21,15 @@ pub struct StackEntry {
     pub frames: Vec<u64>,
 }
 
-/// Server samples of one daemon working for the session: its pid and one stack (or its PC
-/// alone, as a truncated one-frame stack, where no walk was made).
+/// Server samples of one daemon working for the session (or, in a session on all, of any
+/// process; in a `children` session, of a followed process): its pid and one stack (or its PC
+/// alone, as a truncated one-frame stack, where no walk was made). A followed process's
+/// samples are also by `image`: its execs since it was started when they were taken (0: the
+/// copy of its parent's image it started as); 0 for any other.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerStack {
     pub pid: u64,
+    pub image: u32,
     pub stack: StackEntry,
 }
 
@@ -55,6 +59,10 @@ pub struct Snapshot {
     pub servers_dropped: u64,
     pub server_stack_capacity: u64,
     pub server_stacks: Vec<ServerStack>,
+    pub children_user_ticks: u64,
+    pub children_kernel_ticks: u64,
+    pub followed_missed: u64,
+    pub followed: Vec<FollowedProcess>,
 }
 
 impl Snapshot {
@@ -76,7 +84,7 @@ impl Snapshot {
         let server_stacks = self
             .server_stacks
             .iter()
-            .map(|s| flat(s.pid, &s.stack))
+            .map(|s| flat(owner_key(s.pid as usize, s.image), &s.stack))
             .collect();
         FlatSnapshot {
             state: self.state,
@@ -102,6 +110,10 @@ impl Snapshot {
             server_stack_capacity: self.server_stack_capacity,
             server_stacks,
             frames,
+            children_user_ticks: self.children_user_ticks,
+            children_kernel_ticks: self.children_kernel_ticks,
+            followed_missed: self.followed_missed,
+            followed: self.followed.clone(),
         }
     }
 
@@ -160,6 +172,9 @@ impl Snapshot {
         self.exec_base.checked_sub(text_vaddr & !0xfff)
     }
 }
+
+/// Bytes of the version-4 header.
+pub const HEADER_LEN_V4: usize = 184;
 
 /// Bytes of the version-3 header.
 pub const HEADER_LEN_V3: usize = 168;
@@ -224,7 +239,8 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         1 => HEADER_LEN_V1,
         2 => HEADER_LEN_V2,
         3 => HEADER_LEN_V3,
-        4 => HEADER_LEN,
+        4 => HEADER_LEN_V4,
+        5 => HEADER_LEN,
         _ => return Err(DecodeError::UnsupportedVersion(version)),
     };
     if bytes.len() < min_header {
@@ -272,6 +288,12 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     } else {
         (Source::Timer, 0)
     };
+    // Version 5: the children's user and kernel ticks, processes missed, followed ones.
+    let tree = if version >= 5 {
+        [u64_at(184)?, u64_at(192)?, u64_at(200)?, u64_at(208)?]
+    } else {
+        [0; 4]
+    };
     let body = &bytes[header_len as usize..];
     let entries_len = usize::try_from(count)
         .ok()
@@ -292,11 +314,35 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         let mut word = [0; 8];
         word.copy_from_slice(pid);
         let (stack, after) = stack_from(&rest[8..])?;
+        let owner = u64::from_le_bytes(word);
         server_stacks.push(ServerStack {
-            pid: u64::from_le_bytes(word),
+            pid: owner & 0xffff_ffff,
+            image: (owner >> 32) as u32,
             stack,
         });
         rest = after;
+    }
+    let mut followed = Vec::new();
+    for _ in 0..tree[3] {
+        let record = rest.get(..FOLLOWED_LEN).ok_or(DecodeError::LengthMismatch)?;
+        let word = |at: usize| {
+            let mut w = [0; 8];
+            w.copy_from_slice(&record[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        let half = |at: usize| {
+            u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]])
+        };
+        let mut name = [0; crate::FOLLOWED_NAME_LEN];
+        name.copy_from_slice(&record[24..FOLLOWED_LEN]);
+        followed.push(FollowedProcess {
+            pid: word(0),
+            parent: word(8),
+            execs: half(16),
+            flags: half(20),
+            name,
+        });
+        rest = &rest[FOLLOWED_LEN..];
     }
     if !rest.is_empty() {
         return Err(DecodeError::LengthMismatch);
@@ -337,6 +383,10 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
         servers_dropped: servers[4],
         server_stack_capacity: servers[5],
         server_stacks,
+        children_user_ticks: tree[0],
+        children_kernel_ticks: tree[1],
+        followed_missed: tree[2],
+        followed,
     })
 }
 

@@ -1,4 +1,5 @@
-//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]` | `stop`.
+//! The `sys:prof_ctl` grammar: `start <pid> [capacity] [exec] [children] [rate=HZ] [stacks=N]`
+//! | `start all [rate=HZ] [stacks=N]` | `stop`.
 
 use kprof::{
     Command, CountFrom, DEFAULT_CAPACITY, DEFAULT_STACKS, MAX_CAPACITY, MAX_RATE, MAX_STACKS, MIN_RATE, ParseError,
@@ -10,6 +11,7 @@ fn start(pid: usize, capacity: usize) -> Result<Command, ParseError> {
         pid,
         capacity,
         from: CountFrom::Now,
+        children: false,
         rate: None,
         stacks: DEFAULT_STACKS,
     })
@@ -20,6 +22,7 @@ fn start_at_exec(pid: usize, capacity: usize) -> Result<Command, ParseError> {
         pid,
         capacity,
         from: CountFrom::Exec,
+        children: false,
         rate: None,
         stacks: DEFAULT_STACKS,
     })
@@ -30,6 +33,7 @@ fn start_with(pid: usize, capacity: usize, from: CountFrom, rate: usize) -> Resu
         pid,
         capacity,
         from,
+        children: false,
         rate: Some(rate),
         stacks: DEFAULT_STACKS,
     })
@@ -47,13 +51,13 @@ fn rate_asks_for_an_nmi_source() {
 #[test]
 fn stacks_sizes_the_stack_table() {
     let with = |stacks, rate, from| {
-        Ok(Command::Start { pid: 12, capacity: DEFAULT_CAPACITY, from, rate, stacks })
+        Ok(Command::Start { pid: 12, capacity: DEFAULT_CAPACITY, from, children: false, rate, stacks })
     };
     assert_eq!(parse_command(b"start 12 stacks=0"), with(0, None, CountFrom::Now));
     assert_eq!(parse_command(b"start 12 stacks=262144"), with(MAX_STACKS, None, CountFrom::Now));
     assert_eq!(
         parse_command(b"start 12 8192 stacks=0x40000 exec rate=4000"),
-        Ok(Command::Start { pid: 12, capacity: 8192, from: CountFrom::Exec, rate: Some(4000), stacks: MAX_STACKS })
+        Ok(Command::Start { pid: 12, capacity: 8192, from: CountFrom::Exec, children: false, rate: Some(4000), stacks: MAX_STACKS })
     );
     assert_eq!(parse_command(b"start 12 rate=4000 stacks=256000\n"), with(256_000, Some(4000), CountFrom::Now));
 }
@@ -78,16 +82,35 @@ fn good_commands() {
 #[test]
 fn all_is_every_process() {
     let all = |rate: Option<usize>, stacks: usize| {
-        Ok(Command::Start { pid: 0, capacity: DEFAULT_CAPACITY, from: CountFrom::Now, rate, stacks })
+        Ok(Command::Start { pid: 0, capacity: DEFAULT_CAPACITY, from: CountFrom::Now, children: false, rate, stacks })
     };
     assert_eq!(parse_command(b"start all"), all(None, DEFAULT_STACKS));
     assert_eq!(parse_command(b"start all rate=1000 stacks=0x10000\n"), all(Some(1000), 0x10000));
     assert_eq!(parse_command(b"start all stacks=0"), all(None, 0));
     assert_eq!(parse_command(b"start all exec"), Err(ParseError::TrailingWords));
+    assert_eq!(parse_command(b"start all children"), Err(ParseError::TrailingWords));
     assert_eq!(parse_command(b"start all 64"), Err(ParseError::TrailingWords));
     assert_eq!(parse_command(b"start all rate=1"), Err(ParseError::BadRate));
     assert_eq!(parse_command(b"start ALL"), Err(ParseError::BadNumber));
     assert_eq!(parse_command(b"start 0"), Err(ParseError::ZeroPid));
+}
+
+/// `children`: the session follows the processes the pid starts; once, in any order after the
+/// capacity, never on all.
+#[test]
+fn children_follows_the_process_tree() {
+    let tree = |capacity, from| {
+        Ok(Command::Start { pid: 12, capacity, from, children: true, rate: None, stacks: DEFAULT_STACKS })
+    };
+    assert_eq!(parse_command(b"start 12 children"), tree(DEFAULT_CAPACITY, CountFrom::Now));
+    assert_eq!(parse_command(b"start 12 64 children exec\n"), tree(64, CountFrom::Exec));
+    assert_eq!(parse_command(b"start 12 exec children"), tree(DEFAULT_CAPACITY, CountFrom::Exec));
+    assert_eq!(
+        parse_command(b"start 12 children rate=1000 stacks=0 exec"),
+        Ok(Command::Start { pid: 12, capacity: DEFAULT_CAPACITY, from: CountFrom::Exec, children: true, rate: Some(1000), stacks: 0 })
+    );
+    assert_eq!(parse_command(b"start 12 children children"), Err(ParseError::TrailingWords));
+    assert_eq!(parse_command(b"start 12 child"), Err(ParseError::BadNumber));
 }
 
 #[test]

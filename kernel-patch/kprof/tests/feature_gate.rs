@@ -146,6 +146,7 @@ fn the_new_files_are_compiled_only_with_the_feature() {
             "src/kprof/nmi.rs",
             "src/kprof/session.rs",
             "src/kprof/stacks.rs",
+            "src/kprof/tree.rs",
             "src/kprof/walk.rs",
             "src/scheme/sys/prof.rs",
             "src/scheme/sys/prof_nmi.rs"

@@ -2,8 +2,9 @@
 //! decoder refuses (without panicking) anything else.
 
 use kprof::{
-    CountFrom, DecodeError, Entry, HEADER_LEN, HEADER_LEN_V1, HEADER_LEN_V2, HEADER_LEN_V3, MAGIC,
-    MAX_STACK_DEPTH, Profiler, ServerStack, Snapshot, Source, StackEntry, State, StopReason, decode,
+    CountFrom, DecodeError, Entry, FollowedProcess, HEADER_LEN, HEADER_LEN_V1, HEADER_LEN_V2,
+    HEADER_LEN_V3, HEADER_LEN_V4, MAGIC, MAX_STACK_DEPTH, Profiler, ServerStack, Snapshot, Source,
+    StackEntry, State, StopReason, decode, owner_key,
 };
 
 fn sample_snapshot() -> Snapshot {
@@ -52,6 +53,7 @@ fn sample_snapshot() -> Snapshot {
         server_stacks: vec![
             ServerStack {
                 pid: 12,
+                image: 0,
                 stack: StackEntry {
                     count: 5,
                     truncated: false,
@@ -60,6 +62,7 @@ fn sample_snapshot() -> Snapshot {
             },
             ServerStack {
                 pid: 31,
+                image: 2,
                 stack: StackEntry {
                     count: 3,
                     truncated: true,
@@ -67,11 +70,35 @@ fn sample_snapshot() -> Snapshot {
                 },
             },
         ],
+        children_user_ticks: 3,
+        children_kernel_ticks: 0,
+        followed_missed: 1,
+        followed: vec![FollowedProcess {
+            pid: 31,
+            parent: owner_key(0x5678_9abc, 0),
+            execs: 2,
+            flags: 1,
+            name: *b"/usr/bin/fib\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        }],
     }
 }
 
-/// The same session without what version 4 added (a version-3 kernel sampled the timer).
-fn without_source(mut s: Snapshot) -> Snapshot {
+/// The same session without what version 5 added (no process followed).
+fn without_tree(mut s: Snapshot) -> Snapshot {
+    s.children_user_ticks = 0;
+    s.children_kernel_ticks = 0;
+    s.followed_missed = 0;
+    s.followed.clear();
+    for server in &mut s.server_stacks {
+        server.image = 0;
+    }
+    s
+}
+
+/// The same session without what versions 4 and 5 added (a version-3 kernel sampled the
+/// timer).
+fn without_source(s: Snapshot) -> Snapshot {
+    let mut s = without_tree(s);
     s.source = Source::Timer;
     s.rate = 0;
     s
@@ -95,14 +122,14 @@ fn header_fields_sit_where_the_docs_say() {
     let bytes = sample_snapshot().to_bytes().unwrap();
     assert_eq!(
         bytes.len(),
-        HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8) + (24 + 16) + (24 + 8)
+        HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8) + (24 + 16) + (24 + 8) + 56
     );
     assert_eq!(&bytes[0..8], &MAGIC);
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
     assert_eq!(
         (u32_at(8), u32_at(12), u32_at(16), u32_at(20)),
-        (4, 184, 2, 2)
+        (5, 216, 2, 2)
     );
     assert_eq!(u64_at(24), 0x1234_5678_9abc);
     assert_eq!(u64_at(32), 0x5555_5555_4000);
@@ -117,7 +144,9 @@ fn header_fields_sit_where_the_docs_say() {
     );
     // Version 4: source (1 = nmi-hpet) and rate.
     assert_eq!((u64_at(168), u64_at(176)), (1, 1000));
-    let o = 16;
+    // Version 5: the children's user and kernel ticks, processes missed, followed ones.
+    assert_eq!([184, 192, 200, 208].map(u64_at), [3, 0, 1, 1]);
+    let o = 48;
     assert_eq!((u64_at(o + 168), u64_at(o + 176)), (0x5555_5555_4010, 7));
     assert_eq!((u64_at(o + 184), u64_at(o + 192)), (0x5555_5555_4020, 3));
     // Stacks: count, depth, flags, frames.
@@ -127,10 +156,32 @@ fn header_fields_sit_where_the_docs_say() {
     // Server stacks: pid, count, depth, flags, frames.
     assert_eq!((u64_at(o + 256), u64_at(o + 264), u32_at(o + 272), u32_at(o + 276)), (12, 5, 2, 0));
     assert_eq!((u64_at(o + 280), u64_at(o + 288)), (0x40_2010, 0x40_3105));
+    // A followed process's owner: its pid, its image above bit 32.
     assert_eq!(
         (u64_at(o + 296), u64_at(o + 304), u32_at(o + 312), u32_at(o + 316), u64_at(o + 320)),
-        (31, 3, 1, 1, 0x41_0000)
+        (2 << 32 | 31, 3, 1, 1, 0x41_0000)
     );
+    // Followed processes: pid, parent's owner key, execs, flags, name.
+    assert_eq!(
+        (u64_at(o + 328), u64_at(o + 336), u32_at(o + 344), u32_at(o + 348)),
+        (31, 0x5678_9abc, 2, 1)
+    );
+    assert_eq!(&bytes[o + 352..o + 364], b"/usr/bin/fib");
+    assert_eq!(bytes.len(), o + 384);
+}
+
+/// A version-4 kernel's data (no process followed) still decodes.
+#[test]
+fn version_4_decodes_without_a_tree() {
+    let v5 = sample_snapshot().to_bytes().unwrap();
+    let mut v4 = v5[..HEADER_LEN_V4].to_vec();
+    v4[8..12].copy_from_slice(&4u32.to_le_bytes());
+    v4[12..16].copy_from_slice(&(HEADER_LEN_V4 as u32).to_le_bytes());
+    v4.extend_from_slice(&v5[HEADER_LEN..v5.len() - 56]);
+    // (A version-4 kernel wrote pids alone as owners; these bytes keep the image's.)
+    let mut got = decode(&v4).unwrap();
+    got.server_stacks[1].image = 0;
+    assert_eq!(got, without_tree(sample_snapshot()));
 }
 
 /// A version-3 kernel's data (no source or rate: the timer tick) still decodes.
@@ -140,8 +191,10 @@ fn version_3_decodes_as_a_timer_session() {
     let mut v3 = v4[..HEADER_LEN_V3].to_vec();
     v3[8..12].copy_from_slice(&3u32.to_le_bytes());
     v3[12..16].copy_from_slice(&(HEADER_LEN_V3 as u32).to_le_bytes());
-    v3.extend_from_slice(&v4[HEADER_LEN..]);
-    assert_eq!(decode(&v3), Ok(without_source(sample_snapshot())));
+    v3.extend_from_slice(&v4[HEADER_LEN..v4.len() - 56]);
+    let mut got = decode(&v3).unwrap();
+    got.server_stacks[1].image = 0;
+    assert_eq!(got, without_source(sample_snapshot()));
 }
 
 /// An unknown source is refused.
@@ -262,8 +315,8 @@ fn corrupt_headers_are_errors() {
     };
     assert_eq!(patched(0, b"X"), Err(DecodeError::BadMagic));
     assert_eq!(
-        patched(8, &5u32.to_le_bytes()),
-        Err(DecodeError::UnsupportedVersion(5))
+        patched(8, &6u32.to_le_bytes()),
+        Err(DecodeError::UnsupportedVersion(6))
     );
     assert_eq!(
         patched(12, &183u32.to_le_bytes()),
@@ -274,7 +327,7 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::BadHeaderLen(u32::MAX))
     );
     assert_eq!(
-        patched(12, &200u32.to_le_bytes()),
+        patched(12, &232u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Stacks: too many, a depth past the bound, unknown flags.
@@ -283,11 +336,11 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(224, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
+        patched(256, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(228, &2u32.to_le_bytes()),
+        patched(260, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Server stacks: too many, too few, a depth past the bound, unknown flags.
@@ -300,11 +353,20 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(288, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
+        patched(320, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(292, &2u32.to_le_bytes()),
+        patched(324, &2u32.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    // Followed processes: too many, too few.
+    assert_eq!(
+        patched(208, &2u64.to_le_bytes()),
+        Err(DecodeError::LengthMismatch)
+    );
+    assert_eq!(
+        patched(208, &0u64.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(patched(16, &7u32.to_le_bytes()), Err(DecodeError::BadState));

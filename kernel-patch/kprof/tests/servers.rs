@@ -199,6 +199,7 @@ fn every_tick_lands_in_one_account() {
     assert_eq!((s.idle_ticks, s.other_ticks), (4, 3));
     assert_eq!(s.server_stack_capacity, SERVER_STACK_CAPACITY as u64);
     let server = |pid, count, truncated, frames: &[u64]| ServerStack {
+        image: 0,
         pid,
         stack: StackEntry { count, truncated, frames: frames.to_vec() },
     };
@@ -259,6 +260,7 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.idle_ticks, s.other_ticks), (6, 1, 1, 0));
     assert_eq!(s.server_stack_capacity, 4096);
     let server = |pid: usize, count, truncated, frames: &[u64]| ServerStack {
+        image: 0,
         pid: pid as u64,
         stack: StackEntry { count, truncated, frames: frames.to_vec() },
     };

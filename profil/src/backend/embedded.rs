@@ -74,7 +74,7 @@ impl Profiler {
     }
 
     /// `getprofile()` and the exact samples behind it; `program` names the profiled program.
-    pub fn profile(&self, program: &str) -> Result<Profile, ProfError> {
+    pub fn profile(&mut self, program: &str) -> Result<Profile, ProfError> {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());

@@ -16,16 +16,63 @@ const SAMPLES: &str = "/scheme/prof/samples";
 const STACKS: &str = "/scheme/prof/stacks";
 const SERVERS: &str = "/scheme/prof/servers";
 const CLOCK: &str = "/scheme/prof/clock";
+const CHILDREN: &str = "/scheme/prof/children";
 /// procmgr's process table (pid, parent, name), for `-a`.
 const PS: &str = "/scheme/proc/ps";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
 const SYS_CPU: &str = "/scheme/sys/cpu";
 
 /// Whether to read back the call stacks (the kernel records them in every session), and to
-/// report the waits (`--off-cpu`; the kernel times them in every session).
+/// report the waits (`--off-cpu`; the kernel times them in every session); with `--children`,
+/// procmgr's process table as a thread reads it while the program runs.
 pub struct Profiler {
     stacks: bool,
     off_cpu: bool,
+    children: Option<ProcessTable>,
+    /// The program's file: where a child that has not exec'd finds its code.
+    program: std::path::PathBuf,
+}
+
+/// Procmgr's process table read every 20 ms until dropped, each look added: the names of the
+/// programs the processes exec'd, for those gone before profd could look.
+struct ProcessTable {
+    table: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u32, crate::profile::PsEntry>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProcessTable {
+    fn start() -> ProcessTable {
+        use std::sync::atomic::Ordering;
+        let table = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (into, until) = (table.clone(), stop.clone());
+        let reader = std::thread::spawn(move || {
+            while !until.load(Ordering::Relaxed) {
+                if let Ok(ps) = std::fs::read_to_string(PS) {
+                    let looked = crate::profile::parse_ps(&ps);
+                    into.lock().unwrap_or_else(|e| e.into_inner()).extend(looked);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        ProcessTable { table, stop, reader: Some(reader) }
+    }
+
+    /// Stop reading; the table as last read.
+    fn finish(&mut self) -> std::collections::BTreeMap<u32, crate::profile::PsEntry> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        std::mem::take(&mut *self.table.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for ProcessTable {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 fn errno(e: io::Error) -> ProfError {
@@ -52,22 +99,26 @@ impl Profiler {
     /// `-F` goes to the kernel as the session's rate (`start` sends it); a kernel without an
     /// NMI source samples on its timer tick. Call stacks on Redox are always the kernel's
     /// frame-pointer walks, whatever `-g` mode.
-    /// `--children` is refused on the command line (the kernel's session follows one
-    /// process); the kernel's NMI source keeps kernel samples whenever it samples the kernel
-    /// (`--kernel` only names them).
-    pub fn new(_program: &Path, args: &crate::cli::Args) -> io::Result<Profiler> {
+    /// With `--children` the kernel's session follows the processes the program starts; the
+    /// kernel's NMI source keeps kernel samples whenever it samples the kernel (`--kernel` only
+    /// names them).
+    pub fn new(program: &Path, args: &crate::cli::Args) -> io::Result<Profiler> {
         let call_graph = args.call_graph;
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
         })?;
-        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu })
+        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf() })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
     /// bounds from the ELF so the daemon can check the range and bin by link-time address.
     pub fn start(&mut self, req: StartRequest, image: &ImageLayout) -> Result<(), ProfError> {
-        ctl(&prof_core::ctl::format_start(&req, &image.text))
+        ctl(&prof_core::ctl::format_start(&req, &image.text))?;
+        if req.children {
+            self.children = Some(ProcessTable::start());
+        }
+        Ok(())
     }
 
     /// A launched program: the kernel ends the session when it exits, and profil waits for
@@ -91,8 +142,9 @@ impl Profiler {
         std::time::Duration::ZERO
     }
 
-    /// Read back the status, the bins and the exact samples (after the child was reaped).
-    pub fn profile(&self, _program: &str) -> Result<Profile, ProfError> {
+    /// Read back the status, the bins and the exact samples (after the child was reaped), and
+    /// with `--children` the processes it started.
+    pub fn profile(&mut self, program: &str) -> Result<Profile, ProfError> {
         let text = |path: &str| -> Result<String, ProfError> { Ok(String::from_utf8_lossy(&read_file(path)?).into_owned()) };
         let mut status = text(STATUS)?;
         if is_running(&status) {
@@ -120,6 +172,25 @@ impl Profiler {
             },
             kernel: true,
         });
+        if let Some(mut table) = self.children.take() {
+            let table = table.finish();
+            let report = prof_core::formats::parse_children(&text(CHILDREN)?)
+                .ok_or(ProfError::failed_at("reading /scheme/prof/children"))?;
+            if report.missed > 0 {
+                eprintln!(
+                    "profil: warning: {} processes the program started were not followed (the kernel follows {} at a time): their samples are other processes'",
+                    report.missed,
+                    prof_core::sampler::MAX_FOLLOWED
+                );
+            }
+            // A child that has not exec'd runs the program's file, named as the report names it.
+            let file = self.program.to_string_lossy().into_owned();
+            let mappings_of = |path: &str| match path == program {
+                true => crate::objects::elf::static_mappings(&file),
+                false => crate::objects::elf::static_mappings(path),
+            };
+            profile = profile.with_children(report.processes, program, &table, mappings_of);
+        }
         // The NMI source samples every CPU: the rate it achieved is per CPU.
         profile.cpus = std::thread::available_parallelism()
             .ok()

@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(c) = kprof::parse_command(data) else { return };
     let canonical = match c {
         kprof::Command::Stop => "stop\n".to_string(),
-        kprof::Command::Start { pid, capacity, from, rate, stacks } => {
+        kprof::Command::Start { pid, capacity, from, children, rate, stacks } => {
             assert!((1..=kprof::MAX_CAPACITY).contains(&capacity));
             let when = match from {
                 kprof::CountFrom::Now => "",
@@ -22,13 +22,14 @@ fuzz_target!(|data: &[u8]| {
                 None => String::new(),
             };
             assert!(stacks <= kprof::MAX_STACKS);
+            let tree = if children { " children" } else { "" };
             // Pid 0 is `start all`: every process, counted now, no table of its own to size.
             match pid {
                 0 => {
-                    assert_eq!((capacity, from), (kprof::DEFAULT_CAPACITY, kprof::CountFrom::Now));
+                    assert_eq!((capacity, from, children), (kprof::DEFAULT_CAPACITY, kprof::CountFrom::Now, false));
                     format!("start all{rate} stacks={stacks}\n")
                 }
-                _ => format!("start {pid:#x} {capacity}{rate}{when} stacks={stacks}\n"),
+                _ => format!("start {pid:#x} {capacity}{rate}{tree}{when} stacks={stacks}\n"),
             }
         }
     };

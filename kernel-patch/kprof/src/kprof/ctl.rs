@@ -19,12 +19,14 @@ pub const MAX_RATE: usize = 10_000;
 /// A command written to `sys:prof_ctl`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`, or `start all [rate=HZ]
-    /// [stacks=N]` (`pid` 0): every process, each one's samples under its pid.
+    /// `start <pid> [capacity] [exec] [children] [rate=HZ] [stacks=N]`, or `start all
+    /// [rate=HZ] [stacks=N]` (`pid` 0): every process, each one's samples under its pid.
     Start {
         pid: usize,
         capacity: usize,
         from: CountFrom,
+        /// Follow the processes `pid` starts, to any depth (`children`).
+        children: bool,
         /// Samples per second and CPU from an NMI source; `None`: the timer tick.
         rate: Option<usize>,
         /// Distinct call stacks the session's stack table holds (0: no stacks are walked).
@@ -73,14 +75,16 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [rate=HZ] [stacks=N]`,
-/// `start all [rate=HZ] [stacks=N]` (every process: `pid` 0) or `stop`. Words are separated by ASCII whitespace (a trailing newline is fine); numbers are
-/// decimal or `0x`-hex. `exec` makes the session count from the process's next exec
-/// ([`CountFrom::Exec`]); `rate=HZ` asks for HZ samples a second per CPU from an NMI source
+/// Parse one `sys:prof_ctl` command: `start <pid> [capacity] [exec] [children] [rate=HZ]
+/// [stacks=N]`, `start all [rate=HZ] [stacks=N]` (every process: `pid` 0) or `stop`. Words are
+/// separated by ASCII whitespace (a trailing newline is fine); numbers are decimal or
+/// `0x`-hex. `exec` makes the session count from the process's next exec
+/// ([`CountFrom::Exec`]); `children` makes it follow the processes `pid` starts, to any depth,
+/// each one's samples under its pid and image ([`owner_key`](super::owner_key)); `rate=HZ` asks for HZ samples a second per CPU from an NMI source
 /// (the kernel falls back to the timer tick where it has none); `stacks=N` sizes the stack
 /// table for N distinct stacks (0..=[`MAX_STACKS`]; default [`DEFAULT_STACKS`]; 0: no call
-/// stacks). After the capacity, `exec`, `rate=` and `stacks=` come in any order, each at most
-/// once.
+/// stacks). After the capacity, `exec`, `children`, `rate=` and `stacks=` come in any order,
+/// each at most once.
 pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
     let mut words = input
         .split(|byte| byte.is_ascii_whitespace())
@@ -100,6 +104,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
                 Some(word)
                     if !all
                         && word != b"exec"
+                        && word != b"children"
                         && !word.starts_with(b"rate=")
                         && !word.starts_with(b"stacks=") =>
                 {
@@ -111,10 +116,12 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
             if capacity == 0 || capacity > MAX_CAPACITY {
                 return Err(ParseError::BadCapacity);
             }
-            let (mut from, mut rate, mut stacks) = (None, None, None);
+            let (mut from, mut children, mut rate, mut stacks) = (None, false, None, None);
             while let Some(word) = next {
                 if word == b"exec" && from.is_none() && !all {
                     from = Some(CountFrom::Exec);
+                } else if word == b"children" && !children && !all {
+                    children = true;
                 } else if let (Some(hz), None) = (word.strip_prefix(b"rate="), rate) {
                     let hz = parse_number(hz).map_err(|_| ParseError::BadRate)?;
                     if !(MIN_RATE..=MAX_RATE).contains(&hz) {
@@ -136,6 +143,7 @@ pub fn parse_command(input: &[u8]) -> Result<Command, ParseError> {
                 pid,
                 capacity,
                 from: from.unwrap_or(CountFrom::Now),
+                children,
                 rate,
                 stacks: stacks.unwrap_or(DEFAULT_STACKS),
             }

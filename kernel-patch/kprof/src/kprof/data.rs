@@ -8,11 +8,11 @@ use super::{CtlError, Source, State, StopReason};
 /// First 8 bytes of `sys:prof_data`.
 pub const MAGIC: [u8; 8] = *b"KPROFDAT";
 
-/// Layout version this file writes (the host crate's decoder also reads versions 1 to 3).
-pub const VERSION: u32 = 4;
+/// Layout version this file writes (the host crate's decoder also reads versions 1 to 4).
+pub const VERSION: u32 = 5;
 
-/// Bytes of the version-4 header; entries start at the header's `header_len`.
-pub const HEADER_LEN: usize = 184;
+/// Bytes of the version-5 header; entries start at the header's `header_len`.
+pub const HEADER_LEN: usize = 216;
 
 /// Bytes of one entry.
 pub const ENTRY_LEN: usize = 16;
@@ -22,6 +22,22 @@ pub const STACK_HEADER_LEN: usize = 16;
 
 /// Bytes of a server-stack record before its frames (the pid, then a stack record's header).
 pub const SERVER_STACK_HEADER_LEN: usize = 24;
+
+/// Bytes of a followed-process record.
+pub const FOLLOWED_LEN: usize = 24 + super::FOLLOWED_NAME_LEN;
+
+/// A process a `children` session follows: its pid, the image it was started as (its
+/// parent's [`owner_key`](super::owner_key) then), its execs since, its flags
+/// ([`FOLLOWED_EXITED`](super::FOLLOWED_EXITED)) and its name as the process manager last set
+/// it while it was followed (NUL padded; empty if never).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FollowedProcess {
+    pub pid: u64,
+    pub parent: u64,
+    pub execs: u32,
+    pub flags: u32,
+    pub name: [u8; super::FOLLOWED_NAME_LEN],
+}
 
 /// One exact PC (user, or kernel at or above [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) and its ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,13 +64,13 @@ pub struct StackRef {
 /// freeing 230,000 small allocations in the kernel's list allocator took minutes with
 /// interrupts off. Userspace reads the bytes back as the host crate's `decode` does.
 ///
-/// Binary layout, version 4, all integers little endian, no padding:
+/// Binary layout, version 5, all integers little endian, no padding:
 ///
 /// | offset | type | field |
 /// |-------:|------|-------|
 /// | 0  | `[u8; 8]` | magic `KPROFDAT` |
-/// | 8  | u32 | version (4) |
-/// | 12 | u32 | `header_len`: offset of the first entry (184; a reader skips any extra) |
+/// | 8  | u32 | version (5) |
+/// | 12 | u32 | `header_len`: offset of the first entry (216; a reader skips any extra) |
 /// | 16 | u32 | state: 0 idle, 1 running, 2 stopped |
 /// | 20 | u32 | stop reason: 0 none, 1 request, 2 exit, 3 overflow |
 /// | 24 | u64 | pid |
@@ -77,13 +93,19 @@ pub struct StackRef {
 /// | 160 | u64 | `s`: number of server stacks |
 /// | 168 | u64 | `source`: 0 timer, 1 nmi-hpet ([`Source`]) |
 /// | 176 | u64 | `rate`: the source's samples per second and CPU (0: not known) |
-/// | 184 | `n` × (u64 addr, u64 count) | exact PCs, ascending (kernel ones from [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) |
+/// | 184 | u64 | `children_user_ticks`: user ticks of the processes a `children` session follows |
+/// | 192 | u64 | `children_kernel_ticks`: their kernel-mode ticks (in the server stacks, under their keys) |
+/// | 200 | u64 | `followed_missed`: processes started in the tree that found the table of followed ones full |
+/// | 208 | u64 | `f`: number of followed processes |
+/// | 216 | `n` × (u64 addr, u64 count) | exact PCs, ascending (kernel ones from [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) |
 /// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
-/// | then | `s` × (u64 pid, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by pid, then frames |
+/// | then | `s` × (u64 owner, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by owner (a pid; a followed process's pid and image, [`owner_key`](super::owner_key)), then frames |
+/// | then | `f` × (u64 pid, u64 parent, u32 execs, u32 flags, `[u8; 32]` name) | followed processes, in the order they were started ([`FollowedProcess`]) |
 ///
-/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth)`.
+/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth) + 56 f`.
 /// A stack's frames are kernel addresses first where the sample was taken in the kernel,
-/// then the user frames below the system call or interrupt. Version 3 is the first 168 bytes
+/// then the user frames below the system call or interrupt. Version 4 is the first 184 bytes
+/// of this header and has no followed processes, version 3 the first 168 bytes
 /// of this header (a timer session; user PCs only), version 2 the first 112 and the entries
 /// and stacks, version 1 the first 88 and the entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,6 +136,10 @@ pub struct FlatSnapshot {
     pub server_stacks: Vec<StackRef>,
     /// The frames of every stack, innermost first, where each [`StackRef`] says.
     pub frames: Vec<u64>,
+    pub children_user_ticks: u64,
+    pub children_kernel_ticks: u64,
+    pub followed_missed: u64,
+    pub followed: Vec<FollowedProcess>,
 }
 
 impl FlatSnapshot {
@@ -137,6 +163,7 @@ impl FlatSnapshot {
             .saturating_add(HEADER_LEN)
             .saturating_add(stacks)
             .saturating_add(server_stacks)
+            .saturating_add(self.followed.len().saturating_mul(FOLLOWED_LEN))
     }
 
     /// The whole encoding, in one allocation of [`FlatSnapshot::encoded_len`] bytes made with
@@ -160,6 +187,13 @@ impl FlatSnapshot {
         for server in &self.server_stacks {
             bytes.extend_from_slice(&server.owner.to_le_bytes());
             self.encode_stack(server, &mut bytes);
+        }
+        for f in &self.followed {
+            bytes.extend_from_slice(&f.pid.to_le_bytes());
+            bytes.extend_from_slice(&f.parent.to_le_bytes());
+            bytes.extend_from_slice(&f.execs.to_le_bytes());
+            bytes.extend_from_slice(&f.flags.to_le_bytes());
+            bytes.extend_from_slice(&f.name);
         }
         Ok(bytes)
     }
@@ -192,6 +226,10 @@ impl FlatSnapshot {
             self.server_stacks.len() as u64,
             self.source as u64,
             self.rate,
+            self.children_user_ticks,
+            self.children_kernel_ticks,
+            self.followed_missed,
+            self.followed.len() as u64,
         ];
         for (i, word) in words.iter().enumerate() {
             header[24 + 8 * i..32 + 8 * i].copy_from_slice(&word.to_le_bytes());

@@ -24,6 +24,8 @@
 //! - `clock`: the session's threads by the clock ([`Profiler::note_switch_out`],
 //!   [`Profiler::note_switch_in`] from the scheduler): on a CPU, preempted, blocked, and the
 //!   wait sites of their blocks with their times; [`ClockSnapshot`] for `sys:prof_clock`.
+//! - `tree`: the processes a `children` session follows (its process's descendants, each by
+//!   image: [`owner_key`]), learnt from the address-space hook ([`Profiler::note_new_image`]).
 //! - `nmi`: which NMIs are the NMI source's ([`NmiClaim`], exact, from the HPET's interrupt
 //!   status), and its rules for the comparator and the I/O APIC input ([`nmi_input`]).
 
@@ -40,6 +42,7 @@ mod session;
     allow(dead_code)
 )]
 mod stacks;
+mod tree;
 // The NMI source (its claim and its hardware rules) is x86_64's only.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 mod nmi;
@@ -53,6 +56,7 @@ pub use data::*;
 pub use nmi::*;
 pub use session::*;
 pub use stacks::*;
+pub use tree::*;
 pub use walk::*;
 
 /// The profiler the kernel uses.

@@ -8,9 +8,10 @@ use core::{
 };
 
 use super::{
-    parse_command, probe_start, read_stack_table, stack_table_size, Clock, Command, Entry,
-    FlatSnapshot, PackedStack, ParseError, StackBuf, StackRef, StackStore, StackTables, MAX_ROOTS,
-    SERVED_CAPACITY, SERVER_STACK_CAPACITY, WAIT_SITE_CAPACITY,
+    owner_key, parse_command, probe_start, read_stack_table, stack_table_size, Clock, Command,
+    Entry, FlatSnapshot, FollowedProcess, PackedStack, ParseError, StackBuf, StackRef, StackStore,
+    StackTables, Tree, FOLLOWED_EXITED, MAX_ROOTS, SERVED_CAPACITY, SERVER_STACK_CAPACITY,
+    WAIT_SITE_CAPACITY,
 };
 
 /// CPUs the per-CPU pid cache can hold (the kernel's `MAX_CPU_COUNT` on x86_64). A CPU
@@ -283,6 +284,12 @@ pub struct Profiler {
     /// A session on every process (`start all`): each one's samples go to the server stacks
     /// under its pid, as a labelled daemon's would.
     all: AtomicBool,
+    /// A session that follows the processes its process starts (`children`): theirs go to the
+    /// server stacks under their pid and image, counted apart from the daemons'.
+    children: AtomicBool,
+    tree: Tree,
+    children_user_ticks: AtomicU64,
+    children_kernel_ticks: AtomicU64,
     /// The threads by the clock and their wait sites (`clock`).
     pub(super) clock: Clock,
     /// Samplers (and clock hooks) that saw `on` and may be touching the tables.
@@ -327,6 +334,10 @@ impl Profiler {
             idle_ticks: AtomicU64::new(0),
             other_ticks: AtomicU64::new(0),
             all: AtomicBool::new(false),
+            children: AtomicBool::new(false),
+            tree: Tree::new(),
+            children_user_ticks: AtomicU64::new(0),
+            children_kernel_ticks: AtomicU64::new(0),
             clock: Clock::new(),
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
@@ -345,6 +356,22 @@ impl Profiler {
     #[inline]
     pub fn is_profiling(&self, pid: usize) -> bool {
         self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
+    }
+
+    /// The key a tick of `pid` goes under as a process the session follows (`children`): its
+    /// pid and image ([`owner_key`]); `None` for the session's own process and any other.
+    #[inline]
+    fn followed_owner(&self, pid: usize) -> Option<u64> {
+        if !self.children.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.tree.find(pid).map(|f| f.owner())
+    }
+
+    /// Is `pid` the session's process or one it follows?
+    #[inline]
+    fn in_tree(&self, pid: usize) -> bool {
+        pid != 0 && (pid == self.pid.load(Ordering::Relaxed) || self.followed_owner(pid).is_some())
     }
 
     /// Does the session count (its process has exec'd, where it waits for the exec)?
@@ -405,7 +432,9 @@ impl Profiler {
             return false;
         };
         // No walk while the CPU switches contexts (see `SWITCHING`).
-        let counted = self.all.load(Ordering::Relaxed) || pid == self.pid.load(Ordering::Relaxed);
+        let counted = self.all.load(Ordering::Relaxed)
+            || pid == self.pid.load(Ordering::Relaxed)
+            || self.followed_owner(pid & !SWITCHING).is_some();
         pid & SWITCHING == 0
             && pid != 0
             && ((counted && self.stacks.capacity() > 0) || self.is_serving(pid))
@@ -427,17 +456,17 @@ impl Profiler {
     }
 
     /// Scheme hook, in the daemon's context: daemon `server` took request `tag` of `scheme`,
-    /// made by `client`. If the client is the profiled process, or a daemon working for it
-    /// (so chains are followed), `server` now works for the session until it has answered
+    /// made by `client`. If the client is the profiled process, a process it started that the
+    /// session follows, or a daemon working for one of them (so chains are followed), `server` now works for the session until it has answered
     /// that request ([`Profiler::note_request_answered`]); a request from anyone else ends its
     /// label. A daemon that takes several requests before answering is labelled by the last
     /// one it took. With all [`MAX_SERVERS`] labels in use, a further daemon is not labelled.
     pub fn note_request_taken(&self, server: usize, client: usize, scheme: u64, tag: u64) {
-        if !self.is_on() || server == self.pid.load(Ordering::Relaxed) {
+        // The program and the processes it started count as themselves, whoever they serve.
+        if !self.is_on() || self.in_tree(server) {
             return;
         }
-        let for_session =
-            client != 0 && (client == self.pid.load(Ordering::Relaxed) || self.is_serving(client));
+        let for_session = client != 0 && (self.in_tree(client) || self.is_serving(client));
         if for_session {
             self.note_scheme_daemon(scheme, server);
         }
@@ -518,8 +547,8 @@ impl Profiler {
     /// its call stack, where the glue walked one, into the stack table.
     ///
     /// Every sample of a running session (once its process has exec'd) lands in exactly one
-    /// account: the program's (user or kernel), a labelled daemon's (server samples, user or
-    /// kernel), idle (pid 0 in kernel mode: idle contexts, kernel threads), or another
+    /// account: the program's (user or kernel), a process's it started (`children`), a
+    /// labelled daemon's (server samples, user or kernel), idle (pid 0 in kernel mode: idle contexts, kernel threads), or another
     /// process's (in a session on all, each process's own, the user contexts without a pid
     /// under pid 0). Runs in
     /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
@@ -557,6 +586,11 @@ impl Profiler {
             } else if pid == 0 && !user {
                 // Idle, a kernel thread (or the kernel working for a context without a pid).
                 self.bump(&self.idle_ticks);
+            } else if let Some(owner) = self.followed_owner(pid) {
+                // A process the program started: under its pid and image.
+                let mut alone = StackBuf::new();
+                let counters = [&self.children_user_ticks, &self.children_kernel_ticks];
+                self.count_tick_under(owner, counters, user, pc, stack, &mut alone);
             } else if self.all.load(Ordering::Relaxed) {
                 // Every process: its sample under its pid (0: the user contexts without one,
                 // the bootstrap's process and namespace managers).
@@ -582,8 +616,7 @@ impl Profiler {
     }
 
     /// Count a tick of process `pid` as a server's (a labelled daemon's, or any process's in
-    /// a session on all): its user or kernel counter, and under its pid its walked stack, or
-    /// its PC alone (in `alone`). The stack counted, unless the counter was at its limit.
+    /// a session on all): see [`Profiler::count_tick_under`].
     fn count_server_tick<'a>(
         &self,
         pid: usize,
@@ -592,21 +625,27 @@ impl Profiler {
         stack: Option<&'a StackBuf>,
         alone: &'a mut StackBuf,
     ) -> Option<&'a StackBuf> {
-        let counter = if user {
-            &self.server_user_ticks
-        } else {
-            &self.server_kernel_ticks
-        };
-        if !self.bump(counter) {
+        let counters = [&self.server_user_ticks, &self.server_kernel_ticks];
+        self.count_tick_under(pid as u64, counters, user, pc, stack, alone)
+    }
+
+    /// Count a tick in the server-stack table under `owner`: its user or kernel counter of
+    /// `counters`, and its walked stack, or its PC alone (in `alone`). The stack counted,
+    /// unless the counter was at its limit.
+    fn count_tick_under<'a>(
+        &self,
+        owner: u64,
+        [user_counter, kernel_counter]: [&AtomicU64; 2],
+        user: bool,
+        pc: u64,
+        stack: Option<&'a StackBuf>,
+        alone: &'a mut StackBuf,
+    ) -> Option<&'a StackBuf> {
+        if !self.bump(if user { user_counter } else { kernel_counter }) {
             return None;
         }
         let stack = stack_or_pc(stack, pc, alone);
-        self.insert_stack(
-            &self.server_stacks,
-            &self.servers_dropped,
-            pid as u64,
-            stack,
-        );
+        self.insert_stack(&self.server_stacks, &self.servers_dropped, owner, stack);
         Some(stack)
     }
 
@@ -715,18 +754,21 @@ impl Profiler {
                 pid,
                 capacity,
                 from,
+                children,
                 rate,
                 stacks,
-            } => self.start_locked(pid, capacity, from, rate, stacks, kernel),
+            } => self.start_locked(pid, capacity, from, children, rate, stacks, kernel),
         }
     }
 
     /// `start`, under the control lock; the arguments are checked by [`parse_command`].
+    #[allow(clippy::too_many_arguments)]
     fn start_locked(
         &self,
         pid: usize,
         capacity: usize,
         from: CountFrom,
+        children: bool,
         rate: Option<usize>,
         stacks: usize,
         kernel: &mut impl KernelOps,
@@ -739,8 +781,9 @@ impl Profiler {
         if self.state() == State::Running {
             return Err(CtlError::Busy);
         }
-        // On every process the server stacks hold them all: as many as the stack table.
-        let server_capacity = match all {
+        // On every process, or on a tree of them, the server stacks hold them all: as many as
+        // the stack table.
+        let server_capacity = match all || children {
             true => SERVER_STACK_CAPACITY.max(stacks),
             false => SERVER_STACK_CAPACITY,
         };
@@ -808,6 +851,8 @@ impl Profiler {
             &self.servers_dropped,
             &self.idle_ticks,
             &self.other_ticks,
+            &self.children_user_ticks,
+            &self.children_kernel_ticks,
         ]
         .into_iter()
         .chain(&self.roots)
@@ -818,8 +863,10 @@ impl Profiler {
         for label in &self.labels {
             label.pid.store(0, Ordering::Relaxed);
         }
+        self.tree.clear();
         self.pid.store(pid, Ordering::Relaxed);
         self.all.store(all, Ordering::Relaxed);
+        self.children.store(children, Ordering::Relaxed);
         self.source.store(sampling.source as u32, Ordering::Relaxed);
         self.rate.store(sampling.rate, Ordering::Relaxed);
         self.awaiting_exec
@@ -844,8 +891,16 @@ impl Profiler {
     }
 
     /// Exit hook: a context of `pid` has left the context list. If it was the last one of the
-    /// session's process, the session ends (reason exit) and its NMI source stops.
+    /// session's process, the session ends (reason exit) and its NMI source stops; if it was
+    /// the last of a process the session follows, that process is marked exited.
     pub fn exited(&self, pid: usize, kernel: &mut impl KernelOps) {
+        if self.is_on()
+            && let Some(followed) = self.tree.find(pid)
+            && self.children.load(Ordering::Relaxed)
+            && kernel.exec_base(pid).is_none()
+        {
+            followed.flags.fetch_or(FOLLOWED_EXITED, Ordering::Relaxed);
+        }
         if !self.is_profiling(pid) || kernel.exec_base(pid).is_some() {
             return;
         }
@@ -873,6 +928,49 @@ impl Profiler {
                 });
             }
             self.awaiting_exec.store(false, Ordering::Release);
+        }
+    }
+
+    /// Address-space hook, before [`Profiler::note_addr_space_switch`]: a context of `pid` is
+    /// given a new address space, by a context of pid `given_by` (a fork, or a new thread),
+    /// or (`None`) by itself (an exec). In a session that follows its process's children, a
+    /// process of the tree giving a context of another pid its first space has started that
+    /// process, which the session follows from here; a followed process's own exec begins its
+    /// next image. Control path (the close of a `proc:` handle): no lock, no allocation.
+    pub fn note_new_image(&self, pid: usize, given_by: Option<usize>) {
+        if !self.is_on() || !self.children.load(Ordering::Relaxed) || pid == 0 {
+            return;
+        }
+        let root = self.pid.load(Ordering::Relaxed);
+        match given_by {
+            Some(parent) if parent != pid && pid != root => {
+                let parent_image = match parent == root {
+                    true => Some(owner_key(root, 0)),
+                    false => self.tree.find(parent).map(|f| f.owner()),
+                };
+                if let Some(image) = parent_image {
+                    self.tree.follow(pid, image);
+                }
+            }
+            None => {
+                if let Some(followed) = self.tree.find(pid) {
+                    followed.execs.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            // A new thread of its own process.
+            Some(_) => {}
+        }
+    }
+
+    /// Attributes hook: the process manager has named `pid`'s context `name` (its program's path
+    /// at an exec). A followed process keeps its last name, so one gone before anyone read
+    /// its context's is still named. Atomics only.
+    pub fn note_name(&self, pid: usize, name: &[u8]) {
+        if self.is_on()
+            && self.children.load(Ordering::Relaxed)
+            && let Some(followed) = self.tree.find(pid)
+        {
+            followed.set_name(name);
         }
     }
 
@@ -964,6 +1062,21 @@ impl Profiler {
         frames
             .try_reserve_exact(stack_frames.saturating_add(server_frames))
             .map_err(|_| CtlError::NoMemory)?;
+        let followed_count = self.tree.iter().count();
+        let mut followed = Vec::new();
+        followed
+            .try_reserve_exact(followed_count)
+            .map_err(|_| CtlError::NoMemory)?;
+        // Processes followed after the count above wait for the next snapshot.
+        for f in self.tree.iter().take(followed_count) {
+            followed.push(FollowedProcess {
+                pid: f.pid.load(Ordering::Acquire) as u64,
+                parent: f.parent.load(Ordering::Relaxed),
+                execs: f.execs.load(Ordering::Relaxed),
+                flags: f.flags.load(Ordering::Relaxed),
+                name: f.name(),
+            });
+        }
         unsafe {
             read_stack_table(&self.stacks, stack_count, &mut stacks, &mut frames);
             read_stack_table(
@@ -1009,6 +1122,10 @@ impl Profiler {
             server_stack_capacity: self.server_stacks.capacity() as u64,
             server_stacks,
             frames,
+            children_user_ticks: self.children_user_ticks.load(Ordering::Relaxed),
+            children_kernel_ticks: self.children_kernel_ticks.load(Ordering::Relaxed),
+            followed_missed: self.tree.missed.load(Ordering::Relaxed),
+            followed,
         })
     }
 
