@@ -83,12 +83,12 @@ impl FakeKernel {
 
     /// Daemon `server` takes request `tag` of `scheme` from `client` (the user scheme's read).
     pub fn take_request(&self, server: u32, client: u32, scheme: u64, tag: u64) {
-        self.prof.note_request_taken(server as usize, client as usize, scheme, tag);
+        self.prof.note_request_taken(server as usize, 0, client as usize, scheme, tag);
     }
 
     /// Daemon `server` answers request `tag` of `scheme`.
     pub fn answer(&self, server: u32, scheme: u64, tag: u64) {
-        self.prof.note_request_answered(server as usize, scheme, tag);
+        self.prof.note_request_answered(server as usize, 0, scheme, tag);
     }
 
     /// `parent` forks `child`, owned by `euid`: as relibc does, the parent gives the new

@@ -89,7 +89,7 @@ const DAEMON: usize = 9;
 fn busy_profiler() -> Profiler {
     let p = Profiler::new(u64::MAX);
     p.start(PID, 256, CountFrom::Now).unwrap();
-    p.note_request_taken(DAEMON, PID, 1, 1);
+    p.note_request_taken(DAEMON, 0, PID, 1, 1);
     for i in 0..100u64 {
         let mut stack = StackBuf::new();
         for depth in 0..=(i % 7) {
@@ -162,7 +162,7 @@ fn profiler_with_stacks(n: u64) -> Profiler {
     let p = Profiler::new(u64::MAX);
     let start = format!("start {PID} 4096 stacks={n}");
     p.ctl(start.as_bytes(), &mut HostKernel::default()).unwrap();
-    p.note_request_taken(DAEMON, PID, 1, 1);
+    p.note_request_taken(DAEMON, 0, PID, 1, 1);
     for i in 0..n {
         let mut stack = StackBuf::new();
         // fib-like: 32 frames, distinct by the innermost ones.

@@ -106,13 +106,13 @@ fn reasons_are_the_kernels_block_reasons_and_a_scheme_call_names_its_scheme_and_
     p.note_call(PROGRAM, MAIN, SCHEME_FILE, 1);
     p.note_switch_out(PROGRAM, MAIN, 100, Leaving::Blocked(Reason::SchemeCall), Some(&read_site));
     // ramfs takes the request: the scheme's daemon.
-    p.note_taken(RAMFS, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 1, one_way: false });
+    p.note_taken(RAMFS, 0, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 1, one_way: false });
     // A request of another process names no daemon.
-    p.note_taken(OTHER, 9, TakenRequest { caller: 3, tag: 1, one_way: false });
+    p.note_taken(OTHER, 0, 9, TakenRequest { caller: 3, tag: 1, one_way: false });
     // The process manager, a daemon without a pid, takes the program's request on its scheme:
     // it is that scheme's daemon, 0; it cannot be labelled (its answer ends nothing).
-    p.note_taken(0, 18, TakenRequest { caller: PROGRAM, tag: 2, one_way: false });
-    p.note_request_answered(0, 18, 2);
+    p.note_taken(0, 0, 18, TakenRequest { caller: PROGRAM, tag: 2, one_way: false });
+    p.note_request_answered(0, 0, 18, 2);
     assert!(!p.is_serving(0));
     p.note_switch_in(PROGRAM, MAIN, 400);
     // The call is the block's: a futex wait after it names no daemon.
@@ -323,7 +323,7 @@ fn concurrent_cpus_keep_every_threads_account_exact() {
 fn sys_prof_clock_text_is_exact() {
     let p = launched(1_000);
     p.note_call(PROGRAM, MAIN, SCHEME_FILE, 5);
-    p.note_taken(RAMFS, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 5, one_way: false });
+    p.note_taken(RAMFS, 0, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 5, one_way: false });
     let mut read = blocked_at(&[0x40_1100, 0x40_1200]);
     read.truncated = true;
     p.note_switch_out(PROGRAM, MAIN, 3_000, Leaving::Blocked(Reason::SchemeCall), Some(&read));
@@ -376,13 +376,13 @@ fn a_daemons_samples_while_it_serves_a_blocked_call_are_stitched_under_its_site(
     // driver (its request 9 of the disk scheme).
     p.note_call(PROGRAM, MAIN, SCHEME_FILE, 1);
     p.note_switch_out(PROGRAM, MAIN, 100, Leaving::Blocked(Reason::SchemeCall), Some(&stack(&[0x40_1100, 0x40_1005])));
-    p.note_taken(RAMFS, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 1, one_way: false });
+    p.note_taken(RAMFS, 0, SCHEME_FILE, TakenRequest { caller: PROGRAM, tag: 1, one_way: false });
     daemon_tick(RAMFS, &[0x7000, 0x7100]);
     daemon_tick(RAMFS, &[0x7000, 0x7100]);
-    p.note_taken(DISK, SCHEME_DISK, TakenRequest { caller: RAMFS, tag: 9, one_way: false });
+    p.note_taken(DISK, 0, SCHEME_DISK, TakenRequest { caller: RAMFS, tag: 9, one_way: false });
     daemon_tick(DISK, &[0x9000]);
     // ramfs takes another process's request meanwhile: it works for the program no more.
-    p.note_taken(RAMFS, SCHEME_FILE, TakenRequest { caller: OTHER, tag: 2, one_way: false });
+    p.note_taken(RAMFS, 0, SCHEME_FILE, TakenRequest { caller: OTHER, tag: 2, one_way: false });
     daemon_tick(RAMFS, &[0x7200]);
     p.note_switch_in(PROGRAM, MAIN, 500);
     // The disk driver still works for ramfs after the read returned: a server sample, under

@@ -453,7 +453,7 @@ fn samples_in_a_context_switch_belong_to_the_stack_the_cpu_is_on() {
     p.note_switch_begin(0);
     assert!(!p.wants_stack(0), "no walk in a switch");
     nmi(0xffff_ffff_8000_1000);
-    p.note_switch_to(0, OTHER);
+    p.note_switch_to(0, OTHER, 2);
     assert!(!p.wants_stack(0));
     nmi(0xffff_ffff_8000_2000);
     p.note_switch_end(0);
@@ -462,7 +462,7 @@ fn samples_in_a_context_switch_belong_to_the_stack_the_cpu_is_on() {
     // And back: the other process's tail is its own, the program's from its own stack on.
     p.note_switch_begin(0);
     nmi(0xffff_ffff_8000_1000);
-    p.note_switch_to(0, PID);
+    p.note_switch_to(0, PID, 1);
     nmi(0xffff_ffff_8000_3000);
     assert!(!p.wants_stack(0), "not until the program's address space is the CPU's");
     p.note_switch_end(0);

@@ -38,7 +38,7 @@ fn tick(p: &Profiler, pid: usize, frames: &[u64]) {
 
 /// `server` answers (`scheme`, `tag`), and the tick after the answer comes.
 fn answer_and_tick(p: &Profiler, server: usize, scheme: u64, tag: u64) {
-    p.note_request_answered(server, scheme, tag);
+    p.note_request_answered(server, 0, scheme, tag);
     tick(p, server, &[0x40_5000]);
 }
 
@@ -46,14 +46,14 @@ fn answer_and_tick(p: &Profiler, server: usize, scheme: u64, tag: u64) {
 fn a_daemon_works_for_the_session_from_taking_its_request_to_answering_it() {
     let p = running();
     assert!(!p.is_serving(RAMFS));
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
     assert!(p.is_serving(RAMFS));
     // Answering another request (same tag on another scheme, another tag) changes nothing.
     answer_and_tick(&p, RAMFS, SCHEME_DISK, 1);
     answer_and_tick(&p, RAMFS, SCHEME_FILE, 2);
     assert!(p.is_serving(RAMFS));
     // Its answer: the next tick in it is the label's last, and still the session's.
-    p.note_request_answered(RAMFS, SCHEME_FILE, 1);
+    p.note_request_answered(RAMFS, 0, SCHEME_FILE, 1);
     assert!(p.is_serving(RAMFS));
     tick(&p, RAMFS, &[0x40_5010]);
     assert!(!p.is_serving(RAMFS));
@@ -61,20 +61,20 @@ fn a_daemon_works_for_the_session_from_taking_its_request_to_answering_it() {
     let s = p.snapshot().unwrap();
     assert_eq!((s.server_user_ticks, s.other_ticks), (3, 1));
     // A request from anyone else labels nothing and ends a label.
-    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 3);
+    p.note_request_taken(RAMFS, 0, OTHER, SCHEME_FILE, 3);
     assert!(!p.is_serving(RAMFS));
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 4);
-    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 5);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 4);
+    p.note_request_taken(RAMFS, 0, OTHER, SCHEME_FILE, 5);
     assert!(!p.is_serving(RAMFS));
     // Answered, then a new request of ours before any tick: working for us again, in full.
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 7);
-    p.note_request_answered(RAMFS, SCHEME_FILE, 7);
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 8);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 7);
+    p.note_request_answered(RAMFS, 0, SCHEME_FILE, 7);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 8);
     tick(&p, RAMFS, &[0x40_5010]);
     tick(&p, RAMFS, &[0x40_5010]);
     assert!(p.is_serving(RAMFS));
     // Kernel requests (caller 0) are nobody's.
-    p.note_request_taken(RAMFS, 0, SCHEME_FILE, 6);
+    p.note_request_taken(RAMFS, 0, 0, SCHEME_FILE, 6);
     assert!(!p.is_serving(RAMFS));
 }
 
@@ -87,8 +87,8 @@ fn every_thread_of_the_program_is_the_program() {
     p.note_switch(1, PROGRAM);
     p.sample(0, true, 0x40_1010);
     p.sample(1, true, 0x40_1020);
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
-    p.note_request_taken(DISK, PROGRAM, SCHEME_DISK, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, 0, PROGRAM, SCHEME_DISK, 1);
     assert!(p.is_serving(RAMFS) && p.is_serving(DISK));
     let s = p.snapshot().unwrap();
     assert_eq!((s.user_ticks, s.entries.len(), s.other_ticks), (2, 2, 0));
@@ -98,8 +98,8 @@ fn every_thread_of_the_program_is_the_program() {
 fn chains_of_daemons_are_followed() {
     let p = running();
     // program -> ramfs -> disk driver
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
-    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, 0, RAMFS, SCHEME_DISK, 1);
     assert!(p.is_serving(RAMFS) && p.is_serving(DISK));
     // The driver answers first, then ramfs.
     answer_and_tick(&p, DISK, SCHEME_DISK, 1);
@@ -107,36 +107,36 @@ fn chains_of_daemons_are_followed() {
     answer_and_tick(&p, RAMFS, SCHEME_FILE, 1);
     assert!(!p.is_serving(RAMFS));
     // A request of ramfs's own (not for the session) labels nobody down the chain.
-    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 2);
+    p.note_request_taken(DISK, 0, RAMFS, SCHEME_DISK, 2);
     assert!(!p.is_serving(DISK));
 }
 
 #[test]
 fn a_daemon_that_takes_several_requests_is_labelled_by_the_last() {
     let p = running();
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 2);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 2);
     // Answering the earlier one leaves the label of the later one.
     answer_and_tick(&p, RAMFS, SCHEME_FILE, 1);
     assert!(p.is_serving(RAMFS));
     answer_and_tick(&p, RAMFS, SCHEME_FILE, 2);
     assert!(!p.is_serving(RAMFS));
     // Ours, then someone else's: working for them now.
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 3);
-    p.note_request_taken(RAMFS, OTHER, SCHEME_FILE, 4);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 3);
+    p.note_request_taken(RAMFS, 0, OTHER, SCHEME_FILE, 4);
     assert!(!p.is_serving(RAMFS));
 }
 
 #[test]
 fn the_profiled_process_is_never_its_own_server_and_labels_end_with_the_session() {
     let p = running();
-    p.note_request_taken(PROGRAM, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(PROGRAM, 0, PROGRAM, SCHEME_FILE, 1);
     assert!(!p.is_serving(PROGRAM));
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
     p.stop();
     // Off: nothing labels, nothing is serving.
     assert!(!p.is_serving(RAMFS));
-    p.note_request_taken(DISK, PROGRAM, SCHEME_DISK, 1);
+    p.note_request_taken(DISK, 0, PROGRAM, SCHEME_DISK, 1);
     // The next session starts with none.
     p.start(PROGRAM, 64, CountFrom::Now).unwrap();
     assert!(!p.is_serving(RAMFS) && !p.is_serving(DISK));
@@ -146,23 +146,23 @@ fn the_profiled_process_is_never_its_own_server_and_labels_end_with_the_session(
 fn at_most_max_servers_daemons_are_labelled_at_once() {
     let p = running();
     for server in 100..100 + MAX_SERVERS {
-        p.note_request_taken(server, PROGRAM, SCHEME_FILE, 1);
+        p.note_request_taken(server, 0, PROGRAM, SCHEME_FILE, 1);
     }
     let extra = 100 + MAX_SERVERS;
-    p.note_request_taken(extra, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(extra, 0, PROGRAM, SCHEME_FILE, 1);
     assert!((100..extra).all(|s| p.is_serving(s)));
     assert!(!p.is_serving(extra));
     // One answers: its slot is free again.
     answer_and_tick(&p, 100, SCHEME_FILE, 1);
-    p.note_request_taken(extra, PROGRAM, SCHEME_FILE, 2);
+    p.note_request_taken(extra, 0, PROGRAM, SCHEME_FILE, 2);
     assert!(p.is_serving(extra));
 }
 
 #[test]
 fn every_tick_lands_in_one_account() {
     let p = running();
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
-    p.note_request_taken(DISK, RAMFS, SCHEME_DISK, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(DISK, 0, RAMFS, SCHEME_DISK, 1);
     for _ in 0..5 {
         tick(&p, PROGRAM, &[0x40_1010, 0x40_2005]);
     }
@@ -188,7 +188,7 @@ fn every_tick_lands_in_one_account() {
     p.sample(1, true, 0x40_1010);
     p.sample(1, false, 0xffff_8000_0000_3000);
     // ramfs answers: the tick of its answer is ours, the next nobody's business.
-    p.note_request_answered(RAMFS, SCHEME_FILE, 1);
+    p.note_request_answered(RAMFS, 0, SCHEME_FILE, 1);
     tick(&p, RAMFS, &[0x40_5040]);
     tick(&p, RAMFS, &[0x40_5010]);
     p.stop();
@@ -291,7 +291,7 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
 fn nothing_is_counted_before_the_exec_a_session_waits_for() {
     let p = Profiler::new(u64::MAX);
     p.start(PROGRAM, 64, CountFrom::Exec).unwrap();
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
     tick(&p, RAMFS, &[0x40_5010]);
     p.note_switch(1, 0);
     p.sample(1, false, 0);
@@ -312,7 +312,7 @@ fn nothing_is_counted_before_the_exec_a_session_waits_for() {
 #[test]
 fn a_full_server_table_is_counted() {
     let p = running();
-    p.note_request_taken(RAMFS, PROGRAM, SCHEME_FILE, 1);
+    p.note_request_taken(RAMFS, 0, PROGRAM, SCHEME_FILE, 1);
     let distinct = SERVER_STACK_CAPACITY as u64 + 10;
     for i in 0..distinct {
         tick(&p, RAMFS, &[0x40_0000 + 16 * i]);
@@ -336,10 +336,10 @@ fn daemons_labelled_and_sampled_from_many_cpus_at_once_add_up() {
             std::thread::spawn(move || {
                 let server = 200 + cpu;
                 for round in 0..5000u64 {
-                    p.note_request_taken(server, PROGRAM, SCHEME_FILE, round);
+                    p.note_request_taken(server, 0, PROGRAM, SCHEME_FILE, round);
                     p.note_switch(cpu, server);
                     p.sample_stack(cpu, true, 0x40_5000, Some(&stack(&[0x40_5000, 0x40_6000 + cpu as u64])));
-                    p.note_request_answered(server, SCHEME_FILE, round);
+                    p.note_request_answered(server, 0, SCHEME_FILE, round);
                     // The answer's tick (the session's), then one that is not.
                     p.sample(cpu, true, 0x40_5000);
                     p.sample(cpu, true, 0x40_5000);
@@ -364,14 +364,14 @@ fn requests_taken_from_the_kernels_queue_label_unless_one_way() {
     let p = running();
     let taken = |caller, tag, one_way| TakenRequest { caller, tag, one_way };
     // One-way requests of the program never label (no answer would end the label)...
-    p.note_taken(RAMFS, SCHEME_FILE, taken(PROGRAM, 1, true));
+    p.note_taken(RAMFS, 0, SCHEME_FILE, taken(PROGRAM, 1, true));
     assert!(!p.is_serving(RAMFS));
     // ...the others do, and a one-way request of anyone else ends no label either.
-    p.note_taken(RAMFS, SCHEME_FILE, taken(PROGRAM, 2, false));
+    p.note_taken(RAMFS, 0, SCHEME_FILE, taken(PROGRAM, 2, false));
     assert!(p.is_serving(RAMFS));
-    p.note_taken(RAMFS, SCHEME_FILE, taken(OTHER, 3, true));
+    p.note_taken(RAMFS, 0, SCHEME_FILE, taken(OTHER, 3, true));
     assert!(p.is_serving(RAMFS));
-    p.note_taken(RAMFS, SCHEME_FILE, taken(OTHER, 4, false));
+    p.note_taken(RAMFS, 0, SCHEME_FILE, taken(OTHER, 4, false));
     assert!(!p.is_serving(RAMFS));
 }
 
@@ -385,4 +385,64 @@ fn the_label_hook_never_reads_requests_back_from_the_daemon() {
     assert!(patch.contains("+    pub fn receive_into_user_seen("));
     assert!(patch.contains(".receive_into_user_seen("));
     assert!(patch.contains("PROFILER.note_taken("));
+}
+
+/// A tick on CPU 0 of context `ctx` of `pid`, as the scheduler's hooks leave it.
+fn tick_context(p: &Profiler, pid: usize, ctx: u32, user: bool, pc: u64) {
+    p.note_switch_begin(0);
+    p.note_switch_to(0, pid, ctx);
+    p.note_switch_end(0);
+    p.sample(0, user, pc);
+}
+
+/// A label is a daemon's context, not its process: the thread that took the program's
+/// request works for the session until it answers; its other threads, meanwhile, are other
+/// processes' ticks, and their answers to the same tag end nothing.
+#[test]
+fn a_label_is_the_contexts_not_its_processes() {
+    let p = running();
+    p.note_request_taken(RAMFS, 5, PROGRAM, SCHEME_FILE, 1);
+    assert!(p.is_serving(RAMFS) && p.is_serving_context(RAMFS, 5));
+    assert!(!p.is_serving_context(RAMFS, 6));
+    tick_context(&p, RAMFS, 5, true, 0x40_5000);
+    tick_context(&p, RAMFS, 6, true, 0x40_6000);
+    tick_context(&p, RAMFS, 6, false, 0xffff_8000_0000_6000);
+    // Another thread answering the same tag is not the labelled one's answer.
+    p.note_request_answered(RAMFS, 6, SCHEME_FILE, 1);
+    tick_context(&p, RAMFS, 5, true, 0x40_5000);
+    assert!(p.is_serving_context(RAMFS, 5));
+    // Its own answer: the next tick in it is the label's last.
+    p.note_request_answered(RAMFS, 5, SCHEME_FILE, 1);
+    tick_context(&p, RAMFS, 5, false, 0xffff_8000_0000_5000);
+    assert!(!p.is_serving(RAMFS));
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.other_ticks), (2, 1, 2));
+    let pcs: Vec<u64> = s.server_stacks.iter().map(|s| s.stack.frames[0]).collect();
+    assert_eq!(pcs, [0x40_5000, 0xffff_8000_0000_5000]);
+    // A request the second thread takes from the program labels it too, as a context of its own.
+    p.note_request_taken(RAMFS, 6, PROGRAM, SCHEME_FILE, 2);
+    p.note_request_taken(RAMFS, 5, PROGRAM, SCHEME_FILE, 3);
+    assert!(p.is_serving_context(RAMFS, 5) && p.is_serving_context(RAMFS, 6));
+    // A request from someone else ends the label of the context that took it only.
+    p.note_request_taken(RAMFS, 6, OTHER, SCHEME_FILE, 4);
+    assert!(p.is_serving_context(RAMFS, 5) && !p.is_serving_context(RAMFS, 6));
+}
+
+/// The bootstrap's managers have no pid (0): labelled by their context, their work for the
+/// program is the session's (user and kernel mode, under pid 0), not idle's; other contexts
+/// without a pid in kernel mode are idle, as ever.
+#[test]
+fn a_manager_without_a_pid_is_labelled_by_its_context() {
+    let p = running();
+    p.note_request_taken(0, 3, PROGRAM, SCHEME_FILE, 1);
+    assert!(p.is_serving_context(0, 3));
+    tick_context(&p, 0, 3, false, 0xffff_8000_0000_3000);
+    tick_context(&p, 0, 3, true, 0x40_3000);
+    tick_context(&p, 0, 4, false, 0xffff_8000_0000_4000);
+    // Without its context a pid-0 daemon cannot be told apart: not labelled.
+    p.note_request_taken(0, 0, PROGRAM, SCHEME_FILE, 2);
+    assert!(!p.is_serving_context(0, 9));
+    let s = p.snapshot().unwrap();
+    assert_eq!((s.server_user_ticks, s.server_kernel_ticks, s.idle_ticks), (1, 1, 1));
+    assert!(s.server_stacks.iter().all(|s| s.pid == 0));
 }

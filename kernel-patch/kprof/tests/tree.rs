@@ -154,14 +154,14 @@ fn a_daemon_serving_a_child_works_for_the_session() {
     let p = following();
     p.note_new_image(SHELL_COPY, Some(PROGRAM));
     let request = |caller: usize, tag: u64| TakenRequest { caller, tag, one_way: false };
-    p.note_taken(DAEMON, 3, request(SHELL_COPY, 1));
+    p.note_taken(DAEMON, 0, 3, request(SHELL_COPY, 1));
     assert!(p.is_serving(DAEMON));
     let mut walked = StackBuf::new();
     walked.frames[0] = 0x40_5000;
     walked.len = 1;
     p.note_switch(0, DAEMON);
     p.sample_stack(0, true, 0x40_5000, Some(&walked));
-    p.note_taken(SHELL_COPY, 4, request(PROGRAM, 2));
+    p.note_taken(SHELL_COPY, 0, 4, request(PROGRAM, 2));
     assert!(!p.is_serving(SHELL_COPY));
     let s = p.snapshot().unwrap();
     assert_eq!(s.server_user_ticks, 1);

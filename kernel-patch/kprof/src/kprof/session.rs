@@ -21,7 +21,7 @@ pub const MAX_CPUS: usize = 128;
 /// Counter limit of the kernel's profiler: a count that would go past it stops the session.
 pub const COUNTER_LIMIT: u64 = u64::MAX;
 
-/// Daemon contexts (by pid) that can be labelled at once as working for the session.
+/// Daemon contexts that can be labelled at once as working for the session.
 pub const MAX_SERVERS: usize = 16;
 
 /// Bit of a CPU's word in the per-CPU pid cache: the CPU is switching contexts. Its samples
@@ -192,12 +192,13 @@ impl Slot {
     }
 }
 
-/// A daemon working for the session: its pid (0: free slot), the request it took last,
-/// (scheme, tag), whether it has answered it, and the program's request it serves in the end
-/// ([`request_key`]: that one, or the one the daemon that asked it serves; 0: not known).
-/// Written by the daemon's own context and by the tick on the CPU that runs it.
+/// A daemon's context working for the session: its pid and context ([`label_key`]; 0: free
+/// slot), the request it took last, (scheme, tag), whether it has answered it, and the
+/// program's request it serves in the end ([`request_key`]: that one, or the one the daemon
+/// that asked it serves; 0: not known). Written by the daemon's own context and by the tick on
+/// the CPU that runs it.
 pub struct ServerLabel {
-    pid: AtomicUsize,
+    key: AtomicU64,
     scheme: AtomicU64,
     tag: AtomicU64,
     answered: AtomicBool,
@@ -207,12 +208,27 @@ pub struct ServerLabel {
 impl ServerLabel {
     const fn free() -> ServerLabel {
         ServerLabel {
-            pid: AtomicUsize::new(0),
+            key: AtomicU64::new(0),
             scheme: AtomicU64::new(0),
             tag: AtomicU64::new(0),
             answered: AtomicBool::new(false),
             root: AtomicU64::new(0),
         }
+    }
+
+    /// The daemon's pid.
+    fn pid(&self) -> Option<usize> {
+        let key = self.key.load(Ordering::Relaxed);
+        (key != 0).then_some((key >> 32 & 0x7fff_ffff) as usize)
+    }
+
+    /// Does the label name context `ctx` of `pid` (a label of context 0: any of them)?
+    #[inline]
+    fn names(&self, pid: usize, ctx: u32) -> bool {
+        let key = self.key.load(Ordering::Relaxed);
+        key != 0
+            && (key >> 32 & 0x7fff_ffff) as usize == pid
+            && (key as u32 == 0 || key as u32 == ctx)
     }
 
     fn set(&self, scheme: u64, tag: u64, root: u64) {
@@ -221,6 +237,13 @@ impl ServerLabel {
         self.root.store(root, Ordering::Relaxed);
         self.answered.store(false, Ordering::Relaxed);
     }
+}
+
+/// A labelled context as one word: a used bit (63), the daemon's pid (bits 32..63; 0: the
+/// bootstrap's managers, which have none), its context (the kernel's `debug_id`; 0: any
+/// context of the pid, where the caller does not say).
+pub fn label_key(pid: usize, ctx: u32) -> u64 {
+    1 << 63 | (pid as u64 & 0x7fff_ffff) << 32 | u64::from(ctx)
 }
 
 /// A request as one word: `(scheme + 1) << 32 | tag` (tags are the scheme's 32-bit ids).
@@ -299,6 +322,9 @@ pub struct Profiler {
     /// Pid of the context running on each CPU, written at context switch (0: none/kernel),
     /// with [`SWITCHING`] while a switch is under way.
     cpu_pid: [AtomicUsize; MAX_CPUS],
+    /// The context running on each CPU (the kernel's `debug_id`; 0: not known), written just
+    /// before its pid: a label names a daemon's context, not all its threads.
+    cpu_ctx: [AtomicU32; MAX_CPUS],
     #[cfg_attr(
         not(any(target_arch = "x86", target_arch = "x86_64")),
         allow(dead_code)
@@ -342,6 +368,7 @@ impl Profiler {
             in_flight: AtomicUsize::new(0),
             ctl_busy: AtomicBool::new(false),
             cpu_pid: [const { AtomicUsize::new(0) }; MAX_CPUS],
+            cpu_ctx: [const { AtomicU32::new(0) }; MAX_CPUS],
             limit,
         }
     }
@@ -400,12 +427,22 @@ impl Profiler {
     }
 
     /// Scheduler hook, on the next context's stack (the switch's finish hook): its samples are
-    /// `pid`'s from here, still without a walk until [`Profiler::note_switch_end`].
+    /// those of context `ctx` of `pid` from here, still without a walk until
+    /// [`Profiler::note_switch_end`].
     #[inline]
-    pub fn note_switch_to(&self, cpu: usize, pid: usize) {
-        if let Some(slot) = self.cpu_pid.get(cpu) {
+    pub fn note_switch_to(&self, cpu: usize, pid: usize, ctx: u32) {
+        if let (Some(slot), Some(ctx_slot)) = (self.cpu_pid.get(cpu), self.cpu_ctx.get(cpu)) {
+            ctx_slot.store(ctx, Ordering::Relaxed);
             slot.store(pid | SWITCHING, Ordering::Relaxed);
         }
+    }
+
+    /// The context on `cpu` (0: not known).
+    #[inline]
+    fn ctx_on(&self, cpu: usize) -> u32 {
+        self.cpu_ctx
+            .get(cpu)
+            .map_or(0, |slot| slot.load(Ordering::Relaxed))
     }
 
     /// Scheduler hook, once the next context's address space is the CPU's: the switch is over.
@@ -436,32 +473,49 @@ impl Profiler {
             || pid == self.pid.load(Ordering::Relaxed)
             || self.followed_owner(pid & !SWITCHING).is_some();
         pid & SWITCHING == 0
-            && pid != 0
-            && ((counted && self.stacks.capacity() > 0) || self.is_serving(pid))
+            && ((pid != 0 && counted && self.stacks.capacity() > 0)
+                || self.is_serving_context(pid, self.ctx_on(cpu)))
     }
 
-    /// Is `pid` a daemon labelled as working for the running session?
+    /// Is a context of `pid` a daemon labelled as working for the running session?
     #[inline]
     pub fn is_serving(&self, pid: usize) -> bool {
         self.is_on() && self.label_of(pid).is_some()
     }
 
-    fn label_of(&self, pid: usize) -> Option<&ServerLabel> {
-        if pid == 0 {
-            return None;
-        }
-        self.labels
-            .iter()
-            .find(|l| l.pid.load(Ordering::Relaxed) == pid)
+    /// Is context `ctx` of `pid` labelled as working for the running session?
+    #[inline]
+    pub fn is_serving_context(&self, pid: usize, ctx: u32) -> bool {
+        self.is_on() && self.label_for(pid, ctx).is_some()
     }
 
-    /// Scheme hook, in the daemon's context: daemon `server` took request `tag` of `scheme`,
-    /// made by `client`. If the client is the profiled process, a process it started that the
+    /// A label of a context of `pid` (a process that asked: requests name processes).
+    fn label_of(&self, pid: usize) -> Option<&ServerLabel> {
+        self.labels.iter().find(|l| l.pid() == Some(pid))
+    }
+
+    /// The label of context `ctx` of `pid`, where one names it.
+    #[inline]
+    fn label_for(&self, pid: usize, ctx: u32) -> Option<&ServerLabel> {
+        self.labels.iter().find(|l| l.names(pid, ctx))
+    }
+
+    /// Scheme hook, in the daemon's context: context `server_ctx` of daemon `server` took
+    /// request `tag` of `scheme`, made by `client` (a process). If the client is the profiled process, a process it started that the
     /// session follows, or a daemon working for one of them (so chains are followed), `server` now works for the session until it has answered
     /// that request ([`Profiler::note_request_answered`]); a request from anyone else ends its
-    /// label. A daemon that takes several requests before answering is labelled by the last
-    /// one it took. With all [`MAX_SERVERS`] labels in use, a further daemon is not labelled.
-    pub fn note_request_taken(&self, server: usize, client: usize, scheme: u64, tag: u64) {
+    /// label. The label is the context's: the daemon's other threads are not working for the
+    /// session (context 0: any of its contexts, where the caller cannot say which). A context
+    /// that takes several requests before answering is labelled by the last one it took. With
+    /// all [`MAX_SERVERS`] labels in use, a further context is not labelled.
+    pub fn note_request_taken(
+        &self,
+        server: usize,
+        server_ctx: u32,
+        client: usize,
+        scheme: u64,
+        tag: u64,
+    ) {
         // The program and the processes it started count as themselves, whoever they serve.
         if !self.is_on() || self.in_tree(server) {
             return;
@@ -470,15 +524,16 @@ impl Profiler {
         if for_session {
             self.note_scheme_daemon(scheme, server);
         }
-        // A daemon without a pid (the bootstrap's managers) names its scheme (daemon 0) but
-        // cannot be labelled: a free label's pid is 0.
-        if server == 0 {
+        // A daemon without a pid (the bootstrap's managers) names its scheme (daemon 0); it is
+        // labelled by its context, and cannot be without one.
+        if server == 0 && server_ctx == 0 {
             return;
         }
+        let key = label_key(server, server_ctx);
         let existing = self
             .labels
             .iter()
-            .find(|l| l.pid.load(Ordering::Relaxed) == server);
+            .find(|l| l.key.load(Ordering::Relaxed) == key);
         // The program's own request, or the one the asking daemon serves.
         let root = if client == self.pid.load(Ordering::Relaxed) {
             request_key(scheme, tag)
@@ -490,14 +545,14 @@ impl Profiler {
             (true, Some(label)) => label.set(scheme, tag, root),
             (true, None) => {
                 if let Some(label) = self.labels.iter().find(|l| {
-                    l.pid
-                        .compare_exchange(0, server, Ordering::AcqRel, Ordering::Relaxed)
+                    l.key
+                        .compare_exchange(0, key, Ordering::AcqRel, Ordering::Relaxed)
                         .is_ok()
                 }) {
                     label.set(scheme, tag, root);
                 }
             }
-            (false, Some(label)) => label.pid.store(0, Ordering::Release),
+            (false, Some(label)) => label.key.store(0, Ordering::Release),
             (false, None) => {}
         }
     }
@@ -506,9 +561,9 @@ impl Profiler {
     /// as the kernel's own queue held it (never as read back from the daemon's buffer, which
     /// the daemon can rewrite to name any caller). A one-way request is passed over (no answer
     /// would end a label); any other goes to [`Profiler::note_request_taken`].
-    pub fn note_taken(&self, server: usize, scheme: u64, request: TakenRequest) {
+    pub fn note_taken(&self, server: usize, server_ctx: u32, scheme: u64, request: TakenRequest) {
         if !request.one_way {
-            self.note_request_taken(server, request.caller, scheme, request.tag);
+            self.note_request_taken(server, server_ctx, request.caller, scheme, request.tag);
         }
     }
 
@@ -517,9 +572,12 @@ impl Profiler {
     /// that finds it running, which still counts for the session: system calls run with
     /// interrupts masked, so a tick that fell in the answering call itself is delivered as
     /// the daemon returns from it.
-    pub fn note_request_answered(&self, server: usize, scheme: u64, tag: u64) {
-        if server != 0
-            && let Some(label) = self.label_of(server)
+    pub fn note_request_answered(&self, server: usize, server_ctx: u32, scheme: u64, tag: u64) {
+        let key = label_key(server, server_ctx);
+        if let Some(label) = self
+            .labels
+            .iter()
+            .find(|l| l.key.load(Ordering::Relaxed) == key)
             && label.scheme.load(Ordering::Relaxed) == scheme
             && label.tag.load(Ordering::Relaxed) == tag
         {
@@ -568,6 +626,7 @@ impl Profiler {
             return;
         };
         let pid = slot.load(Ordering::Relaxed) & !SWITCHING;
+        let ctx = self.ctx_on(cpu);
         // Announce ourselves before re-checking `on` (SeqCst pairs with `quiesce`), so a
         // table is never freed under us.
         self.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -583,31 +642,34 @@ impl Profiler {
                         self.insert_stack(&self.stacks, &self.stacks_dropped, 0, stack);
                     }
                 }
-            } else if pid == 0 && !user {
-                // Idle, a kernel thread (or the kernel working for a context without a pid).
-                self.bump(&self.idle_ticks);
             } else if let Some(owner) = self.followed_owner(pid) {
                 // A process the program started: under its pid and image.
                 let mut alone = StackBuf::new();
                 let counters = [&self.children_user_ticks, &self.children_kernel_ticks];
                 self.count_tick_under(owner, counters, user, pc, stack, &mut alone);
-            } else if self.all.load(Ordering::Relaxed) {
-                // Every process: its sample under its pid (0: the user contexts without one,
-                // the bootstrap's process and namespace managers).
-                let mut alone = StackBuf::new();
-                self.count_server_tick(pid, user, pc, stack, &mut alone);
-            } else if let Some(label) = (pid != 0).then(|| self.label_of(pid)).flatten() {
+            } else if let Some(label) = self.label_for(pid, ctx) {
+                // A daemon's context working for the session (one of the bootstrap's managers
+                // among them: pid 0, in user or kernel mode).
                 if label.answered.load(Ordering::Relaxed) {
                     // The answer's tick: the last of this label.
+                    let key = label.key.load(Ordering::Relaxed);
                     let _ = label
-                        .pid
-                        .compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
+                        .key
+                        .compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed);
                 }
                 let mut alone = StackBuf::new();
                 if let Some(stack) = self.count_server_tick(pid, user, pc, stack, &mut alone) {
                     // Under the program's call it serves, where the clock knows it.
                     self.note_served(label.root.load(Ordering::Relaxed), pid, stack);
                 }
+            } else if pid == 0 && !user {
+                // Idle, a kernel thread (or the kernel working for a context without a pid).
+                self.bump(&self.idle_ticks);
+            } else if self.all.load(Ordering::Relaxed) {
+                // Every process: its sample under its pid (0: the user contexts without one,
+                // the bootstrap's process and namespace managers).
+                let mut alone = StackBuf::new();
+                self.count_server_tick(pid, user, pc, stack, &mut alone);
             } else {
                 self.bump(&self.other_ticks);
             }
@@ -861,7 +923,7 @@ impl Profiler {
         }
         // The last session's daemons work for nobody now.
         for label in &self.labels {
-            label.pid.store(0, Ordering::Relaxed);
+            label.key.store(0, Ordering::Relaxed);
         }
         self.tree.clear();
         self.pid.store(pid, Ordering::Relaxed);
