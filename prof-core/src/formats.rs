@@ -70,17 +70,37 @@ pub fn servers_text(session: Option<&Session>) -> String {
     servers.sort_by(|a, b| b.1.ticks().cmp(&a.1.ticks()).then_with(|| a.0.cmp(b.0)));
     for (pid, server) in servers {
         let _ = writeln!(out, "server {pid} {} {}", server.ticks(), server.path);
-        let mut stacks: Vec<_> = server.stacks.iter().collect();
-        stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        for (stack, count) in stacks {
-            let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
-            for frame in &stack.frames {
-                let _ = write!(out, " {frame:#x}");
-            }
-            out.push('\n');
-        }
+        write_stack_lines(&mut out, *pid, &server.stacks);
     }
     out
+}
+
+/// A process's samples in `servers` and `children`: `stack PID COUNT complete|truncated ADDR…`
+/// lines, most ticks first (innermost frame first).
+fn write_stack_lines(out: &mut String, pid: u32, stacks: &std::collections::BTreeMap<CallStack, u64>) {
+    let mut stacks: Vec<_> = stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    for (stack, count) in stacks {
+        let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
+        for frame in &stack.frames {
+            let _ = write!(out, " {frame:#x}");
+        }
+        out.push('\n');
+    }
+}
+
+/// One line [`write_stack_lines`] wrote, after its `stack `: (pid, stack, count).
+fn parse_stack_line(rest: &str) -> Option<(u32, CallStack, u64)> {
+    let mut w = rest.split_ascii_whitespace();
+    let pid = w.next()?.parse().ok()?;
+    let count = w.next()?.parse().ok()?;
+    let truncated = match w.next()? {
+        "complete" => false,
+        "truncated" => true,
+        _ => return None,
+    };
+    let frames = w.map(|f| crate::ctl::number(f).ok()).collect::<Option<Vec<u64>>>()?;
+    Some((pid, CallStack { frames, truncated }, count))
 }
 
 /// `/scheme/prof/children` (Redox, `--children`): the processes the program started, to any
@@ -104,15 +124,7 @@ pub fn children_text(session: Option<&Session>) -> String {
         let state = if c.exited { "exited" } else { "running" };
         let exec = c.exec.as_deref().unwrap_or("-");
         let _ = writeln!(out, "process {pid} {parent} {} {} {state} {exec}", c.user_ticks, c.kernel_ticks);
-        let mut stacks: Vec<_> = c.stacks.iter().collect();
-        stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        for (stack, count) in stacks {
-            let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
-            for frame in &stack.frames {
-                let _ = write!(out, " {frame:#x}");
-            }
-            out.push('\n');
-        }
+        write_stack_lines(&mut out, *pid, &c.stacks);
     }
     out
 }
@@ -158,18 +170,7 @@ pub fn parse_children(text: &str) -> Option<ChildrenReport> {
                 }
             }
             Some("stack") => {
-                let parsed = (|| {
-                    let pid: u32 = w.next()?.parse().ok()?;
-                    let count: u64 = w.next()?.parse().ok()?;
-                    let truncated = match w.next()? {
-                        "complete" => false,
-                        "truncated" => true,
-                        _ => return None,
-                    };
-                    let frames = w.map(|f| crate::ctl::number(f).ok()).collect::<Option<Vec<u64>>>()?;
-                    Some((pid, CallStack { frames, truncated }, count))
-                })();
-                let Some((pid, stack, count)) = parsed else { continue };
+                let Some((pid, stack, count)) = line.strip_prefix("stack ").and_then(parse_stack_line) else { continue };
                 let Some(c) = report.processes.get_mut(&pid) else { continue };
                 // A user sample's address is its stack's leaf (none: taken before its exec).
                 match stack.frames.first() {
@@ -327,23 +328,9 @@ pub fn parse_servers(text: &str) -> Option<ServersReport> {
             let (Some(pid), Some(ticks), Some(path)) = (w.next(), w.next(), w.next()) else { continue };
             let (Ok(pid), Ok(ticks)) = (pid.parse(), ticks.parse()) else { continue };
             report.servers.push(ServerEntry { pid, ticks, path: path.to_string(), stacks: Vec::new() });
-        } else if let Some(rest) = line.strip_prefix("stack ") {
-            let mut w = rest.split_ascii_whitespace();
-            let parsed = (|| {
-                let pid: u32 = w.next()?.parse().ok()?;
-                let count = w.next()?.parse().ok()?;
-                let truncated = match w.next()? {
-                    "complete" => false,
-                    "truncated" => true,
-                    _ => return None,
-                };
-                let frames = w.map(|f| crate::ctl::number(f).ok()).collect::<Option<Vec<u64>>>()?;
-                Some((pid, (frames, truncated, count)))
-            })();
-            if let Some((pid, stack)) = parsed {
-                if let Some(server) = report.servers.iter_mut().rev().find(|s| s.pid == pid) {
-                    server.stacks.push(stack);
-                }
+        } else if let Some((pid, stack, count)) = line.strip_prefix("stack ").and_then(parse_stack_line) {
+            if let Some(server) = report.servers.iter_mut().rev().find(|s| s.pid == pid) {
+                server.stacks.push((stack.frames, stack.truncated, count));
             }
         }
     }
