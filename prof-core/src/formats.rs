@@ -189,6 +189,44 @@ pub fn parse_children(text: &str) -> Option<ChildrenReport> {
     Some(report)
 }
 
+/// `/scheme/prof/threads` (Redox): the program's samples by thread, one line per thread and
+/// sampled address, by thread then address: `TID ADDR COUNT where` (`where` as in `samples`:
+/// `text`, link-time; `other`, runtime; `kernel`). The thread is the kernel's context id, the
+/// clock's tid; the samples are those with a call stack (every one where the kernel walks).
+pub fn threads_text(session: Option<&Session>) -> String {
+    let mut out = String::new();
+    let Some(s) = session else { return out };
+    for (tid, samples) in &s.thread_samples {
+        for (&ip, &count) in samples {
+            let (addr, place) = match crate::session::place_frames(&[ip], s.load_base, &s.text)[0] {
+                StackFrame::Text(a) => (a, "text"),
+                StackFrame::Other(a) => (a, "other"),
+                StackFrame::Kernel(a) => (a, "kernel"),
+            };
+            let _ = writeln!(out, "{tid} {addr:#x} {count} {place}");
+        }
+    }
+    out
+}
+
+/// Parse [`threads_text`]: (tid, placed address, count). Lines that do not parse are skipped.
+pub fn parse_threads(text: &str) -> Vec<(u32, StackFrame, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let w: Vec<&str> = line.split_ascii_whitespace().collect();
+            let [tid, addr, count, place] = w.as_slice() else { return None };
+            let (tid, addr, count) = (tid.parse().ok()?, crate::ctl::number(addr).ok()?, count.parse().ok()?);
+            let frame = match *place {
+                "text" => StackFrame::Text(addr),
+                "other" => StackFrame::Other(addr),
+                "kernel" => StackFrame::Kernel(addr),
+                _ => return None,
+            };
+            Some((tid, frame, count))
+        })
+        .collect()
+}
+
 /// `/scheme/prof/bins`: a header line, then one line per bin: `lo hi count` (lo and hi
 /// inclusive, link-time, hex; count decimal).
 pub fn bins_text(d: &ProfData) -> String {

@@ -14,6 +14,7 @@
 //! | `servers` | read   | [`crate::formats::servers_text`] (root or the session's starter) |
 //! | `clock`   | read   | [`crate::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
 //! | `children`| read   | [`crate::formats::children_text`] (root or the session's starter) |
+//! | `threads` | read   | [`crate::formats::threads_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -66,11 +67,12 @@ pub enum Node {
     Stacks,
     Servers,
     Children,
+    Threads,
     Clock,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 9] = [
+pub const ENTRIES: [(&str, Node); 10] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
@@ -80,6 +82,7 @@ pub const ENTRIES: [(&str, Node); 9] = [
     ("servers", Node::Servers),
     ("clock", Node::Clock),
     ("children", Node::Children),
+    ("threads", Node::Threads),
 ];
 
 /// How a file is opened.
@@ -264,6 +267,7 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Stacks => formats::stacks_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Servers => formats::servers_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Children => formats::children_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Threads => formats::threads_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
                 let placed = |s: &crate::session::Session| {

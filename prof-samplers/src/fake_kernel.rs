@@ -38,7 +38,7 @@ impl FakeKernel {
     /// One sample of the session's source (the timer tick or an NMI) on CPU 0 while `pid`
     /// runs at `pc`, in user mode if `user`.
     pub fn tick(&self, pid: u32, user: bool, pc: u64) {
-        self.prof.note_switch(0, pid as usize);
+        self.runs(pid, 0);
         self.prof.sample_from(self.prof.sampling().source, 0, user, pc, None);
     }
 
@@ -50,9 +50,27 @@ impl FakeKernel {
         stack.frames[..frames.len()].copy_from_slice(frames);
         stack.len = frames.len();
         stack.truncated = truncated;
-        self.prof.note_switch(0, pid as usize);
+        self.runs(pid, 0);
         let user = frames[0] < kprof::KERNEL_SPACE_START;
         self.prof.sample_from(self.prof.sampling().source, 0, user, frames[0], Some(&stack));
+    }
+
+    /// As [`FakeKernel::tick_stack`], in context `tid` of `pid` (the scheduler's hooks have
+    /// written both for the CPU): a user sample of that thread.
+    pub fn tick_thread(&self, pid: u32, tid: u32, frames: &[u64]) {
+        let mut stack = kprof::StackBuf::new();
+        stack.frames[..frames.len()].copy_from_slice(frames);
+        stack.len = frames.len();
+        self.runs(pid, tid);
+        self.prof.sample_from(self.prof.sampling().source, 0, true, frames[0], Some(&stack));
+    }
+
+    /// CPU 0 switches to context `tid` of `pid` (0: a context the tests do not name), as the
+    /// scheduler's hooks say it.
+    fn runs(&self, pid: u32, tid: u32) {
+        self.prof.note_switch_begin(0);
+        self.prof.note_switch_to(0, pid as usize, tid);
+        self.prof.note_switch_end(0);
     }
 
     /// Context `tid` of `pid` begins at `now` (ns): at the exec of `pid` (call it before

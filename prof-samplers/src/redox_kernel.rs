@@ -64,8 +64,9 @@ struct KernelSession {
     pid: u32,
     image: ImageLayout,
     counts: BTreeMap<u64, u64>,
-    /// Ticks of each call stack seen so far (the kernel's counts are cumulative).
-    stack_counts: BTreeMap<CallStack, u64>,
+    /// Ticks of each call stack of each thread seen so far (the kernel's counts are
+    /// cumulative).
+    stack_counts: BTreeMap<(u64, CallStack), u64>,
     stacks_dropped: u64,
     kernel_ticks: u64,
     dropped: u64,
@@ -218,7 +219,11 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         batch.sampling = Some(Sampling { source: snap.source.as_str(), rate: snap.rate });
         for st in std::mem::take(&mut snap.stacks) {
             let stack = CallStack { frames: st.frames, truncated: st.truncated };
-            if let Some(n) = new_ticks(&mut s.stack_counts, stack.clone(), st.count) {
+            if let Some(n) = new_ticks(&mut s.stack_counts, (st.thread, stack.clone()), st.count) {
+                // By thread (the kernel's context id, the clock's tid), where it is known.
+                if let (Ok(tid @ 1..), Some(&leaf)) = (u32::try_from(st.thread), stack.frames.first()) {
+                    batch.thread_samples.push((tid, leaf, n));
+                }
                 batch.stacks.push((stack, n));
             }
         }

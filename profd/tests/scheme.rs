@@ -97,7 +97,7 @@ fn full_session_through_the_scheme() {
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n\
          0xffff800000001000 1 kernel\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\nchildren\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\nchildren\nthreads\n");
     assert_eq!(s.open_files(), 0);
 }
 
@@ -622,7 +622,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_nine_files() {
+fn ls_and_stat_see_a_directory_of_ten_files() {
     use prof_core::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -635,11 +635,11 @@ fn ls_and_stat_see_a_directory_of_nine_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock"), (8, "children")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock"), (8, "children"), (9, "threads")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 9, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 10, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -660,7 +660,7 @@ fn ls_and_stat_see_a_directory_of_nine_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

@@ -325,9 +325,6 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let speedscope = file("speedscope")?;
     let diff = file("diff")?;
     let threads = m.opt_present("threads");
-    if let Some(why) = crate::platform::refuses("threads").filter(|_| threads) {
-        return Err(UsageError(why.into()));
-    }
     let sysroot = match file("sysroot")? {
         Some(_) if load.is_none() && diff.is_none() => return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into())),
         Some(d) if !d.is_dir() => return Err(UsageError(format!("--sysroot {}: not a directory", d.display()))),
@@ -375,9 +372,6 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         None => None,
     };
     let off_cpu = m.opt_present("off-cpu");
-    if let Some(why) = crate::platform::refuses("children").filter(|_| children) {
-        return Err(UsageError(why.into()));
-    }
     let attach = match m.opt_str("p") {
         None => None,
         Some(s) => match parse_number(&s) {
@@ -386,9 +380,6 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
     };
     let system = m.opt_present("a");
-    if let Some(why) = crate::platform::refuses("system").filter(|_| system) {
-        return Err(UsageError(why.into()));
-    }
     let duration = match m.opt_str("t") {
         None => None,
         Some(_) if attach.is_none() && !system => return Err(UsageError("-t goes with -p or -a".into())),

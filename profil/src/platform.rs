@@ -18,17 +18,6 @@ pub fn default_kernel() -> Option<PathBuf> {
     cfg!(target_os = "redox").then(|| PathBuf::from(REDOX_KERNEL))
 }
 
-/// Why an option is refused on this system, if it is.
-pub fn refuses(option: &str) -> Option<&'static str> {
-    if !cfg!(target_os = "redox") {
-        return None;
-    }
-    match option {
-        "threads" => Some("--threads is not on Redox yet: the kernel's samples carry no thread"),
-        _ => None,
-    }
-}
-
 /// Why a system-wide run (`-a`) was refused permission, and what would allow it.
 pub fn system_wide_refusal() -> String {
     if cfg!(target_os = "redox") {

@@ -24,6 +24,17 @@ pub enum Frame {
     Kernel(u64),
 }
 
+impl Frame {
+    /// An address as the session placed it.
+    pub fn placed(frame: StackFrame) -> Frame {
+        match frame {
+            StackFrame::Text(a) => Frame::Program(a),
+            StackFrame::Other(a) => Frame::Foreign(a),
+            StackFrame::Kernel(a) => Frame::Kernel(a),
+        }
+    }
+}
+
 /// A recorded call stack and how many samples had it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stack {
@@ -365,6 +376,17 @@ impl Profile {
         self
     }
 
+    /// The program's samples by thread, as the `prof:` scheme's `threads` has them (Redox):
+    /// (tid, placed address, count) lines.
+    pub fn with_scheme_threads(mut self, lines: &[(u32, StackFrame, u64)]) -> Profile {
+        let mut by_tid: BTreeMap<u32, Vec<(Frame, u64)>> = BTreeMap::new();
+        for &(tid, frame, n) in lines {
+            by_tid.entry(tid).or_default().push((Frame::placed(frame), n));
+        }
+        self.by_thread = by_tid.into_iter().map(|(tid, samples)| ThreadSamples { tid, name: String::new(), samples }).collect();
+        self
+    }
+
     /// The processes the program started, as the `prof:` scheme's `children` has them (Redox,
     /// `--children`): each placed in the static executables it ran (`mappings_of` a file: its
     /// exec's, else its parent's and so on up to `program`), and named, where profd could not
@@ -449,14 +471,7 @@ impl Profile {
                     name: s.thread_names.get(&tid).cloned().unwrap_or_default(),
                     samples: samples
                         .iter()
-                        .map(|(&ip, &n)| {
-                            let frame = match prof_core::session::place_frames(&[ip], s.load_base, &s.text)[0] {
-                                prof_core::formats::StackFrame::Text(a) => Frame::Program(a),
-                                prof_core::formats::StackFrame::Other(a) => Frame::Foreign(a),
-                                prof_core::formats::StackFrame::Kernel(a) => Frame::Kernel(a),
-                            };
-                            (frame, n)
-                        })
+                        .map(|(&ip, &n)| (Frame::placed(prof_core::session::place_frames(&[ip], s.load_base, &s.text)[0]), n))
                         .collect(),
                 })
                 .collect(),

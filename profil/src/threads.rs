@@ -1,6 +1,7 @@
 //! `--threads`: the program's samples thread by thread (Linux: each sample carries its
-//! thread): each thread's tid, name (`comm`, as the kernel had it when the thread was first
-//! sampled; a thread names itself with `pthread_setname_np`), samples, share of the program's
+//! thread; Redox: the kernel keeps each call stack under its context's id): each thread's tid,
+//! name (`comm`, as the kernel had it when the thread was first sampled; a thread names itself
+//! with `pthread_setname_np`; on Redox, the program's), samples, share of the program's
 //! samples, and its top functions.
 
 use std::collections::BTreeMap;

@@ -258,6 +258,51 @@ fn a_process_tree_from_the_scheme_files() {
     assert!(out.contains(" overflow [fib]\n") && out.contains("[unknown]"), "{out}");
 }
 
+/// `--threads` on Redox's path: the kernel keeps the program's stacks by thread (its context
+/// id), profd serves them in `threads`, profil reads them into the same threads as the session
+/// has (the Linux way), and the view names each thread's functions.
+#[test]
+fn threads_from_the_scheme_files() {
+    use profil::objects::object_file::ObjectFile;
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib).unwrap();
+    let symbol = |name: &str| file.symbols.by_name(&format!("fib::{name}")).or_else(|| file.symbols.by_name(name)).unwrap().addr;
+    let (overflow, looping) = (symbol("overflow"), symbol("loop"));
+    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000)]))));
+    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
+    s.write(ctl, b"start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n", ALICE).unwrap();
+    s.close(ctl);
+    let k = s.profd_mut().sampler_mut().kernel();
+    k.exec(10, 0x40_1000);
+    for _ in 0..3 {
+        k.tick_thread(10, 100, &[overflow + 4]);
+    }
+    k.tick_thread(10, 101, &[looping + 4]);
+    k.tick_thread(10, 101, &[overflow + 8]);
+    // A sample whose thread the kernel does not know is in no thread.
+    k.tick_stack(10, &[looping + 4], false);
+    k.exit(10);
+    let (status, data, samples) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"));
+    let threads = text(&mut s, "threads");
+    assert_eq!(threads.lines().count(), 3, "{threads}");
+    let from_files =
+        Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_threads(&prof_core::formats::parse_threads(&threads));
+    let session = s.profd().session(ALICE).unwrap().unwrap();
+    let from_session = Profile::from_session(session, "fib", true, true);
+    assert_eq!(from_files.by_thread, from_session.by_thread);
+    let mut p = from_files;
+    p.mappings = profil::objects::elf::static_mappings(&fib.display().to_string());
+    let mut symbolizer = profil::objects::Symbolizer::new(file.clone(), "fib");
+    let view = profil::threads::threads(&p, "fib", &mut symbolizer);
+    assert_eq!(
+        profil::threads::render(&view),
+        "By thread (2 threads, 5 samples):\n\
+         \x20     tid  name             samples       %  top functions\n\
+         \x20     100  fib                    3   60.00  overflow [fib] 3\n\
+         \x20     101  fib                    2   40.00  loop [fib] 1, overflow [fib] 1\n"
+    );
+}
+
 /// Where the workspace's binaries are (the test runs from its deps directory).
 fn profil_bin_dir() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();

@@ -8,12 +8,19 @@ use core::fmt;
 
 use crate::{
     CtlError, ENTRY_LEN, Entry, FOLLOWED_LEN, FlatSnapshot, FollowedProcess, HEADER_LEN, MAGIC,
-    MAX_STACK_DEPTH, STACK_HEADER_LEN, Source, StackRef, State, StopReason, owner_key,
+    MAX_STACK_DEPTH, Source, StackRef, State, StopReason, owner_key,
 };
+
+/// Bytes of a stack record after its owner: count, depth, flags (up to version 4, a program
+/// stack's whole header: it had no owner, its thread).
+pub const STACK_HEADER_LEN: usize = 16;
 
 /// One recorded call stack and its ticks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackEntry {
+    /// A program stack's thread: its context's id (the kernel's `debug_id`, the clock's tid);
+    /// 0 where not known (a kernel before version 5) and in a [`ServerStack`].
+    pub thread: u64,
     pub count: u64,
     /// The walk stopped before the root.
     pub truncated: bool,
@@ -80,7 +87,7 @@ impl Snapshot {
                 depth: stack.frames.len(),
             }
         };
-        let stacks = self.stacks.iter().map(|s| flat(0, s)).collect();
+        let stacks = self.stacks.iter().map(|s| flat(s.thread, s)).collect();
         let server_stacks = self
             .server_stacks
             .iter()
@@ -304,8 +311,17 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     // Counts come from the input: stop at the bytes there are, never trust them for capacity.
     let mut stacks = Vec::new();
     for _ in 0..stack_count {
+        // Version 5: each program stack's record begins with its thread.
+        let thread = match version >= 5 {
+            true => {
+                let raw = rest.get(..8).ok_or(DecodeError::LengthMismatch)?;
+                rest = &rest[8..];
+                u64::from_le_bytes(raw.try_into().map_err(|_| DecodeError::LengthMismatch)?)
+            }
+            false => 0,
+        };
         let (stack, after) = stack_from(rest)?;
-        stacks.push(stack);
+        stacks.push(StackEntry { thread, ..stack });
         rest = after;
     }
     let mut server_stacks = Vec::new();
@@ -414,6 +430,7 @@ fn stack_from(rest: &[u8]) -> Result<(StackEntry, &[u8]), DecodeError> {
         })
         .collect();
     let stack = StackEntry {
+        thread: 0,
         count: u64::from_le_bytes(word),
         truncated: flags == 1,
         frames,

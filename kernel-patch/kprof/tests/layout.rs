@@ -34,11 +34,13 @@ fn sample_snapshot() -> Snapshot {
         stack_capacity: 1024,
         stacks: vec![
             StackEntry {
+                thread: 7,
                 count: 5,
                 truncated: false,
                 frames: vec![0x5555_5555_4010, 0x5555_5555_4105],
             },
             StackEntry {
+                thread: 9,
                 count: 2,
                 truncated: true,
                 frames: vec![0x5555_5555_4020],
@@ -55,6 +57,7 @@ fn sample_snapshot() -> Snapshot {
                 pid: 12,
                 image: 0,
                 stack: StackEntry {
+                    thread: 0,
                     count: 5,
                     truncated: false,
                     frames: vec![0x40_2010, 0x40_3105],
@@ -64,6 +67,7 @@ fn sample_snapshot() -> Snapshot {
                 pid: 31,
                 image: 2,
                 stack: StackEntry {
+                    thread: 0,
                     count: 3,
                     truncated: true,
                     frames: vec![0x41_0000],
@@ -92,7 +96,22 @@ fn without_tree(mut s: Snapshot) -> Snapshot {
     for server in &mut s.server_stacks {
         server.image = 0;
     }
+    for stack in &mut s.stacks {
+        stack.thread = 0;
+    }
     s
+}
+
+/// The body of the sample snapshot's encoding as a version before 5 wrote it: the entries, the
+/// program's stacks without their threads, and with `servers` the server stacks (whose owners
+/// keep the image bits these bytes have).
+fn body_before_v5(v5: &[u8], servers: bool) -> Vec<u8> {
+    let body = &v5[HEADER_LEN..];
+    let mut old = [&body[..32], &body[40..72], &body[80..104]].concat();
+    if servers {
+        old.extend_from_slice(&body[104..176]);
+    }
+    old
 }
 
 /// The same session without what versions 4 and 5 added (a version-3 kernel sampled the
@@ -122,7 +141,7 @@ fn header_fields_sit_where_the_docs_say() {
     let bytes = sample_snapshot().to_bytes().unwrap();
     assert_eq!(
         bytes.len(),
-        HEADER_LEN + 2 * 16 + (16 + 16) + (16 + 8) + (24 + 16) + (24 + 8) + 56
+        HEADER_LEN + 2 * 16 + (24 + 16) + (24 + 8) + (24 + 16) + (24 + 8) + 56
     );
     assert_eq!(&bytes[0..8], &MAGIC);
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
@@ -149,25 +168,28 @@ fn header_fields_sit_where_the_docs_say() {
     let o = 48;
     assert_eq!((u64_at(o + 168), u64_at(o + 176)), (0x5555_5555_4010, 7));
     assert_eq!((u64_at(o + 184), u64_at(o + 192)), (0x5555_5555_4020, 3));
-    // Stacks: count, depth, flags, frames.
-    assert_eq!((u64_at(o + 200), u32_at(o + 208), u32_at(o + 212)), (5, 2, 0));
-    assert_eq!((u64_at(o + 216), u64_at(o + 224)), (0x5555_5555_4010, 0x5555_5555_4105));
-    assert_eq!((u64_at(o + 232), u32_at(o + 240), u32_at(o + 244), u64_at(o + 248)), (2, 1, 1, 0x5555_5555_4020));
+    // Stacks: thread, count, depth, flags, frames.
+    assert_eq!((u64_at(o + 200), u64_at(o + 208), u32_at(o + 216), u32_at(o + 220)), (7, 5, 2, 0));
+    assert_eq!((u64_at(o + 224), u64_at(o + 232)), (0x5555_5555_4010, 0x5555_5555_4105));
+    assert_eq!(
+        (u64_at(o + 240), u64_at(o + 248), u32_at(o + 256), u32_at(o + 260), u64_at(o + 264)),
+        (9, 2, 1, 1, 0x5555_5555_4020)
+    );
     // Server stacks: pid, count, depth, flags, frames.
-    assert_eq!((u64_at(o + 256), u64_at(o + 264), u32_at(o + 272), u32_at(o + 276)), (12, 5, 2, 0));
-    assert_eq!((u64_at(o + 280), u64_at(o + 288)), (0x40_2010, 0x40_3105));
+    assert_eq!((u64_at(o + 272), u64_at(o + 280), u32_at(o + 288), u32_at(o + 292)), (12, 5, 2, 0));
+    assert_eq!((u64_at(o + 296), u64_at(o + 304)), (0x40_2010, 0x40_3105));
     // A followed process's owner: its pid, its image above bit 32.
     assert_eq!(
-        (u64_at(o + 296), u64_at(o + 304), u32_at(o + 312), u32_at(o + 316), u64_at(o + 320)),
+        (u64_at(o + 312), u64_at(o + 320), u32_at(o + 328), u32_at(o + 332), u64_at(o + 336)),
         (2 << 32 | 31, 3, 1, 1, 0x41_0000)
     );
     // Followed processes: pid, parent's owner key, execs, flags, name.
     assert_eq!(
-        (u64_at(o + 328), u64_at(o + 336), u32_at(o + 344), u32_at(o + 348)),
+        (u64_at(o + 344), u64_at(o + 352), u32_at(o + 360), u32_at(o + 364)),
         (31, 0x5678_9abc, 2, 1)
     );
-    assert_eq!(&bytes[o + 352..o + 364], b"/usr/bin/fib");
-    assert_eq!(bytes.len(), o + 384);
+    assert_eq!(&bytes[o + 368..o + 380], b"/usr/bin/fib");
+    assert_eq!(bytes.len(), o + 400);
 }
 
 /// A version-4 kernel's data (no process followed) still decodes.
@@ -177,7 +199,7 @@ fn version_4_decodes_without_a_tree() {
     let mut v4 = v5[..HEADER_LEN_V4].to_vec();
     v4[8..12].copy_from_slice(&4u32.to_le_bytes());
     v4[12..16].copy_from_slice(&(HEADER_LEN_V4 as u32).to_le_bytes());
-    v4.extend_from_slice(&v5[HEADER_LEN..v5.len() - 56]);
+    v4.extend_from_slice(&body_before_v5(&v5, true));
     // (A version-4 kernel wrote pids alone as owners; these bytes keep the image's.)
     let mut got = decode(&v4).unwrap();
     got.server_stacks[1].image = 0;
@@ -191,7 +213,7 @@ fn version_3_decodes_as_a_timer_session() {
     let mut v3 = v4[..HEADER_LEN_V3].to_vec();
     v3[8..12].copy_from_slice(&3u32.to_le_bytes());
     v3[12..16].copy_from_slice(&(HEADER_LEN_V3 as u32).to_le_bytes());
-    v3.extend_from_slice(&v4[HEADER_LEN..v4.len() - 56]);
+    v3.extend_from_slice(&body_before_v5(&v4, true));
     let mut got = decode(&v3).unwrap();
     got.server_stacks[1].image = 0;
     assert_eq!(got, without_source(sample_snapshot()));
@@ -213,7 +235,7 @@ fn version_2_decodes_without_servers() {
     v2[8..12].copy_from_slice(&2u32.to_le_bytes());
     v2[12..16].copy_from_slice(&(HEADER_LEN_V2 as u32).to_le_bytes());
     // Entries and the program's stacks, not the server stacks.
-    v2.extend_from_slice(&v3[HEADER_LEN..HEADER_LEN + 88]);
+    v2.extend_from_slice(&body_before_v5(&v3, false));
     assert_eq!(decode(&v2), Ok(without_servers(sample_snapshot())));
 }
 
@@ -336,11 +358,11 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(256, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
+        patched(264, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(260, &2u32.to_le_bytes()),
+        patched(268, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Server stacks: too many, too few, a depth past the bound, unknown flags.
@@ -353,11 +375,11 @@ fn corrupt_headers_are_errors() {
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(320, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
+        patched(336, &(MAX_STACK_DEPTH as u32 + 1).to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     assert_eq!(
-        patched(324, &2u32.to_le_bytes()),
+        patched(340, &2u32.to_le_bytes()),
         Err(DecodeError::LengthMismatch)
     );
     // Followed processes: too many, too few.

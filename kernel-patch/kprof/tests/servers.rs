@@ -201,7 +201,7 @@ fn every_tick_lands_in_one_account() {
     let server = |pid, count, truncated, frames: &[u64]| ServerStack {
         image: 0,
         pid,
-        stack: StackEntry { count, truncated, frames: frames.to_vec() },
+        stack: StackEntry { thread: 0, count, truncated, frames: frames.to_vec() },
     };
     assert_eq!(
         s.server_stacks,
@@ -262,7 +262,7 @@ fn a_session_on_every_process_keeps_each_ones_samples_under_its_pid() {
     let server = |pid: usize, count, truncated, frames: &[u64]| ServerStack {
         image: 0,
         pid: pid as u64,
-        stack: StackEntry { count, truncated, frames: frames.to_vec() },
+        stack: StackEntry { thread: 0, count, truncated, frames: frames.to_vec() },
     };
     assert_eq!(
         s.server_stacks,

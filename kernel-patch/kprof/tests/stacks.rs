@@ -140,7 +140,7 @@ fn running() -> Profiler {
 
 fn stacks(p: &Profiler) -> Vec<(Vec<u64>, bool, u64)> {
     let s = p.snapshot().unwrap();
-    s.stacks.into_iter().map(|StackEntry { count, truncated, frames }| (frames, truncated, count)).collect()
+    s.stacks.into_iter().map(|StackEntry { count, truncated, frames, .. }| (frames, truncated, count)).collect()
 }
 
 #[test]
@@ -335,4 +335,32 @@ fn kernel_and_user_frames_share_the_depth_bound() {
     assert_eq!(s.len, MAX_STACK_DEPTH);
     assert!(s.truncated);
     assert_eq!(&s.frames()[..5], &[0xffff_ffff_8000_5010, 0xffff_ffff_8000_5105, 0xffff_ffff_8000_6205, 0xffff_ffff_8000_0042, 0x1010]);
+}
+
+/// The program's stacks are kept by thread: the context's id the scheduler's hook wrote for
+/// the CPU owns each (the same stack in two threads is two records); one not known is 0.
+#[test]
+fn the_programs_stacks_are_kept_by_thread() {
+    let p = Profiler::new(u64::MAX);
+    p.start(PID, 64, CountFrom::Now).unwrap();
+    let on = |cpu: usize, ctx: u32, frames: &[u64]| {
+        p.note_switch_begin(cpu);
+        p.note_switch_to(cpu, PID, ctx);
+        p.note_switch_end(cpu);
+        p.sample_stack(cpu, true, frames[0], Some(&stack(frames, false)));
+    };
+    on(0, 31, &[0x1010, 0x1105]);
+    on(1, 32, &[0x1010, 0x1105]);
+    on(1, 32, &[0x1010, 0x1105]);
+    on(0, 31, &[0x1020]);
+    p.note_switch(2, PID);
+    p.sample_stack(2, true, 0x1030, Some(&stack(&[0x1030], false)));
+    let s = p.snapshot().unwrap();
+    let mut by_thread: Vec<(u64, Vec<u64>, u64)> = s.stacks.iter().map(|e| (e.thread, e.frames.clone(), e.count)).collect();
+    by_thread.sort();
+    assert_eq!(
+        by_thread,
+        [(0, vec![0x1030], 1), (31, vec![0x1010, 0x1105], 1), (31, vec![0x1020], 1), (32, vec![0x1010, 0x1105], 2)]
+    );
+    assert_eq!(s.user_ticks, 5);
 }

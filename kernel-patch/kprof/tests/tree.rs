@@ -170,7 +170,7 @@ fn a_daemon_serving_a_child_works_for_the_session() {
         vec![ServerStack {
             pid: DAEMON as u64,
             image: 0,
-            stack: StackEntry { count: 1, truncated: false, frames: vec![0x40_5000] },
+            stack: StackEntry { thread: 0, count: 1, truncated: false, frames: vec![0x40_5000] },
         }]
     );
 }

@@ -17,6 +17,7 @@ const STACKS: &str = "/scheme/prof/stacks";
 const SERVERS: &str = "/scheme/prof/servers";
 const CLOCK: &str = "/scheme/prof/clock";
 const CHILDREN: &str = "/scheme/prof/children";
+const THREADS: &str = "/scheme/prof/threads";
 /// procmgr's process table (pid, parent, name), for `-a`.
 const PS: &str = "/scheme/proc/ps";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
@@ -155,7 +156,12 @@ impl Profiler {
         }
         let profile =
             Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
-        let mut profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
+        let profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
+        // By thread (`--threads`); a profd from before threads has no such file.
+        let mut profile = match text(THREADS) {
+            Ok(t) => profile.with_scheme_threads(&prof_core::formats::parse_threads(&t)),
+            Err(_) => profile,
+        };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a

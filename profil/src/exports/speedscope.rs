@@ -7,7 +7,7 @@
 //! one for the daemons that worked for it (Redox, each stack under its daemon, or under the
 //! program's call it served), with `--off-cpu` one of the program by the clock (its CPU and
 //! its waits, each wait ending in its `[off-CPU: call]` frame), and, for a program of several
-//! threads (Linux), one per thread: its functions (profil keeps each sample's thread, not a
+//! threads, one per thread: its functions (profil keeps each sample's thread, not a
 //! stack per thread). Each stack is one sample weighted by its count; with a known rate the
 //! unit is nanoseconds (a sample stands for `1 / rate` s), else samples. profil keeps no order
 //! of samples in time, so the "time order" view shows the stacks in profil's order (most

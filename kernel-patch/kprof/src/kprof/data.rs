@@ -17,10 +17,8 @@ pub const HEADER_LEN: usize = 216;
 /// Bytes of one entry.
 pub const ENTRY_LEN: usize = 16;
 
-/// Bytes of a stack record before its frames.
-pub const STACK_HEADER_LEN: usize = 16;
-
-/// Bytes of a server-stack record before its frames (the pid, then a stack record's header).
+/// Bytes of a stack record before its frames: its owner (a program stack's thread, a server
+/// stack's pid), count, depth and flags.
 pub const SERVER_STACK_HEADER_LEN: usize = 24;
 
 /// Bytes of a followed-process record.
@@ -46,8 +44,9 @@ pub struct Entry {
     pub count: u64,
 }
 
-/// One call stack of a [`FlatSnapshot`]: its owner (the daemon's pid for a server stack, 0 for
-/// the session's), ticks, and where its frames are in the snapshot's one frames array.
+/// One call stack of a [`FlatSnapshot`]: its owner (for a server stack the daemon's pid, or a
+/// followed process's [`owner_key`](super::owner_key); for the session's, the thread: its
+/// context's id, 0 where not known), ticks, and where its frames are in the snapshot's one frames array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackRef {
     pub owner: u64,
@@ -98,14 +97,15 @@ pub struct StackRef {
 /// | 200 | u64 | `followed_missed`: processes started in the tree that found the table of followed ones full |
 /// | 208 | u64 | `f`: number of followed processes |
 /// | 216 | `n` × (u64 addr, u64 count) | exact PCs, ascending (kernel ones from [`KERNEL_SPACE_START`](super::KERNEL_SPACE_START)) |
-/// | then | `m` × (u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: flags bit 0 truncated; frames innermost first |
+/// | then | `m` × (u64 thread, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | call stacks: the thread (its context's id); flags bit 0 truncated; frames innermost first |
 /// | then | `s` × (u64 owner, u64 count, u32 depth, u32 flags, `depth` × u64 frame) | server stacks, by owner (a pid; a followed process's pid and image, [`owner_key`](super::owner_key)), then frames |
 /// | then | `f` × (u64 pid, u64 parent, u32 execs, u32 flags, `[u8; 32]` name) | followed processes, in the order they were started ([`FollowedProcess`]) |
 ///
-/// The total length is exactly `header_len + 16 n + Σ (16 + 8 depth) + Σ (24 + 8 depth) + 56 f`.
+/// The total length is exactly `header_len + 16 n + Σ (24 + 8 depth) + Σ (24 + 8 depth) + 56 f`.
 /// A stack's frames are kernel addresses first where the sample was taken in the kernel,
 /// then the user frames below the system call or interrupt. Version 4 is the first 184 bytes
-/// of this header and has no followed processes, version 3 the first 168 bytes
+/// of this header, has no followed processes and no thread in the call stacks' records
+/// (16 + 8 depth bytes each), version 3 the first 168 bytes
 /// of this header (a timer session; user PCs only), version 2 the first 112 and the entries
 /// and stacks, version 1 the first 88 and the entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl FlatSnapshot {
                 )
             })
         };
-        let stacks = records(&self.stacks, STACK_HEADER_LEN);
+        let stacks = records(&self.stacks, SERVER_STACK_HEADER_LEN);
         let server_stacks = records(&self.server_stacks, SERVER_STACK_HEADER_LEN);
         self.entries
             .len()
@@ -182,6 +182,7 @@ impl FlatSnapshot {
             bytes.extend_from_slice(&entry.count.to_le_bytes());
         }
         for stack in &self.stacks {
+            bytes.extend_from_slice(&stack.owner.to_le_bytes());
             self.encode_stack(stack, &mut bytes);
         }
         for server in &self.server_stacks {
@@ -244,7 +245,7 @@ impl FlatSnapshot {
             .unwrap_or(&[])
     }
 
-    /// (u64 count, u32 depth, u32 flags, frames), as the layout has it.
+    /// (u64 count, u32 depth, u32 flags, frames), as the layout has it after the owner.
     fn encode_stack(&self, stack: &StackRef, bytes: &mut Vec<u8>) {
         let frames = self.frames_of(stack);
         bytes.extend_from_slice(&stack.count.to_le_bytes());

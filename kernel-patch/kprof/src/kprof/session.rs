@@ -639,7 +639,13 @@ impl Profiler {
                 }) {
                     self.insert(pc);
                     if let Some(stack) = stack {
-                        self.insert_stack(&self.stacks, &self.stacks_dropped, 0, stack);
+                        // By thread: the context's id owns the program's stack.
+                        self.insert_stack(
+                            &self.stacks,
+                            &self.stacks_dropped,
+                            u64::from(ctx),
+                            stack,
+                        );
                     }
                 }
             } else if let Some(owner) = self.followed_owner(pid) {
