@@ -7,12 +7,16 @@
 //! for the program and `spin` another process's time. Redox only.
 
 #[cfg(target_os = "redox")]
+#[path = "shared/serve.rs"]
+mod serve;
+
+#[cfg(target_os = "redox")]
 mod busy {
     use std::io::Read;
     use std::time::{Duration, Instant};
 
-    use redox_scheme::scheme::{register_sync_scheme, SchemeState, SchemeSync};
-    use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};
+    use redox_scheme::scheme::{register_sync_scheme, SchemeSync};
+    use redox_scheme::{CallerCtx, OpenResult, Socket};
     use syscall::error::Result;
     use syscall::schemev2::NewFdFlags;
 
@@ -73,25 +77,7 @@ mod busy {
         let socket = Socket::create().expect("iowork-busy: cannot create the scheme");
         let mut busy = Busy { burn: Duration::from_millis(ms), next: ROOT };
         register_sync_scheme(&socket, "busy", &mut busy).expect("iowork-busy: cannot register the scheme busy");
-        let mut state = SchemeState::new();
-        loop {
-            let request = match socket.next_request(SignalBehavior::Restart) {
-                Ok(Some(r)) => r,
-                Ok(None) => std::process::exit(0),
-                Err(e) => panic!("iowork-busy: reading requests: {e}"),
-            };
-            let response = match request.kind() {
-                RequestKind::Call(call) => call.handle_sync(&mut busy, &mut state),
-                RequestKind::OnClose { id } => {
-                    busy.on_close(id);
-                    continue;
-                }
-                RequestKind::SendFd(req) => Response::new(busy.on_sendfd(&req), req),
-                RequestKind::RecvFd(req) => Response::open_dup_like(busy.on_recvfd(&req), req),
-                _ => continue,
-            };
-            socket.write_response(response, SignalBehavior::Restart).expect("iowork-busy: writing a response");
-        }
+        super::serve::requests(&socket, &mut busy, "iowork-busy")
     }
 
     pub fn ask(n: u64) {

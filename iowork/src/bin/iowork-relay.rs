@@ -5,14 +5,18 @@
 //! DIR: program → relay → ramfs. Redox only.
 
 #[cfg(target_os = "redox")]
+#[path = "shared/serve.rs"]
+mod serve;
+
+#[cfg(target_os = "redox")]
 mod relay {
     use std::collections::BTreeMap;
     use std::fs::{File, OpenOptions};
     use std::io::{Read, Seek, SeekFrom, Write};
     use std::path::PathBuf;
 
-    use redox_scheme::scheme::{SchemeState, SchemeSync};
-    use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};
+    use redox_scheme::scheme::SchemeSync;
+    use redox_scheme::{CallerCtx, OpenResult, Socket};
     use syscall::error::{Error, Result, EBADF, EIO};
     use syscall::flag::{O_ACCMODE, O_APPEND, O_CREAT, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
     use syscall::schemev2::NewFdFlags;
@@ -87,25 +91,7 @@ mod relay {
         let mut relay = Relay { dir, files: BTreeMap::new(), next: ROOT };
         let cap = socket.create_this_scheme_fd(0, ROOT, 0, 0).expect("iowork-relay: cannot create the scheme root");
         libredox::call::call_wo(notify, &cap.to_ne_bytes(), CallFlags::FD, &[]).expect("iowork-relay: cannot notify init");
-        let mut state = SchemeState::new();
-        loop {
-            let request = match socket.next_request(SignalBehavior::Restart) {
-                Ok(Some(r)) => r,
-                Ok(None) => std::process::exit(0),
-                Err(e) => panic!("iowork-relay: reading requests: {e}"),
-            };
-            let response = match request.kind() {
-                RequestKind::Call(call) => call.handle_sync(&mut relay, &mut state),
-                RequestKind::OnClose { id } => {
-                    relay.on_close(id);
-                    continue;
-                }
-                RequestKind::SendFd(req) => Response::new(relay.on_sendfd(&req), req),
-                RequestKind::RecvFd(req) => Response::open_dup_like(relay.on_recvfd(&req), req),
-                _ => continue,
-            };
-            socket.write_response(response, SignalBehavior::Restart).expect("iowork-relay: writing a response");
-        }
+        super::serve::requests(&socket, &mut relay, "iowork-relay")
     }
 }
 
