@@ -81,11 +81,9 @@ struct KernelSession {
     ended: bool,
 }
 
-/// What was handed over of a followed process.
+/// What was handed over of a followed process (its parent, when it was first seen).
 #[derive(Default)]
 struct FollowedSeen {
-    /// Its parent (it was seen).
-    announced: bool,
     /// Its execs.
     execs: u32,
     exited: bool,
@@ -281,26 +279,21 @@ impl<K: KernelFiles> Sampler for KernelSampler<K> {
         }
         // Each followed process as it now is: started by whom, exec'd (its program: the name
         // the kernel kept, else its context's while it lives), exited.
-        let kept_name = |f: &kprof::FollowedProcess| {
-            let len = f.name.iter().position(|&b| b == 0).unwrap_or(f.name.len());
-            Some(String::from_utf8_lossy(&f.name[..len]).into_owned()).filter(|n| !n.is_empty())
-        };
         let unnamed = followed
             .iter()
-            .any(|(pid, f)| s.followed.get(pid).map_or(0, |seen| seen.execs) < f.execs && kept_name(f).is_none());
+            .any(|(pid, f)| s.followed.get(pid).map_or(0, |seen| seen.execs) < f.execs && f.name_text().is_none());
         let names = if unnamed { self.kernel.contexts().unwrap_or_default() } else { String::new() };
         for (&pid, f) in &followed {
-            let seen = s.followed.entry(pid).or_default();
             let c = children.entry(pid).or_insert_with(|| ChildBatch { pid, ..Default::default() });
-            if !seen.announced {
-                seen.announced = true;
+            if !s.followed.contains_key(&pid) {
                 c.parent = u32::try_from(f.parent & 0xffff_ffff).ok().filter(|&p| p != 0);
             }
+            let seen = s.followed.entry(pid).or_default();
             if f.execs > seen.execs {
                 seen.execs = f.execs;
                 // Its program, while it runs it (procmgr names a process by its executable).
                 c.exec = Some(
-                    kept_name(f).or_else(|| name_in_context_table(&names, pid)).unwrap_or_else(|| "[exited]".into()),
+                    f.name_text().or_else(|| name_in_context_table(&names, pid)).unwrap_or_else(|| "[exited]".into()),
                 );
             }
             if f.flags & kprof::FOLLOWED_EXITED != 0 && !seen.exited {

@@ -135,6 +135,15 @@ impl Snapshot {
     }
 }
 
+impl FollowedProcess {
+    /// Its name up to the first NUL, as text (`None`: the kernel kept none).
+    pub fn name_text(&self) -> Option<alloc::string::String> {
+        let len = self.name.iter().position(|&b| b == 0).unwrap_or(self.name.len());
+        let text = alloc::string::String::from_utf8_lossy(&self.name[..len]).into_owned();
+        (!text.is_empty()).then_some(text)
+    }
+}
+
 impl State {
     /// The name `profd`'s `status` shows (`state=running`).
     pub fn as_str(self) -> &'static str {

@@ -488,3 +488,12 @@ fn names_for_status_lines() {
     assert_eq!(StopReason::code(Some(StopReason::Exit)), 2);
     assert_eq!(StopReason::from_u32(4), None);
 }
+
+/// A followed process's name is its bytes up to the first NUL; none kept, none given.
+#[test]
+fn a_followed_processs_name_as_text() {
+    let mut f = sample_snapshot().followed[0];
+    assert_eq!(f.name_text().as_deref(), Some("/usr/bin/fib"));
+    f.name = [0; 32];
+    assert_eq!(f.name_text(), None);
+}

@@ -9,7 +9,7 @@ use core::{
 
 use super::{
     owner_key, parse_command, probe_start, read_stack_table, stack_table_size, Clock, Command,
-    Entry, FlatSnapshot, FollowedProcess, PackedStack, ParseError, StackBuf, StackRef, StackStore,
+    Entry, FlatSnapshot, Followed, PackedStack, ParseError, StackBuf, StackRef, StackStore,
     StackTables, Tree, FOLLOWED_EXITED, MAX_ROOTS, SERVED_CAPACITY, SERVER_STACK_CAPACITY,
     WAIT_SITE_CAPACITY,
 };
@@ -385,14 +385,21 @@ impl Profiler {
         self.is_on() && pid != 0 && self.pid.load(Ordering::Relaxed) == pid
     }
 
-    /// The key a tick of `pid` goes under as a process the session follows (`children`): its
-    /// pid and image ([`owner_key`]); `None` for the session's own process and any other.
+    /// Process `pid` as the session follows it (`children`); `None` for the session's own
+    /// process and any other.
     #[inline]
-    fn followed_owner(&self, pid: usize) -> Option<u64> {
+    fn followed(&self, pid: usize) -> Option<&Followed> {
         if !self.children.load(Ordering::Relaxed) {
             return None;
         }
-        self.tree.find(pid).map(|f| f.owner())
+        self.tree.find(pid)
+    }
+
+    /// The key a tick of `pid` goes under as a process the session follows: its pid and image
+    /// ([`owner_key`]).
+    #[inline]
+    fn followed_owner(&self, pid: usize) -> Option<u64> {
+        self.followed(pid).map(|f| f.owner())
     }
 
     /// Is `pid` the session's process or one it follows?
@@ -500,9 +507,17 @@ impl Profiler {
         self.labels.iter().find(|l| l.names(pid, ctx))
     }
 
+    /// The label whose key is `key` ([`label_key`]: that context exactly).
+    fn label_keyed(&self, key: u64) -> Option<&ServerLabel> {
+        self.labels
+            .iter()
+            .find(|l| l.key.load(Ordering::Relaxed) == key)
+    }
+
     /// Scheme hook, in the daemon's context: context `server_ctx` of daemon `server` took
-    /// request `tag` of `scheme`, made by `client` (a process). If the client is the profiled process, a process it started that the
-    /// session follows, or a daemon working for one of them (so chains are followed), `server` now works for the session until it has answered
+    /// request `tag` of `scheme`, made by `client` (a process). If the client is the profiled
+    /// process, a process it started that the session follows, or a daemon working for one of
+    /// them (so chains are followed), `server` now works for the session until it has answered
     /// that request ([`Profiler::note_request_answered`]); a request from anyone else ends its
     /// label. The label is the context's: the daemon's other threads are not working for the
     /// session (context 0: any of its contexts, where the caller cannot say which). A context
@@ -530,10 +545,7 @@ impl Profiler {
             return;
         }
         let key = label_key(server, server_ctx);
-        let existing = self
-            .labels
-            .iter()
-            .find(|l| l.key.load(Ordering::Relaxed) == key);
+        let existing = self.label_keyed(key);
         // The program's own request, or the one the asking daemon serves.
         let root = if client == self.pid.load(Ordering::Relaxed) {
             request_key(scheme, tag)
@@ -573,11 +585,7 @@ impl Profiler {
     /// interrupts masked, so a tick that fell in the answering call itself is delivered as
     /// the daemon returns from it.
     pub fn note_request_answered(&self, server: usize, server_ctx: u32, scheme: u64, tag: u64) {
-        let key = label_key(server, server_ctx);
-        if let Some(label) = self
-            .labels
-            .iter()
-            .find(|l| l.key.load(Ordering::Relaxed) == key)
+        if let Some(label) = self.label_keyed(label_key(server, server_ctx))
             && label.scheme.load(Ordering::Relaxed) == scheme
             && label.tag.load(Ordering::Relaxed) == tag
         {
@@ -606,8 +614,8 @@ impl Profiler {
     ///
     /// Every sample of a running session (once its process has exec'd) lands in exactly one
     /// account: the program's (user or kernel), a process's it started (`children`), a
-    /// labelled daemon's (server samples, user or kernel), idle (pid 0 in kernel mode: idle contexts, kernel threads), or another
-    /// process's (in a session on all, each process's own, the user contexts without a pid
+    /// labelled daemon's (server samples, user or kernel), idle (pid 0 in kernel mode: idle
+    /// contexts, kernel threads), or another process's (in a session on all, each process's own, the user contexts without a pid
     /// under pid 0). Runs in
     /// interrupt or NMI context: lock-free and allocation-free; the two sources never count
     /// in the same session, so a sampler never nests inside another on its own CPU.
@@ -963,8 +971,7 @@ impl Profiler {
     /// the last of a process the session follows, that process is marked exited.
     pub fn exited(&self, pid: usize, kernel: &mut impl KernelOps) {
         if self.is_on()
-            && let Some(followed) = self.tree.find(pid)
-            && self.children.load(Ordering::Relaxed)
+            && let Some(followed) = self.followed(pid)
             && kernel.exec_base(pid).is_none()
         {
             followed.flags.fetch_or(FOLLOWED_EXITED, Ordering::Relaxed);
@@ -1014,14 +1021,14 @@ impl Profiler {
             Some(parent) if parent != pid && pid != root => {
                 let parent_image = match parent == root {
                     true => Some(owner_key(root, 0)),
-                    false => self.tree.find(parent).map(|f| f.owner()),
+                    false => self.followed_owner(parent),
                 };
                 if let Some(image) = parent_image {
                     self.tree.follow(pid, image);
                 }
             }
             None => {
-                if let Some(followed) = self.tree.find(pid) {
+                if let Some(followed) = self.followed(pid) {
                     followed.execs.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -1035,8 +1042,7 @@ impl Profiler {
     /// its context's is still named. Atomics only.
     pub fn note_name(&self, pid: usize, name: &[u8]) {
         if self.is_on()
-            && self.children.load(Ordering::Relaxed)
-            && let Some(followed) = self.tree.find(pid)
+            && let Some(followed) = self.followed(pid)
         {
             followed.set_name(name);
         }
@@ -1136,15 +1142,7 @@ impl Profiler {
             .try_reserve_exact(followed_count)
             .map_err(|_| CtlError::NoMemory)?;
         // Processes followed after the count above wait for the next snapshot.
-        for f in self.tree.iter().take(followed_count) {
-            followed.push(FollowedProcess {
-                pid: f.pid.load(Ordering::Acquire) as u64,
-                parent: f.parent.load(Ordering::Relaxed),
-                execs: f.execs.load(Ordering::Relaxed),
-                flags: f.flags.load(Ordering::Relaxed),
-                name: f.name(),
-            });
-        }
+        followed.extend(self.tree.iter().take(followed_count).map(Followed::record));
         unsafe {
             read_stack_table(&self.stacks, stack_count, &mut stacks, &mut frames);
             read_stack_table(

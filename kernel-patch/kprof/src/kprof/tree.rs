@@ -10,6 +10,8 @@
 
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+use super::FollowedProcess;
+
 /// Processes a session can follow besides its own; a further one is counted as missed and its
 /// ticks as another process's.
 pub const MAX_FOLLOWED: usize = 256;
@@ -70,12 +72,23 @@ impl Followed {
     }
 
     /// Its name, NUL padded.
-    pub(super) fn name(&self) -> [u8; FOLLOWED_NAME_LEN] {
+    fn name(&self) -> [u8; FOLLOWED_NAME_LEN] {
         let mut out = [0u8; FOLLOWED_NAME_LEN];
         for (i, word) in self.name.iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
         }
         out
+    }
+
+    /// As `sys:prof_data` gives it.
+    pub(super) fn record(&self) -> FollowedProcess {
+        FollowedProcess {
+            pid: self.pid.load(Ordering::Acquire) as u64,
+            parent: self.parent.load(Ordering::Relaxed),
+            execs: self.execs.load(Ordering::Relaxed),
+            flags: self.flags.load(Ordering::Relaxed),
+            name: self.name(),
+        }
     }
 
     /// The key its samples go under now.
