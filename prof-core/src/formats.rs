@@ -189,6 +189,26 @@ pub fn parse_children(text: &str) -> Option<ChildrenReport> {
     Some(report)
 }
 
+/// Where an address is, as the files name it (`text`: the program's, link-time; `other`:
+/// runtime; `kernel`), and the address.
+fn place_of(frame: StackFrame) -> (&'static str, u64) {
+    match frame {
+        StackFrame::Text(a) => ("text", a),
+        StackFrame::Other(a) => ("other", a),
+        StackFrame::Kernel(a) => ("kernel", a),
+    }
+}
+
+/// The address `addr` at the place named `place` ([`place_of`]'s names).
+fn frame_at(place: &str, addr: u64) -> Option<StackFrame> {
+    match place {
+        "text" => Some(StackFrame::Text(addr)),
+        "other" => Some(StackFrame::Other(addr)),
+        "kernel" => Some(StackFrame::Kernel(addr)),
+        _ => None,
+    }
+}
+
 /// `/scheme/prof/threads` (Redox): the program's samples by thread, one line per thread and
 /// sampled address, by thread then address: `TID ADDR COUNT where` (`where` as in `samples`:
 /// `text`, link-time; `other`, runtime; `kernel`). The thread is the kernel's context id, the
@@ -198,11 +218,7 @@ pub fn threads_text(session: Option<&Session>) -> String {
     let Some(s) = session else { return out };
     for (tid, samples) in &s.thread_samples {
         for (&ip, &count) in samples {
-            let (addr, place) = match crate::session::place_frames(&[ip], s.load_base, &s.text)[0] {
-                StackFrame::Text(a) => (a, "text"),
-                StackFrame::Other(a) => (a, "other"),
-                StackFrame::Kernel(a) => (a, "kernel"),
-            };
+            let (place, addr) = place_of(crate::session::place_frames(&[ip], s.load_base, &s.text)[0]);
             let _ = writeln!(out, "{tid} {addr:#x} {count} {place}");
         }
     }
@@ -216,13 +232,7 @@ pub fn parse_threads(text: &str) -> Vec<(u32, StackFrame, u64)> {
             let w: Vec<&str> = line.split_ascii_whitespace().collect();
             let [tid, addr, count, place] = w.as_slice() else { return None };
             let (tid, addr, count) = (tid.parse().ok()?, crate::ctl::number(addr).ok()?, count.parse().ok()?);
-            let frame = match *place {
-                "text" => StackFrame::Text(addr),
-                "other" => StackFrame::Other(addr),
-                "kernel" => StackFrame::Kernel(addr),
-                _ => return None,
-            };
-            Some((tid, frame, count))
+            Some((tid, frame_at(place, addr)?, count))
         })
         .collect()
 }
@@ -283,11 +293,8 @@ pub fn stacks_text(session: Option<&Session>) -> String {
     for (stack, count) in stacks {
         let _ = write!(out, "{count} {}", if stack.truncated { "truncated" } else { "complete" });
         for frame in s.stack_frames(stack) {
-            let _ = match frame {
-                StackFrame::Text(a) => write!(out, " text:{a:#x}"),
-                StackFrame::Other(a) => write!(out, " other:{a:#x}"),
-                StackFrame::Kernel(a) => write!(out, " kernel:{a:#x}"),
-            };
+            let (place, addr) = place_of(frame);
+            let _ = write!(out, " {place}:{addr:#x}");
         }
         out.push('\n');
     }
@@ -307,11 +314,9 @@ pub fn parse_stacks(text: &str) -> Vec<(Vec<StackFrame>, bool, u64)> {
                 _ => return None,
             };
             let frames = w
-                .map(|f| match f.split_once(':')? {
-                    ("text", a) => Some(StackFrame::Text(crate::ctl::number(a).ok()?)),
-                    ("other", a) => Some(StackFrame::Other(crate::ctl::number(a).ok()?)),
-                    ("kernel", a) => Some(StackFrame::Kernel(crate::ctl::number(a).ok()?)),
-                    _ => None,
+                .map(|f| {
+                    let (place, addr) = f.split_once(':')?;
+                    frame_at(place, crate::ctl::number(addr).ok()?)
                 })
                 .collect::<Option<Vec<_>>>()?;
             // No frames at all: ticks whose stack the kernel could not keep (truncated).
