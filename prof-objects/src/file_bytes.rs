@@ -13,10 +13,13 @@ pub enum FileBytes {
 }
 
 impl FileBytes {
-    /// Map the file at `path` read-only; an empty or unmappable file is read instead.
+    /// Map the file at `path` read-only; an empty or unmappable file is read instead, as
+    /// far as its size. Only a regular file is opened (a device or a FIFO is an error, never
+    /// read: see [`crate::bounded`]).
     pub fn open(path: &Path) -> std::io::Result<FileBytes> {
-        let file = std::fs::File::open(path)?;
-        if file.metadata()?.len() > 0 {
+        let file = crate::bounded::open_regular(path)?;
+        let size = file.metadata()?.len();
+        if size > 0 {
             // SAFETY: a private read-only mapping of an executable or library: programs are
             // not rewritten in place while they run (installers replace them by rename). A
             // file truncated meanwhile would fault, as it would for perf or gdb.
@@ -25,7 +28,7 @@ impl FileBytes {
             }
         }
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut &file, &mut bytes)?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(&file, size), &mut bytes)?;
         Ok(FileBytes::Owned(bytes))
     }
 }

@@ -7,7 +7,7 @@
 pub fn image() -> Option<&'static [u8]> {
     // SAFETY: getauxval has no preconditions.
     let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let maps = crate::bounded::read_to_string(std::path::Path::new("/proc/self/maps"), crate::bounded::proc_limits::MAPS).ok()?;
     let range = maps.lines().find(|l| l.ends_with("[vdso]"))?.split_whitespace().next()?;
     let (lo, hi) = range.split_once('-')?;
     let (lo, hi) = (usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?);

@@ -613,7 +613,8 @@ impl Sampler for PerfEventSampler {
         if from == CountFrom::Now {
             // A path that is not UTF-8 reads lossily here; its file is reached through the
             // process's link to the mapping instead.
-            let maps = std::fs::read(format!("/proc/{pid}/maps")).map_err(|e| os_error("reading /proc/PID/maps", &e))?;
+            let maps = prof_objects::bounded::read(Path::new(&format!("/proc/{pid}/maps")), prof_objects::bounded::proc_limits::MAPS)
+                .map_err(|e| os_error("reading /proc/PID/maps", &e))?;
             let maps = String::from_utf8_lossy(&maps);
             for (addr, len, pgoff, dev, ino, path) in maps.lines().filter_map(executable_mapping) {
                 let is_program = self.program.matches(&path, dev, ino);
@@ -1001,7 +1002,11 @@ fn note_thread_sample(batch: &mut SampleBatch, ev: &mut Event, tid: u32, ip: u64
         _ => batch.thread_samples.push((tid, ip, 1)),
     }
     if ev.named_threads.insert(tid) {
-        let comm = std::fs::read_to_string(format!("/proc/{}/task/{tid}/comm", ev.pid)).unwrap_or_default();
+        let comm = prof_objects::bounded::read_to_string(
+            Path::new(&format!("/proc/{}/task/{tid}/comm", ev.pid)),
+            prof_objects::bounded::proc_limits::SMALL,
+        )
+        .unwrap_or_default();
         batch.thread_names.push((tid, comm.trim_end().to_string()));
     }
 }

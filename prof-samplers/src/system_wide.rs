@@ -15,6 +15,7 @@
 //!   session of the machine.
 
 use std::io;
+use std::path::Path;
 use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
@@ -230,9 +231,10 @@ fn running_processes() -> Vec<ChildBatch> {
 
 /// Process `pid` as `/proc` shows it now; `None` if it is gone.
 fn process_now(pid: u32) -> Option<ChildBatch> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    use prof_objects::bounded::{self, proc_limits};
+    let stat = bounded::read_to_string(Path::new(&format!("/proc/{pid}/stat")), proc_limits::SMALL).ok()?;
     let (comm, ppid) = stat_comm_and_parent(&stat)?;
-    let maps = std::fs::read(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let maps = bounded::read(Path::new(&format!("/proc/{pid}/maps")), proc_limits::MAPS).unwrap_or_default();
     let maps = String::from_utf8_lossy(&maps);
     let mappings: Vec<Mapping> = maps
         .lines()

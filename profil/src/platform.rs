@@ -2,7 +2,13 @@
 //! line accepts, where the kernel's ELF is, what `/proc` tells about a process. (The backend
 //! itself is `backend/`; signals and the launch are in `interrupt` and `launch`.)
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Linux's `kernel.perf_event_paranoid`, as its file says it (empty where it cannot be read).
+pub fn paranoid_level() -> String {
+    let path = Path::new("/proc/sys/kernel/perf_event_paranoid");
+    prof_objects::bounded::read_to_string(path, prof_objects::bounded::proc_limits::SMALL).unwrap_or_default().trim().to_string()
+}
 
 /// The sampling rates `-F` takes: perf's on Linux; on Redox the kernel's NMI source's.
 #[cfg(not(target_os = "redox"))]
@@ -23,11 +29,11 @@ pub fn system_wide_refusal() -> String {
     if cfg!(target_os = "redox") {
         return "Permission denied: -a profiles every process, which profd allows root alone".into();
     }
-    let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let level = paranoid_level();
     format!(
         "Permission denied: -a samples every CPU, which the kernel allows root (or CAP_PERFMON), or anyone where \
          kernel.perf_event_paranoid is 0 or below; it is {}",
-        level.trim()
+        level
     )
 }
 
@@ -54,7 +60,8 @@ pub fn busy_hint() -> Option<String> {
     #[cfg(target_os = "linux")]
     {
         let (pid, uid) = prof_samplers::perf_event::session_holder()?;
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = prof_objects::bounded::read(Path::new(&format!("/proc/{pid}/cmdline")), prof_objects::bounded::proc_limits::CMDLINE)
+            .unwrap_or_default();
         let words: Vec<String> =
             cmdline.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
         let command = if words.is_empty() { String::from("?") } else { words.join(" ") };

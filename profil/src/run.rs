@@ -161,11 +161,30 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 
+/// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
+/// refused (Redox's default kernel, where the image has none, names nothing, as before), and
+/// one that names nothing (hidden addresses) is warned about.
+fn check_kernel(args: &Args) -> Result<(), RunError> {
+    let Some(kernel) = &args.kernel else { return Ok(()) };
+    match crate::objects::kallsyms::check(kernel) {
+        Ok(warning) => {
+            if let Some(w) = warning {
+                crate::report_out::to_stderr(format_args!("{w}"));
+            }
+            Ok(())
+        }
+        Err(_) if crate::platform::default_kernel().as_ref() == Some(kernel) && !kernel.exists() => Ok(()),
+        Err(e) => Err(RunError::Program(e)),
+    }
+}
+
 /// Why the kernel refuses to let us profile a process of our own (Linux: the
 /// `kernel.perf_event_paranoid` policy), if that can be said.
 fn perf_policy_hint() -> Option<String> {
-    let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?;
-    let level = level.trim();
+    let level = crate::platform::paranoid_level();
+    if level.is_empty() {
+        return None;
+    }
     Some(format!(
         "  The kernel's policy forbids it: kernel.perf_event_paranoid is {level}; at 2 or below a user may \
          profile their own processes (sysctl kernel.perf_event_paranoid=2), or run profil as root."
@@ -182,6 +201,11 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         crate::objects::sysroot::use_sysroot(dir);
     }
     crate::objects::short_names::use_short_names(args.short_names);
+    check_kernel(args)?;
+    // A base that is no saved run is said before the program runs, not after.
+    if let (Some(base), None) = (&args.diff, &args.load) {
+        parse_saved(base, "compare with")?;
+    }
     if let Some(file) = &args.load {
         return load(args, file);
     }
@@ -639,7 +663,8 @@ fn read_saved(file: &std::path::Path, verb: &str, role: &str) -> Result<(crate::
 /// The saved run in `file`, read and parsed (`verb` names what profil would do with it).
 fn parse_saved(file: &std::path::Path, verb: &str) -> Result<crate::saved::SavedRun, RunError> {
     let shown = file.display();
-    let bytes = std::fs::read(file).map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
+    let bytes = prof_objects::bounded::read(file, crate::saved::MAX_FILE)
+        .map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
     crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))
 }
 

@@ -99,8 +99,11 @@ fn with_build_ids(run: &Outcome) -> Outcome {
     run
 }
 
+/// The largest saved run read: a 45 s `-g` run is half a MiB.
+pub const MAX_FILE: u64 = 256 << 20;
+
 /// The most a saved run may unpack to: far above any run's, far below a gzip bomb's.
-const MAX_UNPACKED: u64 = 4 << 30;
+const MAX_UNPACKED: u64 = 1 << 30;
 
 /// Read a saved run back. The error says why the bytes are not one: not JSON, not a profil
 /// run, a version this profil does not read, or a run that does not hold together.

@@ -1,7 +1,7 @@
 //! Redox: talk to the profd daemon through the `prof:` scheme (its contract is
 //! docs/prof-scheme.md).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use prof_core::sampler::CallGraph;
@@ -50,7 +50,7 @@ impl ProcessTable {
         let (into, until) = (table.clone(), stop.clone());
         let reader = std::thread::spawn(move || {
             while !until.load(Ordering::Relaxed) {
-                if let Ok(ps) = std::fs::read_to_string(PS) {
+                if let Ok(ps) = read_scheme_text(PS) {
                     let looked = crate::profile::parse_ps(&ps);
                     into.lock().unwrap_or_else(|e| e.into_inner()).extend(looked);
                 }
@@ -80,10 +80,22 @@ fn errno(e: io::Error) -> ProfError {
     ProfError::from_io("the prof: scheme", &e)
 }
 
+/// The most a `prof:` file, procmgr's table or `sys:cpu` can hold here: far above what
+/// they hold (a `prof:` file of a busy `-a` run is a few MiB).
+const SCHEME_FILE_LIMIT: u64 = 256 << 20;
+
+/// A scheme's file, read to its end within [`SCHEME_FILE_LIMIT`].
+fn read_scheme_file(path: &str) -> io::Result<Vec<u8>> {
+    prof_objects::bounded::read_at_most(std::fs::File::open(path)?, SCHEME_FILE_LIMIT)
+}
+
+/// [`read_scheme_file`], as text.
+fn read_scheme_text(path: &str) -> io::Result<String> {
+    read_scheme_file(path).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
 fn read_file(path: &str) -> Result<Vec<u8>, ProfError> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(errno)?;
-    Ok(bytes)
+    read_scheme_file(path).map_err(errno)
 }
 
 /// Does a `status` line say a session is running?
@@ -201,7 +213,7 @@ impl Profiler {
         profile.cpus = std::thread::available_parallelism()
             .ok()
             .map(|n| n.get() as u64)
-            .or_else(|| crate::profile::cpus_in_sys_cpu(&std::fs::read_to_string(SYS_CPU).ok()?));
+            .or_else(|| crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).ok()?));
         Ok(profile)
     }
 }
@@ -230,7 +242,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
             break;
         }
         looks = looks.wrapping_add(1);
-        if let Ok(ps) = std::fs::read_to_string(PS) {
+        if let Ok(ps) = read_scheme_text(PS) {
             table.extend(crate::profile::parse_ps(&ps));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -241,6 +253,6 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None).with_process_table(&table);
     profile.elapsed = Some(elapsed);
-    profile.cpus = crate::profile::cpus_in_sys_cpu(&std::fs::read_to_string(SYS_CPU).unwrap_or_default());
+    profile.cpus = crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
 }
