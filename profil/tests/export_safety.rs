@@ -203,6 +203,75 @@ fn an_export_keeps_links_modes_and_owners() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A link another user made in a sticky world-writable directory (`/tmp`) is not followed,
+/// as the kernel's `fs.protected_symlinks` does not follow it: root's `profil --json
+/// /tmp/x/evil.json` where nobody made `evil.json` a link to a root-only file is refused, the
+/// file untouched, before the run. Links the rule allows (root's own, or nobody's in nobody's
+/// sticky directory) are still followed.
+#[test]
+fn an_export_never_follows_another_users_link_in_a_sticky_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    if !common::root("to follow another user's link as root") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("exports-protected-links");
+    let secret = dir.join("secret");
+    std::fs::write(&secret, b"root only\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A /tmp of its own: sticky, world-writable, root's.
+    let shared = dir.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        let o = Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .args(args)
+            .output()
+            .expect("setpriv (util-linux)");
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let evil = shared.join("evil.json");
+    as_nobody(&["ln", "-s", s(&secret), s(&evil)]);
+    // A link on the way to the file is a link followed too: nobody's directory link.
+    let evil_dir = shared.join("d");
+    as_nobody(&["ln", "-s", s(&dir), s(&evil_dir)]);
+    for (export, path) in [("--json", evil.clone()), ("--collapsed", evil_dir.join("secret"))] {
+        let o = profil(&["-f", export, s(&path), s(&fib_bin()), "20", "1"]);
+        assert_eq!(o.status.code(), Some(1), "{export} {}: {o:?}", path.display());
+        assert_eq!(
+            text(&o),
+            (
+                String::new(),
+                format!(
+                    "Profil Error: Cannot write '{}': it is a symbolic link of another user (uid 65534) in a sticky \
+                     world-writable directory, which is not followed (as the kernel's fs.protected_symlinks does not)\n",
+                    path.display()
+                )
+            )
+        );
+        assert_eq!(std::fs::read(&secret).unwrap(), b"root only\n");
+        assert!(std::fs::symlink_metadata(&evil).unwrap().file_type().is_symlink());
+    }
+    // Root's own link there is followed; so is nobody's in a sticky directory nobody owns.
+    let mine = shared.join("mine.json");
+    std::os::unix::fs::symlink(&secret, &mine).unwrap();
+    let o = profil(&["-f", "--json", s(&mine), s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(json_in(&secret)["exit"]["code"], 0);
+    let theirs = dir.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = dir.join("out.json");
+    let link = theirs.join("link.json");
+    as_nobody(&["ln", "-s", s(&out), s(&link)]);
+    let o = profil(&["-f", "--json", s(&link), s(&fib_bin()), "20", "1"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(json_in(&out)["exit"]["code"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A writable file in a directory that takes no new file is written in place, as `>` would;
 /// a file with other hard links too (replacing it would cut them off).
 #[test]

@@ -13,7 +13,9 @@
 //! unwritable path, the program itself, or two exports naming one file fail at once), and a
 //! regular file is written to a temporary file beside it and renamed into place only when the
 //! run has succeeded, so a refused, failed or killed run leaves what was there; the new file
-//! gets the old one's mode and owner, and a symbolic link stays a link to the file written.
+//! gets the old one's mode and owner, and a symbolic link stays a link to the file written;
+//! a link another user made in a sticky world-writable directory is not followed (as the
+//! kernel's `fs.protected_symlinks` would not: profil resolves links itself).
 //! Where a file cannot be replaced without changing it (its directory takes no new file, or
 //! removes none, it has other hard links, or it is another user's), it is written in place as
 //! `>` would, and so
@@ -182,21 +184,75 @@ fn create_temporary(path: &Path) -> io::Result<(PathBuf, File)> {
     Ok((tmp, file))
 }
 
-/// The file a path names, through symbolic links (a dangling one names the file it would
-/// create): an export replaces that file and leaves the links as they are.
-fn through_links(path: &Path) -> PathBuf {
-    let mut path = path.to_path_buf();
-    // As the kernel does, give up on a chain longer than 40 (a loop); opening then fails.
-    for _ in 0..40 {
-        match std::fs::read_link(&path) {
-            Ok(target) => {
-                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                path = dir.join(target);
+/// The file a path names, through every symbolic link in it (a dangling one names the file
+/// it would create), as an absolute path without links: an export replaces that file and
+/// leaves the links as they are. A link the kernel's `fs.protected_symlinks` would not follow
+/// is refused (see [`may_follow`]): profil resolves links itself, so the kernel's rule would
+/// never apply, and root would write through another user's link.
+fn through_links(path: &Path) -> io::Result<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut resolved = std::env::current_dir()?;
+    let mut pending: VecDeque<PathBuf> = path.components().map(|c| PathBuf::from(c.as_os_str())).collect();
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.components().next() {
+            Some(Component::RootDir) => resolved = PathBuf::from("/"),
+            Some(Component::ParentDir) => {
+                resolved.pop();
             }
-            Err(_) => return path,
+            Some(Component::Normal(name)) => {
+                let next = resolved.join(name);
+                let link = match std::fs::symlink_metadata(&next) {
+                    Ok(meta) if meta.file_type().is_symlink() => meta,
+                    _ => {
+                        resolved = next;
+                        continue;
+                    }
+                };
+                // As the kernel does, give up on more than 40 links (a loop).
+                links += 1;
+                if links > 40 {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                may_follow(&resolved, &link)?;
+                // /proc's links are the kernel's own (a descriptor's `pipe:[N]`): no path
+                // names their file; the kernel follows them when the file is opened.
+                if resolved.starts_with("/proc") {
+                    resolved = next;
+                    continue;
+                }
+                let target = std::fs::read_link(&next)?;
+                for (i, c) in target.components().enumerate() {
+                    pending.insert(i, PathBuf::from(c.as_os_str()));
+                }
+            }
+            _ => {}
         }
     }
-    path
+    Ok(resolved)
+}
+
+/// May profil follow the symbolic link `link` in directory `dir`? Not where the kernel's
+/// `fs.protected_symlinks` forbids it: in a sticky world-writable directory (`/tmp`) a link is
+/// followed only by its owner, or where the directory's owner owns it too. Applied whatever
+/// the sysctl says (and on Redox, which has none).
+fn may_follow(dir: &Path, link: &std::fs::Metadata) -> io::Result<()> {
+    let dir_meta = std::fs::metadata(dir)?;
+    let shared = dir_meta.mode() & (libc::S_ISVTX | libc::S_IWOTH) as u32 == (libc::S_ISVTX | libc::S_IWOTH) as u32;
+    // SAFETY: geteuid has no preconditions.
+    let follower = unsafe { libc::geteuid() };
+    if shared && link.uid() != follower && link.uid() != dir_meta.uid() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "it is a symbolic link of another user (uid {}) in a sticky world-writable directory, which is not followed \
+                 (as the kernel's fs.protected_symlinks does not)",
+                link.uid()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// May this process write `path` (the kernel's rules for our effective ids)?
@@ -237,19 +293,17 @@ impl Target {
         }
         // The kernel follows links (/dev/stdout's too); a regular file is then replaced at the
         // path the links lead to, and a dangling link creates the file it names.
-        match std::fs::metadata(path) {
+        let id = std::fs::metadata(path).ok().map(|meta| identity(&meta));
+        if id.is_some() && id == stdout_identity() {
+            return Ok((Target::Stdout, id));
+        }
+        if id.is_some() && id == fd_identity(2) {
+            return Ok((Target::Stderr, id));
+        }
+        let file = through_links(path)?;
+        match std::fs::metadata(&file) {
             Ok(meta) => {
-                let file = match meta.is_file() {
-                    true => std::fs::canonicalize(path)?,
-                    false => path.to_path_buf(),
-                };
                 let id = identity(&meta);
-                if Some(id) == stdout_identity() {
-                    return Ok((Target::Stdout, Some(id)));
-                }
-                if Some(id) == fd_identity(2) {
-                    return Ok((Target::Stderr, Some(id)));
-                }
                 if std::fs::metadata(program).is_ok_and(|p| identity(&p) == id) {
                     return Err(io::Error::other("it is the program to profile"));
                 }
@@ -279,7 +333,7 @@ impl Target {
                 };
                 Ok((target, Some(id)))
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Target::replacing(&through_links(path))?, None)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((Target::replacing(&file)?, None)),
             Err(e) => Err(e),
         }
     }
@@ -317,8 +371,11 @@ impl Target {
                 err.write_all(bytes)?;
                 err.flush()
             }
-            Target::InPlace(path) => open_in_place(path)?.write_all(bytes),
+            // Resolved again: a link put along the path since the check is followed only
+            // where the check would have followed it.
+            Target::InPlace(path) => open_in_place(&through_links(path)?)?.write_all(bytes),
             Target::Replace(path) => {
+                let path = &through_links(path)?;
                 // The file it replaces, if any: its mode and owner go to the new one.
                 let old = std::fs::metadata(path).ok();
                 let (tmp, mut file) = create_temporary(path)?;
