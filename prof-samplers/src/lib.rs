@@ -14,6 +14,8 @@ pub mod off_cpu;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
 pub mod redox_kernel;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod syscall_names;
 #[cfg(target_os = "linux")]
 pub mod system_wide;
 #[cfg(target_os = "linux")]

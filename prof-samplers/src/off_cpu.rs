@@ -370,8 +370,13 @@ const FD_CALLS: [i64; 21] = [
     libc::SYS_sync_file_range,
 ];
 
-/// The name of system call `nr` (the ones a thread blocks in; others by number).
+/// The name of system call `nr`: every call on x86_64 ([`crate::syscall_names`]); elsewhere
+/// the ones a thread commonly blocks in (others by number).
 pub fn syscall_name(nr: u64) -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(name) = crate::syscall_names::NAMES.get(usize::try_from(nr).ok()?).filter(|n| !n.is_empty()) {
+        return Some(name);
+    }
     let nr = i64::try_from(nr).ok()?;
     const NAMES: [(i64, &str); 60] = [
         (libc::SYS_read, "read"),
@@ -441,6 +446,22 @@ pub fn syscall_name(nr: u64) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_system_call_is_named_by_its_number() {
+        assert_eq!(syscall_name(libc::SYS_read as u64), Some("read"));
+        assert_eq!(syscall_name(libc::SYS_futex as u64), Some("futex"));
+        #[cfg(target_arch = "x86_64")]
+        {
+            // Once shown as "syscall 58" and "syscall 10".
+            assert_eq!(syscall_name(libc::SYS_vfork as u64), Some("vfork"));
+            assert_eq!(syscall_name(libc::SYS_mprotect as u64), Some("mprotect"));
+            assert_eq!(syscall_name(libc::SYS_clone3 as u64), Some("clone3"));
+            // Numbers no call has: 335 to 423 are unused on x86_64.
+            assert_eq!(syscall_name(400), None);
+            assert_eq!(syscall_name(u64::MAX), None);
+        }
+    }
 
     #[test]
     fn reads_the_kernels_syscall_file() {

@@ -184,14 +184,14 @@ pub struct ChildProfile {
     pub running: bool,
 }
 
-/// The executable a process that exec'd runs: among its mappings, the one whose file name
-/// begins with the name the kernel gave it at the exec (`comm`, cut to 15 bytes), else its
-/// first mapping.
+/// The executable a process that exec'd runs: among its mappings, the one whose file name is
+/// the name the kernel gave it at the exec (`comm`; where `comm` was cut to 15 bytes, one that
+/// begins with it), else its first mapping, which the kernel maps before the dynamic loader.
+/// (A prefix alone would take `ld-linux-x86-64.so.2` for `ld`, whose file is `ld.bfd`.)
 fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
-    let named = |m: &&Mapping| {
-        let base = m.path.rsplit('/').next().unwrap_or(&m.path);
-        !comm.is_empty() && base.starts_with(comm)
-    };
+    const COMM_LEN: usize = 15;
+    let base = |m: &Mapping| m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
+    let named = |m: &&Mapping| !comm.is_empty() && (base(m) == comm || (comm.len() >= COMM_LEN && base(m).starts_with(comm)));
     let real = |m: &&Mapping| !m.path.starts_with('[');
     mappings.iter().find(named).or_else(|| mappings.iter().find(real)).map(|m| m.path.clone())
 }
@@ -585,6 +585,22 @@ pub struct Outcome {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_process_is_named_by_the_file_it_exec_d_not_by_a_prefix() {
+        use super::{exec_image, Mapping};
+        let at = |path: &str| Mapping { start: 0, len: 1, pgoff: 0, path: path.into(), file: None, build_id: None };
+        // `ld` runs ld.bfd (through a link), mapped before the dynamic loader.
+        let ld = [at("/usr/bin/x86_64-linux-gnu-ld.bfd"), at("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"), at("[vdso]")];
+        assert_eq!(exec_image("ld", &ld).as_deref(), Some("/usr/bin/x86_64-linux-gnu-ld.bfd"));
+        // The file of the name, wherever it was mapped.
+        let make = [at("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"), at("/usr/bin/make")];
+        assert_eq!(exec_image("make", &make).as_deref(), Some("/usr/bin/make"));
+        // A name the kernel cut to 15 bytes names the file it begins.
+        let long = [at("/lib/ld-linux-x86-64.so.2"), at("/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus-wrapper-x")];
+        assert_eq!(exec_image("cc1plus-wrapper", &long).as_deref(), Some("/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus-wrapper-x"));
+        assert_eq!(exec_image("x", &[at("[vdso]")]), None);
+    }
+
     use super::*;
 
     /// procmgr's table as it writes it, and a system-wide run completed from it: the parent of
