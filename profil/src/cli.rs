@@ -114,10 +114,12 @@ Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
 Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
-Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The report
-shares standard output with the program's output, after a banner, as in Minix; --report FILE
-leaves standard output to the program. An export written to stdout (-) sends the report and
-the program's output to stderr. With -p, profil
+Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The banner
+and the report go to standard error, as time and strace write theirs, so the program's output
+stays its own (at a terminal: the banner, the program's output, the statistics, as in Minix);
+--report - sends them to standard output, --report FILE to a file. With --load, -p and -a the
+report goes to standard output. An export written to stdout (-) sends the program's output to
+stderr. With -p, profil
 profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
 or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
 With -g, every sample's call stack is recorded too: the flat profile gains each function's
@@ -203,7 +205,7 @@ fn options() -> Options {
     o.optopt(
         "",
         "report",
-        "write the report to FILE instead of standard output, which then carries the program's output alone (/dev/stderr: to standard error)",
+        "write the report to FILE (written when the run is over) instead of standard error; - streams it to standard output, beside the program's output, after a banner",
         "FILE",
     );
     o.optopt(

@@ -153,9 +153,9 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     })?;
     let read_elf = read_start.elapsed();
     let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
-    // With an export on standard output, the report and the program's output go to stderr;
-    // with --report, the report waits for its file.
-    let out = exports.report_out();
+    // The report goes to standard error beside a program's output; with --report FILE it
+    // waits for its file.
+    let out = exports.report_out(args.attach.is_none());
     let profiler = Profiler::new(&path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
@@ -454,7 +454,7 @@ fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunError> {
     let program = &program;
     args.children = saved.children;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
-    let out = exports.report_out();
+    let out = exports.report_out(false);
     ending_of_report(report_run(&args, program, image, exports, out, &saved.run))
 }
 

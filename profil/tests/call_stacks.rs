@@ -450,7 +450,7 @@ fn a_program_path_that_is_not_utf8_unwinds() {
     let dir = scratch("non-utf8");
     let odd = dir.join(std::ffi::OsStr::from_bytes(b"sp\xffin"));
     std::fs::copy(fib_bin(), &odd).unwrap();
-    let o = std::process::Command::new(profil_bin()).args(["-f", "-g"]).arg(&odd).args(["30", "1"]).output().unwrap();
+    let o = std::process::Command::new(profil_bin()).args(["--report", "-", "-f", "-g"]).arg(&odd).args(["30", "1"]).output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let words: Vec<String> = field(&out, "Call stacks:").split_whitespace().map(str::to_string).collect();

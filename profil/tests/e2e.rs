@@ -126,7 +126,9 @@ fn shares_agree_with_perf_record() {
         }
     };
     let _ = std::fs::remove_dir_all(&dir);
-    let ours = flat_shares(&out);
+    // The report is on standard error (beside fib's timings), fib's own output on stdout.
+    assert!(out.contains("fib(38) = ") && !out.contains("Flat profile"), "{out}");
+    let ours = flat_shares(&err);
     let reference = match perf_shares {
         Some(s) => s,
         None => {
@@ -140,7 +142,7 @@ fn shares_agree_with_perf_record() {
     };
     for f in ["fib", "loop", "overflow"] {
         let (a, b) = (share(&ours, f), share(&reference, f));
-        assert!((a - b).abs() <= 4.0, "{f}: profil {a:.2}% vs reference {b:.2}%\n{out}\n{reference:?}");
+        assert!((a - b).abs() <= 4.0, "{f}: profil {a:.2}% vs reference {b:.2}%\n{err}\n{reference:?}");
     }
 }
 
@@ -252,7 +254,7 @@ fn a_second_profil_is_busy() {
     let _s = session();
     let fib = fib_bin();
     let first = Command::new(profil_bin())
-        .args(["-i", "1024"])
+        .args(["--report", "-", "-i", "1024"])
         .arg(&fib)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -266,7 +268,7 @@ fn a_second_profil_is_busy() {
     let (head, held) = err.split_once('\n').unwrap();
     assert_eq!(head, "Profil Error: Already profiling another process");
     assert!(held.starts_with(&format!("  Held by pid {} (user ", first.id())), "{err}");
-    assert!(held.ends_with(&format!("): {} -i 1024 {}\n", profil_bin().display(), fib.display())), "{err}");
+    assert!(held.ends_with(&format!("): {} --report - -i 1024 {}\n", profil_bin().display(), fib.display())), "{err}");
     assert_eq!(o.status.code(), Some(1));
     assert!(!out.contains("fib(38)"), "the second fib must not run");
     let first = first.wait_with_output().unwrap();

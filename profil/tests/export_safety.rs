@@ -377,7 +377,7 @@ fn an_export_to_a_fifo_reaches_its_reader_and_its_wait_can_be_interrupted() {
 
     // No reader: profil waits for one after the run, and SIGTERM ends the wait.
     let mut p = common::with_default_signals(&mut Command::new(profil_bin()))
-        .args(["--json", s(&fifo), s(&fib_bin()), "20", "1"])
+        .args(["--report", "-", "--json", s(&fifo), s(&fib_bin()), "20", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -43,7 +43,7 @@ fn field(text: &str, key: &str) -> u64 {
 
 /// The next run after a fault works and holds real ticks.
 fn next_run_works() {
-    let o = Command::new(profil_bin()).arg(busy()).arg("150").output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).arg("150").output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(field(&out(&o), "Total ticks in all bins:") >= 50, "{}", out(&o));
 }
@@ -51,7 +51,7 @@ fn next_run_works() {
 #[test]
 fn program_killed_with_sigkill() {
     let _s = session();
-    let p = Command::new(profil_bin()).arg(busy()).arg("30000").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let p = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).arg("30000").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let child = child_of(p.id());
     // 400 ms of its CPU time, however long that takes on a busy machine.
     wait_for_cpu(child, 400);
@@ -71,7 +71,7 @@ fn program_killed_with_sigkill() {
 #[test]
 fn program_crashing_with_sigsegv() {
     let _s = session();
-    let o = Command::new(profil_bin()).arg(busy()).args(["200", "0", "segv"]).output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).args(["200", "0", "segv"]).output().unwrap();
     // A signal that dumps core: profil exits 128 + N rather than dump a core of its own.
     assert_eq!((o.status.code(), o.status.core_dumped()), (Some(128 + 11), false), "{}", err(&o));
     let text = out(&o);
@@ -83,7 +83,7 @@ fn program_crashing_with_sigsegv() {
 #[test]
 fn program_exiting_at_once() {
     let _s = session();
-    let o = Command::new(profil_bin()).arg(busy()).args(["0", "7"]).output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).args(["0", "7"]).output().unwrap();
     assert_eq!(o.status.code(), Some(7), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains("exited with status 7\n"), "{text}");
@@ -105,7 +105,7 @@ fn program_failing_to_exec() {
     let copy = dir.join("busy");
     std::fs::copy(busy(), &copy).unwrap();
     std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let o = Command::new(profil_bin()).arg(&copy).output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-"]).arg(&copy).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("Cannot execute"), "{}", err(&o));
     assert!(!out(&o).contains("Profile Statistics"));
@@ -120,7 +120,7 @@ fn fifty_races_have_exactly_one_winner() {
     let _s = session();
     for round in 0..50 {
         let start = || {
-            Command::new(profil_bin()).arg(busy()).arg("120").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+            Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).arg("120").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
         };
         let (a, b) = (start(), start());
         let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
@@ -143,6 +143,7 @@ fn as_nobody(args: &[&str]) -> Output {
     Command::new("setpriv")
         .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
         .arg(profil_bin())
+        .args(["--report", "-"])
         .args(args)
         .output()
         .expect("setpriv (util-linux)")
@@ -194,7 +195,7 @@ fn another_users_session_makes_profil_busy() {
         return;
     }
     let _s = session();
-    let first = Command::new(profil_bin()).arg(busy()).arg("1500").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let first = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).arg("1500").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     wait_for_session("root's profil");
     let o = as_nobody(&[busy().to_str().unwrap(), "50"]);
     let e = err(&o);
@@ -213,7 +214,7 @@ fn processes_the_program_starts_are_not_counted() {
     let _s = session();
     // `; exit 0` keeps sh from exec-ing busy in place of itself: busy runs as sh's child.
     let script = format!("{} 400; exit 0", busy().display());
-    let o = Command::new(profil_bin()).args(["/bin/sh", "-c", &script]).output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-", "/bin/sh", "-c", &script]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = out(&o);
     let ticks = text.lines().find_map(|l| l.strip_prefix("Ticks: ")).unwrap();
@@ -231,7 +232,7 @@ fn processes_the_program_starts_are_not_counted() {
 #[test]
 fn the_program_dies_with_profil() {
     let _s = session();
-    let mut p = Command::new(profil_bin()).arg(busy()).arg("30000").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut p = Command::new(profil_bin()).args(["--report", "-"]).arg(busy()).arg("30000").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let child = child_of(p.id());
     std::thread::sleep(Duration::from_millis(300));
     p.kill().unwrap();

@@ -97,10 +97,10 @@ fn a_program_that_execs_another_says_so() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let note = format!("Note: 'sh' exec'd {}: the bins cover the text of 'sh', not of the program it became\n", fib.display());
-    assert!(out.contains(&note), "{out}");
+    assert!(err.contains(&note) && !out.contains("exec'd"), "{err}");
     // A program that does not exec says nothing of the kind.
     let o = Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
-    assert!(!text(&o).0.contains("exec'd"), "{}", text(&o).0);
+    assert!(!text(&o).1.contains("exec'd"), "{}", text(&o).1);
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn the_report_starts_on_a_new_line_after_output_without_one() {
     for arg in ["abc", "abc\\n"] {
         let file = dir.join("out.txt");
         let o = Command::new(profil_bin())
-            .args(["-f", "printf", arg])
+            .args(["--report", "-", "-f", "printf", arg])
             .stdout(std::fs::File::create(&file).unwrap())
             .output()
             .unwrap();
@@ -139,7 +139,7 @@ fn a_program_without_execute_permission_is_refused_before_its_run() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A report that cannot be written (stdout on /dev/full) is one error naming what failed,
+/// A report that cannot be written (`--report -`, stdout on /dev/full) is one error naming what failed,
 /// without Rust's "(os error N)" and without the waiting child's word; the exports are still
 /// written; the run is never a success (1), but a program's own failure keeps its status.
 #[test]
@@ -156,7 +156,7 @@ fn a_report_that_cannot_be_written_is_one_error() {
     let dir = common::scratch("report-full");
     let json = dir.join("p.json");
     let o = Command::new(profil_bin())
-        .args(["-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap(), "20", "1"])
+        .args(["--report", "-", "-f", "--json", json.to_str().unwrap(), common::fib_bin().to_str().unwrap(), "20", "1"])
         .stdout(stdout)
         .output()
         .unwrap();
@@ -166,15 +166,48 @@ fn a_report_that_cannot_be_written_is_one_error() {
     assert_eq!(doc["exit"]["code"], 0);
     // `ls` fails by itself on a full stdout (2): profil keeps that status.
     let alone = Command::new("ls").arg("/").stdout(full().unwrap()).status().unwrap();
-    let o = Command::new(profil_bin()).args(["-f", "ls", "/"]).stdout(full().unwrap()).output().unwrap();
+    let o = Command::new(profil_bin()).args(["--report", "-", "-f", "ls", "/"]).stdout(full().unwrap()).output().unwrap();
     assert_eq!((o.status.code(), alone.code()), (Some(2), Some(2)), "{}", text(&o).1);
     assert!(text(&o).1.ends_with("Profil Error: Cannot write the report: No space left on device\n"), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The banner and the report go to standard error, as `time` and `strace` write theirs: the
+/// program's output is its own (`profil gzip -c f > f.gz` is the same file as gzip makes), and
+/// `--report -` puts them on standard output, the spec's layout on one stream.
+#[test]
+fn the_report_goes_to_standard_error_and_the_programs_output_stays_its_own() {
+    let _s = common::session();
+    let alone = Command::new("gzip").args(["-c", "/etc/services"]).output().expect("gzip");
+    assert!(alone.status.success() && alone.stdout.len() > 100);
+    let o = Command::new(profil_bin()).args(["-f", "gzip", "-c", "/etc/services"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert!(o.stdout == alone.stdout, "gzip's output under profil differs from gzip's alone");
+    let err = text(&o).1;
+    assert!(err.starts_with("************************* Output of 'gzip' ****************************\n"), "{err}");
+    assert!(err.contains("\nFlat profile (") && err.ends_with("'gzip' exited with status 0\n"), "{err}");
+    // --report -: the banner, the program's output and the report, in that order, on stdout.
+    let fib = common::fib_bin();
+    let o = Command::new(profil_bin()).args(["-f", "--report", "-", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!((o.status.code(), err.as_str()), (Some(0), ""));
+    let (banner, program, report) = (out.find("Output of").unwrap(), out.find("fib.main:").unwrap(), out.find("Flat profile (").unwrap());
+    assert!(banner < program && program < report, "{out}");
+    // With no program's output beside it (--load), the report is on standard output.
+    let dir = common::scratch("report-default-load");
+    let saved = dir.join("fib.run");
+    let o = Command::new(profil_bin()).args(["-f", "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "20", "1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let o = Command::new(profil_bin()).args(["-f", "--load", saved.to_str().unwrap()]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!((o.status.code(), err.as_str()), (Some(0), ""));
+    assert!(out.starts_with("Flat profile ("), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--report FILE`: standard output carries the program's output alone (no banner, no report),
 /// so `profil --report r.txt prog | head -1` is prog's first line; the file holds the report
-/// a plain run prints after the program's output. `/dev/stderr` sends it to standard error.
+/// a plain run prints after the program's output. `/dev/stderr` names the default.
 #[test]
 fn the_report_can_go_to_a_file_or_to_standard_error() {
     let _s = common::session();
@@ -193,15 +226,16 @@ fn the_report_can_go_to_a_file_or_to_standard_error() {
     assert!(file.starts_with("Flat profile ("), "{file}");
     assert!(file.contains("Session ended by: exit\n") && !file.contains("Output of"), "{file}");
     // The same report a plain run prints after the program's output (its sections, in order).
-    let plain = text(&Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap()).0;
+    let plain = text(&Command::new(profil_bin()).args(["-f", fib.to_str().unwrap(), "20", "1"]).output().unwrap()).1;
     let headings = |t: &str| -> Vec<String> { t.lines().filter(|l| l.ends_with(':') || l.starts_with("Flat profile")).map(|l| l.split(" (").next().unwrap().to_string()).collect() };
     assert_eq!(headings(&file), headings(&plain[plain.find("Flat profile").unwrap()..]));
-    // To standard error: the program's output is still alone on standard output.
+    // To standard error, named: as the default, the banner first and the program's output
+    // alone on standard output.
     let o = Command::new(profil_bin()).args(["-f", "--report", "/dev/stderr", fib.to_str().unwrap(), "20", "1"]).output().unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(out, String::from_utf8_lossy(&alone.stdout));
-    assert!(err.starts_with("Flat profile (") && err.contains("Session ended by: exit\n"), "{err}");
+    assert!(err.starts_with("****") && err.contains("Output of") && err.contains("Session ended by: exit\n"), "{err}");
     // Like every export, checked before the program runs: never the program itself, never two
     // exports onto one file.
     let o = Command::new(profil_bin()).args(["--report", report.to_str().unwrap(), "--json", report.to_str().unwrap(), fib.to_str().unwrap()]).output().unwrap();

@@ -106,7 +106,7 @@ fn known_waits_are_seen_without_privilege() {
         Command::new("setpriv")
             .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
             .arg(profil_bin())
-            .args(["-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+            .args(["--report", "-", "-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
             .output()
             .expect("setpriv (util-linux)")
     };
@@ -274,7 +274,7 @@ fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (
             .arg(&data)
             .arg("--")
             .arg(profil_bin())
-            .args(["-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
+            .args(["--report", "-", "-f", "--off-cpu", "--callgraph", "--json", json.to_str().unwrap(), waits_bin().to_str().unwrap(), dir.to_str().unwrap()])
             .output()
             .unwrap()
     };

@@ -39,6 +39,7 @@ const LONG_FIB: &str = "42";
 /// whole group (as a terminal's Ctrl-C does) or to profil alone.
 fn interrupted(args: &[&str], cpu_ms: u64, signal: i32, whole_group: bool) -> Output {
     let child = with_default_signals(&mut Command::new(profil_bin()))
+        .args(["--report", "-"])
         .args(args)
         .process_group(0)
         .stdout(Stdio::piped())
@@ -125,7 +126,8 @@ fn ctrl_c_stops_a_script_that_runs_profil() {
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert!(out.contains("was killed by SIGINT (2)"), "{out}\n{err}");
+    // The report is on standard error; the script's own words on standard output.
+    assert!(err.contains("was killed by SIGINT (2)"), "{out}\n{err}");
     assert!(!out.contains("after=") && !out.contains("second="), "the script went on:\n{out}");
     assert_eq!(o.status.signal(), Some(libc::SIGINT), "{err}");
 }

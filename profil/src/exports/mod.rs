@@ -239,7 +239,9 @@ fn through_links(path: &Path) -> io::Result<PathBuf> {
 /// the sysctl says (and on Redox, which has none).
 fn may_follow(dir: &Path, link: &std::fs::Metadata) -> io::Result<()> {
     let dir_meta = std::fs::metadata(dir)?;
-    let shared = dir_meta.mode() & (libc::S_ISVTX | libc::S_IWOTH) as u32 == (libc::S_ISVTX | libc::S_IWOTH) as u32;
+    // The sticky bit and others' write (S_ISVTX | S_IWOTH, as POSIX numbers them everywhere).
+    const STICKY_AND_WORLD_WRITABLE: u32 = 0o1002;
+    let shared = dir_meta.mode() & STICKY_AND_WORLD_WRITABLE == STICKY_AND_WORLD_WRITABLE;
     // SAFETY: geteuid has no preconditions.
     let follower = unsafe { libc::geteuid() };
     if shared && link.uid() != follower && link.uid() != dir_meta.uid() {
@@ -498,23 +500,40 @@ impl Exports {
         self.targets.iter().any(|t| t.0 != Format::Report && t.2 == Target::Stdout)
     }
 
-    /// Where the report goes with these exports: kept for its file (`--report`), on standard
-    /// error where an export takes standard output, else standard output.
-    pub fn report_out(&self) -> crate::report_out::ReportOut {
+    /// Where the report goes with these exports: kept for its file (`--report FILE`), on
+    /// standard output with `--report -`, on standard error with `--report /dev/stderr`.
+    /// Otherwise on standard error `beside_program` (profil runs a program, whose standard
+    /// output stays the program's own, as under `time` and `strace`), and on standard output
+    /// where no program's output is there (`--load`, `-p`, `-a`) unless an export takes it.
+    pub fn report_out(&self, beside_program: bool) -> crate::report_out::ReportOut {
         use crate::report_out::ReportOut;
-        if self.takes_report() { ReportOut::kept_for_file() } else { ReportOut::new(self.uses_stdout()) }
+        match self.report_target() {
+            Some(Target::Stdout) => ReportOut::new(false),
+            Some(Target::Stderr) => ReportOut::new(true),
+            Some(_) => ReportOut::kept_for_file(),
+            None => ReportOut::new(beside_program || self.uses_stdout()),
+        }
     }
 
-    /// Does the report go to a file of its own (`--report`), rather than stream to standard
-    /// output (or error) as the program runs?
+    /// Where `--report` sends the report, if it names a place.
+    fn report_target(&self) -> Option<&Target> {
+        self.targets.iter().find(|t| t.0 == Format::Report).map(|t| &t.2)
+    }
+
+    /// Does the report go to a file of its own (`--report FILE`), rather than stream to
+    /// standard error (or output) as the program runs?
     pub fn takes_report(&self) -> bool {
-        self.targets.iter().any(|t| t.0 == Format::Report)
+        self.report_target().is_some_and(|t| !matches!(t, Target::Stdout | Target::Stderr))
     }
 
     /// Write every export of the finished run, and `report` where `--report` sends it.
     pub fn write(self, a: &Analysis, report: &[u8]) -> Result<(), ExportError> {
         let run = a.run;
         for (format, path, target) in self.targets {
+            if format == Format::Report && matches!(target, Target::Stdout | Target::Stderr) {
+                // Streamed as the run went.
+                continue;
+            }
             let bytes = match format {
                 Format::Report => Ok(report.to_vec()),
                 Format::Gmon => {

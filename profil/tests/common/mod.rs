@@ -28,8 +28,13 @@ pub fn fib_bin() -> PathBuf {
     p
 }
 
+/// profil with `args`, its report on standard output (`--report -`), apart from its warnings
+/// on standard error; where the arguments send an export to standard output or name a report
+/// place, they are given as they are. The default place (standard error) has tests of its own.
 pub fn profil(args: &[&str]) -> Output {
-    Command::new(profil_bin()).args(args).output().expect("run profil")
+    let own_place = args.iter().any(|&a| a == "--report" || a == "-" || a == "/dev/stdout");
+    let report: &[&str] = if own_place { &[] } else { &["--report", "-"] };
+    Command::new(profil_bin()).args(report).args(args).output().expect("run profil")
 }
 
 /// Wait until a profil holds the session lock `name` (its abstract socket `@NAME` is bound),
@@ -46,7 +51,7 @@ pub fn wait_for_lock(name: &str, what: &str) {
 /// Wait until a profil holds the tests' session lock: `.cargo/config.toml`'s PROFD_SESSION, or
 /// the one the caller's environment set.
 pub fn wait_for_session(what: &str) {
-    wait_for_lock(&std::env::var("PROFD_SESSION").unwrap_or_else(|_| "profd.session".into()), what);
+    wait_for_lock(&String::from_utf8(prof_samplers::perf_event::session_lock_name()).unwrap(), what);
 }
 
 /// Everything the program at a terminal's follower writes, read from its `leader` in a thread
