@@ -30,7 +30,7 @@ use crate::ctl::{self, CtlCommand};
 use crate::error::ProfError;
 use crate::formats;
 use crate::sampler::Sampler;
-use crate::session::Profd;
+use crate::session::{Profd, SessionState};
 
 /// An errno value (the same numbers on Redox and Linux).
 pub type Errno = i32;
@@ -91,11 +91,16 @@ pub enum Access {
     Read,
     Write,
     ReadWrite,
+    /// No access mode (`O_PATH`, as relibc's `stat` opens): the file is named, its status
+    /// read (`fstat`, `fpath`), nothing else.
+    Path,
 }
 
 struct OpenFile {
     node: Node,
     uid: u32,
+    /// Opened with [`Access::Path`]: neither read nor written.
+    path_only: bool,
     content: Option<Vec<u8>>,
     /// Where an unpositioned read goes on from.
     cursor: u64,
@@ -106,6 +111,10 @@ pub struct ProfScheme<S: Sampler> {
     profd: Profd<S>,
     files: BTreeMap<usize, OpenFile>,
     next_id: usize,
+    /// The `ctl` file whose `start all` began the running session: a session on every process
+    /// has no program whose exit ends it, so it ends when that file is closed (its starter
+    /// stopped, or was killed: the kernel closes a dead process's files).
+    all_starter: Option<usize>,
 }
 
 impl<S: Sampler> ProfScheme<S> {
@@ -113,7 +122,7 @@ impl<S: Sampler> ProfScheme<S> {
     pub const ROOT_ID: usize = 0;
 
     pub fn new(profd: Profd<S>) -> Self {
-        ProfScheme { profd, files: BTreeMap::new(), next_id: Self::ROOT_ID + 1 }
+        ProfScheme { profd, files: BTreeMap::new(), next_id: Self::ROOT_ID + 1, all_starter: None }
     }
 
     pub fn profd(&self) -> &Profd<S> {
@@ -138,6 +147,7 @@ impl<S: Sampler> ProfScheme<S> {
             ENTRIES.iter().find(|e| e.0 == path).map(|e| e.1).ok_or(libc::ENOENT)?
         };
         let allowed = match node {
+            _ if access == Access::Path => true,
             Node::Ctl => access == Access::Write,
             _ => access == Access::Read,
         };
@@ -146,7 +156,7 @@ impl<S: Sampler> ProfScheme<S> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.files.insert(id, OpenFile { node, uid, content: None, cursor: 0 });
+        self.files.insert(id, OpenFile { node, uid, path_only: access == Access::Path, content: None, cursor: 0 });
         Ok(id)
     }
 
@@ -154,9 +164,18 @@ impl<S: Sampler> ProfScheme<S> {
         self.files.get(&id).map(|f| f.node).ok_or(libc::EBADF)
     }
 
+    /// The node of a file opened to be read or written (not [`Access::Path`]).
+    fn open_node(&self, id: usize) -> Result<Node, Errno> {
+        match self.files.get(&id) {
+            Some(f) if !f.path_only => Ok(f.node),
+            _ => Err(libc::EBADF),
+        }
+    }
+
     /// Read from `offset` ([`UNPOSITIONED`]: from the file's cursor); offset 0 renders a
     /// fresh snapshot.
     pub fn read(&mut self, id: usize, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
+        self.open_node(id)?;
         let (node, uid, offset) = {
             let f = self.files.get(&id).ok_or(libc::EBADF)?;
             (f.node, f.uid, if offset == UNPOSITIONED { f.cursor } else { offset })
@@ -182,7 +201,7 @@ impl<S: Sampler> ProfScheme<S> {
     /// index + 1), given to `emit` until it says the caller's buffer is full. ENOTDIR for a
     /// file.
     pub fn dir_entries(&self, id: usize, offset: u64, mut emit: impl FnMut(u64, &'static str) -> bool) -> Result<(), Errno> {
-        if self.node(id)? != Node::Root {
+        if self.open_node(id)? != Node::Root {
             return Err(libc::ENOTDIR);
         }
         let skip = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -218,12 +237,16 @@ impl<S: Sampler> ProfScheme<S> {
     /// Size of the file's current snapshot (rendering one if needed).
     pub fn size(&mut self, id: usize) -> Result<u64, Errno> {
         let f = self.files.get(&id).ok_or(libc::EBADF)?;
-        let (node, uid) = (f.node, f.uid);
+        let (node, uid, path_only) = (f.node, f.uid, f.path_only);
         if node == Node::Ctl {
             return Ok(0);
         }
         if f.content.is_none() {
-            let content = self.render(node, uid)?;
+            // A file only named (stat) whose contents the caller may not read: size 0.
+            let content = match self.render(node, uid) {
+                Err(_) if path_only => Vec::new(),
+                rendered => rendered?,
+            };
             self.files.get_mut(&id).ok_or(libc::EBADF)?.content = Some(content);
         }
         Ok(self.files[&id].content.as_ref().map_or(0, |c| c.len() as u64))
@@ -231,25 +254,39 @@ impl<S: Sampler> ProfScheme<S> {
 
     /// Write commands to `ctl` as `uid` (the caller of this write).
     pub fn write(&mut self, id: usize, buf: &[u8], uid: u32) -> Result<usize, Errno> {
-        if self.node(id)? != Node::Ctl {
+        if self.open_node(id)? != Node::Ctl {
             return Err(libc::EBADF);
         }
         let text = std::str::from_utf8(buf).map_err(|_| libc::EINVAL)?;
         for command in ctl::parse(text).map_err(ProfError::errno)? {
+            let all = matches!(command, CtlCommand::StartAll { .. });
+            let starts = !matches!(command, CtlCommand::Stop);
             match command {
                 CtlCommand::Start { req, image } => self.profd.profile(uid, req, &image),
                 CtlCommand::StartAll { rate } => self.profd.profile_all(uid, rate),
                 CtlCommand::Stop => self.profd.stop(uid),
             }
             .map_err(ProfError::errno)?;
+            if starts {
+                self.all_starter = all.then_some(id);
+            }
         }
         Ok(buf.len())
     }
 
-    /// Forget a closed file. The session is not touched: a client that goes away mid-session
-    /// leaves it running, and its data readable.
+    /// Forget a closed file. A session on one program is not touched: a client that goes
+    /// away mid-session leaves it running (it ends with its program), and its data readable.
+    /// A session on every process ends when the `ctl` file that started it is closed.
     pub fn close(&mut self, id: usize) {
-        self.files.remove(&id);
+        if let Some(file) = self.files.remove(&id) {
+            if self.all_starter == Some(id) {
+                self.all_starter = None;
+                if self.profd.state() == SessionState::Running {
+                    // Root started it (only root may): its data stays readable.
+                    let _ = self.profd.stop(file.uid);
+                }
+            }
+        }
     }
 
     fn render(&mut self, node: Node, uid: u32) -> Result<Vec<u8>, Errno> {

@@ -9,7 +9,7 @@ use redox_scheme::scheme::{SchemeState, SchemeSync};
 use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};
 use syscall::dirent::{DirEntry, DirentBuf, DirentKind};
 use syscall::error::{Error, Result, EACCES};
-use syscall::flag::{O_ACCMODE, O_RDONLY, O_WRONLY};
+use syscall::flag::{O_ACCMODE, O_RDONLY, O_STAT, O_WRONLY};
 use syscall::schemev2::NewFdFlags;
 use syscall::{CallFlags, Stat, MODE_DIR, MODE_FILE};
 
@@ -27,6 +27,9 @@ impl SchemeSync for ProfSchemeAdapter {
             return Err(Error::new(EACCES));
         }
         let access = match flags & O_ACCMODE {
+            // relibc's stat opens with O_PATH (O_STAT here) and no access mode.
+            _ if flags & O_STAT != 0 => Access::Path,
+            0 => Access::Path,
             O_RDONLY => Access::Read,
             O_WRONLY => Access::Write,
             _ => Access::ReadWrite,

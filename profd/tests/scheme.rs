@@ -248,7 +248,9 @@ fn every_process_at_once() {
         vec![(10, "/usr/bin/fib".into()), (20, "/scheme/initfs/bin/ramfs".into()), (21, "/usr/lib/drivers/ahcid".into())];
     assert_eq!(ctl(&mut s, ALICE, "start all"), Err(libc::EPERM));
     assert_eq!(ctl(&mut s, ROOT, "start all exec"), Err(libc::EINVAL));
-    ctl(&mut s, ROOT, "start all rate=1000").unwrap();
+    // Its starter keeps the ctl file open while it runs (closed, the session ends: below).
+    let starter = s.open("ctl", Access::Write, ROOT).unwrap();
+    s.write(starter, b"start all rate=1000", ROOT).unwrap();
     for _ in 0..3 {
         kernel(&mut s).tick_stack(10, &[0x40_1100, 0x40_1005], false);
     }
@@ -266,6 +268,7 @@ fn every_process_at_once() {
     assert_eq!(ctl(&mut s, ROOT, "start 20 0 0 0"), Err(libc::EBUSY));
     assert_eq!(status(&mut s)["state"], "running");
     ctl(&mut s, ROOT, "stop").unwrap();
+    s.close(starter);
     assert_eq!(
         text(&mut s, ROOT, "servers"),
         "# own_user=0 own_kernel=0 server_user=6 server_kernel=1 servers_dropped=0 idle=2 other=0 total=9\n\
@@ -283,6 +286,27 @@ fn every_process_at_once() {
     assert_eq!((st["pid"].as_str(), st["state"].as_str(), st["reason"].as_str()), ("0", "stopped", "request"));
     // Root's to read, as any session is its starter's.
     assert_eq!(read(&mut s, ALICE, "servers"), Err(libc::EPERM));
+}
+
+/// A session on every process has no program whose exit ends it: it ends when the `ctl` file
+/// that started it is closed (a `profil -a` killed with SIGKILL: the kernel closes its files),
+/// its data still readable. A one-program session outlives its starter's file, as before.
+#[test]
+fn a_session_on_every_process_ends_with_its_starters_file() {
+    let mut s = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000)]))));
+    let starter = s.open("ctl", Access::Write, ROOT).unwrap();
+    s.write(starter, b"start all", ROOT).unwrap();
+    kernel(&mut s).tick(10, true, 0x40_1100);
+    // Another file of root's, opened and closed meanwhile, ends nothing.
+    ctl(&mut s, ROOT, "start 10 0 0 0").unwrap_err();
+    assert_eq!(status(&mut s)["state"], "running");
+    s.close(starter);
+    let st = status(&mut s);
+    assert_eq!((st["pid"].as_str(), st["state"].as_str(), st["reason"].as_str()), ("0", "stopped", "request"));
+    assert!(text(&mut s, ROOT, "servers").contains("server 10 1 "));
+    // A new session may start at once; a program's session survives its starter's file.
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000").unwrap();
+    assert_eq!(status(&mut s)["state"], "running");
 }
 
 /// `children` (profil --children): the kernel follows the program's process tree; `children`
@@ -619,6 +643,30 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
     assert_eq!(s.read(id, &mut buf, UNPOSITIONED).unwrap(), 9);
     assert_eq!(&buf[..], &whole.as_bytes()[9..18]);
     s.close(id);
+}
+
+/// relibc's `stat` opens with `O_PATH` and no access mode: every file and the directory open
+/// so (their status read), and such a handle is neither read nor written.
+#[test]
+fn stat_opens_every_file_by_its_path_alone() {
+    use prof_core::scheme::FileStat;
+    let mut s = scheme(u64::MAX);
+    let root = s.open("", Access::Path, BOB).unwrap();
+    assert!(s.stat(root).unwrap().is_dir);
+    assert_eq!(s.dir_entries(root, 0, |_, _| true), Err(libc::EBADF));
+    let status = s.open("status", Access::Path, BOB).unwrap();
+    let status_len = text(&mut s, BOB, "status").len() as u64;
+    assert_eq!(s.stat(status).unwrap(), FileStat { inode: 3, is_dir: false, perm: 0o444, size: status_len });
+    assert_eq!(s.read(status, &mut [0; 16], 0), Err(libc::EBADF));
+    assert_eq!(s.path(status).unwrap(), "/scheme/prof/status");
+    let ctl_id = s.open("ctl", Access::Path, BOB).unwrap();
+    assert_eq!(s.write(ctl_id, b"stop\n", BOB), Err(libc::EBADF));
+    assert_eq!(s.stat(ctl_id).unwrap().perm, 0o222);
+    for (name, _) in prof_core::scheme::ENTRIES {
+        let id = s.open(name, Access::Path, BOB).unwrap();
+        assert!(s.stat(id).is_ok(), "{name}");
+        s.close(id);
+    }
 }
 
 #[test]

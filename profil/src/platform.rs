@@ -67,8 +67,24 @@ pub fn busy_hint() -> Option<String> {
         let command = if words.is_empty() { String::from("?") } else { words.join(" ") };
         Some(format!("  Held by pid {pid} (user {}): {command}", user_name(uid)))
     }
-    #[cfg(not(target_os = "linux"))]
+    // Redox: profd's status is public; it names the session's process (0: every process).
+    #[cfg(target_os = "redox")]
+    {
+        let status = std::fs::File::open("/scheme/prof/status").ok()?;
+        let status = String::from_utf8(prof_objects::bounded::read_at_most(status, 4096).ok()?).ok()?;
+        busy_text(&status)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "redox")))]
     None
+}
+
+/// What profd's `status` line says holds the session, as a hint under "Already profiling".
+pub fn busy_text(status: &str) -> Option<String> {
+    let pid = status.split_whitespace().find_map(|w| w.strip_prefix("pid="))?;
+    Some(match pid {
+        "0" => "  Held by a session on every process (profil -a, root's); it ends when that profil ends, or when root writes stop to /scheme/prof/ctl".into(),
+        pid => format!("  Held by a session on pid {pid}; it ends when that process exits, or when its starter writes stop to /scheme/prof/ctl"),
+    })
 }
 
 /// A user's name, as the C library finds it (/etc/passwd, LDAP and the other NSS sources),
@@ -89,5 +105,19 @@ fn user_name(uid: u32) -> String {
             0 if !result.is_null() => return unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned(),
             _ => return uid.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_session_is_named_from_profds_status() {
+        let all = "state=running pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0\n";
+        assert!(busy_text(all).unwrap().starts_with("  Held by a session on every process (profil -a, root's)"));
+        let one = "state=running pid=12 reason=none ticks_in_bins=5\n";
+        assert!(busy_text(one).unwrap().starts_with("  Held by a session on pid 12;"));
+        assert_eq!(busy_text("garbage"), None);
     }
 }

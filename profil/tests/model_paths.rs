@@ -147,9 +147,9 @@ fn a_system_wide_run_from_the_scheme_files() {
     let fib_path = fib.display().to_string();
     let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000), (20, 0, 0x40_1000)]))));
     s.profd_mut().sampler_mut().kernel().names = vec![(10, fib_path.clone()), (20, fib_path.clone())];
-    let ctl = s.open("ctl", Access::Write, 0).unwrap();
-    s.write(ctl, b"start all rate=1000\n", 0).unwrap();
-    s.close(ctl);
+    // profil keeps the file that started the session open until it stops it.
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all rate=1000\n", 0).unwrap();
     let k = s.profd_mut().sampler_mut().kernel();
     for _ in 0..6 {
         k.tick_stack(10, &[work + 4], true);
@@ -161,9 +161,8 @@ fn a_system_wide_run_from_the_scheme_files() {
     }
     let id = s.open("status", Access::Read, 0).unwrap();
     s.close(id);
-    let ctl = s.open("ctl", Access::Write, 0).unwrap();
-    s.write(ctl, b"stop\n", 0).unwrap();
-    s.close(ctl);
+    s.write(starter, b"stop\n", 0).unwrap();
+    s.close(starter);
     let id = s.open("servers", Access::Read, 0).unwrap();
     let mut servers = vec![0u8; 1 << 16];
     let n = s.read(id, &mut servers, 0).unwrap();

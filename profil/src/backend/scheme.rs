@@ -104,8 +104,12 @@ fn is_running(status: &str) -> bool {
 }
 
 fn ctl(line: &str) -> Result<(), ProfError> {
-    let mut f = std::fs::OpenOptions::new().write(true).open(CTL).map_err(errno)?;
-    f.write_all(line.as_bytes()).map_err(errno)
+    ctl_file()?.write_all(line.as_bytes()).map_err(errno)
+}
+
+/// `/scheme/prof/ctl`, open for writing.
+fn ctl_file() -> Result<std::fs::File, ProfError> {
+    std::fs::OpenOptions::new().write(true).open(CTL).map_err(errno)
 }
 
 impl Profiler {
@@ -225,7 +229,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     std::fs::File::open(STATUS).map_err(errno)?;
     // Installed before counting starts, so Ctrl-C ends the run rather than profil.
     crate::interrupt::install();
-    ctl(&format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))))?;
+    // The file that starts the session stays open until it stops it: profd ends a session on
+    // every process when that file closes, so a profil killed outright leaves none behind.
+    let mut starter = ctl_file()?;
+    starter.write_all(format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))).as_bytes()).map_err(errno)?;
     let started = std::time::Instant::now();
     let deadline = args.duration.map(|d| started + d);
     // procmgr's process table, every look added: who started whom, and the names of processes
@@ -248,7 +255,8 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let elapsed = started.elapsed();
-    ctl("stop\n")?;
+    starter.write_all(b"stop\n").map_err(errno)?;
+    drop(starter);
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None).with_process_table(&table);
