@@ -50,12 +50,19 @@ pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
 /// busy).
 pub const SESSION_ENV: &str = "PROFD_SESSION";
 
-/// The session lock's name: `$PROFD_SESSION`, or [`SESSION_LOCK_NAME`].
+/// The session lock's name: `$PROFD_SESSION`, or [`SESSION_LOCK_NAME`]. A name too long for
+/// an abstract socket (107 bytes; a checkout's path can be) is shortened to a hash of it.
 pub fn session_lock_name() -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
-    std::env::var_os(SESSION_ENV)
+    let name = std::env::var_os(SESSION_ENV)
         .filter(|v| !v.is_empty())
-        .map_or_else(|| SESSION_LOCK_NAME.to_vec(), |v| v.as_bytes().to_vec())
+        .map_or_else(|| SESSION_LOCK_NAME.to_vec(), |v| v.as_bytes().to_vec());
+    if name.len() <= 100 {
+        return name;
+    }
+    // FNV-1a: stable from run to run, as the lock's name must be.
+    let hash = name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    format!("profd.session.{hash:016x}").into_bytes()
 }
 
 /// The process holding the session lock (a profil running a session): its pid and uid, as
