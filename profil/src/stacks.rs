@@ -223,6 +223,15 @@ impl StackProfile {
         }
     }
 
+    /// A daemon's stack (one of [`StackProfile::servers`]) in its two parts: the program's
+    /// frames it hangs under (outermost first; empty where it served no wait of the
+    /// program's), then the daemon's root and its own frames. A truncated daemon stack lacks
+    /// its outermost frames between its root and the rest.
+    pub fn stitched_parts<'s>(&self, st: &'s NamedStack) -> (&'s [usize], &'s [usize]) {
+        let at = st.frames.iter().position(|&f| self.functions[f].server).unwrap_or(0);
+        st.frames.split_at(at)
+    }
+
     /// The program's stacks, then the daemons'.
     pub fn all_stacks(&self) -> impl Iterator<Item = &NamedStack> {
         self.stacks.iter().chain(&self.servers)
@@ -488,8 +497,7 @@ pub mod tests {
 
     /// Redox: the kernel tied 3 of ramfs's samples to the program's wait in `c` (a read):
     /// those go under the program's stack there, the rest stay under ramfs's own root.
-    #[test]
-    fn a_daemons_samples_are_stitched_under_the_wait_they_served() {
+    pub fn with_a_stitched_server() -> (StackProfile, Symbolizer, Profile) {
         let mut s = with_ramfs();
         let mut p = profile();
         p.servers = Some(prof_core::formats::ServersReport {
@@ -515,7 +523,12 @@ pub mod tests {
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 3 },
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_3010], truncated: true, count: 2 },
         ];
-        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        (StackProfile::build(&p, &mut s, None).unwrap(), s, p)
+    }
+
+    #[test]
+    fn a_daemons_samples_are_stitched_under_the_wait_they_served() {
+        let (sp, _, _) = with_a_stitched_server();
         let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
         let got: Vec<_> = sp.servers.iter().map(|st| (names(st), st.truncated, st.count)).collect();
         assert_eq!(
@@ -535,6 +548,10 @@ pub mod tests {
         let main = sp.functions.iter().position(|f| f.name == "main").unwrap();
         assert_eq!(sp.inclusive_own()[main], 8);
         assert!(!sp.functions.iter().find(|f| f.name == "c").unwrap().server);
+        // Its two parts: the program's frames, then the daemon's root and frames.
+        let (program, daemon) = sp.stitched_parts(&sp.servers[1]);
+        assert_eq!((program.len(), daemon.len()), (3, 2));
+        assert_eq!(sp.stitched_parts(&sp.servers[2]).0.len(), 0);
     }
 
     #[test]

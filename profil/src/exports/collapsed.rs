@@ -111,17 +111,22 @@ fn render_rooted(root: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) 
                 }
                 let _ = writeln!(out, " {}", st.count);
             }
-            // The daemons that worked for the program, each its own root (`ramfs [pid 7]`).
+            // The daemons that worked for the program: under the program's call they served
+            // (Redox: stitched), else each its own root (`ramfs [pid 7]`).
             for st in sp.servers.iter().filter(|s| s.count > 0) {
-                let (root, rest) = st.frames.split_first().map_or((None, &[][..]), |(r, rest)| (Some(*r), rest));
-                out.push_str(&root.map_or(String::new(), |r| frame(&sp.functions[r].name)));
+                let (program, daemon) = sp.stitched_parts(st);
+                let mut names: Vec<String> = Vec::new();
+                if !program.is_empty() {
+                    names.push(root.clone());
+                    names.extend(program.iter().map(|&f| frame(&sp.functions[f].name)));
+                }
+                let (daemon_root, rest) = daemon.split_first().map_or((None, &[][..]), |(r, rest)| (Some(*r), rest));
+                names.extend(daemon_root.map(|r| frame(&sp.functions[r].name)));
                 if st.truncated {
-                    let _ = write!(out, ";{TRUNCATED}");
+                    names.push(TRUNCATED.to_string());
                 }
-                for &f in rest {
-                    let _ = write!(out, ";{}", frame(&sp.functions[f].name));
-                }
-                let _ = writeln!(out, " {}", st.count);
+                names.extend(rest.iter().map(|&f| frame(&sp.functions[f].name)));
+                let _ = writeln!(out, "{} {}", names.join(";"), st.count);
             }
         }
         None => {
@@ -169,6 +174,23 @@ mod tests {
         assert!(text.starts_with("abc;main;a;c 3\n"), "{text}");
         assert!(
             text.ends_with("ramfs [pid 7];handle [ramfs];read_block [ramfs] 5\nramfs [pid 7];[truncated];handle [ramfs] 1\n"),
+            "{text}"
+        );
+    }
+
+    /// A daemon's work stitched under the program's call it served hangs under the program's
+    /// root, its `[truncated]` after the daemon's root, as in its unstitched stacks.
+    #[test]
+    fn stitched_daemon_stacks_keep_the_programs_root() {
+        let (sp, _, _) = crate::stacks::tests::with_a_stitched_server();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let text = render("/bin/abc", &flat, Some(&sp));
+        assert!(
+            text.ends_with(
+                "abc;main;a;c;ramfs [pid 7];handle [ramfs];read_block [ramfs] 3\n\
+                 abc;main;a;c;ramfs [pid 7];[truncated];handle [ramfs] 2\n\
+                 ramfs [pid 7];handle [ramfs];read_block [ramfs] 1\n"
+            ),
             "{text}"
         );
     }

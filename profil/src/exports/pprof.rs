@@ -422,18 +422,26 @@ fn add_named_stacks(
     stacks: &[crate::stacks::NamedStack],
     label: &[Label],
 ) {
+    let location = |b: &mut Builder, f: usize| {
+        let func = &sp.functions[f];
+        let mapping = b.object_mapping(symbolizer, func.location.object);
+        b.location(Some((func.location.object, mapping, func.key.function.unwrap_or(0))), &func.name)
+    };
     for st in stacks {
-        let mut ids: Vec<u64> = st
-            .frames
-            .iter()
-            .rev()
-            .map(|&f| {
-                let func = &sp.functions[f];
-                let mapping = b.object_mapping(symbolizer, func.location.object);
-                b.location(Some((func.location.object, mapping, func.key.function.unwrap_or(0))), &func.name)
-            })
-            .collect();
-        if st.truncated {
+        // A daemon's stack: its frames, where truncated the mark, its root, then the
+        // program's call it served (Redox), leaf first. A program's: the mark outermost.
+        let (program, daemon) = match st.frames.iter().any(|&f| sp.functions[f].server) {
+            true => sp.stitched_parts(st),
+            false => (&st.frames[..], &[][..]),
+        };
+        let (daemon_root, rest) = daemon.split_first().map_or((None, &[][..]), |(r, rest)| (Some(*r), rest));
+        let mut ids: Vec<u64> = rest.iter().rev().map(|&f| location(b, f)).collect();
+        if st.truncated && daemon_root.is_some() {
+            ids.push(b.location(None, TRUNCATED));
+        }
+        ids.extend(daemon_root.map(|r| location(b, r)));
+        ids.extend(program.iter().rev().map(|&f| location(b, f)));
+        if st.truncated && daemon_root.is_none() {
             ids.push(b.location(None, TRUNCATED));
         }
         b.sample(ids, st.count, label);
@@ -482,10 +490,30 @@ mod tests {
             got,
             vec![
                 (vec!["read_block [ramfs]", "handle [ramfs]", "ramfs [pid 7]"], 5),
-                (vec!["handle [ramfs]", "ramfs [pid 7]", "[truncated]"], 1),
+                (vec!["handle [ramfs]", "[truncated]", "ramfs [pid 7]"], 1),
             ]
         );
         assert!(p.mapping.iter().any(|m| p.string_table[m.filename as usize] == "/bin/ramfs"));
+    }
+
+    /// A daemon's work stitched under the program's call it served: leaf first, the daemon's
+    /// frames, its root, then the program's frames to their outermost.
+    #[test]
+    fn stitched_daemon_stacks_end_in_the_programs_frames() {
+        let (sp, s, profile) = crate::stacks::tests::with_a_stitched_server();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
+        let p = decoded(&a);
+        let got: Vec<(Vec<&str>, i64)> = p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["read_block [ramfs]", "handle [ramfs]", "ramfs [pid 7]", "c", "a", "main"], 3),
+                (vec!["handle [ramfs]", "[truncated]", "ramfs [pid 7]", "c", "a", "main"], 2),
+                (vec!["read_block [ramfs]", "handle [ramfs]", "ramfs [pid 7]"], 1),
+            ]
+        );
     }
 
     #[test]
