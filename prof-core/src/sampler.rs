@@ -133,7 +133,8 @@ impl Account {
 }
 
 /// How a backend samples: its source (`timer`, `nmi-hpet` on Redox, as the kernel names
-/// them) and the source's rate, samples per second and CPU.
+/// them; `nmi-ipi`, upstream's own profiler on a stock kernel) and the source's rate, samples
+/// per second and CPU (0: the kernel's own, which it does not say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Sampling {
     pub source: &'static str,
@@ -141,7 +142,7 @@ pub struct Sampling {
 }
 
 /// The sources a backend names ([`Sampling::source`]).
-pub const SOURCES: [&str; 2] = ["timer", "nmi-hpet"];
+pub const SOURCES: [&str; 3] = ["timer", "nmi-hpet", "nmi-ipi"];
 
 impl<'de> serde::Deserialize<'de> for Sampling {
     /// Read back with its source one of [`SOURCES`].

@@ -3,6 +3,7 @@
 //! (the request loop follows redox-scheme 0.12's own blocking loop, `wrappers.rs`).
 
 use prof_samplers::redox_kernel::{KernelSampler, SysFiles};
+use prof_samplers::upstream_kernel::{EitherKernel, RealDebugFiles, UpstreamSampler};
 use prof_core::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use redox_scheme::scheme::{SchemeState, SchemeSync};
@@ -13,9 +14,12 @@ use syscall::flag::{O_ACCMODE, O_RDONLY, O_STAT, O_WRONLY};
 use syscall::schemev2::NewFdFlags;
 use syscall::{CallFlags, Stat, MODE_DIR, MODE_FILE};
 
-struct ProfSchemeAdapter(ProfScheme<KernelSampler<SysFiles>>);
+/// Our series' profiler where the kernel has it, else upstream's.
+type KernelProfiler = EitherKernel<SysFiles, RealDebugFiles>;
 
-type Handler = ProfScheme<KernelSampler<SysFiles>>;
+struct ProfSchemeAdapter(ProfScheme<KernelProfiler>);
+
+type Handler = ProfScheme<KernelProfiler>;
 
 impl SchemeSync for ProfSchemeAdapter {
     fn scheme_root(&mut self) -> Result<usize> {
@@ -111,16 +115,26 @@ fn init_notify_fd() -> usize {
 pub fn run() -> ! {
     let notify = init_notify_fd();
     // Everything the daemon needs later is opened now, before the null namespace.
-    let sys = SysFiles::open().unwrap_or_else(|e| {
-        // A stock kernel, or the patched one built without its feature: say so and stay down.
-        eprintln!(
-            "profd: cannot open /scheme/sys/prof_ctl ({e}): this kernel has no per-process profiling \
-             (the kernel-patch/series/ patches, built with KERNEL_CARGO_FEATURES=sys_prof)"
-        );
-        std::process::exit(1)
-    });
+    // Our series' files, else upstream's own profiler (a stock kernel built with its
+    // `profiling` feature); neither: say so and stay down.
+    let sampler = match SysFiles::open() {
+        Ok(sys) => EitherKernel::Series(KernelSampler::new(sys)),
+        Err(series) => match RealDebugFiles::open() {
+            Ok(debug) => {
+                eprintln!("profd: this kernel has upstream's profiler (debug:ctl-profiling), not kernel-patch/series: what needs the series is not available");
+                EitherKernel::Upstream(UpstreamSampler::new(debug))
+            }
+            Err(upstream) => {
+                eprintln!(
+                    "profd: this kernel has no profiler: neither /scheme/sys/prof_ctl ({series}; kernel-patch/series/, \
+                     feature sys_prof) nor /scheme/debug/ctl-profiling ({upstream}; upstream's feature profiling)"
+                );
+                std::process::exit(1)
+            }
+        },
+    };
     let socket = Socket::create().expect("profd: cannot create the prof scheme");
-    let mut scheme = ProfSchemeAdapter(ProfScheme::new(Profd::new(KernelSampler::new(sys))));
+    let mut scheme = ProfSchemeAdapter(ProfScheme::new(Profd::new(sampler)));
 
     // Hand init our root capability; init registers it as `prof`.
     let cap = socket.create_this_scheme_fd(0, Handler::ROOT_ID, 0, 0).expect("profd: cannot create the scheme root");

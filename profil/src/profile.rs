@@ -277,7 +277,12 @@ impl Profile {
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
     pub fn achieved_rate(&self) -> Option<f64> {
         let a = &self.servers.as_ref()?.account;
-        let seconds = self.elapsed?.as_secs_f64() * self.cpus? as f64;
+        // Upstream's profiler samples every CPU but the one that sends its NMIs.
+        let cpus = match self.sampling.is_some_and(|s| s.source == "nmi-ipi") {
+            true => self.cpus?.saturating_sub(1),
+            false => self.cpus?,
+        };
+        let seconds = self.elapsed?.as_secs_f64() * cpus as f64;
         // The processes it started (`--children`); a system-wide run's are the servers.
         let children = match self.is_system_wide() {
             true => 0,
@@ -517,7 +522,7 @@ impl Profile {
         let samples = parse_samples(samples);
         // Known source names only (the field is a &'static str); a profd from before the
         // NMI source has no such keys.
-        let source = ["timer", "nmi-hpet"].into_iter().find(|&name| name == get("source"));
+        let source = prof_core::sampler::SOURCES.into_iter().find(|&name| name == get("source"));
         Ok(Profile {
             data: ProfData::from_bytes(data)?,
             image_samples: samples.text,

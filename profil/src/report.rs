@@ -227,12 +227,20 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
             }
+            "nmi-ipi" => {
+                "upstream's profiler on a stock kernel: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
+                 kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
+                 kernel-patch/series"
+            }
             _ => "NMIs, the kernel's work for the program included",
         };
         let achieved = p.achieved_rate();
         // The NMI source runs at the rate asked (-F); the timer at its own.
         let nmi = s.source != "timer";
         let rate = match (achieved, nmi) {
+            // The kernel's own rate, which it does not say.
+            (Some(r), true) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
+            (None, _) if s.rate == 0 => "the kernel's rate".to_string(),
             (Some(r), true) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
             (Some(r), false) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
             (None, _) => format!("{} a second per CPU", s.rate),

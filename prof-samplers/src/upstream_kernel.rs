@@ -1,0 +1,415 @@
+//! The Redox backend on an unpatched kernel: upstream's own profiler (the kernel's cargo feature
+//! `profiling`), read through `debug:ctl-profiling` and `debug:profiling-N`, the records
+//! decoded by [`crate::upstream_ring`].
+//!
+//! What that kernel tells, and so what this sampler can do:
+//! * A record names the running context by its `debug_id`, never its pid; the kernel names a
+//!   `debug_id` (the last name procmgr gave the context) through a call on a `profiling-N`
+//!   file. A program's contexts are found so: when the session starts, the newest context
+//!   that bears the name of the program's pid (`sys:context`) is the program (profil forked it
+//!   just before; `debug_id`s only grow); a later context with the name the program has then
+//!   is one of its threads. Another process of the same program started during the session
+//!   would be counted with it.
+//! * The profiling CPU (the last one) sends an NMI to the others at a rate of the kernel's
+//!   (its local APIC timer's; about 954 a second in QEMU): `-F` has no effect. Kernel code
+//!   running with interrupts enabled, the idle loop included, is not recorded.
+//! * The user frames of a record are not the program's at 663e6641 (see
+//!   [`crate::upstream_ring`]): a stack here is the sampled address and, for a kernel sample,
+//!   the kernel's frames and the system call's user address.
+//! * The ring drops a record that does not fit, silently: the records it cut short are
+//!   counted as lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+
+use prof_core::error::ProfError;
+use prof_core::image::ImageLayout;
+use prof_core::sampler::{push_run, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
+use prof_core::session::StopReason;
+
+use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
+use crate::upstream_ring::{Record, RingDecoder};
+
+/// The sampling source's name in reports: upstream's NMI IPI from a dedicated CPU.
+pub const SOURCE: &str = "nmi-ipi";
+
+/// The kernel files this sampler uses.
+pub trait DebugFiles {
+    /// Write `1` (on) or `0` (off) to `debug:ctl-profiling`: one switch for every CPU.
+    fn set_profiling(&mut self, on: bool) -> io::Result<()>;
+    /// How many `profiling-N` rings there are (the CPUs but the profiling one).
+    fn rings(&self) -> usize;
+    /// Read what ring `cpu` holds now into `buf` (a whole number of words); 0: nothing.
+    fn read_ring(&mut self, cpu: usize, buf: &mut [u8]) -> io::Result<usize>;
+    /// The name the kernel keeps for context `debug_id`, if it keeps one.
+    fn context_name(&mut self, debug_id: u32) -> Option<String>;
+    /// The `sys:context` table (pid, owner, state, name of every context).
+    fn contexts(&mut self) -> io::Result<String>;
+}
+
+/// Consecutive `debug_id`s without a name after which the scan for the newest stops (threads
+/// that never got a name leave gaps).
+const SCAN_GAP: u32 = 512;
+
+/// Bytes read from a ring at once (a whole number of words).
+const READ_SIZE: usize = 64 << 10;
+
+/// What the session profiles.
+#[derive(Debug)]
+enum Target {
+    /// Every context (`start all`), by `debug_id`.
+    All { named: BTreeSet<u32> },
+    /// One program: its pid, the context found for it (`None`: not found), its contexts.
+    Program { pid: u32, first: Option<u32>, contexts: BTreeSet<u32>, others: BTreeSet<u32>, from_exec: bool, name0: String },
+}
+
+struct Session {
+    target: Target,
+    decoders: Vec<RingDecoder>,
+    /// Records the rings cut short, as of the last batch.
+    damaged: u64,
+    ended: bool,
+}
+
+/// A [`Sampler`] over upstream's profiler.
+pub struct UpstreamSampler<F: DebugFiles> {
+    files: F,
+    session: Option<Session>,
+}
+
+fn errno(what: &'static str, e: &io::Error) -> ProfError {
+    ProfError::from_io(what, e)
+}
+
+/// Is `pid` in the `sys:context` table, and not dead (`Z`)?
+fn alive_in_context_table(table: &str, pid: u32) -> bool {
+    table.lines().skip(1).any(|line| {
+        let w: Vec<&str> = line.split_ascii_whitespace().collect();
+        w.first().and_then(|p| p.parse::<u32>().ok()) == Some(pid) && w.get(3).is_some_and(|stat| !stat.contains('Z'))
+    })
+}
+
+impl<F: DebugFiles> UpstreamSampler<F> {
+    pub fn new(files: F) -> UpstreamSampler<F> {
+        UpstreamSampler { files, session: None }
+    }
+
+    pub fn files(&mut self) -> &mut F {
+        &mut self.files
+    }
+
+    /// The newest context named `name`: `debug_id`s are scanned upward until [`SCAN_GAP`]
+    /// without a name.
+    fn newest_named(&mut self, name: &str) -> Option<u32> {
+        let (mut id, mut gap, mut found) = (1u32, 0u32, None);
+        while gap < SCAN_GAP && id < u32::MAX {
+            match self.files.context_name(id) {
+                Some(n) => {
+                    gap = 0;
+                    if n == name {
+                        found = Some(id);
+                    }
+                }
+                None => gap += 1,
+            }
+            id += 1;
+        }
+        found
+    }
+
+    fn begin(&mut self, target: Target) -> Result<(), ProfError> {
+        let rings = self.files.rings();
+        if rings == 0 {
+            // A kernel with one CPU: the profiling CPU would be the only one.
+            return Err(ProfError::failed_at("upstream's profiler has no ring here (it needs two CPUs or more)"));
+        }
+        // What the rings hold from before is not this session's.
+        let mut buf = vec![0u8; READ_SIZE];
+        self.files.set_profiling(false).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
+        for cpu in 0..rings {
+            while self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))? > 0 {}
+        }
+        self.files.set_profiling(true).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
+        self.session = Some(Session { target, decoders: (0..rings).map(|_| RingDecoder::new()).collect(), damaged: 0, ended: false });
+        Ok(())
+    }
+}
+
+/// A record as a call stack: its address, and for a kernel sample the kernel's frames and the
+/// system call's user address (the user frames of 663e6641 are not the program's).
+fn stack_of(r: &Record) -> CallStack {
+    let mut frames = vec![r.ip];
+    frames.extend(&r.kernel_frames);
+    frames.extend(r.user_frames.first().filter(|_| r.kernel));
+    CallStack { frames, truncated: true }
+}
+
+impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
+    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
+        let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
+        owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
+    }
+
+    fn start(&mut self, pid: u32, _image: &ImageLayout, from: CountFrom, _rate: Option<u64>, _children: bool) -> Result<(), ProfError> {
+        let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
+        let name0 = name_in_context_table(&table, pid).ok_or(ProfError::NoProcess)?;
+        let first = self.newest_named(&name0);
+        let contexts = first.into_iter().collect();
+        let from_exec = from == CountFrom::Exec;
+        self.begin(Target::Program { pid, first, contexts, others: BTreeSet::new(), from_exec, name0 })
+    }
+
+    fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
+        self.begin(Target::All { named: BTreeSet::new() })
+    }
+
+    fn collect(&mut self) -> Result<SampleBatch, ProfError> {
+        let mut batch = SampleBatch::default();
+        let Some(s) = self.session.as_mut() else { return Ok(batch) };
+        if s.ended {
+            return Ok(batch);
+        }
+        batch.sampling = Some(Sampling { source: SOURCE, rate: 0 });
+        let mut records = Vec::new();
+        let mut buf = vec![0u8; READ_SIZE];
+        for (cpu, decoder) in s.decoders.iter_mut().enumerate() {
+            loop {
+                let n = self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))?;
+                if n == 0 {
+                    break;
+                }
+                decoder.push(&buf[..n], &mut records);
+            }
+        }
+        let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged).sum();
+        batch.lost = damaged.saturating_sub(s.damaged);
+        s.damaged = damaged;
+        match &mut s.target {
+            Target::All { named } => {
+                for r in &records {
+                    let name = named.insert(r.context).then(|| self.files.context_name(r.context));
+                    if let Some(name) = name {
+                        let name = name.unwrap_or_else(|| format!("[context {}]", r.context));
+                        batch.server_names.push((r.context, name));
+                    }
+                    match r.kernel {
+                        true => batch.account.server_kernel += 1,
+                        false => batch.account.server_user += 1,
+                    }
+                    batch.servers.push((r.context, stack_of(r), 1));
+                }
+            }
+            Target::Program { pid, first, contexts, others, from_exec, name0 } => {
+                // The program's name now (after its exec), for the threads it starts.
+                let now = first.and_then(|id| self.files.context_name(id));
+                let exec_done = now.as_deref().is_some_and(|n| n != name0.as_str());
+                // Redox programs are static, run at their link addresses: the kernel tells no
+                // mapping here, and needs none.
+                if exec_done || !*from_exec {
+                    batch.load_base = Some(0);
+                }
+                for r in &records {
+                    let ours = contexts.contains(&r.context)
+                        || (!others.contains(&r.context) && first.is_some_and(|f| r.context > f) && {
+                            let is = now.is_some() && self.files.context_name(r.context) == now;
+                            match is {
+                                true => contexts.insert(r.context),
+                                false => others.insert(r.context),
+                            };
+                            is
+                        });
+                    if !ours {
+                        batch.account.other += 1;
+                        continue;
+                    }
+                    // Before its exec the program runs profil's code (the launch): not its own.
+                    if *from_exec && !exec_done {
+                        continue;
+                    }
+                    match r.kernel {
+                        true => {
+                            batch.kernel_ticks += 1;
+                            push_run(&mut batch.kernel, r.ip);
+                        }
+                        false => push_run(&mut batch.user, r.ip),
+                    }
+                    push_run(&mut batch.stacks, stack_of(r));
+                    // By thread: the context is the thread.
+                    batch.thread_samples.push((r.context, r.ip, 1));
+                }
+                let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
+                if !alive_in_context_table(&table, *pid) {
+                    batch.ended = Some(StopReason::Exit);
+                }
+            }
+        }
+        if batch.ended.is_some() {
+            s.ended = true;
+            let _ = self.files.set_profiling(false);
+        }
+        Ok(batch)
+    }
+
+    fn stop(&mut self) {
+        if self.session.take().is_some() {
+            let _ = self.files.set_profiling(false);
+        }
+    }
+}
+
+/// Upstream's files in memory, for the host tests: rings filled with records as the kernel
+/// writes them, names by `debug_id`, a `sys:context` table.
+#[derive(Debug, Default)]
+pub struct FakeDebugFiles {
+    pub on: bool,
+    pub rings: Vec<Vec<u8>>,
+    pub names: BTreeMap<u32, String>,
+    pub contexts: String,
+    /// The most a read gives (a reader's buffer), to cut records across reads.
+    pub read_limit: usize,
+}
+
+impl FakeDebugFiles {
+    /// A sample of context `id` at `ip` on `cpu`, with `frames`, as the NMI handler writes it
+    /// (only while profiling is on).
+    pub fn sample(&mut self, cpu: usize, id: u32, ip: u64, frames: &[u64]) {
+        if !self.on {
+            return;
+        }
+        let len = 4 + frames.len() as u64;
+        let words = [crate::upstream_ring::MARKER | len, ip, 0, u64::from(id)].into_iter().chain(frames.iter().copied());
+        self.rings[cpu].extend(words.flat_map(u64::to_le_bytes));
+    }
+}
+
+impl DebugFiles for FakeDebugFiles {
+    fn set_profiling(&mut self, on: bool) -> io::Result<()> {
+        self.on = on;
+        Ok(())
+    }
+    fn rings(&self) -> usize {
+        self.rings.len()
+    }
+    fn read_ring(&mut self, cpu: usize, buf: &mut [u8]) -> io::Result<usize> {
+        let ring = &mut self.rings[cpu];
+        let limit = if self.read_limit == 0 { buf.len() } else { self.read_limit.min(buf.len()) };
+        let n = limit.min(ring.len());
+        buf[..n].copy_from_slice(&ring[..n]);
+        // As the kernel: only whole words are consumed.
+        ring.drain(..n / 8 * 8);
+        Ok(n)
+    }
+    fn context_name(&mut self, debug_id: u32) -> Option<String> {
+        self.names.get(&debug_id).cloned()
+    }
+    fn contexts(&mut self) -> io::Result<String> {
+        Ok(self.contexts.clone())
+    }
+}
+
+/// A Redox kernel's profiler, whichever it has: our series' (`sys:prof_ctl`), else upstream's
+/// (`debug:ctl-profiling`). profd takes the one it finds at its start.
+pub enum EitherKernel<K: crate::redox_kernel::KernelFiles, D: DebugFiles> {
+    Series(crate::redox_kernel::KernelSampler<K>),
+    Upstream(UpstreamSampler<D>),
+}
+
+impl<K: crate::redox_kernel::KernelFiles, D: DebugFiles> Sampler for EitherKernel<K, D> {
+    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
+        match self {
+            EitherKernel::Series(s) => s.process_owner(pid),
+            EitherKernel::Upstream(s) => s.process_owner(pid),
+        }
+    }
+    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>, children: bool) -> Result<(), ProfError> {
+        match self {
+            EitherKernel::Series(s) => s.start(pid, image, from, rate, children),
+            EitherKernel::Upstream(s) => s.start(pid, image, from, rate, children),
+        }
+    }
+    fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
+        match self {
+            EitherKernel::Series(s) => s.start_all(rate),
+            EitherKernel::Upstream(s) => s.start_all(rate),
+        }
+    }
+    fn collect(&mut self) -> Result<SampleBatch, ProfError> {
+        match self {
+            EitherKernel::Series(s) => s.collect(),
+            EitherKernel::Upstream(s) => s.collect(),
+        }
+    }
+    fn stop(&mut self) {
+        match self {
+            EitherKernel::Series(s) => s.stop(),
+            EitherKernel::Upstream(s) => s.stop(),
+        }
+    }
+}
+
+#[cfg(target_os = "redox")]
+pub use debug_files::RealDebugFiles;
+
+/// Upstream's files on Redox, all opened at once (profd then enters the null namespace).
+#[cfg(target_os = "redox")]
+mod debug_files {
+    use std::io;
+
+    use libredox::flag::{O_DIRECTORY, O_RDONLY, O_WRONLY};
+    use libredox::Fd;
+
+    use super::DebugFiles;
+
+    pub struct RealDebugFiles {
+        ctl: Fd,
+        rings: Vec<Fd>,
+        sys: Fd,
+    }
+
+    fn io_err(e: libredox::error::Error) -> io::Error {
+        io::Error::from_raw_os_error(e.errno())
+    }
+
+    impl RealDebugFiles {
+        /// `debug:ctl-profiling`, every `profiling-N` there is, and `sys:` for `context` (root
+        /// only: the debug scheme refuses anyone else).
+        pub fn open() -> io::Result<RealDebugFiles> {
+            let debug = Fd::open("/scheme/debug", O_RDONLY | O_DIRECTORY, 0).map_err(io_err)?;
+            let ctl = debug.openat("ctl-profiling", O_WRONLY, 0).map_err(io_err)?;
+            let rings: Vec<Fd> = (0..).map_while(|n| debug.openat(&format!("profiling-{n}"), O_RDONLY, 0).ok()).collect();
+            let sys = Fd::open("/scheme/sys", O_RDONLY | O_DIRECTORY, 0).map_err(io_err)?;
+            Ok(RealDebugFiles { ctl, rings, sys })
+        }
+    }
+
+    impl DebugFiles for RealDebugFiles {
+        fn set_profiling(&mut self, on: bool) -> io::Result<()> {
+            // Exactly one byte: the kernel refuses any other length.
+            self.ctl.write(if on { b"1" } else { b"0" }).map(|_| ()).map_err(io_err)
+        }
+        fn rings(&self) -> usize {
+            self.rings.len()
+        }
+        fn read_ring(&mut self, cpu: usize, buf: &mut [u8]) -> io::Result<usize> {
+            let whole = buf.len() / 8 * 8;
+            self.rings[cpu].read(&mut buf[..whole]).map_err(io_err)
+        }
+        fn context_name(&mut self, debug_id: u32) -> Option<String> {
+            let mut name = [0u8; 32];
+            let ring = self.rings.first()?;
+            let n = ring.call_ro(&mut name, syscall::CallFlags::empty(), &[u64::from(debug_id)]).ok()?;
+            Some(String::from_utf8_lossy(&name[..n.min(name.len())]).into_owned())
+        }
+        fn contexts(&mut self) -> io::Result<String> {
+            let fd = self.sys.openat("context", O_RDONLY, 0).map_err(io_err)?;
+            let mut out = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                match fd.read(&mut buf).map_err(io_err)? {
+                    0 => return Ok(String::from_utf8_lossy(&out).into_owned()),
+                    n => out.extend_from_slice(&buf[..n]),
+                }
+            }
+        }
+    }
+}

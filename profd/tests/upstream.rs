@@ -1,0 +1,128 @@
+//! The `prof:` scheme over upstream's own profiler (a stock kernel built with its `profiling`
+//! feature): records as upstream's NMI handler writes them into its rings, names as its
+//! `DBG_ID_MAP` gives them, a `sys:context` table; the whole path from a record to
+//! `/scheme/prof/status`, `samples`, `stacks` and `servers` runs on the host.
+
+use prof_core::formats::parse_status;
+use prof_core::scheme::{Access, ProfScheme};
+use prof_core::Profd;
+use prof_samplers::upstream_kernel::{FakeDebugFiles, UpstreamSampler};
+
+type Scheme = ProfScheme<UpstreamSampler<FakeDebugFiles>>;
+
+const ALICE: u32 = 1000;
+const K: u64 = 0xffff_ffff_8000_1000;
+
+/// `sys:context` as the kernel writes it: pid 10 (alice's) named `name`, in state `stat`.
+fn contexts(name: &str, stat: &str) -> String {
+    format!(
+        "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+         1     0     0     UB    0     0-1        00:00:00.01 1 MB    0 B     /scheme/initfs/bin/init\n\
+         7     0     0     UB    0     0-1        00:00:00.02 1 MB    0 B     /scheme/initfs/bin/ramfs\n\
+         10    {ALICE}  {ALICE}  {stat}    0     0-1        00:00:00.00 1 MB    0 B     {name}\n"
+    )
+}
+
+fn scheme() -> Scheme {
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], contexts: contexts("/usr/bin/profil", "UB"), ..Default::default() };
+    // debug_ids as procmgr named them: the kmain context, init, ramfs, the profil that
+    // launched, and its forked child (pid 10, the newest with profil's name).
+    for (id, name) in [(1, "[kmain]"), (2, "/scheme/initfs/bin/init"), (5, "/scheme/initfs/bin/ramfs"), (20, "/usr/bin/profil"), (21, "/usr/bin/profil")] {
+        files.names.insert(id, name.into());
+    }
+    // Reads of 20 bytes: records and words cut across reads, as a small buffer gives them.
+    files.read_limit = 20;
+    ProfScheme::new(Profd::new(UpstreamSampler::new(files)))
+}
+
+fn files(s: &mut Scheme) -> &mut FakeDebugFiles {
+    s.profd_mut().sampler_mut().files()
+}
+
+fn ctl(s: &mut Scheme, uid: u32, line: &str) -> Result<(), i32> {
+    let id = s.open("ctl", Access::Write, uid)?;
+    let r = s.write(id, line.as_bytes(), uid).map(|_| ());
+    s.close(id);
+    r
+}
+
+fn text(s: &mut Scheme, uid: u32, path: &str) -> String {
+    let id = s.open(path, Access::Read, uid).unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let n = s.read(id, &mut buf, 0).unwrap();
+    s.close(id);
+    String::from_utf8(buf[..n].to_vec()).unwrap()
+}
+
+fn status(s: &mut Scheme) -> std::collections::HashMap<String, String> {
+    parse_status(&text(s, ALICE, "status")).into_iter().collect()
+}
+
+/// `profil fib` on a stock kernel: the program's context is the newest one bearing its pid's
+/// name at the start; its samples before its exec (profil's launch code) are not counted; a
+/// thread it starts counts with it; another process's samples are the rest; its exit ends the
+/// session; the source says it is upstream's.
+#[test]
+fn a_program_on_upstreams_profiler() {
+    let mut s = scheme();
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    assert!(files(&mut s).on, "profiling switched on");
+    // The launch, before the exec: profil's code.
+    files(&mut s).sample(0, 21, 0x40_1800, &[0x0]);
+    assert_eq!(status(&mut s)["ticks_user"], "0");
+    // The exec: procmgr renames the context and the process.
+    let f = files(&mut s);
+    f.names.insert(21, "/usr/bin/fib".into());
+    f.contexts = contexts("/usr/bin/fib", "UR");
+    for _ in 0..3 {
+        f.sample(0, 21, 0x40_1100, &[0x0]);
+    }
+    // A system call: kernel frames, then the call's user address, then the broken user walk.
+    f.sample(0, 21, K, &[K + 0x10, 0x40_1200, 0x0]);
+    // A thread fib started (its own context, fib's name); ramfs; the kmain context.
+    f.names.insert(22, "/usr/bin/fib".into());
+    f.sample(0, 22, 0x40_1150, &[]);
+    f.sample(0, 5, 0x40_2000, &[]);
+    f.sample(0, 1, K + 0x40, &[]);
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["ticks_user"].as_str(), st["ticks_kernel"].as_str()), ("running", "4", "1"));
+    assert_eq!((st["source"].as_str(), st["rate"].as_str()), ("nmi-ipi", "0"));
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x401100 3 text\n0x401150 1 text\n0xffffffff80001000 1 kernel\n");
+    // The kernel sample's stack: its address, its kernel frames, the system call's user address.
+    assert_eq!(
+        text(&mut s, ALICE, "stacks"),
+        "3 truncated text:0x401100\n1 truncated text:0x401150\n1 truncated kernel:0xffffffff80001000 kernel:0xffffffff80001010 text:0x401200\n"
+    );
+    // It exits (a zombie until profil reaps it): the session ends, profiling is switched off.
+    files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
+    let st = status(&mut s);
+    assert_eq!((st["state"].as_str(), st["reason"].as_str()), ("stopped", "exit"));
+    assert!(!files(&mut s).on);
+    // Samples after the end are not the session's.
+    assert_eq!(status(&mut s)["ticks_user"], "4");
+}
+
+/// `profil -a` on a stock kernel: every context by its debug_id and name, user and kernel
+/// samples alike; a record the full ring cut short is lost, not read.
+#[test]
+fn every_context_on_upstreams_profiler() {
+    let mut s = scheme();
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all", 0).unwrap();
+    let f = files(&mut s);
+    f.sample(0, 21, 0x40_1100, &[0x0]);
+    f.sample(0, 21, 0x40_1100, &[0x0]);
+    f.sample(0, 5, K, &[K + 0x10]);
+    // A record the ring cut short: 2 of its 5 words, then the next record.
+    let cut = f.rings[0].len();
+    f.sample(0, 5, 0x40_2000, &[0x1]);
+    f.rings[0].truncate(cut + 16);
+    f.sample(0, 99, 0x40_3000, &[]);
+    s.write(starter, b"stop", 0).unwrap();
+    s.close(starter);
+    let servers = text(&mut s, 0, "servers");
+    assert!(servers.contains("server 21 2 /usr/bin/profil\n"), "{servers}");
+    assert!(servers.contains("server 5 1 /scheme/initfs/bin/ramfs\n"), "{servers}");
+    assert!(servers.contains("server 99 1 [context 99]\n"), "{servers}");
+    assert_eq!(status(&mut s)["dropped"], "1");
+}
