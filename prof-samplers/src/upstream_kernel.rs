@@ -125,7 +125,6 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         }
         // What the rings hold from before is not this session's.
         let mut buf = vec![0u8; READ_SIZE];
-        self.files.set_profiling(false).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
         for cpu in 0..rings {
             while self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))? > 0 {}
         }
@@ -251,7 +250,8 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     }
 
     fn stop(&mut self) {
-        if self.session.take().is_some() {
+        // A session that ended by itself switched profiling off already.
+        if self.session.take().is_some_and(|s| !s.ended) {
             let _ = self.files.set_profiling(false);
         }
     }
@@ -374,9 +374,11 @@ mod debug_files {
         /// `debug:ctl-profiling`, every `profiling-N` there is, and `sys:` for `context` (root
         /// only: the debug scheme refuses anyone else).
         pub fn open() -> io::Result<RealDebugFiles> {
-            let debug = Fd::open("/scheme/debug", O_RDONLY | O_DIRECTORY, 0).map_err(io_err)?;
-            let ctl = debug.openat("ctl-profiling", O_WRONLY, 0).map_err(io_err)?;
-            let rings: Vec<Fd> = (0..).map_while(|n| debug.openat(&format!("profiling-{n}"), O_RDONLY, 0).ok()).collect();
+            // By their whole paths: the debug scheme opens its files from its root capability
+            // alone, which `/scheme/debug` opened as a directory is not.
+            let ctl = Fd::open("/scheme/debug/ctl-profiling", O_WRONLY, 0).map_err(io_err)?;
+            let rings: Vec<Fd> =
+                (0..).map_while(|n| Fd::open(&format!("/scheme/debug/profiling-{n}"), O_RDONLY, 0).ok()).collect();
             let sys = Fd::open("/scheme/sys", O_RDONLY | O_DIRECTORY, 0).map_err(io_err)?;
             Ok(RealDebugFiles { ctl, rings, sys })
         }

@@ -217,10 +217,21 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let _ = writeln!(out, "  samples       %  where");
     let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
-    let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
+    // Upstream's profiler (a stock Redox kernel) records no kernel code running with
+    // interrupts on, the idle loop included, and names contexts, not processes.
+    let upstream = p.sampling.is_some_and(|s| s.source == "nmi-ipi");
+    match upstream {
+        true => {
+            let _ = writeln!(out, "{:>9} {:>7}  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)", "-", "-");
+        }
+        false => {
+            let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
+        }
+    }
     if p.lost > 0 {
         let _ = writeln!(out, "{:>9}           lost (the sampler's buffer or table was full): not in the counts", p.lost);
     }
+    crate::report::sampling_lines(&mut out, p);
     let busy: Vec<&ProcessAnalysis> = {
         let mut b: Vec<&ProcessAnalysis> = processes.iter().filter(|c| c.ticks() > 0).collect();
         b.sort_by_key(|c| (std::cmp::Reverse(c.ticks()), c.pid));
@@ -230,8 +241,16 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let rows = busy.iter().enumerate().take_while(|(i, c)| *i == 0 || c.ticks().saturating_mul(1000) >= all).count();
     let rows = rows.min(MAX_PROCESS_ROWS);
     let _ = writeln!(out);
-    let _ = writeln!(out, "Processes: {} seen, {} with samples:", processes.len(), busy.len());
-    let _ = writeln!(out, "      pid   parent   samples       %  program");
+    match upstream {
+        true => {
+            let _ = writeln!(out, "Contexts: {} seen, {} with samples (a stock kernel names threads by debug_id, not processes):", processes.len(), busy.len());
+            let _ = writeln!(out, "  context   parent   samples       %  program");
+        }
+        false => {
+            let _ = writeln!(out, "Processes: {} seen, {} with samples:", processes.len(), busy.len());
+            let _ = writeln!(out, "      pid   parent   samples       %  program");
+        }
+    }
     for c in &busy[..rows] {
         process_row(&mut out, c, all, "");
     }
@@ -521,6 +540,23 @@ mod tests {
              \x20       1    3.03  parse [tool]\n"
         );
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
+        // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
+        let stock = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), idle_ticks: None, ..p };
+        let text = render_system(&stock, &processes, &kernel, &symbolizer);
+        let head: Vec<&str> = text.lines().take(8).collect();
+        assert_eq!(
+            head,
+            [
+                "System-wide (-a) in 0.05 s on 2 CPUs: 36 samples:",
+                "  samples       %  where",
+                "       33   91.67  processes, in user mode",
+                "        3    8.33  processes, in the kernel (their system calls and faults, kernel threads)",
+                "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)",
+                "Sampling: nmi-ipi, the kernel's rate: upstream's profiler on a stock kernel: NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series",
+                "",
+                "Contexts: 6 seen, 4 with samples (a stock kernel names threads by debug_id, not processes):",
+            ]
+        );
     }
 
     /// A build runs hundreds of processes: the table has every one, sections only the

@@ -222,40 +222,7 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
         None => "kernel not counted (not permitted)".into(),
     };
     let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
-    if let Some(s) = p.sampling {
-        let what = match s.source {
-            "timer" => {
-                "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
-            }
-            "nmi-ipi" => {
-                "upstream's profiler on a stock kernel: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
-                 kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
-                 kernel-patch/series"
-            }
-            _ => "NMIs, the kernel's work for the program included",
-        };
-        let achieved = p.achieved_rate();
-        // The NMI source runs at the rate asked (-F); the timer at its own.
-        let nmi = s.source != "timer";
-        let rate = match (achieved, nmi) {
-            // The kernel's own rate, which it does not say.
-            (Some(r), true) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
-            (None, _) if s.rate == 0 => "the kernel's rate".to_string(),
-            (Some(r), true) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
-            (Some(r), false) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
-            (None, _) => format!("{} a second per CPU", s.rate),
-        };
-        let _ = writeln!(out, "Sampling: {}, {rate}: {what}", s.source);
-        // QEMU's HPET skips periods when the host is busy; the report's shares are then of
-        // fewer samples, and less even ones.
-        if let Some(r) = achieved.filter(|&r| nmi && r < s.rate as f64 * 0.95) {
-            let _ = writeln!(
-                out,
-                "Warning: the source delivered {:.0} % of the rate asked; shares rest on fewer samples than -F says (a busy host under QEMU skips timer periods).",
-                r * 100.0 / s.rate as f64
-            );
-        }
-    }
+    sampling_lines(&mut out, p);
     if p.lost > 0 {
         let were = if p.lost == 1 { "was" } else { "were" };
         let _ = writeln!(out, "Warning: {} {were} lost; the profile undercounts.", count(p.lost, "sample"));
@@ -327,6 +294,46 @@ pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
         _ => {}
     }
     out
+}
+
+/// The `Sampling:` line (the source, its rate asked and delivered, what it samples), and a
+/// warning where the source delivered much less than asked; nothing where the run has no
+/// source to name.
+pub fn sampling_lines(out: &mut String, p: &Profile) {
+    if let Some(s) = p.sampling {
+        let what = match s.source {
+            "timer" => {
+                "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
+            }
+            "nmi-ipi" => {
+                "upstream's profiler on a stock kernel: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
+                 kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
+                 kernel-patch/series"
+            }
+            _ => "NMIs, the kernel's work for the program included",
+        };
+        let achieved = p.achieved_rate();
+        // The NMI source runs at the rate asked (-F); the timer at its own.
+        let nmi = s.source != "timer";
+        let rate = match (achieved, nmi) {
+            // The kernel's own rate, which it does not say.
+            (Some(r), true) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
+            (None, _) if s.rate == 0 => "the kernel's rate".to_string(),
+            (Some(r), true) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
+            (Some(r), false) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
+            (None, _) => format!("{} a second per CPU", s.rate),
+        };
+        let _ = writeln!(out, "Sampling: {}, {rate}: {what}", s.source);
+        // QEMU's HPET skips periods when the host is busy; the report's shares are then of
+        // fewer samples, and less even ones.
+        if let Some(r) = achieved.filter(|&r| nmi && r < s.rate as f64 * 0.95) {
+            let _ = writeln!(
+                out,
+                "Warning: the source delivered {:.0} % of the rate asked; shares rest on fewer samples than -F says (a busy host under QEMU skips timer periods).",
+                r * 100.0 / s.rate as f64
+            );
+        }
+    }
 }
 
 #[cfg(test)]

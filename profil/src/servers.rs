@@ -90,6 +90,8 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         return out;
     };
     let a = &report.account;
+    // Upstream's profiler (a stock kernel) records no idle and tells no daemon's work apart.
+    let upstream = p.sampling.is_some_and(|s| s.source == "nmi-ipi");
     // A daemon's row holds its kernel samples already (the NMI source samples the kernel, and
     // keeps them with the daemon's): the kernel's row has only those no daemon's row holds.
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));
@@ -102,16 +104,19 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     .chain(named.iter().map(|s| (s.ticks, format!("{} [pid {}] working for it", s.name, s.pid))))
     .chain((a.servers_dropped > 0).then(|| (a.servers_dropped, "daemons working for it, samples not kept".to_string())))
     .chain((kernel_elsewhere > 0).then(|| (kernel_elsewhere, "the kernel, for those daemons".to_string())))
-    .chain([
-        (a.idle, "idle".to_string()),
-        (a.other, "other processes".to_string()),
-    ])
+    .chain((!upstream).then(|| (a.idle, "idle".to_string())))
+    .chain([(a.other, "other processes".to_string())])
     .collect();
     let all = rows.iter().fold(0u64, |n, r| n.saturating_add(r.0));
     let _ = writeln!(out, "Where the time went ({all} ticks of the run, every CPU):");
     let _ = writeln!(out, "    ticks       %  where");
     for (ticks, what) in &rows {
         let _ = writeln!(out, "{ticks:>9} {:>7.2}  {what}", percent(*ticks, all));
+    }
+    if upstream {
+        let _ = writeln!(out, "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)");
+        let _ = writeln!(out, "The daemons' work for '{program}' is not told apart on a stock kernel: it is among the other processes.");
+        return out;
     }
     let for_it = p.user_ticks.saturating_add(kernel).saturating_add(a.servers());
     let _ = writeln!(
@@ -200,6 +205,29 @@ mod tests {
         assert_eq!((named[0].ticks, named[0].kernel_ticks), (23, 3));
         // A file that cannot be read: addresses.
         assert_eq!((named[1].name.as_str(), named[1].functions.clone()), ("ahcid", vec![("0x409000".to_string(), 4)]));
+    }
+
+    /// On upstream's profiler (a stock kernel) no idle is recorded and no daemon's work is
+    /// told apart: the report says so rather than show zeros.
+    #[test]
+    fn a_stock_kernels_run_says_what_it_cannot_know() {
+        let r = ServersReport { own_user: 14748, own_kernel: 310, account: Account { other: 83, ..Default::default() }, servers: Vec::new() };
+        let p = Profile {
+            user_ticks: 14748,
+            kernel_ticks: Some(310),
+            sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }),
+            ..Default::default()
+        };
+        assert_eq!(
+            render("fib", &p, Some((&r, &[]))),
+            "Where the time went (15141 ticks of the run, every CPU):\n\
+             \x20   ticks       %  where\n\
+             \x20   14748   97.40  its own code\n\
+             \x20     310    2.05  the kernel, for it\n\
+             \x20      83    0.55  other processes\n\
+             \x20       -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)\n\
+             The daemons' work for 'fib' is not told apart on a stock kernel: it is among the other processes.\n"
+        );
     }
 
     #[test]

@@ -259,7 +259,15 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     drop(starter);
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
-    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None).with_process_table(&table);
+    // On upstream's profiler (a stock kernel) the rows are contexts by debug_id: procmgr's
+    // table of pids says nothing of them.
+    let status = String::from_utf8_lossy(&read_file(STATUS)?).into_owned();
+    let upstream = status.split_whitespace().any(|w| w == "source=nmi-ipi");
+    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
+    match upstream {
+        true => profile.sampling = Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }),
+        false => profile = profile.with_process_table(&table),
+    }
     profile.elapsed = Some(elapsed);
     profile.cpus = crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
