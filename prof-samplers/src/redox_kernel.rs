@@ -387,7 +387,7 @@ pub use sys_files::SysFiles;
 /// namespace; each read opens its entry afresh relative to that capability, because a `sys:`
 /// file's content is generated once per open.
 #[cfg(target_os = "redox")]
-mod sys_files {
+pub(crate) mod sys_files {
     use std::io;
 
     use libredox::flag::{O_DIRECTORY, O_RDONLY, O_WRONLY};
@@ -400,8 +400,22 @@ mod sys_files {
         ctl: Fd,
     }
 
-    fn io_err(e: libredox::error::Error) -> io::Error {
+    pub(crate) fn io_err(e: libredox::error::Error) -> io::Error {
         io::Error::from_raw_os_error(e.errno())
+    }
+
+    /// The whole of entry `name` of the scheme whose root is `root` (a `sys:` file's content
+    /// is made once per open, so each read opens it afresh).
+    pub(crate) fn read_entry(root: &Fd, name: &str) -> io::Result<Vec<u8>> {
+        let fd = root.openat(name, O_RDONLY, 0).map_err(io_err)?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match fd.read(&mut buf).map_err(io_err)? {
+                0 => return Ok(out),
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
     }
 
     impl SysFiles {
@@ -413,15 +427,7 @@ mod sys_files {
         }
 
         fn read_entry(&self, name: &str) -> io::Result<Vec<u8>> {
-            let fd = self.root.openat(name, O_RDONLY, 0).map_err(io_err)?;
-            let mut out = Vec::new();
-            let mut buf = [0u8; 4096];
-            loop {
-                match fd.read(&mut buf).map_err(io_err)? {
-                    0 => return Ok(out),
-                    n => out.extend_from_slice(&buf[..n]),
-                }
-            }
+            read_entry(&self.root, name)
         }
     }
 

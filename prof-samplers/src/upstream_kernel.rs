@@ -59,8 +59,41 @@ const READ_SIZE: usize = 64 << 10;
 enum Target {
     /// Every context (`start all`), by `debug_id`.
     All { named: BTreeSet<u32> },
-    /// One program: its pid, the context found for it (`None`: not found), its contexts.
-    Program { pid: u32, first: Option<u32>, contexts: BTreeSet<u32>, others: BTreeSet<u32>, from_exec: bool, name0: String },
+    Program(Program),
+}
+
+/// One program's session: its pid, and which contexts are its.
+#[derive(Debug)]
+struct Program {
+    pid: u32,
+    /// The pid's name when the session started (the launching profil's, before the exec).
+    name0: String,
+    /// The context found for the program at the start (`None`: none bore its name).
+    first: Option<u32>,
+    /// Contexts decided to be the program's, and not to be.
+    contexts: BTreeSet<u32>,
+    others: BTreeSet<u32>,
+    /// Counting starts at the exec (profil's launch code before it is not the program's).
+    from_exec: bool,
+}
+
+impl Program {
+    /// Is context `id` the program's? Its first context is; a later one is where it bears the
+    /// program's name `now` when first seen (decided once).
+    fn owns(&mut self, id: u32, now: Option<&str>, files: &mut impl DebugFiles) -> bool {
+        if self.contexts.contains(&id) {
+            return true;
+        }
+        if self.others.contains(&id) || self.first.is_none_or(|f| id <= f) {
+            return false;
+        }
+        let ours = now.is_some() && files.context_name(id).as_deref() == now;
+        match ours {
+            true => self.contexts.insert(id),
+            false => self.others.insert(id),
+        };
+        ours
+    }
 }
 
 struct Session {
@@ -155,7 +188,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let first = self.newest_named(&name0);
         let contexts = first.into_iter().collect();
         let from_exec = from == CountFrom::Exec;
-        self.begin(Target::Program { pid, first, contexts, others: BTreeSet::new(), from_exec, name0 })
+        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec }))
     }
 
     fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
@@ -198,31 +231,22 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     batch.servers.push((r.context, stack_of(r), 1));
                 }
             }
-            Target::Program { pid, first, contexts, others, from_exec, name0 } => {
+            Target::Program(program) => {
                 // The program's name now (after its exec), for the threads it starts.
-                let now = first.and_then(|id| self.files.context_name(id));
-                let exec_done = now.as_deref().is_some_and(|n| n != name0.as_str());
+                let now = program.first.and_then(|id| self.files.context_name(id));
+                let exec_done = now.as_deref().is_some_and(|n| n != program.name0);
                 // Redox programs are static, run at their link addresses: the kernel tells no
                 // mapping here, and needs none.
-                if exec_done || !*from_exec {
+                if exec_done || !program.from_exec {
                     batch.load_base = Some(0);
                 }
                 for r in &records {
-                    let ours = contexts.contains(&r.context)
-                        || (!others.contains(&r.context) && first.is_some_and(|f| r.context > f) && {
-                            let is = now.is_some() && self.files.context_name(r.context) == now;
-                            match is {
-                                true => contexts.insert(r.context),
-                                false => others.insert(r.context),
-                            };
-                            is
-                        });
-                    if !ours {
+                    if !program.owns(r.context, now.as_deref(), &mut self.files) {
                         batch.account.other += 1;
                         continue;
                     }
                     // Before its exec the program runs profil's code (the launch): not its own.
-                    if *from_exec && !exec_done {
+                    if program.from_exec && !exec_done {
                         continue;
                     }
                     match r.kernel {
@@ -237,7 +261,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     batch.thread_samples.push((r.context, r.ip, 1));
                 }
                 let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
-                if !alive_in_context_table(&table, *pid) {
+                if !alive_in_context_table(&table, program.pid) {
                     batch.ended = Some(StopReason::Exit);
                 }
             }
@@ -359,15 +383,12 @@ mod debug_files {
     use libredox::Fd;
 
     use super::DebugFiles;
+    use crate::redox_kernel::sys_files::{io_err, read_entry};
 
     pub struct RealDebugFiles {
         ctl: Fd,
         rings: Vec<Fd>,
         sys: Fd,
-    }
-
-    fn io_err(e: libredox::error::Error) -> io::Error {
-        io::Error::from_raw_os_error(e.errno())
     }
 
     impl RealDebugFiles {
@@ -403,15 +424,7 @@ mod debug_files {
             Some(String::from_utf8_lossy(&name[..n.min(name.len())]).into_owned())
         }
         fn contexts(&mut self) -> io::Result<String> {
-            let fd = self.sys.openat("context", O_RDONLY, 0).map_err(io_err)?;
-            let mut out = Vec::new();
-            let mut buf = [0u8; 4096];
-            loop {
-                match fd.read(&mut buf).map_err(io_err)? {
-                    0 => return Ok(String::from_utf8_lossy(&out).into_owned()),
-                    n => out.extend_from_slice(&buf[..n]),
-                }
-            }
+            read_entry(&self.sys, "context").map(|b| String::from_utf8_lossy(&b).into_owned())
         }
     }
 }

@@ -27,19 +27,20 @@ fn profil_limited(args: &[&str]) -> Output {
     cmd.output().expect("run profil")
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+/// A scratch directory `name` holding a sparse file of 2 GiB (no disk taken), and its path.
+fn with_a_2_gib_file(name: &str, file: &str) -> (std::path::PathBuf, String) {
     let dir = std::env::temp_dir().join(format!("profil-bounded-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    let big = dir.join(file);
+    std::fs::File::create(&big).unwrap().set_len(2 << 30).unwrap();
+    let big = big.to_str().unwrap().to_string();
+    (dir, big)
 }
 
 #[test]
 fn a_device_or_an_oversized_file_given_as_a_saved_run_is_refused_without_reading_it() {
-    let dir = scratch("saved");
-    // Sparse: 2 GiB that take no disk.
-    let big = dir.join("big.run");
-    std::fs::File::create(&big).unwrap().set_len(2 << 30).unwrap();
-    let big = big.to_str().unwrap();
+    let (dir, big) = with_a_2_gib_file("saved", "big.run");
+    let big = big.as_str();
     let fib = fib_bin();
     let fib = fib.to_str().unwrap();
     let cases: [(&[&str], String); 5] = [
@@ -59,10 +60,8 @@ fn a_device_or_an_oversized_file_given_as_a_saved_run_is_refused_without_reading
 
 #[test]
 fn a_kernel_file_that_cannot_name_the_kernel_is_refused_before_the_run() {
-    let dir = scratch("kernel");
-    let big = dir.join("vmlinux-not");
-    std::fs::File::create(&big).unwrap().set_len(2 << 30).unwrap();
-    let big = big.to_str().unwrap();
+    let (dir, big) = with_a_2_gib_file("kernel", "vmlinux-not");
+    let big = big.as_str();
     let fib = fib_bin();
     let cases = [
         ("/dev/zero", "Profil Error: Cannot read the kernel's symbols from '/dev/zero': it is a character device, not a file\n".to_string()),
