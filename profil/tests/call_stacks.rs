@@ -309,7 +309,8 @@ fn attached_processes_get_whole_stacks_too() {
     let dir = scratch("stacks-attach");
     let busy = compile("cc", "busy.c", &["-O2", "-fomit-frame-pointer"], &dir);
     let json = dir.join("a.json");
-    let mut target = std::process::Command::new(&busy).arg("3000").stdout(std::process::Stdio::null()).spawn().unwrap();
+    // It runs until the test ends it: the session may wait for the other tests' first.
+    let mut target = std::process::Command::new(&busy).arg("600000").stdout(std::process::Stdio::null()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = target.id().to_string();
     let (o, used) = {
@@ -327,7 +328,10 @@ fn attached_processes_get_whole_stacks_too() {
     // Most of the CPU time it had while profil ran (however much that was) was sampled.
     assert!(all as f64 >= used as f64 * 0.6 - 50.0 && all > 0, "{all} stacks for {used} ms of CPU\n{out}");
     assert!(through_main * 10 >= all * 9, "{through_main} of {all} through main -> spin\n{out}");
-    assert!(target.wait().unwrap().success());
+    // Still running after the attach ended (profil let it go), then ended here.
+    assert!(target.try_wait().unwrap().is_none(), "the target ended under profil");
+    target.kill().unwrap();
+    target.wait().unwrap();
 }
 
 /// Inclusive shares agree with perf's on one and the same run: `perf record` (user-mode

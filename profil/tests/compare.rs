@@ -35,11 +35,13 @@ fn row(report: &str, function: &str) -> (f64, f64, f64, String) {
 }
 
 #[test]
-fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
+fn a_function_made_four_times_as_slow_is_significant_and_gates_the_exit_status() {
     let dir = scratch("compare");
-    // loop's time doubles (285 ms, then 560 ms; overflow's 540 ms stays).
+    // loop's time quadruples (285 ms, then 1.14 s; overflow does the same work, 540 ms). On a
+    // busy virtual machine the same work can take twice the CPU time from one run to the next
+    // (the host's steal counts as the guest's): a fourfold change stays clear of that.
     let base = saved_fib(&dir, "base.profil", "3000", &["-g"]);
-    let new = saved_fib(&dir, "new.profil", "4243", &["-g"]);
+    let new = saved_fib(&dir, "new.profil", "6000", &["-g"]);
     let (folded, svg, pprof) = (dir.join("diff.folded"), dir.join("diff.svg"), dir.join("diff.pb.gz"));
     let o = profil(&[
         "-f",
@@ -84,8 +86,9 @@ fn a_function_made_twice_as_slow_is_significant_and_gates_the_exit_status() {
             let line = top.lines().find(|l| l.trim_end().ends_with(&format!(" {f}")));
             line.map_or(0, |l| l.split_whitespace().next().unwrap().parse().unwrap())
         };
-        assert!(flat("loop") > 100, "{top}");
-        assert!(flat("overflow").abs() < flat("loop") / 4, "{top}");
+        // loop's samples grew by hundreds; overflow's moved with the machine's speed alone.
+        assert!(flat("loop") > 300, "{top}");
+        assert!(flat("overflow").abs() < flat("loop") / 2, "{top}");
     }
 
     // The gate: loop grew by more than 5 points for sure, not by 50.

@@ -118,16 +118,20 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     let o = profil(&["-f", "--lines", "--debug-dir", debug_dir.to_str().unwrap(), by_id.to_str().unwrap(), "100000000"]);
     let out = text_of(&o);
     assert!(out.lines().any(|l| l.contains("inline.c:") && l.ends_with("  mix")), "{out}");
-    // The wholly stripped one: named as the unstripped one, function by function.
-    let names = |exe: &std::path::Path| -> Vec<String> {
+    // The wholly stripped one: named as the unstripped one, function by function. Each run's
+    // functions of 5 % or more are named in the other run too, at whatever share sampling
+    // gave them there (a function near 5 % can fall either side of it from run to run).
+    let shares = |exe: &std::path::Path| -> Vec<(String, f64)> {
         let out = text_of(&profil(&["-f", exe.to_str().unwrap(), "100000000"]));
-        let mut names: Vec<String> = flat_rows(&out).into_iter().filter(|r| r.1 >= 5.0).map(|r| r.2).collect();
-        names.sort();
-        names
+        flat_rows(&out).into_iter().map(|r| (r.2, r.1)).collect()
     };
-    let (stripped, unstripped) = (names(&linked), names(&full));
-    assert_eq!(stripped, unstripped);
-    assert!(unstripped.iter().any(|n| n == "step"), "{unstripped:?}");
+    let (stripped, unstripped) = (shares(&linked), shares(&full));
+    for (one, other) in [(&stripped, &unstripped), (&unstripped, &stripped)] {
+        for (name, pct) in one.iter().filter(|r| r.1 >= 5.0) {
+            assert!(other.iter().any(|r| &r.0 == name), "{name} ({pct} %) in one run only: {stripped:?} / {unstripped:?}");
+        }
+    }
+    assert!(unstripped.iter().any(|r| r.0 == "step" && r.1 >= 5.0), "{unstripped:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
