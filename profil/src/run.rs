@@ -166,7 +166,8 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
 /// one that names nothing (hidden addresses) is warned about.
 fn check_kernel(args: &Args) -> Result<(), RunError> {
     let Some(kernel) = &args.kernel else { return Ok(()) };
-    match crate::objects::kallsyms::check(kernel) {
+    // A saved run's kernel is looked for under --sysroot first, as the symbolizer reads it.
+    match crate::objects::kallsyms::check(&crate::objects::sysroot::locate(kernel)) {
         Ok(warning) => {
             if let Some(w) = warning {
                 crate::report_out::to_stderr(format_args!("{w}"));
@@ -579,7 +580,11 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         out.write_all(b"\n")?;
     }
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, run.exit).as_bytes())?;
-    out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
+    // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
+    // were the kernel's walk (its sampling source says it is one).
+    if run.profile.sampling.is_none() {
+        out.write_all(report::hints(stacks.as_ref(), args.call_graph).as_bytes())?;
+    }
     out.flush()?;
     let analysis = Analysis {
         run,

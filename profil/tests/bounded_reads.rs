@@ -58,6 +58,30 @@ fn a_device_or_an_oversized_file_given_as_a_saved_run_is_refused_without_reading
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--kernel` of a saved run names the path it had where the run was made (a Redox guest's
+/// `/scheme/initfs/bin/kernel`): it is checked where `--sysroot` finds it.
+#[test]
+fn a_kernel_named_by_its_path_in_a_sysroot_is_found_there() {
+    let dir = common::scratch("bounded-sysroot");
+    let saved = dir.join("fib.profil");
+    let fib = fib_bin();
+    let o = common::profil(&["-f", "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "20", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("guest/boot")).unwrap();
+    // Any ELF stands for the kernel's.
+    std::fs::copy(&fib, root.join("guest/boot/kernel")).unwrap();
+    let load = |kernel: &str| {
+        common::profil(&["-f", "--load", saved.to_str().unwrap(), "--sysroot", root.to_str().unwrap(), "--kernel", kernel])
+    };
+    let o = load("/guest/boot/kernel");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert!(text(&o).0.contains("Flat profile"), "{}", text(&o).0);
+    let o = load("/guest/boot/none");
+    assert_eq!(text(&o).1, "Profil Error: Cannot read the kernel's symbols from '/guest/boot/none': No such file or directory\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_kernel_file_that_cannot_name_the_kernel_is_refused_before_the_run() {
     let (dir, big) = with_a_2_gib_file("kernel", "vmlinux-not");

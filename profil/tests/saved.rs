@@ -287,3 +287,36 @@ fn objects_of_a_saved_run_are_found_by_build_id_or_named_in_one_warning() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Redox run loaded here (its sampling source says it is one: the kernel walked its stacks)
+/// gets no hint about how to take stacks on Linux, however many were cut short; the same run
+/// as a Linux one does.
+#[test]
+fn a_redox_runs_cut_stacks_get_no_linux_hint() {
+    use std::io::{Read, Write};
+    let dir = scratch("saved-redox-hint");
+    let saved = dir.join("run.profil");
+    let fib = fib_bin();
+    // A stack copy of 8 bytes: nearly every stack is cut short.
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--stack-size", "8", "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "25", "1"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let hint = "Hint: ";
+    let loaded = |file: &Path| text(&profil(&["-f", "--load", file.to_str().unwrap()])).0;
+    assert!(loaded(&saved).contains(hint), "{}", loaded(&saved));
+    // The same run as the Redox sampler records it: with its source.
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&saved).unwrap()).read_to_string(&mut json).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let profile = doc["run"]["profile"].as_object_mut().expect("the run's profile");
+    profile.insert("sampling".into(), serde_json::json!({"source": "nmi-ipi", "rate": 0}));
+    let redox = dir.join("redox.profil");
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&redox).unwrap(), flate2::Compression::default());
+    gz.write_all(serde_json::to_string(&doc).unwrap().as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let report = loaded(&redox);
+    assert!(report.contains("Sampling: nmi-ipi") && !report.contains(hint), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
