@@ -27,6 +27,8 @@ pub const DEFAULT_TOP: usize = 20;
 /// The base run of `--diff`, named: its file as given, its flat profile and stacks, its rate.
 pub struct Base {
     pub file: String,
+    /// The program the base run profiled, as its report named it.
+    pub program: String,
     pub flat: FlatProfile,
     pub stacks: Option<crate::stacks::StackProfile>,
     pub frequency_hz: u64,

@@ -520,6 +520,9 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         Some(file) => Some(load_base(args, file)?),
         None => None,
     };
+    if let Some(warning) = base.as_ref().and_then(|b| base_warning(b, &run.program, stacks.is_some())) {
+        crate::report_out::to_stderr(format_args!("{warning}"));
+    }
     let changes = base.as_ref().map(|b| {
         let (old, new) = (crate::compare::Side::of(&b.flat, b.frequency_hz), crate::compare::Side::of(&flat, run.frequency_hz));
         let changes = crate::compare::compare(&old, &new);
@@ -616,6 +619,21 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     Ok(())
 }
 
+/// What makes a comparison with `base` say less than it seems to, in one warning: a base of
+/// another program (every function then differs), or a base without call stacks against a
+/// run with them (the total shares and the stacks' difference compare with nothing).
+fn base_warning(base: &crate::compare::Base, program: &str, with_stacks: bool) -> Option<String> {
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut parts = Vec::new();
+    if name(&base.program) != name(program) {
+        parts.push(format!("the base run is of another program ('{}', this run '{program}'): the changes compare two programs", base.program));
+    }
+    if with_stacks && base.stacks.is_none() {
+        parts.push("the base run has no call stacks (record it with -g): total shares and the stack exports compare with nothing".to_string());
+    }
+    (!parts.is_empty()).then(|| format!("profil: warning: {}", parts.join("; ")))
+}
+
 /// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
 /// file (so two builds compare by function name).
 fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
@@ -625,7 +643,13 @@ fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base
         symbolizer = symbolizer.with_kernel(kernel);
     }
     let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
-    Ok(crate::compare::Base { file: file.display().to_string(), flat, stacks, frequency_hz: saved.run.frequency_hz })
+    Ok(crate::compare::Base {
+        file: file.display().to_string(),
+        program: saved.run.program.clone(),
+        flat,
+        stacks,
+        frequency_hz: saved.run.frequency_hz,
+    })
 }
 
 /// The one warning for the objects of a saved run that could not be read here: those not

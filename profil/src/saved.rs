@@ -140,6 +140,7 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         _ => return Err(format!("not a saved run (no \"format\": \"{FORMAT}\")")),
     }
     let saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
+    counts_that_can_be(&saved.run.profile)?;
     let call_graph = match saved.stacks {
         Stacks::None => CallGraph::None,
         Stacks::Fp => CallGraph::FramePointers,
@@ -148,10 +149,46 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
     Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run: saved.run })
 }
 
+/// The most samples a run can hold, the program's and its processes' together: 2^50 is
+/// 350 years at 100 kHz. More is a damaged file (2^64 - 1 samples read as a report of
+/// nonsense before).
+const MAX_SAMPLES: u64 = 1 << 50;
+
+/// Are the run's sample counts ones a run can have?
+fn counts_that_can_be(p: &crate::profile::Profile) -> Result<(), String> {
+    fn total(p: &crate::profile::Profile) -> Option<u64> {
+        let pairs = p.image_samples.iter().chain(&p.foreign_samples).chain(&p.kernel_samples).map(|s| s.1);
+        let stacks = p.stacks.iter().map(|s| s.count);
+        let ticks = [p.user_ticks, p.kernel_ticks.unwrap_or(0), p.lost, p.idle_ticks.unwrap_or(0)];
+        let own = pairs.chain(stacks).chain(ticks).try_fold(0u64, u64::checked_add)?;
+        p.processes.iter().try_fold(own, |n, c| n.checked_add(total(&c.profile)?))
+    }
+    match total(p) {
+        Some(n) if n <= MAX_SAMPLES => Ok(()),
+        _ => Err("a damaged saved run (its sample counts are more than any run can hold)".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::ExitKind;
+
+    #[test]
+    fn counts_no_run_can_have_are_a_damaged_file() {
+        let mut run = outcome();
+        run.profile.user_ticks = u64::MAX;
+        let bytes = render(&run, Path::new("/bin/fib"), CallGraph::None, false);
+        assert_eq!(parse(&bytes).unwrap_err(), "a damaged saved run (its sample counts are more than any run can hold)");
+        // Two counts that overflow together.
+        let mut run = outcome();
+        run.profile.image_samples = vec![(0x1000, u64::MAX / 2 + 1), (0x1010, u64::MAX / 2 + 1)];
+        assert!(parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).is_err());
+        // A long run's counts are fine.
+        let mut run = outcome();
+        run.profile.user_ticks = 3_600_000_000;
+        assert!(parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).is_ok());
+    }
 
     fn outcome() -> Outcome {
         let profile = crate::profile::Profile {

@@ -147,3 +147,46 @@ fn bad_bases_and_gates_are_one_clear_error() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A base that cannot say what `--diff` seems to: of another program (every function then
+/// differs), or without call stacks against a run with them. One warning says so; the
+/// comparison is still made.
+#[test]
+fn a_base_of_another_program_or_without_stacks_is_warned_about() {
+    let dir = scratch("compare-warn");
+    let other = dir.join("true.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--save", other.to_str().unwrap(), "/bin/true"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let flat = saved_fib(&dir, "flat.profil", "3000", &[]);
+    let fib = fib_bin();
+    let diff = |base: &Path, record: &[&str]| {
+        let mut args = vec!["-f", "--diff", base.to_str().unwrap()];
+        args.extend_from_slice(record);
+        args.extend_from_slice(&[fib.to_str().unwrap(), "30", "3000"]);
+        let _s = session();
+        profil(&args)
+    };
+    let o = diff(&other, &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("Compared with"), "{out}");
+    let warning = format!(
+        "profil: warning: the base run is of another program ('/bin/true', this run '{}'): the changes compare two programs\n",
+        fib.display()
+    );
+    assert_eq!(err.matches("profil: warning:").count(), 1, "{err}");
+    assert!(err.contains(&warning), "{err}");
+    let o = diff(&flat, &["-g"]);
+    let err = text(&o).1;
+    assert_eq!(
+        err,
+        "profil: warning: the base run has no call stacks (record it with -g): total shares and the stack exports compare with nothing\n"
+    );
+    // The same program, without stacks on either side: no word.
+    let o = diff(&flat, &[]);
+    assert_eq!(text(&o).1, "");
+    let _ = std::fs::remove_dir_all(&dir);
+}
