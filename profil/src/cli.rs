@@ -69,7 +69,7 @@ pub struct Args {
     pub pprof: Option<PathBuf>,
     /// `-g` / `--call-graph`: record call stacks, and how.
     pub call_graph: CallGraph,
-    /// `--callgraph`: print the callers and callees of the top functions.
+    /// `--callers` (alias `--callgraph`): print the callers and callees of the top functions.
     pub callgraph_report: bool,
     /// `--children`: profile the processes the program starts too, each on its own and in
     /// total (Linux).
@@ -105,7 +105,7 @@ pub struct UsageError(pub String);
 
 const BRIEF: &str = "\
 Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [-g | --call-graph dwarf|fp] [--callgraph] [--inline] [--children] [--lines]
+              [-g | --call-graph dwarf|fp] [--callers] [--inline] [--children] [--lines]
               [--report FILE] [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE]
               [--save FILE] program [args...]
        profil [options] -p PID [-t SECONDS] [program-file]
@@ -169,7 +169,9 @@ fn options() -> Options {
         "MODE",
     );
     o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
-    o.optflag("", "callgraph", "print the callers and callees of the top functions (implies -g); with --off-cpu also by the time blocked under them");
+    o.optflag("", "callers", "print the callers and callees of the top functions (implies -g); with --off-cpu also by the time blocked under them");
+    // The report's first name, one hyphen from --call-graph (how stacks are taken): kept.
+    o.optflag("", "callgraph", "the same as --callers (its former name)");
     o.optflag(
         "",
         "inline",
@@ -340,7 +342,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             _ => return Err(UsageError(format!("invalid points '{s}' for --fail-above: expected a number from 0 to 100"))),
         },
     };
-    let callgraph_report = m.opt_present("callgraph");
+    let callgraph_report = m.opt_present("callers") || m.opt_present("callgraph");
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
         Some(s) => match parse_number(&s) {
@@ -406,7 +408,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         // Every process: nothing of one program's (its bins, its threads, its children, its
         // file's lines) and nothing to start.
         let one_program =
-            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callgraph", "diff"];
+            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff"];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
             return Err(UsageError(format!("{dash}{o} does not go with -a: it profiles every process, not one program")));
@@ -583,6 +585,9 @@ mod tests {
         let a = profile(&["--callgraph", "--svg", "f.svg", "--pprof", "p.pb.gz", "fib"]);
         assert_eq!((a.call_graph, a.callgraph_report), (dwarf, true));
         assert_eq!((a.svg, a.pprof), (Some(PathBuf::from("f.svg")), Some(PathBuf::from("p.pb.gz"))));
+        // Its name that cannot be taken for --call-graph.
+        let a = profile(&["--callers", "fib"]);
+        assert_eq!((a.call_graph, a.callgraph_report), (dwarf, true));
         // --svg alone keeps one address per sample: a flame graph one level deep.
         assert_eq!(profile(&["--svg", "f.svg", "fib"]).call_graph, CallGraph::None);
         for (bad, why) in [
@@ -667,6 +672,7 @@ mod tests {
                     "-g ",
                     "--call-graph MODE",
                     "--stack-size BYTES",
+                    "--callers ",
                     "--callgraph ",
                     "-h, --help",
                     "-V, --version",
