@@ -188,7 +188,8 @@ pub fn clock_section(p: &Profile) -> String {
     }
     if p.threads.len() > 1 {
         let _ = writeln!(out, "      tid  seconds on CPU blocked preempted");
-        for t in &p.threads {
+        let (shown, rest) = busiest(&p.threads, |t| t.on_cpu());
+        for t in shown {
             let _ = writeln!(
                 out,
                 "{:>9} {:>8.3} {:>6.3} {:>7.3} {:>9.3}",
@@ -199,8 +200,34 @@ pub fn clock_section(p: &Profile) -> String {
                 seconds(t.preempted)
             );
         }
+        if !rest.is_empty() {
+            let on = rest.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
+            let _ = writeln!(out, "{:>9} {:>8} {:>6.3}  ({}, each on a CPU less: --json has each)", "", "", seconds(on), count(rest.len() as u64, "more thread"));
+        }
     }
     out
+}
+
+/// The most threads a per-thread table lists (the busiest; one line sums the rest).
+pub const MAX_THREAD_ROWS: usize = 20;
+
+/// The [`MAX_THREAD_ROWS`] threads with the most `by`, in their order in `threads`, and the
+/// rest: all of them where they are that few.
+pub fn busiest<T>(threads: &[T], by: impl Fn(&T) -> u64) -> (Vec<&T>, Vec<&T>) {
+    if threads.len() <= MAX_THREAD_ROWS {
+        return (threads.iter().collect(), Vec::new());
+    }
+    let mut ranked: Vec<usize> = (0..threads.len()).collect();
+    ranked.sort_by_key(|&i| (std::cmp::Reverse(by(&threads[i])), i));
+    let keep: std::collections::BTreeSet<usize> = ranked[..MAX_THREAD_ROWS].iter().copied().collect();
+    let (mut shown, mut rest) = (Vec::new(), Vec::new());
+    for (i, t) in threads.iter().enumerate() {
+        match keep.contains(&i) {
+            true => shown.push(t),
+            false => rest.push(t),
+        }
+    }
+    (shown, rest)
 }
 
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
@@ -447,6 +474,25 @@ mod tests {
              \x20       8    0.500  0.497   0.000     0.003\n"
         );
         assert_eq!(clock_section(&Profile::default()), "");
+    }
+
+    /// A server of many threads (5 s of `-p` on http.server printed 759 lines): the busiest
+    /// 20, in tid order, then one line for the rest.
+    #[test]
+    fn a_table_of_many_threads_lists_the_busiest() {
+        use prof_core::ledger::ThreadTime;
+        // Thread 100 + i was on a CPU for i ms.
+        let threads = (0..30u32)
+            .map(|i| ThreadTime { tid: 100 + i, wall: 100_000_000, preempted: 0, blocked: 100_000_000 - u64::from(i) * 1_000_000, waits: Vec::new() })
+            .collect();
+        let p = Profile { threads, ..Default::default() };
+        let text = clock_section(&p);
+        let rows: Vec<&str> = text.lines().skip(6).collect();
+        assert_eq!(rows.len(), 21, "{text}");
+        assert_eq!(rows[0], "      110    0.100  0.010   0.090     0.000");
+        assert_eq!(rows[19], "      129    0.100  0.029   0.071     0.000");
+        // The ten idlest: 0 + 1 + ... + 9 ms on a CPU.
+        assert_eq!(rows[20], "                    0.045  (10 more threads, each on a CPU less: --json has each)");
     }
 
     #[test]

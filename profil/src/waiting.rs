@@ -293,8 +293,11 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     }
     if p.threads.len() > 1 {
         let _ = writeln!(out, "  By thread:");
-        let _ = writeln!(out, "       tid   blocked  its longest wait");
-        for t in &p.threads {
+        // A thread's call with the most blocked time, all its waits there together (the
+        // looks do not see single waits end to end).
+        let _ = writeln!(out, "       tid   blocked  its most blocked call (all its waits there)");
+        let (shown, rest) = crate::report::busiest(&p.threads, |t| t.blocked);
+        for t in shown {
             let longest = waits
                 .iter()
                 .filter_map(|w| w.by_thread.iter().find(|x| x.0 == t.tid).map(|x| (w, x.1)))
@@ -304,6 +307,11 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
                 None => "-".to_string(),
             };
             let _ = writeln!(out, "{:>10} {:>9.3}  {what}", t.tid, t.blocked as f64 / 1e9);
+        }
+        if !rest.is_empty() {
+            let ns = rest.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
+            let more = crate::report::count(rest.len() as u64, "more thread");
+            let _ = writeln!(out, "{:>10} {:>9.3}  ({more}, each blocked less: --json has each)", "", ns as f64 / 1e9);
         }
     }
     out
@@ -387,7 +395,7 @@ mod tests {
              \x20                                   at b <- main\n\
              \x20    0.400   13.33  (1 more calls)\n\
              \x20 By thread:\n\
-             \x20      tid   blocked  its longest wait\n\
+             \x20      tid   blocked  its most blocked call (all its waits there)\n\
              \x20        7     1.505  1.00 s read on 2 targets (most: /etc/a), in a\n\
              \x20        8     0.400  400.0 ms futex, in c\n"
         );
