@@ -54,6 +54,9 @@ const SCAN_GAP: u32 = 512;
 /// Bytes read from a ring at once (a whole number of words).
 const READ_SIZE: usize = 64 << 10;
 
+/// A ring's size at 663e6641: 16 Mi words.
+const RING_BYTES: usize = 128 << 20;
+
 /// What the session profiles.
 #[derive(Debug)]
 enum Target {
@@ -156,10 +159,15 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             // A kernel with one CPU: the profiling CPU would be the only one.
             return Err(ProfError::failed_at("upstream's profiler has no ring here (it needs two CPUs or more)"));
         }
-        // What the rings hold from before is not this session's.
+        // What the rings hold from before is not this session's: a ring's whole size at most
+        // (128 MiB), read away.
         let mut buf = vec![0u8; READ_SIZE];
         for cpu in 0..rings {
-            while self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))? > 0 {}
+            for _ in 0..RING_BYTES / READ_SIZE {
+                if self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))? == 0 {
+                    break;
+                }
+            }
         }
         self.files.set_profiling(true).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
         self.session = Some(Session { target, decoders: (0..rings).map(|_| RingDecoder::new()).collect(), damaged: 0, ended: false });
@@ -205,7 +213,8 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let mut records = Vec::new();
         let mut buf = vec![0u8; READ_SIZE];
         for (cpu, decoder) in s.decoders.iter_mut().enumerate() {
-            loop {
+            // To the ring's end, or a ring's size of it: the next batch takes the rest.
+            for _ in 0..RING_BYTES / READ_SIZE {
                 let n = self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))?;
                 if n == 0 {
                     break;
