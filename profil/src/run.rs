@@ -537,6 +537,16 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         out.write_all(report::minix_statistics(&run.profile.data).as_bytes())?;
         out.write_all(b"\n")?;
     }
+    // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
+    // with where the time went in its processes, then its own flat profile.
+    let own = run.profile.user_ticks.saturating_add(run.profile.kernel_ticks.unwrap_or(0));
+    let theirs = children.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
+    let driver = args.children && own.saturating_mul(20) < theirs;
+    let processes_section = args.children.then(|| processes::render(&name, &run.profile, &samples, &children, &symbolizer));
+    if let Some(section) = processes_section.as_ref().filter(|_| driver) {
+        out.write_all(section.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
     out.write_all(flat.render(args.top).as_bytes())?;
     out.write_all(b"\n")?;
     // The thread view is named only where it is shown: the section, or the speedscope file.
@@ -578,8 +588,8 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         out.write_all(callgraph::render_waits(&waits, callgraph::DEFAULT_TOP).as_bytes())?;
         out.write_all(b"\n")?;
     }
-    if args.children {
-        out.write_all(processes::render(&name, &run.profile, &samples, &children, &symbolizer).as_bytes())?;
+    if let Some(section) = processes_section.as_ref().filter(|_| !driver) {
+        out.write_all(section.as_bytes())?;
         out.write_all(b"\n")?;
     }
     out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, run.exit).as_bytes())?;

@@ -117,6 +117,26 @@ fn exec_children_are_named_by_their_programs() {
         assert!(section[1].ends_with("  spin [busy]"), "{section:?}");
     }
     assert!(!out.contains("were not counted"), "{out}");
+    // sh did next to nothing itself: the report leads with its processes, then sh's own
+    // (near empty) flat profile, and has the processes' section once.
+    let (processes, flat) = (out.find("Processes (--children)").unwrap(), out.find("Flat profile (").unwrap());
+    assert!(processes < flat, "{out}");
+    assert_eq!(out.matches("Processes (--children)").count(), 1, "{out}");
+}
+
+/// A program that does the work itself keeps its flat profile first, its processes after.
+#[test]
+fn a_busy_program_leads_with_its_own_flat_profile() {
+    let dir = scratch("children-busy-first");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", busy.to_str().unwrap(), "200"])
+    };
+    let out = text(&o).0;
+    assert!(o.status.success(), "{out}");
+    let (processes, flat) = (out.find("Processes (--children)").unwrap(), out.find("Flat profile (").unwrap());
+    assert!(flat < processes, "{out}");
 }
 
 /// `--pprof` with --children: every sample is tagged with its process (`pid`, `process`), so
