@@ -39,10 +39,7 @@ fn row(report: &str, function: &str) -> (f64, f64, f64, String) {
 /// were. (Two real runs cannot stand for this on a shared virtual machine: the same work took
 /// from 1 to 5.5 times the CPU time from one run to the next there.)
 fn scaled(base: &Path, new: &Path, range: std::ops::Range<u64>, times: u64) {
-    use std::io::{Read, Write};
-    let mut json = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(base).unwrap()).read_to_string(&mut json).unwrap();
-    let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut doc = saved_run_json(base);
     let p = &mut doc["run"]["profile"];
     let (start, bin) = (p["data"]["start_addr"].as_u64().unwrap(), p["data"]["bin_sz"].as_u64().unwrap());
     let mut more = 0;
@@ -66,9 +63,7 @@ fn scaled(base: &Path, new: &Path, range: std::ops::Range<u64>, times: u64) {
     }
     p["user_ticks"] = (p["user_ticks"].as_u64().unwrap() + more).into();
     assert!(more > 0, "no sample of the function in the base run");
-    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(new).unwrap(), flate2::Compression::default());
-    gz.write_all(serde_json::to_string(&doc).unwrap().as_bytes()).unwrap();
-    gz.finish().unwrap();
+    write_saved_run(new, &doc);
 }
 
 #[test]

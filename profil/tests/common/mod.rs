@@ -290,3 +290,18 @@ pub fn waits_bin() -> PathBuf {
     assert!(p.exists(), "{} not built: run the tests with `cargo test --workspace`", p.display());
     p
 }
+
+/// A saved run (`--save`) as its JSON document.
+pub fn saved_run_json(file: &Path) -> serde_json::Value {
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(file).unwrap()), &mut json).unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+/// Write `doc` as a saved run at `file`, gzipped as profil saves it.
+pub fn write_saved_run(file: &Path, doc: &serde_json::Value) {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(file).unwrap(), flate2::Compression::default());
+    gz.write_all(serde_json::to_string(doc).unwrap().as_bytes()).unwrap();
+    gz.finish().unwrap();
+}
