@@ -142,7 +142,22 @@ pub struct Sampling {
 }
 
 /// The sources a backend names ([`Sampling::source`]).
-pub const SOURCES: [&str; 3] = ["timer", "nmi-hpet", "nmi-ipi"];
+pub const SOURCES: [&str; 3] = ["timer", "nmi-hpet", UPSTREAM_SOURCE];
+
+/// Upstream Redox's own profiler (a stock kernel): NMIs from a CPU of its own.
+pub const UPSTREAM_SOURCE: &str = "nmi-ipi";
+
+impl Sampling {
+    /// Upstream's profiler on a stock kernel, at its own rate: what the kernel does not record
+    /// (idle, the daemons' work for the program, pids) is not in the run.
+    pub fn upstream() -> Sampling {
+        Sampling { source: UPSTREAM_SOURCE, rate: 0 }
+    }
+
+    pub fn is_upstreams(&self) -> bool {
+        self.source == UPSTREAM_SOURCE
+    }
+}
 
 impl<'de> serde::Deserialize<'de> for Sampling {
     /// Read back with its source one of [`SOURCES`].

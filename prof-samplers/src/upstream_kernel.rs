@@ -31,7 +31,7 @@ use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
 use crate::upstream_ring::{Record, RingDecoder};
 
 /// The sampling source's name in reports: upstream's NMI IPI from a dedicated CPU.
-pub const SOURCE: &str = "nmi-ipi";
+pub const SOURCE: &str = prof_core::sampler::UPSTREAM_SOURCE;
 
 /// The kernel files this sampler uses.
 pub trait DebugFiles {
@@ -209,7 +209,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         if s.ended {
             return Ok(batch);
         }
-        batch.sampling = Some(Sampling { source: SOURCE, rate: 0 });
+        batch.sampling = Some(Sampling::upstream());
         let mut records = Vec::new();
         let mut buf = vec![0u8; READ_SIZE];
         for (cpu, decoder) in s.decoders.iter_mut().enumerate() {

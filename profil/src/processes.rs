@@ -219,7 +219,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
     // Upstream's profiler (a stock Redox kernel) records no kernel code running with
     // interrupts on, the idle loop included, and names contexts, not processes.
-    let upstream = p.sampling.is_some_and(|s| s.source == "nmi-ipi");
+    let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
     match upstream {
         true => {
             let _ = writeln!(out, "{:>9} {:>7}  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)", "-", "-");

@@ -278,7 +278,7 @@ impl Profile {
     pub fn achieved_rate(&self) -> Option<f64> {
         let a = &self.servers.as_ref()?.account;
         // Upstream's profiler samples every CPU but the one that sends its NMIs.
-        let cpus = match self.sampling.is_some_and(|s| s.source == "nmi-ipi") {
+        let cpus = match self.sampling.is_some_and(|s| s.is_upstreams()) {
             true => self.cpus?.saturating_sub(1),
             false => self.cpus?,
         };

@@ -91,7 +91,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     };
     let a = &report.account;
     // Upstream's profiler (a stock kernel) records no idle and tells no daemon's work apart.
-    let upstream = p.sampling.is_some_and(|s| s.source == "nmi-ipi");
+    let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
     // A daemon's row holds its kernel samples already (the NMI source samples the kernel, and
     // keeps them with the daemon's): the kernel's row has only those no daemon's row holds.
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));

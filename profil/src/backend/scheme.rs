@@ -262,10 +262,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     // On upstream's profiler (a stock kernel) the rows are contexts by debug_id: procmgr's
     // table of pids says nothing of them.
     let status = String::from_utf8_lossy(&read_file(STATUS)?).into_owned();
-    let upstream = status.split_whitespace().any(|w| w == "source=nmi-ipi");
+    let upstream = status.split_whitespace().any(|w| w.strip_prefix("source=") == Some(prof_core::sampler::UPSTREAM_SOURCE));
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
     match upstream {
-        true => profile.sampling = Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }),
+        true => profile.sampling = Some(prof_core::sampler::Sampling::upstream()),
         false => profile = profile.with_process_table(&table),
     }
     profile.elapsed = Some(elapsed);
