@@ -8,8 +8,8 @@
 //!   (the kernel patch's prof table), through [`redox_kernel::KernelFiles`]: the real files on
 //!   Redox, [`fake_kernel::FakeKernel`] (the kernel patch's module run on the host) in tests.
 //! * Redox, a stock kernel: [`upstream_kernel::UpstreamSampler`] over upstream's own profiler
-//!   (the kernel's `profiling` feature, `debug:profiling-N`), whose records [`upstream_ring`]
-//!   decodes; [`upstream_kernel::EitherKernel`] is whichever of the two the kernel has.
+//!   (the kernel's `profiling` feature, `debug:profiling-N`), whose records
+//!   `prof_events` decodes; [`upstream_kernel::EitherKernel`] is whichever of the two the kernel has.
 
 pub mod fake_kernel;
 #[cfg(target_os = "linux")]
@@ -24,4 +24,3 @@ pub mod system_wide;
 #[cfg(target_os = "linux")]
 pub mod unwind;
 pub mod upstream_kernel;
-pub mod upstream_ring;

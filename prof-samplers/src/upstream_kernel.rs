@@ -1,9 +1,12 @@
 //! The Redox backend on an unpatched kernel: upstream's own profiler (the kernel's cargo feature
 //! `profiling`), read through `debug:ctl-profiling` and `debug:profiling-N`, the records
-//! decoded by [`crate::upstream_ring`].
+//! decoded by [`prof_events::RingDecoder`].
 //!
 //! What that kernel tells, and so what this sampler can do:
-//! * A record names the running context by its `debug_id`, never its pid; the kernel names a
+//! * A kernel with our series writes typed records (`prof_events::layout`) when told `2`: each
+//!   sample has its process's pid, and a program's samples are exactly its pid's. A stock
+//!   kernel refuses `2`, and this sampler takes upstream's records (`1`) instead:
+//! * Upstream's record names the running context by its `debug_id`, never its pid; the kernel names a
 //!   `debug_id` (the last name procmgr gave the context) through a call on a `profiling-N`
 //!   file. A program's contexts are found so: when the session starts, the newest context
 //!   that bears the name of the program's pid (`sys:context`) is the program (profil forked it
@@ -13,8 +16,8 @@
 //! * The profiling CPU (the last one) sends an NMI to the others at a rate of the kernel's
 //!   (its local APIC timer's; about 954 a second in QEMU): `-F` has no effect. Kernel code
 //!   running with interrupts enabled, the idle loop included, is not recorded.
-//! * The user frames of a record are not the program's at 663e6641 (see
-//!   [`crate::upstream_ring`]): a stack here is the sampled address and, for a kernel sample,
+//! * The user frames of a record are not the program's at 663e6641 (its `walk_ustack` reads
+//!   each frame's page from its start): a stack here is the sampled address and, for a kernel sample,
 //!   the kernel's frames and the system call's user address.
 //! * The ring drops a record that does not fit, silently: the records it cut short are
 //!   counted as lost.
@@ -28,15 +31,28 @@ use prof_core::sampler::{push_run, CallStack, CountFrom, SampleBatch, Sampler, S
 use prof_core::session::StopReason;
 
 use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
-use crate::upstream_ring::{Record, RingDecoder};
+use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
 /// The sampling source's name in reports: upstream's NMI IPI from a dedicated CPU.
 pub const SOURCE: &str = prof_core::sampler::UPSTREAM_SOURCE;
 
+/// What `debug:ctl-profiling` is told: one switch for every CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recording {
+    /// `0`.
+    #[default]
+    Off,
+    /// `1`: upstream's records (kind 0), all a stock kernel writes.
+    Upstream,
+    /// `2`: typed records with each sample's pid (a kernel with our series); a stock kernel
+    /// refuses it (EINVAL).
+    Typed,
+}
+
 /// The kernel files this sampler uses.
 pub trait DebugFiles {
-    /// Write `1` (on) or `0` (off) to `debug:ctl-profiling`: one switch for every CPU.
-    fn set_profiling(&mut self, on: bool) -> io::Result<()>;
+    /// Write `mode` to `debug:ctl-profiling`.
+    fn set_profiling(&mut self, mode: Recording) -> io::Result<()>;
     /// How many `profiling-N` rings there are (the CPUs but the profiling one).
     fn rings(&self) -> usize;
     /// Read what ring `cpu` holds now into `buf` (a whole number of words); 0: nothing.
@@ -81,9 +97,14 @@ struct Program {
 }
 
 impl Program {
-    /// Is context `id` the program's? Its first context is; a later one is where it bears the
-    /// program's name `now` when first seen (decided once).
-    fn owns(&mut self, id: u32, now: Option<&str>, files: &mut impl DebugFiles) -> bool {
+    /// Is the context `who` the program's? Where the record has the pid, it says. Otherwise
+    /// its first context is; a later one is where it bears the program's name `now` when first
+    /// seen (decided once).
+    fn owns(&mut self, who: Ids, now: Option<&str>, files: &mut impl DebugFiles) -> bool {
+        if let Some(pid) = who.pid {
+            return pid == self.pid;
+        }
+        let id = who.thread;
         if self.contexts.contains(&id) {
             return true;
         }
@@ -169,17 +190,27 @@ impl<F: DebugFiles> UpstreamSampler<F> {
                 }
             }
         }
-        self.files.set_profiling(true).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
-        self.session = Some(Session { target, decoders: (0..rings).map(|_| RingDecoder::new()).collect(), damaged: 0, ended: false });
+        // Typed records where the kernel writes them (each sample's pid), else upstream's.
+        if self.files.set_profiling(Recording::Typed).is_err() {
+            self.files.set_profiling(Recording::Upstream).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
+        }
+        self.session = Some(Session { target, decoders: (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect(), damaged: 0, ended: false });
         Ok(())
     }
 }
 
-/// A record as a call stack: its address, and for a kernel sample the kernel's frames and the
-/// system call's user address (the user frames of 663e6641 are not the program's).
+/// A record as a call stack. A typed record (it has the pid) comes from a kernel with our
+/// series, whose user walk reads the frames right: its whole walk, cut short only where the
+/// kernel's buffer (32 words) was full. Of upstream's record, its address, and for a kernel
+/// sample the kernel's frames and the system call's user address (the user frames of 663e6641
+/// are not the program's).
 fn stack_of(r: &Record) -> CallStack {
     let mut frames = vec![r.ip];
     frames.extend(&r.kernel_frames);
+    if r.who.pid.is_some() {
+        frames.extend(&r.user_frames);
+        return CallStack { truncated: frames.len() + 3 >= 32, frames };
+    }
     frames.extend(r.user_frames.first().filter(|_| r.kernel));
     CallStack { frames, truncated: true }
 }
@@ -210,7 +241,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.sampling = Some(Sampling::upstream());
-        let mut records = Vec::new();
+        let mut events = Vec::new();
         let mut buf = vec![0u8; READ_SIZE];
         for (cpu, decoder) in s.decoders.iter_mut().enumerate() {
             // To the ring's end, or a ring's size of it: the next batch takes the rest.
@@ -219,25 +250,32 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 if n == 0 {
                     break;
                 }
-                decoder.push(&buf[..n], &mut records);
+                decoder.push(&buf[..n], &mut events);
             }
         }
-        let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged).sum();
+        let records: Vec<Record> = events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Sample(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
         match &mut s.target {
             Target::All { named } => {
                 for r in &records {
-                    let name = named.insert(r.context).then(|| self.files.context_name(r.context));
+                    let name = named.insert(r.who.thread).then(|| self.files.context_name(r.who.thread));
                     if let Some(name) = name {
-                        let name = name.unwrap_or_else(|| format!("[context {}]", r.context));
-                        batch.server_names.push((r.context, name));
+                        let name = name.unwrap_or_else(|| format!("[context {}]", r.who.thread));
+                        batch.server_names.push((r.who.thread, name));
                     }
                     match r.kernel {
                         true => batch.account.server_kernel += 1,
                         false => batch.account.server_user += 1,
                     }
-                    batch.servers.push((r.context, stack_of(r), 1));
+                    batch.servers.push((r.who.thread, stack_of(r), 1));
                 }
             }
             Target::Program(program) => {
@@ -250,7 +288,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     batch.load_base = Some(0);
                 }
                 for r in &records {
-                    if !program.owns(r.context, now.as_deref(), &mut self.files) {
+                    if !program.owns(r.who, now.as_deref(), &mut self.files) {
                         batch.account.other += 1;
                         continue;
                     }
@@ -267,7 +305,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     }
                     push_run(&mut batch.stacks, stack_of(r));
                     // By thread: the context is the thread.
-                    batch.thread_samples.push((r.context, r.ip, 1));
+                    batch.thread_samples.push((r.who.thread, r.ip, 1));
                 }
                 let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
                 if !alive_in_context_table(&table, program.pid) {
@@ -277,7 +315,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         }
         if batch.ended.is_some() {
             s.ended = true;
-            let _ = self.files.set_profiling(false);
+            let _ = self.files.set_profiling(Recording::Off);
         }
         Ok(batch)
     }
@@ -285,7 +323,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     fn stop(&mut self) {
         // A session that ended by itself switched profiling off already.
         if self.session.take().is_some_and(|s| !s.ended) {
-            let _ = self.files.set_profiling(false);
+            let _ = self.files.set_profiling(Recording::Off);
         }
     }
 }
@@ -294,7 +332,13 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
 /// writes them, names by `debug_id`, a `sys:context` table.
 #[derive(Debug, Default)]
 pub struct FakeDebugFiles {
-    pub on: bool,
+    /// Does this kernel write typed records (our series), or refuse `2` (a stock kernel)?
+    pub typed_records: bool,
+    pub mode: Recording,
+    /// The pid of each `debug_id`, for typed records.
+    pub pids: BTreeMap<u32, u32>,
+    /// Records the ring had no room for, said before the next one (typed records).
+    pub lost: u64,
     pub rings: Vec<Vec<u8>>,
     pub names: BTreeMap<u32, String>,
     pub contexts: String,
@@ -306,18 +350,47 @@ impl FakeDebugFiles {
     /// A sample of context `id` at `ip` on `cpu`, with `frames`, as the NMI handler writes it
     /// (only while profiling is on).
     pub fn sample(&mut self, cpu: usize, id: u32, ip: u64, frames: &[u64]) {
-        if !self.on {
-            return;
+        match self.mode {
+            Recording::Off => {}
+            Recording::Upstream => {
+                let len = 4 + frames.len() as u64;
+                let words = [prof_events::layout::MARKER | len, ip, 0, u64::from(id)].into_iter().chain(frames.iter().copied());
+                self.rings[cpu].extend(words.flat_map(u64::to_le_bytes));
+            }
+            Recording::Typed => {
+                let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
+                let sample = Record {
+                    cpu: cpu as u32,
+                    time: 0,
+                    who: Ids { pid: Some(self.pids.get(&id).copied().unwrap_or(0)), thread: id },
+                    kernel: ip >= prof_events::KERNEL_BASE,
+                    source: Some(prof_events::layout::Source::NmiIpi),
+                    ip,
+                    kernel_frames: frames[..kernel].to_vec(),
+                    user_frames: frames[kernel..].to_vec(),
+                };
+                let mut events = Vec::new();
+                if self.lost > 0 {
+                    events.push(Event::Lost { cpu: cpu as u32, time: 0, count: std::mem::take(&mut self.lost) });
+                }
+                events.push(Event::Sample(sample));
+                self.rings[cpu].extend(prof_events::ring_bytes(&events));
+            }
         }
-        let len = 4 + frames.len() as u64;
-        let words = [crate::upstream_ring::MARKER | len, ip, 0, u64::from(id)].into_iter().chain(frames.iter().copied());
-        self.rings[cpu].extend(words.flat_map(u64::to_le_bytes));
+    }
+
+    /// Is profiling on?
+    pub fn on(&self) -> bool {
+        self.mode != Recording::Off
     }
 }
 
 impl DebugFiles for FakeDebugFiles {
-    fn set_profiling(&mut self, on: bool) -> io::Result<()> {
-        self.on = on;
+    fn set_profiling(&mut self, mode: Recording) -> io::Result<()> {
+        if mode == Recording::Typed && !self.typed_records {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        self.mode = mode;
         Ok(())
     }
     fn rings(&self) -> usize {
@@ -391,7 +464,7 @@ mod debug_files {
     use libredox::flag::{O_DIRECTORY, O_RDONLY, O_WRONLY};
     use libredox::Fd;
 
-    use super::DebugFiles;
+    use super::{DebugFiles, Recording};
     use crate::redox_kernel::sys_files::{io_err, read_entry};
 
     pub struct RealDebugFiles {
@@ -415,9 +488,14 @@ mod debug_files {
     }
 
     impl DebugFiles for RealDebugFiles {
-        fn set_profiling(&mut self, on: bool) -> io::Result<()> {
+        fn set_profiling(&mut self, mode: Recording) -> io::Result<()> {
             // Exactly one byte: the kernel refuses any other length.
-            self.ctl.write(if on { b"1" } else { b"0" }).map(|_| ()).map_err(io_err)
+            let byte = match mode {
+                Recording::Off => b"0",
+                Recording::Upstream => b"1",
+                Recording::Typed => b"2",
+            };
+            self.ctl.write(byte).map(|_| ()).map_err(io_err)
         }
         fn rings(&self) -> usize {
             self.rings.len()

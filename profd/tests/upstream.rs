@@ -66,7 +66,7 @@ fn status(s: &mut Scheme) -> std::collections::HashMap<String, String> {
 fn a_program_on_upstreams_profiler() {
     let mut s = scheme();
     ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
-    assert!(files(&mut s).on, "profiling switched on");
+    assert!(files(&mut s).on(), "profiling switched on");
     // The launch, before the exec: profil's code.
     files(&mut s).sample(0, 21, 0x40_1800, &[0x0]);
     assert_eq!(status(&mut s)["ticks_user"], "0");
@@ -97,7 +97,7 @@ fn a_program_on_upstreams_profiler() {
     files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
     let st = status(&mut s);
     assert_eq!((st["state"].as_str(), st["reason"].as_str()), ("stopped", "exit"));
-    assert!(!files(&mut s).on);
+    assert!(!files(&mut s).on());
     // Samples after the end are not the session's.
     assert_eq!(status(&mut s)["ticks_user"], "4");
 }
@@ -125,4 +125,52 @@ fn every_context_on_upstreams_profiler() {
     assert!(servers.contains("server 5 1 /scheme/initfs/bin/ramfs\n"), "{servers}");
     assert!(servers.contains("server 99 1 [context 99]\n"), "{servers}");
     assert_eq!(status(&mut s)["dropped"], "1");
+}
+
+/// `profil fib` on a kernel that writes typed records (our series, told `2`): each sample has
+/// its pid, so the program's samples are exactly its pid's: a thread it named otherwise counts,
+/// another process of the same program does not; records the full ring refused are counted.
+#[test]
+fn a_program_on_typed_records() {
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    for (id, pid) in [(1, 0), (5, 7), (20, 9), (21, 10), (22, 10), (30, 11)] {
+        f.pids.insert(id, pid);
+    }
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Typed);
+    let f = files(&mut s);
+    f.names.insert(21, "/usr/bin/fib".into());
+    f.contexts = contexts("/usr/bin/fib", "UR");
+    f.sample(0, 21, 0x40_1100, &[0x40_1500]);
+    // fib's thread, which named itself; another fib (pid 11, a context newer than fib's).
+    f.names.insert(22, "worker".into());
+    f.sample(0, 22, 0x40_1150, &[]);
+    f.names.insert(30, "/usr/bin/fib".into());
+    f.sample(0, 30, 0x40_1100, &[]);
+    // A system call of fib's: kernel frames, then the call's user address and its caller.
+    f.sample(0, 21, K, &[K + 0x10, 0x40_1200, 0x40_1500]);
+    // The ring had no room for 3 records; then ramfs.
+    f.lost = 3;
+    f.sample(0, 5, 0x40_2000, &[]);
+    let st = status(&mut s);
+    assert_eq!((st["ticks_user"].as_str(), st["ticks_kernel"].as_str(), st["dropped"].as_str()), ("2", "1", "3"));
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x401100 1 text\n0x401150 1 text\n0xffffffff80001000 1 kernel\n");
+    // Whole stacks: the series reads user frames right.
+    assert_eq!(
+        text(&mut s, ALICE, "stacks"),
+        "1 complete text:0x401100 text:0x401500\n1 complete text:0x401150\n1 complete kernel:0xffffffff80001000 kernel:0xffffffff80001010 text:0x401200 text:0x401500\n"
+    );
+    files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
+    assert_eq!(status(&mut s)["reason"], "exit");
+    assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Off);
+}
+
+/// A stock kernel refuses typed records (`2`: EINVAL): the session takes upstream's.
+#[test]
+fn a_stock_kernel_is_asked_for_upstreams_records() {
+    let mut s = scheme();
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Upstream);
 }

@@ -1,0 +1,86 @@
+//! The events, as both systems give them.
+
+use crate::layout::{Reason, Source};
+
+/// Who: a process and one of its threads. On Redox the thread is a context's debug id, and
+/// the process id is unknown in the records of upstream's profiler (kind 0); on Linux they
+/// are the pid and the tid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ids {
+    pub pid: Option<u32>,
+    pub thread: u32,
+}
+
+impl Ids {
+    /// From a record's "ids" word (the debug id below, the pid above).
+    pub fn from_word(word: u64) -> Ids {
+        Ids { pid: Some((word >> 32) as u32), thread: word as u32 }
+    }
+}
+
+/// A sample: where a thread was when the profiler looked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub cpu: u32,
+    /// The kernel's clock (the TSC on x86), not yet in seconds.
+    pub time: u64,
+    pub who: Ids,
+    /// Was the CPU in the kernel (the IP is the kernel's)?
+    pub kernel: bool,
+    /// What took it, where the record says.
+    pub source: Option<Source>,
+    pub ip: u64,
+    /// The kernel's return addresses, innermost first (kernel samples only).
+    pub kernel_frames: Vec<u64>,
+    /// The user call stack, innermost first, after `ip` (for a kernel sample taken in a
+    /// system call, starting with the call's user IP).
+    pub user_frames: Vec<u64>,
+}
+
+/// A context switch on one CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Switch {
+    pub cpu: u32,
+    pub time: u64,
+    pub left: Ids,
+    pub entered: Ids,
+    /// Why `left` left (or `None`: a reason this reader does not know).
+    pub reason: Option<Reason>,
+    /// By reason: the scheme's id, the futex's address, the pid waited for.
+    pub detail: u64,
+    /// The user stack of a thread that blocked, innermost first.
+    pub stack: Vec<u64>,
+}
+
+/// What happened, in the order one CPU saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Sample(Sample),
+    Switch(Switch),
+    /// `count` records the ring had no room for, before `time`.
+    Lost { cpu: u32, time: u64, count: u64 },
+    /// A thread was named, or given its process id.
+    Name { cpu: u32, time: u64, who: Ids, name: String },
+    /// `who`'s process began a new image, entered at `entry`.
+    Exec { cpu: u32, time: u64, who: Ids, entry: u64 },
+    /// A new thread, given `giver`'s address space.
+    NewThread { cpu: u32, time: u64, who: Ids, giver: Ids },
+    Exit { cpu: u32, time: u64, who: Ids },
+    /// A scheme request taken by `daemon` for `caller`, or (`answered`) its answer.
+    Request { cpu: u32, time: u64, daemon: Ids, caller: Ids, scheme: u64, tag: u64, answered: bool },
+}
+
+impl Event {
+    pub fn time(&self) -> u64 {
+        match self {
+            Event::Sample(s) => s.time,
+            Event::Switch(s) => s.time,
+            Event::Lost { time, .. }
+            | Event::Name { time, .. }
+            | Event::Exec { time, .. }
+            | Event::NewThread { time, .. }
+            | Event::Exit { time, .. }
+            | Event::Request { time, .. } => *time,
+        }
+    }
+}
