@@ -333,7 +333,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
             }
             "nmi-ipi" => {
-                "upstream's profiler on a stock kernel: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
+                "upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
                  kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
                  kernel-patch/series"
             }

@@ -115,7 +115,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     }
     if upstream {
         let _ = writeln!(out, "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)");
-        let _ = writeln!(out, "The daemons' work for '{program}' is not told apart on a stock kernel: it is among the other processes.");
+        let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");
         return out;
     }
     let for_it = p.user_ticks.saturating_add(kernel).saturating_add(a.servers());
@@ -226,7 +226,7 @@ mod tests {
              \x20     310    2.05  the kernel, for it\n\
              \x20      83    0.55  other processes\n\
              \x20       -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)\n\
-             The daemons' work for 'fib' is not told apart on a stock kernel: it is among the other processes.\n"
+             The daemons' work for 'fib' is not told apart by upstream's profiler: it is among the other processes.\n"
         );
     }
 
