@@ -217,6 +217,9 @@ pub struct SampleBatch {
     /// (the ledger settles no later than that); why probing stopped, if it did.
     pub probes: Vec<Probe>,
     pub probed_until: Option<u64>,
+    /// Where threads blocked, taken as they blocked (a backend that records every switch:
+    /// Redox's typed records): each names the blocked period it begins.
+    pub blocked_at: Vec<Probe>,
     pub probe_problem: Option<String>,
     /// Redox: the kernel's clock account of the program's threads as of this batch (it
     /// replaces an earlier one), where the kernel keeps one.

@@ -308,7 +308,14 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
                 let placed = |s: &crate::session::Session| {
-                    let mut clock = s.kernel_clock.clone()?;
+                    // The kernel's account (kernel-patch/series), or one built from its switch
+                    // records (typed records).
+                    let mut clock = s.kernel_clock.clone().or_else(|| {
+                        let (begin, end) = s.clock?;
+                        let threads = s.ledger.accounts(begin, end);
+                        let state = s.state.as_str();
+                        (!threads.is_empty()).then(|| crate::kernel_clock::from_ledger(state, s.pid, (begin, end), &threads, &s.wait_sites))
+                    })?;
                     clock.image = s.load_base.map(|load_base| crate::kernel_clock::Placement { load_base, text: s.text });
                     Some(crate::kernel_clock::render(&clock))
                 };

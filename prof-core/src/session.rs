@@ -216,6 +216,18 @@ pub struct Session {
 }
 
 impl Session {
+    /// The number the ledger names wait `site` by (a new site gets the next; past the last
+    /// number, every new one shares it).
+    fn wait_site_index(&mut self, site: crate::sampler::WaitSite) -> u32 {
+        if let Some(&i) = self.wait_index.get(&site) {
+            return i;
+        }
+        let i = u32::try_from(self.wait_sites.len()).unwrap_or(crate::ledger::UNSEEN - 1).min(crate::ledger::UNSEEN - 1);
+        self.wait_index.insert(site.clone(), i);
+        self.wait_sites.push(site);
+        i
+    }
+
     /// The executable mappings process `pid` had: the program's, or a child's (`--children`,
     /// see [`crate::sampler::process_mappings`]).
     pub fn mappings_of(&self, pid: u32) -> Vec<Mapping> {
@@ -464,16 +476,13 @@ impl<S: Sampler> Profd<S> {
             s.ledger.end(tid, time);
         }
         for p in batch.probes {
-            let site = p.site.map(|site| match s.wait_index.get(&site) {
-                Some(&i) => i,
-                None => {
-                    let i = u32::try_from(s.wait_sites.len()).unwrap_or(crate::ledger::UNSEEN - 1).min(crate::ledger::UNSEEN - 1);
-                    s.wait_index.insert(site.clone(), i);
-                    s.wait_sites.push(site);
-                    i
-                }
-            });
+            let site = p.site.map(|site| s.wait_site_index(site));
             s.ledger.look(p.tid, p.from / 2 + p.to / 2, p.sched, site);
+        }
+        for p in batch.blocked_at {
+            if let Some(site) = p.site.map(|site| s.wait_site_index(site)) {
+                s.ledger.probe(p.tid, p.from, p.to, site);
+            }
         }
         if batch.probe_problem.is_some() {
             s.probe_problem = batch.probe_problem;

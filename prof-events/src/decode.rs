@@ -163,6 +163,7 @@ fn event(cpu: u32, kind: Kind, w: &[u64]) -> Event {
                 source: match (h.flags >> 1) & 3 {
                     0 => Some(Source::NmiIpi),
                     1 => Some(Source::Tick),
+                    2 => Some(Source::Block),
                     _ => None,
                 },
                 ip: w[3],

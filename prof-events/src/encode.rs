@@ -2,7 +2,7 @@
 //! feed the decoder (the kernel itself writes with [`layout`](crate::layout) directly).
 
 use crate::event::{Event, Ids, Sample};
-use crate::layout::{self, header, Kind, Source};
+use crate::layout::{self, header, Kind};
 
 fn ids(who: Ids) -> u64 {
     layout::ids(who.pid.unwrap_or(0) as usize, who.thread)
@@ -28,10 +28,7 @@ pub fn record_words(event: &Event) -> Vec<u64> {
             out
         }
         Event::Sample(s) => {
-            let source = match s.source {
-                Some(Source::Tick) => 1,
-                _ => 0,
-            };
+            let source = s.source.map_or(0, |s| s as u8);
             let flags = (u8::from(s.kernel) * layout::SAMPLE_KERNEL) | (source << 1);
             let mut w = vec![s.time, ids(s.who), s.ip];
             w.extend(s.kernel_frames.iter().chain(&s.user_frames));

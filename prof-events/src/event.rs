@@ -48,7 +48,8 @@ pub struct Switch {
     pub reason: Option<Reason>,
     /// By reason: the scheme's id, the futex's address, the pid waited for.
     pub detail: u64,
-    /// The user stack of a thread that blocked, innermost first.
+    /// Words after the record's own (none from a kernel of this layout: where a thread
+    /// blocked is its [`Source::Block`](crate::layout::Source::Block) sample).
     pub stack: Vec<u64>,
 }
 

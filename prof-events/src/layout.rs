@@ -41,9 +41,9 @@ pub enum Kind {
     /// and the source ([`Source`] in bits 1..3); aux: how many kernel frames. For a kernel
     /// sample taken in a system call the user frames begin with the call's user IP.
     Sample = 1,
-    /// `[time, ids left, ids entered, detail, user frames...]`: a context switch. Aux: why the
-    /// context left ([`Reason`]); detail: by reason (the scheme's id, the futex's address, the
-    /// pid waited for); the frames: the user stack of a context that blocked.
+    /// `[time, ids left, ids entered, detail]`: a context switch. Aux: why the context left
+    /// ([`Reason`]); detail: by reason (the scheme's id, the futex's address). Where it blocked
+    /// is the sample of source [`Source::Block`] it wrote when it blocked.
     Switch = 2,
     /// `[time, count]`: records the ring had no room for since the last record.
     Lost = 3,
@@ -106,6 +106,8 @@ pub enum Source {
     NmiIpi = 0,
     /// The CPU's own timer tick.
     Tick = 1,
+    /// The context blocking, in a system call: its user IP and stack where it called.
+    Block = 2,
 }
 
 /// Why a context left its CPU (a switch's aux).

@@ -70,7 +70,18 @@ fn every_kind() -> Vec<Event> {
             entered: who(2, 9),
             reason: Some(Reason::Scheme),
             detail: 4,
-            stack: vec![0x40_7000, 0x40_8000],
+            stack: vec![],
+        }),
+        // Where a thread blocked: its user IP and stack.
+        Event::Sample(Sample {
+            cpu: 3,
+            time: 12,
+            who: who(7, 40),
+            kernel: false,
+            source: Some(Source::Block),
+            ip: 0x40_7000,
+            kernel_frames: vec![],
+            user_frames: vec![0x40_8000],
         }),
         Event::Request { cpu: 3, time: 13, daemon: who(2, 9), caller: who(7, 40), scheme: 4, tag: 99, answered: false },
         Event::Request { cpu: 3, time: 14, daemon: who(2, 9), caller: who(7, 40), scheme: 4, tag: 99, answered: true },
@@ -84,7 +95,7 @@ fn every_kind_reads_back_as_written() {
     let events = every_kind();
     let (out, counts) = decode(&ring_bytes(&events));
     assert_eq!(out, events);
-    assert_eq!(counts, Counts { records: 10, damaged: 0, stray_words: 0, unknown: 0, lost: 12 });
+    assert_eq!(counts, Counts { records: 11, damaged: 0, stray_words: 0, unknown: 0, lost: 12 });
 }
 
 #[test]
@@ -93,7 +104,7 @@ fn headers_hold_kind_flags_and_aux_where_the_layout_says() {
     let h = header(Kind::Sample, 6, layout::SAMPLE_KERNEL | 1 << 1, 2);
     assert_eq!(h, 0x0002_0301_fedf_ac06);
     let e = &every_kind()[5];
-    assert_eq!(record_words(e)[0], 0x0004_0002_fedf_ac07, "a switch to a scheme, 7 words");
+    assert_eq!(record_words(e)[0], 0x0004_0002_fedf_ac05, "a switch to a scheme, 5 words");
     assert_eq!(layout::ids(7, 40), 0x0000_0007_0000_0028);
 }
 
@@ -130,7 +141,7 @@ fn a_record_split_across_reads_anywhere_is_whole() {
     let mut all = bytes(&stream);
     all.extend(ring_bytes(&every_kind()));
     let (whole, _) = decode(&all);
-    assert_eq!(whole.len(), 12);
+    assert_eq!(whole.len(), 13);
     for cut in 0..all.len() {
         let mut d = RingDecoder::new(3);
         let mut out = Vec::new();
@@ -138,7 +149,7 @@ fn a_record_split_across_reads_anywhere_is_whole() {
         // whole, at the start of the next.
         d.push(&all[..cut], &mut out);
         d.push(&all[cut / 8 * 8..], &mut out);
-        assert_eq!(d.finish(), Counts { records: 12, lost: 12, ..Counts::default() }, "cut at {cut}");
+        assert_eq!(d.finish(), Counts { records: 13, lost: 12, ..Counts::default() }, "cut at {cut}");
         assert_eq!(out, whole, "cut at {cut}");
     }
 }

@@ -3,9 +3,12 @@
 //! decoded by [`prof_events::RingDecoder`].
 //!
 //! What that kernel tells, and so what this sampler can do:
-//! * A kernel with our series writes typed records (`prof_events::layout`) when told `2`: each
-//!   sample has its process's pid, and a program's samples are exactly its pid's. A stock
-//!   kernel refuses `2`, and this sampler takes upstream's records (`1`) instead:
+//! * A kernel with our series (kernel-patch/events) writes typed records (`prof_events::layout`)
+//!   when told `2`: each sample has its process's pid, and a program's samples are exactly its
+//!   pid's; its switch records give the program's threads by the clock, and the stacks its
+//!   threads wrote as they blocked name their waits ([`crate::record_clock`]), served as
+//!   `prof:clock`. A stock kernel refuses `2`, and this sampler takes upstream's records (`1`)
+//!   instead:
 //! * Upstream's record names the running context by its `debug_id`, never its pid; the kernel names a
 //!   `debug_id` (the last name procmgr gave the context) through a call on a `profiling-N`
 //!   file. A program's contexts are found so: when the session starts, the newest context
@@ -30,6 +33,7 @@ use prof_core::image::ImageLayout;
 use prof_core::sampler::{push_run, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
+use crate::record_clock::{RecordClock, TscClock};
 use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
 use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
@@ -61,7 +65,12 @@ pub trait DebugFiles {
     fn context_name(&mut self, debug_id: u32) -> Option<String>;
     /// The `sys:context` table (pid, owner, state, name of every context).
     fn contexts(&mut self) -> io::Result<String>;
+    /// The TSC (the records' clock) and the monotonic clock in ns, read together.
+    fn clocks(&mut self) -> io::Result<(u64, u64)>;
 }
+
+/// How long apart the two readings that measure the TSC's rate are.
+const CALIBRATION: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Consecutive `debug_id`s without a name after which the scan for the newest stops (threads
 /// that never got a name leave gaps).
@@ -123,6 +132,10 @@ impl Program {
 struct Session {
     target: Target,
     decoders: Vec<RingDecoder>,
+    /// The program's threads by the clock, where the records have switches (typed records).
+    clock: Option<RecordClock>,
+    /// The monotonic clock when the session began, for the first batch.
+    began: Option<u64>,
     /// Records the rings cut short, as of the last batch.
     damaged: u64,
     ended: bool,
@@ -190,11 +203,25 @@ impl<F: DebugFiles> UpstreamSampler<F> {
                 }
             }
         }
-        // Typed records where the kernel writes them (each sample's pid), else upstream's.
-        if self.files.set_profiling(Recording::Typed).is_err() {
+        // Typed records where the kernel writes them (each sample's pid, the switches), else
+        // upstream's.
+        let typed = self.files.set_profiling(Recording::Typed).is_ok();
+        if !typed {
             self.files.set_profiling(Recording::Upstream).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
         }
-        self.session = Some(Session { target, decoders: (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect(), damaged: 0, ended: false });
+        let (mut clock, mut began) = (None, None);
+        if let (true, Target::Program(p)) = (typed, &target) {
+            // The TSC's rate, measured now: the ledger's times are the monotonic clock's.
+            let a = self.files.clocks().ok();
+            std::thread::sleep(CALIBRATION);
+            let b = self.files.clocks().ok();
+            if let Some(tsc) = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b)) {
+                clock = Some(RecordClock::new(p.pid, tsc));
+                began = b.map(|b| b.1);
+            }
+        }
+        let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
+        self.session = Some(Session { target, decoders, clock, began, damaged: 0, ended: false });
         Ok(())
     }
 }
@@ -241,6 +268,13 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.sampling = Some(Sampling::upstream());
+        if s.clock.is_some() {
+            // Read before the rings: every switch stamped earlier is in this batch or before.
+            batch.clock.extend(s.began.take());
+            if let Ok((_, ns)) = self.files.clocks() {
+                batch.clock.push(ns);
+            }
+        }
         let mut events = Vec::new();
         let mut buf = vec![0u8; READ_SIZE];
         for (cpu, decoder) in s.decoders.iter_mut().enumerate() {
@@ -253,10 +287,11 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 decoder.push(&buf[..n], &mut events);
             }
         }
+        // Where the CPUs were (a sample of where a thread blocked is the clock's).
         let records: Vec<Record> = events
-            .into_iter()
+            .iter()
             .filter_map(|e| match e {
-                Event::Sample(s) => Some(s),
+                Event::Sample(s) if !RecordClock::is_block(s) => Some(s.clone()),
                 _ => None,
             })
             .collect();
@@ -307,6 +342,11 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     // By thread: the context is the thread.
                     batch.thread_samples.push((r.who.thread, r.ip, 1));
                 }
+                if let Some(clock) = s.clock.as_mut().filter(|_| exec_done || !program.from_exec) {
+                    for e in &events {
+                        clock.event(e, &mut batch);
+                    }
+                }
                 let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
                 if !alive_in_context_table(&table, program.pid) {
                     batch.ended = Some(StopReason::Exit);
@@ -339,6 +379,9 @@ pub struct FakeDebugFiles {
     pub pids: BTreeMap<u32, u32>,
     /// Records the ring had no room for, said before the next one (typed records).
     pub lost: u64,
+    /// The TSC and monotonic clock: each reading advances them by `tick`.
+    pub now: (u64, u64),
+    pub tick: (u64, u64),
     pub rings: Vec<Vec<u8>>,
     pub names: BTreeMap<u32, String>,
     pub contexts: String,
@@ -379,6 +422,13 @@ impl FakeDebugFiles {
         }
     }
 
+    /// Any record, as the kernel writes it in a typed session (only then).
+    pub fn record(&mut self, cpu: usize, event: Event) {
+        if self.mode == Recording::Typed {
+            self.rings[cpu].extend(prof_events::ring_bytes(&[event]));
+        }
+    }
+
     /// Is profiling on?
     pub fn on(&self) -> bool {
         self.mode != Recording::Off
@@ -410,6 +460,11 @@ impl DebugFiles for FakeDebugFiles {
     }
     fn contexts(&mut self) -> io::Result<String> {
         Ok(self.contexts.clone())
+    }
+    fn clocks(&mut self) -> io::Result<(u64, u64)> {
+        let now = self.now;
+        self.now = (now.0 + self.tick.0, now.1 + self.tick.1);
+        Ok(now)
     }
 }
 
@@ -512,6 +567,20 @@ mod debug_files {
         }
         fn contexts(&mut self) -> io::Result<String> {
             read_entry(&self.sys, "context").map(|b| String::from_utf8_lossy(&b).into_owned())
+        }
+        #[cfg(target_arch = "x86_64")]
+        fn clocks(&mut self) -> io::Result<(u64, u64)> {
+            let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: rdtsc reads a counter; clock_gettime writes the timespec.
+            let (tsc, r) = unsafe { (core::arch::x86_64::_rdtsc(), libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t)) };
+            if r != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok((tsc, t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        fn clocks(&mut self) -> io::Result<(u64, u64)> {
+            Err(io::ErrorKind::Unsupported.into())
         }
     }
 }

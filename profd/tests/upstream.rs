@@ -174,3 +174,62 @@ fn a_stock_kernel_is_asked_for_upstreams_records() {
     ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
     assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Upstream);
 }
+
+/// The program's threads by the clock from a typed session's switch records, served as
+/// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
+/// blocked add up to its span, and its block in a scheme call is a wait site with the user
+/// stack it wrote as it blocked. The TSC becomes ns by the rate profd measured at the start.
+#[test]
+fn the_clock_from_switch_records() {
+    use prof_events::layout::{Reason, Source};
+    use prof_events::{Event, Ids, Sample, Switch};
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    // Readings of (TSC, ns): 2 TSC ticks a ns; profd's two at the start are 1e6 ns apart.
+    f.now = (1_000_000, 0);
+    f.tick = (2_000_000, 1_000_000);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    let f = files(&mut s);
+    f.names.insert(21, "/usr/bin/fib".into());
+    let who = |pid, thread| Ids { pid: Some(pid), thread };
+    let switch = |tsc, left, entered, reason, detail| {
+        Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] })
+    };
+    let (fib, ramfs, other) = (who(10, 21), who(7, 5), who(11, 30));
+    let block = Event::Sample(Sample {
+        cpu: 0,
+        time: 3_400_000,
+        who: fib,
+        kernel: false,
+        source: Some(Source::Block),
+        ip: 0x40_1100,
+        kernel_frames: vec![],
+        user_frames: vec![0x40_1500],
+    });
+    // In at 1.0 ms; a call to ramfs (scheme 24) at 1.2 ms, back at 1.4; preempted at 1.6,
+    // back at 1.8; the batch reads the clock at 2.0 ms.
+    for e in [
+        switch(3_000_000, ramfs, fib, Reason::SchemeIdle, 0),
+        block,
+        switch(3_400_000, fib, ramfs, Reason::Scheme, 24),
+        switch(3_800_000, ramfs, fib, Reason::SchemeIdle, 0),
+        switch(4_200_000, fib, other, Reason::Preempted, 0),
+        switch(4_600_000, other, fib, Reason::Sleep, 0),
+    ] {
+        f.record(0, e);
+    }
+    f.contexts = contexts("/usr/bin/fib", "UZ");
+    assert_eq!(status(&mut s)["reason"], "exit");
+    let clock = text(&mut s, ALICE, "clock");
+    let lines: Vec<&str> = clock.lines().collect();
+    assert_eq!(
+        &lines[..3],
+        [
+            "clock version=1 state=stopped pid=10 begin=1000000 end=2000000 at=2000000 threads_dropped=0 sites_dropped=0 served_dropped=0",
+            "thread tid=21 begin=1000000 end=2000000 on_cpu=600000 preempted=200000 blocked=200000 blocks=1",
+            "site id=0 tid=21 reason=scheme-call scheme=24 count=1 ns=200000 truncated=0 frames=401100,401500",
+        ],
+        "{clock}"
+    );
+}

@@ -332,10 +332,14 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
             }
-            "nmi-ipi" => {
+            "nmi-ipi" if p.threads.is_empty() => {
                 "upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
                  kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
                  kernel-patch/series"
+            }
+            "nmi-ipi" => {
+                "upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own at the \
+                 kernel's rate (-F has no effect), kernel code with interrupts off only, the clock from its switch records"
             }
             _ => "NMIs, the kernel's work for the program included",
         };
@@ -422,6 +426,28 @@ mod tests {
         let s = minix_statistics(&data(0x50, 0x300, 128, &[(0, half), (3, half)]));
         assert!(s.contains("maximum percentage interval: 50%\n"), "{s}");
         assert!(s.contains(&format!("0050-00cf (50.00%) : {} ({half})\n", "*".repeat(20))), "{s}");
+    }
+
+    /// Upstream's profiler: what the run lacks is named, until the records give the clock.
+    #[test]
+    fn the_sampling_line_of_upstreams_profiler_says_what_its_records_give() {
+        let sampling = Some(prof_core::sampler::Sampling::upstream());
+        let mut stock = Profile { sampling, ..Default::default() };
+        let mut out = String::new();
+        sampling_lines(&mut out, &stock);
+        assert_eq!(
+            out,
+            "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
+             kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series\n"
+        );
+        stock.threads = vec![prof_core::ledger::ThreadTime { tid: 21, wall: 1_000, ..Default::default() }];
+        out.clear();
+        sampling_lines(&mut out, &stock);
+        assert_eq!(
+            out,
+            "Sampling: nmi-ipi, the kernel's rate: upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its \
+             own at the kernel's rate (-F has no effect), kernel code with interrupts off only, the clock from its switch records\n"
+        );
     }
 
     #[test]
