@@ -119,7 +119,7 @@ impl ClockReport {
 
 /// The same account built in userspace from a kernel's switch records (the ledger of
 /// [`crate::ledger`]), for `prof:clock`: `state`, the session's clock readings `(begin, end)`,
-/// its threads' accounts and the wait sites they index. A site's `call` is the kernel's reason
+/// the ledger of its threads and the wait sites it indexes. A site's `call` is the kernel's reason
 /// word (`scheme-call`, `futex`, ...), its `target` a scheme call's scheme number; a thread's
 /// unseen part ([`crate::ledger::UNSEEN`]) is left to the reader (its blocked time no site
 /// holds).
@@ -127,16 +127,17 @@ pub fn from_ledger(
     state: &str,
     pid: u32,
     (begin, end): (u64, u64),
-    threads: &[crate::ledger::ThreadTime],
+    ledger: &crate::ledger::Ledger,
     sites: &[crate::sampler::WaitSite],
 ) -> ClockReport {
     let mut report = ClockReport { state: state.to_string(), pid: u64::from(pid), begin, end, at: end, ..Default::default() };
-    for t in threads {
+    for t in &ledger.accounts(begin, end) {
         let blocks = t.waits.iter().fold(0u64, |n, w| n.saturating_add(w.count));
+        let (start, finish) = ledger.span(t.tid, begin, end);
         report.threads.push(ClockThread {
             tid: u64::from(t.tid),
-            begin,
-            end: begin.saturating_add(t.wall),
+            begin: start,
+            end: finish,
             on_cpu: t.on_cpu(),
             preempted: t.preempted,
             blocked: t.blocked,

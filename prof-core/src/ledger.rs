@@ -297,6 +297,15 @@ impl Ledger {
 
     /// Every thread's account for a session from `begin` to `finish` (ns of the switches'
     /// clock): threads seen at all, by tid. A thread with no switch at all was on a CPU.
+    /// Thread `tid`'s span within the session `begin..finish`: from its start (or the
+    /// session's) to its end (or the session's), as [`Ledger::accounts`] counts it.
+    pub fn span(&self, tid: u32, begin: u64, finish: u64) -> (u64, u64) {
+        let t = self.threads.get(&tid);
+        let start = t.and_then(|t| t.start).unwrap_or(begin).max(begin);
+        let end = t.and_then(|t| t.end).unwrap_or(finish).clamp(start, finish.max(start));
+        (start, end)
+    }
+
     pub fn accounts(&self, begin: u64, finish: u64) -> Vec<ThreadTime> {
         self.threads
             .iter()

@@ -311,10 +311,9 @@ impl<S: Sampler> ProfScheme<S> {
                     // The kernel's account (kernel-patch/series), or one built from its switch
                     // records (typed records).
                     let mut clock = s.kernel_clock.clone().or_else(|| {
-                        let (begin, end) = s.clock?;
-                        let threads = s.ledger.accounts(begin, end);
-                        let state = s.state.as_str();
-                        (!threads.is_empty()).then(|| crate::kernel_clock::from_ledger(state, s.pid, (begin, end), &threads, &s.wait_sites))
+                        let clock = s.clock?;
+                        let report = crate::kernel_clock::from_ledger(s.state.as_str(), s.pid, clock, &s.ledger, &s.wait_sites);
+                        (!report.threads.is_empty()).then_some(report)
                     })?;
                     clock.image = s.load_base.map(|load_base| crate::kernel_clock::Placement { load_base, text: s.text });
                     Some(crate::kernel_clock::render(&clock))

@@ -58,11 +58,14 @@ pub struct RecordClock {
     tsc: TscClock,
     /// Where each thread last blocked, until its switch out.
     blocked_at: BTreeMap<u32, CallStack>,
+    /// Threads named in the session: the first naming of one is its start (procmgr names a
+    /// context as it makes it; the program's first thread, at its exec).
+    named: std::collections::BTreeSet<u32>,
 }
 
 impl RecordClock {
     pub fn new(pid: u32, tsc: TscClock) -> RecordClock {
-        RecordClock { pid, tsc, blocked_at: BTreeMap::new() }
+        RecordClock { pid, tsc, blocked_at: BTreeMap::new(), named: Default::default() }
     }
 
     pub fn ns(&self, tsc: u64) -> u64 {
@@ -83,12 +86,21 @@ impl RecordClock {
                 let truncated = frames.len() + 3 >= 32;
                 self.blocked_at.insert(s.who.thread, CallStack { frames, truncated });
             }
+            Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
+                if self.named.insert(who.thread) {
+                    batch.thread_starts.push((who.thread, self.tsc.ns(*time)));
+                }
+                batch.thread_names.push((who.thread, name.clone()));
+            }
             Event::Switch(sw) => {
                 let time = self.tsc.ns(sw.time);
                 if sw.left.pid == Some(self.pid) {
                     let tid = sw.left.thread;
                     let preempted = sw.reason == Some(Reason::Preempted);
                     batch.switches.push(Switch { tid, time, out: Some(preempted) });
+                    if sw.reason == Some(Reason::Exit) {
+                        batch.thread_ends.push((tid, time));
+                    }
                     let stack = self.blocked_at.remove(&tid);
                     if !preempted && sw.reason != Some(Reason::Exit) {
                         let (call, target) = wait_call(sw.reason, sw.detail);

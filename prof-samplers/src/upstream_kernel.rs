@@ -103,6 +103,8 @@ struct Program {
     others: BTreeSet<u32>,
     /// Counting starts at the exec (profil's launch code before it is not the program's).
     from_exec: bool,
+    /// When its exec was (TSC), where the records say (typed records).
+    exec_at: Option<u64>,
 }
 
 impl Program {
@@ -136,6 +138,8 @@ struct Session {
     clock: Option<RecordClock>,
     /// The monotonic clock when the session began, for the first batch.
     began: Option<u64>,
+    /// The kernel writes typed records (told `2`).
+    typed: bool,
     /// Records the rings cut short, as of the last batch.
     damaged: u64,
     ended: bool,
@@ -221,7 +225,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             }
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
-        self.session = Some(Session { target, decoders, clock, began, damaged: 0, ended: false });
+        self.session = Some(Session { target, decoders, clock, began, typed, damaged: 0, ended: false });
         Ok(())
     }
 }
@@ -254,7 +258,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let first = self.newest_named(&name0);
         let contexts = first.into_iter().collect();
         let from_exec = from == CountFrom::Exec;
-        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec }))
+        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None }))
     }
 
     fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
@@ -314,9 +318,31 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 }
             }
             Target::Program(program) => {
-                // The program's name now (after its exec), for the threads it starts.
-                let now = program.first.and_then(|id| self.files.context_name(id));
-                let exec_done = now.as_deref().is_some_and(|n| n != program.name0);
+                // Its exec: the record of it (typed records), else its name's change. The name
+                // now (after its exec) is also what the threads it starts bear.
+                let execs = |pid| {
+                    events.iter().filter_map(move |e| match e {
+                        Event::Exec { who, time, .. } if who.pid == Some(pid) => Some(*time),
+                        _ => None,
+                    })
+                };
+                let now = match s.typed {
+                    true => None,
+                    false => program.first.and_then(|id| self.files.context_name(id)),
+                };
+                if s.typed {
+                    let first = program.exec_at.is_none();
+                    program.exec_at = program.exec_at.or(execs(program.pid).min());
+                    let later = execs(program.pid).count().saturating_sub(usize::from(first && program.exec_at.is_some()));
+                    batch.later_execs += u32::try_from(later).unwrap_or(u32::MAX);
+                }
+                let exec_done = match s.typed {
+                    true => program.exec_at.is_some(),
+                    false => now.as_deref().is_some_and(|n| n != program.name0),
+                };
+                // Before its exec the program runs profil's code (the launch): not its own.
+                let (from_exec, exec_at) = (program.from_exec, program.exec_at);
+                let counted = move |time: u64| !from_exec || exec_at.map_or(exec_done, |at| time >= at);
                 // Redox programs are static, run at their link addresses: the kernel tells no
                 // mapping here, and needs none.
                 if exec_done || !program.from_exec {
@@ -327,8 +353,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                         batch.account.other += 1;
                         continue;
                     }
-                    // Before its exec the program runs profil's code (the launch): not its own.
-                    if program.from_exec && !exec_done {
+                    if !counted(r.time) {
                         continue;
                     }
                     match r.kernel {
@@ -342,8 +367,8 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     // By thread: the context is the thread.
                     batch.thread_samples.push((r.who.thread, r.ip, 1));
                 }
-                if let Some(clock) = s.clock.as_mut().filter(|_| exec_done || !program.from_exec) {
-                    for e in &events {
+                if let Some(clock) = s.clock.as_mut() {
+                    for e in events.iter().filter(|e| counted(e.time())) {
                         clock.event(e, &mut batch);
                     }
                 }
@@ -382,6 +407,9 @@ pub struct FakeDebugFiles {
     /// The TSC and monotonic clock: each reading advances them by `tick`.
     pub now: (u64, u64),
     pub tick: (u64, u64),
+    /// The time of the next typed sample [`FakeDebugFiles::sample`] writes (each a TSC tick
+    /// later than the one before).
+    pub sample_time: u64,
     pub rings: Vec<Vec<u8>>,
     pub names: BTreeMap<u32, String>,
     pub contexts: String,
@@ -402,9 +430,10 @@ impl FakeDebugFiles {
             }
             Recording::Typed => {
                 let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
+                self.sample_time += 1;
                 let sample = Record {
                     cpu: cpu as u32,
-                    time: 0,
+                    time: self.sample_time,
                     who: Ids { pid: Some(self.pids.get(&id).copied().unwrap_or(0)), thread: id },
                     kernel: ip >= prof_events::KERNEL_BASE,
                     source: Some(prof_events::layout::Source::NmiIpi),

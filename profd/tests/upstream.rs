@@ -129,9 +129,11 @@ fn every_context_on_upstreams_profiler() {
 
 /// `profil fib` on a kernel that writes typed records (our series, told `2`): each sample has
 /// its pid, so the program's samples are exactly its pid's: a thread it named otherwise counts,
-/// another process of the same program does not; records the full ring refused are counted.
+/// another process of the same program does not; its exec record says where counting starts;
+/// records the full ring refused are counted.
 #[test]
 fn a_program_on_typed_records() {
+    use prof_events::{Event, Ids};
     let mut s = scheme();
     let f = files(&mut s);
     f.typed_records = true;
@@ -141,8 +143,9 @@ fn a_program_on_typed_records() {
     ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
     assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Typed);
     let f = files(&mut s);
-    f.names.insert(21, "/usr/bin/fib".into());
-    f.contexts = contexts("/usr/bin/fib", "UR");
+    // profil's launch code, before the exec: not fib's.
+    f.sample(0, 21, 0x40_1800, &[]);
+    f.record(0, Event::Exec { cpu: 0, time: f.sample_time + 1, who: Ids { pid: Some(10), thread: 21 }, entry: 0x40_1000 });
     f.sample(0, 21, 0x40_1100, &[0x40_1500]);
     // fib's thread, which named itself; another fib (pid 11, a context newer than fib's).
     f.names.insert(22, "worker".into());
@@ -196,7 +199,7 @@ fn the_clock_from_switch_records() {
     let switch = |tsc, left, entered, reason, detail| {
         Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] })
     };
-    let (fib, ramfs, other) = (who(10, 21), who(7, 5), who(11, 30));
+    let (fib, worker, ramfs, other) = (who(10, 21), who(10, 22), who(7, 5), who(11, 30));
     let block = Event::Sample(Sample {
         cpu: 0,
         time: 3_400_000,
@@ -207,14 +210,21 @@ fn the_clock_from_switch_records() {
         kernel_frames: vec![],
         user_frames: vec![0x40_1500],
     });
-    // In at 1.0 ms; a call to ramfs (scheme 24) at 1.2 ms, back at 1.4; preempted at 1.6,
-    // back at 1.8; the batch reads the clock at 2.0 ms.
+    let named = |tsc, who, name: &str| Event::Name { cpu: 0, time: tsc, who, name: name.into() };
+    // The exec (profil's launch before it is not fib's); in at 1.0 ms; a call to ramfs
+    // (scheme 24) at 1.2 ms, back at 1.4; preempted at 1.6 by its new thread (made at 1.5),
+    // which exits at 1.7; fib back at 1.8; the batch reads the clock at 2.0 ms.
     for e in [
+        switch(2_500_000, fib, ramfs, Reason::Scheme, 24),
+        Event::Exec { cpu: 0, time: 2_900_000, who: fib, entry: 0x40_1000 },
+        named(2_950_000, fib, "/usr/bin/fib"),
         switch(3_000_000, ramfs, fib, Reason::SchemeIdle, 0),
         block,
         switch(3_400_000, fib, ramfs, Reason::Scheme, 24),
         switch(3_800_000, ramfs, fib, Reason::SchemeIdle, 0),
-        switch(4_200_000, fib, other, Reason::Preempted, 0),
+        named(4_000_000, worker, "/usr/bin/fib"),
+        switch(4_200_000, fib, worker, Reason::Preempted, 0),
+        switch(4_400_000, worker, other, Reason::Exit, 0),
         switch(4_600_000, other, fib, Reason::Sleep, 0),
     ] {
         f.record(0, e);
@@ -223,11 +233,14 @@ fn the_clock_from_switch_records() {
     assert_eq!(status(&mut s)["reason"], "exit");
     let clock = text(&mut s, ALICE, "clock");
     let lines: Vec<&str> = clock.lines().collect();
+    // The worker: made at 1.5 ms, on a CPU from its first switch in at 1.6 until its exit at
+    // 1.7; before its first switch in, off the CPU (the ledger's rule: as blocked, one block).
     assert_eq!(
-        &lines[..3],
+        &lines[..4],
         [
             "clock version=1 state=stopped pid=10 begin=1000000 end=2000000 at=2000000 threads_dropped=0 sites_dropped=0 served_dropped=0",
             "thread tid=21 begin=1000000 end=2000000 on_cpu=600000 preempted=200000 blocked=200000 blocks=1",
+            "thread tid=22 begin=1500000 end=1700000 on_cpu=100000 preempted=0 blocked=100000 blocks=1",
             "site id=0 tid=21 reason=scheme-call scheme=24 count=1 ns=200000 truncated=0 frames=401100,401500",
         ],
         "{clock}"
