@@ -117,49 +117,6 @@ impl ClockReport {
     }
 }
 
-/// The same account built in userspace from a kernel's switch records (the ledger of
-/// [`crate::ledger`]), for `prof:clock`: `state`, the session's clock readings `(begin, end)`,
-/// the ledger of its threads and the wait sites it indexes. A site's `call` is the kernel's reason
-/// word (`scheme-call`, `futex`, ...), its `target` a scheme call's scheme number; a thread's
-/// unseen part ([`crate::ledger::UNSEEN`]) is left to the reader (its blocked time no site
-/// holds).
-pub fn from_ledger(
-    state: &str,
-    pid: u32,
-    (begin, end): (u64, u64),
-    ledger: &crate::ledger::Ledger,
-    sites: &[crate::sampler::WaitSite],
-) -> ClockReport {
-    let mut report = ClockReport { state: state.to_string(), pid: u64::from(pid), begin, end, at: end, ..Default::default() };
-    for t in &ledger.accounts(begin, end) {
-        let blocks = t.waits.iter().fold(0u64, |n, w| n.saturating_add(w.count));
-        let (start, finish) = ledger.span(t.tid, begin, end);
-        report.threads.push(ClockThread {
-            tid: u64::from(t.tid),
-            begin: start,
-            end: finish,
-            on_cpu: t.on_cpu(),
-            preempted: t.preempted,
-            blocked: t.blocked,
-            blocks,
-        });
-        for w in t.waits.iter().filter(|w| w.site != crate::ledger::UNSEEN) {
-            let Some(site) = sites.get(w.site as usize) else { continue };
-            report.sites.push(ClockSite {
-                id: u64::from(w.site),
-                tid: u64::from(t.tid),
-                reason: site.call.clone(),
-                scheme: site.target.as_deref().and_then(|t| t.parse().ok()).unwrap_or(0),
-                count: w.count,
-                ns: w.ns,
-                truncated: site.stack.truncated,
-                frames: site.stack.frames.clone(),
-            });
-        }
-    }
-    report
-}
-
 /// The `key=value` words of a line after its kind.
 fn words(rest: &str) -> BTreeMap<&str, &str> {
     rest.split_ascii_whitespace().filter_map(|w| w.split_once('=')).collect()

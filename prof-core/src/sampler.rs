@@ -245,6 +245,12 @@ pub struct SampleBatch {
     pub children_missed: Option<u64>,
     /// User samples of daemons working for the program: (daemon pid, stack or PC, ticks).
     pub servers: Vec<(u32, CallStack, u64)>,
+    /// Those of them taken while a thread of the program was blocked on the request the daemon
+    /// worked on: (the program's wait, daemon pid, stack, ticks), where the backend tells it
+    /// (Redox's typed records; the series' kernel gives its own clock account instead).
+    pub served: Vec<(WaitSite, u32, CallStack, u64)>,
+    /// The daemon of each scheme seen taking the program's requests: (scheme id, daemon pid).
+    pub scheme_daemons: Vec<(u64, u32)>,
     /// The executable of each daemon first seen in `servers` (pid, path).
     pub server_names: Vec<(u32, String)>,
     /// The ticks outside the program counted in this batch.

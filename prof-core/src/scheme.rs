@@ -310,11 +310,7 @@ impl<S: Sampler> ProfScheme<S> {
                 let placed = |s: &crate::session::Session| {
                     // The kernel's account (kernel-patch/series), or one built from its switch
                     // records (typed records).
-                    let mut clock = s.kernel_clock.clone().or_else(|| {
-                        let clock = s.clock?;
-                        let report = crate::kernel_clock::from_ledger(s.state.as_str(), s.pid, clock, &s.ledger, &s.wait_sites);
-                        (!report.threads.is_empty()).then_some(report)
-                    })?;
+                    let mut clock = s.kernel_clock.clone().or_else(|| s.clock_from_records())?;
                     clock.image = s.load_base.map(|load_base| crate::kernel_clock::Placement { load_base, text: s.text });
                     Some(crate::kernel_clock::render(&clock))
                 };

@@ -210,12 +210,74 @@ pub struct Session {
     pub probe_problem: Option<String>,
     /// Redox: the kernel's own clock account of the program's threads, the latest read.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
+    /// The daemons' samples under the program's waits, where the backend tells them (Redox's
+    /// typed records): (wait site, daemon pid, stack) -> ticks; each scheme's daemon.
+    pub served: BTreeMap<(u32, u32, CallStack), u64>,
+    pub scheme_daemons: BTreeMap<u64, u32>,
     /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
     pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
     pub thread_names: BTreeMap<u32, String>,
 }
 
 impl Session {
+    /// The program's threads by the clock as `prof:clock` says them, built from the ledger the
+    /// backend's switch records filled (Redox's typed records), in the kernel account's words:
+    /// a site's `call` is the kernel's reason word (`scheme-call`, `futex`, ...) and its
+    /// `target` a scheme call's scheme; the daemons' samples under each site, each scheme's
+    /// daemon. `None` without threads.
+    pub fn clock_from_records(&self) -> Option<crate::kernel_clock::ClockReport> {
+        use crate::kernel_clock::{ClockReport, ClockServed, ClockSite, ClockThread, SchemeDaemon};
+        let (begin, end) = self.clock?;
+        let mut report = ClockReport {
+            state: self.state.as_str().to_string(),
+            pid: u64::from(self.pid),
+            begin,
+            end,
+            at: end,
+            ..Default::default()
+        };
+        for t in &self.ledger.accounts(begin, end) {
+            let blocks = t.waits.iter().fold(0u64, |n, w| n.saturating_add(w.count));
+            let (start, finish) = self.ledger.span(t.tid, begin, end);
+            report.threads.push(ClockThread {
+                tid: u64::from(t.tid),
+                begin: start,
+                end: finish,
+                on_cpu: t.on_cpu(),
+                preempted: t.preempted,
+                blocked: t.blocked,
+                blocks,
+            });
+            for w in t.waits.iter().filter(|w| w.site != crate::ledger::UNSEEN) {
+                let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
+                report.sites.push(ClockSite {
+                    id: u64::from(w.site),
+                    tid: u64::from(t.tid),
+                    reason: site.call.clone(),
+                    scheme: site.target.as_deref().and_then(|t| t.parse().ok()).unwrap_or(0),
+                    count: w.count,
+                    ns: w.ns,
+                    truncated: site.stack.truncated,
+                    frames: site.stack.frames.clone(),
+                });
+            }
+        }
+        for (&scheme, &daemon) in &self.scheme_daemons {
+            let name = self.servers.get(&daemon).map(|s| s.path.clone()).filter(|p| !p.is_empty());
+            report.schemes.push(SchemeDaemon { scheme, daemon: u64::from(daemon), name });
+        }
+        for ((site, daemon, stack), &count) in &self.served {
+            report.served.push(ClockServed {
+                site: u64::from(*site),
+                daemon: u64::from(*daemon),
+                count,
+                truncated: stack.truncated,
+                frames: stack.frames.clone(),
+            });
+        }
+        (!report.threads.is_empty()).then_some(report)
+    }
+
     /// The number the ledger names wait `site` by (a new site gets the next; past the last
     /// number, every new one shares it).
     fn wait_site_index(&mut self, site: crate::sampler::WaitSite) -> u32 {
@@ -364,6 +426,8 @@ impl Session {
             wait_index: Default::default(),
             probe_problem: None,
             kernel_clock: None,
+            served: BTreeMap::new(),
+            scheme_daemons: BTreeMap::new(),
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
         }
@@ -479,6 +543,12 @@ impl<S: Sampler> Profd<S> {
             let site = p.site.map(|site| s.wait_site_index(site));
             s.ledger.look(p.tid, p.from / 2 + p.to / 2, p.sched, site);
         }
+        for (site, daemon, stack, n) in batch.served {
+            let site = s.wait_site_index(site);
+            let c = s.served.entry((site, daemon, stack)).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+        s.scheme_daemons.extend(batch.scheme_daemons);
         for p in batch.blocked_at {
             if let Some(site) = p.site.map(|site| s.wait_site_index(site)) {
                 s.ledger.probe(p.tid, p.from, p.to, site);

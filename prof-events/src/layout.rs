@@ -42,8 +42,9 @@ pub enum Kind {
     /// sample taken in a system call the user frames begin with the call's user IP.
     Sample = 1,
     /// `[time, ids left, ids entered, detail]`: a context switch. Aux: why the context left
-    /// ([`Reason`]); detail: by reason (the scheme's id, the futex's address). Where it blocked
-    /// is the sample of source [`Source::Block`] it wrote when it blocked.
+    /// ([`Reason`]); detail: by reason (a scheme call's scheme and tag, [`scheme_call`]; the
+    /// futex's address). Where it blocked is the sample of source [`Source::Block`] it wrote
+    /// when it blocked.
     Switch = 2,
     /// `[time, count]`: records the ring had no room for since the last record.
     Lost = 3,
@@ -57,7 +58,9 @@ pub enum Kind {
     /// `[time, ids]`: a context ended.
     Exit = 7,
     /// `[time, ids of the daemon, ids of the caller, scheme id, tag]`: a scheme request was
-    /// taken by its daemon (flags 0), or answered (flags [`REQUEST_ANSWERED`]).
+    /// taken by its daemon (flags 0), or answered (flags [`REQUEST_ANSWERED`]). The caller's
+    /// ids hold its pid alone (its context is the one whose switch has the same scheme and
+    /// tag); an answer's, none.
     Request = 8,
 }
 
@@ -169,6 +172,12 @@ pub const fn header(kind: Kind, len: usize, flags: u8, aux: u16) -> u64 {
 /// The "ids" word of a context.
 pub const fn ids(pid: usize, debug_id: u32) -> u64 {
     debug_id as u64 | ((pid as u64) << 32)
+}
+
+/// A scheme call's detail in a switch record: the scheme's id (bits 0..32) and the request's
+/// tag (32..64), which the daemon's request records carry too.
+pub const fn scheme_call(scheme: usize, tag: u32) -> u64 {
+    (scheme as u64 & 0xffff_ffff) | ((tag as u64) << 32)
 }
 
 /// A header word's fields, if it is one.

@@ -16,7 +16,7 @@ pub mod fake_kernel;
 pub mod off_cpu;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
-pub mod record_clock;
+pub mod program_records;
 pub mod redox_kernel;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod syscall_names;

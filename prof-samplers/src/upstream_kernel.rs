@@ -6,7 +6,7 @@
 //! * A kernel with our series (kernel-patch/events) writes typed records (`prof_events::layout`)
 //!   when told `2`: each sample has its process's pid, and a program's samples are exactly its
 //!   pid's; its switch records give the program's threads by the clock, and the stacks its
-//!   threads wrote as they blocked name their waits ([`crate::record_clock`]), served as
+//!   threads wrote as they blocked name their waits ([`crate::program_records`]), served as
 //!   `prof:clock`. A stock kernel refuses `2`, and this sampler takes upstream's records (`1`)
 //!   instead:
 //! * Upstream's record names the running context by its `debug_id`, never its pid; the kernel names a
@@ -30,10 +30,10 @@ use std::io;
 
 use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
-use prof_core::sampler::{push_run, CallStack, CountFrom, SampleBatch, Sampler, Sampling};
+use prof_core::sampler::{push_run, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
-use crate::record_clock::{RecordClock, TscClock};
+use crate::program_records::{stack_of, ProgramRecords, TscClock};
 use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
 use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
@@ -105,6 +105,8 @@ struct Program {
     from_exec: bool,
     /// When its exec was (TSC), where the records say (typed records).
     exec_at: Option<u64>,
+    /// Daemons seen working for it, named once.
+    daemons: BTreeSet<u32>,
 }
 
 impl Program {
@@ -135,7 +137,7 @@ struct Session {
     target: Target,
     decoders: Vec<RingDecoder>,
     /// The program's threads by the clock, where the records have switches (typed records).
-    clock: Option<RecordClock>,
+    clock: Option<ProgramRecords>,
     /// The monotonic clock when the session began, for the first batch.
     began: Option<u64>,
     /// The kernel writes typed records (told `2`).
@@ -220,7 +222,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             std::thread::sleep(CALIBRATION);
             let b = self.files.clocks().ok();
             if let Some(tsc) = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b)) {
-                clock = Some(RecordClock::new(p.pid, tsc));
+                clock = Some(ProgramRecords::new(p.pid, tsc));
                 began = b.map(|b| b.1);
             }
         }
@@ -230,20 +232,18 @@ impl<F: DebugFiles> UpstreamSampler<F> {
     }
 }
 
-/// A record as a call stack. A typed record (it has the pid) comes from a kernel with our
-/// series, whose user walk reads the frames right: its whole walk, cut short only where the
-/// kernel's buffer (32 words) was full. Of upstream's record, its address, and for a kernel
-/// sample the kernel's frames and the system call's user address (the user frames of 663e6641
-/// are not the program's).
-fn stack_of(r: &Record) -> CallStack {
-    let mut frames = vec![r.ip];
-    frames.extend(&r.kernel_frames);
-    if r.who.pid.is_some() {
-        frames.extend(&r.user_frames);
-        return CallStack { truncated: frames.len() + 3 >= 32, frames };
+/// One of the program's samples, into `batch`.
+fn count_programs(batch: &mut SampleBatch, r: &Record) {
+    match r.kernel {
+        true => {
+            batch.kernel_ticks += 1;
+            push_run(&mut batch.kernel, r.ip);
+        }
+        false => push_run(&mut batch.user, r.ip),
     }
-    frames.extend(r.user_frames.first().filter(|_| r.kernel));
-    CallStack { frames, truncated: true }
+    push_run(&mut batch.stacks, stack_of(r));
+    // By thread: the context is the thread.
+    batch.thread_samples.push((r.who.thread, r.ip, 1));
 }
 
 impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
@@ -258,7 +258,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let first = self.newest_named(&name0);
         let contexts = first.into_iter().collect();
         let from_exec = from == CountFrom::Exec;
-        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None }))
+        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None, daemons: BTreeSet::new() }))
     }
 
     fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
@@ -295,7 +295,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let records: Vec<Record> = events
             .iter()
             .filter_map(|e| match e {
-                Event::Sample(s) if !RecordClock::is_block(s) => Some(s.clone()),
+                Event::Sample(s) if !ProgramRecords::is_block(s) => Some(s.clone()),
                 _ => None,
             })
             .collect();
@@ -348,28 +348,55 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 if exec_done || !program.from_exec {
                     batch.load_base = Some(0);
                 }
-                for r in &records {
-                    if !program.owns(r.who, now.as_deref(), &mut self.files) {
-                        batch.account.other += 1;
-                        continue;
-                    }
-                    if !counted(r.time) {
-                        continue;
-                    }
-                    match r.kernel {
-                        true => {
-                            batch.kernel_ticks += 1;
-                            push_run(&mut batch.kernel, r.ip);
+                match s.clock.as_mut() {
+                    // Typed records: every CPU's events in time order, the program's samples
+                    // its own, a daemon's working for it the daemons', the rest the others'.
+                    Some(view) => {
+                        view.calls_in(&events);
+                        let mut ordered: Vec<&Event> = events.iter().collect();
+                        ordered.sort_by_key(|e| e.time());
+                        for e in ordered {
+                            let Event::Sample(r) = e else {
+                                if counted(e.time()) {
+                                    view.event(e, &mut batch);
+                                }
+                                continue;
+                            };
+                            if ProgramRecords::is_block(r) {
+                                if counted(r.time) {
+                                    view.event(e, &mut batch);
+                                }
+                            } else if r.who.pid == Some(program.pid) {
+                                if counted(r.time) {
+                                    count_programs(&mut batch, r);
+                                }
+                            } else if !(counted(r.time) && view.serve(r, &mut batch)) {
+                                batch.account.other += 1;
+                            }
                         }
-                        false => push_run(&mut batch.user, r.ip),
+                        let new: Vec<u32> = batch.servers.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+                        if !new.is_empty() {
+                            // By the name procmgr gave it in the session, else as it is named now.
+                            let table = self.files.contexts().unwrap_or_default();
+                            for pid in new {
+                                // Pid 0: the user contexts without a pid, the bootstrap's process
+                                // and namespace managers.
+                                let name = match pid {
+                                    0 => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
+                                    _ => view.name_of(pid).map(str::to_string).or_else(|| name_in_context_table(&table, pid)),
+                                };
+                                batch.server_names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
+                            }
+                        }
                     }
-                    push_run(&mut batch.stacks, stack_of(r));
-                    // By thread: the context is the thread.
-                    batch.thread_samples.push((r.who.thread, r.ip, 1));
-                }
-                if let Some(clock) = s.clock.as_mut() {
-                    for e in events.iter().filter(|e| counted(e.time())) {
-                        clock.event(e, &mut batch);
+                    None => {
+                        for r in &records {
+                            if !program.owns(r.who, now.as_deref(), &mut self.files) {
+                                batch.account.other += 1;
+                            } else if counted(r.time) {
+                                count_programs(&mut batch, r);
+                            }
+                        }
                     }
                 }
                 let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;

@@ -182,9 +182,11 @@ fn a_stock_kernel_is_asked_for_upstreams_records() {
 /// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
 /// blocked add up to its span, and its block in a scheme call is a wait site with the user
 /// stack it wrote as it blocked. The TSC becomes ns by the rate profd measured at the start.
+/// The daemon that took the call's request (its scheme and tag) works for the program until it
+/// answers: its samples are the daemons' ticks for it, stitched under that wait.
 #[test]
 fn the_clock_from_switch_records() {
-    use prof_events::layout::{Reason, Source};
+    use prof_events::layout::{scheme_call, Reason, Source};
     use prof_events::{Event, Ids, Sample, Switch};
     let mut s = scheme();
     let f = files(&mut s);
@@ -199,6 +201,18 @@ fn the_clock_from_switch_records() {
     let switch = |tsc, left, entered, reason, detail| {
         Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] })
     };
+    let request = |tsc, daemon, caller: u32, tag, answered| Event::Request {
+        cpu: 0,
+        time: tsc,
+        daemon,
+        caller: Ids { pid: Some(caller), thread: 0 },
+        scheme: 24,
+        tag,
+        answered,
+    };
+    let sample = |tsc, who, ip| {
+        Event::Sample(Sample { cpu: 0, time: tsc, who, kernel: false, source: Some(Source::NmiIpi), ip, kernel_frames: vec![], user_frames: vec![] })
+    };
     let (fib, worker, ramfs, other) = (who(10, 21), who(10, 22), who(7, 5), who(11, 30));
     let block = Event::Sample(Sample {
         cpu: 0,
@@ -212,19 +226,29 @@ fn the_clock_from_switch_records() {
     });
     let named = |tsc, who, name: &str| Event::Name { cpu: 0, time: tsc, who, name: name.into() };
     // The exec (profil's launch before it is not fib's); in at 1.0 ms; a call to ramfs
-    // (scheme 24) at 1.2 ms, back at 1.4; preempted at 1.6 by its new thread (made at 1.5),
-    // which exits at 1.7; fib back at 1.8; the batch reads the clock at 2.0 ms.
+    // (scheme 24, tag 7) at 1.2 ms, which ramfs takes, works on and answers; fib back at 1.4;
+    // preempted at 1.6 by its new thread (made at 1.5), which exits at 1.7; fib back at 1.8;
+    // the batch reads the clock at 2.0 ms. ramfs's work for another process is not fib's.
     for e in [
-        switch(2_500_000, fib, ramfs, Reason::Scheme, 24),
+        switch(2_500_000, fib, ramfs, Reason::Scheme, scheme_call(24, 3)),
+        request(2_600_000, ramfs, 10, 3, false),
+        sample(2_700_000, ramfs, 0x50_0100),
         Event::Exec { cpu: 0, time: 2_900_000, who: fib, entry: 0x40_1000 },
         named(2_950_000, fib, "/usr/bin/fib"),
         switch(3_000_000, ramfs, fib, Reason::SchemeIdle, 0),
         block,
-        switch(3_400_000, fib, ramfs, Reason::Scheme, 24),
+        // ramfs takes the request a moment before fib's switch is recorded.
+        request(3_390_000, ramfs, 10, 7, false),
+        switch(3_400_000, fib, ramfs, Reason::Scheme, scheme_call(24, 7)),
+        sample(3_500_000, ramfs, 0x50_0000),
+        request(3_700_000, ramfs, 10, 7, true),
+        sample(3_750_000, ramfs, 0x50_0200),
         switch(3_800_000, ramfs, fib, Reason::SchemeIdle, 0),
         named(4_000_000, worker, "/usr/bin/fib"),
         switch(4_200_000, fib, worker, Reason::Preempted, 0),
         switch(4_400_000, worker, other, Reason::Exit, 0),
+        request(4_450_000, ramfs, 11, 9, false),
+        sample(4_500_000, ramfs, 0x50_0300),
         switch(4_600_000, other, fib, Reason::Sleep, 0),
     ] {
         f.record(0, e);
@@ -245,4 +269,13 @@ fn the_clock_from_switch_records() {
         ],
         "{clock}"
     );
+    assert_eq!(
+        &lines[4..6],
+        ["scheme id=24 daemon=7 name=/scheme/initfs/bin/ramfs", "served site=0 daemon=7 count=1 truncated=0 frames=500000"],
+        "{clock}"
+    );
+    // ramfs's one sample while it worked for fib; before fib's exec, after its answer, and
+    // for another process, not fib's.
+    let servers = text(&mut s, ALICE, "servers");
+    assert!(servers.contains("server 7 1 /scheme/initfs/bin/ramfs\n"), "{servers}");
 }

@@ -339,7 +339,8 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             }
             "nmi-ipi" => {
                 "upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own at the \
-                 kernel's rate (-F has no effect), kernel code with interrupts off only, the clock from its switch records"
+                 kernel's rate (-F has no effect), kernel code with interrupts off only; the clock and the daemons' work \
+                 from its switch and request records"
             }
             _ => "NMIs, the kernel's work for the program included",
         };
@@ -446,7 +447,8 @@ mod tests {
         assert_eq!(
             out,
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its \
-             own at the kernel's rate (-F has no effect), kernel code with interrupts off only, the clock from its switch records\n"
+             own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the clock and the daemons' work from \
+             its switch and request records\n"
         );
     }
 

@@ -1,0 +1,313 @@
+//! The program's time from a kernel's typed records, beyond its own samples:
+//!
+//! * its threads by the clock: each switch record of a thread of the program becomes the
+//!   ledger's switch (out, preempted or not; in), and the sample a thread wrote as it blocked
+//!   (source `Block`: its user stack where it called) names the wait its next switch out
+//!   begins; a thread's first naming is its start, its switch out with `Exit` its end;
+//! * the daemons' work for it: a daemon's thread that took a request of the program's (or of a
+//!   daemon's thread working for it) works for it until it answers, or goes back to waiting for
+//!   requests; its samples meanwhile are the daemons' ticks for the program, and, where the
+//!   program's thread is blocked on that request, stitched under that wait. The caller's
+//!   thread of a request is the one whose switch into the call has the request's scheme and
+//!   tag.
+//!
+//! Record times are the kernel's TSC; the ledger's are ns of the monotonic clock, by a rate
+//! measured when the session began.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use prof_core::ledger::Switch;
+use prof_core::sampler::{CallStack, Probe, SampleBatch, WaitSite};
+use prof_events::layout::{Reason, Source};
+use prof_events::{Event, Ids, Sample};
+
+/// A scheme call: the scheme's id and the request's tag.
+type Call = (u64, u64);
+
+fn call_of(detail: u64) -> Call {
+    (detail & 0xffff_ffff, detail >> 32)
+}
+
+/// A record's sample as a call stack: the sampled address, the kernel's frames, then the user
+/// frames (which a kernel of typed records walks right), cut short only where the kernel's
+/// buffer (32 words) was full. Of upstream's record (no pid), the address and for a kernel
+/// sample the kernel's frames and the system call's user address: the user frames of 663e6641
+/// are not the program's.
+pub fn stack_of(r: &Sample) -> CallStack {
+    let mut frames = vec![r.ip];
+    frames.extend(&r.kernel_frames);
+    if r.who.pid.is_some() {
+        frames.extend(&r.user_frames);
+        return CallStack { truncated: frames.len() + 3 >= 32, frames };
+    }
+    frames.extend(r.user_frames.first().filter(|_| r.kernel));
+    CallStack { frames, truncated: true }
+}
+
+/// The TSC against the monotonic clock: two readings of both, apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TscClock {
+    pub tsc: u64,
+    pub ns: u64,
+    /// Nanoseconds a TSC tick.
+    pub ns_per_tick: f64,
+}
+
+impl TscClock {
+    /// From readings `(tsc, ns)` taken at two times; `None` where they cannot give a rate.
+    pub fn from_readings(a: (u64, u64), b: (u64, u64)) -> Option<TscClock> {
+        let (ticks, ns) = (b.0.checked_sub(a.0)?, b.1.checked_sub(a.1)?);
+        (ticks > 0 && ns > 0).then(|| TscClock { tsc: a.0, ns: a.1, ns_per_tick: ns as f64 / ticks as f64 })
+    }
+
+    /// A TSC reading in ns of the monotonic clock.
+    pub fn ns(&self, tsc: u64) -> u64 {
+        let ticks = tsc as i128 - self.tsc as i128;
+        (self.ns as i128 + (ticks as f64 * self.ns_per_tick) as i128).clamp(0, u64::MAX as i128) as u64
+    }
+}
+
+/// What a switch's reason says a thread waited on, in the words of `prof:clock` (the
+/// kernel's reason, and a scheme call's scheme number).
+fn wait_call(reason: Option<Reason>, detail: u64) -> (String, Option<String>) {
+    let call = match reason {
+        Some(Reason::Futex) => "futex",
+        Some(Reason::Sleep) => "sleep",
+        Some(Reason::Scheme) => return ("scheme-call".into(), Some(call_of(detail).0.to_string())),
+        Some(Reason::Pipe) => "pipe",
+        Some(Reason::Waitpid) => "waitpid",
+        Some(Reason::Event) => "event",
+        Some(Reason::Stopped) => "stopped",
+        Some(Reason::SchemeIdle) => "scheme-requests",
+        _ => "other",
+    };
+    (call.into(), None)
+}
+
+/// One session's clock of the program's threads.
+#[derive(Debug)]
+pub struct ProgramRecords {
+    pid: u32,
+    tsc: TscClock,
+    /// Where each thread last blocked, until its switch out.
+    blocked_at: BTreeMap<u32, CallStack>,
+    /// Threads named in the session: the first naming of one is its start (procmgr names a
+    /// context as it makes it; the program's first thread, at its exec).
+    named: BTreeSet<u32>,
+    /// Each process's name, as procmgr last named one of its threads.
+    names: BTreeMap<u32, String>,
+    /// The thread blocked in each scheme call.
+    calls: BTreeMap<Call, Ids>,
+    /// Requests working for the program that each daemon thread took and has not answered,
+    /// newest last, with the program's thread the work is for (where known).
+    serving: BTreeMap<u32, Vec<(Call, Option<u32>)>>,
+    /// Where each of the program's threads waits now.
+    waiting: BTreeMap<u32, WaitSite>,
+    /// Each scheme's daemon, as seen taking the program's requests.
+    schemes: BTreeMap<u64, u32>,
+}
+
+impl ProgramRecords {
+    pub fn new(pid: u32, tsc: TscClock) -> ProgramRecords {
+        ProgramRecords {
+            pid,
+            tsc,
+            blocked_at: BTreeMap::new(),
+            named: BTreeSet::new(),
+            names: BTreeMap::new(),
+            calls: BTreeMap::new(),
+            serving: BTreeMap::new(),
+            waiting: BTreeMap::new(),
+            schemes: BTreeMap::new(),
+        }
+    }
+
+    pub fn ns(&self, tsc: u64) -> u64 {
+        self.tsc.ns(tsc)
+    }
+
+    /// Is this sample where a thread blocked (not a sample of where the CPU was)?
+    pub fn is_block(s: &Sample) -> bool {
+        s.source == Some(Source::Block)
+    }
+
+    /// The name procmgr gave process `pid`, where a record said it.
+    pub fn name_of(&self, pid: u32) -> Option<&str> {
+        self.names.get(&pid).map(String::as_str)
+    }
+
+    /// A batch's scheme calls, before its events are taken in time order: a daemon can take a
+    /// request before its caller's switch into the call is recorded.
+    pub fn calls_in(&mut self, events: &[Event]) {
+        for e in events {
+            if let Event::Switch(sw) = e {
+                if sw.reason == Some(Reason::Scheme) {
+                    self.calls.insert(call_of(sw.detail), sw.left);
+                }
+            }
+        }
+    }
+
+    /// Does this thread work for the program (a thread of it, or a daemon's serving it), and
+    /// for which of its threads?
+    fn works_for(&self, who: Ids) -> Option<Option<u32>> {
+        if who.pid == Some(self.pid) {
+            return Some(Some(who.thread));
+        }
+        self.serving.get(&who.thread).and_then(|s| s.last()).map(|&(_, thread)| thread)
+    }
+
+    /// A sample of a thread not the program's: a daemon's working for it goes to `batch` (and
+    /// `true`), under the wait of the program's thread it works for where that thread waits.
+    pub fn serve(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
+        let Some(&(_, thread)) = self.serving.get(&s.who.thread).and_then(|r| r.last()) else {
+            return false;
+        };
+        let pid = s.who.pid.unwrap_or(0);
+        match s.kernel {
+            true => batch.account.server_kernel += 1,
+            false => batch.account.server_user += 1,
+        }
+        let stack = stack_of(s);
+        if let Some(site) = thread.and_then(|t| self.waiting.get(&t)) {
+            batch.served.push((site.clone(), pid, stack.clone(), 1));
+        }
+        batch.servers.push((pid, stack, 1));
+        true
+    }
+
+    /// Take one event, in time order, into `batch`.
+    pub fn event(&mut self, e: &Event, batch: &mut SampleBatch) {
+        match e {
+            Event::Name { who, name, .. } if who.pid.is_some_and(|p| p != self.pid) => {
+                self.names.insert(who.pid.unwrap_or(0), name.clone());
+            }
+            Event::Request { daemon, caller, scheme, tag, answered: false, .. } => {
+                let call = (*scheme, *tag);
+                let thread = match self.calls.get(&call) {
+                    Some(&from) => self.works_for(from),
+                    None => (caller.pid == Some(self.pid)).then_some(None),
+                };
+                if let Some(thread) = thread {
+                    self.serving.entry(daemon.thread).or_default().push((call, thread));
+                    if let Some(pid) = daemon.pid.filter(|&pid| self.schemes.insert(*scheme, pid).is_none()) {
+                        batch.scheme_daemons.push((*scheme, pid));
+                    }
+                }
+            }
+            Event::Request { daemon, scheme, tag, answered: true, .. } => {
+                if let Some(open) = self.serving.get_mut(&daemon.thread) {
+                    open.retain(|(call, _)| *call != (*scheme, *tag));
+                }
+                self.calls.remove(&(*scheme, *tag));
+            }
+            Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
+                let mut frames = vec![s.ip];
+                frames.extend(&s.user_frames);
+                let truncated = frames.len() + 3 >= 32;
+                self.blocked_at.insert(s.who.thread, CallStack { frames, truncated });
+            }
+            Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
+                if self.named.insert(who.thread) {
+                    batch.thread_starts.push((who.thread, self.tsc.ns(*time)));
+                }
+                batch.thread_names.push((who.thread, name.clone()));
+            }
+            Event::Switch(sw) => {
+                let time = self.tsc.ns(sw.time);
+                if sw.reason == Some(Reason::SchemeIdle) {
+                    // A daemon back at its queue is done with what it took.
+                    self.serving.remove(&sw.left.thread);
+                }
+                if sw.left.pid == Some(self.pid) {
+                    let tid = sw.left.thread;
+                    let preempted = sw.reason == Some(Reason::Preempted);
+                    batch.switches.push(Switch { tid, time, out: Some(preempted) });
+                    if sw.reason == Some(Reason::Exit) {
+                        batch.thread_ends.push((tid, time));
+                    }
+                    let stack = self.blocked_at.remove(&tid);
+                    if !preempted && sw.reason != Some(Reason::Exit) {
+                        let (call, target) = wait_call(sw.reason, sw.detail);
+                        let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
+                        let site = WaitSite { pid: self.pid, call, target, stack };
+                        self.waiting.insert(tid, site.clone());
+                        batch.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
+                    }
+                }
+                if sw.entered.pid == Some(self.pid) {
+                    self.waiting.remove(&sw.entered.thread);
+                    batch.switches.push(Switch { tid: sw.entered.thread, time, out: None });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof_events::{Ids, Switch as SwitchRecord};
+
+    const CLOCK: TscClock = TscClock { tsc: 1_000, ns: 5_000, ns_per_tick: 0.5 };
+
+    fn who(pid: u32, thread: u32) -> Ids {
+        Ids { pid: Some(pid), thread }
+    }
+
+    fn switch(time: u64, left: Ids, entered: Ids, reason: Reason) -> Event {
+        Event::Switch(SwitchRecord { cpu: 0, time, left, entered, reason: Some(reason), detail: 4, stack: vec![] })
+    }
+
+    #[test]
+    fn tsc_to_ns_by_the_measured_rate() {
+        let c = TscClock::from_readings((1_000, 5_000), (3_000, 6_000)).unwrap();
+        assert_eq!(c, CLOCK);
+        assert_eq!((c.ns(1_000), c.ns(3_000), c.ns(0)), (5_000, 6_000, 4_500));
+        assert_eq!(TscClock::from_readings((3_000, 5_000), (1_000, 6_000)), None);
+        assert_eq!(TscClock::from_readings((1_000, 5_000), (3_000, 5_000)), None);
+    }
+
+    #[test]
+    fn the_programs_switches_and_where_it_blocked() {
+        let mut clock = ProgramRecords::new(10, CLOCK);
+        let mut batch = SampleBatch::default();
+        let block = Event::Sample(Sample {
+            cpu: 0,
+            time: 1_900,
+            who: who(10, 21),
+            kernel: false,
+            source: Some(Source::Block),
+            ip: 0x40_1000,
+            kernel_frames: vec![],
+            user_frames: vec![0x40_2000],
+        });
+        for e in [
+            block,
+            // Thread 21 calls a scheme; ramfs (pid 7) runs; 21 comes back, is preempted.
+            switch(2_000, who(10, 21), who(7, 5), Reason::Scheme),
+            switch(2_400, who(7, 5), who(10, 21), Reason::SchemeIdle),
+            switch(3_000, who(10, 21), who(9, 30), Reason::Preempted),
+            // Another process's switches are not the program's.
+            switch(3_200, who(9, 30), who(7, 5), Reason::Sleep),
+        ] {
+            clock.event(&e, &mut batch);
+        }
+        assert_eq!(
+            batch.switches,
+            [
+                Switch { tid: 21, time: 5_500, out: Some(false) },
+                Switch { tid: 21, time: 5_700, out: None },
+                Switch { tid: 21, time: 6_000, out: Some(true) },
+            ]
+        );
+        let site = WaitSite {
+            pid: 10,
+            call: "scheme-call".into(),
+            target: Some("4".into()),
+            stack: CallStack { frames: vec![0x40_1000, 0x40_2000], truncated: false },
+        };
+        assert_eq!(batch.blocked_at, [Probe { tid: 21, from: 5_500, to: 5_500, sched: None, site: Some(site) }]);
+    }
+}
