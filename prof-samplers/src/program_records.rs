@@ -96,8 +96,9 @@ pub struct ProgramRecords {
     named: BTreeSet<u32>,
     /// Each process's name, as procmgr last named one of its threads.
     names: BTreeMap<u32, String>,
-    /// The thread blocked in each scheme call.
-    calls: BTreeMap<Call, Ids>,
+    /// The threads that blocked in each scheme call (tags are reused), by the time of their
+    /// switch into it.
+    calls: BTreeMap<Call, Vec<(u64, Ids)>>,
     /// Requests working for the program that each daemon thread took and has not answered,
     /// newest last, with the program's thread the work is for (where known).
     serving: BTreeMap<u32, Vec<(Call, Option<u32>)>>,
@@ -137,15 +138,28 @@ impl ProgramRecords {
     }
 
     /// A batch's scheme calls, before its events are taken in time order: a daemon can take a
-    /// request before its caller's switch into the call is recorded.
+    /// request before its caller's switch into the call is recorded. Of the calls before, the
+    /// last of each scheme and tag is kept (its request may be taken in this batch).
     pub fn calls_in(&mut self, events: &[Event]) {
+        for calls in self.calls.values_mut() {
+            let last = calls.iter().copied().max_by_key(|c| c.0);
+            calls.clear();
+            calls.extend(last);
+        }
         for e in events {
             if let Event::Switch(sw) = e {
                 if sw.reason == Some(Reason::Scheme) {
-                    self.calls.insert(call_of(sw.detail), sw.left);
+                    self.calls.entry(call_of(sw.detail)).or_default().push((sw.time, sw.left));
                 }
             }
         }
+    }
+
+    /// The thread that made call `call`, taken at `time`: the one whose switch into a call of
+    /// that scheme and tag is nearest in time (a tag comes back only after a round trip).
+    fn caller_of(&self, call: Call, time: u64) -> Option<Ids> {
+        let calls = self.calls.get(&call)?;
+        calls.iter().min_by_key(|c| c.0.abs_diff(time)).map(|c| c.1)
     }
 
     /// Does this thread work for the program (a thread of it, or a daemon's serving it), and
@@ -182,10 +196,10 @@ impl ProgramRecords {
             Event::Name { who, name, .. } if who.pid.is_some_and(|p| p != self.pid) => {
                 self.names.insert(who.pid.unwrap_or(0), name.clone());
             }
-            Event::Request { daemon, caller, scheme, tag, answered: false, .. } => {
+            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
                 let call = (*scheme, *tag);
-                let thread = match self.calls.get(&call) {
-                    Some(&from) => self.works_for(from),
+                let thread = match self.caller_of(call, *time) {
+                    Some(from) => self.works_for(from),
                     None => (caller.pid == Some(self.pid)).then_some(None),
                 };
                 if let Some(thread) = thread {
@@ -199,7 +213,6 @@ impl ProgramRecords {
                 if let Some(open) = self.serving.get_mut(&daemon.thread) {
                     open.retain(|(call, _)| *call != (*scheme, *tag));
                 }
-                self.calls.remove(&(*scheme, *tag));
             }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
                 let mut frames = vec![s.ip];

@@ -214,6 +214,18 @@ fn the_clock_from_switch_records() {
         Event::Sample(Sample { cpu: 0, time: tsc, who, kernel: false, source: Some(Source::NmiIpi), ip, kernel_frames: vec![], user_frames: vec![] })
     };
     let (fib, worker, ramfs, other) = (who(10, 21), who(10, 22), who(7, 5), who(11, 30));
+    let block_again = |tsc| {
+        Event::Sample(Sample {
+            cpu: 0,
+            time: tsc,
+            who: fib,
+            kernel: false,
+            source: Some(Source::Block),
+            ip: 0x40_1100,
+            kernel_frames: vec![],
+            user_frames: vec![0x40_1500],
+        })
+    };
     let block = Event::Sample(Sample {
         cpu: 0,
         time: 3_400_000,
@@ -250,6 +262,13 @@ fn the_clock_from_switch_records() {
         request(4_450_000, ramfs, 11, 9, false),
         sample(4_500_000, ramfs, 0x50_0300),
         switch(4_600_000, other, fib, Reason::Sleep, 0),
+        // fib's next call reuses the tag: the same wait site, ramfs's work stitched under it.
+        block_again(4_700_000),
+        switch(4_700_000, fib, ramfs, Reason::Scheme, scheme_call(24, 7)),
+        request(4_710_000, ramfs, 10, 7, false),
+        sample(4_720_000, ramfs, 0x50_0000),
+        request(4_730_000, ramfs, 10, 7, true),
+        switch(4_740_000, ramfs, fib, Reason::SchemeIdle, 0),
     ] {
         f.record(0, e);
     }
@@ -263,19 +282,19 @@ fn the_clock_from_switch_records() {
         &lines[..4],
         [
             "clock version=1 state=stopped pid=10 begin=1000000 end=2000000 at=2000000 threads_dropped=0 sites_dropped=0 served_dropped=0",
-            "thread tid=21 begin=1000000 end=2000000 on_cpu=600000 preempted=200000 blocked=200000 blocks=1",
+            "thread tid=21 begin=1000000 end=2000000 on_cpu=580000 preempted=200000 blocked=220000 blocks=2",
             "thread tid=22 begin=1500000 end=1700000 on_cpu=100000 preempted=0 blocked=100000 blocks=1",
-            "site id=0 tid=21 reason=scheme-call scheme=24 count=1 ns=200000 truncated=0 frames=401100,401500",
+            "site id=0 tid=21 reason=scheme-call scheme=24 count=2 ns=220000 truncated=0 frames=401100,401500",
         ],
         "{clock}"
     );
     assert_eq!(
         &lines[4..6],
-        ["scheme id=24 daemon=7 name=/scheme/initfs/bin/ramfs", "served site=0 daemon=7 count=1 truncated=0 frames=500000"],
+        ["scheme id=24 daemon=7 name=/scheme/initfs/bin/ramfs", "served site=0 daemon=7 count=2 truncated=0 frames=500000"],
         "{clock}"
     );
-    // ramfs's one sample while it worked for fib; before fib's exec, after its answer, and
+    // ramfs's two samples while it worked for fib; before fib's exec, after its answer, and
     // for another process, not fib's.
     let servers = text(&mut s, ALICE, "servers");
-    assert!(servers.contains("server 7 1 /scheme/initfs/bin/ramfs\n"), "{servers}");
+    assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
 }
