@@ -9,7 +9,10 @@
 //!   requests; its samples meanwhile are the daemons' ticks for the program, and, where the
 //!   program's thread is blocked on that request, stitched under that wait. The caller's
 //!   thread of a request is the one whose switch into the call has the request's scheme and
-//!   tag.
+//!   tag;
+//! * its children, where the session follows them: a process whose first context another
+//!   process of the tree gave its address space (a fork) is followed, its samples its own, its
+//!   exec and its name as procmgr gives them, its end when its last thread exits.
 //!
 //! Record times are the kernel's TSC; the ledger's are ns of the monotonic clock, by a rate
 //! measured when the session began.
@@ -17,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
-use prof_core::sampler::{CallStack, Probe, SampleBatch, WaitSite};
+use prof_core::sampler::{CallStack, ChildBatch, Probe, SampleBatch, WaitSite};
 use prof_events::layout::{Reason, Source};
 use prof_events::{Event, Ids, Sample};
 
@@ -106,10 +109,17 @@ pub struct ProgramRecords {
     waiting: BTreeMap<u32, WaitSite>,
     /// Each scheme's daemon, as seen taking the program's requests.
     schemes: BTreeMap<u64, u32>,
+    /// Whether the session follows the program's children, and those it follows: pid ->
+    /// (its live threads, an exec whose name has not come yet).
+    children: bool,
+    followed: BTreeMap<u32, (BTreeSet<u32>, bool)>,
+    /// Contexts given an address space by the tree before procmgr gave them a pid: thread ->
+    /// the giver's pid.
+    unborn: BTreeMap<u32, u32>,
 }
 
 impl ProgramRecords {
-    pub fn new(pid: u32, tsc: TscClock) -> ProgramRecords {
+    pub fn new(pid: u32, tsc: TscClock, children: bool) -> ProgramRecords {
         ProgramRecords {
             pid,
             tsc,
@@ -120,6 +130,9 @@ impl ProgramRecords {
             serving: BTreeMap::new(),
             waiting: BTreeMap::new(),
             schemes: BTreeMap::new(),
+            children,
+            followed: BTreeMap::new(),
+            unborn: BTreeMap::new(),
         }
     }
 
@@ -130,6 +143,41 @@ impl ProgramRecords {
     /// Is this sample where a thread blocked (not a sample of where the CPU was)?
     pub fn is_block(s: &Sample) -> bool {
         s.source == Some(Source::Block)
+    }
+
+    /// Is `pid` the program's, or one of its children the session follows?
+    fn in_tree(&self, pid: u32) -> bool {
+        pid == self.pid || self.followed.contains_key(&pid)
+    }
+
+    /// Process `pid` of the tree: this batch's entry of it.
+    fn child(batch: &mut SampleBatch, pid: u32) -> &mut ChildBatch {
+        match batch.child_processes.iter().position(|c| c.pid == pid) {
+            Some(i) => &mut batch.child_processes[i],
+            None => {
+                batch.child_processes.push(ChildBatch { pid, ..Default::default() });
+                batch.child_processes.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    /// Follow `pid`, started by `parent`.
+    fn follow(&mut self, pid: u32, parent: u32, batch: &mut SampleBatch) {
+        if self.children && !self.in_tree(pid) && pid != 0 {
+            self.followed.insert(pid, (BTreeSet::new(), false));
+            Self::child(batch, pid).parent = Some(parent);
+        }
+    }
+
+    /// A sample of a child the session follows: its own (and `true`).
+    pub fn child_sample(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
+        let Some(pid) = s.who.pid.filter(|p| self.followed.contains_key(p)) else { return false };
+        let c = Self::child(batch, pid);
+        match s.kernel {
+            true => c.kernel_ticks += 1,
+            false => c.add_user(s.ip, Some(stack_of(s))),
+        }
+        true
     }
 
     /// The name procmgr gave process `pid`, where a record said it.
@@ -193,8 +241,33 @@ impl ProgramRecords {
     /// Take one event, in time order, into `batch`.
     pub fn event(&mut self, e: &Event, batch: &mut SampleBatch) {
         match e {
+            Event::NewThread { who, giver, .. } if giver.pid.is_some_and(|p| self.in_tree(p)) && who.pid != giver.pid => {
+                let parent = giver.pid.unwrap_or(0);
+                match who.pid {
+                    Some(pid) if pid != 0 => self.follow(pid, parent, batch),
+                    // procmgr has not given it its pid yet: when it names it.
+                    _ => {
+                        self.unborn.insert(who.thread, parent);
+                    }
+                }
+            }
+            Event::Exec { who, .. } => {
+                if let Some(f) = who.pid.and_then(|p| self.followed.get_mut(&p)) {
+                    f.1 = true;
+                }
+            }
             Event::Name { who, name, .. } if who.pid.is_some_and(|p| p != self.pid) => {
-                self.names.insert(who.pid.unwrap_or(0), name.clone());
+                let pid = who.pid.unwrap_or(0);
+                self.names.insert(pid, name.clone());
+                if let Some(parent) = self.unborn.remove(&who.thread) {
+                    self.follow(pid, parent, batch);
+                }
+                if let Some((threads, exec)) = self.followed.get_mut(&pid) {
+                    threads.insert(who.thread);
+                    if std::mem::take(exec) {
+                        Self::child(batch, pid).exec = Some(name.clone());
+                    }
+                }
             }
             Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
                 let call = (*scheme, *tag);
@@ -231,6 +304,14 @@ impl ProgramRecords {
                 if sw.reason == Some(Reason::SchemeIdle) {
                     // A daemon back at its queue is done with what it took.
                     self.serving.remove(&sw.left.thread);
+                }
+                if sw.reason == Some(Reason::Exit) {
+                    if let Some((pid, (threads, _))) = sw.left.pid.and_then(|p| Some(p).zip(self.followed.get_mut(&p))) {
+                        threads.remove(&sw.left.thread);
+                        if threads.is_empty() {
+                            Self::child(batch, pid).exited = true;
+                        }
+                    }
                 }
                 if sw.left.pid == Some(self.pid) {
                     let tid = sw.left.thread;
@@ -284,7 +365,7 @@ mod tests {
 
     #[test]
     fn the_programs_switches_and_where_it_blocked() {
-        let mut clock = ProgramRecords::new(10, CLOCK);
+        let mut clock = ProgramRecords::new(10, CLOCK, false);
         let mut batch = SampleBatch::default();
         let block = Event::Sample(Sample {
             cpu: 0,

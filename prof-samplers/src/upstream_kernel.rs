@@ -107,6 +107,8 @@ struct Program {
     exec_at: Option<u64>,
     /// Daemons seen working for it, named once.
     daemons: BTreeSet<u32>,
+    /// Follow its children (typed records).
+    children: bool,
 }
 
 impl Program {
@@ -222,7 +224,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             std::thread::sleep(CALIBRATION);
             let b = self.files.clocks().ok();
             if let Some(tsc) = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b)) {
-                clock = Some(ProgramRecords::new(p.pid, tsc));
+                clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
                 began = b.map(|b| b.1);
             }
         }
@@ -252,13 +254,13 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
-    fn start(&mut self, pid: u32, _image: &ImageLayout, from: CountFrom, _rate: Option<u64>, _children: bool) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, _image: &ImageLayout, from: CountFrom, _rate: Option<u64>, children: bool) -> Result<(), ProfError> {
         let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
         let name0 = name_in_context_table(&table, pid).ok_or(ProfError::NoProcess)?;
         let first = self.newest_named(&name0);
         let contexts = first.into_iter().collect();
         let from_exec = from == CountFrom::Exec;
-        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None, daemons: BTreeSet::new() }))
+        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None, daemons: BTreeSet::new(), children }))
     }
 
     fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
@@ -370,7 +372,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                                 if counted(r.time) {
                                     count_programs(&mut batch, r);
                                 }
-                            } else if !(counted(r.time) && view.serve(r, &mut batch)) {
+                            } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
                                 batch.account.other += 1;
                             }
                         }

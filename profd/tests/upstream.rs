@@ -298,3 +298,58 @@ fn the_clock_from_switch_records() {
     let servers = text(&mut s, ALICE, "servers");
     assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
 }
+
+/// `profil --children sh -c …` on typed records: a process whose first context the program
+/// (or a child it follows) gave its address space is followed, even where procmgr names it only
+/// after; its samples are its own (not the program's, not the others'), its exec's name comes
+/// with procmgr's naming after it, and it has exited when its last thread has.
+#[test]
+fn children_from_records() {
+    use prof_events::layout::{Reason, Source};
+    use prof_events::{Event, Ids, Sample, Switch};
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    f.now = (1_000_000, 0);
+    f.tick = (2_000_000, 1_000_000);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 children exec").unwrap();
+    let who = |pid, thread| Ids { pid: Some(pid), thread };
+    let (sh, child, grandchild, other) = (who(10, 21), who(12, 31), who(13, 41), who(11, 30));
+    let sample = |tsc, who: Ids, ip| {
+        Event::Sample(Sample { cpu: 0, time: tsc, who, kernel: false, source: Some(Source::NmiIpi), ip, kernel_frames: vec![], user_frames: vec![] })
+    };
+    let f = files(&mut s);
+    for e in [
+        Event::Exec { cpu: 0, time: 2_900_000, who: sh, entry: 0x40_1000 },
+        sample(3_000_000, sh, 0x40_1100),
+        // sh forks pid 12 (named already) and the child forks pid 13 before procmgr names it.
+        Event::NewThread { cpu: 0, time: 3_100_000, who: child, giver: sh },
+        Event::Name { cpu: 0, time: 3_150_000, who: child, name: "/bin/sh".into() },
+        Event::Exec { cpu: 0, time: 3_200_000, who: child, entry: 0x40_1000 },
+        Event::Name { cpu: 0, time: 3_210_000, who: child, name: "/usr/bin/fib".into() },
+        sample(3_300_000, child, 0x40_2200),
+        sample(3_310_000, child, 0x40_2200),
+        Event::NewThread { cpu: 0, time: 3_400_000, who: Ids { pid: Some(0), thread: 41 }, giver: child },
+        Event::Name { cpu: 0, time: 3_410_000, who: grandchild, name: "/usr/bin/fib".into() },
+        sample(3_500_000, grandchild, 0x40_2300),
+        sample(3_600_000, other, 0x40_9000),
+        Event::Switch(Switch { cpu: 0, time: 3_700_000, left: grandchild, entered: sh, reason: Some(Reason::Exit), detail: 0, stack: vec![] }),
+    ] {
+        f.record(0, e);
+    }
+    f.contexts = contexts("/usr/bin/sh", "UZ");
+    assert_eq!(status(&mut s)["reason"], "exit");
+    let children = text(&mut s, ALICE, "children");
+    let lines: Vec<&str> = children.lines().filter(|l| l.starts_with('#') || l.starts_with("process")).collect();
+    assert_eq!(
+        lines,
+        [
+            "# processes=2 user=3 kernel=0 missed=0",
+            "process 12 10 2 0 running /usr/bin/fib",
+            "process 13 12 1 0 exited -",
+        ],
+        "{children}"
+    );
+    let st = status(&mut s);
+    assert_eq!(st["ticks_user"], "1", "sh's own sample alone");
+}
