@@ -29,12 +29,12 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let account = session.map(|s| s.account).unwrap_or_default();
     let base = base.map_or("unknown".to_string(), |b| format!("{b:#x}"));
     let sampling = session.and_then(|s| s.sampling);
-    // The keys after load_base came later (server attribution, then the sampling source);
-    // earlier ones keep their places.
+    // The keys after load_base came later (server attribution, then the sampling source, then
+    // the execs after the profiled one); earlier ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
-         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={}\n",
+         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -45,6 +45,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         account.other,
         sampling.map_or("none", |s| s.source),
         sampling.map_or(0, |s| s.rate),
+        session.map_or(0, |s| s.later_execs),
     )
 }
 
@@ -448,14 +449,15 @@ mod tests {
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
              start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
-             source=none rate=0\n"
+             source=none rate=0 later_execs=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
             keys,
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
-                "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate"
+                "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate",
+                "later_execs"
             ]
         );
     }

@@ -180,6 +180,16 @@ impl ProgramRecords {
         true
     }
 
+    /// At a batch's end: each child that exec'd in it is named as procmgr names it now (its
+    /// renaming can come before the exec's record or after it), else by `now`.
+    pub fn name_execs(&mut self, batch: &mut SampleBatch, now: impl Fn(u32) -> Option<String>) {
+        let execd: Vec<u32> = self.followed.iter_mut().filter_map(|(&pid, f)| std::mem::take(&mut f.1).then_some(pid)).collect();
+        for pid in execd {
+            let name = self.names.get(&pid).cloned().or_else(|| now(pid));
+            Self::child(batch, pid).exec = name.or_else(|| Some("[exec]".to_string()));
+        }
+    }
+
     /// The name procmgr gave process `pid`, where a record said it.
     pub fn name_of(&self, pid: u32) -> Option<&str> {
         self.names.get(&pid).map(String::as_str)
@@ -262,11 +272,8 @@ impl ProgramRecords {
                 if let Some(parent) = self.unborn.remove(&who.thread) {
                     self.follow(pid, parent, batch);
                 }
-                if let Some((threads, exec)) = self.followed.get_mut(&pid) {
+                if let Some((threads, _)) = self.followed.get_mut(&pid) {
                     threads.insert(who.thread);
-                    if std::mem::take(exec) {
-                        Self::child(batch, pid).exec = Some(name.clone());
-                    }
                 }
             }
             Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {

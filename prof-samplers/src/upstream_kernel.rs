@@ -377,9 +377,14 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                             }
                         }
                         let new: Vec<u32> = batch.servers.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+                        let execd = batch.child_processes.iter().any(|c| c.exec.is_none());
+                        let table = match new.is_empty() && !execd {
+                            true => String::new(),
+                            false => self.files.contexts().unwrap_or_default(),
+                        };
+                        view.name_execs(&mut batch, |pid| name_in_context_table(&table, pid));
                         if !new.is_empty() {
                             // By the name procmgr gave it in the session, else as it is named now.
-                            let table = self.files.contexts().unwrap_or_default();
                             for pid in new {
                                 // Pid 0: the user contexts without a pid, the bootstrap's process
                                 // and namespace managers.

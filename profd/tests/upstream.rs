@@ -301,8 +301,10 @@ fn the_clock_from_switch_records() {
 
 /// `profil --children sh -c …` on typed records: a process whose first context the program
 /// (or a child it follows) gave its address space is followed, even where procmgr names it only
-/// after; its samples are its own (not the program's, not the others'), its exec's name comes
-/// with procmgr's naming after it, and it has exited when its last thread has.
+/// after; its samples are its own (not the program's, not the others'), its exec is named as
+/// procmgr names it (before the exec's record or after), and it has exited when its last thread
+/// has. The program's
+/// own exec after the profiled one is said in `status` (`later_execs`).
 #[test]
 fn children_from_records() {
     use prof_events::layout::{Reason, Source};
@@ -330,10 +332,15 @@ fn children_from_records() {
         sample(3_300_000, child, 0x40_2200),
         sample(3_310_000, child, 0x40_2200),
         Event::NewThread { cpu: 0, time: 3_400_000, who: Ids { pid: Some(0), thread: 41 }, giver: child },
-        Event::Name { cpu: 0, time: 3_410_000, who: grandchild, name: "/usr/bin/fib".into() },
+        Event::Name { cpu: 0, time: 3_410_000, who: grandchild, name: "/bin/sh".into() },
+        // Its exec, procmgr's renaming before the exec's own record.
+        Event::Name { cpu: 0, time: 3_415_000, who: grandchild, name: "/usr/bin/ls".into() },
+        Event::Exec { cpu: 0, time: 3_420_000, who: grandchild, entry: 0x40_1000 },
         sample(3_500_000, grandchild, 0x40_2300),
         sample(3_600_000, other, 0x40_9000),
         Event::Switch(Switch { cpu: 0, time: 3_700_000, left: grandchild, entered: sh, reason: Some(Reason::Exit), detail: 0, stack: vec![] }),
+        // sh execs its last command itself (dash does): a later exec of the program.
+        Event::Exec { cpu: 0, time: 3_800_000, who: sh, entry: 0x40_1000 },
     ] {
         f.record(0, e);
     }
@@ -346,10 +353,11 @@ fn children_from_records() {
         [
             "# processes=2 user=3 kernel=0 missed=0",
             "process 12 10 2 0 running /usr/bin/fib",
-            "process 13 12 1 0 exited -",
+            "process 13 12 1 0 exited /usr/bin/ls",
         ],
         "{children}"
     );
     let st = status(&mut s);
     assert_eq!(st["ticks_user"], "1", "sh's own sample alone");
+    assert_eq!(st["later_execs"], "1", "its exec after the profiled one");
 }

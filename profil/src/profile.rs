@@ -535,7 +535,8 @@ impl Profile {
             kernel_ticks: Some(num("ticks_kernel")),
             lost: num("dropped"),
             stop_reason: reason_from_str(get("reason")),
-            later_execs: Vec::new(),
+            // What the program became is not in the scheme's files: said as another program.
+            later_execs: vec!["another program".to_string(); num("later_execs").min(16) as usize],
             stacks_recorded: false,
             stacks: Vec::new(),
             servers: None,
@@ -671,6 +672,9 @@ mod tests {
         assert_eq!(p.data, d);
         assert_eq!((p.image_samples, p.foreign_samples), (vec![(0x1400, 4)], vec![(0x7f00_0000_0010, 2)]));
         assert_eq!((p.user_ticks, p.kernel_ticks, p.lost, p.stop_reason), (6, Some(2), 1, Some(StopReason::Exit)));
+        assert!(p.later_execs.is_empty(), "a profd from before later_execs");
+        let execd = Profile::from_scheme_files(&status.replace('\n', " later_execs=2\n"), &d.to_bytes(), "").unwrap();
+        assert_eq!(execd.later_execs, ["another program", "another program"]);
         assert!(Profile::from_scheme_files(status, &[0; 10], "").is_err());
         let empty = Profile::from_scheme_files("garbage", &ProfData::default().to_bytes(), "junk").unwrap();
         assert_eq!((empty.user_ticks, empty.stop_reason), (0, None));
