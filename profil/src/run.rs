@@ -487,7 +487,7 @@ pub(crate) fn write_exports(exports: Exports, analysis: &Analysis, out: &mut Rep
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
 fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
     let name = run.program.clone();
-    let mut symbolizer = Symbolizer::new(image.object, &name);
+    let mut symbolizer = Symbolizer::new(image.object, &name).with_perf_map(run.profile.pid);
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }

@@ -16,6 +16,7 @@ pub mod elf;
 pub mod kallsyms;
 pub mod lines;
 pub mod object_file;
+pub mod perf_map;
 pub mod plt;
 pub mod short_names;
 pub mod symbolize;

@@ -85,6 +85,8 @@ pub struct Symbolizer {
     /// The kernel's ELF, to name kernel samples by (Redox), and its object once loaded.
     kernel_path: Option<std::path::PathBuf>,
     kernel: Option<usize>,
+    /// The object of the program's perf map (JIT code), where its runtime wrote one.
+    jit: Option<usize>,
 }
 
 impl Symbolizer {
@@ -99,7 +101,28 @@ impl Symbolizer {
             by_path: HashMap::default(),
             kernel_path: None,
             kernel: None,
+            jit: None,
         }
+    }
+
+    /// Name samples in anonymous memory (or in no mapping) from the perf map process `pid`'s
+    /// runtime wrote, where there is one (JIT code: `perf-PID.map`).
+    pub fn with_perf_map(mut self, pid: u32) -> Symbolizer {
+        let path = crate::objects::perf_map::path(pid);
+        if let Some(table) = crate::objects::perf_map::read(&path) {
+            let file = ObjectFile::from_symbols(&path, table);
+            let path = path.display().to_string();
+            self.objects.push(Object { name: base_name(&path), path, file: Some(file), other_build: None });
+            self.jit = Some(self.objects.len() - 1);
+        }
+        self
+    }
+
+    /// A sample in JIT code the perf map names.
+    fn jit_sample(&self, addr: u64) -> Option<Location> {
+        let object = self.jit?;
+        let function = self.objects[object].file.as_ref()?.symbols.lookup(addr)?;
+        Some(Location { object, address: Some(addr), function: Some(function), inlined: None })
     }
 
     /// Name kernel samples from the kernel's ELF at `path` (read on first use).
@@ -218,7 +241,14 @@ impl Symbolizer {
     /// A sample outside the program's text, at runtime address `addr`.
     pub fn foreign_sample(&mut self, addr: u64, mappings: &[Mapping]) -> Location {
         // The latest mapping wins: an address range can be unmapped and reused.
-        let Some(m) = mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len) else {
+        let m = mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len);
+        // Anonymous memory, or none the run saw mapped: JIT code, where a perf map names it.
+        if m.is_none_or(|m| is_anonymous(&m.path)) {
+            if let Some(location) = self.jit_sample(addr) {
+                return location;
+            }
+        }
+        let Some(m) = m else {
             let object = self.object_for("");
             return Location { object, address: None, function: None, inlined: None };
         };
@@ -310,6 +340,11 @@ pub fn build_id_of(m: &Mapping) -> Option<String> {
 fn vdso_build_id(image: &[u8]) -> Option<String> {
     let elf = goblin::elf::Elf::parse(image).ok()?;
     crate::objects::elf::build_id_in(&elf, image).map(|id| crate::objects::sysroot::hex(&id))
+}
+
+/// A mapping of no file: anonymous memory as perf's records and `/proc/PID/maps` name it.
+fn is_anonymous(path: &str) -> bool {
+    path.is_empty() || path == "//anon" || path.starts_with("[anon") || path.starts_with("/memfd:")
 }
 
 fn base_name(path: &str) -> String {
