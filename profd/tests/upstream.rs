@@ -58,6 +58,29 @@ fn status(s: &mut Scheme) -> std::collections::HashMap<String, String> {
     parse_status(&text(s, ALICE, "status")).into_iter().collect()
 }
 
+/// A session of alice's started with `line` on a kernel that writes typed records, whose
+/// clocks read 2 TSC ticks a ns (profd's two readings at the start are 1 ms apart).
+fn typed_session(line: &str) -> Scheme {
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    f.now = (1_000_000, 0);
+    f.tick = (2_000_000, 1_000_000);
+    ctl(&mut s, ALICE, line).unwrap();
+    s
+}
+
+fn who(pid: u32, thread: u32) -> prof_events::Ids {
+    prof_events::Ids { pid: Some(pid), thread }
+}
+
+/// A user sample of `who` at `ip`, taken at TSC `tsc` by the NMI.
+fn nmi_sample(tsc: u64, who: prof_events::Ids, ip: u64) -> prof_events::Event {
+    let source = Some(prof_events::layout::Source::NmiIpi);
+    let sample = prof_events::Sample { cpu: 0, time: tsc, who, kernel: false, source, ip, kernel_frames: vec![], user_frames: vec![] };
+    prof_events::Event::Sample(sample)
+}
+
 /// `profil fib` on a stock kernel: the program's context is the newest one bearing its pid's
 /// name at the start; its samples before its exec (profil's launch code) are not counted; a
 /// thread it starts counts with it; another process's samples are the rest; its exit ends the
@@ -188,16 +211,9 @@ fn a_stock_kernel_is_asked_for_upstreams_records() {
 fn the_clock_from_switch_records() {
     use prof_events::layout::{scheme_call, Reason, Source};
     use prof_events::{Event, Ids, Sample, Switch};
-    let mut s = scheme();
-    let f = files(&mut s);
-    f.typed_records = true;
-    // Readings of (TSC, ns): 2 TSC ticks a ns; profd's two at the start are 1e6 ns apart.
-    f.now = (1_000_000, 0);
-    f.tick = (2_000_000, 1_000_000);
-    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    let mut s = typed_session("start 10 0 0 0 0x401000 0x402000 exec");
     let f = files(&mut s);
     f.names.insert(21, "/usr/bin/fib".into());
-    let who = |pid, thread| Ids { pid: Some(pid), thread };
     let switch = |tsc, left, entered, reason, detail| {
         Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] })
     };
@@ -210,11 +226,10 @@ fn the_clock_from_switch_records() {
         tag,
         answered,
     };
-    let sample = |tsc, who, ip| {
-        Event::Sample(Sample { cpu: 0, time: tsc, who, kernel: false, source: Some(Source::NmiIpi), ip, kernel_frames: vec![], user_frames: vec![] })
-    };
+    let sample = nmi_sample;
     let (fib, worker, ramfs, other) = (who(10, 21), who(10, 22), who(7, 5), who(11, 30));
-    let block_again = |tsc| {
+    // Where fib blocks in its read (a sample of source Block, its user stack).
+    let blocks = |tsc| {
         Event::Sample(Sample {
             cpu: 0,
             time: tsc,
@@ -226,16 +241,6 @@ fn the_clock_from_switch_records() {
             user_frames: vec![0x40_1500],
         })
     };
-    let block = Event::Sample(Sample {
-        cpu: 0,
-        time: 3_400_000,
-        who: fib,
-        kernel: false,
-        source: Some(Source::Block),
-        ip: 0x40_1100,
-        kernel_frames: vec![],
-        user_frames: vec![0x40_1500],
-    });
     let named = |tsc, who, name: &str| Event::Name { cpu: 0, time: tsc, who, name: name.into() };
     // The exec (profil's launch before it is not fib's); in at 1.0 ms; a call to ramfs
     // (scheme 24, tag 7) at 1.2 ms, which ramfs takes, works on and answers; fib back at 1.4;
@@ -248,7 +253,7 @@ fn the_clock_from_switch_records() {
         Event::Exec { cpu: 0, time: 2_900_000, who: fib, entry: 0x40_1000 },
         named(2_950_000, fib, "/usr/bin/fib"),
         switch(3_000_000, ramfs, fib, Reason::SchemeIdle, 0),
-        block,
+        blocks(3_400_000),
         // ramfs takes the request a moment before fib's switch is recorded.
         request(3_390_000, ramfs, 10, 7, false),
         switch(3_400_000, fib, ramfs, Reason::Scheme, scheme_call(24, 7)),
@@ -263,7 +268,7 @@ fn the_clock_from_switch_records() {
         sample(4_500_000, ramfs, 0x50_0300),
         switch(4_600_000, other, fib, Reason::Sleep, 0),
         // fib's next call reuses the tag: the same wait site, ramfs's work stitched under it.
-        block_again(4_700_000),
+        blocks(4_700_000),
         switch(4_700_000, fib, ramfs, Reason::Scheme, scheme_call(24, 7)),
         request(4_710_000, ramfs, 10, 7, false),
         sample(4_720_000, ramfs, 0x50_0000),
@@ -303,23 +308,14 @@ fn the_clock_from_switch_records() {
 /// (or a child it follows) gave its address space is followed, even where procmgr names it only
 /// after; its samples are its own (not the program's, not the others'), its exec is named as
 /// procmgr names it (before the exec's record or after), and it has exited when its last thread
-/// has. The program's
-/// own exec after the profiled one is said in `status` (`later_execs`).
+/// has. The program's own exec after the profiled one is said in `status` (`later_execs`).
 #[test]
 fn children_from_records() {
-    use prof_events::layout::{Reason, Source};
-    use prof_events::{Event, Ids, Sample, Switch};
-    let mut s = scheme();
-    let f = files(&mut s);
-    f.typed_records = true;
-    f.now = (1_000_000, 0);
-    f.tick = (2_000_000, 1_000_000);
-    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 children exec").unwrap();
-    let who = |pid, thread| Ids { pid: Some(pid), thread };
+    use prof_events::layout::Reason;
+    use prof_events::{Event, Ids, Switch};
+    let mut s = typed_session("start 10 0 0 0 0x401000 0x402000 children exec");
     let (sh, child, grandchild, other) = (who(10, 21), who(12, 31), who(13, 41), who(11, 30));
-    let sample = |tsc, who: Ids, ip| {
-        Event::Sample(Sample { cpu: 0, time: tsc, who, kernel: false, source: Some(Source::NmiIpi), ip, kernel_frames: vec![], user_frames: vec![] })
-    };
+    let sample = nmi_sample;
     let f = files(&mut s);
     for e in [
         Event::Exec { cpu: 0, time: 2_900_000, who: sh, entry: 0x40_1000 },
