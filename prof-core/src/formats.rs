@@ -34,7 +34,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
-         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={}\n",
+         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={} records={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -46,6 +46,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         sampling.map_or("none", |s| s.source),
         sampling.map_or(0, |s| s.rate),
         session.map_or(0, |s| s.later_execs),
+        if session.is_some_and(|s| s.typed_records) { "typed" } else { "none" },
     )
 }
 
@@ -449,7 +450,7 @@ mod tests {
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
              start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
-             source=none rate=0 later_execs=0\n"
+             source=none rate=0 later_execs=0 records=none\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
@@ -457,7 +458,7 @@ mod tests {
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
                 "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate",
-                "later_execs"
+                "later_execs", "records"
             ]
         );
     }

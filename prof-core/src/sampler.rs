@@ -240,6 +240,9 @@ pub struct SampleBatch {
     pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
+    /// The kernel's records name each sample's process (Redox's typed records): a system-wide
+    /// run's rows are processes, not threads.
+    pub typed_records: bool,
     /// Processes the program started that the backend could not follow (Redox: its table of
     /// followed processes was full), as of this batch (it replaces an earlier count).
     pub children_missed: Option<u64>,

@@ -193,6 +193,8 @@ pub struct Session {
     /// Execs of the process after the profiled program's (the bins stay of the first); the
     /// new images are among `mappings`.
     pub later_execs: u32,
+    /// The backend's records are typed ([`crate::sampler::SampleBatch::typed_records`]).
+    pub typed_records: bool,
     /// Processes the program started that the backend could not follow (`--children`).
     pub children_missed: u64,
     /// Daemons that worked for the program, by pid, and the ticks outside the program.
@@ -416,6 +418,7 @@ impl Session {
             lost: 0,
             mappings: Vec::new(),
             later_execs: 0,
+            typed_records: false,
             children_missed: 0,
             servers: BTreeMap::new(),
             account: Account::default(),
@@ -527,6 +530,7 @@ impl<S: Sampler> Profd<S> {
         s.thread_names.extend(batch.thread_names);
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
+        s.typed_records |= batch.typed_records;
         if let Some(missed) = batch.children_missed {
             s.children_missed = missed;
         }

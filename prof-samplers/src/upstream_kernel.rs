@@ -274,6 +274,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.sampling = Some(Sampling::upstream());
+        batch.typed_records = s.typed;
         if s.clock.is_some() {
             // Read before the rings: every switch stamped earlier is in this batch or before.
             batch.clock.extend(s.began.take());
@@ -306,17 +307,35 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         s.damaged = damaged;
         match &mut s.target {
             Target::All { named } => {
+                // Typed records name each sample's process: a row a process, named as procmgr
+                // named it in the session, else as it is named now (pid 0: the contexts
+                // without one). Upstream's name a context (a thread) by its debug_id.
+                let mut names: BTreeMap<u32, String> = BTreeMap::new();
+                for e in &events {
+                    if let Event::Name { who: Ids { pid: Some(pid), .. }, name, .. } = e {
+                        names.insert(*pid, name.clone());
+                    }
+                }
+                let table = match s.typed {
+                    true => self.files.contexts().unwrap_or_default(),
+                    false => String::new(),
+                };
                 for r in &records {
-                    let name = named.insert(r.who.thread).then(|| self.files.context_name(r.who.thread));
+                    let row = r.who.pid.unwrap_or(r.who.thread);
+                    let name = named.insert(row).then(|| match r.who.pid {
+                        Some(0) => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
+                        Some(pid) => names.get(&pid).cloned().or_else(|| name_in_context_table(&table, pid)),
+                        None => self.files.context_name(r.who.thread),
+                    });
                     if let Some(name) = name {
                         let name = name.unwrap_or_else(|| format!("[context {}]", r.who.thread));
-                        batch.server_names.push((r.who.thread, name));
+                        batch.server_names.push((row, name));
                     }
                     match r.kernel {
                         true => batch.account.server_kernel += 1,
                         false => batch.account.server_user += 1,
                     }
-                    batch.servers.push((r.who.thread, stack_of(r), 1));
+                    batch.servers.push((row, stack_of(r), 1));
                 }
             }
             Target::Program(program) => {

@@ -357,3 +357,26 @@ fn children_from_records() {
     assert_eq!(st["ticks_user"], "1", "sh's own sample alone");
     assert_eq!(st["later_execs"], "1", "its exec after the profiled one");
 }
+
+/// `profil -a` on typed records: a row a process, by pid, whichever of its threads the samples
+/// were of, named as procmgr named it in the session, else as `sys:context` names it now;
+/// `status` says the records are typed.
+#[test]
+fn every_process_on_typed_records() {
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all", 0).unwrap();
+    let f = files(&mut s);
+    for (tsc, who, ip) in [(1, who(7, 5), 0x40_2000), (2, who(7, 6), 0x40_2100), (3, who(10, 21), 0x40_1100)] {
+        f.record(0, nmi_sample(tsc, who, ip));
+    }
+    f.record(0, prof_events::Event::Name { cpu: 0, time: 4, who: who(10, 21), name: "/usr/bin/fib".into() });
+    s.write(starter, b"stop", 0).unwrap();
+    s.close(starter);
+    let servers = text(&mut s, 0, "servers");
+    assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
+    assert!(servers.contains("server 10 1 /usr/bin/fib\n"), "{servers}");
+    assert_eq!(status(&mut s)["records"], "typed");
+}

@@ -217,8 +217,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let _ = writeln!(out, "  samples       %  where");
     let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
-    // Upstream's profiler (a stock Redox kernel) records no kernel code running with
-    // interrupts on, the idle loop included, and names contexts, not processes.
+    // Upstream's profiler records no kernel code running with interrupts on, the idle loop
+    // included, and (a stock kernel's records) names contexts, not processes.
     let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
     match upstream {
         true => {
@@ -241,7 +241,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let rows = busy.iter().enumerate().take_while(|(i, c)| *i == 0 || c.ticks().saturating_mul(1000) >= all).count();
     let rows = rows.min(MAX_PROCESS_ROWS);
     let _ = writeln!(out);
-    match upstream {
+    // Its typed records name each sample's process.
+    match upstream && !p.typed_records {
         true => {
             let _ = writeln!(out, "Contexts: {} seen, {} with samples (upstream's profiler names threads by debug_id, not processes):", processes.len(), busy.len());
             let _ = writeln!(out, "  context   parent   samples       %  program");
@@ -555,6 +556,19 @@ mod tests {
                 "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series",
                 "",
                 "Contexts: 6 seen, 4 with samples (upstream's profiler names threads by debug_id, not processes):",
+            ]
+        );
+        // With typed records (kernel-patch/events) each row is a process.
+        let typed = Profile { typed_records: true, ..stock };
+        let text = render_system(&typed, &processes, &kernel, &symbolizer);
+        let head: Vec<&str> = text.lines().skip(4).take(4).collect();
+        assert_eq!(
+            head,
+            [
+                "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)",
+                "Sampling: nmi-ipi, the kernel's rate: upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the clock and the daemons' work from its switch and request records",
+                "",
+                "Processes: 6 seen, 4 with samples:",
             ]
         );
     }

@@ -89,6 +89,11 @@ pub struct Profile {
     /// Programs the process exec'd after the profiled one (the bins are of the first): their
     /// files where known, else "another program".
     pub later_execs: Vec<String>,
+    /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
+    /// records): the clock, the daemons' work, a system-wide run by process. (A saved run from
+    /// before has none: false.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub typed_records: bool,
     /// Whether call stacks were recorded (`-g`), and they.
     pub stacks_recorded: bool,
     pub stacks: Vec<Stack>,
@@ -446,6 +451,7 @@ impl Profile {
                 _ => None,
             },
             later_execs: later_exec_images(s),
+            typed_records: s.typed_records,
             stacks_recorded,
             stacks: s.stacks.iter().map(|(st, &count)| Stack::new(s.stack_frames(st), st.truncated, count)).collect(),
             servers: None,
@@ -537,6 +543,7 @@ impl Profile {
             stop_reason: reason_from_str(get("reason")),
             // What the program became is not in the scheme's files: said as another program.
             later_execs: vec!["another program".to_string(); num("later_execs").min(16) as usize],
+            typed_records: get("records") == "typed",
             stacks_recorded: false,
             stacks: Vec::new(),
             servers: None,

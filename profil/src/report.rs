@@ -332,7 +332,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
             }
-            "nmi-ipi" if p.threads.is_empty() => {
+            "nmi-ipi" if !p.typed_records => {
                 "upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
                  kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
                  kernel-patch/series"
@@ -441,7 +441,7 @@ mod tests {
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
              kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series\n"
         );
-        stock.threads = vec![prof_core::ledger::ThreadTime { tid: 21, wall: 1_000, ..Default::default() }];
+        stock.typed_records = true;
         out.clear();
         sampling_lines(&mut out, &stock);
         assert_eq!(

@@ -115,8 +115,8 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     }
     if upstream {
         let _ = writeln!(out, "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)");
-        // Its typed records (the clock from its switch records) have the requests too.
-        if p.threads.is_empty() {
+        // Its typed records have the requests too.
+        if !p.typed_records {
             let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");
             return out;
         }

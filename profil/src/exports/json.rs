@@ -330,6 +330,7 @@ mod tests {
             lost: 0,
             stop_reason: Some(StopReason::Exit),
             later_execs: Vec::new(),
+            typed_records: false,
             stacks_recorded: true,
             stacks: vec![
                 Stack { frames: vec![Frame::Program(0x1000), Frame::Program(0x2010)], truncated: false, count: 6 },
