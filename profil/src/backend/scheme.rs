@@ -259,14 +259,19 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     drop(starter);
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
-    // On upstream's profiler (a stock kernel) the rows are contexts by debug_id: procmgr's
-    // table of pids says nothing of them.
+    // On upstream's profiler the rows are contexts by debug_id (a stock kernel's records), for
+    // which procmgr's table of pids says nothing, or processes by pid (typed records).
     let status = String::from_utf8_lossy(&read_file(STATUS)?).into_owned();
-    let upstream = status.split_whitespace().any(|w| w.strip_prefix("source=") == Some(prof_core::sampler::UPSTREAM_SOURCE));
+    let word = |key: &str| status.split_whitespace().find_map(|w| w.strip_prefix(key)).map(str::to_string);
+    let upstream = word("source=").as_deref() == Some(prof_core::sampler::UPSTREAM_SOURCE);
+    let typed = word("records=").as_deref() == Some("typed");
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
-    match upstream {
-        true => profile.sampling = Some(prof_core::sampler::Sampling::upstream()),
-        false => profile = profile.with_process_table(&table),
+    if upstream {
+        profile.sampling = Some(prof_core::sampler::Sampling::upstream());
+    }
+    profile.typed_records = typed;
+    if !upstream || typed {
+        profile = profile.with_process_table(&table);
     }
     profile.elapsed = Some(elapsed);
     profile.cpus = crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
