@@ -37,6 +37,9 @@ pub struct Args {
     pub short_names: bool,
     /// `--top N`: the flat profile's top N functions, the rest summed in one line.
     pub top: Option<usize>,
+    /// `--percent-limit PCT`: the flat profile's functions with less than PCT % of the samples
+    /// summed in that line too (perf report's option); in hundredths of a percent.
+    pub percent_limit: Option<u32>,
     /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
     pub debug_dirs: Vec<PathBuf>,
     /// `--report`: write the report here (checked and written as an export) instead of
@@ -185,6 +188,7 @@ fn options() -> Options {
          together after the program's; exports then root each stack at its process (Linux)",
     );
     o.optopt("", "top", "the flat profile's N functions with the most samples, the rest summed in one line (default: all)", "N");
+    o.optopt("", "percent-limit", "the flat profile's functions with PCT % of the samples or more, the rest summed in one line (as perf report's)", "PCT");
     o.optflag(
         "",
         "short-names",
@@ -375,6 +379,13 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
         None => None,
     };
+    let percent_limit = match m.opt_str("percent-limit") {
+        Some(s) => match s.trim_end_matches('%').parse::<f64>() {
+            Ok(p) if (0.0..=100.0).contains(&p) => Some((p * 100.0).round() as u32),
+            _ => return Err(UsageError(format!("invalid share '{s}' for --percent-limit: expected a percentage from 0 to 100"))),
+        },
+        None => None,
+    };
     let off_cpu = m.opt_present("off-cpu");
     let attach = match m.opt_str("p") {
         None => None,
@@ -455,6 +466,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         inline,
         short_names,
         top,
+        percent_limit,
         program,
         program_args: free.collect(),
         attach,
@@ -649,6 +661,11 @@ mod tests {
         assert_eq!(e.0, "invalid interval '18446744073709551616' for -i: out of range (at most 0xffffffffffffffff)");
         assert!(args(&["-x", "fib"]).is_err());
         assert!(args(&["-s"]).is_err());
+        let e = args(&["--percent-limit", "-1", "fib"]).unwrap_err();
+        assert_eq!(e.0, "invalid share '-1' for --percent-limit: expected a percentage from 0 to 100");
+        assert!(args(&["--percent-limit", "1e3", "fib"]).is_err());
+        assert_eq!(profile(&["--percent-limit", "2.5%", "fib"]).percent_limit, Some(250));
+        assert_eq!(profile(&["fib"]).percent_limit, None);
     }
 
     #[test]

@@ -134,6 +134,12 @@ impl FlatProfile {
     }
 
     /// The table; with `top`, its first `top` rows and one line for the rest.
+    /// How many of the functions, most samples first, hold `percent` % of the samples or more
+    /// (`--percent-limit`): the rows to show.
+    pub fn rows_at_least(&self, percent: f64) -> usize {
+        self.entries.iter().take_while(|e| self.share(e.samples) >= percent).count()
+    }
+
     pub fn render(&self, top: Option<usize>) -> String {
         let mut out = String::new();
         let _ = match self.kernel {
@@ -228,6 +234,8 @@ pub mod tests {
             \x20       1    7.69  100.00  [unknown]\n"
         );
         assert!((f.percent("loop") - 23.0769).abs() < 0.001);
+        // --percent-limit: the rows holding that share or more.
+        assert_eq!((f.rows_at_least(23.0), f.rows_at_least(46.15), f.rows_at_least(50.0), f.rows_at_least(0.0)), (2, 1, 0, 5));
         // --top 2: the rest in one line, its share and the cumulative 100 %.
         assert_eq!(
             f.render(Some(2)),

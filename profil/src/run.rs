@@ -547,7 +547,11 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         out.write_all(section.as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(flat.render(args.top).as_bytes())?;
+    let top = match args.percent_limit {
+        Some(limit) => Some(args.top.unwrap_or(usize::MAX).min(flat.rows_at_least(f64::from(limit) / 100.0))),
+        None => args.top,
+    };
+    out.write_all(flat.render(top).as_bytes())?;
     out.write_all(b"\n")?;
     // The thread view is named only where it is shown: the section, or the speedscope file.
     let threads = match args.threads || args.speedscope.is_some() {

@@ -45,6 +45,25 @@ fn flat_profile_alone_with_f() {
     assert!(out.contains("\nTicks: ") && out.contains("Session ended by: exit\n"));
 }
 
+/// `--percent-limit 2`: the functions with 2 % of the samples or more, the rest in one line.
+#[test]
+fn percent_limit_folds_the_small_functions() {
+    let _s = session();
+    let fib = fib_bin();
+    let o = profil(&["-f", "--percent-limit", "2", fib.to_str().unwrap(), "30", "300"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let rows = flat_rows(&out);
+    let (last, named) = rows.split_last().expect("rows");
+    assert!(named.iter().all(|r| r.1 >= 2.0), "{out}");
+    assert!(last.1 >= 2.0 || last.2.contains(" more function"), "{out}");
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    assert!((total - 100.0).abs() < 0.05, "{out}");
+    let bad = profil(&["-f", "--percent-limit", "101", fib.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad).1);
+    assert!(text(&bad).1.contains("invalid share '101' for --percent-limit"), "{}", text(&bad).1);
+}
+
 /// A stripped copy of fib: no symbols, so functions are named by the address ranges the
 /// unwind tables give — exactly the unstripped symbols' ranges.
 #[test]
