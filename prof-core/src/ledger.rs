@@ -222,6 +222,13 @@ impl Thread {
     }
 }
 
+/// A thread's span within the session `begin..finish` (`None`: a thread never seen spans it).
+fn span_of(t: Option<&Thread>, begin: u64, finish: u64) -> (u64, u64) {
+    let start = t.and_then(|t| t.start).unwrap_or(begin).max(begin);
+    let end = t.and_then(|t| t.end).unwrap_or(finish).clamp(start, finish.max(start));
+    (start, end)
+}
+
 /// The account of a session's threads.
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
@@ -295,25 +302,21 @@ impl Ledger {
         self.threads.values().fold(0, |n, t| n.saturating_add(t.unpaired))
     }
 
-    /// Every thread's account for a session from `begin` to `finish` (ns of the switches'
-    /// clock): threads seen at all, by tid. A thread with no switch at all was on a CPU.
     /// Thread `tid`'s span within the session `begin..finish`: from its start (or the
     /// session's) to its end (or the session's), as [`Ledger::accounts`] counts it.
     pub fn span(&self, tid: u32, begin: u64, finish: u64) -> (u64, u64) {
-        let t = self.threads.get(&tid);
-        let start = t.and_then(|t| t.start).unwrap_or(begin).max(begin);
-        let end = t.and_then(|t| t.end).unwrap_or(finish).clamp(start, finish.max(start));
-        (start, end)
+        span_of(self.threads.get(&tid), begin, finish)
     }
 
+    /// Every thread's account for a session from `begin` to `finish` (ns of the switches'
+    /// clock): threads seen at all, by tid. A thread with no switch at all was on a CPU.
     pub fn accounts(&self, begin: u64, finish: u64) -> Vec<ThreadTime> {
         self.threads
             .iter()
             .map(|(&tid, t)| {
+                let (start, end) = span_of(Some(t), begin, finish);
                 let mut t = t.clone();
                 t.settle(u64::MAX);
-                let start = t.start.unwrap_or(begin).max(begin);
-                let end = t.end.unwrap_or(finish).clamp(start, finish.max(start));
                 if !t.seen && t.looks.last.is_some() {
                     return t.sampled_account(tid, start, end);
                 }
