@@ -234,6 +234,16 @@ impl<F: DebugFiles> UpstreamSampler<F> {
     }
 }
 
+/// A process's name: pid 0's are the user contexts without a pid (the bootstrap's process and
+/// namespace managers); another's, as procmgr named it in the session (`recorded`), else as
+/// `sys:context` (`table`) names it now.
+fn process_name(pid: u32, recorded: Option<&str>, table: &str) -> Option<String> {
+    match pid {
+        0 => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
+        _ => recorded.map(str::to_string).or_else(|| name_in_context_table(table, pid)),
+    }
+}
+
 /// One of the program's samples, into `batch`.
 fn count_programs(batch: &mut SampleBatch, r: &Record) {
     match r.kernel {
@@ -295,13 +305,12 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             }
         }
         // Where the CPUs were (a sample of where a thread blocked is the clock's).
-        let records: Vec<Record> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Sample(s) if !ProgramRecords::is_block(s) => Some(s.clone()),
+        let records = || {
+            events.iter().filter_map(|e| match e {
+                Event::Sample(s) if !ProgramRecords::is_block(s) => Some(s),
                 _ => None,
             })
-            .collect();
+        };
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
@@ -320,11 +329,10 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     true => self.files.contexts().unwrap_or_default(),
                     false => String::new(),
                 };
-                for r in &records {
+                for r in records() {
                     let row = r.who.pid.unwrap_or(r.who.thread);
                     let name = named.insert(row).then(|| match r.who.pid {
-                        Some(0) => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
-                        Some(pid) => names.get(&pid).cloned().or_else(|| name_in_context_table(&table, pid)),
+                        Some(pid) => process_name(pid, names.get(&pid).map(String::as_str), &table),
                         None => self.files.context_name(r.who.thread),
                     });
                     if let Some(name) = name {
@@ -369,54 +377,41 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 if exec_done || !program.from_exec {
                     batch.load_base = Some(0);
                 }
+                // The context table: the names of daemons and children, and whether the
+                // program lives.
+                let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
                 match s.clock.as_mut() {
                     // Typed records: every CPU's events in time order, the program's samples
-                    // its own, a daemon's working for it the daemons', the rest the others'.
+                    // its own, a child's its, a daemon's working for it the daemons', the rest
+                    // the others'; the other events the clock's.
                     Some(view) => {
                         view.calls_in(&events);
                         let mut ordered: Vec<&Event> = events.iter().collect();
                         ordered.sort_by_key(|e| e.time());
                         for e in ordered {
-                            let Event::Sample(r) = e else {
-                                if counted(e.time()) {
-                                    view.event(e, &mut batch);
+                            match e {
+                                Event::Sample(r) if !ProgramRecords::is_block(r) => {
+                                    if r.who.pid == Some(program.pid) {
+                                        if counted(r.time) {
+                                            count_programs(&mut batch, r);
+                                        }
+                                    } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
+                                        batch.account.other += 1;
+                                    }
                                 }
-                                continue;
-                            };
-                            if ProgramRecords::is_block(r) {
-                                if counted(r.time) {
-                                    view.event(e, &mut batch);
-                                }
-                            } else if r.who.pid == Some(program.pid) {
-                                if counted(r.time) {
-                                    count_programs(&mut batch, r);
-                                }
-                            } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
-                                batch.account.other += 1;
+                                _ if counted(e.time()) => view.event(e, &mut batch),
+                                _ => {}
                             }
                         }
-                        let new: Vec<u32> = batch.servers.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
-                        let execd = batch.child_processes.iter().any(|c| c.exec.is_none());
-                        let table = match new.is_empty() && !execd {
-                            true => String::new(),
-                            false => self.files.contexts().unwrap_or_default(),
-                        };
                         view.name_execs(&mut batch, |pid| name_in_context_table(&table, pid));
-                        if !new.is_empty() {
-                            // By the name procmgr gave it in the session, else as it is named now.
-                            for pid in new {
-                                // Pid 0: the user contexts without a pid, the bootstrap's process
-                                // and namespace managers.
-                                let name = match pid {
-                                    0 => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
-                                    _ => view.name_of(pid).map(str::to_string).or_else(|| name_in_context_table(&table, pid)),
-                                };
-                                batch.server_names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
-                            }
+                        let new: Vec<u32> = batch.servers.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+                        for pid in new {
+                            let name = process_name(pid, view.name_of(pid), &table);
+                            batch.server_names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
                         }
                     }
                     None => {
-                        for r in &records {
+                        for r in records() {
                             if !program.owns(r.who, now.as_deref(), &mut self.files) {
                                 batch.account.other += 1;
                             } else if counted(r.time) {
@@ -425,7 +420,6 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                         }
                     }
                 }
-                let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
                 if !alive_in_context_table(&table, program.pid) {
                     batch.ended = Some(StopReason::Exit);
                 }
