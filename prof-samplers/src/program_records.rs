@@ -136,10 +136,6 @@ impl ProgramRecords {
         }
     }
 
-    pub fn ns(&self, tsc: u64) -> u64 {
-        self.tsc.ns(tsc)
-    }
-
     /// Is this sample where a thread blocked (not a sample of where the CPU was)?
     pub fn is_block(s: &Sample) -> bool {
         s.source == Some(Source::Block)
@@ -295,10 +291,7 @@ impl ProgramRecords {
                 }
             }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
-                let mut frames = vec![s.ip];
-                frames.extend(&s.user_frames);
-                let truncated = frames.len() + 3 >= 32;
-                self.blocked_at.insert(s.who.thread, CallStack { frames, truncated });
+                self.blocked_at.insert(s.who.thread, stack_of(s));
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
                 if self.named.insert(who.thread) {
