@@ -222,7 +222,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
     match upstream {
         true => {
-            let _ = writeln!(out, "{:>9} {:>7}  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)", "-", "-");
+            let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
         }
         false => {
             let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));

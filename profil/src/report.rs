@@ -323,6 +323,10 @@ pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
     out
 }
 
+/// The row a report's table of where the ticks went has for idle on upstream's profiler (its
+/// `samples` and `%` columns empty), which records no idle.
+pub const UPSTREAM_IDLE_ROW: &str = "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)";
+
 /// The `Sampling:` line (the source, its rate asked and delivered, what it samples), and a
 /// warning where the source delivered much less than asked; nothing where the run has no
 /// source to name.

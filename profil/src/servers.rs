@@ -114,7 +114,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         let _ = writeln!(out, "{ticks:>9} {:>7.2}  {what}", percent(*ticks, all));
     }
     if upstream {
-        let _ = writeln!(out, "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)");
+        let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
         // Its typed records have the requests too.
         if !p.typed_records {
             let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");

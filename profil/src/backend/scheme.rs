@@ -261,10 +261,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
     // On upstream's profiler the rows are contexts by debug_id (a stock kernel's records), for
     // which procmgr's table of pids says nothing, or processes by pid (typed records).
-    let status = String::from_utf8_lossy(&read_file(STATUS)?).into_owned();
-    let word = |key: &str| status.split_whitespace().find_map(|w| w.strip_prefix(key)).map(str::to_string);
-    let upstream = word("source=").as_deref() == Some(prof_core::sampler::UPSTREAM_SOURCE);
-    let typed = word("records=").as_deref() == Some("typed");
+    let status = prof_core::formats::parse_status(&String::from_utf8_lossy(&read_file(STATUS)?));
+    let is = |key: &str, value: &str| status.iter().any(|(k, v)| k == key && v == value);
+    let upstream = is("source", prof_core::sampler::UPSTREAM_SOURCE);
+    let typed = is("records", "typed");
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
     if upstream {
         profile.sampling = Some(prof_core::sampler::Sampling::upstream());
