@@ -14,6 +14,9 @@
 use crate::event::{Event, Ids, Sample, Switch};
 use crate::layout::{self, Header, Kind, Reason, Source, MAX_WORDS};
 
+/// The longest record upstream's profiler writes (kind 0: its `nmi_handler`'s `[usize; 32]`).
+pub const UPSTREAM_MAX_WORDS: usize = 32;
+
 /// Where the kernel's half of the address space starts (x86_64): in a kind 0 record, which
 /// does not say how many frames are the kernel's, the first frame below it is the user's.
 pub const KERNEL_BASE: u64 = 0xffff_8000_0000_0000;
@@ -39,7 +42,11 @@ fn record_start(word: u64) -> Option<(Option<Kind>, usize)> {
     let h = Header::parse(word)?;
     let kind = Kind::from_u8(h.kind);
     let shortest = kind.map_or(2, Kind::min_words);
-    if h.len < shortest || h.len > MAX_WORDS {
+    let longest = match kind {
+        Some(Kind::Upstream) => UPSTREAM_MAX_WORDS,
+        _ => MAX_WORDS,
+    };
+    if h.len < shortest || h.len > longest {
         return None;
     }
     if kind == Some(Kind::Upstream) && (h.flags != 0 || h.aux != 0) {

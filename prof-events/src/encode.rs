@@ -22,7 +22,7 @@ pub fn record_words(event: &Event) -> Vec<u64> {
         Event::Sample(s @ Sample { who: Ids { pid: None, .. }, .. }) => {
             let mut w = vec![s.ip, s.time, u64::from(s.who.thread)];
             w.extend(s.kernel_frames.iter().chain(&s.user_frames));
-            w.truncate(layout::MAX_WORDS.min(32) - 1);
+            w.truncate(crate::decode::UPSTREAM_MAX_WORDS - 1);
             let mut out = vec![layout::MARKER | (w.len() as u64 + 1)];
             out.extend(w);
             out

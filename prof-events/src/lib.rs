@@ -14,6 +14,6 @@ mod decode;
 mod encode;
 mod event;
 
-pub use decode::{Counts, RingDecoder, KERNEL_BASE};
+pub use decode::{Counts, RingDecoder, KERNEL_BASE, UPSTREAM_MAX_WORDS};
 pub use encode::{record_words, ring_bytes};
 pub use event::{Event, Ids, Sample, Switch};

@@ -171,6 +171,7 @@ fn stray_words_bad_lengths_and_unknown_kinds() {
     let mut stream = vec![0, 0x1234];
     stream.push(MARKER | 2); // shorter than an upstream record
     stream.push(MARKER | (MAX_WORDS as u64 + 1)); // longer than any record
+    stream.push(MARKER | 33); // longer than upstream's buffer
     stream.push(header(Kind::Exec, 3, 0, 0)); // shorter than an exec record
     // A kind from a later kernel: skipped by its length, whatever its words are.
     stream.extend([0x0000_0042_fedf_ac04, MARKER | 4, 1, 2]);
@@ -180,7 +181,7 @@ fn stray_words_bad_lengths_and_unknown_kinds() {
     b.extend_from_slice(&[1, 2, 3]);
     let (out, counts) = decode(&b);
     assert_eq!(out.len(), 1);
-    assert_eq!(counts, Counts { records: 1, damaged: 3, stray_words: 2, unknown: 1, lost: 0 });
+    assert_eq!(counts, Counts { records: 1, damaged: 4, stray_words: 2, unknown: 1, lost: 0 });
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use prof_events::layout::MAX_WORDS;
-use prof_events::{record_words, Event, RingDecoder};
+use prof_events::{record_words, Event, RingDecoder, UPSTREAM_MAX_WORDS};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte says where the reads are cut.
@@ -21,7 +21,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(counts.records as usize, events.len());
     for e in &events {
         if let Event::Sample(s) = e {
-            assert!(4 + s.kernel_frames.len() + s.user_frames.len() <= MAX_WORDS);
+            // Upstream's records (no pid) are at most its buffer's length.
+            let longest = if s.who.pid.is_none() { UPSTREAM_MAX_WORDS } else { MAX_WORDS };
+            assert!(4 + s.kernel_frames.len() + s.user_frames.len() <= longest);
         }
         // A record read whole re-encodes within the record's bound.
         assert!(record_words(e).len() <= MAX_WORDS);
