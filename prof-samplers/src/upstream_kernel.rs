@@ -468,34 +468,30 @@ impl FakeDebugFiles {
     /// A sample of context `id` at `ip` on `cpu`, with `frames`, as the NMI handler writes it
     /// (only while profiling is on).
     pub fn sample(&mut self, cpu: usize, id: u32, ip: u64, frames: &[u64]) {
-        match self.mode {
-            Recording::Off => {}
-            Recording::Upstream => {
-                let len = 4 + frames.len() as u64;
-                let words = [prof_events::layout::MARKER | len, ip, 0, u64::from(id)].into_iter().chain(frames.iter().copied());
-                self.rings[cpu].extend(words.flat_map(u64::to_le_bytes));
-            }
-            Recording::Typed => {
-                let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
-                self.sample_time += 1;
-                let sample = Record {
-                    cpu: cpu as u32,
-                    time: self.sample_time,
-                    who: Ids { pid: Some(self.pids.get(&id).copied().unwrap_or(0)), thread: id },
-                    kernel: ip >= prof_events::KERNEL_BASE,
-                    source: Some(prof_events::layout::Source::NmiIpi),
-                    ip,
-                    kernel_frames: frames[..kernel].to_vec(),
-                    user_frames: frames[kernel..].to_vec(),
-                };
-                let mut events = Vec::new();
-                if self.lost > 0 {
-                    events.push(Event::Lost { cpu: cpu as u32, time: 0, count: std::mem::take(&mut self.lost) });
-                }
-                events.push(Event::Sample(sample));
-                self.rings[cpu].extend(prof_events::ring_bytes(&events));
-            }
+        let typed = match self.mode {
+            Recording::Off => return,
+            Recording::Upstream => false,
+            Recording::Typed => true,
+        };
+        let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
+        self.sample_time += 1;
+        // Upstream's record (kind 0) has no pid and says no source.
+        let sample = Record {
+            cpu: cpu as u32,
+            time: self.sample_time,
+            who: Ids { pid: typed.then(|| self.pids.get(&id).copied().unwrap_or(0)), thread: id },
+            kernel: ip >= prof_events::KERNEL_BASE,
+            source: typed.then_some(prof_events::layout::Source::NmiIpi),
+            ip,
+            kernel_frames: frames[..kernel].to_vec(),
+            user_frames: frames[kernel..].to_vec(),
+        };
+        let mut events = Vec::new();
+        if typed && self.lost > 0 {
+            events.push(Event::Lost { cpu: cpu as u32, time: 0, count: std::mem::take(&mut self.lost) });
         }
+        events.push(Event::Sample(sample));
+        self.rings[cpu].extend(prof_events::ring_bytes(&events));
     }
 
     /// Any record, as the kernel writes it in a typed session (only then).
