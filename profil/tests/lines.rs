@@ -279,8 +279,9 @@ fn inlined_functions_are_frames_of_their_own() {
             })
             .collect();
         pprof_lines.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        // pprof cleans file names (the C library's `./stdlib/exit.c` is `stdlib/exit.c`).
-        let mut ours: Vec<(u64, String)> = report.iter().map(|(n, l)| (*n, l.trim_start_matches("./").to_string())).collect();
+        // pprof cleans file names as Go's path.Clean does (the C library's `./stdlib/exit.c` is
+        // `stdlib/exit.c`, `csu/../sysdeps/x.h` is `sysdeps/x.h`).
+        let mut ours: Vec<(u64, String)> = report.iter().map(|(n, l)| (*n, go_clean(l))).collect();
         ours.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         assert_eq!(pprof_lines, ours, "{top}");
         // go tool pprof -list: step's own lines, with the samples the report gives them.
@@ -456,4 +457,31 @@ fn srclines_agree_with_perf(dir: &std::path::Path, program: &[&str], comm: &str,
         let bound = (3.5 * error).max(1.0);
         assert!((mine - pct).abs() <= bound, "{line}: profil {mine:.2} vs perf {pct:.2} (bound {bound:.2})\n{rows:#?}");
     }
+}
+
+/// Go's `path.Clean` of the file part of "file:line function" (what pprof prints).
+fn go_clean(place: &str) -> String {
+    let (file, rest) = place.split_once(':').unwrap_or((place, ""));
+    let rooted = file.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in file.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if rooted => {}
+            _ => parts.push(part),
+        }
+    }
+    let clean = format!("{}{}", if rooted { "/" } else { "" }, parts.join("/"));
+    if rest.is_empty() { clean } else { format!("{clean}:{rest}") }
+}
+
+#[test]
+fn go_clean_is_path_clean() {
+    assert_eq!(go_clean("./stdlib/exit.c:3 exit"), "stdlib/exit.c:3 exit");
+    assert_eq!(go_clean("csu/../sysdeps/nptl/x.h:74 f"), "sysdeps/nptl/x.h:74 f");
+    assert_eq!(go_clean("/a/./b/../c.c:1 g"), "/a/c.c:1 g");
+    assert_eq!(go_clean("../x.c:1 h"), "../x.c:1 h");
 }
