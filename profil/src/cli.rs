@@ -117,6 +117,8 @@ Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o
 Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
 over bins of its text segment (at most 1024 bins) and a flat profile by function.
 Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
+A #! script runs as the kernel runs it; the bins cover its interpreter's text (through
+#!/usr/bin/env NAME, the NAME env would run), and the report says so.
 Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The banner
 and the report go to standard error, as time and strace write theirs, so the program's output
 stays its own (at a terminal: the banner, the program's output, the statistics, as in Minix);

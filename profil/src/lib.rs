@@ -39,6 +39,7 @@ pub mod report;
 pub mod report_out;
 pub mod run;
 pub mod saved;
+pub mod script;
 pub mod servers;
 pub mod stacks;
 pub mod system;

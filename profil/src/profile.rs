@@ -492,7 +492,7 @@ impl Profile {
 
 /// The files a process exec'd after the profiled program: among its mappings, the mapped
 /// files that are programs themselves (`ET_EXEC`, or an interpreter and no soname), other than
-/// the profiled one.
+/// the profiled one, busiest first; "another program" for each exec beyond them.
 fn later_exec_images(s: &Session) -> Vec<String> {
     if s.later_execs == 0 {
         return Vec::new();
@@ -513,9 +513,21 @@ fn later_exec_images(s: &Session) -> Vec<String> {
             found.push(m.path.clone());
         }
     }
-    found.resize(found.len().max(s.later_execs as usize), "another program".to_string());
+    // Busiest first: the program a chain of shims became is the one that did the work.
+    let samples_in = |path: &String| -> u64 {
+        s.mappings
+            .iter()
+            .filter(|m| &m.path == path)
+            .map(|m| s.samples.range(m.start..m.start.saturating_add(m.len)).map(|(_, n)| n).sum::<u64>())
+            .sum()
+    };
+    found.sort_by_cached_key(|p| std::cmp::Reverse(samples_in(p)));
+    found.resize(found.len().max(s.later_execs as usize), ANOTHER_PROGRAM.to_string());
     found
 }
+
+/// A later exec whose file is not among the mappings.
+pub const ANOTHER_PROGRAM: &str = "another program";
 
 impl Profile {
     /// The profile the `prof:` scheme's files describe: its `status` line, binary `data` and
@@ -542,7 +554,7 @@ impl Profile {
             lost: num("dropped"),
             stop_reason: reason_from_str(get("reason")),
             // What the program became is not in the scheme's files: said as another program.
-            later_execs: vec!["another program".to_string(); num("later_execs").min(16) as usize],
+            later_execs: vec![ANOTHER_PROGRAM.to_string(); num("later_execs").min(16) as usize],
             typed_records: get("records") == "typed",
             stacks_recorded: false,
             stacks: Vec::new(),
@@ -594,6 +606,9 @@ pub struct Outcome {
     pub frequency_hz: u64,
     pub profile: Profile,
     pub exit: ExitKind,
+    /// The program is a `#!` script, run by these (the last one's text gives the bins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interpreters: Vec<String>,
 }
 
 #[cfg(test)]

@@ -242,7 +242,8 @@ pub enum ExitKind {
 /// Our lines after the histogram: where the ticks went, why the session ended, how the
 /// program exited.
 /// `stacks` is the run's named stacks (`-g`): its counts are the ones every other section shows.
-pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: ExitKind) -> String {
+/// `interpreters`: the program is a `#!` script these ran (the last one's text is binned).
+pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interpreters: &[String], exit: ExitKind) -> String {
     let mut out = String::new();
     let kernel = match p.kernel_ticks {
         Some(k) => format!("{k} kernel"),
@@ -275,11 +276,33 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, exit: 
     if let Some(r) = p.stop_reason {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());
     }
-    for later in &p.later_execs {
-        let _ = writeln!(
-            out,
-            "Note: '{program}' exec'd {later}: the bins cover the text of '{program}', not of the program it became"
-        );
+    // The text the bins cover: the program's, or its interpreter's.
+    let binned = match interpreters.last() {
+        Some(interpreter) => {
+            let by = interpreters.join(", then ");
+            let _ = writeln!(out, "Note: '{program}' is a script, run by {by}: the bins cover the text of {interpreter}");
+            interpreter.clone()
+        }
+        None => format!("'{program}'"),
+    };
+    // One line for a chain of execs (a version manager's shims exec several times).
+    if !p.later_execs.is_empty() {
+        let other = crate::profile::ANOTHER_PROGRAM;
+        let known: Vec<&str> = p.later_execs.iter().map(String::as_str).filter(|e| *e != other).collect();
+        let unknown = p.later_execs.len() - known.len();
+        let mut names = known.join(", ");
+        match (known.is_empty(), unknown) {
+            (_, 0) => {}
+            (true, 1) => names = other.to_string(),
+            (true, n) => names = format!("{n} other programs"),
+            (false, 1) => names += " and 1 other",
+            (false, n) => names += &format!(" and {n} others"),
+        }
+        let (what, became) = match p.later_execs.len() {
+            1 => (names, "the program it became"),
+            n => (format!("{n} times ({names}; busiest first)"), "the programs it became"),
+        };
+        let _ = writeln!(out, "Note: '{program}' exec'd {what}: the bins cover the text of {binned}, not of {became}");
     }
     let _ = match exit {
         ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
@@ -533,13 +556,13 @@ mod tests {
         p.kernel_ticks = Some(2);
         p.stop_reason = Some(prof_core::StopReason::Exit);
         assert_eq!(
-            summary(&p, None, "fib", ExitKind::Exited(0)),
+            summary(&p, None, "fib", &[], ExitKind::Exited(0)),
             "Ticks: 5 user (3 in bins), 2 kernel, 0 lost\nSession ended by: exit\n'fib' exited with status 0\n"
         );
         p.kernel_ticks = None;
         p.lost = 4;
         assert_eq!(
-            summary(&p, None, "fib", ExitKind::Signaled(9)),
+            summary(&p, None, "fib", &[], ExitKind::Signaled(9)),
             "Ticks: 5 user (3 in bins), kernel not counted (not permitted), 4 lost\n\
              Warning: 4 samples were lost; the profile undercounts.\n\
              Session ended by: exit\n'fib' was killed by SIGKILL (9)\n"
@@ -551,7 +574,7 @@ mod tests {
         assert_eq!((count(0, "sample"), count(1, "sample"), count(2, "sample")), ("0 samples".into(), "1 sample".into(), "2 samples".into()));
         let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 1)]), user_ticks: 1, lost: 1, ..Default::default() };
         p.kernel_ticks = Some(0);
-        let s = summary(&p, None, "fib", ExitKind::Signaled(libc::SIGSEGV));
+        let s = summary(&p, None, "fib", &[], ExitKind::Signaled(libc::SIGSEGV));
         assert!(s.contains("Warning: 1 sample was lost; the profile undercounts.\n"), "{s}");
         assert!(s.ends_with("'fib' was killed by SIGSEGV (11)\n"), "{s}");
         assert_eq!(signal_name(64), "signal 64");
@@ -588,7 +611,7 @@ mod tests {
         let mut p = crate::stacks::tests::profile();
         p.user_ticks = 9;
         let sp = StackProfile::build(&p, &mut symbolizer, None).unwrap();
-        let line = summary(&p, Some(&sp), "abc", ExitKind::Exited(0));
+        let line = summary(&p, Some(&sp), "abc", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
         // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
         let symbols = crate::objects::symbols::SymbolTable::new(vec![
@@ -610,7 +633,7 @@ mod tests {
             ..Default::default()
         };
         let sp = StackProfile::build(&walked, &mut s, None).unwrap();
-        let line = summary(&walked, Some(&sp), "fib", ExitKind::Exited(0));
+        let line = summary(&walked, Some(&sp), "fib", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 4 of 4 user samples, 0 truncated"), "{line}");
     }
 }

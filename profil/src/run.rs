@@ -98,7 +98,10 @@ pub fn address_range_hint(text: &prof_core::TextSegment, args: &Args) -> String 
 struct Prepared {
     /// The name reports show.
     name: String,
+    /// The file whose text the bins cover: the program, or the interpreter of a script.
     path: PathBuf,
+    /// What is exec'd (a script's interpreter, given the script).
+    launch: crate::script::Launch,
     image: ProgramImage,
     read_elf: std::time::Duration,
     /// How long starting the session took (Linux: the kernel's first per-task perf event
@@ -117,48 +120,32 @@ fn may_execute(path: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
 }
 
-/// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in
-/// single quotes.
-fn shell_word(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_./=:,+-@%".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
-/// Read and check the program file at `path` (named `name`), check the exports, open the
-/// profiler.
+/// Read and check the program file at `path` (named `name`; a `#!` script: the interpreter
+/// it leads to), check the exports, open the profiler.
 fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunError> {
+    let argv: Vec<std::ffi::OsString> =
+        std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
+    let launch = crate::script::resolve(&path, &argv).map_err(|e| RunError::Program(format!("Cannot execute '{name}': {e}")))?;
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
-    let image = elf::read_program(&path).map_err(|e| match e {
+    let image = elf::read_program(&launch.path).map_err(|e| match e {
         ElfError::Io(io) => cannot(&io),
         ElfError::Elf32 => RunError::Program(format!("'{name}': 32-bit ELF executables are not supported")),
-        ElfError::Script(interpreter) if !interpreter.is_empty() => {
-            // The command that profiles it: the interpreter, the script as found, its arguments.
-            let words: Vec<String> = std::iter::once(path.as_os_str())
-                .chain(args.program_args.iter().map(|a| a.as_os_str()))
-                .map(|w| shell_word(&w.to_string_lossy()))
-                .collect();
-            RunError::Program(format!(
-                "'{name}' is a script for {interpreter}, not an ELF executable: profile its interpreter \
-                 (profil {interpreter} {})",
-                words.join(" ")
-            ))
-        }
-        other => RunError::Program(format!("'{name}' is {other}")),
+        other if launch.interpreters.is_empty() => RunError::Program(format!("'{name}' is {other}")),
+        other => RunError::Program(format!("'{name}' is a script whose interpreter '{}' is {other}", launch.path.display())),
     })?;
     let read_elf = read_start.elapsed();
-    let exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
+    // The exports never overwrite the file named (the script, when it is one).
+    let mut exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
+    exports.record_program(&launch.path);
     // The report goes to standard error beside a program's output; with --report FILE it
     // waits for its file.
     let out = exports.report_out(args.attach.is_none());
-    let profiler = Profiler::new(&path, args)
+    let profiler = Profiler::new(&launch.path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
-    Ok(Prepared { name, path, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
+    let path = launch.path.clone();
+    Ok(Prepared { name, path, launch, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 
 /// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
@@ -223,15 +210,17 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
+    let named = path.clone();
     let mut p = prepare(args, name, path)?;
-    // An ELF file we may not execute is refused now, as a script is, before its run's banner.
-    if !may_execute(&p.path) {
+    // A file we may not execute is refused before its run's banner (a script: it and each
+    // interpreter, as the kernel checks them).
+    if !may_execute(&named) {
         return Err(RunError::Program(format!("Cannot execute '{}': Permission denied", p.name)));
     }
-
-    let argv: Vec<std::ffi::OsString> =
-        std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
-    let mut child = spawn_gated(&p.path, &argv, p.exports.uses_stdout())?;
+    if let Some(denied) = p.launch.interpreters.iter().find(|i| !may_execute(Path::new(i))) {
+        return Err(RunError::Program(format!("Cannot execute '{}': its interpreter '{denied}': Permission denied", p.name)));
+    }
+    let mut child = spawn_gated(&p.launch.path, &p.launch.argv, p.exports.uses_stdout())?;
     // The child waits at the gate, then execs: only the program's own run is counted.
     let req = StartRequest {
         pid: child.pid,
@@ -408,7 +397,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session, which lasted `elapsed`.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
-    let Prepared { name, path, image, read_elf, session_start, exports, out, mut profiler } = p;
+    let Prepared { name, path, launch, image, read_elf, session_start, exports, out, mut profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
@@ -424,6 +413,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         frequency_hz: args.frequency_hz,
         profile,
         exit,
+        interpreters: launch.interpreters,
     };
     report_run(args, &path, image, exports, out, &run)?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
@@ -596,7 +586,7 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         out.write_all(section.as_bytes())?;
         out.write_all(b"\n")?;
     }
-    out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, run.exit).as_bytes())?;
+    out.write_all(report::summary(&run.profile, stacks.as_ref(), &name, &run.interpreters, run.exit).as_bytes())?;
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
     // were the kernel's walk (its sampling source says it is one).
     if run.profile.sampling.is_none() {

@@ -197,7 +197,7 @@ mod tests {
             stop_reason: Some(prof_core::StopReason::Exit),
             ..Default::default()
         };
-        Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) }
+        Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() }
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
         frequency_hz: args.frequency_hz,
         profile,
         exit: ExitKind::Attached { pid: 0, exited: false },
+        interpreters: Vec::new(),
     };
     ending_of_report(report(args, &run, exports))
 }

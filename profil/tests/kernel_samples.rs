@@ -108,6 +108,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         frequency_hz: 1000,
         profile: p.clone(),
         exit: ExitKind::Exited(0),
+        interpreters: Vec::new(),
     };
     let analysis = profil::exports::Analysis {
         run: &run,
@@ -129,7 +130,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
     assert_eq!(kernel_sample["address"].as_u64(), Some(sys_read + 2));
     assert_eq!(kernel_sample["function"], "sys_read");
 
-    let text = summary(&p, Some(&stacks), "fib", ExitKind::Exited(0));
+    let text = summary(&p, Some(&stacks), "fib", &[], ExitKind::Exited(0));
     assert!(
         text.contains("Ticks: 6 user (6 in bins), 4 kernel, 0 lost\n\
                        Sampling: nmi-hpet, 1000 a second per CPU: NMIs, the kernel's work for the program included\n\
@@ -156,7 +157,7 @@ fn a_timer_session_says_it_saw_user_mode_only() {
                   start=0x401000 end=0x402000 bin_sz=4 nr_bins=1024 load_base=0x0 ticks_servers=0 ticks_idle=0 \
                   ticks_other=0 source=timer rate=246\n";
     let p = Profile::from_scheme_files(status, &data.to_bytes(), "").unwrap();
-    let text = summary(&p, None, "fib", ExitKind::Exited(0));
+    let text = summary(&p, None, "fib", &[], ExitKind::Exited(0));
     assert!(
         text.contains(
             "Sampling: timer, 246 a second per CPU: the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
@@ -167,7 +168,7 @@ fn a_timer_session_says_it_saw_user_mode_only() {
     let old = status.replace(" source=timer rate=246", "");
     let p = Profile::from_scheme_files(&old, &data.to_bytes(), "").unwrap();
     assert_eq!(p.sampling, None);
-    assert!(!summary(&p, None, "fib", ExitKind::Exited(0)).contains("Sampling:"));
+    assert!(!summary(&p, None, "fib", &[], ExitKind::Exited(0)).contains("Sampling:"));
 }
 
 /// The NMI source's rate as delivered: every tick of the run (program, daemons, idle, other
@@ -187,7 +188,7 @@ fn the_rate_delivered_is_reported_and_a_shortfall_warned_about() {
     p.elapsed = Some(std::time::Duration::from_secs(2));
     p.cpus = Some(2);
     assert_eq!(p.achieved_rate(), Some(750.0));
-    let s = summary(&p, None, "iowork", ExitKind::Exited(0));
+    let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(
         s.contains(
             "Sampling: nmi-hpet, 1000 a second per CPU asked, 750 delivered: NMIs, the kernel's work for the program included\n\
@@ -197,15 +198,15 @@ fn the_rate_delivered_is_reported_and_a_shortfall_warned_about() {
     );
     // 3,920 of 4,000: 98 %, no warning.
     p.servers.as_mut().unwrap().account.idle = 2120;
-    let s = summary(&p, None, "iowork", ExitKind::Exited(0));
+    let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(s.contains("1000 a second per CPU asked, 980 delivered:") && !s.contains("Warning: the source"), "{s}");
     // The timer runs at its own rate: delivered, never "asked", and no warning.
     p.sampling = Some(prof_core::sampler::Sampling { source: "timer", rate: 1000 });
     p.servers.as_mut().unwrap().account.idle = 1200;
-    let s = summary(&p, None, "iowork", ExitKind::Exited(0));
+    let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(s.contains("Sampling: timer, 1000 a second per CPU, 750 delivered: the kernel's timer tick") && !s.contains("Warning: the source"), "{s}");
     p.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
     // Without the wall time or the account (Linux), the rate asked alone.
     p.elapsed = None;
-    assert!(summary(&p, None, "iowork", ExitKind::Exited(0)).contains("Sampling: nmi-hpet, 1000 a second per CPU: NMIs"));
+    assert!(summary(&p, None, "iowork", &[], ExitKind::Exited(0)).contains("Sampling: nmi-hpet, 1000 a second per CPU: NMIs"));
 }

@@ -125,6 +125,7 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
         frequency_hz: 1000,
         profile: p,
         exit: profil::report::ExitKind::Exited(0),
+        interpreters: Vec::new(),
     };
     let bytes = profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), prof_core::sampler::CallGraph::FramePointers, false);
     let back = profil::saved::parse(&bytes).unwrap();

@@ -29,49 +29,87 @@ fn an_option_argument_that_is_not_utf8_is_a_usage_error() {
 }
 
 #[test]
-fn scripts_and_32_bit_programs_get_messages_that_say_what_to_do() {
-    let dir = std::env::temp_dir().join(format!("profil-odd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("hello.sh");
-    std::fs::write(&script, "#!/bin/sh\necho hello\n").unwrap();
+fn scripts_run_as_the_kernel_runs_them_and_32_bit_programs_are_refused() {
+    let _s = session();
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::scratch("odd-scripts");
+    let write = |name: &str, text: &str, mode: u32| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    };
+    let script = write("hello.sh", "#!/bin/sh -e\necho \"hello [$0] [$1] [$2]\"\n", 0o755);
+    // Found on PATH, given its arguments: run by its interpreter, which the bins cover.
+    let saved = dir.join("hello.profil");
+    let o = Command::new(profil_bin())
+        .args(["-f", "--save", saved.to_str().unwrap(), "hello.sh", "two words", "it's"])
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with(&format!("hello [{}] [two words] [it's]\n", script.display())), "{out}");
+    assert!(err.contains("Note: 'hello.sh' is a script, run by /bin/sh: the bins cover the text of /bin/sh\n"), "{err}");
+    assert!(!err.contains("exec'd"), "{err}");
+    // The saved run names the interpreter as its program: loaded, the same report.
+    let o = Command::new(profil_bin()).args(["-f", "--load", saved.to_str().unwrap()]).output().unwrap();
+    let (loaded, load_err) = text(&o);
+    assert!(o.status.success(), "{load_err}");
+    assert_eq!(loaded, err[err.find("Flat profile").unwrap()..], "{load_err}");
+    // Through env, and a script run by a script: the interpreter env finds, and the chain.
+    let env_sh = write("env.sh", "#!/usr/bin/env sh\necho env [$0]\n", 0o755);
+    let nested = write("nested", &format!("#!{}\n", env_sh.display()), 0o755);
+    let sh = String::from_utf8(Command::new("sh").args(["-c", "command -v sh"]).env("PATH", "/usr/bin:/bin").output().unwrap().stdout).unwrap();
+    let o = Command::new(profil_bin()).args(["-f", nested.to_str().unwrap()]).env("PATH", "/usr/bin:/bin").output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with(&format!("env [{}]\n", env_sh.display())), "{out}");
+    let note = format!("is a script, run by {}, then {}: the bins cover the text of {}\n", env_sh.display(), sh.trim(), sh.trim());
+    assert!(err.contains(&note), "{note} in {err}");
+    // A script we may not execute, a missing interpreter, no interpreter: one error each.
+    let cases = [
+        (write("noexec.sh", "#!/bin/sh\n", 0o644), "Permission denied".to_string()),
+        (write("gone.sh", "#!/no/such/sh -x\n", 0o755), "its interpreter '/no/such/sh': No such file or directory".to_string()),
+        (write("empty.sh", "#!  \n", 0o755), "a script with no interpreter".to_string()),
+    ];
+    for (file, why) in cases {
+        let o = Command::new(profil_bin()).arg(&file).output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(text(&o), (String::new(), format!("Profil Error: Cannot execute '{}': {why}\n", file.display())));
+    }
     // A 32-bit ELF header (EI_CLASS 1, ET_EXEC, i386) is enough to be refused.
-    let elf32 = dir.join("old32");
     let mut header = b"\x7fELF\x01\x01\x01".to_vec();
     header.resize(52, 0);
     header[16] = 2;
     header[18] = 3;
+    let elf32 = dir.join("old32");
     std::fs::write(&elf32, &header).unwrap();
-    for p in [&script, &elf32] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let (s, e) = (script.to_str().unwrap(), elf32.to_str().unwrap());
-    let o = Command::new(profil_bin()).arg(s).output().unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        text(&o),
-        (String::new(), format!("Profil Error: '{s}' is a script for /bin/sh, not an ELF executable: profile its interpreter (profil /bin/sh {s})\n"))
-    );
-    // A script found on PATH is named by its path, and its arguments are kept (quoted where a
-    // shell needs it), so the suggested command runs it as asked.
-    let o = Command::new(profil_bin())
-        .arg(script.file_name().unwrap())
-        .args(["ls", "two words", "it's"])
-        .env("PATH", dir.to_str().unwrap())
-        .output()
-        .unwrap();
-    assert_eq!(
-        text(&o).1,
-        format!(
-            "Profil Error: '{}' is a script for /bin/sh, not an ELF executable: profile its interpreter \
-             (profil /bin/sh {s} ls 'two words' 'it'\\''s')\n",
-            script.file_name().unwrap().to_str().unwrap()
-        )
-    );
+    std::fs::set_permissions(&elf32, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = elf32.to_str().unwrap();
     let o = Command::new(profil_bin()).arg(e).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o), (String::new(), format!("Profil Error: '{e}': 32-bit ELF executables are not supported\n")));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A chain of execs (a version manager's shims) is one note, busiest program first.
+#[test]
+fn a_chain_of_execs_is_one_note() {
+    let _s = session();
+    let fib = common::fib_bin();
+    let script = format!("exec /usr/bin/env {} 20 1", fib.display());
+    let o = Command::new(profil_bin()).args(["-f", "sh", "-c", &script]).output().unwrap();
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let env = std::fs::canonicalize("/usr/bin/env").unwrap();
+    let note = format!(
+        "Note: 'sh' exec'd 2 times ({}, {}; busiest first): the bins cover the text of 'sh', not of the programs it became\n",
+        fib.display(),
+        env.display()
+    );
+    assert!(err.contains(&note), "{note} in {err}");
+    assert_eq!(err.matches("Note: 'sh' exec'd").count(), 1, "{err}");
 }
 
 #[test]

@@ -390,6 +390,7 @@ mod tests {
             frequency_hz: 1000,
             profile,
             exit: ExitKind::Signaled(9),
+            interpreters: Vec::new(),
         };
         (run, flat, samples, symbolizer, stacks, waits)
     }

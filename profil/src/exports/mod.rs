@@ -494,6 +494,12 @@ impl Exports {
         Ok(Exports { targets, recording: (program.to_path_buf(), args.call_graph, args.children) })
     }
 
+    /// The file a saved run names as its program, where it is not the file named to run (a
+    /// script's: its interpreter, whose text the bins cover).
+    pub fn record_program(&mut self, file: &Path) {
+        self.recording.0 = file.to_path_buf();
+    }
+
     /// Does an export go to standard output (so the report and the program's output must
     /// not)?
     pub fn uses_stdout(&self) -> bool {

@@ -481,7 +481,7 @@ mod tests {
         let (sp, s) = crate::stacks::tests::with_a_server();
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
-        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
@@ -502,7 +502,7 @@ mod tests {
     fn stitched_daemon_stacks_end_in_the_programs_frames() {
         let (sp, s, profile) = crate::stacks::tests::with_a_stitched_server();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
-        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> = p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -522,7 +522,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
-        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
@@ -549,7 +549,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
-        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0) };
+        let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let sources = crate::objects::lines::Sources::new(Vec::new());
         let a = Analysis {
             run: &run,

@@ -186,6 +186,7 @@ mod tests {
             frequency_hz: 1000,
             profile: crate::profile::Profile { pid: 42, ..Default::default() },
             exit: crate::report::ExitKind::Exited(0),
+            interpreters: Vec::new(),
         };
         let a = Analysis {
             run: &run,
