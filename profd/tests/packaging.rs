@@ -111,21 +111,23 @@ fn the_kernel_variant_builds_the_kernel_source_with_the_patch_feature() {
     assert!(script.contains("make install BUILD=\"${COOKBOOK_BUILD}\" DESTDIR=\"${COOKBOOK_STAGE}\" KERNEL_CARGO_FEATURES=sys_prof\n"), "{script}");
 }
 
-/// docs/redox.md's kernel recipe applies the series, every patch in the order of its `series`
-/// file.
+/// docs/redox.md's kernel recipe applies kernel-patch/events, every patch in the order of
+/// its number (as `git am` takes them).
 #[test]
-fn the_documented_kernel_recipe_applies_the_series_in_order() {
-    let names: Vec<String> = std::fs::read_to_string(root().join("kernel-patch/series/series"))
+fn the_documented_kernel_recipe_applies_the_events_patches_in_order() {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("kernel-patch/events"))
         .unwrap()
-        .lines()
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(|name| format!("\"{name}\""))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".patch"))
         .collect();
+    names.sort();
+    assert_eq!(names.len(), 6, "{names:?}");
+    let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
     let doc = std::fs::read_to_string(root().join("docs/redox.md")).unwrap();
     let line = doc.lines().find(|l| l.trim_start().starts_with("patches = [")).expect("a patches line");
     let listed: String = doc[doc.find(line).unwrap()..].split(']').next().unwrap().split_whitespace().collect();
-    assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", names.join(",")));
+    assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", quoted.join(",")));
+    assert!(doc.contains("KERNEL_CARGO_FEATURES=profiling\n"), "the recipe builds upstream's profiler");
 }
 
 /// Every recipe.toml under `dir`, found as the Redox cookbook finds them

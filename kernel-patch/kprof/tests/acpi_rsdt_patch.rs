@@ -1,4 +1,4 @@
-//! The RSDT fix is a patch of its own, the series' first (kernel-patch/README.md, "The RSDT
+//! The RSDT fix is a patch of its own, the series' first (kernel-patch/series/README.md, "The RSDT
 //! fix"): one hunk in upstream's `src/acpi/rxsdt.rs`, not behind `sys_prof`, touching no file
 //! of the profiling patches, so it applies alone and they apply with or without it. The
 //! kernel side cannot run here; this checks the patch text.

@@ -1,7 +1,7 @@
 //! The code the series adds is formatted as the kernel formats its own (upstream CI runs
 //! `cargo fmt --check`): `src/kprof/` and every other file the series adds, as it stands after
 //! each patch, checked with `rustfmt --check` and the kernel's settings. The hunks in upstream
-//! files can only be checked on the patched tree (kernel-patch/README.md, "Formatting").
+//! files can only be checked on the patched tree (kernel-patch/series/README.md, "Formatting").
 
 mod common;
 

@@ -84,7 +84,7 @@ fn the_kernel_gets_only_what_it_runs() {
     // The decoder, the host's shorthands and the kernel-constant stand-in are the host crate's
     // own (src/decode.rs, src/host.rs, src/lib.rs); the module has no blanket allow to hide
     // code the kernel does not use (its build warns of none on the four architectures:
-    // kernel-patch/README.md).
+    // kernel-patch/series/README.md).
     let patch = patch();
     let module: String = ["mod", "ctl", "data", "nmi", "session", "stacks", "walk"]
         .iter()

@@ -1,6 +1,6 @@
 //! The NMI source's false alarms (NMIs of its own passed to the stock handler, which prints
 //! "Non-maskable interrupt" and a register dump from NMI context), modelled: the two causes
-//! measured under QEMU 7.2 TCG (kernel-patch/README.md, "The NMI source"), then the claim's
+//! measured under QEMU 7.2 TCG (kernel-patch/series/README.md, "The NMI source"), then the claim's
 //! guarantee with foreign NMIs, with `kprof::NmiClaim` as the kernel runs it.
 //!
 //! A discrete-event model in HPET ticks (QEMU's 10 ns): an HPET comparator (level-triggered:
