@@ -205,8 +205,9 @@ fn a_stock_kernel_is_asked_for_upstreams_records() {
 /// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
 /// blocked add up to its span, and its block in a scheme call is a wait site with the user
 /// stack it wrote as it blocked. The TSC becomes ns by the rate profd measured at the start.
-/// The daemon that took the call's request (its scheme and tag) works for the program until it
-/// answers: its samples are the daemons' ticks for it, stitched under that wait.
+/// The daemon's thread that took the call's request (its scheme and tag) works for the program
+/// until it answers: its samples (not its other threads') are the daemons' ticks for it,
+/// stitched under that wait.
 #[test]
 fn the_clock_from_switch_records() {
     use prof_events::layout::{scheme_call, Reason, Source};
@@ -258,6 +259,8 @@ fn the_clock_from_switch_records() {
         request(3_390_000, ramfs, 10, 7, false),
         switch(3_400_000, fib, ramfs, Reason::Scheme, scheme_call(24, 7)),
         sample(3_500_000, ramfs, 0x50_0000),
+        // ramfs's other thread, spinning for nobody while its first works for fib: not fib's.
+        sample(3_600_000, who(7, 6), 0x50_0400),
         request(3_700_000, ramfs, 10, 7, true),
         sample(3_750_000, ramfs, 0x50_0200),
         switch(3_800_000, ramfs, fib, Reason::SchemeIdle, 0),
@@ -298,8 +301,8 @@ fn the_clock_from_switch_records() {
         ["scheme id=24 daemon=7 name=/scheme/initfs/bin/ramfs", "served site=0 daemon=7 count=2 truncated=0 frames=500000"],
         "{clock}"
     );
-    // ramfs's two samples while it worked for fib; before fib's exec, after its answer, and
-    // for another process, not fib's.
+    // ramfs's two samples while it worked for fib; before fib's exec, after its answer, for
+    // another process, and its other thread's meanwhile, not fib's.
     let servers = text(&mut s, ALICE, "servers");
     assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
 }
