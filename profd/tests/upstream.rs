@@ -188,6 +188,11 @@ fn a_program_on_typed_records() {
         text(&mut s, ALICE, "stacks"),
         "1 complete text:0x401100 text:0x401500\n1 complete text:0x401150\n1 complete kernel:0xffffffff80001000 kernel:0xffffffff80001010 text:0x401200 text:0x401500\n"
     );
+    // By thread (`--threads`): the context is the thread.
+    assert_eq!(
+        text(&mut s, ALICE, "threads"),
+        "21 0x401100 1 text\n21 0xffffffff80001000 1 kernel\n22 0x401150 1 text\n"
+    );
     files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
     assert_eq!(status(&mut s)["reason"], "exit");
     assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Off);
