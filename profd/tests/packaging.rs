@@ -127,7 +127,7 @@ fn the_documented_kernel_recipe_applies_the_events_patches_in_order() {
     let line = doc.lines().find(|l| l.trim_start().starts_with("patches = [")).expect("a patches line");
     let listed: String = doc[doc.find(line).unwrap()..].split(']').next().unwrap().split_whitespace().collect();
     assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", quoted.join(",")));
-    assert!(doc.contains("KERNEL_CARGO_FEATURES=profiling\n"), "the recipe builds upstream's profiler");
+    assert!(doc.contains("`kernel = \"ignore\"`, `profiling-kernel = \"source\"`"), "upstream's profiling kernel, built from that source");
 }
 
 /// Every recipe.toml under `dir`, found as the Redox cookbook finds them
@@ -205,7 +205,6 @@ fn copying_the_whole_recipes_folder_into_a_redox_tree_hides_no_recipe() {
 #[test]
 fn the_example_config_adds_prof_for_users_and_builds_the_kernel_from_source() {
     let config = toml_file(&root().join("recipes/config/my_prof.toml"));
-    assert_eq!(config["packages"]["kernel"].as_str(), Some("source"));
     for p in ["profil", "profil-fib", "bash"] {
         assert!(config["packages"].get(p).is_some(), "{p}");
     }
@@ -215,4 +214,34 @@ fn the_example_config_adds_prof_for_users_and_builds_the_kernel_from_source() {
     let user = schemes["user_schemes"]["user"]["schemes"].as_array().unwrap();
     assert!(user.iter().any(|s| s.as_str() == Some("prof")));
     assert!(user.iter().any(|s| s.as_str() == Some("file")), "the rest of base.toml's list is kept");
+}
+
+/// Read by the build system's own config reader (redox_installer's, which the cookbook and the
+/// installer use), beside a stand-in for the `desktop.toml` it includes (which, through
+/// base.toml, has `kernel = {}`): the plain kernel is left out and upstream's
+/// `profiling-kernel` is built from source in its place, with our packages.
+#[test]
+fn the_build_system_reads_the_example_config_as_a_profiling_kernel() {
+    use redox_installer::PackageConfig;
+    let dir = std::env::temp_dir().join(format!("profd-config-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("x86_64")).unwrap();
+    std::fs::write(dir.join("desktop.toml"), "[packages]\nkernel = {}\nbash = {}\n").unwrap();
+    std::fs::copy(root().join("recipes/config/my_prof.toml"), dir.join("x86_64/my_prof.toml")).unwrap();
+    let config = redox_installer::Config::from_file(&dir.join("x86_64/my_prof.toml")).unwrap();
+    let rule = |name: &str| match config.packages.get(name) {
+        Some(PackageConfig::Build(rule)) => rule.clone(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(rule("kernel"), "ignore", "the included kernel = {{}} is overridden");
+    assert_eq!(rule("profiling-kernel"), "source");
+    for p in ["profil", "profil-fib", "bash"] {
+        // `{}`: the default rule (built from its recipe, or the prebuilt package with REPO_BINARY).
+        let default = matches!(
+            config.packages.get(p),
+            Some(PackageConfig::Empty | PackageConfig::Spec { version: None, git: None, path: None })
+        );
+        assert!(default, "{p}: {:?}", config.packages.get(p));
+    }
+    assert!(config.files.iter().any(|f| f.path == "/etc/login_schemes.toml"));
+    std::fs::remove_dir_all(&dir).ok();
 }
