@@ -296,11 +296,14 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
 /// The section: every process with its share of the tree's samples, each child's top
 /// functions, then the top functions of all processes together. `own` is the program's
 /// located samples.
-pub fn render(
-    program: &str,
+/// `file`: the program's file as its children's are named (its path without links), so a
+/// program that also runs in its children is one row of `By program`.
+pub fn render<'a>(
+    program: &'a str,
+    file: Option<&'a str>,
     p: &Profile,
     own: &[Sample],
-    processes: &[ProcessAnalysis],
+    processes: &'a [ProcessAnalysis],
     symbolizer: &Symbolizer,
 ) -> String {
     let mut out = String::new();
@@ -331,7 +334,9 @@ pub fn render(
         let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({rest} more processes, the least busy: By program below, --json has each)", "", "", percent(samples, all));
     }
     // A program run more than once: its runs together, a row each program.
-    let by_program = by_program(std::iter::once((program, own_ticks)).chain(processes.iter().map(|c| (c.program.as_str(), c.ticks()))));
+    // The program as typed (its own row, its forks) is its file, as the runs it exec'd are named.
+    let key = |name: &'a str| if name == program { file.unwrap_or(program) } else { name };
+    let by_program = by_program(std::iter::once((key(program), own_ticks)).chain(processes.iter().map(|c| (key(c.program.as_str()), c.ticks()))));
     if by_program.iter().any(|g| g.1 > 1) {
         let _ = writeln!(out);
         by_program_table(&mut out, &by_program, all);
@@ -422,7 +427,7 @@ mod tests {
         let own = symbolizer.locate(&program);
         let children = analyse(&[forked, tool], &mut symbolizer, None);
         assert_eq!(
-            render("./prog", &program, &own, &children, &symbolizer),
+            render("./prog", Some("/bin/prog"), &program, &own, &children, &symbolizer),
             "Processes (--children): './prog' and the 2 processes it started, 34 samples:\n\
              \x20     pid   parent   samples       %  program\n\
              \x20      10        -        10   29.41  ./prog\n\
@@ -432,7 +437,7 @@ mod tests {
              By program (its runs together):\n\
              \x20    runs   samples       %  program\n\
              \x20       1        20   58.82  /bin/tool\n\
-             \x20       2        14   41.18  ./prog\n\
+             \x20       2        14   41.18  /bin/prog\n\
              \n\
              Note: 1 process was still running when './prog' exited and profiling stopped: its samples after that are not counted (profil -p PID profiles a running process).\n\
              \n\
@@ -594,7 +599,7 @@ mod tests {
             })
             .collect();
         let analysed = analyse(&children, &mut symbolizer, None);
-        let text = render("prog", &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
+        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
         let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("prog [pid ")).collect();
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");
         assert!(sections[0].starts_with("prog [pid 112] ") && sections[9].starts_with("prog [pid 103] "), "{text}");
@@ -620,7 +625,7 @@ mod tests {
             })
             .collect();
         let analysed = analyse(&children, &mut symbolizer, None);
-        let text = render("prog", &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
+        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
         let rows = text.lines().filter(|l| l.ends_with("  /bin/true")).count();
         // 50 rows, then the group's.
         assert_eq!(rows, MAX_PROCESS_ROWS + 1, "{text}");
@@ -629,5 +634,25 @@ mod tests {
         assert!(!text.contains("  1010 ") && text.contains("     1011 "), "{text}");
         let all = n * (n + 1) / 2;
         assert!(text.contains(&format!("\n{n:>9} {all:>9}  100.00  /bin/true\n")), "{text}");
+    }
+
+    /// `profil --children make` where make runs make: the program as typed and the runs of its
+    /// file it exec'd are one program in `By program`, named by the file.
+    #[test]
+    fn the_program_and_its_exec_d_runs_are_one_program() {
+        let mut symbolizer = Symbolizer::new(object("/usr/bin/make", &[(0x1000, "work")]), "make").program_also_at("/usr/bin/make");
+        let run = |pid: u32, program: &str| ChildProfile {
+            pid,
+            parent: Some(10),
+            program: program.into(),
+            profile: Profile { user_ticks: 3, kernel_ticks: Some(0), ..Default::default() },
+            running: false,
+        };
+        let analysed = analyse(&[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")], &mut symbolizer, None);
+        let main = Profile { pid: 10, user_ticks: 1, kernel_ticks: Some(0), ..Default::default() };
+        let text = render("make", Some("/usr/bin/make"), &main, &[], &analysed, &symbolizer);
+        let by_program = &text[text.find("By program").unwrap()..];
+        assert!(by_program.contains("\n        3         7   70.00  /usr/bin/make\n        1         3   30.00  /usr/bin/dash\n"), "{text}");
+        assert!(!by_program.contains("  make\n"), "{text}");
     }
 }

@@ -482,8 +482,9 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
         symbolizer = symbolizer.with_kernel(kernel);
     }
     // A child running the program's own file (a fork of it) is named as the program.
-    if let Some(real) = std::fs::canonicalize(path).ok().filter(|_| args.children) {
-        symbolizer = symbolizer.program_also_at(&real.to_string_lossy());
+    let real = std::fs::canonicalize(path).ok().filter(|_| args.children).map(|r| r.to_string_lossy().into_owned());
+    if let Some(real) = &real {
+        symbolizer = symbolizer.program_also_at(real);
     }
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
@@ -532,7 +533,7 @@ fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports:
     let own = run.profile.user_ticks.saturating_add(run.profile.kernel_ticks.unwrap_or(0));
     let theirs = children.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
     let driver = args.children && own.saturating_mul(20) < theirs;
-    let processes_section = args.children.then(|| processes::render(&name, &run.profile, &samples, &children, &symbolizer));
+    let processes_section = args.children.then(|| processes::render(&name, real.as_deref(), &run.profile, &samples, &children, &symbolizer));
     if let Some(section) = processes_section.as_ref().filter(|_| driver) {
         out.write_all(section.as_bytes())?;
         out.write_all(b"\n")?;

@@ -251,7 +251,7 @@ fn a_process_tree_from_the_scheme_files() {
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = profil::objects::Symbolizer::new(empty, "fib");
     let processes = profil::processes::analyse(&from_files.processes, &mut symbolizer, None);
-    let out = profil::processes::render("fib", &from_files, &[], &processes, &symbolizer);
+    let out = profil::processes::render("fib", None, &from_files, &[], &processes, &symbolizer);
     assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
     assert!(out.contains(&format!("       11       10         5   62.50  {fib_path}  (still running)\n")), "{out}");
     assert!(out.contains(&format!("       12       11         2   25.00  {fib_path}\n")), "{out}");
