@@ -93,12 +93,25 @@ pub struct ThreadTime {
     /// Where probes were taken: the blocked time by wait site, most first (they sum to
     /// `blocked`, up to the parts cut at the session's ends).
     pub waits: Vec<Wait>,
+    /// What the account cannot say, ns: a thread no look and no switch ever saw (one that began
+    /// and ended between two looks), past what its ticks show it ran ([`ThreadTime::ran_at_least`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ThreadTime {
-    /// On a CPU: what the thread was not off it.
+    /// On a CPU: what the thread was not off it, nor unknown.
     pub fn on_cpu(&self) -> u64 {
-        self.wall.saturating_sub(self.preempted).saturating_sub(self.blocked)
+        self.wall.saturating_sub(self.preempted).saturating_sub(self.blocked).saturating_sub(self.unknown)
+    }
+
+    /// Its ticks say it ran `ns` at least: that much of what was unknown was on a CPU.
+    pub fn ran_at_least(&mut self, ns: u64) {
+        self.unknown = self.unknown.saturating_sub(ns.saturating_sub(self.on_cpu()));
     }
 }
 
@@ -207,7 +220,7 @@ impl Thread {
         // look, before its exec, found it at profil's gate.
         waits.retain(|w| w.ns > 0);
         waits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.site.cmp(&b.site)));
-        ThreadTime { tid, wall, preempted, blocked, waits }
+        ThreadTime { tid, wall, preempted, blocked, waits, unknown: 0 }
     }
 
     /// The site of the first probe that overlaps `from..=to`, else [`UNSEEN`].
@@ -309,8 +322,11 @@ impl Ledger {
     }
 
     /// Every thread's account for a session from `begin` to `finish` (ns of the switches'
-    /// clock): threads seen at all, by tid. A thread with no switch at all was on a CPU.
+    /// clock): threads seen at all, by tid. Where every switch is recorded, a thread with no
+    /// switch at all was on a CPU; where threads are looked at instead (their scheduler
+    /// statistics), one no look saw is unknown.
     pub fn accounts(&self, begin: u64, finish: u64) -> Vec<ThreadTime> {
+        let by_looks = self.threads.values().any(|t| t.looks.last.is_some());
         self.threads
             .iter()
             .map(|(&tid, t)| {
@@ -319,6 +335,9 @@ impl Ledger {
                 t.settle(u64::MAX);
                 if !t.seen && t.looks.last.is_some() {
                     return t.sampled_account(tid, start, end);
+                }
+                if !t.seen && by_looks {
+                    return ThreadTime { tid, wall: end - start, unknown: end - start, ..Default::default() };
                 }
                 let (mut preempted, mut blocked) = (t.preempted, t.blocked);
                 // Off before its first in (asleep when the session began), and after its last
@@ -348,7 +367,7 @@ impl Ledger {
                 let mut waits: Vec<Wait> =
                     t.waits.iter().map(|(&site, &(ns, count))| Wait { site, ns, count }).collect();
                 waits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.site.cmp(&b.site)));
-                ThreadTime { tid, wall, preempted, blocked: blocked.min(wall - preempted), waits }
+                ThreadTime { tid, wall, preempted, blocked: blocked.min(wall - preempted), waits, unknown: 0 }
             })
             .collect()
     }
@@ -557,5 +576,35 @@ mod tests {
         let a = l.accounts(0, 1000);
         assert_eq!(times_of(&a), [times(6, 300, 0, 250)]);
         assert_eq!(a[0].waits, [Wait { site: 1, ns: 250, count: 1 }]);
+    }
+
+    /// Where threads are looked at (Linux: no switch records), a thread that began and ended
+    /// between two looks is not known to have been on a CPU for its life: its account says
+    /// so, and its ticks move what they show to on a CPU. Where switches are recorded, a
+    /// thread with none ran throughout.
+    #[test]
+    fn a_thread_no_look_saw_is_unknown_but_for_its_ticks() {
+        let mut l = Ledger::default();
+        l.look(5, 100, sched(50, 0, 1), None);
+        l.look(5, 900, sched(600, 100, 9), None);
+        l.start(6, 300);
+        l.end(6, 500);
+        let a = l.accounts(0, 1000);
+        assert_eq!((a[1].tid, a[1].wall, a[1].unknown, a[1].on_cpu(), a[1].blocked), (6, 200, 200, 0, 0));
+        let mut t = a[1].clone();
+        t.ran_at_least(30);
+        assert_eq!((t.on_cpu(), t.unknown), (30, 170));
+        t.ran_at_least(500);
+        assert_eq!((t.on_cpu(), t.unknown), (200, 0), "never more than its life");
+        assert_eq!(a[0].unknown, 0);
+        // Switches recorded, none of thread 6's: it ran its whole life.
+        let mut l = Ledger::default();
+        for s in [out(5, 100, false), back(5, 400)] {
+            l.switch(s);
+        }
+        l.start(6, 300);
+        l.end(6, 500);
+        let a = l.accounts(0, 1000);
+        assert_eq!((a[1].unknown, a[1].on_cpu()), (0, 200));
     }
 }

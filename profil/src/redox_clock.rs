@@ -84,6 +84,7 @@ pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec
                 preempted: t.preempted,
                 blocked: t.blocked,
                 waits,
+                unknown: 0,
             }
         })
         .collect();

@@ -172,6 +172,7 @@ pub fn clock_section(p: &Profile) -> String {
     }
     let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
     let (wall, on, blocked, preempted) = (sum(&|t| t.wall), sum(&|t| t.on_cpu()), sum(&|t| t.blocked), sum(&|t| t.preempted));
+    let unknown = sum(&|t| t.unknown);
     let seconds = |ns: u64| ns as f64 / 1e9;
     let threads = match p.threads.len() {
         1 => "1 thread".to_string(),
@@ -186,13 +187,27 @@ pub fn clock_section(p: &Profile) -> String {
     ] {
         let _ = writeln!(out, "{:>9.3} {:>7.2}  {what}", seconds(ns), percent(ns, wall));
     }
+    if unknown > 0 {
+        let seen = p.threads.iter().filter(|t| t.unknown > 0).count() as u64;
+        let _ = writeln!(
+            out,
+            "{:>9.3} {:>7.2}  not known: {} began and ended between two looks (on a CPU: what their ticks show)",
+            seconds(unknown),
+            percent(unknown, wall),
+            count(seen, "thread")
+        );
+    }
     if p.threads.len() > 1 {
-        let _ = writeln!(out, "      tid  seconds on CPU blocked preempted");
+        let _ = writeln!(out, "      tid  seconds on CPU blocked preempted{}", if unknown > 0 { " not known" } else { "" });
         let (shown, rest) = busiest(&p.threads, |t| t.on_cpu());
         for t in shown {
+            let not_known = match unknown {
+                0 => String::new(),
+                _ => format!(" {:>9.3}", seconds(t.unknown)),
+            };
             let _ = writeln!(
                 out,
-                "{:>9} {:>8.3} {:>6.3} {:>7.3} {:>9.3}",
+                "{:>9} {:>8.3} {:>6.3} {:>7.3} {:>9.3}{not_known}",
                 t.tid,
                 seconds(t.wall),
                 seconds(t.on_cpu()),
@@ -500,7 +515,7 @@ mod tests {
         let mut redox = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
         assert_eq!(time_line(&redox, 1000), "");
         // With it: the threads' time on a CPU by the kernel's clock.
-        redox.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![] }];
+        redox.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![], unknown: 0 }];
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -512,8 +527,8 @@ mod tests {
         use prof_core::ledger::ThreadTime;
         let p = Profile {
             threads: vec![
-                ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new() },
-                ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0, waits: Vec::new() },
+                ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new(), unknown: 0 },
+                ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0, waits: Vec::new(), unknown: 0 },
             ],
             ..Default::default()
         };
@@ -529,6 +544,16 @@ mod tests {
              \x20       8    0.500  0.497   0.000     0.003\n"
         );
         assert_eq!(clock_section(&Profile::default()), "");
+        // A thread no look saw, which its ticks show ran 20 ms of its 100: 80 ms not known.
+        let mut p = p;
+        p.threads.push(ThreadTime { tid: 9, wall: 100_000_000, preempted: 0, blocked: 0, waits: Vec::new(), unknown: 80_000_000 });
+        let text = clock_section(&p);
+        assert!(
+            text.contains("\n    0.080    5.71  not known: 1 thread began and ended between two looks (on a CPU: what their ticks show)\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n      tid  seconds on CPU blocked preempted not known\n"), "{text}");
+        assert!(text.ends_with("\n        9    0.100  0.020   0.000     0.000     0.080\n"), "{text}");
     }
 
     /// A server of many threads (5 s of `-p` on http.server printed 759 lines): the busiest
@@ -538,7 +563,7 @@ mod tests {
         use prof_core::ledger::ThreadTime;
         // Thread 100 + i was on a CPU for i ms.
         let threads = (0..30u32)
-            .map(|i| ThreadTime { tid: 100 + i, wall: 100_000_000, preempted: 0, blocked: 100_000_000 - u64::from(i) * 1_000_000, waits: Vec::new() })
+            .map(|i| ThreadTime { tid: 100 + i, wall: 100_000_000, preempted: 0, blocked: 100_000_000 - u64::from(i) * 1_000_000, waits: Vec::new(), unknown: 0 })
             .collect();
         let p = Profile { threads, ..Default::default() };
         let text = clock_section(&p);

@@ -348,6 +348,7 @@ mod tests {
                         Charged { site: 2, ns: 500_000_000, count: 1 },
                         Charged { site: UNSEEN, ns: 5_000_000, count: 10 },
                     ],
+                    unknown: 0,
                 },
                 ThreadTime {
                     tid: 8,
@@ -355,6 +356,7 @@ mod tests {
                     preempted: 0,
                     blocked: 400_000_000,
                     waits: vec![Charged { site: 3, ns: 400_000_000, count: 4 }],
+                    unknown: 0,
                 },
             ],
             wait_sites: vec![

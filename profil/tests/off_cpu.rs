@@ -139,6 +139,39 @@ fn an_attached_sleeper_is_blocked_the_whole_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Threads that begin and end between two looks (200 threads that each sleep 2 ms): the
+/// account does not count their lives as on a CPU (they would sum to 0.4 s of a process that
+/// used milliseconds of CPU); it says how much is not known, and each thread's parts add up
+/// to its life.
+#[test]
+fn threads_no_look_saw_are_not_counted_on_a_cpu() {
+    let dir = scratch("off-cpu-short");
+    let exe = compile("cc", "short_threads.c", &["-O1", "-pthread"], &dir);
+    let json = dir.join("run.json");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--off-cpu", "--json", json.to_str().unwrap(), exe.to_str().unwrap(), "200", "2"])
+    };
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let cpu_ms: f64 = err.lines().find_map(|l| l.strip_prefix("short_threads.cpu_ms: ")).expect(&err).trim().parse().unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let threads = doc["clock"]["threads"].as_array().unwrap();
+    let ns = |t: &Value, k: &str| t[k].as_u64().unwrap_or(0);
+    for t in threads {
+        let parts = ns(t, "on_cpu_ns") + ns(t, "blocked_ns") + ns(t, "preempted_ns") + ns(t, "unknown_ns");
+        assert_eq!(parts, ns(t, "wall_ns"), "{t}");
+    }
+    let on_cpu_ms = threads.iter().map(|t| ns(t, "on_cpu_ns")).sum::<u64>() as f64 / 1e6;
+    let unseen = threads.iter().filter(|t| ns(t, "unknown_ns") > 0).count();
+    // On a CPU by the clock: the looked-at threads' statistics and the others' ticks, not more
+    // than the process's own CPU time and a tick a thread.
+    assert!(on_cpu_ms <= cpu_ms + 50.0 + threads.len() as f64, "{on_cpu_ms} ms on a CPU, the process used {cpu_ms} ms\n{out}");
+    assert!(unseen > 0, "{out}");
+    assert!(out.contains(&format!("not known: {unseen} threads began and ended between two looks")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Without --off-cpu, no Waiting section, no threads' accounts, no probes.
 #[test]
 fn the_waiting_section_needs_the_option() {

@@ -84,6 +84,14 @@ impl Profiler {
         if p.off_cpu.is_none() {
             p.threads.clear();
         }
+        // A thread no look saw (it began and ended between two) ran at least what its ticks
+        // stand for: a tick per 1 / rate s of CPU time.
+        if let Some(rate) = self.off_cpu.filter(|&r| r > 0) {
+            for t in p.threads.iter_mut().filter(|t| t.unknown > 0) {
+                let ticks = p.by_thread.iter().find(|b| b.tid == t.tid).map_or(0, |b| b.samples.iter().map(|s| s.1).sum::<u64>());
+                t.ran_at_least(ticks.saturating_mul(1_000_000_000) / rate);
+            }
+        }
         Ok(p)
     }
 }

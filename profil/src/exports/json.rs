@@ -176,8 +176,13 @@ pub fn render(a: &Analysis) -> String {
         .threads
         .iter()
         .map(|t| {
+            // A thread no look saw: the part of its life not known (absent where none is).
+            let unknown = match t.unknown {
+                0 => String::new(),
+                ns => format!(", \"unknown_ns\": {ns}"),
+            };
             format!(
-                "\n    {{\"tid\": {}, \"wall_ns\": {}, \"on_cpu_ns\": {}, \"blocked_ns\": {}, \"preempted_ns\": {}}}",
+                "\n    {{\"tid\": {}, \"wall_ns\": {}, \"on_cpu_ns\": {}, \"blocked_ns\": {}, \"preempted_ns\": {}{unknown}}}",
                 t.tid,
                 t.wall,
                 t.on_cpu(),
@@ -362,6 +367,7 @@ mod tests {
                     prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
                     prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
                 ],
+                unknown: 0,
             }],
             // --off-cpu: three reads of a pipe, from fib by way of libc's read.
             wait_sites: vec![crate::profile::WaitSite {
