@@ -40,6 +40,8 @@ pub struct Args {
     /// `--percent-limit PCT`: the flat profile's functions with less than PCT % of the samples
     /// summed in that line too (perf report's option); in hundredths of a percent.
     pub percent_limit: Option<u32>,
+    /// `--comm`, `--pids`, `--tid`, `--dso`: the samples the report and exports are of.
+    pub filter: crate::filter::Filter,
     /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
     pub debug_dirs: Vec<PathBuf>,
     /// `--report`: write the report here (checked and written as an export) instead of
@@ -191,6 +193,10 @@ fn options() -> Options {
     );
     o.optopt("", "top", "the flat profile's N functions with the most samples, the rest summed in one line (default: all)", "N");
     o.optopt("", "percent-limit", "the flat profile's functions with PCT % of the samples or more, the rest summed in one line (as perf report's)", "PCT");
+    o.optmulti("", "comm", "report only the processes running these programs (a file's name or path; with --children, -a)", "NAME,...");
+    o.optmulti("", "pids", "report only these processes (with --children, -a; --pid attaches, as perf record's)", "PID,...");
+    o.optmulti("", "tid", "report only these threads' samples (by tid, as --threads lists them; call stacks are not kept by thread)", "TID,...");
+    o.optmulti("", "dso", "report only the samples in these objects (a file's name or path; [kernel] for the kernel's)", "NAME,...");
     o.optflag(
         "",
         "short-names",
@@ -388,6 +394,24 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
         None => None,
     };
+    let words = |name: &str| -> Vec<String> {
+        m.opt_strs(name).iter().flat_map(|v| v.split(',')).map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect()
+    };
+    let ids = |name: &str| -> Result<Vec<u32>, UsageError> {
+        words(name)
+            .iter()
+            .map(|w| match parse_number(w) {
+                Some(n) if n <= u64::from(u32::MAX) => Ok(n as u32),
+                _ => Err(UsageError(format!("invalid id '{w}' for --{name}: expected a list of numbers, such as 42,43"))),
+            })
+            .collect()
+    };
+    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso") };
+    if !filter.is_empty() && m.opt_present("save") {
+        return Err(UsageError(
+            "--save keeps the whole run: give --comm, --pids, --tid and --dso when it is loaded (--load)".to_string(),
+        ));
+    }
     let off_cpu = m.opt_present("off-cpu");
     let attach = match m.opt_str("p") {
         None => None,
@@ -469,6 +493,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         short_names,
         top,
         percent_limit,
+        filter,
         program,
         program_args: free.collect(),
         attach,

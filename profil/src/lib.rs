@@ -26,6 +26,7 @@ pub mod cli;
 pub mod compare;
 pub mod disasm;
 pub mod exports;
+pub mod filter;
 pub mod flat;
 pub mod interrupt;
 pub mod launch;

@@ -429,6 +429,19 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
     Ok(())
 }
 
+/// The run as the report filters keep it (`--comm`, `--pids`, `--tid`, `--dso`), with a note
+/// on standard error of what they kept; `program_file` holds the program's own samples.
+pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) -> std::borrow::Cow<'a, Outcome> {
+    if args.filter.is_empty() {
+        return std::borrow::Cow::Borrowed(run);
+    }
+    let mut kept = run.clone();
+    if let Some(note) = crate::filter::apply(&mut kept, program_file, &args.filter) {
+        crate::report_out::to_stderr(format_args!("{note}"));
+    }
+    std::borrow::Cow::Owned(kept)
+}
+
 /// `--load FILE`: the report and the exports of a saved run, as they were made of the live
 /// one. The program file is read again from where the run recorded it; the options that say
 /// how the run was recorded (`-g`'s kind, `--children`, `-F`) are the run's.
@@ -476,6 +489,7 @@ pub(crate) fn write_exports(exports: Exports, analysis: &Analysis, out: &mut Rep
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
 fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
+    let run = &*filtered(args, run, &path.to_string_lossy());
     let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name).with_perf_map(run.profile.pid);
     if let Some(kernel) = &args.kernel {

@@ -250,3 +250,41 @@ fn runs_of_one_program_are_grouped() {
     assert_eq!(groups.iter().map(|g| g[1].parse::<u64>().unwrap()).sum::<u64>(), all, "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Report filters on a run with --children: `--comm` keeps the processes running that program
+/// (sh's own samples go), live; `--pids` the processes listed, on the run saved.
+#[test]
+fn report_filters_keep_processes_by_name_or_pid() {
+    let dir = scratch("children-filters");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let script = format!("{b} 100; {b} 50; /bin/true; exit 0", b = busy.display());
+    let saved = dir.join("sh.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--save", saved.to_str().unwrap(), "/bin/sh", "-c", &script])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let all = process_rows(&text(&o).0);
+    assert_eq!(all.len(), 4, "sh, two busy, true: {}", text(&o).0);
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--comm", "busy", "/bin/sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    // sh's own row stays (with no samples), then the two busy runs alone.
+    assert_eq!(rows[0].2, 0, "{out}");
+    let programs: Vec<&str> = rows.iter().skip(1).map(|r| r.3.as_str()).collect();
+    assert_eq!(programs, [busy.to_str().unwrap(); 2], "{out}");
+    assert!(err.contains("Note: the report is of the samples --comm busy keeps: "), "{err}");
+    // The second busy run, by its pid, from the saved run.
+    let second = all[2].0.to_string();
+    let o = profil(&["-f", "--load", saved.to_str().unwrap(), "--pids", &second]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    assert_eq!(rows.iter().map(|r| (r.0, r.2)).collect::<Vec<_>>(), [(all[0].0, 0), (all[2].0, all[2].2)], "{out}");
+    assert!(err.contains(&format!("--pids {second} keeps: {} of ", all[2].2)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

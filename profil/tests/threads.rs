@@ -53,3 +53,50 @@ fn each_thread_has_its_share_and_its_functions() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Report filters on a saved run: `--tid` keeps one thread's samples, `--dso` one object's,
+/// each said in a note, and the ticks follow what they keep.
+#[test]
+fn report_filters_keep_a_thread_or_an_object() {
+    let dir = scratch("threads-filters");
+    let exe = compile("cc", "threads.c", &["-O1", "-pthread"], &dir);
+    let saved = dir.join("threads.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--threads", "--save", saved.to_str().unwrap(), exe.to_str().unwrap()])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = table_rows(&out, "By thread (");
+    let long = rows.iter().find(|r| r.get(4) == Some(&"spin_long")).unwrap_or_else(|| panic!("{out}"));
+    let (tid, samples) = (long[0], long[2]);
+    let load = |filter: &[&str]| {
+        let o = profil(&[&["-f", "--load", saved.to_str().unwrap()], filter].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{out}{err}");
+        (out, err)
+    };
+    let (out, err) = load(&["--tid", tid]);
+    assert!(err.contains("Note: the report is of the samples --tid "), "{err}");
+    let flat = flat_rows(&out);
+    assert_eq!(flat[0].2, "spin_long", "{out}");
+    assert!(!flat.iter().any(|r| r.2 == "spin_short"), "{out}");
+    let ticks = field(&out, "Ticks:");
+    let words: Vec<&str> = ticks.split_whitespace().collect();
+    let kernel = words[words.iter().position(|w| w.starts_with("kernel")).unwrap() - 1];
+    let kept: u64 = words[0].parse::<u64>().unwrap() + kernel.parse::<u64>().unwrap();
+    assert_eq!(kept.to_string(), samples, "the thread's samples, user and kernel:\n{out}");
+    // The program's own file: its functions, nothing of libc or the kernel.
+    let name = exe.file_name().unwrap().to_str().unwrap();
+    let (out, _) = load(&["--dso", name]);
+    let flat = flat_rows(&out);
+    assert!(flat.iter().any(|r| r.2 == "spin_long") && flat.iter().any(|r| r.2 == "spin_short"), "{out}");
+    assert!(!flat.iter().any(|r| r.2.ends_with(']')), "{out}");
+    let (out, err) = load(&["--dso", "[kernel]"]);
+    assert!(!flat_rows(&out).iter().any(|r| r.2.starts_with("spin_")), "{out}");
+    assert!(err.contains("--dso [kernel] keeps: "), "{err}");
+    // A filter with --save is a usage error: the saved run is whole.
+    let o = profil(&["--dso", name, "--save", saved.to_str().unwrap(), exe.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

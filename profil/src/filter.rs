@@ -1,0 +1,277 @@
+//! Report filters a perf user types by habit (`--comm`, `--pids`, `--tid`, `--dso`): the run
+//! cut down to the samples they keep before anything is named or reported, so every section
+//! and export of a live or loaded run says the same thing. Processes are kept by pid or name
+//! (the program, its children, `-a`'s processes); threads by tid (the program's samples by
+//! thread); objects by file name (or `[kernel]`). The Minix bins are made again from the
+//! program's samples kept.
+
+use std::path::Path;
+
+use crate::profile::{ChildProfile, Frame, Outcome, Profile};
+
+/// What the filters keep; an empty list keeps everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// `--pids`: processes by pid.
+    pub pids: Vec<u32>,
+    /// `--tid`: the program's threads by tid.
+    pub tids: Vec<u32>,
+    /// `--comm`: processes by program name (the file's name, or its whole path).
+    pub comms: Vec<String>,
+    /// `--dso`: samples in these objects (a file's name or path; `[kernel]`).
+    pub dsos: Vec<String>,
+}
+
+/// The kernel's samples, as `--dso` names them.
+pub const KERNEL: &str = "[kernel]";
+
+impl Filter {
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty() && self.tids.is_empty() && self.comms.is_empty() && self.dsos.is_empty()
+    }
+
+    fn keeps_process(&self, pid: u32, program: &str) -> bool {
+        (self.pids.is_empty() || self.pids.contains(&pid)) && (self.comms.is_empty() || self.comms.iter().any(|c| names(c, program)))
+    }
+
+    fn keeps_object(&self, object: &str) -> bool {
+        self.dsos.is_empty() || self.dsos.iter().any(|d| names(d, object))
+    }
+}
+
+/// Does `name` (as typed) name `file`: its whole path, or its file name.
+fn names(name: &str, file: &str) -> bool {
+    name == file || Path::new(file).file_name().is_some_and(|f| f == name)
+}
+
+/// Cut `run` down to what `filter` keeps. `program_file` is the file of the program's own
+/// samples (its text). Returns the note the report gives: how many samples were kept.
+pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Option<String> {
+    if filter.is_empty() {
+        return None;
+    }
+    let before = samples_of(run);
+    let p = &mut run.profile;
+    // A system-wide run's own profile is every process's kernel samples: it stays.
+    let system_wide = p.is_system_wide() && p.pid == 0;
+    if !system_wide && !filter.keeps_process(p.pid, &run.program) {
+        keep_samples(p, |_| false);
+    }
+    p.processes.retain(|c| filter.keeps_process(c.pid, &c.program));
+    if !filter.tids.is_empty() {
+        keep_threads(p, &filter.tids);
+        // A child's samples are not kept by thread: it is kept whole where its pid (its first
+        // thread's tid) is listed.
+        p.processes.retain(|c| filter.tids.contains(&c.pid));
+    }
+    if !filter.dsos.is_empty() {
+        let program_kept = filter.keeps_object(program_file) || filter.keeps_object(&run.program);
+        keep_objects(p, program_kept, filter);
+        for c in &mut p.processes {
+            keep_child_objects(c, filter);
+        }
+    }
+    let after = samples_of(run);
+    Some(format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter)))
+}
+
+/// The filters as typed.
+fn described(f: &Filter) -> String {
+    let mut parts = Vec::new();
+    let list = |v: Vec<String>| v.join(",");
+    if !f.comms.is_empty() {
+        parts.push(format!("--comm {}", list(f.comms.clone())));
+    }
+    if !f.pids.is_empty() {
+        parts.push(format!("--pids {}", list(f.pids.iter().map(u32::to_string).collect())));
+    }
+    if !f.tids.is_empty() {
+        parts.push(format!("--tid {}", list(f.tids.iter().map(u32::to_string).collect())));
+    }
+    if !f.dsos.is_empty() {
+        parts.push(format!("--dso {}", list(f.dsos.clone())));
+    }
+    parts.join(" ")
+}
+
+/// Every sample of the run: the program's, its children's (or `-a`'s processes').
+fn samples_of(run: &Outcome) -> u64 {
+    let own = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+    run.profile.processes.iter().fold(own(&run.profile), |n, c| n.saturating_add(own(&c.profile)))
+}
+
+/// Keep the frames `keep` says of the program's own samples (by address, by thread, the
+/// stacks by their sampled frame); the counts and the bins follow.
+fn keep_samples(p: &mut Profile, keep: impl Fn(&Frame) -> bool) {
+    p.image_samples.retain(|&(a, _)| keep(&Frame::Program(a)));
+    p.foreign_samples.retain(|&(a, _)| keep(&Frame::Foreign(a)));
+    p.kernel_samples.retain(|&(a, _)| keep(&Frame::Kernel(a)));
+    p.stacks.retain(|s| s.frames.first().is_some_and(&keep));
+    for t in &mut p.by_thread {
+        t.samples.retain(|(f, _)| keep(f));
+    }
+    p.by_thread.retain(|t| !t.samples.is_empty());
+    recount(p);
+}
+
+/// The ticks and the Minix bins, from the samples kept.
+fn recount(p: &mut Profile) {
+    let sum = |v: &[(u64, u64)]| v.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    p.user_ticks = sum(&p.image_samples).saturating_add(sum(&p.foreign_samples));
+    if p.kernel_ticks.is_some() {
+        p.kernel_ticks = Some(sum(&p.kernel_samples));
+    }
+    if let Some(layout) = p.data.layout() {
+        let mut data = prof_core::ProfData::new(&layout);
+        for &(a, n) in &p.image_samples {
+            if let Some(b) = layout.bin_of(a) {
+                data.bin[b] = data.bin[b].saturating_add(n);
+            }
+        }
+        p.data = data;
+    }
+}
+
+/// `--tid`: the program's samples of these threads (its samples by thread); its stacks,
+/// which are not kept by thread, go.
+fn keep_threads(p: &mut Profile, tids: &[u32]) {
+    p.by_thread.retain(|t| tids.contains(&t.tid));
+    let (mut image, mut foreign, mut kernel) = (Vec::new(), Vec::new(), Vec::new());
+    for t in &p.by_thread {
+        for &(f, n) in &t.samples {
+            match f {
+                Frame::Program(a) => image.push((a, n)),
+                Frame::Foreign(a) => foreign.push((a, n)),
+                Frame::Kernel(a) => kernel.push((a, n)),
+            }
+        }
+    }
+    let merged = |mut v: Vec<(u64, u64)>| {
+        v.sort_unstable();
+        v.dedup_by(|b, a| a.0 == b.0 && {
+            a.1 = a.1.saturating_add(b.1);
+            true
+        });
+        v
+    };
+    (p.image_samples, p.foreign_samples, p.kernel_samples) = (merged(image), merged(foreign), merged(kernel));
+    p.stacks.clear();
+    p.threads.retain(|t| tids.contains(&t.tid));
+    recount(p);
+}
+
+/// `--dso`: the program's samples in the objects kept.
+fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
+    let mappings = p.mappings.clone();
+    let kernel_kept = filter.keeps_object(KERNEL);
+    keep_samples(p, |f| match *f {
+        Frame::Program(_) => program_kept,
+        Frame::Kernel(_) => kernel_kept,
+        Frame::Foreign(a) => object_at(&mappings, a).is_some_and(|o| filter.keeps_object(o)),
+    });
+}
+
+/// `--dso` in a child's profile (every sample a runtime address among its mappings).
+fn keep_child_objects(c: &mut ChildProfile, filter: &Filter) {
+    keep_objects(&mut c.profile, false, filter);
+}
+
+/// The file mapped at runtime address `a`.
+fn object_at(mappings: &[prof_core::sampler::Mapping], a: u64) -> Option<&str> {
+    mappings.iter().find(|m| a >= m.start && a - m.start < m.len).map(|m| m.path.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{Stack, ThreadSamples};
+    use crate::report::ExitKind;
+    use prof_core::layout::BinLayout;
+    use prof_core::sampler::Mapping;
+
+    fn run() -> Outcome {
+        let layout = BinLayout { start: 0x1000, end: 0x2000, bin_sz: 0x100, nr_bins: 16 };
+        let mut data = prof_core::ProfData::new(&layout);
+        data.bin[0] = 5;
+        data.bin[1] = 3;
+        let libc = Mapping { start: 0x7000_0000, len: 0x1000, path: "/lib/libc.so.6".into(), ..Default::default() };
+        let profile = Profile {
+            pid: 10,
+            data,
+            image_samples: vec![(0x1010, 5), (0x1110, 3)],
+            foreign_samples: vec![(0x7000_0010, 4)],
+            kernel_samples: vec![(0xffff_ffff_8000_0000, 2)],
+            mappings: vec![libc.clone()],
+            user_ticks: 12,
+            kernel_ticks: Some(2),
+            stacks: vec![
+                Stack { frames: vec![Frame::Program(0x1010)], truncated: false, count: 5 },
+                Stack { frames: vec![Frame::Foreign(0x7000_0010), Frame::Program(0x1110)], truncated: false, count: 4 },
+            ],
+            by_thread: vec![
+                ThreadSamples { tid: 10, name: "main".into(), samples: vec![(Frame::Program(0x1010), 5), (Frame::Kernel(0xffff_ffff_8000_0000), 2)] },
+                ThreadSamples { tid: 11, name: "worker".into(), samples: vec![(Frame::Program(0x1110), 3), (Frame::Foreign(0x7000_0010), 4)] },
+            ],
+            processes: vec![ChildProfile {
+                pid: 12,
+                parent: Some(10),
+                program: "/usr/bin/gzip".into(),
+                profile: Profile { pid: 12, foreign_samples: vec![(0x7000_0020, 6)], mappings: vec![libc], user_ticks: 6, kernel_ticks: Some(0), ..Default::default() },
+                running: false,
+            }],
+            ..Default::default()
+        };
+        Outcome { program: "./prog".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: vec![] }
+    }
+
+    #[test]
+    fn no_filter_changes_nothing() {
+        let mut r = run();
+        assert_eq!(apply(&mut r, "/bin/prog", &Filter::default()), None);
+        assert_eq!(r.profile.user_ticks, 12);
+    }
+
+    #[test]
+    fn dso_keeps_the_samples_in_those_objects_and_remakes_the_bins() {
+        let mut r = run();
+        let note = apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() });
+        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --dso libc.so.6 keeps: 10 of 20."));
+        let p = &r.profile;
+        assert_eq!((p.image_samples.len(), p.foreign_samples.clone(), p.kernel_samples.len()), (0, vec![(0x7000_0010, 4)], 0));
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (4, Some(0), 0));
+        assert_eq!(p.stacks.len(), 1);
+        assert_eq!(p.stacks[0].frames.first(), Some(&Frame::Foreign(0x7000_0010)), "a stack by its sampled frame");
+        assert_eq!(p.by_thread.iter().map(|t| t.tid).collect::<Vec<_>>(), [11]);
+        assert_eq!(p.processes[0].profile.user_ticks, 6);
+        // The program by its file's name, and the kernel.
+        let mut r = run();
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["prog".into(), KERNEL.into()], ..Default::default() });
+        let p = &r.profile;
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[0], p.data.bin[1]), (8, Some(2), 8, 5, 3));
+        assert_eq!(p.processes[0].profile.user_ticks, 0);
+    }
+
+    #[test]
+    fn tid_keeps_those_threads_samples_and_drops_the_stacks() {
+        let mut r = run();
+        apply(&mut r, "/bin/prog", &Filter { tids: vec![11], ..Default::default() });
+        let p = &r.profile;
+        assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 3)], vec![(0x7000_0010, 4)], 0));
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.bin[0], p.data.bin[1]), (7, Some(0), 0, 3));
+        assert!(p.stacks.is_empty() && p.processes.is_empty());
+    }
+
+    #[test]
+    fn comm_and_pids_keep_processes() {
+        let mut r = run();
+        let note = apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() });
+        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --comm gzip keeps: 6 of 20."));
+        assert_eq!((r.profile.user_ticks, r.profile.data.total(), r.profile.processes.len()), (0, 0, 1));
+        let mut r = run();
+        apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() });
+        assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+        let mut r = run();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() });
+        assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+    }
+}
