@@ -728,4 +728,33 @@ mod tests {
         }
         assert_eq!(args(&["-V"]), Ok(Command::Version));
     }
+
+    /// The README's option table is written by hand beside this file's definitions: it names
+    /// every option `--help` has, and no other.
+    #[test]
+    fn the_readme_table_names_every_option_and_no_other() {
+        // getopts' usage: an option's line starts within 8 spaces ("    -F, --frequency HZ",
+        // "        --kernel FILE"); its description's continuation lines are indented further.
+        let usage = options().usage("");
+        let mut ours: std::collections::BTreeSet<String> = Default::default();
+        for line in usage.lines().filter(|l| l.len() - l.trim_start().len() <= 8 && l.trim_start().starts_with('-')) {
+            for word in line.split_whitespace().take_while(|w| w.starts_with('-')) {
+                ours.insert(word.trim_end_matches(',').to_string());
+            }
+        }
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let table = &readme[readme.find("| option | meaning | default |").expect("the option table")..];
+        let mut theirs: std::collections::BTreeSet<String> = Default::default();
+        for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+            let cell = row.split('|').nth(1).unwrap_or("");
+            // `-F HZ`, `--frequency`; `--lines`, `--lines=all`: the names in backquotes.
+            for quoted in cell.split('`').skip(1).step_by(2) {
+                let name = quoted.split([' ', '=', '[']).next().unwrap_or("");
+                if name.starts_with('-') {
+                    theirs.insert(name.to_string());
+                }
+            }
+        }
+        assert_eq!(ours, theirs, "--help against the README's table");
+    }
 }
