@@ -310,14 +310,14 @@ fn attached_processes_get_whole_stacks_too() {
     let busy = compile("cc", "busy.c", &["-O2", "-fomit-frame-pointer"], &dir);
     let json = dir.join("a.json");
     // It runs until the test ends it: the session may wait for the other tests' first.
-    let mut target = std::process::Command::new(&busy).arg("600000").stdout(std::process::Stdio::null()).spawn().unwrap();
+    let mut target = common::Reaped::new(std::process::Command::new(&busy).arg("600000").stdout(std::process::Stdio::null()).spawn().unwrap());
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let pid = target.id().to_string();
+    let pid = target.child().id().to_string();
     let (o, used) = {
         let _s = session();
-        let before = common::cpu_ms(target.id()).unwrap();
+        let before = common::cpu_ms(target.child().id()).unwrap();
         let o = profil(&["-f", "-g", "-p", &pid, "-t", "1", "--json", json.to_str().unwrap()]);
-        (o, common::cpu_ms(target.id()).unwrap() - before)
+        (o, common::cpu_ms(target.child().id()).unwrap() - before)
     };
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
@@ -329,9 +329,7 @@ fn attached_processes_get_whole_stacks_too() {
     assert!(all as f64 >= used as f64 * 0.6 - 50.0 && all > 0, "{all} stacks for {used} ms of CPU\n{out}");
     assert!(through_main * 10 >= all * 9, "{through_main} of {all} through main -> spin\n{out}");
     // Still running after the attach ended (profil let it go), then ended here.
-    assert!(target.try_wait().unwrap().is_none(), "the target ended under profil");
-    target.kill().unwrap();
-    target.wait().unwrap();
+    assert!(target.child().try_wait().unwrap().is_none(), "the target ended under profil");
 }
 
 /// Inclusive shares agree with perf's on one and the same run: `perf record` (user-mode

@@ -42,15 +42,25 @@ fn program_rows(out: &str) -> Vec<(u64, u64, String)> {
 /// `profil -a` with `args` from before `during` runs until after it has: started, its session
 /// taken, then ended by SIGINT (Ctrl-C) once `during` is over.
 fn system_run_around(args: &[&str], during: impl FnOnce()) -> std::process::Output {
-    let mut p = Command::new(profil_bin()).arg("-a").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // SIGINT as a terminal gives it, even where the suite runs as a background job (which
+    // starts with SIGINT ignored, and profil keeps an ignored signal ignored).
+    let p = with_default_signals(&mut Command::new(profil_bin()))
+        .arg("-a")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed if the test fails: a run left sampling would hold the session for the others.
+    let mut p = Reaped::new(p);
     wait_for_session("profil -a");
     during();
     // SAFETY: kill with a pid of our own child.
-    unsafe { libc::kill(p.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(p.child().id() as i32, libc::SIGINT) };
     let t = Instant::now();
     loop {
-        if p.try_wait().unwrap().is_some() {
-            return p.wait_with_output().unwrap();
+        if p.child().try_wait().unwrap().is_some() {
+            return p.let_go().wait_with_output().unwrap();
         }
         assert!(t.elapsed() < Duration::from_secs(20), "profil -a did not end on SIGINT");
         std::thread::sleep(Duration::from_millis(20));

@@ -144,6 +144,34 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Start `cmd` with the signal dispositions an interactive shell gives a job: SIGINT, SIGQUIT,
 /// SIGHUP and SIGTERM at their defaults, whatever the test runner inherited (a runner started
 /// with `nohup`, or in a script's background, ignores some of them, and its children would too).
+/// A process a test started, killed and reaped when the test ends, passed or failed: a
+/// target left running would load the machine for the tests after it.
+pub struct Reaped(Option<std::process::Child>);
+
+impl Reaped {
+    pub fn new(child: std::process::Child) -> Reaped {
+        Reaped(Some(child))
+    }
+
+    pub fn child(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("a child until it is let go")
+    }
+
+    /// The child, no longer killed at the end.
+    pub fn let_go(mut self) -> std::process::Child {
+        self.0.take().expect("a child until it is let go")
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 pub fn with_default_signals(cmd: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: signal(2) is async-signal-safe.
