@@ -121,7 +121,7 @@ pub fn run() -> ! {
         Ok(sys) => EitherKernel::Series(KernelSampler::new(sys)),
         Err(series) => match RealDebugFiles::open() {
             Ok(debug) => {
-                eprintln!("profd: this kernel has upstream's profiler (debug:ctl-profiling), not kernel-patch/series: what needs the series is not available");
+                eprintln!("profd: this kernel has upstream's profiler (debug:ctl-profiling): typed records (kernel-patch/events) are asked for at each session");
                 EitherKernel::Upstream(UpstreamSampler::new(debug))
             }
             Err(upstream) => {

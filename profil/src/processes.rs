@@ -558,7 +558,7 @@ mod tests {
                 "       33   91.67  processes, in user mode",
                 "        3    8.33  processes, in the kernel (their system calls and faults, kernel threads)",
                 "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)",
-                "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series",
+                "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/events",
                 "",
                 "Contexts: 6 seen, 4 with samples (upstream's profiler names threads by debug_id, not processes):",
             ]

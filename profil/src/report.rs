@@ -377,7 +377,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             "nmi-ipi" if !p.typed_records => {
                 "upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
                  kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
-                 kernel-patch/series"
+                 kernel-patch/events"
             }
             "nmi-ipi" => {
                 "upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own at the \
@@ -481,7 +481,7 @@ mod tests {
         assert_eq!(
             out,
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
-             kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/series\n"
+             kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/events\n"
         );
         stock.typed_records = true;
         out.clear();
