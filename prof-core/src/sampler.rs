@@ -100,6 +100,12 @@ impl Mapping {
     pub fn source(&self) -> Option<&std::path::Path> {
         self.file.as_deref().or_else(|| self.path.starts_with('/').then(|| std::path::Path::new(&self.path)))
     }
+
+    /// The mapping of `mappings` (in the order they were made) that holds runtime address
+    /// `addr`: the latest, since an address range can be unmapped and reused.
+    pub fn at(mappings: &[Mapping], addr: u64) -> Option<&Mapping> {
+        mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len)
+    }
 }
 
 /// Ticks of the run outside the program's own, where the backend sees them (Redox: the

@@ -5,9 +5,12 @@
 //! thread); objects by file name (or `[kernel]`). The Minix bins are made again from the
 //! program's samples kept.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::profile::{ChildProfile, Frame, Outcome, Profile};
+use prof_core::sampler::Mapping;
+
+use crate::profile::{Frame, Outcome, Profile};
 
 /// What the filters keep; an empty list keeps everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,8 +70,9 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Option<S
     if !filter.dsos.is_empty() {
         let program_kept = filter.keeps_object(program_file) || filter.keeps_object(&run.program);
         keep_objects(p, program_kept, filter);
+        // A child's samples are all runtime addresses among its mappings.
         for c in &mut p.processes {
-            keep_child_objects(c, filter);
+            keep_objects(&mut c.profile, false, filter);
         }
     }
     let after = samples_of(run);
@@ -77,21 +81,13 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Option<S
 
 /// The filters as typed.
 fn described(f: &Filter) -> String {
-    let mut parts = Vec::new();
-    let list = |v: Vec<String>| v.join(",");
-    if !f.comms.is_empty() {
-        parts.push(format!("--comm {}", list(f.comms.clone())));
-    }
-    if !f.pids.is_empty() {
-        parts.push(format!("--pids {}", list(f.pids.iter().map(u32::to_string).collect())));
-    }
-    if !f.tids.is_empty() {
-        parts.push(format!("--tid {}", list(f.tids.iter().map(u32::to_string).collect())));
-    }
-    if !f.dsos.is_empty() {
-        parts.push(format!("--dso {}", list(f.dsos.clone())));
-    }
-    parts.join(" ")
+    let ids = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>();
+    [("--comm", f.comms.clone()), ("--pids", ids(&f.pids)), ("--tid", ids(&f.tids)), ("--dso", f.dsos.clone())]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(option, v)| format!("{option} {}", v.join(",")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Every sample of the run: the program's, its children's (or `-a`'s processes').
@@ -136,25 +132,19 @@ fn recount(p: &mut Profile) {
 /// which are not kept by thread, go.
 fn keep_threads(p: &mut Profile, tids: &[u32]) {
     p.by_thread.retain(|t| tids.contains(&t.tid));
-    let (mut image, mut foreign, mut kernel) = (Vec::new(), Vec::new(), Vec::new());
-    for t in &p.by_thread {
-        for &(f, n) in &t.samples {
-            match f {
-                Frame::Program(a) => image.push((a, n)),
-                Frame::Foreign(a) => foreign.push((a, n)),
-                Frame::Kernel(a) => kernel.push((a, n)),
-            }
-        }
+    // By place (program, elsewhere, kernel), each address's samples of those threads.
+    let mut places: [BTreeMap<u64, u64>; 3] = Default::default();
+    for &(f, n) in p.by_thread.iter().flat_map(|t| &t.samples) {
+        let (place, a) = match f {
+            Frame::Program(a) => (0, a),
+            Frame::Foreign(a) => (1, a),
+            Frame::Kernel(a) => (2, a),
+        };
+        let count = places[place].entry(a).or_insert(0);
+        *count = count.saturating_add(n);
     }
-    let merged = |mut v: Vec<(u64, u64)>| {
-        v.sort_unstable();
-        v.dedup_by(|b, a| a.0 == b.0 && {
-            a.1 = a.1.saturating_add(b.1);
-            true
-        });
-        v
-    };
-    (p.image_samples, p.foreign_samples, p.kernel_samples) = (merged(image), merged(foreign), merged(kernel));
+    let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
+    (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
     p.stacks.clear();
     p.threads.retain(|t| tids.contains(&t.tid));
     recount(p);
@@ -167,24 +157,15 @@ fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
     keep_samples(p, |f| match *f {
         Frame::Program(_) => program_kept,
         Frame::Kernel(_) => kernel_kept,
-        Frame::Foreign(a) => object_at(&mappings, a).is_some_and(|o| filter.keeps_object(o)),
+        Frame::Foreign(a) => Mapping::at(&mappings, a).is_some_and(|m| filter.keeps_object(&m.path)),
     });
 }
 
-/// `--dso` in a child's profile (every sample a runtime address among its mappings).
-fn keep_child_objects(c: &mut ChildProfile, filter: &Filter) {
-    keep_objects(&mut c.profile, false, filter);
-}
-
-/// The file mapped at runtime address `a`.
-fn object_at(mappings: &[prof_core::sampler::Mapping], a: u64) -> Option<&str> {
-    mappings.iter().find(|m| a >= m.start && a - m.start < m.len).map(|m| m.path.as_str())
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Stack, ThreadSamples};
+    use crate::profile::{ChildProfile, Stack, ThreadSamples};
     use crate::report::ExitKind;
     use prof_core::layout::BinLayout;
     use prof_core::sampler::Mapping;
@@ -249,6 +230,23 @@ mod tests {
         let p = &r.profile;
         assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[0], p.data.bin[1]), (8, Some(2), 8, 5, 3));
         assert_eq!(p.processes[0].profile.user_ticks, 0);
+    }
+
+    /// An address range unmapped and mapped again is the later object's, as the report names
+    /// its samples.
+    #[test]
+    fn dso_takes_the_latest_mapping_of_an_address() {
+        let remapped = || {
+            let mut r = run();
+            r.profile.mappings.push(Mapping { start: 0x7000_0000, len: 0x1000, path: "/opt/libnew.so".into(), ..Default::default() });
+            r
+        };
+        let mut r = remapped();
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() });
+        assert!(r.profile.foreign_samples.is_empty());
+        let mut r = remapped();
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libnew.so".into()], ..Default::default() });
+        assert_eq!(r.profile.foreign_samples, [(0x7000_0010, 4)]);
     }
 
     #[test]

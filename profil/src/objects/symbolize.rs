@@ -240,8 +240,7 @@ impl Symbolizer {
 
     /// A sample outside the program's text, at runtime address `addr`.
     pub fn foreign_sample(&mut self, addr: u64, mappings: &[Mapping]) -> Location {
-        // The latest mapping wins: an address range can be unmapped and reused.
-        let m = mappings.iter().rev().find(|m| m.start <= addr && addr - m.start < m.len);
+        let m = Mapping::at(mappings, addr);
         // Anonymous memory, or none the run saw mapped: JIT code, where a perf map names it.
         if m.is_none_or(|m| is_anonymous(&m.path)) {
             if let Some(location) = self.jit_sample(addr) {
