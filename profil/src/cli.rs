@@ -693,6 +693,13 @@ mod tests {
         assert!(args(&["--percent-limit", "1e3", "fib"]).is_err());
         assert_eq!(profile(&["--percent-limit", "2.5%", "fib"]).percent_limit, Some(250));
         assert_eq!(profile(&["fib"]).percent_limit, None);
+        // Report filters: lists, repeatable; ids are numbers; --save keeps the run whole.
+        let f = profile(&["--comm", "gzip, make", "--comm", "sh", "--pids", "12,0x10", "--tid", "7", "--dso", "[kernel]", "fib"]).filter;
+        assert_eq!(f.comms, ["gzip", "make", "sh"]);
+        assert_eq!((f.pids, f.tids, f.dsos), (vec![12, 16], vec![7], vec!["[kernel]".to_string()]));
+        assert_eq!(args(&["--tid", "7,x", "fib"]).unwrap_err().0, "invalid id 'x' for --tid: expected a list of numbers, such as 42,43");
+        assert!(args(&["--pids", "99999999999", "fib"]).is_err());
+        assert!(args(&["--dso", "libc.so.6", "--save", "r.profil", "fib"]).unwrap_err().0.starts_with("--save keeps the whole run"));
     }
 
     #[test]

@@ -98,9 +98,8 @@ pub fn address_range_hint(text: &prof_core::TextSegment, args: &Args) -> String 
 struct Prepared {
     /// The name reports show.
     name: String,
-    /// The file whose text the bins cover: the program, or the interpreter of a script.
-    path: PathBuf,
-    /// What is exec'd (a script's interpreter, given the script).
+    /// What is exec'd (a script's interpreter, given the script); its `path` is the file whose
+    /// text the bins cover.
     launch: crate::script::Launch,
     image: ProgramImage,
     read_elf: std::time::Duration,
@@ -144,8 +143,7 @@ fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunErro
     let out = exports.report_out(args.attach.is_none());
     let profiler = Profiler::new(&launch.path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
-    let path = launch.path.clone();
-    Ok(Prepared { name, path, launch, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
+    Ok(Prepared { name, launch, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 
 /// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
@@ -397,7 +395,7 @@ fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
 
 /// The report and the exports of a finished session, which lasted `elapsed`.
 fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
-    let Prepared { name, path, launch, image, read_elf, session_start, exports, out, mut profiler } = p;
+    let Prepared { name, launch, image, read_elf, session_start, exports, out, mut profiler } = p;
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
@@ -415,7 +413,7 @@ fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::tim
         exit,
         interpreters: launch.interpreters,
     };
-    report_run(args, &path, image, exports, out, &run)?;
+    report_run(args, &launch.path, image, exports, out, &run)?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
