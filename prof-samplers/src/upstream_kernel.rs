@@ -17,8 +17,10 @@
 //!   is one of its threads. Another process of the same program started during the session
 //!   would be counted with it.
 //! * The profiling CPU (the last one) sends an NMI to the others at a rate of the kernel's
-//!   (its local APIC timer's; about 954 a second in QEMU): `-F` has no effect. Kernel code
-//!   running with interrupts enabled, the idle loop included, is not recorded.
+//!   (its local APIC timer's; about 954 a second in QEMU). A kernel with our series takes the
+//!   rate asked (`-F`) where it could measure that timer against the HPET; a stock kernel
+//!   refuses it, and its own rate it is. Kernel code running with interrupts enabled, the idle
+//!   loop included, is not recorded.
 //! * The user frames of a record are not the program's at 663e6641 (its `walk_ustack` reads
 //!   each frame's page from its start): a stack here is the sampled address and, for a kernel sample,
 //!   the kernel's frames and the system call's user address.
@@ -53,10 +55,24 @@ pub enum Recording {
     Typed,
 }
 
+/// What `debug:ctl-profiling` is told: `MODE [' ' HZ]`. A kernel without rates refuses a
+/// write longer than one byte (EINVAL).
+pub fn ctl_text(mode: Recording, rate: Option<u64>) -> String {
+    let mode = match mode {
+        Recording::Off => '0',
+        Recording::Upstream => '1',
+        Recording::Typed => '2',
+    };
+    match rate {
+        Some(hz) => format!("{mode} {hz}"),
+        None => mode.to_string(),
+    }
+}
+
 /// The kernel files this sampler uses.
 pub trait DebugFiles {
-    /// Write `mode` to `debug:ctl-profiling`.
-    fn set_profiling(&mut self, mode: Recording) -> io::Result<()>;
+    /// Write `mode` (at `rate` NMIs a second, else the kernel's) to `debug:ctl-profiling`.
+    fn set_profiling(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<()>;
     /// How many `profiling-N` rings there are (the CPUs but the profiling one).
     fn rings(&self) -> usize;
     /// Read what ring `cpu` holds now into `buf` (a whole number of words); 0: nothing.
@@ -144,6 +160,8 @@ struct Session {
     began: Option<u64>,
     /// The kernel writes typed records (told `2`).
     typed: bool,
+    /// The rate the kernel took (a kernel with our series); `None`: its own.
+    rate: Option<u64>,
     /// Records the rings cut short, as of the last batch.
     damaged: u64,
     ended: bool,
@@ -195,7 +213,21 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         found
     }
 
-    fn begin(&mut self, target: Target) -> Result<(), ProfError> {
+    /// Switch recording on in `mode`, at `rate` where the kernel takes one; the rate it took.
+    fn switch_on(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<Option<u64>> {
+        if let Some(hz) = rate {
+            match self.files.set_profiling(mode, Some(hz)) {
+                Ok(()) => return Ok(Some(hz)),
+                // A kernel without rates (EINVAL), or one that could not measure its timer
+                // (EOPNOTSUPP): at its own rate.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EOPNOTSUPP)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.files.set_profiling(mode, None).map(|()| None)
+    }
+
+    fn begin(&mut self, target: Target, rate: Option<u64>) -> Result<(), ProfError> {
         let rings = self.files.rings();
         if rings == 0 {
             // A kernel with one CPU: the profiling CPU would be the only one.
@@ -213,10 +245,13 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         }
         // Typed records where the kernel writes them (each sample's pid, the switches), else
         // upstream's.
-        let typed = self.files.set_profiling(Recording::Typed).is_ok();
-        if !typed {
-            self.files.set_profiling(Recording::Upstream).map_err(|e| errno("writing debug:ctl-profiling", &e))?;
-        }
+        let (typed, rate) = match self.switch_on(Recording::Typed, rate) {
+            Ok(took) => (true, took),
+            Err(_) => {
+                let took = self.switch_on(Recording::Upstream, rate);
+                (false, took.map_err(|e| errno("writing debug:ctl-profiling", &e))?)
+            }
+        };
         let (mut clock, mut began) = (None, None);
         if let (true, Target::Program(p)) = (typed, &target) {
             // The TSC's rate, measured now: the ledger's times are the monotonic clock's.
@@ -229,7 +264,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             }
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
-        self.session = Some(Session { target, decoders, clock, began, typed, damaged: 0, ended: false });
+        self.session = Some(Session { target, decoders, clock, began, typed, rate, damaged: 0, ended: false });
         Ok(())
     }
 }
@@ -264,17 +299,18 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         owner_in_context_table(&table, pid).ok_or(ProfError::NoProcess)
     }
 
-    fn start(&mut self, pid: u32, _image: &ImageLayout, from: CountFrom, _rate: Option<u64>, children: bool) -> Result<(), ProfError> {
+    fn start(&mut self, pid: u32, _image: &ImageLayout, from: CountFrom, rate: Option<u64>, children: bool) -> Result<(), ProfError> {
         let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
         let name0 = name_in_context_table(&table, pid).ok_or(ProfError::NoProcess)?;
         let first = self.newest_named(&name0);
         let contexts = first.into_iter().collect();
         let from_exec = from == CountFrom::Exec;
-        self.begin(Target::Program(Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None, daemons: BTreeSet::new(), children }))
+        let program = Program { pid, name0, first, contexts, others: BTreeSet::new(), from_exec, exec_at: None, daemons: BTreeSet::new(), children };
+        self.begin(Target::Program(program), rate)
     }
 
-    fn start_all(&mut self, _rate: Option<u64>) -> Result<(), ProfError> {
-        self.begin(Target::All { named: BTreeSet::new() })
+    fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
+        self.begin(Target::All { named: BTreeSet::new() }, rate)
     }
 
     fn collect(&mut self) -> Result<SampleBatch, ProfError> {
@@ -283,7 +319,10 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         if s.ended {
             return Ok(batch);
         }
-        batch.sampling = Some(Sampling::upstream());
+        batch.sampling = Some(match s.rate {
+            Some(rate) => Sampling { source: SOURCE, rate },
+            None => Sampling::upstream(),
+        });
         batch.typed_records = s.typed;
         if s.clock.is_some() {
             // Read before the rings: every switch stamped earlier is in this batch or before.
@@ -427,7 +466,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         }
         if batch.ended.is_some() {
             s.ended = true;
-            let _ = self.files.set_profiling(Recording::Off);
+            let _ = self.files.set_profiling(Recording::Off, None);
         }
         Ok(batch)
     }
@@ -435,7 +474,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     fn stop(&mut self) {
         // A session that ended by itself switched profiling off already.
         if self.session.take().is_some_and(|s| !s.ended) {
-            let _ = self.files.set_profiling(Recording::Off);
+            let _ = self.files.set_profiling(Recording::Off, None);
         }
     }
 }
@@ -446,7 +485,11 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
 pub struct FakeDebugFiles {
     /// Does this kernel write typed records (our series), or refuse `2` (a stock kernel)?
     pub typed_records: bool,
+    /// Does it take a rate (`2 HZ`), or refuse any write longer than a byte?
+    pub rates: bool,
     pub mode: Recording,
+    /// The rate it was told last.
+    pub rate: Option<u64>,
     /// The pid of each `debug_id`, for typed records.
     pub pids: BTreeMap<u32, u32>,
     /// Records the ring had no room for, said before the next one (typed records).
@@ -508,11 +551,11 @@ impl FakeDebugFiles {
 }
 
 impl DebugFiles for FakeDebugFiles {
-    fn set_profiling(&mut self, mode: Recording) -> io::Result<()> {
-        if mode == Recording::Typed && !self.typed_records {
+    fn set_profiling(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<()> {
+        if (mode == Recording::Typed && !self.typed_records) || (rate.is_some() && !self.rates) {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        self.mode = mode;
+        (self.mode, self.rate) = (mode, rate);
         Ok(())
     }
     fn rings(&self) -> usize {
@@ -542,6 +585,7 @@ impl DebugFiles for FakeDebugFiles {
 
 /// A Redox kernel's profiler, whichever it has: our series' (`sys:prof_ctl`), else upstream's
 /// (`debug:ctl-profiling`). profd takes the one it finds at its start.
+#[allow(clippy::large_enum_variant, reason = "one per daemon, made once at its start")]
 pub enum EitherKernel<K: crate::redox_kernel::KernelFiles, D: DebugFiles> {
     Series(crate::redox_kernel::KernelSampler<K>),
     Upstream(UpstreamSampler<D>),
@@ -615,14 +659,8 @@ mod debug_files {
     }
 
     impl DebugFiles for RealDebugFiles {
-        fn set_profiling(&mut self, mode: Recording) -> io::Result<()> {
-            // Exactly one byte: the kernel refuses any other length.
-            let byte = match mode {
-                Recording::Off => b"0",
-                Recording::Upstream => b"1",
-                Recording::Typed => b"2",
-            };
-            self.ctl.write(byte).map(|_| ()).map_err(io_err)
+        fn set_profiling(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<()> {
+            self.ctl.write(super::ctl_text(mode, rate).as_bytes()).map(|_| ()).map_err(io_err)
         }
         fn rings(&self) -> usize {
             self.rings.len()
@@ -654,5 +692,21 @@ mod debug_files {
         fn clocks(&mut self) -> io::Result<(u64, u64)> {
             Err(io::ErrorKind::Unsupported.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ctl_text, Recording};
+
+    /// What the kernel's `debug:ctl-profiling` parses (kernel-patch/events, `rate::parse_ctl`):
+    /// one byte as upstream's, or the mode, a space and the rate in decimal.
+    #[test]
+    fn the_ctl_text_is_the_mode_then_the_rate() {
+        assert_eq!(ctl_text(Recording::Off, None), "0");
+        assert_eq!(ctl_text(Recording::Upstream, None), "1");
+        assert_eq!(ctl_text(Recording::Typed, None), "2");
+        assert_eq!(ctl_text(Recording::Typed, Some(4000)), "2 4000");
+        assert_eq!(ctl_text(Recording::Upstream, Some(100)), "1 100");
     }
 }

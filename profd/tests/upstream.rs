@@ -206,6 +206,30 @@ fn a_stock_kernel_is_asked_for_upstreams_records() {
     assert_eq!(files(&mut s).mode, prof_samplers::upstream_kernel::Recording::Upstream);
 }
 
+/// `-F`: a kernel with the rate patch is told `2 4000` and the status says 4000; one with
+/// typed records but no rates (EINVAL to a longer write) is told `2`; a stock kernel `1`; the
+/// status then says the kernel's rate (0).
+#[test]
+fn the_rate_asked_where_the_kernel_takes_one() {
+    use prof_samplers::upstream_kernel::Recording;
+    let start = "start 10 0 0 0 0x401000 0x402000 rate=4000 exec";
+    for (typed_records, rates, mode, told, said) in [
+        (true, true, Recording::Typed, Some(4000), "4000"),
+        (true, false, Recording::Typed, None, "0"),
+        (false, false, Recording::Upstream, None, "0"),
+    ] {
+        let mut s = scheme();
+        let f = files(&mut s);
+        (f.typed_records, f.rates) = (typed_records, rates);
+        ctl(&mut s, ALICE, start).unwrap();
+        let f = files(&mut s);
+        assert_eq!((f.mode, f.rate), (mode, told), "typed {typed_records} rates {rates}");
+        f.contexts = contexts("/usr/bin/fib", "UR");
+        let st = status(&mut s);
+        assert_eq!((st["source"].as_str(), st["rate"].as_str()), ("nmi-ipi", said), "typed {typed_records} rates {rates}");
+    }
+}
+
 /// The program's threads by the clock from a typed session's switch records, served as
 /// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
 /// blocked add up to its span, and its block in a scheme call is a wait site with the user

@@ -370,21 +370,24 @@ pub const UPSTREAM_IDLE_ROW: &str = "        -       -  idle: not recorded by up
 /// source to name.
 pub fn sampling_lines(out: &mut String, p: &Profile) {
     if let Some(s) = p.sampling {
+        // Upstream's sender runs at the kernel's rate; with kernel-patch/events at the one asked.
+        let at = match s.rate {
+            0 => "at the kernel's rate (-F has no effect)",
+            _ => "at the rate asked (-F)",
+        };
         let what = match s.source {
             "timer" => {
-                "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)"
+                "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)".to_string()
             }
-            "nmi-ipi" if !p.typed_records => {
-                "upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
-                 kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need \
-                 kernel-patch/events"
-            }
-            "nmi-ipi" => {
-                "upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own at the \
-                 kernel's rate (-F has no effect), kernel code with interrupts off only; the clock and the daemons' work \
-                 from its switch and request records"
-            }
-            _ => "NMIs, the kernel's work for the program included",
+            "nmi-ipi" if !p.typed_records => format!(
+                "upstream's profiler: NMIs from a CPU of its own {at}, kernel code with interrupts off only; the daemons' \
+                 work for the program, the clock and the waits need kernel-patch/events"
+            ),
+            "nmi-ipi" => format!(
+                "upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its own {at}, kernel \
+                 code with interrupts off only; the clock and the daemons' work from its switch and request records"
+            ),
+            _ => "NMIs, the kernel's work for the program included".to_string(),
         };
         let achieved = p.achieved_rate();
         // The NMI source runs at the rate asked (-F); the timer at its own.
@@ -491,6 +494,16 @@ mod tests {
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of its \
              own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the clock and the daemons' work from \
              its switch and request records\n"
+        );
+        // A kernel with the rate patch took -F.
+        let asked = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 4000 }), ..stock };
+        out.clear();
+        sampling_lines(&mut out, &asked);
+        assert_eq!(
+            out,
+            "Sampling: nmi-ipi, 4000 a second per CPU: upstream's profiler with typed records (kernel-patch/events): NMIs from a CPU of \
+             its own at the rate asked (-F), kernel code with interrupts off only; the clock and the daemons' work from its switch and \
+             request records\n"
         );
     }
 

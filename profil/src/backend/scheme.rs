@@ -232,8 +232,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     // The file that starts the session stays open until it stops it: profd ends a session on
     // every process when that file closes, so a profil killed outright leaves none behind.
     let mut starter = ctl_file()?;
-    starter.write_all(format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))).as_bytes()).map_err(errno)?;
+    // The session's span holds the writes that start and stop it: the kernel records from
+    // within the one to within the other, and the rate delivered is over that span.
     let started = std::time::Instant::now();
+    starter.write_all(format!("start all{}\n", prof_core::ctl::rate_suffix(Some(args.frequency_hz))).as_bytes()).map_err(errno)?;
     let deadline = args.duration.map(|d| started + d);
     // procmgr's process table, every look added: who started whom, and the names of processes
     // gone before profd named them.
@@ -254,20 +256,22 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let elapsed = started.elapsed();
     starter.write_all(b"stop\n").map_err(errno)?;
+    let elapsed = started.elapsed();
     drop(starter);
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
     // On upstream's profiler the rows are contexts by debug_id (a stock kernel's records), for
     // which procmgr's table of pids says nothing, or processes by pid (typed records).
     let status = prof_core::formats::parse_status(&String::from_utf8_lossy(&read_file(STATUS)?));
-    let is = |key: &str, value: &str| status.iter().any(|(k, v)| k == key && v == value);
-    let upstream = is("source", prof_core::sampler::UPSTREAM_SOURCE);
-    let typed = is("records", "typed");
+    let value = |key: &str| status.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let upstream = value("source") == Some(prof_core::sampler::UPSTREAM_SOURCE);
+    let typed = value("records") == Some("typed");
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
     if upstream {
-        profile.sampling = Some(prof_core::sampler::Sampling::upstream());
+        // The rate the kernel took (kernel-patch/events), else its own (0).
+        let rate = value("rate").and_then(|r| r.parse().ok()).unwrap_or(0);
+        profile.sampling = Some(prof_core::sampler::Sampling { source: prof_core::sampler::UPSTREAM_SOURCE, rate });
     }
     profile.typed_records = typed;
     if !upstream || typed {
