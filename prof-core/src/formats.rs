@@ -29,12 +29,14 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let account = session.map(|s| s.account).unwrap_or_default();
     let base = base.map_or("unknown".to_string(), |b| format!("{b:#x}"));
     let sampling = session.and_then(|s| s.sampling);
+    let span = session.and_then(|s| s.record_span).unwrap_or_default();
     // The keys after load_base came later (server attribution, then the sampling source, then
-    // the execs after the profiled one); earlier ones keep their places.
+    // the execs after the profiled one, then the records' timing); earlier ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
-         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={} records={}\n",
+         ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={} records={} \
+         rate_sent={} span_ns={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -47,6 +49,8 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         sampling.map_or(0, |s| s.rate),
         session.map_or(0, |s| s.later_execs),
         if session.is_some_and(|s| s.typed_records) { "typed" } else { "none" },
+        span.rate_sent,
+        span.span_ns,
     )
 }
 
@@ -416,6 +420,14 @@ pub fn parse_status(line: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The records' timing a status line gives (`rate_sent`, `span_ns`); `None` where it gives no
+/// span (a profd from before them, a backend whose records have no times).
+pub fn record_span(status: &[(String, String)]) -> Option<crate::sampler::RecordSpan> {
+    let num = |key: &str| status.iter().find(|kv| kv.0 == key).and_then(|kv| kv.1.parse::<u64>().ok()).unwrap_or(0);
+    let span = crate::sampler::RecordSpan { rate_sent: num("rate_sent"), span_ns: num("span_ns") };
+    (span.span_ns > 0).then_some(span)
+}
+
 /// The stop reason named in a status line.
 pub fn reason_from_str(s: &str) -> Option<StopReason> {
     [StopReason::Request, StopReason::Exit, StopReason::Overflow].into_iter().find(|r| r.as_str() == s)
@@ -450,7 +462,7 @@ mod tests {
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
              start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
-             source=none rate=0 later_execs=0 records=none\n"
+             source=none rate=0 later_execs=0 records=none rate_sent=0 span_ns=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
@@ -458,7 +470,7 @@ mod tests {
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
                 "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate",
-                "later_execs", "records"
+                "later_execs", "records", "rate_sent", "span_ns"
             ]
         );
     }

@@ -147,6 +147,16 @@ pub struct Sampling {
     pub rate: u64,
 }
 
+/// The session as the kernel's records time it (upstream's profiler: each record has the TSC):
+/// the samples a second per CPU its source sent, from the gaps between a CPU's consecutive
+/// records, and the span from the session's first record to its last, over which the rate
+/// delivered is counted. 0: not known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordSpan {
+    pub rate_sent: u64,
+    pub span_ns: u64,
+}
+
 /// The sources a backend names ([`Sampling::source`]).
 pub const SOURCES: [&str; 3] = ["timer", "nmi-hpet", UPSTREAM_SOURCE];
 
@@ -246,6 +256,8 @@ pub struct SampleBatch {
     pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
+    /// The session so far as the records time it (a later value replaces an earlier one).
+    pub record_span: Option<RecordSpan>,
     /// The kernel's records name each sample's process (Redox's typed records): a system-wide
     /// run's rows are processes, not threads.
     pub typed_records: bool,

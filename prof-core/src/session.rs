@@ -178,6 +178,8 @@ pub struct Session {
     pub kernel_samples: BTreeMap<u64, u64>,
     /// How the backend samples, once it said.
     pub sampling: Option<Sampling>,
+    /// The session as its records time it, where the backend's records have times.
+    pub record_span: Option<crate::sampler::RecordSpan>,
     /// Samples of processes the program started, by pid: not in the profile.
     pub children: BTreeMap<u32, u64>,
     /// Those processes' own profiles, where the backend follows them (`--children`).
@@ -410,6 +412,7 @@ impl Session {
             samples: BTreeMap::new(),
             kernel_samples: BTreeMap::new(),
             sampling: None,
+            record_span: None,
             children: BTreeMap::new(),
             processes: BTreeMap::new(),
             stacks: BTreeMap::new(),
@@ -511,6 +514,9 @@ impl<S: Sampler> Profd<S> {
         }
         if batch.sampling.is_some() {
             s.sampling = batch.sampling;
+        }
+        if batch.record_span.is_some() {
+            s.record_span = batch.record_span;
         }
         for (pid, n) in batch.children {
             let c = s.children.entry(pid).or_insert(0);

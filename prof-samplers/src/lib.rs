@@ -17,6 +17,7 @@ pub mod off_cpu;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
 pub mod program_records;
+pub mod record_span;
 pub mod redox_kernel;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod syscall_names;

@@ -26,6 +26,9 @@
 //!   the kernel's frames and the system call's user address.
 //! * The ring drops a record that does not fit, silently: the records it cut short are
 //!   counted as lost.
+//! * Records carry the TSC: measured against the monotonic clock at every session's start,
+//!   it times the session ([`crate::record_span`]): the rate the NMIs came at and the span
+//!   the records cover, which neither kernel says.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -36,6 +39,7 @@ use prof_core::sampler::{push_run, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
 use crate::program_records::{stack_of, ProgramRecords, TscClock};
+use crate::record_span::SpanMeter;
 use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
 use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
@@ -162,6 +166,10 @@ struct Session {
     typed: bool,
     /// The rate the kernel took (a kernel with our series); `None`: its own.
     rate: Option<u64>,
+    /// The records' clock (the TSC) against the monotonic clock, measured at the start.
+    tsc: Option<TscClock>,
+    /// The rate sent and the session's span, from the records' times.
+    meter: SpanMeter,
     /// Records the rings cut short, as of the last batch.
     damaged: u64,
     ended: bool,
@@ -252,19 +260,20 @@ impl<F: DebugFiles> UpstreamSampler<F> {
                 (false, took.map_err(|e| errno("writing debug:ctl-profiling", &e))?)
             }
         };
+        // The TSC's rate, measured now: the records' times become the monotonic clock's (the
+        // ledger's, the session's span, the rate sent).
+        let a = self.files.clocks().ok();
+        std::thread::sleep(CALIBRATION);
+        let b = self.files.clocks().ok();
+        let tsc = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b));
         let (mut clock, mut began) = (None, None);
-        if let (true, Target::Program(p)) = (typed, &target) {
-            // The TSC's rate, measured now: the ledger's times are the monotonic clock's.
-            let a = self.files.clocks().ok();
-            std::thread::sleep(CALIBRATION);
-            let b = self.files.clocks().ok();
-            if let Some(tsc) = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b)) {
-                clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
-                began = b.map(|b| b.1);
-            }
+        if let (true, Target::Program(p), Some(tsc)) = (typed, &target, tsc) {
+            clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
+            began = b.map(|b| b.1);
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
-        self.session = Some(Session { target, decoders, clock, began, typed, rate, damaged: 0, ended: false });
+        let meter = SpanMeter::default();
+        self.session = Some(Session { target, decoders, clock, began, typed, rate, tsc, meter, damaged: 0, ended: false });
         Ok(())
     }
 }
@@ -350,6 +359,10 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 _ => None,
             })
         };
+        for r in records() {
+            s.meter.push(r.cpu, r.time);
+        }
+        batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
@@ -497,9 +510,10 @@ pub struct FakeDebugFiles {
     /// The TSC and monotonic clock: each reading advances them by `tick`.
     pub now: (u64, u64),
     pub tick: (u64, u64),
-    /// The time of the next typed sample [`FakeDebugFiles::sample`] writes (each a TSC tick
-    /// later than the one before).
+    /// The time of the last sample [`FakeDebugFiles::sample`] wrote; each is `sample_gap`
+    /// TSC ticks (at least 1) after the one before.
     pub sample_time: u64,
+    pub sample_gap: u64,
     pub rings: Vec<Vec<u8>>,
     pub names: BTreeMap<u32, String>,
     pub contexts: String,
@@ -517,7 +531,7 @@ impl FakeDebugFiles {
             Recording::Typed => true,
         };
         let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
-        self.sample_time += 1;
+        self.sample_time += self.sample_gap.max(1);
         // Upstream's record (kind 0) has no pid and says no source.
         let sample = Record {
             cpu: cpu as u32,

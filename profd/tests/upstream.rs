@@ -230,6 +230,24 @@ fn the_rate_asked_where_the_kernel_takes_one() {
     }
 }
 
+/// The records' clock: on a stock kernel too, profd measures the TSC at the start and times
+/// the session by its records: the rate the NMIs came at (one every 2,000,000 ticks at 2
+/// ticks a ns: 1000 a second), and the span from the first record to the last.
+#[test]
+fn the_rate_sent_and_the_span_by_the_records_clock() {
+    let mut s = scheme();
+    let f = files(&mut s);
+    (f.now, f.tick, f.sample_gap) = ((1_000_000, 0), (2_000_000, 1_000_000), 2_000_000);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 rate=4000").unwrap();
+    let f = files(&mut s);
+    assert_eq!(f.rate, None, "a stock kernel takes no rate");
+    for i in 0..41u64 {
+        f.sample(0, if i % 4 == 0 { 5 } else { 21 }, 0x40_1100, &[]);
+    }
+    let st = status(&mut s);
+    assert_eq!((st["rate"].as_str(), st["rate_sent"].as_str(), st["span_ns"].as_str()), ("0", "1000", "40000000"));
+}
+
 /// The program's threads by the clock from a typed session's switch records, served as
 /// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
 /// blocked add up to its span, and its block in a scheme call is a wait site with the user

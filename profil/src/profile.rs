@@ -126,6 +126,10 @@ pub struct Profile {
     /// processes are every process that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ticks: Option<u64>,
+    /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
+    /// source sent and the span the records cover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_span: Option<prof_core::sampler::RecordSpan>,
 }
 
 /// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
@@ -281,21 +285,28 @@ impl Profile {
     /// program's, the daemons', idle's and other processes': the account closes over them) over
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
     pub fn achieved_rate(&self) -> Option<f64> {
-        let a = &self.servers.as_ref()?.account;
         // Upstream's profiler samples every CPU but the one that sends its NMIs.
         let cpus = match self.sampling.is_some_and(|s| s.is_upstreams()) {
             true => self.cpus?.saturating_sub(1),
             false => self.cpus?,
         };
-        let seconds = self.elapsed?.as_secs_f64() * cpus as f64;
-        // The processes it started (`--children`); a system-wide run's are the servers.
-        let children = match self.is_system_wide() {
-            true => 0,
-            false => self.processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks).saturating_add(c.profile.kernel_ticks.unwrap_or(0))),
+        // Over the span the records cover, where they have times: profil's wall time also
+        // holds the fork before the program and the reap after it, the session not.
+        let span = match self.record_span {
+            Some(r) => r.span_ns as f64 / 1e9,
+            None => self.elapsed?.as_secs_f64(),
         };
-        let all = [self.user_ticks, self.kernel_ticks.unwrap_or(0), a.servers(), a.idle, a.other, children]
-            .into_iter()
-            .fold(0u64, u64::saturating_add);
+        let seconds = span * cpus as f64;
+        let ticks = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+        // The processes it started (`--children`), or every process of a system-wide run.
+        let processes = self.processes.iter().fold(0u64, |n, c| n.saturating_add(ticks(&c.profile)));
+        let all = match self.idle_ticks {
+            Some(idle) => [processes, idle].into_iter().fold(0u64, u64::saturating_add),
+            None => {
+                let a = &self.servers.as_ref()?.account;
+                [ticks(self), a.servers(), a.idle, a.other, processes].into_iter().fold(0u64, u64::saturating_add)
+            }
+        };
         (seconds > 0.0).then(|| all as f64 / seconds)
     }
 
@@ -474,6 +485,7 @@ impl Profile {
             off_cpu: None,
             served: Vec::new(),
             idle_ticks: None,
+            record_span: s.record_span,
             by_thread: s
                 .thread_samples
                 .iter()
@@ -569,6 +581,7 @@ impl Profile {
             served: Vec::new(),
             by_thread: Vec::new(),
             idle_ticks: None,
+            record_span: prof_core::formats::record_span(&st),
         })
     }
 }

@@ -145,14 +145,19 @@ pub fn minix_statistics(d: &ProfData) -> String {
 /// code". Empty where the wall time or the CPU time is not known.
 pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     let Some(wall) = p.elapsed else { return String::new() };
-    let cpu = match p.sampling {
-        None if frequency_hz > 0 => p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0)) as f64 / frequency_hz as f64,
-        Some(_) if !p.threads.is_empty() => p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9,
+    let ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0)) as f64;
+    let sent = p.record_span.map_or(0, |r| r.rate_sent);
+    let (cpu, how) = match p.sampling {
+        None if frequency_hz > 0 => (ticks / frequency_hz as f64, ""),
+        Some(_) if !p.threads.is_empty() => (p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9, ""),
+        // Upstream's records without switches: its samples at the rate their clock gives,
+        // less what the kernel leaves out (its code with interrupts on).
+        Some(s) if s.is_upstreams() && sent > 0 => (ticks / sent as f64, " by its samples"),
         _ => return String::new(),
     };
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { cpu * 100.0 / wall } else { 0.0 };
-    let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU ({share:.0} % of the elapsed time");
+    let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU{how} ({share:.0} % of the elapsed time");
     out.push_str(match share {
         s if s > 105.0 => ": several threads ran at once)\n",
         s if s < 90.0 => "; the rest the program waited or was not running)\n",
@@ -392,18 +397,25 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
         let achieved = p.achieved_rate();
         // The NMI source runs at the rate asked (-F); the timer at its own.
         let nmi = s.source != "timer";
-        let rate = match (achieved, nmi) {
+        // The rate the source sent, where its records time it: what it delivered is less where
+        // the kernel leaves samples out (idle, kernel code with interrupts on).
+        let sent = p.record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
+        let delivered = achieved.map_or(String::new(), |r| format!(", {r:.0} delivered"));
+        let rate = match (achieved, nmi, sent) {
+            (_, true, Some(n)) if s.rate == 0 => format!("the kernel's rate, {n} a second per CPU by its records' clock{delivered}"),
+            (_, true, Some(n)) => format!("{} a second per CPU asked, {n} sent{delivered}", s.rate),
             // The kernel's own rate, which it does not say.
-            (Some(r), true) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
-            (None, _) if s.rate == 0 => "the kernel's rate".to_string(),
-            (Some(r), true) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
-            (Some(r), false) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
-            (None, _) => format!("{} a second per CPU", s.rate),
+            (Some(r), true, None) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
+            (None, _, _) if s.rate == 0 => "the kernel's rate".to_string(),
+            (Some(r), true, None) => format!("{} a second per CPU asked, {r:.0} delivered", s.rate),
+            (Some(r), false, _) => format!("{} a second per CPU, {r:.0} delivered", s.rate),
+            (None, _, _) => format!("{} a second per CPU", s.rate),
         };
         let _ = writeln!(out, "Sampling: {}, {rate}: {what}", s.source);
         // QEMU's HPET skips periods when the host is busy; the report's shares are then of
-        // fewer samples, and less even ones.
-        if let Some(r) = achieved.filter(|&r| nmi && r < s.rate as f64 * 0.95) {
+        // fewer samples, and less even ones. Where the records time the source, its own rate
+        // is what it sent.
+        if let Some(r) = sent.map(|n| n as f64).or(achieved).filter(|&r| nmi && r < s.rate as f64 * 0.95) {
             let _ = writeln!(
                 out,
                 "Warning: the source delivered {:.0} % of the rate asked; shares rest on fewer samples than -F says (a busy host under QEMU skips timer periods).",
@@ -533,6 +545,59 @@ mod tests {
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
         );
+        // A stock kernel: no clock, but the rate its records' clock gives: 490 ticks at 980 a
+        // second. Without that rate, no line.
+        let span = prof_core::sampler::RecordSpan { rate_sent: 980, span_ns: 2_000_000_000 };
+        let mut stock = Profile { sampling: Some(prof_core::sampler::Sampling::upstream()), ..p(470, 2.0) };
+        assert_eq!(time_line(&stock, 1000), "");
+        stock.record_span = Some(span);
+        assert_eq!(
+            time_line(&stock, 1000),
+            "Time: 2.00 s elapsed, 0.50 s of it on a CPU by its samples (25 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
+    }
+
+    /// Where the records time the source: the rate it sent beside the one delivered, which is
+    /// counted over the records' span, not profil's wall time; the warning goes by what it
+    /// sent (idle left out is no fault of the source).
+    #[test]
+    fn the_sampling_line_with_the_records_clock() {
+        use prof_core::formats::ServersReport;
+        use prof_core::sampler::Account;
+        use prof_core::sampler::{RecordSpan, Sampling};
+        // 3 s of records on the one sampled CPU of two: 2,700 samples (the program's 2,000,
+        // others' 700), where profil's wall time was 4 s.
+        let servers = ServersReport { account: Account { other: 700, ..Default::default() }, ..Default::default() };
+        let mut p = Profile {
+            sampling: Some(Sampling::upstream()),
+            user_ticks: 1990,
+            kernel_ticks: Some(10),
+            servers: Some(servers),
+            cpus: Some(2),
+            elapsed: Some(std::time::Duration::from_secs(4)),
+            record_span: Some(RecordSpan { rate_sent: 954, span_ns: 3_000_000_000 }),
+            ..Default::default()
+        };
+        assert_eq!(p.achieved_rate(), Some(900.0));
+        let line = |p: &Profile| {
+            let mut out = String::new();
+            sampling_lines(&mut out, p);
+            out.split(": upstream's").next().unwrap().to_string()
+        };
+        assert_eq!(line(&p), "Sampling: nmi-ipi, the kernel's rate, 954 a second per CPU by its records' clock, 900 delivered");
+        // Asked for 1000: 954 sent, 900 delivered: no warning (over 95 % sent); 940 sent is.
+        p.sampling = Some(Sampling { source: "nmi-ipi", rate: 1000 });
+        assert_eq!(line(&p), "Sampling: nmi-ipi, 1000 a second per CPU asked, 954 sent, 900 delivered");
+        let mut out = String::new();
+        sampling_lines(&mut out, &p);
+        assert!(!out.contains("Warning"), "{out}");
+        p.record_span = Some(RecordSpan { rate_sent: 940, span_ns: 3_000_000_000 });
+        out.clear();
+        sampling_lines(&mut out, &p);
+        assert!(out.contains("Warning: the source delivered 94 % of the rate asked"), "{out}");
+        // Without the records' span: over profil's wall time.
+        p.record_span = None;
+        assert_eq!(p.achieved_rate(), Some(675.0));
     }
 
     #[test]

@@ -274,6 +274,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
         profile.sampling = Some(prof_core::sampler::Sampling { source: prof_core::sampler::UPSTREAM_SOURCE, rate });
     }
     profile.typed_records = typed;
+    profile.record_span = prof_core::formats::record_span(&status);
     if !upstream || typed {
         profile = profile.with_process_table(&table);
     }

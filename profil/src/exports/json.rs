@@ -380,6 +380,7 @@ mod tests {
             served: Vec::new(),
             by_thread: Vec::new(),
             idle_ticks: None,
+            record_span: None,
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
