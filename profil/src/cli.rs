@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use getopts::{Options, ParsingStyle};
+use getopts::Options;
 use prof_core::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX_STACK_SIZE};
 
 use crate::disasm;
@@ -108,170 +108,11 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError(pub String);
 
-const BRIEF: &str = "\
-Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
-              [-g | --call-graph dwarf|fp] [--callers] [--inline] [--children] [--lines]
-              [--report FILE] [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE]
-              [--save FILE] program [args...]
-       profil [options] -p PID [-t SECONDS] [program-file]
-       profil [report and export options] --load FILE
-
-Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
-over bins of its text segment (at most 1024 bins) and a flat profile by function.
-Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
-A #! script runs as the kernel runs it; the bins cover its interpreter's text (through
-#!/usr/bin/env NAME, the NAME env would run), and the report says so.
-Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The banner
-and the report go to standard error, as time and strace write theirs, so the program's output
-stays its own (at a terminal: the banner, the program's output, the statistics, as in Minix);
---report - sends them to standard output, --report FILE to a file. With --load, -p and -a the
-report goes to standard output. An export written to stdout (-) sends the program's output to
-stderr. With -p, profil
-profiles a process that is already running (all its threads) until it exits, -t SECONDS pass,
-or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
-With -g, every sample's call stack is recorded too: the flat profile gains each function's
-total % (samples with it anywhere on the stack), and the exports carry whole stacks. On Redox
-the stacks are the kernel's frame-pointer walks: build programs with frame pointers.";
-
 /// Where a Redox image installs the kernel it boots.
 pub const DEFAULT_KERNEL: &str = crate::platform::REDOX_KERNEL;
 
 fn options() -> Options {
-    let mut o = Options::new();
-    // Options end at the program name: everything after it belongs to the program.
-    o.parsing_style(ParsingStyle::StopAtFirstFree);
-    o.optopt("s", "", "start of the profiled range (default: start of the text segment)", "ADDR");
-    o.optopt("e", "", "end of the profiled range, exclusive (default: end of the text segment)", "ADDR");
-    o.optopt("i", "", "bytes per bin (default: the smallest that fits in 1024 bins)", "BYTES");
-    o.optopt(
-        "F",
-        "frequency",
-        "samples per second (default 1000; high rates slow the program). Linux: of CPU time, 1 to \
-         100000. Redox: per CPU, 100 to 10000, from the kernel's NMI source, which samples the kernel \
-         too; a kernel without one samples on its timer tick (246 a second)",
-        "HZ",
-    );
-    o.optopt(
-        "",
-        "kernel",
-        "name the kernel's samples by FILE: Redox, the kernel's ELF (default /usr/lib/boot/kernel); Linux, \
-         /proc/kallsyms or a vmlinux, where kernel samples are allowed (root, or perf_event_paranoid <= 1)",
-        "FILE",
-    );
-    o.optopt("p", "pid", "profile the running process PID instead of starting a program", "PID");
-    o.optflag(
-        "a",
-        "system-wide",
-        "profile every process of the system instead of one program: each one's share, its top functions, the kernel, idle \
-         (Linux: root, or kernel.perf_event_paranoid <= 0; Redox: root); until -t passes or Ctrl-C",
-    );
-    o.optopt("t", "duration", "with -p or -a: stop after SECONDS (default: until it exits or Ctrl-C)", "SECONDS");
-    o.optflag("f", "flat", "print only the flat profile by function (no histogram)");
-    o.optflag("g", "", "record call stacks (as --call-graph dwarf)");
-    o.optopt(
-        "",
-        "call-graph",
-        "record call stacks: dwarf (copies of the user stack, unwound with the objects' CFI; works \
-         without frame pointers) or fp (the frame-pointer chain; needs code built with frame pointers)",
-        "MODE",
-    );
-    o.optopt("", "stack-size", "with dwarf stacks: bytes of user stack copied per sample (default 16384, at most 65528)", "BYTES");
-    o.optflag("", "callers", "print the callers and callees of the top functions (implies -g); with --off-cpu also by the time blocked under them");
-    // The report's first name, one hyphen from --call-graph (how stacks are taken): kept.
-    o.optflag("", "callgraph", "the same as --callers (its former name)");
-    o.optflag(
-        "",
-        "inline",
-        "name inlined functions as functions of their own, `name (inlined)` (needs debug info): their \
-         own samples in the flat profile, frames of the -g stacks, the call graph and the exports",
-    );
-    o.optflag(
-        "",
-        "children",
-        "profile the processes the program starts too (the whole tree): a profile of each and of all \
-         together after the program's; exports then root each stack at its process (Linux)",
-    );
-    o.optopt("", "top", "the flat profile's N functions with the most samples, the rest summed in one line (default: all)", "N");
-    o.optopt("", "percent-limit", "the flat profile's functions with PCT % of the samples or more, the rest summed in one line (as perf report's)", "PCT");
-    o.optmulti("", "comm", "report only the processes running these programs (a file's name or path; with --children, -a)", "NAME,...");
-    o.optmulti("", "pids", "report only these processes (with --children, -a; --pid attaches, as perf record's)", "PID,...");
-    o.optmulti("", "tid", "report only these threads' samples (by tid, as --threads lists them; call stacks are not kept by thread)", "TID,...");
-    o.optmulti("", "dso", "report only the samples in these objects (a file's name or path; [kernel] for the kernel's)", "NAME,...");
-    o.optflag(
-        "",
-        "short-names",
-        "C++ and Rust names without template arguments, parameters and return types          (std::vector::push_back), in the report and the exports",
-    );
-    o.optflag("", "asm", "show the instructions of the hottest functions with their hits");
-    o.optflagopt(
-        "",
-        "lines",
-        "after the flat profile, samples by source line (the innermost, inlined code included; needs debug info): the top 30, or all",
-        "all",
-    );
-    o.optmulti(
-        "",
-        "debug-dir",
-        "where to look first for separate debug files (by build-id, .build-id/xx/rest.debug, and by .gnu_debuglink) and for a saved run's objects (.build-id/xx/rest); repeatable; then $PROFIL_DEBUG_DIRS, then /usr/lib/debug",
-        "DIR",
-    );
-    o.optopt("", "asm-top", "how many functions --asm shows (default 3; implies --asm)", "N");
-    o.optopt(
-        "",
-        "report",
-        "write the report to FILE (written when the run is over) instead of standard error; - streams it to standard output, beside the program's output, after a banner",
-        "FILE",
-    );
-    o.optopt(
-        "o",
-        "gmon",
-        "write the samples as gmon.out for gprof to FILE (- for stdout); with -g its call graph too, whose \"called\" counts are samples, not calls",
-        "FILE",
-    );
-    o.optopt("", "collapsed", "write folded stacks (flamegraph.pl, inferno) to FILE (- for stdout)", "FILE");
-    o.optopt("", "svg", "write an interactive flame graph SVG to FILE (- for stdout)", "FILE");
-    o.optopt("", "pprof", "write the profile for pprof (gzipped profile.proto) to FILE (- for stdout)", "FILE");
-    o.optopt("", "json", "write the whole profile as JSON to FILE (- for stdout)", "FILE");
-    o.optopt("", "speedscope", "write the profile in speedscope's format to FILE (- for stdout), for npx speedscope FILE", "FILE");
-    o.optopt(
-        "",
-        "save",
-        "save the run to FILE, unsymbolized (addresses, stacks, mappings, bins, threads, waits), for --load",
-        "FILE",
-    );
-    o.optopt(
-        "",
-        "load",
-        "report a run saved with --save instead of running a program: the report and export options apply, the recording ones (-F, -g, --children, --off-cpu, -s, -e, -i) are the run's",
-        "FILE",
-    );
-    o.optflag(
-        "",
-        "off-cpu",
-        "the run by the clock: each thread's time on a CPU, preempted and blocked (the kernel's scheduler statistics), and where it waited: each thread is looked at -F times a second for its system call, what it waits on and its stack, its blocked time split over the calls by those looks (Linux, no privilege needed; costs profil two reads of /proc per thread per period and a stack copy per new wait, the program nothing measurable). On Redox the kernel times every block of every thread at its user stack in every session (a frame-pointer walk per block), and this shows them",
-    );
-    o.optflag("", "threads", "print the program's samples thread by thread: each thread's tid, name, share and top functions (Linux)");
-    o.optopt(
-        "",
-        "sysroot",
-        "with --load or --diff: look for the files the saved run names (its program, its libraries, a Redox daemon's executable, the kernel) under DIR first, e.g. a Redox image's tree on the host",
-        "DIR",
-    );
-    o.optopt(
-        "",
-        "diff",
-        "compare this run (live, or --load) with a run saved with --save: each function's change of share with its 95 % interval (significant or noise); --svg, --collapsed and --pprof then write the difference (a differential flame graph, red where this run has more; pprof: this run less the base)",
-        "BASE",
-    );
-    o.optopt(
-        "",
-        "fail-above",
-        "with --diff: exit with status 3 when a function's own share grew, beyond sampling noise, by more than PP percentage points",
-        "PP",
-    );
-    o.optflag("h", "help", "print this help and exit");
-    o.optflag("V", "version", "print the version and exit");
-    o
+    crate::options::parser()
 }
 
 /// Parse `args` (without the program name of profil itself). The program and its arguments
@@ -286,7 +127,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         return Err(UsageError(format!("option argument '{}' is not valid UTF-8", bad.to_string_lossy())));
     }
     if m.opt_present("h") {
-        return Ok(Command::Help(options().usage(BRIEF)));
+        return Ok(Command::Help(options().usage(&format!("{}\n\n{}", crate::options::SYNOPSIS, crate::options::DESCRIPTION))));
+    }
+    if m.opt_present("man") {
+        return Ok(Command::Help(crate::manual::page()));
     }
     if m.opt_present("V") {
         return Ok(Command::Version);
@@ -734,34 +578,5 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(args(&["-V"]), Ok(Command::Version));
-    }
-
-    /// The README's option table is written by hand beside this file's definitions: it names
-    /// every option `--help` has, and no other.
-    #[test]
-    fn the_readme_table_names_every_option_and_no_other() {
-        // getopts' usage: an option's line starts within 8 spaces ("    -F, --frequency HZ",
-        // "        --kernel FILE"); its description's continuation lines are indented further.
-        let usage = options().usage("");
-        let mut ours: std::collections::BTreeSet<String> = Default::default();
-        for line in usage.lines().filter(|l| l.len() - l.trim_start().len() <= 8 && l.trim_start().starts_with('-')) {
-            for word in line.split_whitespace().take_while(|w| w.starts_with('-')) {
-                ours.insert(word.trim_end_matches(',').to_string());
-            }
-        }
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-        let table = &readme[readme.find("| option | meaning | default |").expect("the option table")..];
-        let mut theirs: std::collections::BTreeSet<String> = Default::default();
-        for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
-            let cell = row.split('|').nth(1).unwrap_or("");
-            // `-F HZ`, `--frequency`; `--lines`, `--lines=all`: the names in backquotes.
-            for quoted in cell.split('`').skip(1).step_by(2) {
-                let name = quoted.split([' ', '=', '[']).next().unwrap_or("");
-                if name.starts_with('-') {
-                    theirs.insert(name.to_string());
-                }
-            }
-        }
-        assert_eq!(ours, theirs, "--help against the README's table");
     }
 }

@@ -1,0 +1,502 @@
+//! profil's options, defined once: the parser (getopts), `--help`, the manual page
+//! (`--man`) and the README's table are made from [`OPTIONS`], so none of them drifts from
+//! another.
+
+use getopts::{Options, ParsingStyle};
+
+/// How profil is called (`--help`'s first lines, the manual's SYNOPSIS).
+pub const SYNOPSIS: &str = "\
+Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [--asm] [-o gmon.out]
+              [-g | --call-graph dwarf|fp] [--callers] [--inline] [--children] [--lines]
+              [--report FILE] [--collapsed FILE] [--svg FILE] [--pprof FILE] [--json FILE]
+              [--save FILE] program [args...]
+       profil [options] -p PID [-t SECONDS] [program-file]
+       profil [report and export options] --load FILE";
+
+/// What it does (`--help`, the manual's DESCRIPTION).
+pub const DESCRIPTION: &str = "\
+Runs PROGRAM with ARGS under profiling, then prints a histogram of where its time went
+over bins of its text segment (at most 1024 bins) and a flat profile by function.
+Addresses are the program's link-time addresses (as nm shows them), in decimal or 0x-hex.
+A #! script runs as the kernel runs it; the bins cover its interpreter's text (through
+#!/usr/bin/env NAME, the NAME env would run), and the report says so.
+Ctrl-C (or SIGTERM, SIGHUP) ends the program as usual and still prints the profile. The banner
+and the report go to standard error, as time and strace write theirs, so the program's output
+stays its own (at a terminal: the banner, the program's output, the statistics, as in Minix);
+--report - sends them to standard output, --report FILE to a file. With --load, -p and -a the
+report goes to standard output. An export written to stdout (-) sends the program's output to
+stderr. With -p, profil profiles a process that is already running (all its threads) until it
+exits, -t SECONDS pass, or Ctrl-C; its file is /proc/PID/exe unless named (on Redox, name it).
+With -g, every sample's call stack is recorded too: the flat profile gains each function's
+total % (samples with it anywhere on the stack), and the exports carry whole stacks. On Redox
+the stacks are the kernel's frame-pointer walks: build programs with frame pointers.";
+
+/// What an option takes after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    Nothing,
+    Value,
+    /// A value, repeatable.
+    Values,
+    /// A value or none (`--lines`, `--lines=all`).
+    MaybeValue,
+}
+
+/// One option of profil's.
+#[derive(Debug, Clone, Copy)]
+pub struct Opt {
+    /// One letter, or "".
+    pub short: &'static str,
+    /// Its long name, or "".
+    pub long: &'static str,
+    /// The value's name in the help (`FILE`), "" for none.
+    pub value: &'static str,
+    pub takes: Takes,
+    /// One line: `--help` and the README's table.
+    pub help: &'static str,
+    /// What it is without the option, where that is worth saying.
+    pub default: &'static str,
+    /// The manual's paragraph (the README's Markdown: `code`), "" for the help alone.
+    pub more: &'static str,
+}
+
+impl Opt {
+    /// How it is written: `-F HZ`, `--frequency`; `--kernel FILE`; `--lines[=all]`.
+    pub fn names(&self) -> Vec<String> {
+        let value = match self.takes {
+            Takes::Nothing => String::new(),
+            Takes::MaybeValue => format!("[={}]", self.value),
+            _ => format!(" {}", self.value),
+        };
+        match (self.short, self.long) {
+            ("", long) => vec![format!("--{long}{value}")],
+            (short, "") => vec![format!("-{short}{value}")],
+            (short, long) => vec![format!("-{short}{value}"), format!("--{long}")],
+        }
+    }
+}
+
+/// The `--help` line of an option: its help and default.
+fn help_line(o: &Opt) -> String {
+    match o.default {
+        "" => o.help.to_string(),
+        d => format!("{} (default: {d})", o.help),
+    }
+}
+
+/// The parser of profil's options, from [`OPTIONS`].
+pub fn parser() -> Options {
+    let mut o = Options::new();
+    // Options end at the program name: everything after it belongs to the program.
+    o.parsing_style(ParsingStyle::StopAtFirstFree);
+    for opt in OPTIONS {
+        let help = help_line(opt);
+        match opt.takes {
+            Takes::Nothing => o.optflag(opt.short, opt.long, &help),
+            Takes::Value => o.optopt(opt.short, opt.long, &help, opt.value),
+            Takes::Values => o.optmulti(opt.short, opt.long, &help, opt.value),
+            Takes::MaybeValue => o.optflagopt(opt.short, opt.long, &help, opt.value),
+        };
+    }
+    o
+}
+
+/// Every option, in `--help`'s order.
+pub const OPTIONS: &[Opt] = &[
+    Opt {
+        short: "s",
+        long: "",
+        value: "ADDR",
+        takes: Takes::Value,
+        help: "start of the profiled range (a link-time address, decimal or 0x hex)",
+        default: "start of the text segment",
+        more: "start of the profiled range (link-time address, decimal or `0x` hex)",
+    },
+    Opt {
+        short: "e",
+        long: "",
+        value: "ADDR",
+        takes: Takes::Value,
+        help: "end of the profiled range, exclusive",
+        default: "end of the text segment",
+        more: "end of the profiled range, exclusive",
+    },
+    Opt {
+        short: "i",
+        long: "",
+        value: "BYTES",
+        takes: Takes::Value,
+        help: "bytes per bin",
+        default: "the smallest that fits in 1024 bins",
+        more: "bytes per bin",
+    },
+    Opt {
+        short: "F",
+        long: "frequency",
+        value: "HZ",
+        takes: Takes::Value,
+        help: "samples per second (Linux: of CPU time, 1 to 100000; Redox: per CPU, 100 to 10000)",
+        default: "1000",
+        more: "samples per second. Linux: of the program's CPU time, 1 to 100000 (each sample costs the program the kernel's timer interrupt, the same as under `perf record`: 15 µs in the KVM guest this was measured on, 1.5 % at 1 kHz, linear in the rate; rates far above 1–4 kHz slow the program; docs/proof.md). Redox: per CPU, 100 to 10000, for upstream's profiler with kernel-patch/events (its NMIs, which sample the kernel's work too); a stock kernel samples at its own rate, which the report's `Sampling:` line measures from the records' clock",
+    },
+    Opt {
+        short: "",
+        long: "kernel",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "name the kernel's samples from FILE (Redox: its ELF; Linux: /proc/kallsyms or a vmlinux)",
+        default: "Redox: /usr/lib/boot/kernel",
+        more: "name the kernel's samples, as functions of their own (`vfs_write [kernel]`) in the flat profile, the stacks (the kernel's function as the leaf above the system call) and the exports. Redox: the kernel's ELF. Linux: `/proc/kallsyms` or a vmlinux, where kernel samples are allowed (root, or `perf_event_paranoid` ≤ 1); without it they are one number",
+    },
+    Opt {
+        short: "p",
+        long: "pid",
+        value: "PID",
+        takes: Takes::Value,
+        help: "profile the running process PID instead of starting a program",
+        default: "",
+        more: "profile the running process PID instead of starting a program",
+    },
+    Opt {
+        short: "a",
+        long: "system-wide",
+        value: "",
+        takes: Takes::Nothing,
+        help: "profile every process of the system instead of one program",
+        default: "",
+        more: "profile every process of the system instead of one program (Linux: root, or `kernel.perf_event_paranoid` ≤ 0; Redox: root); with `-t`, `-F`, `-g`, `--kernel`, `--report`, `--save` and every export but `-o`",
+    },
+    Opt {
+        short: "t",
+        long: "duration",
+        value: "SECONDS",
+        takes: Takes::Value,
+        help: "with -p or -a: stop after SECONDS",
+        default: "until it exits or Ctrl-C",
+        more: "with `-p` or `-a`: stop after this long (decimal, e.g. `2.5`)",
+    },
+    Opt {
+        short: "f",
+        long: "flat",
+        value: "",
+        takes: Takes::Nothing,
+        help: "print the flat profile only, without the Minix histogram",
+        default: "",
+        more: "print the flat profile by function only, without the Minix histogram",
+    },
+    Opt {
+        short: "g",
+        long: "",
+        value: "",
+        takes: Takes::Nothing,
+        help: "record every sample's call stack (as --call-graph dwarf)",
+        default: "",
+        more: "record every sample's call stack (as `--call-graph dwarf`): the flat profile gains `total %`",
+    },
+    Opt {
+        short: "",
+        long: "call-graph",
+        value: "MODE",
+        takes: Takes::Value,
+        help: "record call stacks: dwarf (the objects' CFI) or fp (frame pointers)",
+        default: "",
+        more: "how: `dwarf` copies the user stack and unwinds it with the objects' CFI (no frame pointers needed); `fp` walks the frame-pointer chain. On Redox both mean the kernel's frame-pointer walk",
+    },
+    Opt {
+        short: "",
+        long: "stack-size",
+        value: "BYTES",
+        takes: Takes::Value,
+        help: "with dwarf stacks: bytes of user stack copied per sample",
+        default: "16384",
+        more: "with `dwarf`: bytes of user stack copied per sample (a multiple of 8, at most 65528)",
+    },
+    Opt {
+        short: "",
+        long: "callers",
+        value: "",
+        takes: Takes::Nothing,
+        help: "print the callers and callees of the top functions (implies -g)",
+        default: "",
+        more: "print the callers and callees of the 10 functions with the most total samples (implies `-g`); with `--off-cpu` also of the 10 with the most blocked time under them, in seconds; `--callgraph`, its former name, one hyphen from `--call-graph`, still works",
+    },
+    Opt {
+        short: "",
+        long: "callgraph",
+        value: "",
+        takes: Takes::Nothing,
+        help: "the same as --callers (its former name)",
+        default: "",
+        more: "print the callers and callees of the 10 functions with the most total samples (implies `-g`); with `--off-cpu` also of the 10 with the most blocked time under them, in seconds; `--callgraph`, its former name, one hyphen from `--call-graph`, still works",
+    },
+    Opt {
+        short: "",
+        long: "inline",
+        value: "",
+        takes: Takes::Nothing,
+        help: "inlined functions as functions of their own (needs debug info)",
+        default: "",
+        more: "inlined functions become functions of their own, `name (inlined)` as perf marks them: their own samples in the flat profile, frames of the `-g` stacks under the function they were inlined into, in `--callers` and every export (needs debug info; with `--lines` or `--inline`, `--pprof` carries source lines, so `go tool pprof -list FUNC` and `-lines` work)",
+    },
+    Opt {
+        short: "",
+        long: "children",
+        value: "",
+        takes: Takes::Nothing,
+        help: "profile the processes the program starts too, to any depth",
+        default: "",
+        more: "profile the processes the program starts too, forked copies and programs they exec, to any depth (Linux and Redox): after the program's report (before it where the program itself did next to nothing, as a driver such as `make` or `sh` does), a table of every process with its share (past 50, the busiest and one line for the rest), a program run more than once also as one row of `By program` (`make`'s 30 `cc` runs together), each busy one's top functions and the top functions of all together; exports root each process's stacks at `name [pid N]` (pprof: tags `pid` and `process`). The Minix bins stay the program's. Profiling ends with the program: a process still running then is marked `(still running)`, its later samples not counted",
+    },
+    Opt {
+        short: "",
+        long: "top",
+        value: "N",
+        takes: Takes::Value,
+        help: "the flat profile's N busiest functions, the rest summed in one line",
+        default: "all",
+        more: "the flat profile's N functions with the most samples, then one line summing the rest",
+    },
+    Opt {
+        short: "",
+        long: "percent-limit",
+        value: "PCT",
+        takes: Takes::Value,
+        help: "the flat profile's functions with PCT % of the samples or more",
+        default: "all",
+        more: "the flat profile's functions with PCT % of the samples or more, then one line summing the rest (as `perf report --percent-limit`)",
+    },
+    Opt {
+        short: "",
+        long: "comm",
+        value: "NAME,...",
+        takes: Takes::Values,
+        help: "report only the processes running these programs",
+        default: "all",
+        more: "report only these processes: the program, its children (`--children`), `-a`'s processes, by program (a file's name or path) or pid; live or `--load`ed runs (`-p`/`--pid` attaches, as `perf record`'s)",
+    },
+    Opt {
+        short: "",
+        long: "pids",
+        value: "PID,...",
+        takes: Takes::Values,
+        help: "report only these processes",
+        default: "all",
+        more: "report only these processes: the program, its children (`--children`), `-a`'s processes, by program (a file's name or path) or pid; live or `--load`ed runs (`-p`/`--pid` attaches, as `perf record`'s)",
+    },
+    Opt {
+        short: "",
+        long: "tid",
+        value: "TID,...",
+        takes: Takes::Values,
+        help: "report only these threads' samples",
+        default: "all",
+        more: "report only these threads' samples (tids as `--threads` lists them); call stacks are not kept by thread, so they are left out",
+    },
+    Opt {
+        short: "",
+        long: "dso",
+        value: "NAME,...",
+        takes: Takes::Values,
+        help: "report only the samples in these objects ([kernel]: the kernel's)",
+        default: "all",
+        more: "report only the samples in these objects (a file's name or path, `[kernel]` for the kernel's); the Minix bins are made again from the program's samples kept. A note on standard error says how many samples the filters kept; `--save` keeps the whole run (filter when loading)",
+    },
+    Opt {
+        short: "",
+        long: "short-names",
+        value: "",
+        takes: Takes::Nothing,
+        help: "C++ and Rust names without template arguments and parameters",
+        default: "",
+        more: "C++ and Rust names without template arguments, parameters and return types (`std::vector::push_back`), in the report and every export",
+    },
+    Opt {
+        short: "",
+        long: "asm",
+        value: "",
+        takes: Takes::Nothing,
+        help: "show the instructions of the hottest functions, with their hits",
+        default: "",
+        more: "the instructions of the hottest functions, with their hits",
+    },
+    Opt {
+        short: "",
+        long: "lines",
+        value: "all",
+        takes: Takes::MaybeValue,
+        help: "samples by source line after the flat profile: the top 30, or all",
+        default: "",
+        more: "after the flat profile, samples by source line (`file:line  function`, the innermost line, inside inlined code, as `addr2line -i` gives it first); needs the objects' DWARF line tables (`-g` builds; Rust release builds with `debug = 1`)",
+    },
+    Opt {
+        short: "",
+        long: "debug-dir",
+        value: "DIR",
+        takes: Takes::Values,
+        help: "look for debug files and a saved run's objects in DIR first (repeatable)",
+        default: "",
+        more: "where to look first for separate debug files (line tables, and the symbols of stripped objects), repeatable; then `$PROFIL_DEBUG_DIRS` (`:`-separated), then `/usr/lib/debug`",
+    },
+    Opt {
+        short: "",
+        long: "asm-top",
+        value: "N",
+        takes: Takes::Value,
+        help: "as --asm, for the N hottest functions",
+        default: "3",
+        more: "as `--asm`, for the N hottest functions",
+    },
+    Opt {
+        short: "",
+        long: "report",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write the report to FILE (-: standard output, beside the program's)",
+        default: "standard error",
+        more: "write the report to FILE (checked before the run and written when it is over, as the exports are), without profil's banner; `-` streams the banner and the report to standard output, beside the program's output (the spec's layout on one stream)",
+    },
+    Opt {
+        short: "o",
+        long: "gmon",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write gmon.out for GNU gprof to FILE",
+        default: "",
+        more: "write `gmon.out` for GNU `gprof` (with `-g`: and its call graph, whose \"called\" counts are samples in which the caller called the callee: sampling sees no calls)",
+    },
+    Opt {
+        short: "",
+        long: "collapsed",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write folded stacks for flamegraph.pl and inferno to FILE",
+        default: "",
+        more: "write folded stacks for `flamegraph.pl` / inferno",
+    },
+    Opt {
+        short: "",
+        long: "svg",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write an interactive flame graph (SVG) to FILE",
+        default: "",
+        more: "write an interactive flame graph (SVG, drawn by inferno)",
+    },
+    Opt {
+        short: "",
+        long: "pprof",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write the profile for go tool pprof to FILE",
+        default: "",
+        more: "write the profile for `go tool pprof` (gzipped `profile.proto`)",
+    },
+    Opt {
+        short: "",
+        long: "json",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write the whole run as JSON to FILE",
+        default: "",
+        more: "write the whole run as JSON",
+    },
+    Opt {
+        short: "",
+        long: "speedscope",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "write the run in speedscope's format to FILE",
+        default: "",
+        more: "write the run in speedscope's file format (`-` for stdout): `npx speedscope FILE` opens it in a browser, offline (time order, left heavy and sandwich views); a profile per process, one of the daemons working for it (Redox), one by the clock with `--off-cpu`, and for a program of several threads one per thread, its functions; weights in nanoseconds of the samples' time. profil keeps no time order of its samples: the time-order view is by stack",
+    },
+    Opt {
+        short: "",
+        long: "save",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "save the run, unsymbolized, to FILE, for --load",
+        default: "",
+        more: "save the run itself, unsymbolized (addresses, stacks, mappings, bins, threads, waits, processes), for `--load`",
+    },
+    Opt {
+        short: "",
+        long: "load",
+        value: "FILE",
+        takes: Takes::Value,
+        help: "report a run saved with --save instead of running a program",
+        default: "",
+        more: "report a saved run instead of running a program: any report and export option, the same bytes as the live run gave (below); the options that record (`-F`, `-g`, `--children`, `--off-cpu`, `-s`, `-e`, `-i`, `-p`) are refused, the run has its own; a library the run names that is not on this machine, or not in the run's build (GNU build-id), is named in one warning, its samples kept by address; `--debug-dir DIR` finds objects by build-id under `DIR/.build-id/`",
+    },
+    Opt {
+        short: "",
+        long: "off-cpu",
+        value: "",
+        takes: Takes::Nothing,
+        help: "also the time off a CPU: each thread by the clock, and where it waited",
+        default: "off",
+        more: "also explain the time the program's threads wait (Linux, no privilege needed): each thread is looked at `-F` times a second (`/proc/PID/task/TID/syscall` and `schedstat`); its time on a CPU and waiting for one are the kernel's own figures, its blocked time the rest, split over the calls it was found blocked in (system call, what it waits on: file, pipe, socket, child; user stack); the `By the clock` and `Waiting` sections, and the waits in every export (below). Costs two `pread`s of `/proc` per thread per period and a stack copy and unwind per new wait, in profil, not in the program (a program blocking 220,000 times a second: its CPU time 1.19x under profil with or without the option, as under `perf record` alone: the sampling timer's cost at each switch; docs/proof.md); the time of waits shorter than the period is right on average, their count is not (`< 2.0 ms` for their mean). Redox: the kernel times every block of every thread at its user stack, in every session (its cost is the kernel's: a frame-pointer walk per block, 6 % of a program blocking 11,000 times a second under QEMU), and this shows them, exact, with each daemon's work for a wait",
+    },
+    Opt {
+        short: "",
+        long: "threads",
+        value: "",
+        takes: Takes::Nothing,
+        help: "a By thread section: each thread's samples, share and top functions",
+        default: "",
+        more: "a `By thread` section after the flat profile: each thread of the program with its tid, name (as the kernel had it when the thread was first sampled; on Redox, where threads share their process's name, the program's), samples, share and top functions (on Redox the tid is the kernel's context id, the clock's, and the samples those with a call stack: all but the few taken in a context switch)",
+    },
+    Opt {
+        short: "",
+        long: "sysroot",
+        value: "DIR",
+        takes: Takes::Value,
+        help: "with --load or --diff: look for the run's files under DIR first",
+        default: "",
+        more: "with `--load` or `--diff`: look for the files the saved run names (its program, its libraries, a Redox daemon's executable, the kernel's ELF) under `DIR` first, then where the run found them: a run saved on another machine, or in a Redox guest, reported with a copy of its files",
+    },
+    Opt {
+        short: "",
+        long: "diff",
+        value: "BASE",
+        takes: Takes::Value,
+        help: "compare this run with the saved run BASE, with a noise verdict",
+        default: "",
+        more: "compare this run (live, or `--load`) with a saved one: a `Compared with` section after the flat profile, each function's share in both, its change in percentage points with a 95 % interval (for the whole table) and the verdict `significant` or `noise`, and the change of its own time in seconds; `--collapsed`, `--svg` and `--pprof` then write the difference (inferno's differential folded lines, `stack base now`, the base scaled to this run; a differential flame graph, red where this run has more; pprof samples of this run less the base's, as `go tool pprof -diff_base` makes them)",
+    },
+    Opt {
+        short: "",
+        long: "fail-above",
+        value: "PP",
+        takes: Takes::Value,
+        help: "with --diff: exit 3 when a function's share grew by more than PP points",
+        default: "",
+        more: "with `--diff`: exit with status 3, after the report and the exports, when a function's own share grew beyond sampling noise by more than `PP` points (the interval's lower end above it); for a CI job",
+    },
+    Opt {
+        short: "h",
+        long: "help",
+        value: "",
+        takes: Takes::Nothing,
+        help: "print this help and exit",
+        default: "",
+        more: "",
+    },
+    Opt {
+        short: "V",
+        long: "version",
+        value: "",
+        takes: Takes::Nothing,
+        help: "print the version and exit",
+        default: "",
+        more: "",
+    },
+    Opt {
+        short: "",
+        long: "man",
+        value: "",
+        takes: Takes::Nothing,
+        help: "print the manual page (roff: profil --man | man -l -) and exit",
+        default: "",
+        more: "",
+    },
+];
