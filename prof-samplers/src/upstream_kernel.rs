@@ -16,6 +16,9 @@
 //!   just before; `debug_id`s only grow); a later context with the name the program has then
 //!   is one of its threads. Another process of the same program started during the session
 //!   would be counted with it.
+//! * With one CPU, a kernel with our series samples at that CPU's timer tick (idle and kernel
+//!   code with interrupts on included; the report's source is `timer`); a stock kernel gives
+//!   no ring then.
 //! * The profiling CPU (the last one) sends an NMI to the others at a rate of the kernel's
 //!   (its local APIC timer's; about 954 a second in QEMU). A kernel with our series takes the
 //!   rate asked (`-F`) where it could measure that timer against the HPET; a stock kernel
@@ -41,10 +44,15 @@ use prof_core::session::StopReason;
 use crate::program_records::{stack_of, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
 use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
+use prof_events::layout::Source;
 use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
 /// The sampling source's name in reports: upstream's NMI IPI from a dedicated CPU.
 pub const SOURCE: &str = prof_core::sampler::UPSTREAM_SOURCE;
+/// ...and where the kernel samples at its timer tick (kernel-patch/events on one CPU).
+pub const TICK_SOURCE: &str = "timer";
+/// The name the kernel gives each CPU's idle context.
+const IDLE_CONTEXT: &str = "[kmain]";
 
 /// What `debug:ctl-profiling` is told: one switch for every CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -170,6 +178,10 @@ struct Session {
     tsc: Option<TscClock>,
     /// The rate sent and the session's span, from the records' times.
     meter: SpanMeter,
+    /// The kernel samples at its timer tick (a machine with one CPU: none sends NMIs).
+    ticked: bool,
+    /// Whether a context with no pid is a CPU's idle context, as its name says, by debug id.
+    idle: BTreeMap<u32, bool>,
     /// Records the rings cut short, as of the last batch.
     damaged: u64,
     ended: bool,
@@ -273,7 +285,8 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
         let meter = SpanMeter::default();
-        self.session = Some(Session { target, decoders, clock, began, typed, rate, tsc, meter, damaged: 0, ended: false });
+        let (ticked, idle) = (false, BTreeMap::new());
+        self.session = Some(Session { target, decoders, clock, began, typed, rate, tsc, meter, ticked, idle, damaged: 0, ended: false });
         Ok(())
     }
 }
@@ -328,10 +341,6 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         if s.ended {
             return Ok(batch);
         }
-        batch.sampling = Some(match s.rate {
-            Some(rate) => Sampling { source: SOURCE, rate },
-            None => Sampling::upstream(),
-        });
         batch.typed_records = s.typed;
         if s.clock.is_some() {
             // Read before the rings: every switch stamped earlier is in this batch or before.
@@ -361,8 +370,19 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         };
         for r in records() {
             s.meter.push(r.cpu, r.time);
+            s.ticked |= r.source == Some(Source::Tick);
+            // A kernel sample of a context without a pid may be a CPU's idle context, which
+            // only the tick samples (the NMIs skip code with interrupts on).
+            if r.kernel && r.who.pid.unwrap_or(0) == 0 && !s.idle.contains_key(&r.who.thread) {
+                let idle = self.files.context_name(r.who.thread).as_deref() == Some(IDLE_CONTEXT);
+                s.idle.insert(r.who.thread, idle);
+            }
         }
+        let idle: BTreeSet<u32> = s.idle.iter().filter(|&(_, &idle)| idle).map(|(&id, _)| id).collect();
+        let is_idle = |r: &Record| r.kernel && r.who.pid.unwrap_or(0) == 0 && idle.contains(&r.who.thread);
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
+        let source = if s.ticked { TICK_SOURCE } else { SOURCE };
+        batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
@@ -382,6 +402,10 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     false => String::new(),
                 };
                 for r in records() {
+                    if is_idle(r) {
+                        batch.account.idle += 1;
+                        continue;
+                    }
                     let row = r.who.pid.unwrap_or(r.who.thread);
                     let name = named.insert(row).then(|| match r.who.pid {
                         Some(pid) => process_name(pid, names.get(&pid).map(String::as_str), &table),
@@ -447,6 +471,8 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                                         if counted(r.time) {
                                             count_programs(&mut batch, r);
                                         }
+                                    } else if is_idle(r) {
+                                        batch.account.idle += 1;
                                     } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
                                         batch.account.other += 1;
                                     }
@@ -464,7 +490,9 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     }
                     None => {
                         for r in records() {
-                            if !program.owns(r.who, now.as_deref(), &mut self.files) {
+                            if is_idle(r) {
+                                batch.account.idle += 1;
+                            } else if !program.owns(r.who, now.as_deref(), &mut self.files) {
                                 batch.account.other += 1;
                             } else if counted(r.time) {
                                 count_programs(&mut batch, r);
@@ -500,6 +528,8 @@ pub struct FakeDebugFiles {
     pub typed_records: bool,
     /// Does it take a rate (`2 HZ`), or refuse any write longer than a byte?
     pub rates: bool,
+    /// Does its timer tick take the samples (one CPU), not the NMIs?
+    pub ticks_sample: bool,
     pub mode: Recording,
     /// The rate it was told last.
     pub rate: Option<u64>,
@@ -538,7 +568,7 @@ impl FakeDebugFiles {
             time: self.sample_time,
             who: Ids { pid: typed.then(|| self.pids.get(&id).copied().unwrap_or(0)), thread: id },
             kernel: ip >= prof_events::KERNEL_BASE,
-            source: typed.then_some(prof_events::layout::Source::NmiIpi),
+            source: typed.then_some(if self.ticks_sample { Source::Tick } else { Source::NmiIpi }),
             ip,
             kernel_frames: frames[..kernel].to_vec(),
             user_frames: frames[kernel..].to_vec(),

@@ -248,6 +248,31 @@ fn the_rate_sent_and_the_span_by_the_records_clock() {
     assert_eq!((st["rate"].as_str(), st["rate_sent"].as_str(), st["span_ns"].as_str()), ("0", "1000", "40000000"));
 }
 
+/// One CPU (kernel-patch/events): the kernel samples at its timer tick, so the source is the
+/// timer, and the CPU's idle context (`[kmain]`, debug id 1, no pid) is sampled: its ticks are
+/// idle's, not another process's.
+#[test]
+fn one_cpu_samples_at_the_tick_and_idle_is_counted() {
+    let mut s = scheme();
+    let f = files(&mut s);
+    (f.typed_records, f.ticks_sample) = (true, true);
+    f.pids.insert(21, 10);
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000").unwrap();
+    let f = files(&mut s);
+    f.contexts = contexts("/usr/bin/fib", "UR");
+    for _ in 0..3 {
+        f.sample(0, 21, 0x40_1100, &[]);
+    }
+    f.sample(0, 1, K + 0x40, &[K + 0x80]);
+    f.sample(0, 1, K + 0x40, &[K + 0x80]);
+    // ramfs (pid 7): another process.
+    f.pids.insert(5, 7);
+    f.sample(0, 5, 0x40_2000, &[]);
+    let st = status(&mut s);
+    assert_eq!((st["source"].as_str(), st["records"].as_str()), ("timer", "typed"));
+    assert_eq!((st["ticks_user"].as_str(), st["ticks_idle"].as_str(), st["ticks_other"].as_str()), ("3", "2", "1"));
+}
+
 /// The program's threads by the clock from a typed session's switch records, served as
 /// `prof:clock` in the kernel account's own text: a thread's time on a CPU, preempted and
 /// blocked add up to its span, and its block in a scheme call is a wait site with the user

@@ -381,6 +381,10 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             _ => "at the rate asked (-F)",
         };
         let what = match s.source {
+            "timer" if p.typed_records => "upstream's profiler with typed records (kernel-patch/events) on one CPU, none to give to \
+                 NMIs: its timer tick, idle and kernel code with interrupts on included (a system call, run with interrupts \
+                 off, shows at the instruction after it); the clock and the daemons' work from its switch and request records"
+                .to_string(),
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)".to_string()
             }
@@ -402,7 +406,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
         let sent = p.record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
         let delivered = achieved.map_or(String::new(), |r| format!(", {r:.0} delivered"));
         let rate = match (achieved, nmi, sent) {
-            (_, true, Some(n)) if s.rate == 0 => format!("the kernel's rate, {n} a second per CPU by its records' clock{delivered}"),
+            (_, _, Some(n)) if s.rate == 0 => format!("the kernel's rate, {n} a second per CPU by its records' clock{delivered}"),
             (_, true, Some(n)) => format!("{} a second per CPU asked, {n} sent{delivered}", s.rate),
             // The kernel's own rate, which it does not say.
             (Some(r), true, None) if s.rate == 0 => format!("{r:.0} a second per CPU delivered"),
@@ -598,6 +602,21 @@ mod tests {
         // Without the records' span: over profil's wall time.
         p.record_span = None;
         assert_eq!(p.achieved_rate(), Some(675.0));
+        // One CPU, the tick (kernel-patch/events): every CPU is sampled; idle is.
+        let tick = Profile {
+            sampling: Some(Sampling { source: "timer", rate: 0 }),
+            typed_records: true,
+            cpus: Some(1),
+            record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }),
+            ..p
+        };
+        assert_eq!(tick.achieved_rate(), Some(270.0));
+        let mut out = String::new();
+        sampling_lines(&mut out, &tick);
+        assert!(
+            out.starts_with("Sampling: timer, the kernel's rate, 246 a second per CPU by its records' clock, 270 delivered: upstream's profiler with typed records (kernel-patch/events) on one CPU"),
+            "{out}"
+        );
     }
 
     #[test]
