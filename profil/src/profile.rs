@@ -293,7 +293,9 @@ impl Profile {
         // Over the span the records cover, where they have times: profil's wall time also
         // holds the fork before the program and the reap after it, the session not.
         let span = match self.record_span {
-            Some(r) => r.span_ns as f64 / 1e9,
+            Some(r) if r.rate_sent > 0 => r.span_ns as f64 / 1e9,
+            // Too few records to time the source (a program of a few ms): no rate to tell.
+            Some(_) => return None,
             None => self.elapsed?.as_secs_f64(),
         };
         let seconds = span * cpus as f64;

@@ -599,7 +599,13 @@ mod tests {
         out.clear();
         sampling_lines(&mut out, &p);
         assert!(out.contains("Warning: the source delivered 94 % of the rate asked"), "{out}");
-        // Without the records' span: over profil's wall time.
+        // Records too few to time the source (`profil sleep 0`): no rate delivered, no
+        // warning; without the records' timing at all, over profil's wall time.
+        p.record_span = Some(RecordSpan { rate_sent: 0, span_ns: 2_000_000 });
+        assert_eq!(p.achieved_rate(), None);
+        out.clear();
+        sampling_lines(&mut out, &p);
+        assert!(out.starts_with("Sampling: nmi-ipi, 1000 a second per CPU: upstream's"), "{out}");
         p.record_span = None;
         assert_eq!(p.achieved_rate(), Some(675.0));
         // One CPU, the tick (kernel-patch/events): every CPU is sampled; idle is.
