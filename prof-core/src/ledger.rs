@@ -8,7 +8,9 @@
 //! switches. What is left at the end: a first in without its out (the thread was off the CPU
 //! when the session began) and a last out (it was off when it ended). A switch whose partner
 //! never came (a record the kernel did not deliver: seen once in 40,000 switches) is left out
-//! of the account rather than stretched to the thread's end.
+//! of the account rather than stretched to the thread's end. Time on a CPU is measured too, from
+//! each in to its out, so the three (on a CPU, preempted, blocked) add up to the thread's span
+//! where every switch paired; where one did not, the rest is `unknown`, never on a CPU.
 //!
 //! Why a thread was blocked comes from probes (`--off-cpu`): a look at a thread between two
 //! times that found it blocked at a wait site (a system call, what it waits on, its user
@@ -125,7 +127,14 @@ struct Thread {
     off: Option<(u64, bool)>,
     /// Its first settled switch was an in, at this time: off since before it.
     first_in: Option<u64>,
+    /// Its first settled switch was an out, at this time: on a CPU since before it.
+    first_out: Option<u64>,
+    /// Settled: on a CPU since this time (an in not yet followed by its out).
+    on_since: Option<u64>,
     seen: bool,
+    /// On a CPU, measured from in to out (not the rest of its span: a lost switch leaves a
+    /// time that is none of the three).
+    on_cpu: u64,
     preempted: u64,
     blocked: u64,
     /// Switches whose partner never came.
@@ -147,9 +156,15 @@ impl Thread {
                 // Two outs: the in between them never came.
                 (Some(preempted), previous) => {
                     self.unpaired += u64::from(previous.is_some());
+                    match self.on_since.take() {
+                        Some(since) => self.on_cpu = self.on_cpu.saturating_add(time.saturating_sub(since)),
+                        None if !self.seen => self.first_out = Some(time),
+                        None => {}
+                    }
                     self.off = Some((time, preempted));
                 }
                 (None, Some((left, preempted))) => {
+                    self.on_since = Some(time);
                     let period = time.saturating_sub(left);
                     if preempted {
                         self.preempted = self.preempted.saturating_add(period);
@@ -161,9 +176,15 @@ impl Thread {
                     // No later period reaches back before this one's end.
                     self.probes.retain(|p| p.1 >= time);
                 }
-                (None, None) if !self.seen => self.first_in = Some(time),
-                // Two ins: the out between them never came.
-                (None, None) => self.unpaired += 1,
+                (None, None) if !self.seen => {
+                    self.first_in = Some(time);
+                    self.on_since = Some(time);
+                }
+                // Two ins: the out between them never came; on a CPU since the later.
+                (None, None) => {
+                    self.unpaired += 1;
+                    self.on_since = Some(time);
+                }
             }
             self.seen = true;
         }
@@ -364,10 +385,23 @@ impl Ledger {
                 }
                 let wall = end - start;
                 let preempted = preempted.min(wall);
+                let blocked = blocked.min(wall - preempted);
+                // On a CPU as measured: its periods from in to out, from its start to a first
+                // out, from a last in to its end; a thread never switched ran all along.
+                let on = match t.seen {
+                    false => wall,
+                    true => t
+                        .on_cpu
+                        .saturating_add(t.first_out.map_or(0, |o| o.clamp(start, end) - start))
+                        .saturating_add(t.on_since.map_or(0, |since| end - since.clamp(start, end))),
+                };
+                // The three add up to the span but where a switch record was lost: that time
+                // is none of them, and said so, never counted as on a CPU.
+                let unknown = wall.saturating_sub(preempted).saturating_sub(blocked).saturating_sub(on);
                 let mut waits: Vec<Wait> =
                     t.waits.iter().map(|(&site, &(ns, count))| Wait { site, ns, count }).collect();
                 waits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.site.cmp(&b.site)));
-                ThreadTime { tid, wall, preempted, blocked: blocked.min(wall - preempted), waits, unknown: 0 }
+                ThreadTime { tid, wall, preempted, blocked, waits, unknown }
             })
             .collect()
     }
@@ -433,7 +467,11 @@ mod tests {
         }
         // Paired: 300..400 blocked, 600..650 preempted; before the first in (50) it was off;
         // the out at 100 and the in at 500 lost their partners.
-        assert_eq!(times_of(&l.accounts(0, 1000)), [times(5, 1000, 50, 150)]);
+        let a = l.accounts(0, 1000);
+        assert_eq!(times_of(&a), [times(5, 1000, 50, 150)]);
+        // On a CPU as measured, 50..100, 500..600 and 650 to the end; 100..300 and 400..500,
+        // where a partner was lost, are none of the three: not known, not on a CPU.
+        assert_eq!((a[0].on_cpu(), a[0].unknown), (500, 300));
         l.settle(u64::MAX);
         assert_eq!(l.unpaired(), 2);
     }

@@ -194,13 +194,12 @@ pub fn clock_section(p: &Profile) -> String {
     }
     if unknown > 0 {
         let seen = p.threads.iter().filter(|t| t.unknown > 0).count() as u64;
-        let _ = writeln!(
-            out,
-            "{:>9.3} {:>7.2}  not known: {} began and ended between two looks (on a CPU: what their ticks show)",
-            seconds(unknown),
-            percent(unknown, wall),
-            count(seen, "thread")
-        );
+        // Switch records (Redox): a record lost; looks (Linux): a thread no look saw.
+        let why = match p.typed_records {
+            true => format!("{} lost a switch record (the time around it is none of the three)", count(seen, "thread")),
+            false => format!("{} began and ended between two looks (on a CPU: what their ticks show)", count(seen, "thread")),
+        };
+        let _ = writeln!(out, "{:>9.3} {:>7.2}  not known: {why}", seconds(unknown), percent(unknown, wall));
     }
     if p.threads.len() > 1 {
         let _ = writeln!(out, "      tid  seconds on CPU blocked preempted{}", if unknown > 0 { " not known" } else { "" });
@@ -656,6 +655,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n      tid  seconds on CPU blocked preempted not known\n"), "{text}");
+        // From switch records (Redox), the same time is a lost record's.
+        let redox = Profile { typed_records: true, ..p.clone() };
+        let text = clock_section(&redox);
+        assert!(text.contains("not known: 1 thread lost a switch record (the time around it is none of the three)\n"), "{text}");
         assert!(text.ends_with("\n        9    0.100  0.020   0.000     0.000     0.080\n"), "{text}");
     }
 
