@@ -274,7 +274,7 @@ mod tests {
             kernel: 0,
             with_totals: false,
         };
-        assert_eq!(render(&flat, &symbolizer, 1, None), include_str!("../tests/golden/asm_hot.txt"));
+        expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&flat, &symbolizer, 1, None));
         // helper's bytes are not in the file: skipped, not a half-empty listing.
         assert_eq!(render(&flat, &symbolizer, 3, None).matches("samples, ").count(), 1);
     }

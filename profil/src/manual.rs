@@ -118,37 +118,25 @@ pub fn options_page() -> String {
 mod tests {
     use super::*;
 
-    /// `file` (from the repository's root) holds `made` at the place `find` marks, or is it
-    /// whole: `UPDATE_DOCS=1 cargo test -p profil --lib manual` writes it.
-    fn check(file: &str, made: &str, whole: bool) {
-        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let now = match whole {
-            true => text.clone(),
-            false => {
-                let start = text.find("| option | meaning | default |").expect("the option table");
-                let end = text[start..].find("\n\n").map_or(text.len(), |e| start + e + 1);
-                let updated = format!("{}{made}{}", &text[..start], &text[end..]);
-                if std::env::var_os("UPDATE_DOCS").is_some() {
-                    std::fs::write(&path, &updated).unwrap();
-                }
-                return assert_eq!(&text[start..end], made, "{file}'s table: UPDATE_DOCS=1 cargo test -p profil --lib manual");
-            }
-        };
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(&path, made).unwrap();
-        }
-        assert_eq!(now, made, "{file}: UPDATE_DOCS=1 cargo test -p profil --lib manual");
-    }
-
+    /// The README's option table is the table [`readme_table`] makes (`UPDATE_EXPECT=1 cargo
+    /// test -p profil --lib manual` writes it there, as expect-test does the whole files).
     #[test]
     fn the_readme_table_is_made_from_the_options() {
-        check("README.md", &readme_table(), false);
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let start = text.find("| option | meaning | default |").expect("the option table");
+        let end = text[start..].find("\n\n").map_or(text.len(), |e| start + e + 1);
+        let made = readme_table();
+        if std::env::var_os("UPDATE_EXPECT").is_some() && text[start..end] != made {
+            std::fs::write(path, format!("{}{made}{}", &text[..start], &text[end..])).unwrap();
+            return;
+        }
+        assert_eq!(&text[start..end], made, "the README's table: UPDATE_EXPECT=1 cargo test -p profil --lib manual");
     }
 
     #[test]
     fn docs_options_is_made_from_the_options() {
-        check("docs/options.md", &options_page(), true);
+        expect_test::expect_file!["../../docs/options.md"].assert_eq(&options_page());
     }
 
     /// Every option is in `--help` and the manual, each as the parser takes it.

@@ -459,25 +459,25 @@ mod tests {
     fn spec_sample_run_i128() {
         // The spec's first sample: -s 0x50 -e 0x300 -i 128, bins 83, 2, 6, 205.
         let d = data(0x50, 0x300, 128, &[(0, 83), (1, 2), (2, 6), (3, 205)]);
-        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/spec_sample_i128.txt"));
+        expect_test::expect_file!["../tests/golden/spec_sample_i128.txt"].assert_eq(&minix_statistics(&d));
     }
 
     #[test]
     fn spec_sample_run_i0x49() {
         let d = data(0x50, 0x300, 0x49, &[(0, 76), (2, 2), (4, 10), (5, 7), (6, 210)]);
-        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/spec_sample_i0x49.txt"));
+        expect_test::expect_file!["../tests/golden/spec_sample_i0x49.txt"].assert_eq(&minix_statistics(&d));
     }
 
     #[test]
     fn wide_addresses_and_full_last_bin() {
         let d = data(0x8000, 0x18000, 0x4000, &[(0, 1), (3, 3)]);
-        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/wide_full_last_bin.txt"));
+        expect_test::expect_file!["../tests/golden/wide_full_last_bin.txt"].assert_eq(&minix_statistics(&d));
     }
 
     #[test]
     fn no_ticks() {
         let d = data(0x50, 0x300, 128, &[]);
-        assert_eq!(minix_statistics(&d), include_str!("../tests/golden/no_ticks.txt"));
+        expect_test::expect_file!["../tests/golden/no_ticks.txt"].assert_eq(&minix_statistics(&d));
     }
 
     #[test]

@@ -406,11 +406,8 @@ mod tests {
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
         let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
-        // PROFIL_UPDATE_GOLDEN=1 rewrites the file after a deliberate change (review the diff).
-        if std::env::var_os("PROFIL_UPDATE_GOLDEN").is_some() {
-            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/profile.json"), render(&a)).unwrap();
-        }
-        assert_eq!(render(&a), include_str!("../../tests/golden/profile.json"));
+        // UPDATE_EXPECT=1 rewrites the file after a deliberate change (review the diff).
+        expect_test::expect_file!["../../tests/golden/profile.json"].assert_eq(&render(&a));
     }
 
     /// Without -g: stacks null, processes null, still one valid document.
