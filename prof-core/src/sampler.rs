@@ -8,7 +8,7 @@
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::session::StopReason;
+use kprof::StopReason;
 
 /// When a session starts counting: at once, or from the process's next exec (the kernel's
 /// own type: `sys:prof_ctl` says it with a final `exec`).

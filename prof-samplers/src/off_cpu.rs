@@ -216,7 +216,7 @@ impl Looker {
         let mut gone = Vec::new();
         let tids: Vec<u32> = self.threads.keys().copied().collect();
         for tid in tids {
-            let from = crate::perf_event::monotonic_ns();
+            let from = monotonic_ns();
             let Some(w) = self.threads.get_mut(&tid) else { continue };
             let pid = w.pid;
             let sched = w.schedstat.as_ref().and_then(|f| {
@@ -241,7 +241,7 @@ impl Looker {
                     continue;
                 }
             };
-            let to = crate::perf_event::monotonic_ns();
+            let to = monotonic_ns();
             let text = &self.buf[..n];
             let Some(state) = parse_syscall(text) else {
                 w.last = None;
@@ -265,7 +265,7 @@ impl Looker {
         for tid in gone {
             self.threads.remove(&tid);
         }
-        crate::perf_event::monotonic_ns()
+        monotonic_ns()
     }
 }
 
@@ -441,6 +441,15 @@ pub fn syscall_name(nr: u64) -> Option<&'static str> {
         (libc::SYS_splice, "splice"),
     ];
     NAMES.iter().find(|n| n.0 == nr).map(|n| n.1)
+}
+
+
+/// CLOCK_MONOTONIC in ns: the clock of the switch records (`use_clockid`) and of the looks.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 #[cfg(test)]

@@ -547,14 +547,6 @@ impl ProgramId {
     }
 }
 
-/// CLOCK_MONOTONIC in ns: the clock of the switch records (`use_clockid`).
-pub(crate) fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
-}
-
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
@@ -609,7 +601,7 @@ impl Sampler for PerfEventSampler {
         self.counts_kernel = Some(counts_kernel);
         // Attached: the mappings (and so the load base) exist already; no record will say so.
         // The session's clock starts now (launched: the program's exec starts its account).
-        let mut pending = SampleBatch { clock: vec![monotonic_ns()], ..Default::default() };
+        let mut pending = SampleBatch { clock: vec![crate::off_cpu::monotonic_ns()], ..Default::default() };
         let mut load_base = None;
         // Off-CPU probes copy stacks too, unwound as dwarf samples are.
         let mut unwinder =
@@ -690,7 +682,7 @@ impl Sampler for PerfEventSampler {
         let format = SampleFormat::of(self.call_graph);
         // Every record stamped before this reading is in a ring now, and is read below.
         let probes = ev.prober.as_ref().map(|p| p.take());
-        let now = monotonic_ns();
+        let now = crate::off_cpu::monotonic_ns();
         batch.clock.push(now);
         let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in

@@ -21,8 +21,9 @@ use std::os::unix::net::UnixListener;
 use prof_core::error::ProfError;
 use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
 
+use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
-    chain_stack, child_part, executable_mapping, lock_session, mapping_file, monotonic_ns, open_event, os_error, page_size,
+    chain_stack, child_part, executable_mapping, lock_session, mapping_file, open_event, os_error, page_size,
     poll_readable, Children, EventSpec, RawStack, Record, Ring, SampleFormat, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 

@@ -42,8 +42,8 @@ pub fn render(sp: &StackProfile, flat: &FlatProfile, top: usize) -> String {
         out,
         "Call graph (top {} of {} by total; {} with stacks{}{}):",
         top.min(order.len()),
-        crate::report::count(order.len() as u64, "function"),
-        crate::report::count(sp.total, "sample"),
+        crate::words::count(order.len() as u64, "function"),
+        crate::words::count(sp.total, "sample"),
         if sp.truncated > 0 { format!(", {} truncated", sp.truncated) } else { String::new() },
         if in_daemons > 0 { format!("; and {in_daemons} of daemons working for it") } else { String::new() }
     );
@@ -118,7 +118,7 @@ pub fn render_waits(waits: &[crate::waiting::Wait], top: usize) -> String {
         out,
         "Call graph by the clock (--off-cpu; top {} of {} by the time blocked under them, of {:.3} s blocked at named calls):",
         top.min(order.len()),
-        crate::report::count(order.len() as u64, "function"),
+        crate::words::count(order.len() as u64, "function"),
         secs(blocked)
     );
     for &(f, total) in order.iter().take(top) {

@@ -142,7 +142,7 @@ pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: 
             out,
             "\n{} ({}, {:.2}%), {:#x}-{:#x} in {}:",
             e.name(),
-            crate::report::count(e.samples, "sample"),
+            crate::words::count(e.samples, "sample"),
             flat.share(e.samples),
             c.start,
             c.end,

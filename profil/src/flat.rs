@@ -130,7 +130,7 @@ impl FlatProfile {
 
     /// `n` ticks as a percentage of all user ticks.
     pub fn share(&self, n: u64) -> f64 {
-        crate::report::percent(n, self.total)
+        crate::words::percent(n, self.total)
     }
 
     /// The table; with `top`, its first `top` rows and one line for the rest.

@@ -48,3 +48,4 @@ pub mod stacks;
 pub mod system;
 pub mod threads;
 pub mod waiting;
+pub mod words;

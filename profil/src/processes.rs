@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::flat::FlatProfile;
 use crate::objects::lines::Sources;
 use crate::profile::{ChildProfile, Profile};
-use crate::report::{count, percent};
+use crate::words::{count, percent};
 use crate::stacks::StackProfile;
 use crate::objects::symbolize::{Sample, Symbolizer};
 

@@ -14,7 +14,7 @@ use prof_core::formats::{ServerEntry, ServersReport};
 
 use crate::objects::symbolize::Symbolizer;
 use crate::profile::Profile;
-use crate::report::percent;
+use crate::words::percent;
 
 /// Functions shown per daemon.
 pub const TOP_FUNCTIONS: usize = 5;
@@ -130,7 +130,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     );
     for s in named {
         let _ = writeln!(out);
-        let samples = crate::report::count(s.ticks, "sample");
+        let samples = crate::words::count(s.ticks, "sample");
         let kernel = match s.kernel_ticks {
             0 => String::new(),
             k => format!(" ({k} in the kernel)"),

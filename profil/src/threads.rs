@@ -73,7 +73,7 @@ pub fn render(threads: &[ThreadView]) -> String {
             t.tid,
             t.name,
             t.samples,
-            crate::report::percent(t.samples, total),
+            crate::words::percent(t.samples, total),
             top.join(", "),
             if more > 0 { format!(", … ({more} more)") } else { String::new() }
         );

@@ -216,7 +216,7 @@ fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
             format!(
                 "{name} [pid {pid}] on a CPU for it: {} ({samples} {samples_word}, {:.1} % of the wait); the rest it waited itself or for a CPU",
                 ms(ns),
-                crate::report::percent(ns, w.ns).min(100.0)
+                crate::words::percent(ns, w.ns).min(100.0)
             )
         }
         None => format!("{name} [pid {pid}] on a CPU for it: {samples} {samples_word}"),
@@ -259,7 +259,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
         waits_word(periods),
         if off.kernel { "in all" } else { "seen" },
         ms(blocked.saturating_sub(unseen_ns)),
-        crate::report::percent(blocked.saturating_sub(unseen_ns), blocked),
+        crate::words::percent(blocked.saturating_sub(unseen_ns), blocked),
         ms(unseen_ns),
         if off.kernel { "where the kernel kept no site" } else { "where no look found the thread blocked" },
     );
@@ -274,7 +274,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
             out,
             "{:>10.3} {:>7.2} {:>7} {:>10}  {}{}, in {}{process}",
             w.ns as f64 / 1e9,
-            crate::report::percent(w.ns, total_wall),
+            crate::words::percent(w.ns, total_wall),
             w.count,
             if off.kernel { exact_mean(w) } else { mean(w, off.rate) },
             w.call,
@@ -289,14 +289,14 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     if waits.len() > top {
         let rest = &waits[top..];
         let ns = rest.iter().fold(0u64, |n, w| n.saturating_add(w.ns));
-        let _ = writeln!(out, "{:>10.3} {:>7.2}  ({} more calls)", ns as f64 / 1e9, crate::report::percent(ns, total_wall), rest.len());
+        let _ = writeln!(out, "{:>10.3} {:>7.2}  ({} more calls)", ns as f64 / 1e9, crate::words::percent(ns, total_wall), rest.len());
     }
     if p.threads.len() > 1 {
         let _ = writeln!(out, "  By thread:");
         // A thread's call with the most blocked time, all its waits there together (the
         // looks do not see single waits end to end).
         let _ = writeln!(out, "       tid   blocked  its most blocked call (all its waits there)");
-        let (shown, rest) = crate::report::busiest(&p.threads, |t| t.blocked);
+        let (shown, rest) = crate::words::busiest(&p.threads, |t| t.blocked);
         for t in shown {
             let longest = waits
                 .iter()
@@ -310,7 +310,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
         }
         if !rest.is_empty() {
             let ns = rest.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
-            let more = crate::report::count(rest.len() as u64, "more thread");
+            let more = crate::words::count(rest.len() as u64, "more thread");
             let _ = writeln!(out, "{:>10} {:>9.3}  ({more}, each blocked less: --json has each)", "", ns as f64 / 1e9);
         }
     }

@@ -1,7 +1,7 @@
 //! `--svg FILE`: an interactive flame graph (search, zoom, a title per frame with its samples),
 //! rendered by `inferno` from the same folded stacks `--collapsed` writes.
 
-use crate::report::count;
+use crate::words::count;
 use crate::exports::{collapsed, Analysis};
 use crate::flat::FlatProfile;
 use crate::stacks::StackProfile;

@@ -156,7 +156,7 @@ impl LineProfile {
         let shown = top.unwrap_or(self.lines.len()).min(self.lines.len());
         let _ = writeln!(out, "Source lines (top {shown} of {}; innermost, inlined code included):", self.lines.len());
         let _ = writeln!(out, "{:>9} {:>7}  line  function", "samples", "%");
-        let share = |n: u64| crate::report::percent(n, self.total);
+        let share = |n: u64| crate::words::percent(n, self.total);
         for (l, _, n) in self.lines.iter().take(shown) {
             let _ = writeln!(out, "{n:>9} {:>7.2}  {}:{}  {}", share(*n), l.file, l.line, l.function);
         }
