@@ -368,18 +368,19 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 _ => None,
             })
         };
+        // A kernel sample of a context without a pid may be a CPU's idle context, which only
+        // the tick samples (the NMIs skip code with interrupts on): its name says, asked once.
+        let may_be_idle = |r: &Record| r.kernel && r.who.pid.unwrap_or(0) == 0;
         for r in records() {
             s.meter.push(r.cpu, r.time);
             s.ticked |= r.source == Some(Source::Tick);
-            // A kernel sample of a context without a pid may be a CPU's idle context, which
-            // only the tick samples (the NMIs skip code with interrupts on).
-            if r.kernel && r.who.pid.unwrap_or(0) == 0 && !s.idle.contains_key(&r.who.thread) {
+            if may_be_idle(r) && !s.idle.contains_key(&r.who.thread) {
                 let idle = self.files.context_name(r.who.thread).as_deref() == Some(IDLE_CONTEXT);
                 s.idle.insert(r.who.thread, idle);
             }
         }
-        let idle: BTreeSet<u32> = s.idle.iter().filter(|&(_, &idle)| idle).map(|(&id, _)| id).collect();
-        let is_idle = |r: &Record| r.kernel && r.who.pid.unwrap_or(0) == 0 && idle.contains(&r.who.thread);
+        let idle = &s.idle;
+        let is_idle = |r: &Record| may_be_idle(r) && idle.get(&r.who.thread) == Some(&true);
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
