@@ -420,11 +420,24 @@ pub fn parse_status(line: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A status line's number at `key` (0 where it has none, or no number).
+fn status_number(status: &[(String, String)], key: &str) -> u64 {
+    status.iter().find(|kv| kv.0 == key).and_then(|kv| crate::ctl::number(&kv.1).ok()).unwrap_or(0)
+}
+
+/// The sampling a status line names (`source`, `rate`); `None` for no source or one not among
+/// [`crate::sampler::SOURCES`] (the field is a `&'static str`; a profd from before the NMI
+/// source has no such keys).
+pub fn sampling(status: &[(String, String)]) -> Option<crate::sampler::Sampling> {
+    let named = status.iter().find(|kv| kv.0 == "source").map(|kv| kv.1.as_str());
+    let source = crate::sampler::SOURCES.into_iter().find(|&name| Some(name) == named)?;
+    Some(crate::sampler::Sampling { source, rate: status_number(status, "rate") })
+}
+
 /// The records' timing a status line gives (`rate_sent`, `span_ns`); `None` where it gives no
 /// span (a profd from before them, a backend whose records have no times).
 pub fn record_span(status: &[(String, String)]) -> Option<crate::sampler::RecordSpan> {
-    let num = |key: &str| status.iter().find(|kv| kv.0 == key).and_then(|kv| kv.1.parse::<u64>().ok()).unwrap_or(0);
-    let span = crate::sampler::RecordSpan { rate_sent: num("rate_sent"), span_ns: num("span_ns") };
+    let span = crate::sampler::RecordSpan { rate_sent: status_number(status, "rate_sent"), span_ns: status_number(status, "span_ns") };
     (span.span_ns > 0).then_some(span)
 }
 
@@ -473,6 +486,21 @@ mod tests {
                 "later_execs", "records", "rate_sent", "span_ns"
             ]
         );
+    }
+
+    /// The sampling and the records' timing read back from a status line: a known source
+    /// with its rate, none for an unknown or missing one; no span where it says none.
+    #[test]
+    fn sampling_and_record_span_from_a_status_line() {
+        use crate::sampler::{RecordSpan, Sampling};
+        let st = parse_status("state=running source=timer rate=0 records=typed rate_sent=246 span_ns=2000");
+        assert_eq!(sampling(&st), Some(Sampling { source: "timer", rate: 0 }));
+        assert_eq!(record_span(&st), Some(RecordSpan { rate_sent: 246, span_ns: 2000 }));
+        let st = parse_status("source=nmi-ipi rate=4000 rate_sent=0 span_ns=0");
+        assert_eq!(sampling(&st), Some(Sampling { source: "nmi-ipi", rate: 4000 }));
+        assert_eq!(record_span(&st), None);
+        assert_eq!(sampling(&parse_status("source=none rate=0")), None);
+        assert_eq!(sampling(&parse_status("state=idle")), None);
     }
 
     #[test]

@@ -552,15 +552,12 @@ impl Profile {
         let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
         let num = |k: &str| prof_core::ctl::number(get(k)).unwrap_or(0);
         let samples = parse_samples(samples);
-        // Known source names only (the field is a &'static str); a profd from before the
-        // NMI source has no such keys.
-        let source = prof_core::sampler::SOURCES.into_iter().find(|&name| name == get("source"));
         Ok(Profile {
             data: ProfData::from_bytes(data)?,
             image_samples: samples.text,
             foreign_samples: samples.other,
             kernel_samples: samples.kernel,
-            sampling: source.map(|source| Sampling { source, rate: num("rate") }),
+            sampling: prof_core::formats::sampling(&st),
             children: (0, 0),
             mappings: Vec::new(),
             user_ticks: num("ticks_user"),

@@ -268,10 +268,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let upstream = value("source") == Some(prof_core::sampler::UPSTREAM_SOURCE);
     let typed = value("records") == Some("typed");
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
-    if upstream {
-        // The rate the kernel took (kernel-patch/events), else its own (0).
-        let rate = value("rate").and_then(|r| r.parse().ok()).unwrap_or(0);
-        profile.sampling = Some(prof_core::sampler::Sampling { source: prof_core::sampler::UPSTREAM_SOURCE, rate });
+    // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
+    // records); the rate the kernel took, else its own (0).
+    if upstream || typed {
+        profile.sampling = prof_core::formats::sampling(&status);
     }
     profile.typed_records = typed;
     profile.record_span = prof_core::formats::record_span(&status);
