@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::options::{Opt, DESCRIPTION, OPTIONS, SYNOPSIS};
+use crate::options::{After, Opt, DESCRIPTION, OPTIONS, SYNOPSIS};
 
 /// Text as roff takes it: a backslash escaped, a hyphen a minus (options are typed with
 /// one), a control character at a line's start made text; Markdown's `code` in bold.
@@ -35,15 +35,13 @@ fn roff(text: &str) -> String {
 
 /// An option's names in bold, its values in italics: `\fB-F\fR \fIHZ\fR, \fB--frequency\fR`.
 fn names(o: &Opt) -> String {
-    o.names()
+    o.spellings()
         .iter()
-        .map(|n| {
-            let (name, value) = n.split_once([' ', '[']).map_or((n.as_str(), ""), |(a, _)| (a, &n[a.len()..]));
-            let value = value.trim_start();
-            let value = match value {
-                "" => String::new(),
-                v if v.starts_with('[') => format!("[=\\fI{}\\fR]", roff(o.value)),
-                _ => format!(" \\fI{}\\fR", roff(o.value)),
+        .map(|(name, after)| {
+            let value = match after {
+                After::Nothing => String::new(),
+                After::Space => format!(" \\fI{}\\fR", roff(o.value)),
+                After::Equals => format!("[=\\fI{}\\fR]", roff(o.value)),
             };
             format!("\\fB{}\\fR{value}", roff(name))
         })
@@ -152,8 +150,7 @@ mod tests {
             if o.takes == crate::options::Takes::Nothing || o.takes == crate::options::Takes::MaybeValue {
                 assert_eq!(parsed, Ok(true), "{:?}", o.names());
             }
-            let first = &o.names()[0];
-            let name = first.split([' ', '[']).next().unwrap();
+            let name = &o.spellings()[0].0;
             let listed = help.lines().any(|l| l.split_whitespace().take_while(|w| w.starts_with('-')).any(|w| w.trim_end_matches(',') == name));
             assert!(listed, "--help lacks {name}");
             assert!(page.contains(&format!("\\fB{}\\fR", name.replace('-', "\\-"))), "the manual lacks {name}");

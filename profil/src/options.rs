@@ -60,19 +60,42 @@ pub struct Opt {
     pub more: &'static str,
 }
 
+/// How an option's value follows its name where it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    Nothing,
+    /// `-F HZ`.
+    Space,
+    /// `--lines[=all]`.
+    Equals,
+}
+
 impl Opt {
-    /// How it is written: `-F HZ`, `--frequency`; `--kernel FILE`; `--lines[=all]`.
-    pub fn names(&self) -> Vec<String> {
-        let value = match self.takes {
-            Takes::Nothing => String::new(),
-            Takes::MaybeValue => format!("[={}]", self.value),
-            _ => format!(" {}", self.value),
+    /// Its names as written, each with how its value follows: `-F` then ` HZ`, `--frequency`
+    /// alone (the value is shown once, with the first name); `--lines` then `[=all]`.
+    pub fn spellings(&self) -> Vec<(String, After)> {
+        let after = match self.takes {
+            Takes::Nothing => After::Nothing,
+            Takes::MaybeValue => After::Equals,
+            Takes::Value | Takes::Values => After::Space,
         };
         match (self.short, self.long) {
-            ("", long) => vec![format!("--{long}{value}")],
-            (short, "") => vec![format!("-{short}{value}")],
-            (short, long) => vec![format!("-{short}{value}"), format!("--{long}")],
+            ("", long) => vec![(format!("--{long}"), after)],
+            (short, "") => vec![(format!("-{short}"), after)],
+            (short, long) => vec![(format!("-{short}"), after), (format!("--{long}"), After::Nothing)],
         }
+    }
+
+    /// How it is written: `-F HZ`, `--frequency`; `--kernel FILE`; `--lines[=all]`.
+    pub fn names(&self) -> Vec<String> {
+        self.spellings()
+            .into_iter()
+            .map(|(name, after)| match after {
+                After::Nothing => name,
+                After::Space => format!("{name} {}", self.value),
+                After::Equals => format!("{name}[={}]", self.value),
+            })
+            .collect()
     }
 }
 
