@@ -268,11 +268,20 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
     // misses a phase's switch or wake-up, or its switch-out stack shows another function:
     // CI saw condvar's 150 ms as 0.08 ms in perf's trace and child's as 0 while profil said
     // 150 and 251 each time): up to three runs are made, and each phase must agree in one of
-    // them; an error of profil's own would show in every run.
+    // them; an error of profil's own would show in every run. A trace in which a phase's blocked
+    // period has no end (the thread switched out again with neither its wake-up nor its switch
+    // in between) has lost records, which perf does not say (seen here: a CPU's events as it
+    // left idle): that run is no reference and is made again, six runs at most.
     let mut tries = Vec::new();
     let mut agreed = std::collections::BTreeSet::new();
-    for _ in 0..3 {
-        let (doc, perf_ns) = record_with_perf(&dir, &phases);
+    let mut runs = 0;
+    while tries.len() < 3 && runs < 6 {
+        runs += 1;
+        let (doc, perf_ns, whole) = record_with_perf(&dir, &phases);
+        if !whole {
+            eprintln!("perf's trace lost the end of a blocked period: not a reference");
+            continue;
+        }
         let waits = doc["clock"]["off_cpu"]["waits"].as_array().unwrap();
         let mut said = String::new();
         for (phase, _) in phases {
@@ -294,14 +303,19 @@ fn off_cpu_time_agrees_with_perfs_scheduler_trace() {
         }
         tries.push(said);
     }
-    panic!("profil and perf's trace disagreed on a phase in all three runs:\n{}", tries.join("---\n"));
+    assert!(!tries.is_empty(), "perf's trace lost the end of a blocked period in all {runs} runs: no reference to compare with");
+    panic!(
+        "profil and perf's trace disagreed on a phase in all {} runs with a whole trace (of {runs}):\n{}",
+        tries.len(),
+        tries.join("---\n")
+    );
 }
 
 /// One run of `waits` under profil (`--off-cpu`, its JSON), all of it recorded by perf's
 /// scheduler trace: profil's document, and perf's blocked time of the main thread by phase,
 /// from each switch out to its wake-up (`phases`: a phase function and the kernel function its
 /// call blocks in).
-fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (Value, std::collections::HashMap<&'static str, f64>) {
+fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (Value, std::collections::HashMap<&'static str, f64>, bool) {
     let (json, data) = (dir.join("run.json"), dir.join("perf.data"));
     let o = {
         let _s = session();
@@ -325,6 +339,9 @@ fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (
     };
     let mut left: Option<(f64, Option<&str>)> = None;
     let mut perf_ns: std::collections::HashMap<&str, f64> = Default::default();
+    // A phase's blocked period still open when the thread switches out again: the trace lost
+    // its wake-up and its switch in.
+    let mut whole = true;
     for ev in script.split("\n\n") {
         let mut lines = ev.lines().filter(|l| !l.trim().is_empty());
         let Some(head) = lines.next() else { continue };
@@ -351,13 +368,16 @@ fn record_with_perf(dir: &std::path::Path, phases: &[(&'static str, &str)]) -> (
         }
         // Not before the exec (profil's child waits at its gate as "profil").
         let program = field(trace, "prev_comm=").is_some_and(|c| c == "waits");
+        if prev == main_tid && left.is_some_and(|(_, phase)| phase.is_some()) {
+            whole = false;
+        }
         if prev == main_tid && program && (state.starts_with('S') || state.starts_with('D')) {
             let stack: Vec<&str> = lines.collect();
             let phase = phases.iter().find(|p| stack.iter().any(|l| l.trim_end().ends_with(p.1))).map(|p| p.0);
             left = Some((time, phase));
         }
     }
-    (doc, perf_ns)
+    (doc, perf_ns, whole)
 }
 
 /// With `--children` the processes the program starts are looked at too: the child `waits`
