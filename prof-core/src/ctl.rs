@@ -56,7 +56,7 @@ pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     let rate = match words.as_slice() {
         ["start", .., last] if last.starts_with("rate=") => {
             let hz = number(&last["rate=".len()..])?;
-            if !(kprof::MIN_RATE as u64..=kprof::MAX_RATE as u64).contains(&hz) {
+            if !(crate::sampler::MIN_RATE..=crate::sampler::MAX_RATE).contains(&hz) {
                 return Err(ProfError::Invalid);
             }
             words.pop();
@@ -100,8 +100,7 @@ pub fn parse(text: &str) -> Result<Vec<CtlCommand>, ProfError> {
     text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect()
 }
 
-/// The end of a start command that says when counting begins (the same word in `prof:` ctl
-/// and the kernel's `sys:prof_ctl`): nothing, or ` exec`.
+/// The end of a start command that says when counting begins: nothing, or ` exec`.
 pub fn count_from_suffix(from: CountFrom) -> &'static str {
     match from {
         CountFrom::Now => "",
@@ -109,8 +108,7 @@ pub fn count_from_suffix(from: CountFrom) -> &'static str {
     }
 }
 
-/// The end of a start command that asks for a sampling rate (the same word in `prof:` ctl
-/// and the kernel's `sys:prof_ctl`): nothing, or ` rate=HZ`.
+/// The end of a start command that asks for a sampling rate: nothing, or ` rate=HZ`.
 pub fn rate_suffix(rate: Option<u64>) -> String {
     rate.map_or(String::new(), |hz| format!(" rate={hz}"))
 }
@@ -239,5 +237,16 @@ mod tests {
         let line = format_start(&req, &text);
         assert_eq!(line, "start 7 0x15b70 0x15e10 0x1a 0x15780 0x57200 exec\n");
         assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
+    }
+
+    /// `rate=` takes what the kernel's `debug:ctl-profiling` takes (kernel-patch/events 0007).
+    #[test]
+    fn the_rates_are_the_kernels() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernel-patch/events");
+        let patch = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("/0007-")).unwrap();
+        let text = std::fs::read_to_string(patch).unwrap();
+        let line = text.lines().find_map(|l| l.strip_prefix("+pub const HZ_RANGE: core::ops::RangeInclusive<u64> = ")).unwrap();
+        let range: Vec<u64> = line.trim_end_matches(';').replace('_', "").split("..=").map(|n| n.parse().unwrap()).collect();
+        assert_eq!(range, [crate::sampler::MIN_RATE, crate::sampler::MAX_RATE]);
     }
 }

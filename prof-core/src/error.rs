@@ -164,7 +164,7 @@ mod tests {
         let e = io::Error::from_raw_os_error(libc::EMFILE);
         assert_eq!(ProfError::from_io("perf_event_open", &e).to_string(), "Generic error (perf_event_open: Too many open files)");
         assert_eq!(ProfError::from_errno(libc::ENOMEM).to_string(), "Generic error (Cannot allocate memory)");
-        assert_eq!(ProfError::failed_at("decoding sys:prof_data").to_string(), "Generic error (decoding sys:prof_data)");
+        assert_eq!(ProfError::failed_at("reading debug:profiling-0").to_string(), "Generic error (reading debug:profiling-0)");
         // Known errnos stay the spec's own errors.
         assert_eq!(ProfError::from_io("pidfd_open", &io::Error::from_raw_os_error(libc::ESRCH)), ProfError::NoProcess);
         assert_eq!(ProfError::from_io("open", &io::Error::from_raw_os_error(libc::EACCES)), ProfError::Permission);

@@ -1,8 +1,8 @@
-//! The program's threads by the clock on Redox: the kernel's account (`sys:prof_clock`, our
-//! kernel patch's `kprof::ClockSnapshot`), read with each batch, its daemons named, and served
-//! as `prof:clock` in the kernel's own text with a `name=` on each scheme line and an `image`
-//! line: where the program's text is loaded, to place the sites' frames as `prof:stacks`
-//! places its own ([`crate::session::place_frames`]).
+//! The program's threads by the clock on Redox: the account profd builds from the kernel's
+//! switch records ([`crate::session::Session::clock_from_records`]), served as `prof:clock`
+//! with a `name=` on each scheme line and an `image` line: where the program's text is
+//! loaded, to place the sites' frames as `prof:stacks` places its own
+//! ([`crate::session::place_frames`]).
 //!
 //! ```text
 //! clock version=1 state=stopped pid=13 begin=439841718 end=1638795348 at=1638795348 threads_dropped=0 sites_dropped=0 served_dropped=0
@@ -21,12 +21,13 @@
 //! A `served` line is a daemon's samples at one of its stacks (its own addresses, kernel
 //! frames first where it was in the kernel) while it worked on the request a thread was
 //! blocked on at site `id`: its work stitched under the program's call.
-//! Lines of other kinds, and words a reader does not know, are for later versions: skipped.
+//! The `*_dropped` counts are what an account with bounded tables could not keep (the text's
+//! first writer, an in-kernel account, had them); one built from records keeps everything,
+//! and says 0. Lines of other kinds, and words a reader does not know, are for later
+//! versions: skipped.
 
 use std::collections::BTreeMap;
 
-/// The kernel's bounds: threads it follows, wait sites it keeps.
-pub use kprof::{MAX_THREADS, WAIT_SITE_CAPACITY};
 use std::fmt::Write;
 
 /// One thread of the program by the clock, ns.
@@ -138,7 +139,7 @@ fn hex_list(frames: &[u64]) -> String {
     frames.iter().map(|f| format!("{f:x}")).collect::<Vec<_>>().join(",")
 }
 
-/// Read a `sys:prof_clock` or `prof:clock` text; `None` unless it begins with a version-1
+/// Read a `prof:clock` text; `None` unless it begins with a version-1
 /// `clock` line. A malformed line is skipped.
 pub fn parse(text: &str) -> Option<ClockReport> {
     let mut lines = text.lines();

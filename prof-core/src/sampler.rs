@@ -4,15 +4,21 @@
 //! batches; the rules (ranges, bins, overflow, who may do what) stay in [`crate::session`].
 //!
 //! The backends are in `prof-samplers`: Linux's `perf_event_open(2)`, Redox's kernel
-//! `sys:prof_ctl` / `sys:prof_data` (the kernel patch's prof table).
+//! profiler's rings (`debug:profiling-N`).
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use kprof::StopReason;
+use crate::session::StopReason;
 
-/// When a session starts counting: at once, or from the process's next exec (the kernel's
-/// own type: `sys:prof_ctl` says it with a final `exec`).
-pub use kprof::CountFrom;
+/// When a session starts counting: `prof:ctl` says it with a final `exec`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CountFrom {
+    /// At once: attaching to a running process.
+    Now,
+    /// From the process's next exec: a launcher starts the session on its child before the
+    /// child execs the program, as perf's `enable_on_exec`.
+    Exec,
+}
 
 /// Whether and how a backend records the call stack of each sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -108,8 +114,8 @@ impl Mapping {
     }
 }
 
-/// Ticks of the run outside the program's own, where the backend sees them (Redox: the
-/// kernel's server labels; see `kprof`): daemons working for the program, idle, the rest.
+/// Ticks of the run outside the program's own, where the backend sees them (Redox: from the
+/// kernel's scheme-request records): daemons working for the program, idle, the rest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Account {
     /// User-mode ticks of daemons while they worked for the program.
@@ -138,9 +144,10 @@ impl Account {
     }
 }
 
-/// How a backend samples: its source (`timer`, `nmi-hpet` on Redox, as the kernel names
-/// them; `nmi-ipi`, upstream's own profiler on a stock kernel) and the source's rate, samples
-/// per second and CPU (0: the kernel's own, which it does not say).
+/// How a backend samples on Redox: its source (`nmi-ipi`, the kernel profiler's NMIs; `timer`,
+/// its tick where one CPU has no NMI sender; `nmi-hpet` in runs saved under an earlier kernel
+/// design) and the source's rate, samples per second and CPU (0: the kernel's own, which it
+/// does not say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Sampling {
     pub source: &'static str,
@@ -194,13 +201,12 @@ impl<'de> serde::Deserialize<'de> for Sampling {
 
 /// First address of the kernel's half of the address space: a sample or frame at or above it
 /// is the kernel's (the kernel's own constant).
-pub use kprof::KERNEL_SPACE_START;
+pub use prof_events::KERNEL_BASE as KERNEL_SPACE_START;
 
-/// The rates (per second and CPU) the Redox kernel's NMI source takes.
-pub use kprof::{MAX_RATE, MIN_RATE};
-
-/// Processes the Redox kernel follows in a `--children` run besides the program.
-pub use kprof::MAX_FOLLOWED;
+/// The rates (per second and CPU) a session may ask for: what the Redox kernel's NMIs take
+/// (kernel-patch/events 0007, `HZ_RANGE`).
+pub const MIN_RATE: u64 = 100;
+pub const MAX_RATE: u64 = 10_000;
 
 /// What a backend counted since the previous batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -34,9 +34,27 @@ pub struct StartRequest {
 }
 
 /// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
-/// that would have overflowed. The kernel's own type (the reason `sys:prof_data` gives), so one
-/// type names it from the kernel's prof table to the report.
-pub use kprof::StopReason;
+/// that would have overflowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `stop`, or a start with pid 0.
+    Request,
+    /// The last context of the profiled process exited.
+    Exit,
+    /// A counter would have passed its limit; that tick was not counted.
+    Overflow,
+}
+
+impl StopReason {
+    /// The name `prof:status` shows (`reason=exit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Request => "request",
+            StopReason::Exit => "exit",
+            StopReason::Overflow => "overflow",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {

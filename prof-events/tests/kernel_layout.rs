@@ -2,28 +2,10 @@
 //! `kernel-patch/events/` adds it as `src/profiling/record.rs`, byte for byte, so the reader
 //! tested here reads what the kernel writes.
 
-use std::path::Path;
+mod common;
 
-/// The lines a patch adds to a new file `path`, if it adds that file.
-fn added_file(patch: &str, path: &str) -> Option<String> {
-    let start = patch.find(&format!("diff --git a/{path} b/{path}\n"))?;
-    let section = &patch[start..];
-    let section = &section[..section[1..].find("\ndiff --git ").map_or(section.len(), |i| i + 1)];
-    assert!(section.contains("\nnew file mode "), "{path} is not a new file there");
-    let body = &section[section.find("\n@@ ")? + 1..];
-    let mut text = String::new();
-    for line in body.lines().skip(1) {
-        match line.strip_prefix('+') {
-            Some(added) => {
-                text.push_str(added);
-                text.push('\n');
-            }
-            // The end of the hunk: a format-patch signature or the next file.
-            None => break,
-        }
-    }
-    Some(text)
-}
+use common::added_file;
+use std::path::Path;
 
 #[test]
 fn the_kernel_series_adds_the_layout_module_as_this_crate_has_it() {

@@ -4,21 +4,20 @@
 //! * Linux: [`perf_event::PerfEventSampler`] (`perf_event_open(2)` on the process and its
 //!   children), with [`unwind`] (call stacks from copied user stacks) and [`off_cpu`] (where
 //!   threads blocked).
-//! * Redox: [`redox_kernel::KernelSampler`] over the kernel's `sys:prof_ctl` / `sys:prof_data`
-//!   (the kernel patch's prof table), through [`redox_kernel::KernelFiles`]: the real files on
-//!   Redox, [`fake_kernel::FakeKernel`] (the kernel patch's module run on the host) in tests.
-//! * Redox, a stock kernel: [`upstream_kernel::UpstreamSampler`] over upstream's own profiler
-//!   (the kernel's `profiling` feature, `debug:profiling-N`), whose records
-//!   `prof_events` decodes; [`upstream_kernel::EitherKernel`] is whichever of the two the kernel has.
+//! * Redox: [`upstream_kernel::UpstreamSampler`] over the kernel's own profiler (its `profiling`
+//!   feature: `debug:ctl-profiling`, `debug:profiling-N`), whose records `prof_events` decodes:
+//!   upstream's, or the typed, timestamped records of kernel-patch/events, from which
+//!   [`program_records`] builds the program's clock, waits, daemons and process tree.
+//!   [`fake_debug_files::FakeDebugFiles`] are those files in memory, for the host tests.
 
-pub mod fake_kernel;
+pub mod context_table;
+pub mod fake_debug_files;
 #[cfg(target_os = "linux")]
 pub mod off_cpu;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
 pub mod program_records;
 pub mod record_span;
-pub mod redox_kernel;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod syscall_names;
 #[cfg(target_os = "linux")]

@@ -43,7 +43,7 @@ use prof_core::session::StopReason;
 
 use crate::program_records::{stack_of, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
-use crate::redox_kernel::{name_in_context_table, owner_in_context_table};
+use crate::context_table::{alive_in_context_table, name_in_context_table, owner_in_context_table, BOOTSTRAP};
 use prof_events::layout::Source;
 use prof_events::{Event, Ids, RingDecoder, Sample as Record};
 
@@ -95,6 +95,10 @@ pub trait DebugFiles {
     fn contexts(&mut self) -> io::Result<String>;
     /// The TSC (the records' clock) and the monotonic clock in ns, read together.
     fn clocks(&mut self) -> io::Result<(u64, u64)>;
+    /// Let `time` pass between two readings of the clocks.
+    fn pause(&mut self, time: std::time::Duration) {
+        std::thread::sleep(time);
+    }
 }
 
 /// How long apart the two readings that measure the TSC's rate are.
@@ -197,14 +201,6 @@ fn errno(what: &'static str, e: &io::Error) -> ProfError {
     ProfError::from_io(what, e)
 }
 
-/// Is `pid` in the `sys:context` table, and not dead (`Z`)?
-fn alive_in_context_table(table: &str, pid: u32) -> bool {
-    table.lines().skip(1).any(|line| {
-        let w: Vec<&str> = line.split_ascii_whitespace().collect();
-        w.first().and_then(|p| p.parse::<u32>().ok()) == Some(pid) && w.get(3).is_some_and(|stat| !stat.contains('Z'))
-    })
-}
-
 impl<F: DebugFiles> UpstreamSampler<F> {
     pub fn new(files: F) -> UpstreamSampler<F> {
         UpstreamSampler { files, session: None }
@@ -275,7 +271,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         // The TSC's rate, measured now: the records' times become the monotonic clock's (the
         // ledger's, the session's span, the rate sent).
         let a = self.files.clocks().ok();
-        std::thread::sleep(CALIBRATION);
+        self.files.pause(CALIBRATION);
         let b = self.files.clocks().ok();
         let tsc = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b));
         let (mut clock, mut began) = (None, None);
@@ -296,7 +292,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
 /// `sys:context` (`table`) names it now.
 fn process_name(pid: u32, recorded: Option<&str>, table: &str) -> Option<String> {
     match pid {
-        0 => Some(crate::redox_kernel::BOOTSTRAP.to_string()),
+        0 => Some(BOOTSTRAP.to_string()),
         _ => recorded.map(str::to_string).or_else(|| name_in_context_table(table, pid)),
     }
 }
@@ -521,154 +517,6 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     }
 }
 
-/// Upstream's files in memory, for the host tests: rings filled with records as the kernel
-/// writes them, names by `debug_id`, a `sys:context` table.
-#[derive(Debug, Default)]
-pub struct FakeDebugFiles {
-    /// Does this kernel write typed records (our series), or refuse `2` (a stock kernel)?
-    pub typed_records: bool,
-    /// Does it take a rate (`2 HZ`), or refuse any write longer than a byte?
-    pub rates: bool,
-    /// Does its timer tick take the samples (one CPU), not the NMIs?
-    pub ticks_sample: bool,
-    pub mode: Recording,
-    /// The rate it was told last.
-    pub rate: Option<u64>,
-    /// The pid of each `debug_id`, for typed records.
-    pub pids: BTreeMap<u32, u32>,
-    /// Records the ring had no room for, said before the next one (typed records).
-    pub lost: u64,
-    /// The TSC and monotonic clock: each reading advances them by `tick`.
-    pub now: (u64, u64),
-    pub tick: (u64, u64),
-    /// The time of the last sample [`FakeDebugFiles::sample`] wrote; each is `sample_gap`
-    /// TSC ticks (at least 1) after the one before.
-    pub sample_time: u64,
-    pub sample_gap: u64,
-    pub rings: Vec<Vec<u8>>,
-    pub names: BTreeMap<u32, String>,
-    pub contexts: String,
-    /// The most a read gives (a reader's buffer), to cut records across reads.
-    pub read_limit: usize,
-}
-
-impl FakeDebugFiles {
-    /// A sample of context `id` at `ip` on `cpu`, with `frames`, as the NMI handler writes it
-    /// (only while profiling is on).
-    pub fn sample(&mut self, cpu: usize, id: u32, ip: u64, frames: &[u64]) {
-        let typed = match self.mode {
-            Recording::Off => return,
-            Recording::Upstream => false,
-            Recording::Typed => true,
-        };
-        let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
-        self.sample_time += self.sample_gap.max(1);
-        // Upstream's record (kind 0) has no pid and says no source.
-        let sample = Record {
-            cpu: cpu as u32,
-            time: self.sample_time,
-            who: Ids { pid: typed.then(|| self.pids.get(&id).copied().unwrap_or(0)), thread: id },
-            kernel: ip >= prof_events::KERNEL_BASE,
-            source: typed.then_some(if self.ticks_sample { Source::Tick } else { Source::NmiIpi }),
-            ip,
-            kernel_frames: frames[..kernel].to_vec(),
-            user_frames: frames[kernel..].to_vec(),
-        };
-        let mut events = Vec::new();
-        if typed && self.lost > 0 {
-            events.push(Event::Lost { cpu: cpu as u32, time: 0, count: std::mem::take(&mut self.lost) });
-        }
-        events.push(Event::Sample(sample));
-        self.rings[cpu].extend(prof_events::ring_bytes(&events));
-    }
-
-    /// Any record, as the kernel writes it in a typed session (only then).
-    pub fn record(&mut self, cpu: usize, event: Event) {
-        if self.mode == Recording::Typed {
-            self.rings[cpu].extend(prof_events::ring_bytes(&[event]));
-        }
-    }
-
-    /// Is profiling on?
-    pub fn on(&self) -> bool {
-        self.mode != Recording::Off
-    }
-}
-
-impl DebugFiles for FakeDebugFiles {
-    fn set_profiling(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<()> {
-        if (mode == Recording::Typed && !self.typed_records) || (rate.is_some() && !self.rates) {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        (self.mode, self.rate) = (mode, rate);
-        Ok(())
-    }
-    fn rings(&self) -> usize {
-        self.rings.len()
-    }
-    fn read_ring(&mut self, cpu: usize, buf: &mut [u8]) -> io::Result<usize> {
-        let ring = &mut self.rings[cpu];
-        let limit = if self.read_limit == 0 { buf.len() } else { self.read_limit.min(buf.len()) };
-        let n = limit.min(ring.len());
-        buf[..n].copy_from_slice(&ring[..n]);
-        // As the kernel: only whole words are consumed.
-        ring.drain(..n / 8 * 8);
-        Ok(n)
-    }
-    fn context_name(&mut self, debug_id: u32) -> Option<String> {
-        self.names.get(&debug_id).cloned()
-    }
-    fn contexts(&mut self) -> io::Result<String> {
-        Ok(self.contexts.clone())
-    }
-    fn clocks(&mut self) -> io::Result<(u64, u64)> {
-        let now = self.now;
-        self.now = (now.0 + self.tick.0, now.1 + self.tick.1);
-        Ok(now)
-    }
-}
-
-/// A Redox kernel's profiler, whichever it has: our series' (`sys:prof_ctl`), else upstream's
-/// (`debug:ctl-profiling`). profd takes the one it finds at its start.
-#[allow(clippy::large_enum_variant, reason = "one per daemon, made once at its start")]
-pub enum EitherKernel<K: crate::redox_kernel::KernelFiles, D: DebugFiles> {
-    Series(crate::redox_kernel::KernelSampler<K>),
-    Upstream(UpstreamSampler<D>),
-}
-
-impl<K: crate::redox_kernel::KernelFiles, D: DebugFiles> Sampler for EitherKernel<K, D> {
-    fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
-        match self {
-            EitherKernel::Series(s) => s.process_owner(pid),
-            EitherKernel::Upstream(s) => s.process_owner(pid),
-        }
-    }
-    fn start(&mut self, pid: u32, image: &ImageLayout, from: CountFrom, rate: Option<u64>, children: bool) -> Result<(), ProfError> {
-        match self {
-            EitherKernel::Series(s) => s.start(pid, image, from, rate, children),
-            EitherKernel::Upstream(s) => s.start(pid, image, from, rate, children),
-        }
-    }
-    fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
-        match self {
-            EitherKernel::Series(s) => s.start_all(rate),
-            EitherKernel::Upstream(s) => s.start_all(rate),
-        }
-    }
-    fn collect(&mut self) -> Result<SampleBatch, ProfError> {
-        match self {
-            EitherKernel::Series(s) => s.collect(),
-            EitherKernel::Upstream(s) => s.collect(),
-        }
-    }
-    fn stop(&mut self) {
-        match self {
-            EitherKernel::Series(s) => s.stop(),
-            EitherKernel::Upstream(s) => s.stop(),
-        }
-    }
-}
-
 #[cfg(target_os = "redox")]
 pub use debug_files::RealDebugFiles;
 
@@ -681,7 +529,24 @@ mod debug_files {
     use libredox::Fd;
 
     use super::{DebugFiles, Recording};
-    use crate::redox_kernel::sys_files::{io_err, read_entry};
+
+    fn io_err(e: libredox::error::Error) -> io::Error {
+        io::Error::from_raw_os_error(e.errno())
+    }
+
+    /// The whole of entry `name` of the scheme whose root is `root` (a `sys:` file's content
+    /// is made once per open, so each read opens it afresh).
+    fn read_entry(root: &Fd, name: &str) -> io::Result<Vec<u8>> {
+        let fd = root.openat(name, O_RDONLY, 0).map_err(io_err)?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match fd.read(&mut buf).map_err(io_err)? {
+                0 => return Ok(out),
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
 
     pub struct RealDebugFiles {
         ctl: Fd,

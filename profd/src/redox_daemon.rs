@@ -2,8 +2,7 @@
 //! init, the null namespace. Every method only translates types; every request gets an answer
 //! (the request loop follows redox-scheme 0.12's own blocking loop, `wrappers.rs`).
 
-use prof_samplers::redox_kernel::{KernelSampler, SysFiles};
-use prof_samplers::upstream_kernel::{EitherKernel, RealDebugFiles, UpstreamSampler};
+use prof_samplers::upstream_kernel::{RealDebugFiles, UpstreamSampler};
 use prof_core::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use redox_scheme::scheme::{SchemeState, SchemeSync};
@@ -14,8 +13,8 @@ use syscall::flag::{O_ACCMODE, O_RDONLY, O_STAT, O_WRONLY};
 use syscall::schemev2::NewFdFlags;
 use syscall::{CallFlags, Stat, MODE_DIR, MODE_FILE};
 
-/// Our series' profiler where the kernel has it, else upstream's.
-type KernelProfiler = EitherKernel<SysFiles, RealDebugFiles>;
+/// The kernel's own profiler (its feature `profiling`), typed records where it writes them.
+type KernelProfiler = UpstreamSampler<RealDebugFiles>;
 
 struct ProfSchemeAdapter(ProfScheme<KernelProfiler>);
 
@@ -114,24 +113,17 @@ fn init_notify_fd() -> usize {
 
 pub fn run() -> ! {
     let notify = init_notify_fd();
-    // Everything the daemon needs later is opened now, before the null namespace.
-    // Our series' files, else upstream's own profiler (a stock kernel built with its
-    // `profiling` feature); neither: say so and stay down.
-    let sampler = match SysFiles::open() {
-        Ok(sys) => EitherKernel::Series(KernelSampler::new(sys)),
-        Err(series) => match RealDebugFiles::open() {
-            Ok(debug) => {
-                eprintln!("profd: this kernel has upstream's profiler (debug:ctl-profiling): typed records (kernel-patch/events) are asked for at each session");
-                EitherKernel::Upstream(UpstreamSampler::new(debug))
-            }
-            Err(upstream) => {
-                eprintln!(
-                    "profd: this kernel has no profiler: neither /scheme/sys/prof_ctl ({series}; kernel-patch/series/, \
-                     feature sys_prof) nor /scheme/debug/ctl-profiling ({upstream}; upstream's feature profiling)"
-                );
-                std::process::exit(1)
-            }
-        },
+    // Everything the daemon needs later is opened now, before the null namespace: the
+    // kernel's profiler (its feature `profiling`); none: say so and stay down.
+    let sampler = match RealDebugFiles::open() {
+        Ok(debug) => {
+            eprintln!("profd: this kernel has upstream's profiler (debug:ctl-profiling): typed records (kernel-patch/events) are asked for at each session");
+            UpstreamSampler::new(debug)
+        }
+        Err(e) => {
+            eprintln!("profd: this kernel has no profiler: /scheme/debug/ctl-profiling: {e} (a kernel built with its feature profiling has it)");
+            std::process::exit(1)
+        }
     };
     let socket = Socket::create().expect("profd: cannot create the prof scheme");
     let mut scheme = ProfSchemeAdapter(ProfScheme::new(Profd::new(sampler)));

@@ -93,24 +93,6 @@ fn the_test_program_recipe_shares_the_source_and_keeps_its_symbols() {
     }
 }
 
-#[test]
-fn the_kernel_variant_builds_the_kernel_source_with_the_patch_feature() {
-    let (text, r) = recipe("core/sys-prof-kernel");
-    assert_upstream_header("sys-prof-kernel", &text);
-    assert_eq!(r["source"]["same_as"].as_str(), Some("../kernel"));
-    let script = r["build"]["script"].as_str().unwrap();
-    // The feature the series declares (kprof's tests check that it gates every added line).
-    let series = root().join("kernel-patch/series");
-    let names = std::fs::read_to_string(series.join("series")).unwrap();
-    let declared = names
-        .lines()
-        .filter(|name| !name.trim().is_empty())
-        .filter(|name| std::fs::read_to_string(series.join(name.trim())).unwrap().contains("\n+sys_prof = []\n"))
-        .count();
-    assert_eq!(declared, 1, "one patch of the series declares the feature");
-    assert!(script.contains("make install BUILD=\"${COOKBOOK_BUILD}\" DESTDIR=\"${COOKBOOK_STAGE}\" KERNEL_CARGO_FEATURES=sys_prof\n"), "{script}");
-}
-
 /// docs/redox.md's kernel recipe applies kernel-patch/events, every patch in the order of
 /// its number (as `git am` takes them).
 #[test]
@@ -170,7 +152,6 @@ fn recipes_inside_the_fetched_source_do_not_shadow_the_real_ones() {
     let recipes = tree.join("recipes");
     let ours = root().join("recipes");
     copy_tree(&ours.join("wip/dev/perf"), &recipes.join("wip/dev/perf"));
-    copy_tree(&ours.join("core/sys-prof-kernel"), &recipes.join("core/sys-prof-kernel"));
     // The fetched source: this repository as the cookbook checks it out (its root's .ignore
     // and its recipes folder are what matter here).
     let source = recipes.join("wip/dev/perf/profil/source");
@@ -178,12 +159,12 @@ fn recipes_inside_the_fetched_source_do_not_shadow_the_real_ones() {
     std::fs::copy(root().join(".ignore"), source.join(".ignore")).unwrap();
     let names = |found: &[(String, PathBuf)]| found.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
     let found = cookbook_recipe_dirs(&recipes);
-    assert_eq!(names(&found), ["profil", "profil-fib", "sys-prof-kernel"], "{found:?}");
+    assert_eq!(names(&found), ["profil", "profil-fib"], "{found:?}");
     assert!(found.iter().all(|f| !f.1.starts_with(&source)), "{found:?}");
     // The negative control: the same tree without our .ignore has the duplicates.
     std::fs::remove_file(source.join(".ignore")).unwrap();
     let found = cookbook_recipe_dirs(&recipes);
-    assert_eq!(names(&found), ["profil", "profil", "profil-fib", "profil-fib", "sys-prof-kernel", "sys-prof-kernel"]);
+    assert_eq!(names(&found), ["profil", "profil", "profil-fib", "profil-fib"]);
     std::fs::remove_dir_all(&tree).unwrap();
 }
 
@@ -200,7 +181,7 @@ fn copying_the_whole_recipes_folder_into_a_redox_tree_hides_no_recipe() {
     }
     copy_tree(&root().join("recipes"), &recipes);
     let found: Vec<String> = cookbook_recipe_dirs(&recipes).into_iter().map(|f| f.0).collect();
-    assert_eq!(found, ["kernel", "profil", "profil-fib", "redox-kprofiling", "relibc", "sys-prof-kernel"]);
+    assert_eq!(found, ["kernel", "profil", "profil-fib", "redox-kprofiling", "relibc"]);
     assert!(std::fs::read_dir(root().join("recipes")).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().contains("ignore")));
     std::fs::remove_dir_all(&tree).unwrap();
 }

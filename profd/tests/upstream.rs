@@ -6,7 +6,8 @@
 use prof_core::formats::parse_status;
 use prof_core::scheme::{Access, ProfScheme};
 use prof_core::Profd;
-use prof_samplers::upstream_kernel::{FakeDebugFiles, UpstreamSampler};
+use prof_samplers::fake_debug_files::FakeDebugFiles;
+use prof_samplers::upstream_kernel::UpstreamSampler;
 
 type Scheme = ProfScheme<UpstreamSampler<FakeDebugFiles>>;
 

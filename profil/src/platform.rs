@@ -14,7 +14,7 @@ pub fn paranoid_level() -> String {
 #[cfg(not(target_os = "redox"))]
 pub const FREQUENCIES: std::ops::RangeInclusive<u64> = 1..=100_000;
 #[cfg(target_os = "redox")]
-pub const FREQUENCIES: std::ops::RangeInclusive<u64> = prof_core::sampler::MIN_RATE as u64..=prof_core::sampler::MAX_RATE as u64;
+pub const FREQUENCIES: std::ops::RangeInclusive<u64> = prof_core::sampler::MIN_RATE..=prof_core::sampler::MAX_RATE;
 
 /// Where a Redox image installs the kernel it boots.
 pub const REDOX_KERNEL: &str = "/usr/lib/boot/kernel";

@@ -36,7 +36,7 @@ pub fn call_name(reason: &str) -> String {
 /// scheme's number where no daemon of it was seen taking the program's requests.
 fn target(clock: &ClockReport, site: &ClockSite) -> Option<String> {
     (site.reason == "scheme-call").then(|| match clock.daemon_of(site.scheme) {
-        Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or(prof_samplers::redox_kernel::BOOTSTRAP), site.scheme),
+        Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or(prof_samplers::context_table::BOOTSTRAP), site.scheme),
         Some(d) => {
             let name = d.name.as_deref().map_or("?", |n| n.rsplit('/').next().unwrap_or(n));
             format!("{name} [pid {}]", d.daemon)
@@ -106,14 +106,14 @@ pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec
     (threads, sites, served)
 }
 
-/// What kept the kernel's account from holding every wait, if anything did.
+/// What kept the account from holding every wait, if anything did.
 pub fn problem(clock: &ClockReport) -> Option<String> {
     let mut parts = Vec::new();
     if clock.threads_dropped > 0 {
-        parts.push(format!("{} switches of threads past the kernel's {} were not timed", clock.threads_dropped, prof_core::kernel_clock::MAX_THREADS));
+        parts.push(format!("{} switches of threads were not timed", clock.threads_dropped));
     }
     if clock.sites_dropped > 0 {
-        parts.push(format!("{} blocks had no site (no user frame, or the kernel's table of {} was full)", clock.sites_dropped, prof_core::kernel_clock::WAIT_SITE_CAPACITY));
+        parts.push(format!("{} blocks had no site (no user frame, or a full table)", clock.sites_dropped));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
@@ -170,6 +170,6 @@ mod tests {
         );
         // A live thread's time runs to the account's moment.
         assert_eq!((threads[1].wall, threads[1].waits.len()), (7000, 1));
-        assert_eq!(problem(&clock).as_deref(), Some("1 blocks had no site (no user frame, or the kernel's table of 4096 was full)"));
+        assert_eq!(problem(&clock).as_deref(), Some("1 blocks had no site (no user frame, or a full table)"));
     }
 }

@@ -346,6 +346,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
                  NMIs: its timer tick, idle and kernel code with interrupts on included (a system call, run with interrupts \
                  off, shows at the instruction after it); the clock and the daemons' work from its switch and request records"
                 .to_string(),
+            // Runs saved under the earlier, in-kernel design (`--load`): its timer and HPET.
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)".to_string()
             }

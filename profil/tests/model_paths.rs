@@ -1,21 +1,82 @@
 //! One model of a run, two ways to it: profil on Redox builds its `Profile` from the `prof:`
 //! scheme's files (`Profile::from_scheme_files` and the readers of `stacks`, `servers`,
 //! `clock`), profil on Linux from profd's `Session` itself (`Profile::from_session`). Here one
-//! session, driven through the real `prof:` handler over the fake kernel (the kernel patch's own
-//! `kprof` code), is read both ways: what both carry is the same (the Minix bins, every
-//! sample, the counts, the stacks, the stop reason), and what only the files carry (the
-//! daemons, the kernel's clock) is there. Then the profile made from the files is saved and
-//! loaded back unchanged.
+//! session, driven through the real `prof:` handler over the kernel's rings filled with typed
+//! records as kernel-patch/events writes them, is read both ways: what both carry is the same
+//! (the Minix bins, every sample, the counts, the stacks, the stop reason), and what only the
+//! files carry (the daemons, the clock) is there. Then the profile made from the files is
+//! saved and loaded back unchanged.
 
-use prof_samplers::fake_kernel::FakeKernel;
-use prof_samplers::redox_kernel::KernelSampler;
 use prof_core::scheme::{Access, ProfScheme};
 use prof_core::Profd;
+use prof_events::layout::{scheme_call, Reason, Source};
+use prof_events::{Event, Ids, Sample, Switch};
+use prof_samplers::fake_debug_files::FakeDebugFiles;
+use prof_samplers::upstream_kernel::UpstreamSampler;
 use profil::profile::Profile;
 
 const ALICE: u32 = 1000;
+const KERNEL: u64 = prof_core::sampler::KERNEL_SPACE_START;
 
-type Scheme = ProfScheme<KernelSampler<FakeKernel>>;
+type Scheme = ProfScheme<UpstreamSampler<FakeDebugFiles>>;
+
+/// A kernel writing typed records, alice's pid 10 running `/usr/bin/fib`, its clocks 2 TSC
+/// ticks a ns: TSC `t` is ns `(t - 1,000,000) / 2`; a batch read at ns 2,000,000 (TSC
+/// 5,000,000) and on.
+fn scheme() -> Scheme {
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], typed_records: true, rates: true, ..Default::default() };
+    files.contexts = format!(
+        "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+         1     0     0     UB    0     0-1        00:00:00.01 1 MB    0 B     [kmain]\n\
+         10    {ALICE}  {ALICE}  UR    0     0-1        00:00:00.00 1 MB    0 B     /usr/bin/fib\n\
+         20    0     0     UB    0     0-1        00:00:00.00 1 MB    0 B     /scheme/initfs/bin/ramfs\n"
+    );
+    files.names.insert(1, "[kmain]".into());
+    (files.now, files.tick) = ((1_000_000, 0), (2_000_000, 1_000_000));
+    ProfScheme::new(Profd::new(UpstreamSampler::new(files)))
+}
+
+fn start(s: &mut Scheme, uid: u32, line: &str) {
+    let ctl = s.open("ctl", Access::Write, uid).unwrap();
+    s.write(ctl, line.as_bytes(), uid).unwrap();
+    s.close(ctl);
+}
+
+/// The kernel writes `events` (times as the TSC) into CPU 0's ring.
+fn record(s: &mut Scheme, events: impl IntoIterator<Item = Event>) {
+    let files = s.profd_mut().sampler_mut().files();
+    for e in events {
+        files.record(0, e);
+    }
+}
+
+/// Pid `pid` is gone from `sys:context`.
+fn exit(s: &mut Scheme, pid: u32) {
+    let files = s.profd_mut().sampler_mut().files();
+    let row = format!("{pid}    ");
+    files.contexts = files.contexts.lines().map(|l| if l.starts_with(&row) { l.replacen(" UR ", " UZ ", 1) } else { l.to_string() } + "\n").collect();
+}
+
+fn who(pid: u32, thread: u32) -> Ids {
+    Ids { pid: Some(pid), thread }
+}
+
+/// A sample of `who` at TSC `time` taken by the NMIs: `frames[0]` the interrupted address,
+/// then the kernel's frames (where it is the kernel's), then the user's.
+fn sample(time: u64, who: Ids, frames: &[u64]) -> Event {
+    let kernel = frames[0] >= KERNEL;
+    let k = frames.iter().skip(1).take_while(|&&f| f >= KERNEL).count();
+    Event::Sample(Sample {
+        cpu: 0,
+        time,
+        who,
+        kernel,
+        source: Some(Source::NmiIpi),
+        ip: frames[0],
+        kernel_frames: frames[1..1 + k].to_vec(),
+        user_frames: frames[1 + k..].to_vec(),
+    })
+}
 
 /// `cat /scheme/prof/<file>` as `alice`.
 fn read(s: &mut Scheme, path: &str) -> Vec<u8> {
@@ -36,34 +97,36 @@ fn text(s: &mut Scheme, path: &str) -> String {
     String::from_utf8(read(s, path)).unwrap()
 }
 
-/// A session of pid 10 (text 0x401000..0x403000, non-PIE), its exec, samples with stacks
-/// (user and kernel), ramfs (pid 20) working for it, its threads by the clock, its exit.
+/// A session of pid 10 (text 0x401000..0x403000): its exec, samples with stacks (user and
+/// kernel, one outside its text), a read that blocks it on ramfs (pid 20), which works for
+/// it, its thread by the clock, its exit.
 fn a_finished_session() -> Scheme {
-    use kprof::{Leaving, Reason, KERNEL_SPACE_START};
-    let mut s: Scheme =
-        ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000), (20, 0, 0x40_1000)]))));
-    s.profd_mut().sampler_mut().kernel().names = vec![(20, "/scheme/initfs/bin/ramfs".into())];
-    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
-    let start = "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n";
-    s.write(ctl, start.as_bytes(), ALICE).unwrap();
-    s.close(ctl);
-    let k = s.profd_mut().sampler_mut().kernel();
-    k.begin_thread(10, 100, true, 1_000);
-    k.exec(10, 0x40_1000);
-    for _ in 0..5 {
-        k.tick_stack(10, &[0x40_1100, 0x40_1005], false);
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let (fib, ramfs) = (who(10, 100), who(20, 200));
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: fib, entry: 0x40_1000 }];
+    events.extend((0..5).map(|i| sample(3_100_000 + i, fib, &[0x40_1100, 0x40_1005])));
+    events.push(sample(3_200_000, fib, &[0x40_1200, 0x40_2005]));
+    events.push(sample(3_300_000, fib, &[KERNEL + 0x1000, 0x40_1300, 0x40_1005]));
+    events.push(sample(3_400_000, fib, &[0x7f00_0000_1000]));
+    // Its read: where it blocked, its switch to ramfs, which takes the request (scheme 3, tag
+    // 1), works, answers; fib back a ms later (ns 1,000,000 to 1,500,000).
+    let mut blocked = sample(3_500_000, fib, &[0x40_1300, 0x40_1005]);
+    if let Event::Sample(b) = &mut blocked {
+        b.source = Some(Source::Block);
     }
-    k.tick_stack(10, &[0x40_1200, 0x40_2005], true);
-    k.tick_stack(10, &[KERNEL_SPACE_START + 0x1000, 0x40_1300, 0x40_1005], false);
-    k.tick(10, true, 0x7f00_0000_1000);
-    k.call(10, 100, 3, 1);
-    k.switch_out(10, 100, 2_000, Leaving::Blocked(Reason::SchemeCall), &[KERNEL_SPACE_START + 0x10, 0x40_1300, 0x40_1005]);
-    k.take_request(20, 10, 3, 1);
-    k.tick_stack(20, &[0x40_2200, 0x40_2105], false);
-    k.answer(20, 3, 1);
-    k.switch_in(10, 100, 5_000);
-    k.clock = Some(9_000);
-    k.exit(10);
+    events.push(blocked);
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |time, answered| Event::Request { cpu: 0, time, daemon: ramfs, caller: who(10, 0), scheme: 3, tag: 1, answered };
+    events.extend([
+        switch(3_500_000, fib, ramfs, Reason::Scheme, scheme_call(3, 1)),
+        request(3_600_000, false),
+        sample(3_700_000, ramfs, &[0x40_2200, 0x40_2105]),
+        request(3_800_000, true),
+        switch(4_500_000, ramfs, fib, Reason::SchemeIdle, 0),
+    ]);
+    record(&mut s, events);
+    exit(&mut s, 10);
     s
 }
 
@@ -99,14 +162,16 @@ fn the_scheme_files_and_the_session_give_one_profile() {
         v
     };
     assert_eq!(sorted(&from_files), sorted(&from_session));
-    // 7 user ticks (one outside the text, without a walk), 1 kernel; 3 distinct stacks.
-    assert_eq!((from_files.user_ticks, from_files.kernel_ticks, from_files.stacks.len()), (7, Some(1), 3));
+    // 7 user ticks (one outside the text), 1 kernel; 4 distinct stacks.
+    assert_eq!((from_files.user_ticks, from_files.kernel_ticks, from_files.stacks.len()), (7, Some(1), 4));
     // What only the files carry: the daemon working for it, and the kernel's clock.
     let servers = from_files.servers.as_ref().unwrap();
     assert_eq!(servers.servers.iter().map(|d| (d.pid, d.ticks)).collect::<Vec<_>>(), [(20, 1)]);
     assert_eq!(from_files.threads.len(), 1);
     let t = &from_files.threads[0];
-    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 8_000, 3_000, 5_000));
+    // From the batch's first reading (ns 1,000,000) to its last (2,000,000); blocked from
+    // TSC 3,500,000 to 4,500,000: ns 1,250,000 to 1,750,000.
+    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 1_000_000, 500_000, 500_000));
     assert_eq!(from_files.wait_sites.len(), 1);
     assert_eq!(from_files.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
     assert_eq!(from_files.served.len(), 1);
@@ -133,12 +198,11 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
 }
 
-/// A system-wide run on Redox's path (`profil -a`): profd's session on all over the fake
-/// kernel, its `servers` read as profil reads them, each process placed from its static
+/// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's
+/// records, its `servers` read as profil reads them, each process placed from its static
 /// executable and named: the program's row and functions, the daemon's, idle, the kernel's.
 #[test]
 fn a_system_wide_run_from_the_scheme_files() {
-    use kprof::KERNEL_SPACE_START;
     use profil::objects::object_file::ObjectFile;
     // A real executable stands for both processes' files: their samples are at its link
     // addresses, as a static Redox program's run addresses are.
@@ -146,20 +210,20 @@ fn a_system_wide_run_from_the_scheme_files() {
     let file = ObjectFile::read(&fib).unwrap();
     let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
     let fib_path = fib.display().to_string();
-    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000), (20, 0, 0x40_1000)]))));
-    s.profd_mut().sampler_mut().kernel().names = vec![(10, fib_path.clone()), (20, fib_path.clone())];
+    let mut s = scheme();
     // profil keeps the file that started the session open until it stops it.
     let starter = s.open("ctl", Access::Write, 0).unwrap();
     s.write(starter, b"start all rate=1000\n", 0).unwrap();
-    let k = s.profd_mut().sampler_mut().kernel();
-    for _ in 0..6 {
-        k.tick_stack(10, &[work + 4], true);
-    }
-    k.tick(10, false, KERNEL_SPACE_START + 0x1000);
-    k.tick_stack(20, &[work + 8], true);
-    for _ in 0..3 {
-        k.tick(0, false, KERNEL_SPACE_START + 0x2000);
-    }
+    let (fib10, fib20, idle) = (who(10, 100), who(20, 200), Ids { pid: None, thread: 1 });
+    let mut events = vec![
+        Event::Name { cpu: 0, time: 3_000_000, who: fib10, name: fib_path.clone() },
+        Event::Name { cpu: 0, time: 3_000_001, who: fib20, name: fib_path.clone() },
+    ];
+    events.extend((0..6).map(|i| sample(3_100_000 + i, fib10, &[work + 4])));
+    events.push(sample(3_200_000, fib10, &[KERNEL + 0x1000]));
+    events.push(sample(3_300_000, fib20, &[work + 8]));
+    events.extend((0..3).map(|i| sample(3_400_000 + i, idle, &[KERNEL + 0x2000])));
+    record(&mut s, events);
     let id = s.open("status", Access::Read, 0).unwrap();
     s.close(id);
     s.write(starter, b"stop\n", 0).unwrap();
@@ -178,7 +242,7 @@ fn a_system_wide_run_from_the_scheme_files() {
     }
     let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
     assert_eq!((fib10.profile.user_ticks, fib10.profile.kernel_ticks, fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
-    assert_eq!(p.kernel_samples, vec![(KERNEL_SPACE_START + 0x1000, 1)]);
+    assert_eq!(p.kernel_samples, vec![(KERNEL + 0x1000, 1)]);
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = profil::objects::Symbolizer::new(empty, "system");
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
@@ -191,11 +255,11 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert!(out.contains("        3   27.27  idle\n"), "{out}");
 }
 
-/// A `--children` run on Redox's path: the kernel follows the program's tree (a fork that
-/// execs fib, a fork of that which does not exec), profd serves it in `children`, profil reads
-/// it into one process a pid, each placed in the static executable it ran (its exec's, or its
-/// parent's for a copy that did not exec), the forked copy's run before its exec `[unknown]`;
-/// the same processes as the session itself has them (the Linux way).
+/// A `--children` run on Redox's path: profd follows the program's tree from the records (a
+/// fork that execs fib, a fork of that which does not exec), serves it in `children`, profil
+/// reads it into one process a pid, each placed in the static executable it ran (its exec's,
+/// or its parent's for a copy that did not exec), the forked copy's run before its exec
+/// `[unknown]`; the same processes as the session itself has them (the Linux way).
 #[test]
 fn a_process_tree_from_the_scheme_files() {
     use profil::objects::object_file::ObjectFile;
@@ -203,27 +267,27 @@ fn a_process_tree_from_the_scheme_files() {
     let file = ObjectFile::read(&fib).unwrap();
     let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
     let fib_path = fib.display().to_string();
-    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000)]))));
-    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
-    s.write(ctl, b"start 10 0 0 0 0x401000 0x403000 rate=1000 children exec\n", ALICE).unwrap();
-    s.close(ctl);
-    let k = s.profd_mut().sampler_mut().kernel();
-    k.exec(10, 0x40_1000);
-    k.tick_stack(10, &[work + 4], true);
-    k.fork(10, 11, ALICE);
-    k.tick_stack(11, &[work + 4], true);
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 children exec\n");
+    let (program, child, grandchild) = (who(10, 100), who(11, 110), who(12, 120));
+    record(&mut s, [
+        Event::Exec { cpu: 0, time: 3_000_000, who: program, entry: 0x40_1000 },
+        sample(3_010_000, program, &[work + 4]),
+        Event::NewThread { cpu: 0, time: 3_020_000, who: child, giver: program },
+        sample(3_030_000, child, &[work + 4]),
+    ]);
     let _ = text(&mut s, "status");
-    let k = s.profd_mut().sampler_mut().kernel();
-    k.names = vec![(11, fib_path.clone())];
-    k.exec(11, 0x40_1000);
-    for _ in 0..4 {
-        k.tick_stack(11, &[work + 8], true);
-    }
-    k.fork(11, 12, ALICE);
-    k.tick_stack(12, &[work + 4], true);
-    k.tick_stack(12, &[work + 4], true);
-    k.exit(12);
-    k.exit(10);
+    let mut events = vec![
+        Event::Name { cpu: 0, time: 3_100_000, who: child, name: fib_path.clone() },
+        Event::Exec { cpu: 0, time: 3_110_000, who: child, entry: 0x40_1000 },
+    ];
+    events.extend((0..4).map(|i| sample(3_200_000 + i, child, &[work + 8])));
+    events.push(Event::NewThread { cpu: 0, time: 3_300_000, who: grandchild, giver: child });
+    events.push(sample(3_310_000, grandchild, &[work + 4]));
+    events.push(sample(3_320_000, grandchild, &[work + 4]));
+    events.push(Event::Switch(Switch { cpu: 0, time: 3_400_000, left: grandchild, entered: child, reason: Some(Reason::Exit), detail: 0, stack: vec![] }));
+    record(&mut s, events);
+    exit(&mut s, 10);
     let (status, data, samples) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"));
     let children = prof_core::formats::parse_children(&text(&mut s, "children")).unwrap();
     assert_eq!(children.processes.len(), 2);
@@ -245,7 +309,7 @@ fn a_process_tree_from_the_scheme_files() {
         [(11, Some(10), fib_path.clone(), 5, true), (12, Some(11), fib_path.clone(), 2, false)]
     );
     assert_eq!(rows(&from_files), rows(&from_session));
-    // The copy's tick before its exec has no address; after it, fib's.
+    // The copy's sample before its exec has no address; after it, fib's.
     assert_eq!(from_files.processes[0].profile.foreign_samples, [(0, 1), (work + 8, 4)]);
 
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
@@ -258,9 +322,9 @@ fn a_process_tree_from_the_scheme_files() {
     assert!(out.contains(" overflow [fib]\n") && out.contains("[unknown]"), "{out}");
 }
 
-/// `--threads` on Redox's path: the kernel keeps the program's stacks by thread (its context
-/// id), profd serves them in `threads`, profil reads them into the same threads as the session
-/// has (the Linux way), and the view names each thread's functions.
+/// `--threads` on Redox's path: each sample names its thread (its context's debug id), profd
+/// serves the program's by thread in `threads`, profil reads them into the same threads as the
+/// session has (the Linux way), and the view names each thread's functions.
 #[test]
 fn threads_from_the_scheme_files() {
     use profil::objects::object_file::ObjectFile;
@@ -268,20 +332,15 @@ fn threads_from_the_scheme_files() {
     let file = ObjectFile::read(&fib).unwrap();
     let symbol = |name: &str| file.symbols.by_name(&format!("fib::{name}")).or_else(|| file.symbols.by_name(name)).unwrap().addr;
     let (overflow, looping) = (symbol("overflow"), symbol("loop"));
-    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(FakeKernel::new(u64::MAX, vec![(10, ALICE, 0x40_1000)]))));
-    let ctl = s.open("ctl", Access::Write, ALICE).unwrap();
-    s.write(ctl, b"start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n", ALICE).unwrap();
-    s.close(ctl);
-    let k = s.profd_mut().sampler_mut().kernel();
-    k.exec(10, 0x40_1000);
-    for _ in 0..3 {
-        k.tick_thread(10, 100, &[overflow + 4]);
-    }
-    k.tick_thread(10, 101, &[looping + 4]);
-    k.tick_thread(10, 101, &[overflow + 8]);
-    // A sample whose thread the kernel does not know is in no thread.
-    k.tick_stack(10, &[looping + 4], false);
-    k.exit(10);
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let (main, worker) = (who(10, 100), who(10, 101));
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: main, entry: 0x40_1000 }];
+    events.extend((0..3).map(|i| sample(3_100_000 + i, main, &[overflow + 4])));
+    events.push(sample(3_200_000, worker, &[looping + 4]));
+    events.push(sample(3_200_001, worker, &[overflow + 8]));
+    record(&mut s, events);
+    exit(&mut s, 10);
     let (status, data, samples) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"));
     let threads = text(&mut s, "threads");
     assert_eq!(threads.lines().count(), 3, "{threads}");

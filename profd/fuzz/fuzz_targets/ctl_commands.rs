@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use prof_core::ctl::{self, CtlCommand};
-use prof_samplers::redox_kernel::owner_in_context_table;
+use prof_samplers::context_table::owner_in_context_table;
 use prof_core::{BinLayout, ProfError, MAX_BINS};
 
 fuzz_target!(|data: &[u8]| {

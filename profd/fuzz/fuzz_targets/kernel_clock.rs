@@ -1,4 +1,4 @@
-//! The kernel's clock as profd and profil read it (`sys:prof_clock`, `prof:clock`):
+//! The clock as profd serves it and profil reads it (`prof:clock`):
 //! `prof_core::kernel_clock::parse` never panics, and what it reads is served back (`render`)
 //! as text that reads back the same.
 #![no_main]

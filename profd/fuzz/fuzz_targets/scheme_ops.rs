@@ -1,8 +1,8 @@
-//! The `prof:` scheme handler (`prof_core::scheme::ProfScheme`) over the Redox kernel sampler
-//! (`KernelSampler`) and the fake kernel built on the real `kprof::Profiler` that
+//! The `prof:` scheme handler (`prof_core::scheme::ProfScheme`) over the Redox sampler
+//! (`UpstreamSampler`) and the kernel's rings in memory (`FakeDebugFiles`, typed records) that
 //! `profd/tests/scheme.rs` uses too, driven by a sequence of operations decoded from the input:
-//! open / read / write / close / size by any uid, and the kernel's timer ticks, execs and
-//! exits in between. Nothing may panic and every error must be an errno value.
+//! open / read / write / close / size by any uid, and the kernel's samples, execs and exits in
+//! between. Nothing may panic and every error must be an errno value.
 //!
 //! Input: `[counter limit selector]` then operations, each an opcode byte and its arguments
 //! (see `Op::decode`); a truncated operation ends the sequence.
@@ -10,8 +10,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use prof_core::formats::parse_status;
-use prof_samplers::fake_kernel::FakeKernel;
-use prof_samplers::redox_kernel::KernelSampler;
+use prof_events::{Event, Ids};
+use prof_samplers::fake_debug_files::FakeDebugFiles;
+use prof_samplers::upstream_kernel::UpstreamSampler;
 use prof_core::scheme::{Access, Errno, ProfScheme};
 use prof_core::Profd;
 
@@ -69,11 +70,23 @@ fn check_errno<T>(r: &Result<T, Errno>) {
     }
 }
 
-type Scheme = ProfScheme<KernelSampler<FakeKernel>>;
+type Scheme = ProfScheme<UpstreamSampler<FakeDebugFiles>>;
 
-fn kernel(s: &mut Scheme) -> &mut FakeKernel {
-    s.profd_mut().sampler_mut().kernel()
+fn kernel(s: &mut Scheme) -> &mut FakeDebugFiles {
+    s.profd_mut().sampler_mut().files()
 }
+
+/// The debug id of pid `pid`'s thread (pid 0: a context without a pid).
+fn thread(pid: u32) -> u32 {
+    pid * 2 + 1
+}
+
+/// A `sys:context` row of `pid`, owned by `uid`, in state `stat`.
+fn row(pid: u32, uid: u32, stat: &str) -> String {
+    format!("{pid}    {uid}  {uid}  {stat}    0     0-1        00:00:00.00 1 MB    0 B     /usr/bin/fib\n")
+}
+
+const HEADER: &str = "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n";
 
 /// Run one operation; `None` when the input ran out.
 fn step(s: &mut Scheme, ids: &mut Vec<usize>, input: &mut Input) -> Option<()> {
@@ -135,40 +148,45 @@ fn step(s: &mut Scheme, ids: &mut Vec<usize>, input: &mut Input) -> Option<()> {
             check_errno(&r);
         }
         5 => {
-            // Timer ticks while `pid` runs at `pc`, `n` times.
+            // Samples while `pid` runs at `pc`, `n` times, with a frame.
             let pid = input.pick(&PIDS)?;
-            let user = input.byte()? & 1 == 0;
+            let frame = input.pick(&PC_BASES)?;
             let base = input.pick(&PC_BASES)?;
             let pc = base.wrapping_add(u64::from(input.byte()?) * 3);
             let n = 1 + input.byte()? % 8;
             let k = kernel(s);
             for _ in 0..n {
-                k.tick(pid, user, pc);
+                k.sample(0, thread(pid), pc, &[frame]);
             }
         }
         6 => {
             let pid = input.pick(&PIDS)?;
-            let base = match input.byte()? {
+            let entry = match input.byte()? {
                 0 => input.u64()?,
                 b => PC_BASES[b as usize % PC_BASES.len()] & !0xfff,
             };
-            kernel(s).exec(pid, base);
+            let k = kernel(s);
+            k.sample_time += 1;
+            let who = Ids { pid: Some(pid), thread: thread(pid) };
+            k.record(0, Event::Exec { cpu: 0, time: k.sample_time, who, entry });
         }
         7 => {
             let pid = input.pick(&PIDS)?;
-            kernel(s).exit(pid);
+            let k = kernel(s);
+            let alive = format!("{pid}    ");
+            k.contexts = k.contexts.lines().map(|l| if l.starts_with(&alive) { l.replacen(" UR ", " UZ ", 1) } else { l.to_string() } + "\n").collect();
         }
         8 => {
             let k = kernel(s);
-            k.fail_data = !k.fail_data;
+            k.fail_reads = !k.fail_reads;
         }
         _ => {
             // A process (re)appears.
             let pid = input.pick(&PIDS)?;
             let uid = input.pick(&UIDS)?;
             let k = kernel(s);
-            if !k.contexts.iter().any(|c| c.0 == pid) {
-                k.contexts.push((pid, uid, 0x40_1000));
+            if !k.contexts.lines().any(|l| l.starts_with(&format!("{pid} "))) {
+                k.contexts.push_str(&row(pid, uid, "UR"));
             }
         }
     }
@@ -177,13 +195,18 @@ fn step(s: &mut Scheme, ids: &mut Vec<usize>, input: &mut Input) -> Option<()> {
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input(data);
-    // The kernel's counter limit: tiny ones reach the overflow stop.
+    // The bins' counter limit: tiny ones reach the overflow stop.
     let limit = match input.byte().unwrap_or(0) % 4 {
         0 => u64::MAX,
         n => u64::from(n),
     };
-    let kernel = FakeKernel::new(limit, vec![(10, 1000, 0x40_1000), (11, 1001, 0x40_1000)]);
-    let mut s: Scheme = ProfScheme::new(Profd::new(KernelSampler::new(kernel)));
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], typed_records: true, rates: true, ..Default::default() };
+    files.contexts = format!("{HEADER}{}{}", row(10, 1000, "UR"), row(11, 1001, "UR"));
+    for pid in [10, 11, 12] {
+        files.pids.insert(thread(pid), pid);
+    }
+    (files.now, files.tick) = ((1_000_000, 0), (2_000_000, 1_000_000));
+    let mut s: Scheme = ProfScheme::new(Profd::new(UpstreamSampler::new(files)).with_counter_limit(limit));
     let mut ids = Vec::new();
     for _ in 0..256 {
         if step(&mut s, &mut ids, &mut input).is_none() {

@@ -43,7 +43,7 @@ fuzz_target!(|input: &[u8]| {
     let (status, samples_text) = (String::from_utf8_lossy(status), String::from_utf8_lossy(samples));
     let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples_text) else { return };
     let _ = report::minix_statistics(&profile.data);
-    let _ = report::summary(&profile, None, "fuzz", ExitKind::Exited(0));
+    let _ = report::summary(&profile, None, "fuzz", &[], ExitKind::Exited(0));
     let symbols = SymbolTable::new(vec![
         Function { addr: 0x1000, size: 0x100, name: "fib".into() },
         Function { addr: 0x2000, size: 0, name: "loop".into() },

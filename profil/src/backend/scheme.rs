@@ -200,9 +200,8 @@ impl Profiler {
                 .ok_or(ProfError::failed_at("reading /scheme/prof/children"))?;
             if report.missed > 0 {
                 eprintln!(
-                    "profil: warning: {} processes the program started were not followed (the kernel follows {} at a time): their samples are other processes'",
-                    report.missed,
-                    prof_core::sampler::MAX_FOLLOWED
+                    "profil: warning: {} processes the program started were not followed: their samples are other processes'",
+                    report.missed
                 );
             }
             // A child that has not exec'd runs the program's file, named as the report names it.
