@@ -1,6 +1,7 @@
 //! prof-core: the Minix profiling rules and the profiling session, independent of the OS.
 //! Each OS's sampler is in `prof-samplers`, object files are read by `prof-objects`; the Redox
-//! daemon `profd` serves [`scheme`] over the kernel's sampler, and `profil` embeds it on Linux.
+//! daemon `profd` serves a session as the `prof:` scheme's files, and `profil` embeds the
+//! session on Linux.
 //!
 //! * [`layout`] — the bin arithmetic of `profile(pid, start, end, interval)` (the 1024-bin rule).
 //! * [`error`] — the error codes of the spec and their errno values.
@@ -11,8 +12,8 @@
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
 //! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement, and what they
 //!   hand over ([`sampler::SampleBatch`]).
-//! * [`scheme`] — the `prof:` scheme's files over a session; [`ctl`] its commands,
-//!   [`formats`] its text files and [`kernel_clock`] the kernel's clock accounts it serves.
+//! * [`ctl`] — the `prof:` scheme's commands, [`formats`] its text files and [`kernel_clock`]
+//!   the clock accounts it serves (the files themselves: `profd`'s `scheme`).
 //! * [`system`] — a system-wide run's record: every process, the kernel, idle (`profil -a`).
 
 pub mod ctl;
@@ -24,7 +25,6 @@ pub mod layout;
 pub mod ledger;
 pub mod prof_data;
 pub mod sampler;
-pub mod scheme;
 pub mod session;
 pub mod system;
 

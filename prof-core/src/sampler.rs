@@ -8,7 +8,29 @@
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
-use crate::session::StopReason;
+
+/// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
+/// that would have overflowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `stop`, or a start with pid 0.
+    Request,
+    /// The last context of the profiled process exited.
+    Exit,
+    /// A counter would have passed its limit; that tick was not counted.
+    Overflow,
+}
+
+impl StopReason {
+    /// The name `prof:status` shows (`reason=exit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Request => "request",
+            StopReason::Exit => "exit",
+            StopReason::Overflow => "overflow",
+        }
+    }
+}
 
 /// When a session starts counting: `prof:ctl` says it with a final `exec`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,28 +33,7 @@ pub struct StartRequest {
     pub children: bool,
 }
 
-/// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
-/// that would have overflowed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    /// `stop`, or a start with pid 0.
-    Request,
-    /// The last context of the profiled process exited.
-    Exit,
-    /// A counter would have passed its limit; that tick was not counted.
-    Overflow,
-}
-
-impl StopReason {
-    /// The name `prof:status` shows (`reason=exit`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Request => "request",
-            StopReason::Exit => "exit",
-            StopReason::Overflow => "overflow",
-        }
-    }
-}
+pub use crate::sampler::StopReason;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionState {

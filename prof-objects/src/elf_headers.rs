@@ -4,6 +4,7 @@
 //! a large program).
 
 use std::ops::Range;
+use std::path::Path;
 
 use goblin::container::Ctx;
 use goblin::elf::{Elf, ProgramHeader, SectionHeader};
@@ -29,4 +30,19 @@ pub fn section_range(sh: &SectionHeader, len: usize) -> Option<Range<usize>> {
     let start = usize::try_from(sh.sh_offset).ok()?;
     let end = start.checked_add(usize::try_from(sh.sh_size).ok()?)?;
     (end <= len).then_some(start..end)
+}
+
+/// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
+pub fn build_id(path: &Path) -> Option<Vec<u8>> {
+    let bytes = crate::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = parse(&bytes)?;
+    build_id_in(&elf, &bytes)
+}
+
+/// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
+pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
+    elf.iter_note_headers(bytes)?
+        .filter_map(Result::ok)
+        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
+        .map(|n| n.desc.to_vec())
 }

@@ -1,6 +1,6 @@
-//! `profd`: the `prof:` scheme daemon (Redox). All the logic is `prof-core`
-//! (`scheme::ProfScheme`) over `prof-samplers`' kernel sampler; this binary only connects them
-//! to the kernel and to init.
+//! `profd`: the `prof:` scheme daemon (Redox). The logic is this crate's `scheme::ProfScheme`
+//! over `prof-core`'s session and `prof-samplers`' kernel sampler; this binary only connects
+//! them to the kernel and to init.
 //! On Linux there is no daemon: `profil` embeds the library.
 
 #[cfg(target_os = "redox")]

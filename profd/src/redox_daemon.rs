@@ -3,7 +3,7 @@
 //! (the request loop follows redox-scheme 0.12's own blocking loop, `wrappers.rs`).
 
 use prof_samplers::upstream_kernel::{RealDebugFiles, UpstreamSampler};
-use prof_core::scheme::{Access, ProfScheme};
+use profd::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use redox_scheme::scheme::{SchemeState, SchemeSync};
 use redox_scheme::{CallerCtx, OpenResult, RequestKind, Response, SignalBehavior, Socket};

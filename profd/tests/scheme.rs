@@ -6,7 +6,7 @@
 //! Minix rules, every errno, who may do what.
 
 use prof_core::formats::parse_status;
-use prof_core::scheme::{Access, Errno, ProfScheme};
+use profd::scheme::{Access, Errno, ProfScheme};
 use prof_core::{ProfData, Profd};
 use prof_events::{Event, Ids};
 use prof_samplers::fake_debug_files::FakeDebugFiles;
@@ -392,7 +392,7 @@ fn reads_are_consistent_snapshots() {
 
 #[test]
 fn unpositioned_reads_go_on_from_the_files_cursor() {
-    use prof_core::scheme::UNPOSITIONED;
+    use profd::scheme::UNPOSITIONED;
     let mut s = scheme(u64::MAX);
     ctl(&mut s, ALICE, "start 10 0 0 0 0x400000 0x500000").unwrap();
     tick(&mut s, 10, 0x401000);
@@ -417,7 +417,7 @@ fn unpositioned_reads_go_on_from_the_files_cursor() {
 /// so (their status read), and such a handle is neither read nor written.
 #[test]
 fn stat_opens_every_file_by_its_path_alone() {
-    use prof_core::scheme::FileStat;
+    use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Path, BOB).unwrap();
     assert!(s.stat(root).unwrap().is_dir);
@@ -430,7 +430,7 @@ fn stat_opens_every_file_by_its_path_alone() {
     let ctl_id = s.open("ctl", Access::Path, BOB).unwrap();
     assert_eq!(s.write(ctl_id, b"stop\n", BOB), Err(libc::EBADF));
     assert_eq!(s.stat(ctl_id).unwrap().perm, 0o222);
-    for (name, _) in prof_core::scheme::ENTRIES {
+    for (name, _) in profd::scheme::ENTRIES {
         let id = s.open(name, Access::Path, BOB).unwrap();
         assert!(s.stat(id).is_ok(), "{name}");
         s.close(id);
@@ -439,7 +439,7 @@ fn stat_opens_every_file_by_its_path_alone() {
 
 #[test]
 fn ls_and_stat_see_a_directory_of_ten_files() {
-    use prof_core::scheme::FileStat;
+    use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
     let list = |s: &Scheme, offset: u64, room: usize| {
@@ -470,7 +470,7 @@ fn ls_and_stat_see_a_directory_of_ten_files() {
     assert_eq!(s.stat(status_id).unwrap(), FileStat { inode: 3, is_dir: false, perm: 0o444, size: status_len });
     // Every file has an inode of its own (grep refuses an input that looks like its output).
     let mut inodes = vec![s.stat(root).unwrap().inode];
-    for (name, _) in prof_core::scheme::ENTRIES {
+    for (name, _) in profd::scheme::ENTRIES {
         let access = if name == "ctl" { Access::Write } else { Access::Read };
         let id = s.open(name, access, ROOT).unwrap();
         inodes.push(s.stat(id).unwrap().inode);

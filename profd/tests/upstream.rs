@@ -4,7 +4,7 @@
 //! `/scheme/prof/status`, `samples`, `stacks` and `servers` runs on the host.
 
 use prof_core::formats::parse_status;
-use prof_core::scheme::{Access, ProfScheme};
+use profd::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use prof_samplers::fake_debug_files::FakeDebugFiles;
 use prof_samplers::upstream_kernel::UpstreamSampler;

@@ -95,6 +95,13 @@ pub struct Args {
     pub off_cpu: bool,
 }
 
+impl Args {
+    /// What the symbolizer is built from: `--debug-dir`, `--sysroot`, `--short-names`.
+    pub fn objects(&self) -> prof_objects::Options {
+        prof_objects::Options::new(&self.debug_dirs, self.sysroot.as_deref(), self.short_names)
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -169,7 +176,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     };
     let lines = match (m.opt_present("lines"), m.opt_str("lines").as_deref()) {
         (false, _) => None,
-        (true, None) => Some(Some(crate::objects::lines::DEFAULT_TOP)),
+        (true, None) => Some(Some(prof_objects::lines::DEFAULT_TOP)),
         (true, Some("all")) => Some(None),
         (true, Some(other)) => return Err(UsageError(format!("invalid value '{other}' for --lines: expected --lines or --lines=all"))),
     };

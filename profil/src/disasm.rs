@@ -9,9 +9,9 @@ use std::fmt::Write;
 use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, OpKind, SymbolResolver, SymbolResult};
 
 use crate::flat::{FlatEntry, FlatProfile};
-use crate::objects::lines::Sources;
-use crate::objects::symbolize::{Location, Symbolizer};
-use crate::objects::symbols::SymbolTable;
+use prof_objects::lines::Sources;
+use prof_objects::symbolize::{Location, Symbolizer};
+use prof_objects::symbols::SymbolTable;
 
 /// How many functions `--asm` shows unless `--asm-top` says otherwise.
 pub const DEFAULT_TOP: usize = 3;
@@ -206,8 +206,8 @@ mod objdump_form {
 mod tests {
     use super::*;
     use crate::flat::Code;
-    use crate::objects::object_file::ObjectFile;
-    use crate::objects::symbols::Function;
+    use prof_objects::object_file::ObjectFile;
+    use prof_objects::symbols::Function;
 
     /// push %rax; mov $0x1,%eax; inc %eax; jne back to the inc; call 0x1000; pop %rcx; ret
     const CODE: &[u8] =
@@ -258,7 +258,7 @@ mod tests {
     fn view_of_the_hottest_functions() {
         let mut file = ObjectFile::from_symbols(std::path::Path::new("/bin/hot"), symbols());
         file.set_test_code(0x1010, CODE);
-        let symbolizer = Symbolizer::new(file, "hot");
+        let symbolizer = Symbolizer::new(file, "hot", Default::default());
         let entry = |name: &str, samples, code| FlatEntry { function: Some(name.into()), object: None, samples, total: None, code };
         let flat = FlatProfile {
             entries: vec![

@@ -2,16 +2,16 @@
 //! FlatProfile).
 //!
 //! Every user tick is in it: functions of the program by name (or address range, see
-//! [`crate::objects::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
+//! [`prof_objects::symbols`]), functions of other objects as `memcpy [libc.so.6]`, and objects that
 //! could not be read as `[name]`.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
-use crate::objects::lines::Sources;
+use prof_objects::lines::{LineProfile, Sources};
 use crate::profile::Profile;
 use crate::stacks::StackProfile;
-use crate::objects::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
+use prof_objects::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
 
 /// Where a function's code is, and its exact hits, for the instruction view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl FlatEntry {
 /// (`--inline`), inlined functions are functions of their own, in the stacks and in the flat
 /// profile (a sample's self time goes to the innermost).
 pub fn analyse(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> (Vec<Sample>, Option<StackProfile>, FlatProfile) {
-    let samples = symbolizer.locate(p);
+    let samples = symbolizer.locate(p.samples());
     let stacks = StackProfile::build(p, symbolizer, inline);
     let flat = match inline {
         Some(sources) => {
@@ -176,6 +176,23 @@ impl FlatProfile {
     }
 }
 
+/// `--lines`: `Source lines (top N of M):` and one row per line: samples, share, `file:line`,
+/// function.
+pub fn render_lines(lines: &LineProfile, top: Option<usize>) -> String {
+    let mut out = String::new();
+    let shown = top.unwrap_or(lines.lines.len()).min(lines.lines.len());
+    let _ = writeln!(out, "Source lines (top {shown} of {}; innermost, inlined code included):", lines.lines.len());
+    let _ = writeln!(out, "{:>9} {:>7}  line  function", "samples", "%");
+    let share = |n: u64| crate::words::percent(n, lines.total);
+    for (l, _, n) in lines.lines.iter().take(shown) {
+        let _ = writeln!(out, "{n:>9} {:>7.2}  {}:{}  {}", share(*n), l.file, l.line, l.function);
+    }
+    if lines.unknown > 0 {
+        let _ = writeln!(out, "{:>9} {:>7.2}  (no line information)", lines.unknown, share(lines.unknown));
+    }
+    out
+}
+
 #[cfg(test)]
 pub mod tests {
     use super::*;
@@ -187,12 +204,12 @@ pub mod tests {
         let mut p = crate::stacks::tests::profile();
         p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
         let sp = StackProfile::build(&p, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(&p), &s, Some(&sp));
+        let flat = FlatProfile::build(&s.locate(p.samples()), &s, Some(&sp));
         (sp, flat)
     }
-    use crate::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     use crate::profile::Profile;
-    use crate::objects::symbols::{Function, SymbolTable};
+    use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::sampler::Mapping;
     use std::path::Path;
 
@@ -202,7 +219,7 @@ pub mod tests {
             Function { addr: 0x2000, size: 0x100, name: "loop".into() },
         ])
         .with_code(vec![(0x1000, 0x6000)]);
-        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib")
+        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default())
     }
 
     #[test]
@@ -221,7 +238,7 @@ pub mod tests {
             ..Default::default()
         };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s, None);
+        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
         assert_eq!(f.total, 13);
         assert_eq!(
             f.render(None),
@@ -278,7 +295,7 @@ pub mod tests {
             ..Default::default()
         };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s, None);
+        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
         let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
         assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
         assert!(f.render(None).ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render(None));
@@ -288,7 +305,7 @@ pub mod tests {
     fn ties_sort_by_name_and_empty_profiles_render() {
         let p = Profile { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() };
         let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(&p), &s, None);
+        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
         let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
         assert_eq!(names, ["fib", "loop"]);
         let empty = FlatProfile::build(&[], &s, None);

@@ -110,7 +110,7 @@ fn child(mut gate: std::fs::File, mut status: std::fs::File, path: &CString, arg
     unsafe { libc::execv(path.as_ptr(), argv.as_ptr()) };
     let err = io::Error::last_os_error();
     let _ = status.write_all(&err.raw_os_error().unwrap_or(libc::EIO).to_le_bytes());
-    crate::report_out::to_stderr(format_args!("Profil Error: Cannot execute '{program}': {}", crate::run::os_message(&err)));
+    crate::report_out::to_stderr(format_args!("Profil Error: Cannot execute '{program}': {}", prof_objects::os_message(&err)));
     // SAFETY: as above.
     unsafe { libc::_exit(CHILD_ERROR_STATUS) }
 }

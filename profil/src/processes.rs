@@ -6,11 +6,11 @@
 use std::fmt::Write;
 
 use crate::flat::FlatProfile;
-use crate::objects::lines::Sources;
+use prof_objects::lines::Sources;
 use crate::profile::{ChildProfile, Profile};
 use crate::words::{count, percent};
 use crate::stacks::StackProfile;
-use crate::objects::symbolize::{Sample, Symbolizer};
+use prof_objects::symbolize::{Sample, Symbolizer};
 
 /// Functions shown per child process.
 pub const TOP_FUNCTIONS: usize = 10;
@@ -367,8 +367,8 @@ pub fn render<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::object_file::ObjectFile;
-    use crate::objects::symbols::{Function, SymbolTable};
+    use prof_objects::object_file::ObjectFile;
+    use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::sampler::Mapping;
     use std::path::Path;
 
@@ -385,7 +385,7 @@ mod tests {
     /// entry.
     #[test]
     fn each_process_and_all_together() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog")
+        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog", Default::default())
             .program_also_at("/bin/prog")
             .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]));
         let map = |path: &str, start: u64| Mapping { start, len: 0x1000, pgoff: 0, path: path.into(), ..Default::default() };
@@ -424,7 +424,7 @@ mod tests {
             },
             running: true,
         };
-        let own = symbolizer.locate(&program);
+        let own = symbolizer.locate(program.samples());
         let children = analyse(&[forked, tool], &mut symbolizer, None);
         assert_eq!(
             render("./prog", Some("/bin/prog"), &program, &own, &children, &symbolizer),
@@ -468,7 +468,7 @@ mod tests {
     #[test]
     fn a_system_wide_run() {
         let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-        let mut symbolizer = Symbolizer::new(empty, "system")
+        let mut symbolizer = Symbolizer::new(empty, "system", Default::default())
             .with_object("/bin/hog", object("/bin/hog", &[(0x1000, "spin")]))
             .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
             .with_kernel_object(object("/proc/kallsyms", &[(0x1000, "schedule")]));
@@ -582,7 +582,7 @@ mod tests {
     /// busiest, and a line says how much the others had.
     #[test]
     fn only_the_busiest_processes_get_a_section() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog").program_also_at("/bin/prog");
+        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
         let children: Vec<ChildProfile> = (1..=12u64)
             .map(|i| ChildProfile {
                 pid: 100 + i as u32,
@@ -613,7 +613,7 @@ mod tests {
     /// for the rest; `By program` has them all.
     #[test]
     fn a_long_table_keeps_its_busiest_rows() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog").program_also_at("/bin/prog");
+        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
         let n = MAX_PROCESS_ROWS as u64 + 10;
         let children: Vec<ChildProfile> = (1..=n)
             .map(|i| ChildProfile {
@@ -640,7 +640,7 @@ mod tests {
     /// file it exec'd are one program in `By program`, named by the file.
     #[test]
     fn the_program_and_its_exec_d_runs_are_one_program() {
-        let mut symbolizer = Symbolizer::new(object("/usr/bin/make", &[(0x1000, "work")]), "make").program_also_at("/usr/bin/make");
+        let mut symbolizer = Symbolizer::new(object("/usr/bin/make", &[(0x1000, "work")]), "make", Default::default()).program_also_at("/usr/bin/make");
         let run = |pid: u32, program: &str| ChildProfile {
             pid,
             parent: Some(10),

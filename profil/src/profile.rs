@@ -9,7 +9,6 @@ use prof_core::session::{ChildProcess, Session};
 use prof_core::system::SystemRecord;
 use prof_core::{ProfData, StopReason};
 
-use crate::report::ExitKind;
 
 /// One frame of a call stack, as the address to name it by: for a caller, its return
 /// address minus one (inside the call instruction, so a call ending a function is still
@@ -31,6 +30,17 @@ impl Frame {
             StackFrame::Text(a) => Frame::Program(a),
             StackFrame::Other(a) => Frame::Foreign(a),
             StackFrame::Kernel(a) => Frame::Kernel(a),
+        }
+    }
+}
+
+impl From<Frame> for StackFrame {
+    /// The frame as the symbolizer is asked about it.
+    fn from(frame: Frame) -> StackFrame {
+        match frame {
+            Frame::Program(a) => StackFrame::Text(a),
+            Frame::Foreign(a) => StackFrame::Other(a),
+            Frame::Kernel(a) => StackFrame::Kernel(a),
         }
     }
 }
@@ -278,6 +288,18 @@ pub fn parse_ps(text: &str) -> BTreeMap<u32, PsEntry> {
 /// The number on the `CPUs:` line of Redox's `/scheme/sys/cpu` (std has no CPU count there).
 pub fn cpus_in_sys_cpu(text: &str) -> Option<u64> {
     text.lines().find_map(|l| l.strip_prefix("CPUs:")).and_then(|n| n.trim().parse().ok()).filter(|&n| n > 0)
+}
+
+impl Profile {
+    /// Its exact samples, as the symbolizer locates them.
+    pub fn samples(&self) -> prof_objects::Samples<'_> {
+        prof_objects::Samples {
+            program: &self.image_samples,
+            foreign: &self.foreign_samples,
+            mappings: &self.mappings,
+            kernel: &self.kernel_samples,
+        }
+    }
 }
 
 impl Profile {
@@ -588,16 +610,6 @@ impl Profile {
 impl Profile {
     /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
     /// profile read from the scheme. Malformed lines are skipped.
-    /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
-    /// a CPU, preempted and blocked, and its blocks by wait site.
-    pub fn with_kernel_clock(mut self, clock: &prof_core::kernel_clock::ClockReport) -> Profile {
-        let (threads, sites, served) = crate::redox_clock::threads_and_sites(clock, self.pid);
-        self.threads = threads;
-        self.wait_sites = sites;
-        self.served = served;
-        self
-    }
-
     pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
         self.stacks_recorded = true;
         self.stacks = prof_core::formats::parse_stacks(stacks)
@@ -606,6 +618,15 @@ impl Profile {
             .collect();
         self
     }
+}
+
+/// How the program ended, as `wait` reported it; or, for a process profil attached to (not
+/// its child, so no status), whether it had exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ExitKind {
+    Exited(i32),
+    Signaled(i32),
+    Attached { pid: u32, exited: bool },
 }
 
 /// A finished run: the profile and what the reports and exports say about the run itself.

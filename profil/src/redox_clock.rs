@@ -10,7 +10,7 @@ use prof_core::kernel_clock::{ClockReport, ClockSite};
 use prof_core::ledger::{ThreadTime, Wait, UNSEEN};
 use prof_core::session::place_frames;
 
-use crate::profile::{ServedStack, Stack, WaitSite};
+use crate::profile::{Profile, ServedStack, Stack, WaitSite};
 
 /// What a block's kernel reason is called in the report (as Linux names the system call).
 pub fn call_name(reason: &str) -> String {
@@ -104,6 +104,18 @@ pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec
         })
         .collect();
     (threads, sites, served)
+}
+
+impl Profile {
+    /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
+    /// a CPU, preempted and blocked, and its blocks by wait site.
+    pub fn with_kernel_clock(mut self, clock: &ClockReport) -> Profile {
+        let (threads, sites, served) = threads_and_sites(clock, self.pid);
+        self.threads = threads;
+        self.wait_sites = sites;
+        self.served = served;
+        self
+    }
 }
 
 /// What kept the account from holding every wait, if anything did.

@@ -211,14 +211,8 @@ pub fn clock_section(p: &Profile) -> String {
     out
 }
 
-/// How the program ended, as `wait` reported it; or, for a process profil attached to (not
-/// its child, so no status), whether it had exited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum ExitKind {
-    Exited(i32),
-    Signaled(i32),
-    Attached { pid: u32, exited: bool },
-}
+/// How the program ended (the run's model has it).
+pub use crate::profile::ExitKind;
 
 /// Our lines after the histogram: where the ticks went, why the session ended, how the
 /// program exited.
@@ -708,13 +702,13 @@ mod tests {
         let line = summary(&p, Some(&sp), "abc", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
         // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
-        let symbols = crate::objects::symbols::SymbolTable::new(vec![
-            crate::objects::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
-            crate::objects::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
+        let symbols = prof_objects::symbols::SymbolTable::new(vec![
+            prof_objects::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            prof_objects::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
         ]);
-        let mut s = crate::objects::symbolize::Symbolizer::new(
-            crate::objects::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
-            "fib",
+        let mut s = prof_objects::symbolize::Symbolizer::new(
+            prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
+            "fib", Default::default(),
         );
         let walked = Profile {
             stacks_recorded: true,

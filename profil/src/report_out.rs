@@ -83,7 +83,7 @@ impl ReportOut {
             // alone reads as if the program had failed); the rest of the report is dropped.
             Err(e) => {
                 self.closed = true;
-                let message = format!("Cannot write the report: {}", crate::run::os_message(&e));
+                let message = format!("Cannot write the report: {}", prof_objects::os_message(&e));
                 self.failed.get_or_insert(io::Error::new(e.kind(), message));
                 Ok(done)
             }

@@ -72,7 +72,7 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .filter(|resolved| resolved.exists())
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
-    let build_id = (!system).then(|| crate::objects::elf::build_id(&file)).flatten().map(|id| crate::objects::sysroot::hex(&id));
+    let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
     let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run: with_build_ids(run) };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');
@@ -93,7 +93,7 @@ fn with_build_ids(run: &Outcome) -> Outcome {
     for mappings in std::iter::once(&mut profile.mappings).chain(children) {
         for m in mappings.iter_mut().filter(|m| m.build_id.is_none()) {
             let key = m.source().map_or_else(|| m.path.clone(), |p| p.display().to_string());
-            m.build_id = ids.entry(key).or_insert_with(|| crate::objects::symbolize::build_id_of(m)).clone();
+            m.build_id = ids.entry(key).or_insert_with(|| prof_objects::symbolize::build_id_of(m)).clone();
         }
     }
     run

@@ -33,8 +33,8 @@ pub fn resolve(path: &Path, argv: &[OsString]) -> Result<Launch, String> {
     let mut scripts = 0;
     loop {
         let line = shebang(&launch.path).map_err(|e| match scripts {
-            0 => crate::run::os_message(&e),
-            _ => format!("its interpreter '{}': {}", launch.path.display(), crate::run::os_message(&e)),
+            0 => prof_objects::os_message(&e),
+            _ => format!("its interpreter '{}': {}", launch.path.display(), prof_objects::os_message(&e)),
         })?;
         let Some(line) = line else { break };
         scripts += 1;
@@ -52,7 +52,7 @@ pub fn resolve(path: &Path, argv: &[OsString]) -> Result<Launch, String> {
         launch.argv = next;
         if let Some(words) = argument.and_then(|a| env_command(interpreter, a)) {
             let name = OsStr::from_bytes(words[0]);
-            let found = crate::objects::elf::find_program(name)
+            let found = prof_objects::elf::find_program(name)
                 .map_err(|e| format!("its interpreter '{}' (through env): {e}", name.to_string_lossy()))?;
             // env's argv for NAME: the words, then what followed env's argument.
             let rest = launch.argv.split_off(2);
@@ -174,7 +174,7 @@ mod tests {
         let inner = write(&dir, "inner", "#!/usr/bin/env -S sh -e\n");
         let outer = write(&dir, "outer", &format!("#!{} -v\n", inner.display()));
         let l = resolve(&outer, &os(&["outer", "x"])).unwrap();
-        assert_eq!(l.path, crate::objects::elf::find_program(OsStr::new("sh")).unwrap());
+        assert_eq!(l.path, prof_objects::elf::find_program(OsStr::new("sh")).unwrap());
         let expected = os(&["sh", "-e", inner.to_str().unwrap(), "-v", outer.to_str().unwrap(), "x"]);
         assert_eq!(bytes(&l.argv), bytes(&expected));
         assert_eq!(l.interpreters, [inner.to_str().unwrap(), l.path.to_str().unwrap()]);

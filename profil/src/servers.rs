@@ -12,7 +12,7 @@ use std::path::Path;
 
 use prof_core::formats::{ServerEntry, ServersReport};
 
-use crate::objects::symbolize::Symbolizer;
+use prof_objects::symbolize::Symbolizer;
 use crate::profile::Profile;
 use crate::words::percent;
 
@@ -151,8 +151,8 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::object_file::ObjectFile;
-    use crate::objects::symbols::{Function, SymbolTable};
+    use prof_objects::object_file::ObjectFile;
+    use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::sampler::Account;
 
     fn report() -> ServersReport {
@@ -192,7 +192,7 @@ mod tests {
             ],
         );
         let kernel = file("/usr/lib/boot/kernel", vec![Function { addr: KERNEL_TEXT, size: 0x100, name: "sys_read".into() }]);
-        Symbolizer::new(file("/usr/bin/iowork", Vec::new()), "iowork")
+        Symbolizer::new(file("/usr/bin/iowork", Vec::new()), "iowork", Default::default())
             .with_object("/scheme/initfs/bin/ramfs", ramfs)
             .with_kernel_object(kernel)
     }
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn without_the_kernel_elf_a_daemons_kernel_samples_are_one_kernel() {
         let file = |path: &str| ObjectFile::from_symbols(Path::new(path), SymbolTable::new(Vec::new()));
-        let mut s = Symbolizer::new(file("/usr/bin/iowork"), "iowork").with_kernel(Path::new("/no/such/kernel"));
+        let mut s = Symbolizer::new(file("/usr/bin/iowork"), "iowork", Default::default()).with_kernel(Path::new("/no/such/kernel"));
         let mut r = report();
         r.servers[0].stacks.push((vec![KERNEL_TEXT + 0x40], false, 2));
         let named = name_servers(&r, &mut s);

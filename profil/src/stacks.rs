@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::objects::lines::Sources;
+use prof_objects::lines::Sources;
 use crate::profile::{Frame, Profile};
-use crate::objects::symbolize::{FunctionKey, Location, Sample, Symbolizer};
+use prof_objects::symbolize::{FunctionKey, Location, Sample, Symbolizer};
 
 /// A function that appears on some stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl StackProfile {
             let mut frames = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
                 let functions = by_frame.entry(f).or_insert_with(|| {
-                    let location = symbolizer.frame(f, &p.mappings);
+                    let location = symbolizer.frame(f.into(), &p.mappings);
                     let inlined = match inline {
                         Some(sources) => inlined_chain(symbolizer, sources, &location),
                         None => Vec::new(),
@@ -153,7 +153,7 @@ impl StackProfile {
                 .iter()
                 .rev()
                 .map(|&f| {
-                    let location = symbolizer.frame(f, &p.mappings);
+                    let location = symbolizer.frame(f.into(), &p.mappings);
                     let key = FunctionKey::of(&location);
                     intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,
@@ -362,9 +362,9 @@ pub fn starts_a_process(l: &Location) -> bool {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     use crate::profile::Stack;
-    use crate::objects::symbols::{Function, SymbolTable};
+    use prof_objects::symbols::{Function, SymbolTable};
     use std::path::Path;
 
     pub fn symbolizer() -> Symbolizer {
@@ -374,7 +374,7 @@ pub mod tests {
             Function { addr: 0x1200, size: 0x100, name: "b".into() },
             Function { addr: 0x1300, size: 0x100, name: "c".into() },
         ]);
-        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/abc"), symbols), "abc")
+        Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/abc"), symbols), "abc", Default::default())
     }
 
     fn stack(frames: &[u64], truncated: bool, count: u64) -> Stack {
@@ -433,7 +433,7 @@ pub mod tests {
             Function { addr: 0x1400, size: 0x100, name: "relibc_start_v1".into() },
             Function { addr: 0x1500, size: 0x40, name: "_start".into() },
         ]);
-        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
+        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
         let p = Profile {
             stacks_recorded: true,
             stacks: vec![

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::objects::symbolize::Symbolizer;
+use prof_objects::symbolize::Symbolizer;
 use crate::profile::Profile;
 
 /// Functions shown for each thread.
@@ -30,7 +30,7 @@ pub fn threads(p: &Profile, program: &str, symbolizer: &mut Symbolizer) -> Vec<T
         .map(|t| {
             let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
             for &(frame, n) in &t.samples {
-                let location = symbolizer.frame(frame, &p.mappings);
+                let location = symbolizer.frame(frame.into(), &p.mappings);
                 let e = by_name.entry(symbolizer.name(&location)).or_insert(0);
                 *e = e.saturating_add(n);
             }

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use prof_core::ledger::UNSEEN;
 
-use crate::objects::symbolize::Symbolizer;
+use prof_objects::symbolize::Symbolizer;
 use crate::profile::{Frame, Profile};
 
 /// Waits the section shows unless `--top` says otherwise.
@@ -64,7 +64,7 @@ pub fn frame_names(p: &Profile, pid: u32, frames: &[Frame], symbolizer: &mut Sym
     frames
         .iter()
         .map(|&f| {
-            let location = symbolizer.frame(f, mappings);
+            let location = symbolizer.frame(f.into(), mappings);
             symbolizer.name(&location)
         })
         .collect()

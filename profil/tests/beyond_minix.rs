@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use common::*;
-use profil::objects::elf::read_program;
+use prof_objects::elf::read_program;
 
 /// The entry of the flat profile called `name`: (samples, percent).
 fn row(rows: &[(u64, f64, String)], name: &str) -> Option<(u64, f64)> {
@@ -73,9 +73,9 @@ fn stripped_program_is_named_by_address_ranges() {
     let stripped = dir.join("fib");
     let ok = Command::new("strip").arg("-o").arg(&stripped).arg(&fib).status().unwrap();
     assert!(ok.success());
-    assert!(read_program(&stripped).unwrap().symbols().by_name("overflow").is_none(), "strip left the symbols");
+    assert!(read_program(&stripped, &Default::default()).unwrap().symbols().by_name("overflow").is_none(), "strip left the symbols");
     let range = |name: &str| {
-        let f = read_program(&fib).unwrap().symbols().by_name(name).unwrap().clone();
+        let f = read_program(&fib, &Default::default()).unwrap().symbols().by_name(name).unwrap().clone();
         format!("[{:#x}-{:#x}]", f.addr, f.addr + f.size)
     };
     let _s = session();
@@ -100,7 +100,7 @@ fn stripped_program_is_named_by_address_ranges() {
 fn stripped_static_program_without_eh_frame_hdr_is_named_by_address_ranges() {
     let dir = scratch("strip-static");
     let exe = compile("cc", "busy.c", &["-O1", "-static", "-Wl,--no-eh-frame-hdr"], &dir);
-    let spin = read_program(&exe).unwrap().symbols().by_name("spin").unwrap().clone();
+    let spin = read_program(&exe, &Default::default()).unwrap().symbols().by_name("spin").unwrap().clone();
     let stripped = dir.join("busy.stripped");
     assert!(Command::new("strip").arg("-o").arg(&stripped).arg(&exe).status().unwrap().success());
     let o = {
@@ -136,7 +136,7 @@ fn plt_stubs_are_named_as_objdump_names_them() {
             })
             .collect();
         assert!(labels.len() >= 3, "{flags:?}: {labels:?}");
-        let object = profil::objects::object_file::ObjectFile::read(&renamed).unwrap();
+        let object = prof_objects::object_file::ObjectFile::read(&renamed, &Default::default()).unwrap();
         for (addr, name) in &labels {
             assert_eq!(&object.symbols.resolve(*addr).name, name, "{flags:?} at {addr:#x}");
             assert_eq!(&object.symbols.resolve(addr + 7).name, name, "{flags:?} inside the stub at {addr:#x}");
@@ -226,7 +226,7 @@ fn instruction_view_of_the_hottest_functions() {
     for (section, (samples, _, name)) in sections.iter().zip(&rows) {
         let header = section.lines().next().unwrap();
         assert!(header.starts_with(&format!("{name} ({samples} samples, ")), "{header}");
-        let f = read_program(&fib).unwrap().symbols().by_name(name).unwrap().clone();
+        let f = read_program(&fib, &Default::default()).unwrap().symbols().by_name(name).unwrap().clone();
         assert!(header.ends_with(&format!("{:#x}-{:#x} in fib:", f.addr, f.addr + f.size)), "{header}");
         let columns = section.lines().nth(1).unwrap();
         let hits_end = columns.find("hits").unwrap() + "hits".len();
@@ -379,8 +379,9 @@ fn clock_rows(out: &str) -> [(f64, f64); 3] {
 }
 
 /// The ledger by the clock, from the kernel's scheduler statistics (no privilege needed): a second
-/// asleep is a second blocked, 200 ms of spinning 200 ms on a CPU, and the three add up to the
-/// thread's life; as an unprivileged user too.
+/// asleep is a second blocked (as long as the program's own clock says the sleep took), 200 ms of
+/// spinning 200 ms on a CPU, and the three add up to the thread's life; as an unprivileged user
+/// too.
 #[test]
 fn the_clock_ledger_splits_a_run_into_cpu_and_waiting() {
     let dir = scratch("ledger");
@@ -406,7 +407,10 @@ fn the_clock_ledger_splits_a_run_into_cpu_and_waiting() {
         assert_eq!(o.status.code(), Some(0), "{err}");
         let total: f64 = field(&out, "By the clock (1 thread,").split_whitespace().next().unwrap().parse().unwrap();
         let [(on, _), (blocked, _), (preempted, _)] = clock_rows(&out);
-        assert!((blocked - 1.0).abs() <= 0.05, "{out}");
+        // Its sleep by its own clock (a busy machine wakes it late): the kernel's blocked time,
+        // less the wait for a CPU once woken.
+        let nap: f64 = field(&out, "sleepy.nap:").trim().parse().unwrap();
+        assert!(nap >= 0.999 && (blocked - nap).abs() <= 0.02 + preempted, "{out}");
         assert!((on - 0.2).abs() <= 0.02, "{out}");
         // The ledger closes (the rows are rounded to the ms).
         assert!((on + blocked + preempted - total).abs() <= 0.01, "{out}");
@@ -647,7 +651,7 @@ fn json_export_matches_the_report() {
     assert_eq!(flat, report);
     let samples = doc["samples"].as_array().unwrap();
     assert_eq!(samples.iter().map(|s| s["count"].as_u64().unwrap()).sum::<u64>(), user);
-    let overflow = read_program(&fib_bin()).unwrap().symbols().by_name("overflow").unwrap().clone();
+    let overflow = read_program(&fib_bin(), &Default::default()).unwrap().symbols().by_name("overflow").unwrap().clone();
     for s in samples.iter().filter(|s| s["function"] == "overflow") {
         let a = s["address"].as_u64().unwrap();
         assert!(s["object"].is_null() && s["object_address"] == a);

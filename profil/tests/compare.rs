@@ -72,7 +72,7 @@ fn a_function_with_four_times_the_samples_is_significant_and_gates_the_exit_stat
     // A real run (loop 285 ms, overflow 540 ms), and the same run with loop four times as long.
     let base = saved_fib(&dir, "base.profil", "3000", &["-g"]);
     let new = dir.join("new.profil");
-    let fib = profil::objects::elf::read_program(&fib_bin()).unwrap();
+    let fib = prof_objects::elf::read_program(&fib_bin(), &Default::default()).unwrap();
     let lp = fib.symbols().by_name("loop").unwrap().clone();
     scaled(&base, &new, lp.addr..lp.addr + lp.size, 4);
     let (folded, svg, pprof) = (dir.join("diff.folded"), dir.join("diff.svg"), dir.join("diff.pb.gz"));

@@ -12,7 +12,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use common::*;
-use profil::objects::elf::read_program;
+use prof_objects::elf::read_program;
 
 #[test]
 fn whole_text_profile_of_fib() {
@@ -30,7 +30,7 @@ fn whole_text_profile_of_fib() {
     }
     assert_eq!(printed_address(&out, "printf"), symbol(&fib, "fib_printf"));
     // The whole text segment, split into the fewest bins of at most 1024.
-    let img = read_program(&fib).unwrap();
+    let img = read_program(&fib, &Default::default()).unwrap();
     let size = img.layout.text.size();
     assert_eq!(num(field(&out, "Profiled Text Size =").split(' ').next().unwrap()), size);
     assert_eq!(num(&field(&out, "Bin Size:")), size.div_ceil(1024));
@@ -148,7 +148,7 @@ fn shares_agree_with_perf_record() {
 
 /// The spec's message, then a line that says what the range must be for fib.
 fn address_range_invalid() -> String {
-    let text = profil::objects::elf::read_program(&fib_bin()).unwrap().layout.text;
+    let text = prof_objects::elf::read_program(&fib_bin(), &Default::default()).unwrap().layout.text;
     format!(
         "Profil Error: Address range invalid\n  The text segment is {:#x}-{:#x}: -s and -e must lie within it, -s below -e (-e is exclusive).\n",
         text.start, text.end
@@ -173,7 +173,7 @@ fn range_outside_the_text_is_address_range_invalid() {
     assert_eq!(text(&o).1, address_range_invalid());
     // An interval below the minimum bin size would need more than 1024 bins.
     let o = profil(&["-i", "1", fib_bin().to_str().unwrap()]);
-    let t = profil::objects::elf::read_program(&fib_bin()).unwrap().layout.text;
+    let t = prof_objects::elf::read_program(&fib_bin(), &Default::default()).unwrap().layout.text;
     let min = (t.end - t.start).div_ceil(1024);
     assert_eq!(
         text(&o).1,
@@ -298,7 +298,7 @@ fn interval_larger_than_the_range() {
 fn end_zero_means_end_of_text() {
     let _s = session();
     let fib = fib_bin();
-    let text_end = read_program(&fib).unwrap().layout.text.end;
+    let text_end = read_program(&fib, &Default::default()).unwrap().layout.text.end;
     let lo = symbol(&fib, "loop");
     let o = profil(&["-i", "512", "-s", &format!("{lo:#x}"), "-e", "0", fib.to_str().unwrap(), "20", "10"]);
     let (out, err) = text(&o);
@@ -331,7 +331,7 @@ fn explicit_range_fib_to_main_interval_0x1a() {
 fn default_start_is_start_of_text() {
     let _s = session();
     let fib = fib_bin();
-    let text_start = read_program(&fib).unwrap().layout.text.start;
+    let text_start = read_program(&fib, &Default::default()).unwrap().layout.text.start;
     let hi = symbol(&fib, "main");
     let o = profil(&["-i", "256", "-e", &format!("{hi:#x}"), fib.to_str().unwrap(), "20", "10"]);
     let (out, err) = text(&o);
@@ -367,7 +367,7 @@ fn c_fib_pie_and_non_pie() {
         let exe = dir.join(name);
         let cc = Command::new("cc").args(["-O0", "-fPIE", flag, "-o"]).arg(&exe).arg(src).status();
         assert!(cc.map(|s| s.success()).unwrap_or(false), "cc failed for {name}");
-        assert_eq!(read_program(&exe).unwrap().pie, flag == "-pie");
+        assert_eq!(read_program(&exe, &Default::default()).unwrap().pie, flag == "-pie");
         let o = profil(&[exe.to_str().unwrap()]);
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{err}");

@@ -11,12 +11,12 @@ use std::process::Command;
 use prof_core::image::TextSegment;
 use prof_core::{BinLayout, ProfData};
 use profil::flat::FlatProfile;
-use profil::objects::object_file::ObjectFile;
+use prof_objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{summary, ExitKind};
 use profil::stacks::StackProfile;
-use profil::objects::symbolize::Symbolizer;
-use profil::objects::symbols::{Function, SymbolTable};
+use prof_objects::symbolize::Symbolizer;
+use prof_objects::symbols::{Function, SymbolTable};
 
 /// tests/data/kernel.c linked at the x86_64 kernel's addresses, with its symbols.
 fn kernel_elf(dir: &Path) -> PathBuf {
@@ -35,7 +35,7 @@ fn kernel_elf(dir: &Path) -> PathBuf {
 }
 
 fn address_of(elf: &Path, name: &str) -> u64 {
-    ObjectFile::read(elf).unwrap().symbols.by_name(name).unwrap_or_else(|| panic!("{name} in the kernel ELF")).addr
+    ObjectFile::read(elf, &Default::default()).unwrap().symbols.by_name(name).unwrap_or_else(|| panic!("{name} in the kernel ELF")).addr
 }
 
 /// The program: fib's `main` and `fib` at their link addresses.
@@ -75,8 +75,8 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
     assert_eq!(p.sampling, Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }));
     assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (6, Some(4), 6));
 
-    let mut symbolizer = Symbolizer::new(program(), "fib").with_kernel(&elf);
-    let samples = symbolizer.locate(&p);
+    let mut symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(&elf);
+    let samples = symbolizer.locate(p.samples());
     let stacks = StackProfile::build(&p, &mut symbolizer, None).unwrap();
     let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
     let names: Vec<(String, u64, Option<u64>)> = flat.entries.iter().map(|e| (e.name(), e.samples, e.total)).collect();
@@ -142,8 +142,8 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
 #[test]
 fn without_the_kernel_elf_kernel_samples_keep_their_place() {
     let p = scheme_profile(0xffff_ffff_8010_0000, 0xffff_ffff_8010_0040);
-    let mut symbolizer = Symbolizer::new(program(), "fib").with_kernel(Path::new("/no/such/kernel"));
-    let samples = symbolizer.locate(&p);
+    let mut symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(Path::new("/no/such/kernel"));
+    let samples = symbolizer.locate(p.samples());
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let names: Vec<(String, u64)> = flat.entries.iter().map(|e| (e.name(), e.samples)).collect();
     assert_eq!(names, [("fib".to_string(), 6), ("[kernel]".to_string(), 4)]);

@@ -7,6 +7,11 @@ use std::process::Command;
 
 use common::*;
 
+/// Options that look for separate debug files under `dirs` alone.
+fn dirs(dirs: &[std::path::PathBuf]) -> prof_objects::Options {
+    prof_objects::Options { debug_dirs: dirs.to_vec(), sysroot: None, short_names: false }
+}
+
 /// `addr2line -i -f -C -e FILE ADDR`'s first frame: (function, file, line); `None` for `??`.
 fn addr2line(file: &std::path::Path, address: u64) -> Option<(String, String, u32)> {
     let o = Command::new("addr2line")
@@ -35,7 +40,7 @@ fn every_sampled_line_and_inline_frame_is_addr2lines() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let reader = profil::objects::lines::LineReader::open(&exe, &[]);
+    let reader = prof_objects::lines::LineReader::open(&exe, &dirs(&[]));
     let mut checked = 0;
     for s in doc["samples"].as_array().unwrap().iter().filter(|s| s["object"].is_null()) {
         let address = s["object_address"].as_u64().unwrap();
@@ -72,7 +77,7 @@ fn without_debug_info_samples_have_no_line() {
 /// symbol table left) gets its function names from the debug file too.
 #[test]
 fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
-    use profil::objects::lines::LineReader;
+    use prof_objects::lines::LineReader;
     let _s = session();
     let dir = scratch("lines-split");
     let full = compile("cc", "inline.c", &["-O2", "-g", "-Wl,--build-id"], &dir);
@@ -91,7 +96,7 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     // By build-id: no link, the debug file laid out under a debug directory.
     let by_id = dir.join("by-id");
     std::fs::copy(&full, &by_id).unwrap();
-    let id = profil::objects::elf::build_id(&by_id).expect("a build-id");
+    let id = prof_objects::elf::build_id(&by_id).expect("a build-id");
     let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
     let debug_dir = dir.join("debug");
     let id_file = debug_dir.join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..]));
@@ -99,10 +104,10 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     run("objcopy", &[std::ffi::OsStr::new("--only-keep-debug"), &os(&by_id), &os(&id_file)]);
     run("strip", &[std::ffi::OsStr::new("--strip-debug"), &os(&by_id)]);
 
-    let reference = LineReader::open(&full, &[]);
-    let (a, b) = (LineReader::open(&linked, &[]), LineReader::open(&by_id, std::slice::from_ref(&debug_dir)));
-    let unaided = LineReader::open(&by_id, &[]);
-    let text = profil::objects::elf::read_program(&full).unwrap();
+    let reference = LineReader::open(&full, &dirs(&[]));
+    let (a, b) = (LineReader::open(&linked, &dirs(&[])), LineReader::open(&by_id, &dirs(std::slice::from_ref(&debug_dir))));
+    let unaided = LineReader::open(&by_id, &dirs(&[]));
+    let text = prof_objects::elf::read_program(&full, &Default::default()).unwrap();
     let step = text.symbols().by_name("step").unwrap().clone();
     let main = text.symbols().by_name("main").unwrap().clone();
     let mut compared = 0;
@@ -144,7 +149,7 @@ fn text_of(o: &std::process::Output) -> String {
 /// line, in the program and in a compressed separate debug file.
 #[test]
 fn compressed_debug_sections_are_read() {
-    use profil::objects::lines::LineReader;
+    use prof_objects::lines::LineReader;
     let dir = scratch("lines-compressed");
     let plain = compile("cc", "inline.c", &["-O2", "-g", "-Wl,--build-id"], &dir);
     let zlib = dir.join("zlib");
@@ -161,8 +166,8 @@ fn compressed_debug_sections_are_read() {
     ok(Command::new("strip").arg("--strip-all").arg(&stripped));
     ok(Command::new("objcopy").arg(format!("--add-gnu-debuglink={}", debug.display())).arg(&stripped));
     let (reference, compressed, split) =
-        (LineReader::open(&plain, &[]), LineReader::open(&zlib, &[]), LineReader::open(&stripped, &[]));
-    let program = profil::objects::elf::read_program(&plain).unwrap();
+        (LineReader::open(&plain, &dirs(&[])), LineReader::open(&zlib, &dirs(&[])), LineReader::open(&stripped, &dirs(&[])));
+    let program = prof_objects::elf::read_program(&plain, &Default::default()).unwrap();
     let step = program.symbols().by_name("step").unwrap().clone();
     let mut compared = 0;
     for addr in step.addr..step.addr + step.size {
@@ -220,7 +225,7 @@ fn inlined_functions_are_frames_of_their_own() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let reader = profil::objects::lines::LineReader::open(&exe, &[]);
+    let reader = prof_objects::lines::LineReader::open(&exe, &dirs(&[]));
     // Self samples by innermost function, as addr2line names it ("(inlined)" when it is).
     let mut expected: std::collections::BTreeMap<String, u64> = Default::default();
     for s in doc["samples"].as_array().unwrap().iter().filter(|s| s["object"].is_null()) {
@@ -382,7 +387,7 @@ fn python_lines_agree_with_perf_srcline() {
     let ldd = Command::new("ldd").arg(&py).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
     let library = ldd.lines().find(|l| l.contains("libpython")).and_then(|l| l.split("=> ").nth(1)?.split(" (").next());
     let code = std::path::PathBuf::from(library.unwrap_or(&py));
-    if profil::objects::lines::LineReader::open(&code, &profil::objects::debug_file::search_dirs(&[])).frames_of_any().is_none() {
+    if prof_objects::lines::LineReader::open(&code, &prof_objects::Options::default()).frames_of_any().is_none() {
         common::skip(&format!("{} has no line tables (install its debug package)", code.display()));
         return;
     }

@@ -7,7 +7,7 @@
 //! files carry (the daemons, the clock) is there. Then the profile made from the files is
 //! saved and loaded back unchanged.
 
-use prof_core::scheme::{Access, ProfScheme};
+use profd::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use prof_events::layout::{scheme_call, Reason, Source};
 use prof_events::{Event, Ids, Sample, Switch};
@@ -203,11 +203,11 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
 /// executable and named: the program's row and functions, the daemon's, idle, the kernel's.
 #[test]
 fn a_system_wide_run_from_the_scheme_files() {
-    use profil::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     // A real executable stands for both processes' files: their samples are at its link
     // addresses, as a static Redox program's run addresses are.
     let fib = profil_bin_dir().join("fib");
-    let file = ObjectFile::read(&fib).unwrap();
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
     let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
     let fib_path = fib.display().to_string();
     let mut s = scheme();
@@ -237,14 +237,14 @@ fn a_system_wide_run_from_the_scheme_files() {
     let mut p = Profile::from_system_servers(&report, false);
     assert_eq!((p.idle_ticks, p.lost, p.processes.len()), (Some(3), 0, 2));
     for c in &mut p.processes {
-        c.profile.mappings = profil::objects::elf::static_mappings(&c.program);
+        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
         assert!(!c.profile.mappings.is_empty());
     }
     let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
     assert_eq!((fib10.profile.user_ticks, fib10.profile.kernel_ticks, fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
     assert_eq!(p.kernel_samples, vec![(KERNEL + 0x1000, 1)]);
-    let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = profil::objects::Symbolizer::new(empty, "system");
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
     let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
     let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
@@ -262,9 +262,9 @@ fn a_system_wide_run_from_the_scheme_files() {
 /// `[unknown]`; the same processes as the session itself has them (the Linux way).
 #[test]
 fn a_process_tree_from_the_scheme_files() {
-    use profil::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     let fib = profil_bin_dir().join("fib");
-    let file = ObjectFile::read(&fib).unwrap();
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
     let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
     let fib_path = fib.display().to_string();
     let mut s = scheme();
@@ -291,7 +291,7 @@ fn a_process_tree_from_the_scheme_files() {
     let (status, data, samples) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"));
     let children = prof_core::formats::parse_children(&text(&mut s, "children")).unwrap();
     assert_eq!(children.processes.len(), 2);
-    let mapped = |_: &str| profil::objects::elf::static_mappings(&fib_path);
+    let mapped = |_: &str| prof_objects::elf::static_mappings(&fib_path, &Default::default());
     let from_files = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_children(
         children.processes,
         "fib",
@@ -312,8 +312,8 @@ fn a_process_tree_from_the_scheme_files() {
     // The copy's sample before its exec has no address; after it, fib's.
     assert_eq!(from_files.processes[0].profile.foreign_samples, [(0, 1), (work + 8, 4)]);
 
-    let empty = ObjectFile::from_symbols(std::path::Path::new(""), profil::objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = profil::objects::Symbolizer::new(empty, "fib");
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
     let processes = profil::processes::analyse(&from_files.processes, &mut symbolizer, None);
     let out = profil::processes::render("fib", None, &from_files, &[], &processes, &symbolizer);
     assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
@@ -327,9 +327,9 @@ fn a_process_tree_from_the_scheme_files() {
 /// session has (the Linux way), and the view names each thread's functions.
 #[test]
 fn threads_from_the_scheme_files() {
-    use profil::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     let fib = profil_bin_dir().join("fib");
-    let file = ObjectFile::read(&fib).unwrap();
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
     let symbol = |name: &str| file.symbols.by_name(&format!("fib::{name}")).or_else(|| file.symbols.by_name(name)).unwrap().addr;
     let (overflow, looping) = (symbol("overflow"), symbol("loop"));
     let mut s = scheme();
@@ -350,8 +350,8 @@ fn threads_from_the_scheme_files() {
     let from_session = Profile::from_session(session, "fib", true, true);
     assert_eq!(from_files.by_thread, from_session.by_thread);
     let mut p = from_files;
-    p.mappings = profil::objects::elf::static_mappings(&fib.display().to_string());
-    let mut symbolizer = profil::objects::Symbolizer::new(file.clone(), "fib");
+    p.mappings = prof_objects::elf::static_mappings(&fib.display().to_string(), &Default::default());
+    let mut symbolizer = prof_objects::Symbolizer::new(file.clone(), "fib", Default::default());
     let view = profil::threads::threads(&p, "fib", &mut symbolizer);
     assert_eq!(
         profil::threads::render(&view),

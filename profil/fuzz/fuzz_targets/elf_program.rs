@@ -1,4 +1,4 @@
-//! The ELF reading path on arbitrary bytes: `profil::objects::elf::parse_program` (the program to
+//! The ELF reading path on arbitrary bytes: `prof_objects::elf::parse_program` (the program to
 //! profile) and `ObjectFile::parse` (a shared object or the vdso, which need not be an
 //! executable), then what the report does with the result: symbol lookup and the naming of
 //! unnamed code (`symbols`, `eh_frame`), runtime -> link-time addresses (`object_file`),
@@ -11,12 +11,12 @@ use libfuzzer_sys::fuzz_target;
 use prof_core::sampler::Mapping;
 use prof_core::{BinLayout, ProfData};
 use profil::disasm;
-use profil::objects::elf::parse_program;
+use prof_objects::elf::parse_program;
 use profil::flat::FlatProfile;
-use profil::objects::object_file::ObjectFile;
+use prof_objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{self, ExitKind};
-use profil::objects::symbolize::Symbolizer;
+use prof_objects::symbolize::Symbolizer;
 
 /// Addresses worth asking about: the edges of every function and segment, and some taken
 /// from the input itself.
@@ -91,8 +91,8 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
         kernel_ticks: Some(0),
         ..Default::default()
     };
-    let mut symbolizer = Symbolizer::new(object, "fuzz");
-    let samples = symbolizer.locate(&profile);
+    let mut symbolizer = Symbolizer::new(object, "fuzz", Default::default());
+    let samples = symbolizer.locate(profile.samples());
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render(None);
@@ -102,7 +102,7 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
 
 fuzz_target!(|data: &[u8]| {
     // The program to profile.
-    if let Ok(image) = parse_program(Path::new("fuzz"), data.to_vec()) {
+    if let Ok(image) = parse_program(Path::new("fuzz"), data.to_vec(), &Default::default()) {
         let text = image.layout.text;
         // (Empty only for a segment at the very top of the address space: [u64::MAX, u64::MAX).)
         assert!(text.start < text.end || text.start == u64::MAX, "{text:?}");
@@ -112,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
         report_on(image.object, Some(text), data);
     }
     // Any other object samples fall in.
-    if let Some(object) = ObjectFile::parse(Path::new("fuzz.so"), data.to_vec()) {
+    if let Some(object) = ObjectFile::parse(Path::new("fuzz.so"), data.to_vec(), &Default::default()) {
         report_on(object, None, data);
     }
 });

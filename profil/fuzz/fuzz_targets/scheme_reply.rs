@@ -16,11 +16,11 @@ use libfuzzer_sys::fuzz_target;
 use prof_core::prof_data::PROF_DATA_SIZE;
 use profil::disasm;
 use profil::flat::FlatProfile;
-use profil::objects::object_file::ObjectFile;
+use prof_objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{self, ExitKind};
-use profil::objects::symbolize::Symbolizer;
-use profil::objects::symbols::{Function, SymbolTable};
+use prof_objects::symbolize::Symbolizer;
+use prof_objects::symbols::{Function, SymbolTable};
 
 fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
     let (head, tail) = data.split_at(n.min(data.len()));
@@ -49,19 +49,19 @@ fuzz_target!(|input: &[u8]| {
         Function { addr: 0x2000, size: 0, name: "loop".into() },
     ])
     .with_code(vec![(0x1000, 0x6000)]);
-    let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib");
+    let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
     // The same text as a `servers` reply, and the "Where the time went" section from it.
     if let Some(servers) = prof_core::formats::parse_servers(&samples_text) {
         let named = profil::servers::name_servers(&servers, &mut symbolizer);
         let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
     }
-    let samples = symbolizer.locate(&profile);
+    let samples = symbolizer.locate(profile.samples());
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = flat.render(None);
     // The same reply's `samples` text as `/scheme/prof/stacks`: parsed, named, reported.
     let with_stacks = profile.clone().with_scheme_stacks(&samples_text);
     if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer, None) {
-        let located = symbolizer.locate(&with_stacks);
+        let located = symbolizer.locate(with_stacks.samples());
         let flat = FlatProfile::build(&located, &symbolizer, Some(&sp));
         let _ = flat.render(None);
         let _ = profil::callgraph::render(&sp, &flat, 10);

@@ -32,6 +32,8 @@ pub struct Profiler {
     children: Option<ProcessTable>,
     /// The program's file: where a child that has not exec'd finds its code.
     program: std::path::PathBuf,
+    /// Where the children's files are read.
+    objects: prof_objects::Options,
 }
 
 /// Procmgr's process table read every 20 ms until dropped, each look added: the names of the
@@ -123,9 +125,9 @@ impl Profiler {
         let call_graph = args.call_graph;
         // Fail with a clear word before anything runs if the daemon is not there.
         std::fs::File::open(STATUS).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", crate::run::os_message(&e)))
+            io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", prof_objects::os_message(&e)))
         })?;
-        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf() })
+        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf(), objects: args.objects() })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
@@ -207,8 +209,8 @@ impl Profiler {
             // A child that has not exec'd runs the program's file, named as the report names it.
             let file = self.program.to_string_lossy().into_owned();
             let mappings_of = |path: &str| match path == program {
-                true => crate::objects::elf::static_mappings(&file),
-                false => crate::objects::elf::static_mappings(path),
+                true => prof_objects::elf::static_mappings(&file, &self.objects),
+                false => prof_objects::elf::static_mappings(path, &self.objects),
             };
             profile = profile.with_children(report.processes, program, &table, mappings_of);
         }

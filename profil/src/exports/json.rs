@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use crate::exports::Analysis;
 use crate::report::ExitKind;
-use crate::objects::symbolize::PROGRAM;
+use prof_objects::symbolize::PROGRAM;
 
 /// Bumped on any change of the document's shape (2: `stacks`, and `total` in `flat`; 3:
 /// `servers` and `server_stacks`; 4: `sampling`; 5: `processes`, `lines`; 6: `clock`; 7:
@@ -292,12 +292,12 @@ pub fn string(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::flat::FlatProfile;
-    use crate::objects::object_file::ObjectFile;
+    use prof_objects::object_file::ObjectFile;
     use crate::profile::{Frame, Outcome, Stack};
     use crate::stacks::StackProfile;
-    use crate::objects::symbolize::{Sample, Symbolizer};
+    use prof_objects::symbolize::{Sample, Symbolizer};
     use crate::profile::Profile;
-    use crate::objects::symbols::{Function, SymbolTable};
+    use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::image::TextSegment;
     use prof_core::sampler::Mapping;
     use prof_core::{BinLayout, ProfData, StopReason};
@@ -386,8 +386,8 @@ mod tests {
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
             Function { addr: 0x2000, size: 0x100, name: "say \"hi\"\n".into() },
         ]);
-        let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib");
-        let samples = symbolizer.locate(&profile);
+        let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib", Default::default());
+        let samples = symbolizer.locate(profile.samples());
         let stacks = StackProfile::build(&profile, &mut symbolizer, None).unwrap();
         let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
         let waits = crate::waiting::waits(&profile, &mut symbolizer);

@@ -41,7 +41,7 @@ use crate::cli::Args;
 use crate::flat::FlatProfile;
 use crate::profile::Outcome;
 use crate::stacks::StackProfile;
-use crate::objects::symbolize::{Sample, Symbolizer};
+use prof_objects::symbolize::{Sample, Symbolizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -69,7 +69,7 @@ fn program_arcs(stacks: Option<&StackProfile>) -> Vec<gmon::Arc> {
     let Some(sp) = stacks else { return Vec::new() };
     let start = |f: usize| {
         let k = sp.functions[f].key;
-        k.function.filter(|_| k.object == crate::objects::symbolize::PROGRAM)
+        k.function.filter(|_| k.object == prof_objects::symbolize::PROGRAM)
     };
     sp.arcs()
         .into_iter()
@@ -87,10 +87,10 @@ pub struct Analysis<'a> {
     /// The processes the program started, where followed (`--children`).
     pub processes: &'a [crate::processes::ProcessAnalysis],
     /// The profile by source line (`--lines`).
-    pub lines: Option<&'a crate::objects::lines::LineProfile>,
+    pub lines: Option<&'a prof_objects::lines::LineProfile>,
     /// Source frames of addresses, where lines were asked for (`--lines`, `--inline`): pprof
     /// then has a location per address with its lines.
-    pub sources: Option<&'a crate::objects::lines::Sources>,
+    pub sources: Option<&'a prof_objects::lines::Sources>,
     /// Where the program waited (`--off-cpu`), most blocked time first; empty without it.
     pub waits: &'a [crate::waiting::Wait],
     /// `--diff`: the base run; `--collapsed` and `--svg` then write the difference.
@@ -133,7 +133,7 @@ pub struct ExportError {
 
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Cannot write '{}': {}", self.path.display(), crate::run::os_message(&self.error))
+        write!(f, "Cannot write '{}': {}", self.path.display(), prof_objects::os_message(&self.error))
     }
 }
 

@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::exports::collapsed::TRUNCATED;
 use crate::exports::Analysis;
-use crate::objects::symbolize::PROGRAM;
+use prof_objects::symbolize::PROGRAM;
 
 #[derive(Clone, PartialEq, Message)]
 pub struct Profile {
@@ -174,7 +174,7 @@ impl Builder {
     }
 
     /// The mapping of object `i` of `symbolizer`, named by its path (or name, for the vdso).
-    fn object_mapping(&mut self, symbolizer: &crate::objects::symbolize::Symbolizer, i: usize) -> u64 {
+    fn object_mapping(&mut self, symbolizer: &prof_objects::symbolize::Symbolizer, i: usize) -> u64 {
         let ob = symbolizer.object(i);
         self.mapping(i, if ob.path.is_empty() { &ob.name } else { &ob.path })
     }
@@ -205,7 +205,7 @@ impl Builder {
 
     /// The location of one address of an object, with its source lines (innermost first,
     /// as pprof lists inlined frames) or, where it has none, the report's name of it.
-    fn address(&mut self, a: &Analysis, sources: &crate::objects::lines::Sources, l: &crate::objects::symbolize::Location) -> u64 {
+    fn address(&mut self, a: &Analysis, sources: &prof_objects::lines::Sources, l: &prof_objects::symbolize::Location) -> u64 {
         let key = (l.object, l.address.unwrap_or(u64::MAX));
         if let Some(&id) = self.addresses.get(&key) {
             return id;
@@ -260,7 +260,7 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     b.profile.comment = vec![comment];
     // The first mapping is the main file to pprof ("File:"): the program's, whatever comes
     // first among the samples (a library's function, or a child's with --children).
-    b.object_mapping(a.symbolizer, crate::objects::symbolize::PROGRAM);
+    b.object_mapping(a.symbolizer, prof_objects::symbolize::PROGRAM);
     // With --children every sample says its process; without, none does (one process).
     let labels = |b: &mut Builder, program: &str, pid: u32| -> Vec<Label> {
         if a.processes.is_empty() {
@@ -363,9 +363,9 @@ pub fn render_diff(a: &Analysis, base: &crate::compare::Base) -> std::io::Result
 fn add_addresses(
     b: &mut Builder,
     a: &Analysis,
-    sources: &crate::objects::lines::Sources,
+    sources: &prof_objects::lines::Sources,
     profile: &crate::profile::Profile,
-    samples: &[crate::objects::symbolize::Sample],
+    samples: &[prof_objects::symbolize::Sample],
     stacks: Option<&crate::stacks::StackProfile>,
     label: &[Label],
 ) {
@@ -377,7 +377,7 @@ fn add_addresses(
         return;
     };
     for st in &profile.stacks {
-        let located: Vec<&crate::objects::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
+        let located: Vec<&prof_objects::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
         let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, sources, l)).collect();
         // As in the stacks by function: a stack that reaches a start routine is whole.
         if st.truncated && !located.last().is_some_and(|l| crate::stacks::starts_a_process(l)) {
@@ -391,7 +391,7 @@ fn add_addresses(
 /// One process's samples: its stacks, or its flat profile's functions, each with `label`.
 fn add_samples(
     b: &mut Builder,
-    symbolizer: &crate::objects::symbolize::Symbolizer,
+    symbolizer: &prof_objects::symbolize::Symbolizer,
     flat: &crate::flat::FlatProfile,
     stacks: Option<&crate::stacks::StackProfile>,
     label: &[Label],
@@ -417,7 +417,7 @@ fn add_samples(
 /// `stacks` of `sp`, a location per function, leaf first, each with `label`.
 fn add_named_stacks(
     b: &mut Builder,
-    symbolizer: &crate::objects::symbolize::Symbolizer,
+    symbolizer: &prof_objects::symbolize::Symbolizer,
     sp: &crate::stacks::StackProfile,
     stacks: &[crate::stacks::NamedStack],
     label: &[Label],
@@ -521,7 +521,7 @@ mod tests {
         let mut s = crate::stacks::tests::symbolizer();
         let profile = crate::stacks::tests::profile();
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
+        let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
         let p = decoded(&a);
@@ -548,9 +548,9 @@ mod tests {
         let mut s = crate::stacks::tests::symbolizer();
         let profile = crate::stacks::tests::profile();
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(&profile), &s, Some(&sp));
+        let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let sources = crate::objects::lines::Sources::new(Vec::new());
+        let sources = prof_objects::lines::Sources::new();
         let a = Analysis {
             run: &run,
             flat: &flat,

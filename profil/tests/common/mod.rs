@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
-use profil::objects::elf::read_program;
+use prof_objects::elf::read_program;
 
 pub static SESSION: Mutex<()> = Mutex::new(());
 
@@ -111,7 +111,7 @@ pub fn printed_address(out: &str, name: &str) -> u64 {
 }
 
 pub fn symbol(prog: &Path, name: &str) -> u64 {
-    read_program(prog).unwrap().symbols().by_name(name).unwrap_or_else(|| panic!("no symbol {name}")).addr
+    read_program(prog, &Default::default()).unwrap().symbols().by_name(name).unwrap_or_else(|| panic!("no symbol {name}")).addr
 }
 
 /// Rows of profil's flat profile: (samples, percent, name).

@@ -1,7 +1,16 @@
 /* Sleeps argv[1] ms in nap(), then spins argv[2] ms of CPU time in spin(): a program whose
- * wall time is mostly waiting. */
+ * wall time is mostly waiting. Prints how long its sleep took by the monotonic clock
+ * (`sleepy.nap: SECONDS`): a busy machine wakes it late. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
 
 static double cpu_ms(void)
 {
@@ -28,7 +37,10 @@ __attribute__((noinline)) double spin(double ms)
 
 int main(int argc, char **argv)
 {
+    double start = now_s();
     nap(argc > 1 ? atof(argv[1]) : 1000);
+    printf("sleepy.nap: %.6f\n", now_s() - start);
+    fflush(stdout);
     spin(argc > 2 ? atof(argv[2]) : 200);
     return 0;
 }

@@ -4,8 +4,8 @@
 //! functions there), demangled (Rust, then C++).  Code no symbol covers is named by its address
 //! range, as Prospect brackets hits between the nearest known symbols:
 //!
-//! * a PLT stub, by the function it calls (`puts@plt`, [`crate::objects::plt`]);
-//! * inside a function the unwind tables describe ([`crate::objects::eh_frame`]), that function's
+//! * a PLT stub, by the function it calls (`puts@plt`, [`crate::plt`]);
+//! * inside a function the unwind tables describe ([`crate::eh_frame`]), that function's
 //!   `[start-end]` — exact boundaries, even in a stripped program;
 //! * elsewhere, the gap between the nearest known functions (or the segment's edges).
 //!
@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{sym, Elf};
 use goblin::strtab::Strtab;
-use prof_objects::file_bytes::FileBytes;
+use crate::file_bytes::FileBytes;
 
 /// The names of a symbol table: goblin's parsed string table, or the bytes `[start, end)` of
 /// one in the object file, whose names are read (and demangled) only when asked for: a large
@@ -55,6 +55,8 @@ enum Name {
     InFile { at: usize, end: usize },
     /// A PLT stub, named after the function it calls, whose name is in the file.
     StubInFile { at: usize, end: usize },
+    /// A mangled name, demangled when asked for; a PLT stub's (`stub`) gains `@plt`.
+    Mangled { name: String, stub: bool },
     Given(String),
     /// Unnamed code: named by its range.
     Range,
@@ -80,6 +82,8 @@ pub struct SymbolTable {
     code: Vec<(u64, u64)>,
     /// The object file that [`Name::InFile`] names are in.
     file: Option<Arc<FileBytes>>,
+    /// Demangled names are shortened ([`crate::short_names`]).
+    short_names: bool,
 }
 
 /// Functions whose symbol has no size (hand-written assembly) are taken to reach the next
@@ -110,7 +114,7 @@ impl SymbolTable {
                 // The name's first bytes: present, and how many leading underscores.
                 let (head, name) = match strtab {
                     Names::Parsed(t) => match t.get_at(s.st_name).filter(|n| !n.is_empty()) {
-                        Some(n) => (n.as_bytes(), Name::Given(demangle(n))),
+                        Some(n) => (n.as_bytes(), Name::Mangled { name: n.to_string(), stub: false }),
                         None => continue,
                     },
                     Names::InFile { start, end } => match start.checked_add(s.st_name).filter(|&at| at < end) {
@@ -149,10 +153,10 @@ impl SymbolTable {
             }
         }
         // PLT stubs, named by the dynamic symbol each calls.
-        let stubs = crate::objects::plt::stubs(elf, file).into_iter().filter_map(|stub| {
+        let stubs = crate::plt::stubs(elf, file).into_iter().filter_map(|stub| {
             let s = elf.dynsyms.get(stub.symbol)?;
             let name = match names[1] {
-                Names::Parsed(t) => Name::Given(format!("{}@plt", demangle(t.get_at(s.st_name).filter(|n| !n.is_empty())?))),
+                Names::Parsed(t) => Name::Mangled { name: t.get_at(s.st_name).filter(|n| !n.is_empty())?.to_string(), stub: true },
                 Names::InFile { start, end } => Name::StubInFile { at: start.checked_add(s.st_name).filter(|&at| at < end)?, end },
             };
             Some(Entry { addr: stub.addr, size: stub.size, name })
@@ -176,7 +180,7 @@ impl SymbolTable {
                 entries[i].size = (next - entries[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
             }
         }
-        SymbolTable { entries, code: Vec::new(), file: None }
+        SymbolTable { entries, code: Vec::new(), file: None, short_names: false }
     }
 
     /// Add unwind-table function ranges that no named function overlaps, named by range.
@@ -207,6 +211,12 @@ impl SymbolTable {
         self.entries.is_empty()
     }
 
+    /// Name its mangled functions in the short form (`--short-names`), or in full.
+    pub fn with_short_names(mut self, short: bool) -> SymbolTable {
+        self.short_names = short;
+        self
+    }
+
     /// Every function, named (each name read and demangled now: for tests and tools).
     pub fn functions(&self) -> Vec<Function> {
         self.entries.iter().map(|e| self.function(e)).collect()
@@ -216,10 +226,12 @@ impl SymbolTable {
         let name = match &e.name {
             Name::Given(n) => n.clone(),
             Name::Range => return Function::range(e.addr, e.end()),
+            Name::Mangled { name, stub: false } => demangle_as(name, self.short_names),
+            Name::Mangled { name, stub: true } => format!("{}@plt", demangle_as(name, self.short_names)),
             Name::InFile { at, end } | Name::StubInFile { at, end } => {
                 let raw = self.file.as_ref().and_then(|f| f.get(*at..*end)).unwrap_or_default();
                 let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
-                let name = demangle(&String::from_utf8_lossy(raw));
+                let name = demangle_as(&String::from_utf8_lossy(raw), self.short_names);
                 match e.name {
                     Name::StubInFile { .. } => format!("{name}@plt"),
                     _ => name,
@@ -273,6 +285,11 @@ impl SymbolTable {
 /// Demangle a Rust (legacy or v0, without the hash) or C++ (Itanium) symbol; others as they
 /// are.  Rust first: legacy Rust symbols are also valid C++ ones, which would keep the hash.
 pub fn demangle(name: &str) -> String {
+    demangle_as(name, false)
+}
+
+/// [`demangle`], the demangled name shortened where `short` ([`crate::short_names`]).
+pub fn demangle_as(name: &str, short: bool) -> String {
     // A versioned symbol of a static symbol table (`__libc_start_main@@GLIBC_2.34`) is named
     // without its version, as .dynsym names it and perf shows it.
     let name = match name.find('@') {
@@ -285,7 +302,10 @@ pub fn demangle(name: &str) -> String {
     if !["_R", "_Z", "__R", "__Z", "R", "ZN"].iter().any(|p| name.starts_with(p)) {
         return name.to_string();
     }
-    let shown = crate::objects::short_names::shown;
+    let shown = |name: String| match short {
+        true => crate::short_names::shorten(&name),
+        false => name,
+    };
     if let Ok(d) = rustc_demangle::try_demangle(name) {
         return shown(format!("{d:#}"));
     }

@@ -10,7 +10,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use goblin::elf::{header, section_header, Elf};
-use prof_objects::elf_headers::section_range;
+use crate::elf_headers::section_range;
 
 /// Sections that hold stubs.
 const STUB_SECTIONS: [&str; 3] = [".plt", ".plt.sec", ".plt.got"];

@@ -13,12 +13,12 @@ use prof_core::ProfError;
 
 use crate::cli::Args;
 use crate::exports::{Analysis, Exports};
-use crate::objects::object_file::ObjectFile;
-use crate::objects::symbolize::Symbolizer;
-use crate::objects::symbols::SymbolTable;
+use prof_objects::object_file::ObjectFile;
+use prof_objects::symbolize::Symbolizer;
+use prof_objects::symbols::SymbolTable;
 use crate::profile::Outcome;
 use crate::report::ExitKind;
-use crate::run::{ending_of_report, write_exports, Ending, RunError};
+use super::finish::{ending_of_report, write_exports, Ending, RunError};
 
 /// The name a system-wide run goes by in the exports (`program` of the JSON, the speedscope
 /// file's name).
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     // A process the backend saw no mapping of (Redox: static programs and daemons, by their
     // executable) is placed from its file.
     for c in profile.processes.iter_mut().filter(|c| c.profile.mappings.is_empty() && c.program.starts_with('/')) {
-        c.profile.mappings = crate::objects::elf::static_mappings(&c.program);
+        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &args.objects());
     }
     let run = Outcome {
         program: SYSTEM.into(),
@@ -60,14 +60,14 @@ pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
 
 /// The report of a system-wide run, and its exports.
 fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> {
-    let run = &*crate::run::filtered(args, run, "");
+    let run = &*super::finish::filtered(args, run, "");
     let mut out = exports.report_out(false);
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
     // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
     // Linux's kallsyms.
     let kernel = args.kernel.clone().unwrap_or_else(|| KALLSYMS.into());
-    let mut symbolizer = Symbolizer::new(empty, SYSTEM).with_kernel(&kernel);
-    let sources = crate::objects::lines::Sources::new(crate::objects::debug_file::dirs());
+    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects()).with_kernel(&kernel);
+    let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
     let (samples, _, kernel) = crate::flat::analyse(&run.profile, &mut symbolizer, None);
@@ -75,7 +75,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
     if args.load.is_some() {
-        if let Some(warning) = crate::run::unread_objects_warning(symbolizer.objects()) {
+        if let Some(warning) = super::finish::unread_objects_warning(symbolizer.objects()) {
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }

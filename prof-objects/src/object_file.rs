@@ -1,25 +1,26 @@
 //! One ELF object on disk (the program, a shared library, the vdso image): its loadable
 //! segments, its function symbols and its bytes, so samples can be named and disassembled.
 
+use crate::Options;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use goblin::elf::{program_header, section_header, Elf};
 use goblin::container::Ctx;
 use goblin::elf::sym::Symtab;
-pub use prof_objects::file_bytes::FileBytes;
+pub use crate::file_bytes::FileBytes;
 use prof_core::sampler::Mapping;
 
-use crate::objects::eh_frame;
-use crate::objects::symbols::{Names, SymbolTable};
+use crate::eh_frame;
+use crate::symbols::{Names, SymbolTable};
 
 /// goblin's `Elf` with what profil reads of it parsed: the headers
-/// ([`prof_objects::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
+/// ([`crate::elf_headers`]) and the symbol tables (lazy views, as goblin makes them), with the
 /// symbols' string tables left in the file (`Names::InFile`), each name read when a profile
 /// needs it. `None` where the file is not laid out so simply (no section headers, a table out
 /// of bounds): the caller then parses it fully.
 pub(crate) fn parse_elf_lazily(bytes: &[u8]) -> Option<(Elf<'_>, [Names<'_>; 2])> {
-    let (mut elf, ctx) = prof_objects::elf_headers::parse(bytes)?;
+    let (mut elf, ctx) = crate::elf_headers::parse(bytes)?;
     if elf.section_headers.is_empty() {
         return None;
     }
@@ -44,7 +45,7 @@ fn symbol_table<'a>(elf: &Elf<'a>, ctx: Ctx, bytes: &'a [u8], kind: u32) -> Opti
     let Some(sh) = elf.section_headers.iter().rfind(|sh| sh.sh_type == kind) else { return Some(None) };
     let count = sh.sh_size.checked_div(sh.sh_entsize)?;
     let table = Symtab::parse(bytes, usize::try_from(sh.sh_offset).ok()?, usize::try_from(count).ok()?, ctx).ok()?;
-    let strings = prof_objects::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
+    let strings = crate::elf_headers::section_range(elf.section_headers.get(sh.sh_link as usize)?, bytes.len())?;
     Some(Some((table, Names::InFile { start: strings.start, end: strings.end })))
 }
 
@@ -53,7 +54,7 @@ fn symbol_table<'a>(elf: &Elf<'a>, ctx: Ctx, bytes: &'a [u8], kind: u32) -> Opti
 /// read: the rest of such a file (its text, `.dynsym`) is not in it.
 fn debug_file_symbols(path: &Path, code: Vec<(u64, u64)>) -> Option<SymbolTable> {
     let bytes = Arc::new(FileBytes::open(path).ok()?);
-    let (mut elf, ctx) = prof_objects::elf_headers::parse(&bytes)?;
+    let (mut elf, ctx) = crate::elf_headers::parse(&bytes)?;
     let (table, strings) = symbol_table(&elf, ctx, &bytes, section_header::SHT_SYMTAB)??;
     if table.is_empty() {
         return None;
@@ -83,28 +84,29 @@ pub struct ObjectFile {
 }
 
 impl ObjectFile {
-    /// Map and parse the ELF file at `path`.
-    pub fn read(path: &Path) -> std::io::Result<ObjectFile> {
+    /// Map and parse the ELF file at `path`; a stripped one's symbols are looked for in its
+    /// debug file under `options`' directories, and named as `options` say.
+    pub fn read(path: &Path, options: &Options) -> std::io::Result<ObjectFile> {
         let bytes = FileBytes::open(path)?;
-        ObjectFile::parse(path, bytes)
+        ObjectFile::parse(path, bytes, options)
             .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not an ELF file"))
     }
 
     /// An object from its bytes; `None` if they are not ELF.
-    pub fn parse(path: &Path, bytes: impl Into<FileBytes>) -> Option<ObjectFile> {
+    pub fn parse(path: &Path, bytes: impl Into<FileBytes>, options: &Options) -> Option<ObjectFile> {
         let bytes = Arc::new(bytes.into());
         match parse_elf_lazily(&bytes) {
-            Some((elf, names)) => Some(ObjectFile::from_elf(path, &elf, names, &bytes)),
+            Some((elf, names)) => Some(ObjectFile::from_elf(path, &elf, names, &bytes, options)),
             None => {
                 let elf = Elf::parse(&bytes).ok()?;
                 let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
-                Some(ObjectFile::from_elf(path, &elf, names, &bytes))
+                Some(ObjectFile::from_elf(path, &elf, names, &bytes, options))
             }
         }
     }
 
     /// An object from an already parsed ELF of `bytes`.
-    pub(crate) fn from_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>) -> ObjectFile {
+    pub(crate) fn from_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>, options: &Options) -> ObjectFile {
         let segments: Vec<Segment> = elf
             .program_headers
             .iter()
@@ -121,10 +123,11 @@ impl ObjectFile {
         // A stripped object (no .symtab: stripped programs, distribution libraries) takes the
         // symbols of its separate debug file where there is one (Debian's -dbgsym packages).
         let from_debug_file = || {
-            let debug = crate::objects::debug_file::separate(path, &crate::objects::debug_file::dirs())?;
+            let debug = crate::debug_file::separate(path, &options.debug_dirs)?;
             debug_file_symbols(&debug, code.clone())
         };
         if let Some(symbols) = elf.syms.is_empty().then(from_debug_file).flatten() {
+            let symbols = symbols.with_short_names(options.short_names);
             return ObjectFile { path: path.to_path_buf(), bytes: bytes.clone(), segments, symbols };
         }
         // The unwind tables name nothing a full symbol table does not: read them for stripped
@@ -134,7 +137,7 @@ impl ObjectFile {
             path: path.to_path_buf(),
             bytes: bytes.clone(),
             segments,
-            symbols: SymbolTable::from_elf(elf, names, bytes, &unwind, code),
+            symbols: SymbolTable::from_elf(elf, names, bytes, &unwind, code).with_short_names(options.short_names),
         }
     }
 
@@ -143,9 +146,9 @@ impl ObjectFile {
         ObjectFile { path: path.to_path_buf(), bytes: Arc::new(Vec::new().into()), segments: Vec::new(), symbols }
     }
 
-    /// Give a synthetic object one executable segment holding `code` at `vaddr` (tests).
-    #[cfg(test)]
-    pub(crate) fn set_test_code(&mut self, vaddr: u64, code: &[u8]) {
+    /// Give a synthetic object one executable segment holding `code` at `vaddr` (tests and
+    /// synthetic reports).
+    pub fn set_test_code(&mut self, vaddr: u64, code: &[u8]) {
         let len = code.len() as u64;
         self.segments = vec![Segment { vaddr, memsz: len, offset: 0, filesz: len, executable: true }];
         self.bytes = Arc::new(code.to_vec().into());
@@ -178,7 +181,7 @@ mod tests {
     use super::*;
 
     fn me() -> ObjectFile {
-        ObjectFile::read(&std::env::current_exe().unwrap()).unwrap()
+        ObjectFile::read(&std::env::current_exe().unwrap(), &Options::default()).unwrap()
     }
 
     #[test]
@@ -240,7 +243,7 @@ mod tests {
         text.p_vaddr = u64::MAX - 0xfff;
         text.p_memsz = 0x2000;
         let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
-        let o = ObjectFile::from_elf(Path::new("x"), &elf, names, &Arc::new(bytes.clone().into()));
+        let o = ObjectFile::from_elf(Path::new("x"), &elf, names, &Arc::new(bytes.clone().into()), &Options::default());
         assert_eq!(o.symbols.resolve(u64::MAX - 0x800).addr, u64::MAX - 0xfff);
     }
 
@@ -254,10 +257,10 @@ mod tests {
         for path in [Some(std::env::current_exe().unwrap()), libc.map(Into::into)].into_iter().flatten() {
             let bytes: Arc<FileBytes> = Arc::new(std::fs::read(&path).unwrap().into());
             let (lazy, names) = parse_elf_lazily(&bytes).expect("laid out simply");
-            let quick = ObjectFile::from_elf(&path, &lazy, names, &bytes);
+            let quick = ObjectFile::from_elf(&path, &lazy, names, &bytes, &Options::default());
             let elf = Elf::parse(&bytes).unwrap();
             let names = [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)];
-            let full = ObjectFile::from_elf(&path, &elf, names, &bytes);
+            let full = ObjectFile::from_elf(&path, &elf, names, &bytes, &Options::default());
             assert!(full.symbols.functions().len() > 100, "{}", path.display());
             assert_eq!(quick.symbols.functions(), full.symbols.functions(), "{}", path.display());
         }
@@ -269,6 +272,6 @@ mod tests {
 
     #[test]
     fn non_elf_bytes_are_refused() {
-        assert!(ObjectFile::parse(Path::new("x"), b"#!/bin/sh\n".to_vec()).is_none());
+        assert!(ObjectFile::parse(Path::new("x"), b"#!/bin/sh\n".to_vec(), &Options::default()).is_none());
     }
 }

@@ -14,21 +14,6 @@ pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 /// `--debug-dir`'s and before the system's.
 pub const DEBUG_DIRS_VARIABLE: &str = "PROFIL_DEBUG_DIRS";
 
-/// The run's debug directories (`--debug-dir`), set once at start-up; unset, only the
-/// environment's and the system's are searched.
-static RUN_DIRS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-
-/// Search `given` (`--debug-dir`) first for the rest of the run: for line tables and for the
-/// symbols of stripped objects, wherever objects are read.
-pub fn use_dirs(given: &[PathBuf]) {
-    let _ = RUN_DIRS.set(search_dirs(given));
-}
-
-/// The run's debug directories ([`use_dirs`]), else [`search_dirs`] of none given.
-pub fn dirs() -> Vec<PathBuf> {
-    RUN_DIRS.get().cloned().unwrap_or_else(|| search_dirs(&[]))
-}
-
 /// The debug directories to search, in order: `given` (`--debug-dir`), the environment
 /// variable's, then `/usr/lib/debug`.
 pub fn search_dirs(given: &[PathBuf]) -> Vec<PathBuf> {
@@ -46,18 +31,18 @@ struct Facts {
 fn facts(path: &Path) -> Option<Facts> {
     // Mapped, not read, and only its headers parsed: a program's debug file can be hundreds of
     // megabytes, with a symbol table to match.
-    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
-    let (elf, _) = prof_objects::elf_headers::parse(&bytes)?;
+    let bytes = crate::file_bytes::FileBytes::open(path).ok()?;
+    let (elf, _) = crate::elf_headers::parse(&bytes)?;
     let section = |name: &str| {
         let sh = elf.section_headers.iter().find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))?;
         // NOBITS sections (a debug file's text) have no bytes in the file.
         (sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
-            .then(|| prof_objects::elf_headers::section_range(sh, bytes.len()))
+            .then(|| crate::elf_headers::section_range(sh, bytes.len()))
             .flatten()
             .map(|range| &bytes[range])
     };
     let has_lines = section(".debug_line").is_some_and(|b| !b.is_empty()) || section(".zdebug_line").is_some();
-    let build_id = crate::objects::elf::build_id_in(&elf, &bytes);
+    let build_id = crate::elf_headers::build_id_in(&elf, &bytes);
     // The file name, NUL-terminated (then padding and a CRC, which the build-id check stands in for).
     let debuglink = section(".gnu_debuglink").and_then(|b| {
         let name = b.split(|&c| c == 0).next()?;

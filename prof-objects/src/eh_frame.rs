@@ -41,7 +41,7 @@ impl<'a> Image<'a> {
     /// `.eh_frame`'s address and bytes, by its section header.
     fn section(&self, name: &str) -> Option<(u64, &'a [u8])> {
         let sh = self.elf.section_headers.iter().find(|sh| self.elf.shdr_strtab.get_at(sh.sh_name) == Some(name))?;
-        let range = prof_objects::elf_headers::section_range(sh, self.bytes.len())?;
+        let range = crate::elf_headers::section_range(sh, self.bytes.len())?;
         Some((sh.sh_addr, &self.bytes[range]))
     }
 }

@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use crate::objects::object_file::ObjectFile;
-use crate::objects::symbols::{Function, SymbolTable};
+use crate::object_file::ObjectFile;
+use crate::symbols::{Function, SymbolTable};
 
 /// The kernel's functions from a kallsyms file; `None` if it is not one or hides addresses.
 pub fn read(path: &Path) -> Option<ObjectFile> {
-    let text = prof_objects::bounded::read_to_string(path, prof_objects::bounded::proc_limits::KALLSYMS).ok()?;
+    let text = crate::bounded::read_to_string(path, crate::bounded::proc_limits::KALLSYMS).ok()?;
     let table = parse(&text)?;
     Some(ObjectFile::from_symbols(path, table))
 }
@@ -22,18 +22,18 @@ pub fn read(path: &Path) -> Option<ObjectFile> {
 pub fn check(path: &Path) -> Result<Option<String>, String> {
     use std::io::Read;
     let shown = path.display();
-    let cannot = |e: &std::io::Error| format!("Cannot read the kernel's symbols from '{shown}': {}", crate::run::os_message(e));
-    let file = prof_objects::bounded::open_regular(path).map_err(|e| cannot(&e))?;
+    let cannot = |e: &std::io::Error| format!("Cannot read the kernel's symbols from '{shown}': {}", crate::os_message(e));
+    let file = crate::bounded::open_regular(path).map_err(|e| cannot(&e))?;
     let mut start = Vec::new();
     file.take(4096).read_to_end(&mut start).map_err(|e| cannot(&e))?;
     if start.starts_with(b"\x7fELF") {
         return Ok(None);
     }
-    let limit = prof_objects::bounded::proc_limits::KALLSYMS;
+    let limit = crate::bounded::proc_limits::KALLSYMS;
     if std::fs::metadata(path).is_ok_and(|m| m.len() > limit) {
         return Err(format!(
             "'{shown}' is not the kernel's symbols: larger than {} and not an ELF file",
-            prof_objects::bounded::size_text(limit)
+            crate::bounded::size_text(limit)
         ));
     }
     // Whole lines only: the last may be cut at 4096 bytes.

@@ -3,14 +3,15 @@
 //! function symbols).
 
 use std::fmt;
+use crate::Options;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use goblin::elf::{header, program_header, Elf};
 use prof_core::image::{ImageLayout, LoadSegment, TextSegment};
 
-use crate::objects::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
-use crate::objects::symbols::{Names, SymbolTable};
+use crate::object_file::{parse_elf_lazily, FileBytes, ObjectFile};
+use crate::symbols::{Names, SymbolTable};
 
 /// The program about to be profiled.
 #[derive(Debug, Clone)]
@@ -87,18 +88,18 @@ impl ProgramImage {
     }
 }
 
-/// Map, check and describe the ELF file at `path`.
-pub fn read_program(path: &Path) -> Result<ProgramImage, ElfError> {
+/// Map, check and describe the ELF file at `path`, its functions named as `options` say.
+pub fn read_program(path: &Path, options: &Options) -> Result<ProgramImage, ElfError> {
     let bytes = FileBytes::open(path).map_err(ElfError::Io)?;
-    parse_program(path, bytes)
+    parse_program(path, bytes, options)
 }
 
 /// Check and describe an ELF executable given as bytes.
-pub fn parse_program(path: &Path, bytes: impl Into<FileBytes>) -> Result<ProgramImage, ElfError> {
-    describe(path, &Arc::new(bytes.into()))
+pub fn parse_program(path: &Path, bytes: impl Into<FileBytes>, options: &Options) -> Result<ProgramImage, ElfError> {
+    describe(path, &Arc::new(bytes.into()), options)
 }
 
-fn describe(path: &Path, bytes: &Arc<FileBytes>) -> Result<ProgramImage, ElfError> {
+fn describe(path: &Path, bytes: &Arc<FileBytes>, options: &Options) -> Result<ProgramImage, ElfError> {
     if let Some(line) = bytes.strip_prefix(b"#!") {
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
         let interpreter = String::from_utf8_lossy(line).split_whitespace().next().unwrap_or("").to_string();
@@ -113,15 +114,15 @@ fn describe(path: &Path, bytes: &Arc<FileBytes>) -> Result<ProgramImage, ElfErro
     }
     // The quick parse where the file allows it, else goblin's whole one (see parse_elf_lazily).
     match parse_elf_lazily(bytes) {
-        Some((elf, names)) => describe_elf(path, &elf, names, bytes),
+        Some((elf, names)) => describe_elf(path, &elf, names, bytes, options),
         None => {
             let elf = Elf::parse(bytes).map_err(|_| ElfError::NotExecutable("malformed headers"))?;
-            describe_elf(path, &elf, [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)], bytes)
+            describe_elf(path, &elf, [Names::Parsed(&elf.strtab), Names::Parsed(&elf.dynstrtab)], bytes, options)
         }
     }
 }
 
-fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>) -> Result<ProgramImage, ElfError> {
+fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes>, options: &Options) -> Result<ProgramImage, ElfError> {
     let pie = match elf.header.e_type {
         header::ET_EXEC => false,
         header::ET_DYN => true,
@@ -146,25 +147,20 @@ fn describe_elf(path: &Path, elf: &Elf, names: [Names; 2], bytes: &Arc<FileBytes
     Ok(ProgramImage {
         path: path.to_path_buf(),
         layout: ImageLayout { text: TextSegment { start, end }, exec_segments },
-        object: ObjectFile::from_elf(path, elf, names, bytes),
+        object: ObjectFile::from_elf(path, elf, names, bytes, options),
         pie,
     })
 }
 
 
 
-/// The GNU build-id of the ELF file at `path` (the `NT_GNU_BUILD_ID` note), where it has one.
-pub fn build_id(path: &Path) -> Option<Vec<u8>> {
-    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
-    let (elf, _) = prof_objects::elf_headers::parse(&bytes)?;
-    build_id_in(&elf, &bytes)
-}
+pub use crate::elf_headers::{build_id, build_id_in};
 
 /// The executable mappings of a static program at `path` as its process has them (its run
 /// addresses are its link addresses: Redox's programs and daemons), for naming its samples
-/// as any process's; none where the file cannot be read.
-pub fn static_mappings(path: &str) -> Vec<prof_core::sampler::Mapping> {
-    let Ok(file) = crate::objects::object_file::ObjectFile::read(&crate::objects::sysroot::locate(Path::new(path))) else {
+/// as any process's (found under `options`' sysroot); none where the file cannot be read.
+pub fn static_mappings(path: &str, options: &Options) -> Vec<prof_core::sampler::Mapping> {
+    let Ok(file) = crate::object_file::ObjectFile::read(&options.locate(Path::new(path)), options) else {
         return Vec::new();
     };
     file.segments()
@@ -187,46 +183,38 @@ pub fn is_elf(path: &Path) -> bool {
     std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
 }
 
-/// The GNU build-id of `elf`, parsed from `bytes` (its program headers are enough).
-pub fn build_id_in(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
-    elf.iter_note_headers(bytes)?
-        .filter_map(Result::ok)
-        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
-        .map(|n| n.desc.to_vec())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn text_files_are_not_elf() {
-        let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n".to_vec()).unwrap_err();
+        let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n".to_vec(), &Options::default()).unwrap_err();
         assert!(matches!(e, ElfError::NotElf));
         assert_eq!(e.to_string(), "not an ELF executable");
     }
 
     #[test]
     fn scripts_and_32_bit_programs_are_named_as_such() {
-        let e = parse_program(Path::new("x.sh"), b"#!/bin/sh -e\necho hi\n".to_vec()).unwrap_err();
+        let e = parse_program(Path::new("x.sh"), b"#!/bin/sh -e\necho hi\n".to_vec(), &Options::default()).unwrap_err();
         assert!(matches!(&e, ElfError::Script(i) if i == "/bin/sh"), "{e:?}");
-        let e = parse_program(Path::new("x"), b"#!".to_vec()).unwrap_err();
+        let e = parse_program(Path::new("x"), b"#!".to_vec(), &Options::default()).unwrap_err();
         assert!(matches!(&e, ElfError::Script(i) if i.is_empty()), "{e:?}");
         assert_eq!(e.to_string(), "a script with no interpreter, not an ELF executable");
-        let e = parse_program(Path::new("x"), b"\x7fELF\x01\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x03\0".to_vec()).unwrap_err();
+        let e = parse_program(Path::new("x"), b"\x7fELF\x01\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x03\0".to_vec(), &Options::default()).unwrap_err();
         assert!(matches!(e, ElfError::Elf32), "{e:?}");
     }
 
     #[test]
     fn truncated_elf_is_an_error_not_a_panic() {
-        let e = parse_program(Path::new("x"), b"\x7fELF\x02\x01\x01".to_vec()).unwrap_err();
+        let e = parse_program(Path::new("x"), b"\x7fELF\x02\x01\x01".to_vec(), &Options::default()).unwrap_err();
         assert!(matches!(e, ElfError::NotExecutable(_)));
     }
 
     #[test]
     fn reads_this_test_binary() {
         let me = std::env::current_exe().unwrap();
-        let img = read_program(&me).unwrap();
+        let img = read_program(&me, &Options::default()).unwrap();
         assert!(img.layout.text.size() > 0);
         assert!(!img.layout.exec_segments.is_empty());
         assert!(!img.symbols().is_empty());

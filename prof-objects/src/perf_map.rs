@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::objects::symbols::{Function, SymbolTable};
+use crate::symbols::{Function, SymbolTable};
 
 /// The most a perf map is read: a JIT writes a line per function it compiles, and a long run
 /// of node writes tens of MB.
@@ -36,7 +36,7 @@ pub fn parse(text: &str) -> Vec<Function> {
 /// The perf map at `path` as a symbol table, if it is there and readable (a regular file, at
 /// most [`MAX_BYTES`]).
 pub fn read(path: &Path) -> Option<SymbolTable> {
-    let text = prof_objects::bounded::read_to_string(path, MAX_BYTES).ok()?;
+    let text = crate::bounded::read_to_string(path, MAX_BYTES).ok()?;
     let functions = parse(&text);
     (!functions.is_empty()).then(|| SymbolTable::new(functions))
 }

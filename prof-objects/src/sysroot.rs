@@ -9,17 +9,36 @@
 
 use std::path::{Path, PathBuf};
 
-static SYSROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+use crate::Options;
 
-/// Look under `dir` for the rest of the run.
-pub fn use_sysroot(dir: &Path) {
-    let _ = SYSROOT.set(dir.to_path_buf());
-}
+impl Options {
+    /// Where to read the file a run recorded at `path`: under the sysroot if it is there, else
+    /// `path` itself.
+    pub fn locate(&self, path: &Path) -> PathBuf {
+        self.sysroot.as_deref().and_then(|root| under(root, path)).unwrap_or_else(|| path.to_path_buf())
+    }
 
-/// Where to read the file a run recorded at `path`: under the sysroot if it is there, else
-/// `path` itself.
-pub fn locate(path: &Path) -> PathBuf {
-    SYSROOT.get().and_then(|root| under(root, path)).unwrap_or_else(|| path.to_path_buf())
+    /// Where to read the object the run recorded at `path` (a file to open: a mapping's
+    /// source) with GNU build-id `build_id` (hex; `None`: not recorded, and any file at the
+    /// path is taken): by build-id under the debug directories, under the sysroot, at `path`,
+    /// the first of that build. Found nowhere: [`Located::At`] `path`, which the caller then
+    /// cannot read.
+    pub fn locate_build(&self, path: &Path, build_id: Option<&str>) -> Located {
+        let Some(id) = build_id.filter(|id| id.len() > 2 && id.is_ascii()) else { return Located::At(self.locate(path)) };
+        let mut candidates: Vec<PathBuf> = self.debug_dirs.iter().map(|d| d.join(".build-id").join(&id[..2]).join(&id[2..])).collect();
+        candidates.extend(self.sysroot.as_deref().and_then(|root| under(root, path)));
+        candidates.push(path.to_path_buf());
+        let mut other = None;
+        for c in candidates {
+            match crate::elf_headers::build_id(&c) {
+                Some(found) if hex(&found) == id => return Located::At(c),
+                // A file there of no build or another (a file that is no ELF is not counted).
+                _ if other.is_none() && crate::elf::is_elf(&c) => other = Some(c),
+                _ => {}
+            }
+        }
+        other.map_or_else(|| Located::At(path.to_path_buf()), Located::OtherBuild)
+    }
 }
 
 /// Where a recorded object is here.
@@ -29,27 +48,6 @@ pub enum Located {
     At(PathBuf),
     /// The files found are of another build than the run's: this one (the first) is not it.
     OtherBuild(PathBuf),
-}
-
-/// Where to read the object the run recorded at `path` (a file to open: a mapping's source)
-/// with GNU build-id `build_id` (hex; `None`: not recorded, and any file at the path is
-/// taken): by build-id under `debug_dirs`, under the sysroot, at `path`, the first of that
-/// build. Found nowhere: [`Located::At`] `path`, which the caller then cannot read.
-pub fn locate_build(path: &Path, build_id: Option<&str>, debug_dirs: &[PathBuf]) -> Located {
-    let Some(id) = build_id.filter(|id| id.len() > 2 && id.is_ascii()) else { return Located::At(locate(path)) };
-    let mut candidates: Vec<PathBuf> = debug_dirs.iter().map(|d| d.join(".build-id").join(&id[..2]).join(&id[2..])).collect();
-    candidates.extend(SYSROOT.get().and_then(|root| under(root, path)));
-    candidates.push(path.to_path_buf());
-    let mut other = None;
-    for c in candidates {
-        match crate::objects::elf::build_id(&c) {
-            Some(found) if hex(&found) == id => return Located::At(c),
-            // A file there of no build or another (a file that is no ELF is not counted).
-            _ if other.is_none() && crate::objects::elf::is_elf(&c) => other = Some(c),
-            _ => {}
-        }
-    }
-    other.map_or_else(|| Located::At(path.to_path_buf()), Located::OtherBuild)
 }
 
 /// `bytes` in lower-case hex, as build-ids are written.

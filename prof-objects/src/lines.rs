@@ -4,13 +4,11 @@
 //! `addr2line -i` prints first and perf's `srcline` sorts.
 
 use std::cell::RefCell;
-use std::fmt::Write;
-use std::path::PathBuf;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::objects::symbolize::{Location, Sample, Symbolizer};
+use crate::symbolize::{Location, Sample, Symbolizer};
 
 /// Lines shown without `--lines=all`.
 pub const DEFAULT_TOP: usize = 30;
@@ -30,14 +28,17 @@ type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
 /// The DWARF of one object.
 pub struct LineReader {
     context: Option<addr2line::Context<Reader>>,
+    /// Inlined functions' names in the short form.
+    short_names: bool,
 }
 
 impl LineReader {
-    /// The line tables of the ELF file at `path`, or of its separate debug file under `dirs`
-    /// ([`crate::objects::debug_file`]); an object with neither (or unreadable) has none, and its
+    /// The line tables of the ELF file at `path`, or of its separate debug file under the
+    /// debug directories of `options`
+    /// ([`crate::debug_file`]); an object with neither (or unreadable) has none, and its
     /// addresses have no line.
-    pub fn open(path: &std::path::Path, dirs: &[std::path::PathBuf]) -> LineReader {
-        LineReader { context: load(&crate::objects::debug_file::find(path, dirs)) }
+    pub fn open(path: &std::path::Path, options: &crate::Options) -> LineReader {
+        LineReader { context: load(&crate::debug_file::find(path, &options.debug_dirs)), short_names: options.short_names }
     }
 
     /// Whether the object has line tables at all (`Some`), found by asking for its first
@@ -66,7 +67,7 @@ impl LineReader {
             // Demangled as symbol names are, so a function is one name whether inlined or not.
             let function = frame
                 .function
-                .and_then(|f| f.raw_name().ok().map(|name| crate::objects::symbols::demangle(&name)))
+                .and_then(|f| f.raw_name().ok().map(|name| crate::symbols::demangle_as(&name, self.short_names)))
                 .unwrap_or_else(|| "??".to_string());
             out.push(SourceLine { file, line, function });
         }
@@ -78,7 +79,7 @@ impl LineReader {
 /// `.zdebug_*` ones decompressed), ready for lookups; `None` if it cannot be read.
 fn load(path: &std::path::Path) -> Option<addr2line::Context<Reader>> {
     use object::{Object, ObjectSection};
-    let bytes = prof_objects::file_bytes::FileBytes::open(path).ok()?;
+    let bytes = crate::file_bytes::FileBytes::open(path).ok()?;
     let file = object::File::parse(&*bytes).ok()?;
     let endian = if file.is_little_endian() { gimli::RunTimeEndian::Little } else { gimli::RunTimeEndian::Big };
     let section = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
@@ -90,8 +91,8 @@ fn load(path: &std::path::Path) -> Option<addr2line::Context<Reader>> {
 
 /// Source frames of located addresses, each object's DWARF read once, each address looked up
 /// once (shared by `--lines`, `--inline` and the exports).
+#[derive(Default)]
 pub struct Sources {
-    dirs: Vec<PathBuf>,
     readers: RefCell<HashMap<usize, LineReader>>,
     memo: RefCell<HashMap<ObjectAddress, Rc<[SourceLine]>>>,
 }
@@ -100,9 +101,10 @@ pub struct Sources {
 type ObjectAddress = (usize, u64);
 
 impl Sources {
-    /// Separate debug files are looked for under `dirs` ([`crate::objects::debug_file`]).
-    pub fn new(dirs: Vec<PathBuf>) -> Sources {
-        Sources { dirs, readers: RefCell::default(), memo: RefCell::default() }
+    /// Nothing read yet: each object's line tables are read on its first address, found and
+    /// named with the symbolizer's options.
+    pub fn new() -> Sources {
+        Sources::default()
     }
 
     /// The source frames at `l` (innermost first; see [`LineReader::frames`]); none for an
@@ -114,8 +116,8 @@ impl Sources {
         }
         let mut readers = self.readers.borrow_mut();
         let reader = readers.entry(l.object).or_insert_with(|| match &symbolizer.object(l.object).file {
-            Some(file) => LineReader::open(&file.path, &self.dirs),
-            None => LineReader { context: None },
+            Some(file) => LineReader::open(&file.path, symbolizer.options()),
+            None => LineReader { context: None, short_names: false },
         });
         let frames: Rc<[SourceLine]> = reader.frames(address).into();
         self.memo.borrow_mut().insert((l.object, address), frames.clone());
@@ -150,19 +152,4 @@ impl LineProfile {
         LineProfile { lines, unknown, total }
     }
 
-    /// `Lines (top N of M):` and one row per line: samples, share, `file:line`, function.
-    pub fn render(&self, top: Option<usize>) -> String {
-        let mut out = String::new();
-        let shown = top.unwrap_or(self.lines.len()).min(self.lines.len());
-        let _ = writeln!(out, "Source lines (top {shown} of {}; innermost, inlined code included):", self.lines.len());
-        let _ = writeln!(out, "{:>9} {:>7}  line  function", "samples", "%");
-        let share = |n: u64| crate::words::percent(n, self.total);
-        for (l, _, n) in self.lines.iter().take(shown) {
-            let _ = writeln!(out, "{n:>9} {:>7.2}  {}:{}  {}", share(*n), l.file, l.line, l.function);
-        }
-        if self.unknown > 0 {
-            let _ = writeln!(out, "{:>9} {:>7.2}  (no line information)", self.unknown, share(self.unknown));
-        }
-        out
-    }
 }

@@ -11,11 +11,12 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
+use prof_core::formats::StackFrame;
 use prof_core::sampler::Mapping;
 
-use crate::objects::object_file::ObjectFile;
-use crate::profile::Profile;
-use crate::objects::symbols::Function;
+use crate::object_file::ObjectFile;
+use crate::Options;
+use crate::symbols::Function;
 
 /// Index of the program among the objects.
 pub const PROGRAM: usize = 0;
@@ -66,6 +67,18 @@ impl FunctionKey {
     }
 }
 
+/// A run's exact samples, as [`Symbolizer::locate`] takes them: (address, count) pairs.
+#[derive(Debug, Clone, Copy)]
+pub struct Samples<'a> {
+    /// In the program: link-time addresses.
+    pub program: &'a [(u64, u64)],
+    /// Elsewhere: runtime addresses, in `mappings`.
+    pub foreign: &'a [(u64, u64)],
+    pub mappings: &'a [Mapping],
+    /// In the kernel.
+    pub kernel: &'a [(u64, u64)],
+}
+
 /// One exact sample and its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
@@ -87,11 +100,14 @@ pub struct Symbolizer {
     kernel: Option<usize>,
     /// The object of the program's perf map (JIT code), where its runtime wrote one.
     jit: Option<usize>,
+    /// Where the objects are looked for, and how their functions are named.
+    options: Options,
 }
 
 impl Symbolizer {
-    /// `program` is the profiled executable, shown as `name`.
-    pub fn new(program: ObjectFile, name: &str) -> Symbolizer {
+    /// `program` is the profiled executable (read with `options`), shown as `name`; the other
+    /// objects are read with `options`.
+    pub fn new(program: ObjectFile, name: &str, options: Options) -> Symbolizer {
         let path = program.path.display().to_string();
         let program = Object { name: base_name(name), path: path.clone(), file: Some(program), other_build: None };
         Symbolizer {
@@ -102,14 +118,15 @@ impl Symbolizer {
             kernel_path: None,
             kernel: None,
             jit: None,
+            options,
         }
     }
 
     /// Name samples in anonymous memory (or in no mapping) from the perf map process `pid`'s
     /// runtime wrote, where there is one (JIT code: `perf-PID.map`).
     pub fn with_perf_map(mut self, pid: u32) -> Symbolizer {
-        let path = crate::objects::perf_map::path(pid);
-        if let Some(table) = crate::objects::perf_map::read(&path) {
+        let path = crate::perf_map::path(pid);
+        if let Some(table) = crate::perf_map::read(&path) {
             let file = ObjectFile::from_symbols(&path, table);
             let path = path.display().to_string();
             self.objects.push(Object { name: base_name(&path), path, file: Some(file), other_build: None });
@@ -139,18 +156,18 @@ impl Symbolizer {
         &self.objects[i]
     }
 
-    /// Every exact sample of a profile, the program's first, each in address order.
-    pub fn locate(&mut self, p: &Profile) -> Vec<Sample> {
+    /// Every exact sample of a run, the program's first, each in address order.
+    pub fn locate(&mut self, p: Samples) -> Vec<Sample> {
         let mut out: Vec<Sample> = p
-            .image_samples
+            .program
             .iter()
             .map(|&(address, count)| Sample { address, count, location: self.program_sample(address) })
             .collect();
-        for &(address, count) in &p.foreign_samples {
-            let location = self.foreign_sample(address, &p.mappings);
+        for &(address, count) in p.foreign {
+            let location = self.foreign_sample(address, p.mappings);
             out.push(Sample { address, count, location });
         }
-        for &(address, count) in &p.kernel_samples {
+        for &(address, count) in p.kernel {
             let location = self.kernel_sample(address);
             out.push(Sample { address, count, location });
         }
@@ -193,6 +210,11 @@ impl Symbolizer {
         }
     }
 
+    /// The options it was built with (the source lines are read with the same).
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// Use `file` as the kernel's ELF instead of reading one (tests).
     pub fn with_kernel_object(mut self, file: ObjectFile) -> Symbolizer {
         self.objects.push(Object { name: "kernel".into(), path: file.path.display().to_string(), file: Some(file), other_build: None });
@@ -211,8 +233,8 @@ impl Symbolizer {
         let object = *self.kernel.get_or_insert_with(|| {
             // The kernel's ELF (Redox; a vmlinux), or Linux's /proc/kallsyms.
             let file = self.kernel_path.as_deref().and_then(|path| {
-                let path = crate::objects::sysroot::locate(path);
-                ObjectFile::read(&path).ok().or_else(|| crate::objects::kallsyms::read(&path))
+                let path = self.options.locate(path);
+                ObjectFile::read(&path, &self.options).ok().or_else(|| crate::kallsyms::read(&path))
             });
             let path = self.kernel_path.as_ref().map_or(String::new(), |p| p.display().to_string());
             self.objects.push(Object { name: "kernel".into(), path, file, other_build: None });
@@ -230,11 +252,11 @@ impl Symbolizer {
 
     /// Where a placed frame of a stack or a sample is: in the program's text, elsewhere in the
     /// process (its `mappings`), or in the kernel.
-    pub fn frame(&mut self, frame: crate::profile::Frame, mappings: &[Mapping]) -> Location {
+    pub fn frame(&mut self, frame: StackFrame, mappings: &[Mapping]) -> Location {
         match frame {
-            crate::profile::Frame::Program(a) => self.program_sample(a),
-            crate::profile::Frame::Foreign(a) => self.foreign_sample(a, mappings),
-            crate::profile::Frame::Kernel(a) => self.kernel_sample(a),
+            StackFrame::Text(a) => self.program_sample(a),
+            StackFrame::Other(a) => self.foreign_sample(a, mappings),
+            StackFrame::Kernel(a) => self.kernel_sample(a),
         }
     }
 
@@ -293,7 +315,7 @@ impl Symbolizer {
     /// The object named `path` in reports, read from `source` (a mapping's exact file, see
     /// `Mapping::source`), of the build `build_id` where a saved run recorded one.
     fn object_for_file(&mut self, path: &str, source: Option<&Path>, build_id: Option<&str>) -> usize {
-        use crate::objects::sysroot::{locate_build, Located};
+        use crate::sysroot::Located;
         if let Some(&i) = self.by_path.get(path) {
             return i;
         }
@@ -304,12 +326,12 @@ impl Symbolizer {
                 // This machine's vdso: another kernel's, in a run saved elsewhere.
                 let image = vdso_image();
                 let same = |b: &[u8]| build_id.is_none_or(|id| vdso_build_id(b).is_some_and(|own| own == id));
-                let file = image.filter(|b| same(b)).and_then(|b| ObjectFile::parse(Path::new(path), b));
+                let file = image.filter(|b| same(b)).and_then(|b| ObjectFile::parse(Path::new(path), b, &self.options));
                 ("vdso".to_string(), file)
             }
             (_, Some(source)) => {
-                let file = match locate_build(source, build_id, &crate::objects::debug_file::dirs()) {
-                    Located::At(found) => ObjectFile::read(&found).ok(),
+                let file = match self.options.locate_build(source, build_id) {
+                    Located::At(found) => ObjectFile::read(&found, &self.options).ok(),
                     Located::OtherBuild(found) => {
                         other_build = Some(found);
                         None
@@ -331,14 +353,14 @@ impl Symbolizer {
 pub fn build_id_of(m: &Mapping) -> Option<String> {
     match m.path.as_str() {
         "[vdso]" => vdso_build_id(&vdso_image()?),
-        _ => crate::objects::elf::build_id(m.source()?).map(|id| crate::objects::sysroot::hex(&id)),
+        _ => crate::elf::build_id(m.source()?).map(|id| crate::sysroot::hex(&id)),
     }
 }
 
 /// The build-id (hex) of an ELF image in memory (the vdso's).
 fn vdso_build_id(image: &[u8]) -> Option<String> {
     let elf = goblin::elf::Elf::parse(image).ok()?;
-    crate::objects::elf::build_id_in(&elf, image).map(|id| crate::objects::sysroot::hex(&id))
+    crate::elf::build_id_in(&elf, image).map(|id| crate::sysroot::hex(&id))
 }
 
 /// A mapping of no file: anonymous memory as perf's records and `/proc/PID/maps` name it.
@@ -351,13 +373,13 @@ fn base_name(path: &str) -> String {
 }
 
 fn vdso_image() -> Option<Vec<u8>> {
-    prof_objects::vdso::image().map(<[u8]>::to_vec)
+    crate::vdso::image().map(<[u8]>::to_vec)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::symbols::SymbolTable;
+    use crate::symbols::SymbolTable;
 
     fn program() -> ObjectFile {
         let symbols = SymbolTable::new(vec![Function { addr: 0x1000, size: 0x100, name: "fib".into() }]);
@@ -366,7 +388,7 @@ mod tests {
 
     #[test]
     fn program_samples_use_the_program_symbols() {
-        let s = Symbolizer::new(program(), "./fib");
+        let s = Symbolizer::new(program(), "./fib", Options::default());
         let l = s.program_sample(0x1010);
         assert_eq!((l.object, l.address, l.function.unwrap().name), (PROGRAM, Some(0x1010), "fib".to_string()));
         assert_eq!(s.object(PROGRAM).name, "fib");
@@ -374,7 +396,7 @@ mod tests {
 
     #[test]
     fn unreadable_and_unmapped_objects_keep_their_samples_by_name() {
-        let mut s = Symbolizer::new(program(), "fib");
+        let mut s = Symbolizer::new(program(), "fib", Options::default());
         let maps = [
             Mapping { start: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, path: "/no/such/libgone.so.1".into(), file: None, build_id: None },
             Mapping { start: 0x7f00_0001_0000, len: 0x1000, pgoff: 0, path: "[uprobes]".into(), file: None, build_id: None },
@@ -397,7 +419,7 @@ mod tests {
             .into_iter()
             .find(|p| Path::new(p).exists());
         let Some(lib) = lib else { return };
-        let file = ObjectFile::read(Path::new(lib)).unwrap();
+        let file = ObjectFile::read(Path::new(lib), &Options::default()).unwrap();
         let f = file.symbols.by_name("random_r").expect("libc exports random_r").clone();
         let seg =
             *file.segments().iter().find(|s| s.executable && s.vaddr <= f.addr && f.addr < s.vaddr + s.memsz).unwrap();
@@ -410,7 +432,7 @@ mod tests {
             file: None,
             build_id: None,
         };
-        let mut s = Symbolizer::new(program(), "fib");
+        let mut s = Symbolizer::new(program(), "fib", Options::default());
         let l = s.foreign_sample(base + f.addr + 1, &[m]);
         assert_eq!(l.address, Some(f.addr + 1));
         assert_eq!(l.function.unwrap().name, "random_r");
@@ -420,7 +442,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_vdso_is_read_from_memory() {
-        let mut s = Symbolizer::new(program(), "fib");
+        let mut s = Symbolizer::new(program(), "fib", Options::default());
         let i = s.object_for("[vdso]");
         let vdso = s.object(i).file.as_ref().expect("vdso image");
         assert!(

@@ -4,23 +4,6 @@
 //! characters long make a flat profile unreadable. Operators (`operator()`, `operator<<`),
 //! `(anonymous namespace)` and lambdas (`{lambda(int)#1}` as `{lambda#1}`) keep their shape.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static SHORT: AtomicBool = AtomicBool::new(false);
-
-/// Name every function of this run in the short form (`--short-names`).
-pub fn use_short_names(short: bool) {
-    SHORT.store(short, Ordering::Relaxed);
-}
-
-/// `name` as this run shows it: shortened with `--short-names`, else as it is.
-pub fn shown(name: String) -> String {
-    match SHORT.load(Ordering::Relaxed) {
-        true => shorten(&name),
-        false => name,
-    }
-}
-
 const ANONYMOUS: &str = "(anonymous namespace)";
 /// It, as one word while the name is taken apart.
 const ANONYMOUS_WORD: &str = "\u{1}anonymous\u{1}";

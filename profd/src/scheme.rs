@@ -5,16 +5,16 @@
 //!
 //! | path      | access | content |
 //! |-----------|--------|---------|
-//! | `ctl`     | write  | commands, see [`crate::ctl`] |
-//! | `status`  | read   | [`crate::formats::status_line`] (anyone may read it) |
-//! | `bins`    | read   | [`crate::formats::bins_text`] (root or the session's starter) |
-//! | `data`    | read   | binary [`crate::ProfData`] (root or the session's starter) |
-//! | `samples` | read   | [`crate::formats::samples_text`] (root or the session's starter) |
-//! | `stacks`  | read   | [`crate::formats::stacks_text`] (root or the session's starter) |
-//! | `servers` | read   | [`crate::formats::servers_text`] (root or the session's starter) |
-//! | `clock`   | read   | [`crate::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
-//! | `children`| read   | [`crate::formats::children_text`] (root or the session's starter) |
-//! | `threads` | read   | [`crate::formats::threads_text`] (root or the session's starter) |
+//! | `ctl`     | write  | commands, see [`prof_core::ctl`] |
+//! | `status`  | read   | [`prof_core::formats::status_line`] (anyone may read it) |
+//! | `bins`    | read   | [`prof_core::formats::bins_text`] (root or the session's starter) |
+//! | `data`    | read   | binary [`prof_core::ProfData`] (root or the session's starter) |
+//! | `samples` | read   | [`prof_core::formats::samples_text`] (root or the session's starter) |
+//! | `stacks`  | read   | [`prof_core::formats::stacks_text`] (root or the session's starter) |
+//! | `servers` | read   | [`prof_core::formats::servers_text`] (root or the session's starter) |
+//! | `clock`   | read   | [`prof_core::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
+//! | `children`| read   | [`prof_core::formats::children_text`] (root or the session's starter) |
+//! | `threads` | read   | [`prof_core::formats::threads_text`] (root or the session's starter) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -26,11 +26,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::ctl::{self, CtlCommand};
-use crate::error::ProfError;
-use crate::formats;
-use crate::sampler::Sampler;
-use crate::session::{Profd, SessionState};
+use prof_core::ctl::{self, CtlCommand};
+use prof_core::error::ProfError;
+use prof_core::formats;
+use prof_core::sampler::Sampler;
+use prof_core::session::{Profd, SessionState};
 
 /// An errno value (the same numbers on Redox and Linux).
 pub type Errno = i32;
@@ -307,12 +307,12 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Threads => formats::threads_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
-                let placed = |s: &crate::session::Session| {
+                let placed = |s: &prof_core::session::Session| {
                     // The kernel's account (kernel-patch/series), or one built from its switch
                     // records (typed records).
                     let mut clock = s.kernel_clock.clone().or_else(|| s.clock_from_records())?;
-                    clock.image = s.load_base.map(|load_base| crate::kernel_clock::Placement { load_base, text: s.text });
-                    Some(crate::kernel_clock::render(&clock))
+                    clock.image = s.load_base.map(|load_base| prof_core::kernel_clock::Placement { load_base, text: s.text });
+                    Some(prof_core::kernel_clock::render(&clock))
                 };
                 session.and_then(placed).unwrap_or_default().into_bytes()
             }

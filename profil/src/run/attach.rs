@@ -1,0 +1,114 @@
+//! `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use prof_core::sampler::CountFrom;
+use prof_core::{ProfError, StartRequest};
+use prof_objects::elf;
+use prof_objects::os_message;
+
+use super::finish::RunError;
+use super::prepare::{address_range_hint, perf_policy_hint, prepare};
+use super::program_report::report_and_export;
+use crate::cli::Args;
+use crate::report::ExitKind;
+
+/// A warning when `file`, named with `-p PID FILE`, is not the program the process runs (Linux:
+/// neither the file behind `/proc/PID/exe` nor a copy of the same build, by GNU build-id):
+/// its symbols would name the samples wrongly. `None` where it is, or where that cannot be told.
+fn other_program_warning(pid: u32, file: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = PathBuf::from(format!("/proc/{pid}/exe"));
+    let (running, named) = (std::fs::metadata(&exe).ok()?, std::fs::metadata(file).ok()?);
+    if (running.dev(), running.ino()) == (named.dev(), named.ino()) {
+        return None;
+    }
+    let (a, b) = (prof_objects::elf::build_id(&exe), prof_objects::elf::build_id(file));
+    if a.is_some() && a == b {
+        return None;
+    }
+    let runs = std::fs::read_link(&exe).map_or_else(|_| exe.display().to_string(), |t| t.display().to_string());
+    Some(format!(
+        "Warning: '{}' is not the program pid {pid} runs ({runs}); its symbols may name the samples wrongly",
+        file.display()
+    ))
+}
+
+/// `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.
+pub(super) fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
+    let no_process = || RunError::Profiling(ProfError::NoProcess);
+    // Its program file: named, or (Linux) the kernel's link to it, readable even if deleted.
+    let path = if args.program.is_empty() {
+        crate::platform::program_of(pid)
+            .ok_or_else(|| RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")))?
+    } else {
+        elf::find_program(&args.program).map_err(|e| {
+            RunError::Program(format!("Cannot read '{}': {}", args.program.to_string_lossy(), os_message(&e)))
+        })?
+    };
+    // Linux: whose process it is (a missing /proc entry: no such process).
+    let owner = match crate::platform::owner_of(pid) {
+        Some(owner) => Some(owner.ok_or_else(no_process)?),
+        None => None,
+    };
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let not_ours = || {
+        RunError::Program(format!(
+            "Permission denied: pid {pid} is another user's process; only root or its owner may profile it"
+        ))
+    };
+    if owner.is_some_and(|uid| euid != 0 && uid != euid) {
+        return Err(not_ours());
+    }
+    if !args.program.is_empty() {
+        if let Some(warning) = other_program_warning(pid, &path) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
+        }
+    }
+    let name = match std::fs::read_link(&path) {
+        Ok(target) if args.program.is_empty() => target.to_string_lossy().into_owned(),
+        // The kernel keeps a process's links from those who may not trace it (another
+        // user's, a set-user-ID one, or one outside our namespace), root included.
+        Err(e) if args.program.is_empty() && e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(RunError::Program(format!(
+                "Permission denied: cannot read {}, pid {pid}'s program (the kernel keeps it from this user)",
+                path.display()
+            )))
+        }
+        Err(_) if args.program.is_empty() => return Err(no_process()),
+        _ => args.program.to_string_lossy().into_owned(),
+    };
+    let mut p = prepare(args, name, path)?;
+    let req = StartRequest {
+        pid,
+        start: args.start,
+        end: args.end,
+        interval: args.interval,
+        from: CountFrom::Now,
+        rate: Some(args.frequency_hz),
+        children: args.children,
+    };
+    // Installed before counting starts, so Ctrl-C ends the session rather than profil.
+    crate::interrupt::install();
+    if let Err(e) = p.profiler.start(req, &p.image.layout) {
+        return Err(match (e, perf_policy_hint()) {
+            (ProfError::AddressRange, _) => {
+                RunError::Program(format!("{e}\n{}", address_range_hint(&p.image.layout.text, args)))
+            }
+            (ProfError::Permission, Some(hint)) => RunError::Program(format!("{e}\n{hint}")),
+            (ProfError::Busy, _) => match crate::platform::busy_hint() {
+                Some(hint) => RunError::Program(format!("{e}\n{hint}")),
+                None => RunError::Profiling(e),
+            },
+            _ => RunError::Profiling(e),
+        });
+    }
+    let started = std::time::Instant::now();
+    let deadline = args.duration.map(|d| started + d);
+    p.profiler.wait_for_end(true, deadline)?;
+    // Whether it exited is the session's stop reason (filled in with the profile).
+    report_and_export(args, p, ExitKind::Attached { pid, exited: false }, started.elapsed())?;
+    Ok(0)
+}

@@ -1,0 +1,57 @@
+//! One invocation of profil, in one of its modes: run a program under profiling
+//! ([`program`]), attach to a running process ([`attach`]), report a saved run ([`load`]), or
+//! sample every process ([`system`]). The program modes share their start ([`prepare`]) and
+//! their report ([`program_report`]); every mode ends the same way ([`finish`]).
+
+mod attach;
+mod finish;
+mod load;
+mod prepare;
+mod program;
+mod program_report;
+mod saved_file;
+pub mod system;
+
+pub use finish::{Ending, RunError};
+
+use crate::cli::Args;
+
+/// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
+/// refused (Redox's default kernel, where the image has none, names nothing, as before), and
+/// one that names nothing (hidden addresses) is warned about.
+fn check_kernel(args: &Args) -> Result<(), RunError> {
+    let Some(kernel) = &args.kernel else { return Ok(()) };
+    // A saved run's kernel is looked for under --sysroot first, as the symbolizer reads it.
+    match prof_objects::kallsyms::check(&args.objects().locate(kernel)) {
+        Ok(warning) => {
+            if let Some(w) = warning {
+                crate::report_out::to_stderr(format_args!("{w}"));
+            }
+            Ok(())
+        }
+        Err(_) if crate::platform::default_kernel().as_ref() == Some(kernel) && !kernel.exists() => Ok(()),
+        Err(e) => Err(RunError::Program(e)),
+    }
+}
+
+/// Run `args.program` under profiling (or, with `-p`, profile a running process) and print
+/// the report (on standard output, or on standard error when an export takes standard
+/// output).  Returns how profil ends: with the program's exit status, or by the signal that
+/// killed it ([`Ending`]); with 0 for an attached process.
+pub fn run(args: &Args) -> Result<Ending, RunError> {
+    check_kernel(args)?;
+    // A base that is no saved run is said before the program runs, not after.
+    if let (Some(base), None) = (&args.diff, &args.load) {
+        saved_file::parse_saved(base, "compare with")?;
+    }
+    if let Some(file) = &args.load {
+        return load::load(args, file);
+    }
+    if let Some(pid) = args.attach {
+        return attach::attach(args, pid).map(Ending::Code);
+    }
+    if args.system {
+        return system::run(args);
+    }
+    program::run(args)
+}

@@ -1,0 +1,263 @@
+//! The report and the exports of one program's run (launched, attached or loaded): the
+//! symbolizer built, the run analysed, every section written in order, the exports after.
+
+use std::io::Write;
+
+use prof_core::sampler::CallGraph;
+use prof_core::StopReason;
+use prof_objects::elf::ProgramImage;
+use prof_objects::symbolize::Symbolizer;
+
+use super::finish::{filtered, unread_objects_warning, write_exports, RunError};
+use super::prepare::Prepared;
+use super::saved_file::read_saved;
+use crate::callgraph;
+use crate::cli::Args;
+use crate::disasm;
+use crate::exports::{Analysis, Exports};
+use crate::processes;
+use crate::profile::Outcome;
+use crate::report::{self, ExitKind};
+use crate::report_out::ReportOut;
+use crate::servers;
+
+/// The report and the exports of a finished session, which lasted `elapsed`.
+pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapsed: std::time::Duration) -> Result<(), RunError> {
+    let Prepared { name, launch, image, read_elf, session_start, exports, out, mut profiler } = p;
+    // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
+    let post = std::time::Instant::now();
+    let mut profile = profiler.profile(&name)?;
+    profile.elapsed = Some(elapsed);
+    let unwind = profiler.unwind_time();
+    let exit = match exit {
+        ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
+        other => other,
+    };
+    let run = Outcome {
+        program: name.clone(),
+        arguments: args.program_args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        frequency_hz: args.frequency_hz,
+        profile,
+        exit,
+        interpreters: launch.interpreters,
+    };
+    report_run(args, &launch.path, image, exports, out, &run)?;
+    if std::env::var_os("PROFIL_TIMINGS").is_some() {
+        let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
+        // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
+        let unwind = unwind.as_secs_f64();
+        crate::report_out::to_stderr(format_args!(
+            "profil.read_elf: {read:.6}\nprofil.report: {post:.6}\nprofil.unwind: {unwind:.6}\nprofil.post: {:.6}\nprofil.start: {:.6}",
+            read + post + unwind,
+            session_start.as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+/// A program's run analysed: what every section of its report and every export is made of.
+/// The analyses that name new objects (`&mut Symbolizer`) run here, in one order, so the
+/// objects' order (and so the exports' bytes) is the same whichever sections are asked for.
+struct Analysed<'a> {
+    run: &'a Outcome,
+    name: String,
+    /// The program's file by its real path, where `--children` names a child running it.
+    real: Option<String>,
+    symbolizer: Symbolizer,
+    sources: prof_objects::lines::Sources,
+    samples: Vec<prof_objects::symbolize::Sample>,
+    stacks: Option<crate::stacks::StackProfile>,
+    flat: crate::flat::FlatProfile,
+    children: Vec<processes::ProcessAnalysis>,
+    lines: Option<prof_objects::lines::LineProfile>,
+    base: Option<crate::compare::Base>,
+    changes: Option<(crate::compare::Side, crate::compare::Side, Vec<crate::compare::Change>)>,
+    threads: Vec<crate::threads::ThreadView>,
+    /// The daemons that worked for the program (Redox), named.
+    servers: Option<Vec<servers::ServerFunctions>>,
+    waits: Vec<crate::waiting::Wait>,
+}
+
+/// The report (to `out`) and the exports of the run `run` of the program file `path`.
+pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
+    let run = &*filtered(args, run, &path.to_string_lossy());
+    let a = analyse(args, path, image, run)?;
+    // A report that cannot be written (a full disk) does not cost the exports: ReportOut
+    // keeps its error, the exports are written, then the error is returned.
+    out.start_line()?;
+    for section in sections(args, &a) {
+        out.write_all(section.as_bytes())?;
+    }
+    out.flush()?;
+    let analysis = Analysis {
+        run,
+        flat: &a.flat,
+        samples: &a.samples,
+        symbolizer: &a.symbolizer,
+        stacks: a.stacks.as_ref(),
+        processes: &a.children,
+        lines: a.lines.as_ref(),
+        sources: (args.lines.is_some() || args.inline).then_some(&a.sources),
+        waits: &a.waits,
+        base: a.base.as_ref(),
+        threads: &a.threads,
+    };
+    write_exports(exports, &analysis, &mut out)?;
+    // The gate, last: everything asked for is written.
+    if let (Some(points), Some((_, _, changes))) = (args.fail_above.map(|h| f64::from(h) / 100.0), &a.changes) {
+        let grew = crate::compare::regressions(changes, points);
+        if !grew.is_empty() {
+            let names: Vec<String> = grew.iter().map(|c| format!("{} ({:+.2} pp ± {:.2})", c.name, c.own.pp, c.own.within)).collect();
+            return Err(RunError::Regressed(format!(
+                "{} grew by more than {points} points of the samples since {}: {}",
+                if grew.len() == 1 { "1 function's share" } else { "functions' shares" },
+                a.base.as_ref().map_or("", |b| b.file.as_str()),
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The run of the program file `path` analysed for its report and exports.
+fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
+    let name = run.program.clone();
+    let mut symbolizer = Symbolizer::new(image.object, &name, args.objects()).with_perf_map(run.profile.pid);
+    if let Some(kernel) = &args.kernel {
+        symbolizer = symbolizer.with_kernel(kernel);
+    }
+    // A child running the program's own file (a fork of it) is named as the program.
+    let real = std::fs::canonicalize(path).ok().filter(|_| args.children).map(|r| r.to_string_lossy().into_owned());
+    if let Some(real) = &real {
+        symbolizer = symbolizer.program_also_at(real);
+    }
+    // Source lines are read (DWARF parsed) only when asked for.
+    let sources = prof_objects::lines::Sources::new();
+    let inline = args.inline.then_some(&sources);
+    let (samples, mut stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
+    // Linux's frame-pointer chains end without a word where frame pointers are missing.
+    if args.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
+        for sp in stacks.iter_mut().chain(children.iter_mut().filter_map(|c| c.stacks.as_mut())) {
+            sp.count_unrooted_as_truncated();
+        }
+    }
+    // A saved run reported elsewhere: the files it names that are not here, in one warning
+    // (their samples keep their addresses).
+    if args.load.is_some() {
+        if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
+        }
+    }
+    let lines = args.lines.map(|_| prof_objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    // --diff: the base run, named from its own program file.
+    let base = match &args.diff {
+        Some(file) => Some(load_base(args, file)?),
+        None => None,
+    };
+    if let Some(warning) = base.as_ref().and_then(|b| base_warning(b, &run.program, stacks.is_some())) {
+        crate::report_out::to_stderr(format_args!("{warning}"));
+    }
+    let changes = base.as_ref().map(|b| {
+        let (old, new) = (crate::compare::Side::of(&b.flat, b.frequency_hz), crate::compare::Side::of(&flat, run.frequency_hz));
+        let changes = crate::compare::compare(&old, &new);
+        (old, new, changes)
+    });
+    // The thread view is named only where it is shown: the section, or the speedscope file.
+    let threads = match args.threads || args.speedscope.is_some() {
+        true => crate::threads::threads(&run.profile, &name, &mut symbolizer),
+        false => Vec::new(),
+    };
+    let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &mut symbolizer));
+    let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
+    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits })
+}
+
+/// The report's sections, in the order they are written: each the text of one module's
+/// section, where it is asked for and has something to say.
+fn sections(args: &Args, a: &Analysed) -> Vec<String> {
+    let (profile, name) = (&a.run.profile, a.name.as_str());
+    let mut out = Vec::new();
+    // The banner introduces the Minix statistics: with -f there are none.
+    if !args.flat_only {
+        out.push(format!("{}{}\n", report::statistics_banner(), report::minix_statistics(&profile.data)));
+    }
+    // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
+    // with where the time went in its processes, then its own flat profile.
+    let own = profile.user_ticks.saturating_add(profile.kernel_ticks.unwrap_or(0));
+    let theirs = a.children.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
+    let driver = args.children && own.saturating_mul(20) < theirs;
+    let processes_section =
+        args.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.samples, &a.children, &a.symbolizer) + "\n");
+    out.extend(processes_section.clone().filter(|_| driver));
+    let top = match args.percent_limit {
+        Some(limit) => Some(args.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
+        None => args.top,
+    };
+    out.push(a.flat.render(top) + "\n");
+    if args.threads {
+        out.push(crate::threads::render(&a.threads) + "\n");
+    }
+    if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
+        let top = args.top.unwrap_or(crate::compare::DEFAULT_TOP);
+        out.push(crate::compare::render(&b.file, old, new, changes, top) + "\n");
+    }
+    if let (Some(top), Some(lines)) = (args.lines, &a.lines) {
+        out.push(crate::flat::render_lines(lines, top) + "\n");
+    }
+    if let Some(sp) = a.stacks.as_ref().filter(|_| args.callgraph_report) {
+        out.push(callgraph::render(sp, &a.flat, callgraph::DEFAULT_TOP) + "\n");
+    }
+    if let Some(top) = args.asm_top {
+        out.push(disasm::render(&a.flat, &a.symbolizer, top, Some(&a.sources)) + "\n");
+    }
+    let servers = profile.servers.as_ref().zip(a.servers.as_deref());
+    out.push(servers::render(name, profile, servers));
+    out.push(report::time_line(profile, args.frequency_hz));
+    out.push(report::clock_section(profile));
+    out.push(crate::waiting::render(profile, &a.waits, args.top.unwrap_or(crate::waiting::DEFAULT_TOP)) + "\n");
+    if args.callgraph_report && !a.waits.is_empty() {
+        out.push(callgraph::render_waits(&a.waits, callgraph::DEFAULT_TOP) + "\n");
+    }
+    out.extend(processes_section.filter(|_| !driver));
+    out.push(report::summary(profile, a.stacks.as_ref(), name, &a.run.interpreters, a.run.exit));
+    // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
+    // were the kernel's walk (its sampling source says it is one).
+    if profile.sampling.is_none() {
+        out.push(report::hints(a.stacks.as_ref(), args.call_graph));
+    }
+    out
+}
+
+/// What makes a comparison with `base` say less than it seems to, in one warning: a base of
+/// another program (every function then differs), or a base without call stacks against a
+/// run with them (the total shares and the stacks' difference compare with nothing).
+pub(super) fn base_warning(base: &crate::compare::Base, program: &str, with_stacks: bool) -> Option<String> {
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut parts = Vec::new();
+    if name(&base.program) != name(program) {
+        parts.push(format!("the base run is of another program ('{}', this run '{program}'): the changes compare two programs", base.program));
+    }
+    if with_stacks && base.stacks.is_none() {
+        parts.push("the base run has no call stacks (record it with -g): total shares and the stack exports compare with nothing".to_string());
+    }
+    (!parts.is_empty()).then(|| format!("profil: warning: {}", parts.join("; ")))
+}
+
+/// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
+/// file (so two builds compare by function name).
+pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
+    let (saved, _, image) = read_saved(file, "compare with", "base", &args.objects())?;
+    let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects());
+    if let Some(kernel) = &args.kernel {
+        symbolizer = symbolizer.with_kernel(kernel);
+    }
+    let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
+    Ok(crate::compare::Base {
+        file: file.display().to_string(),
+        program: saved.run.program.clone(),
+        flat,
+        stacks,
+        frequency_hz: saved.run.frequency_hz,
+    })
+}

@@ -1,0 +1,89 @@
+//! profil's modules import one another one way: no module reaches, through its imports, back
+//! to itself. A module here is a file of `src/` or a folder of it (`run/`, `exports/`,
+//! `backend/`) as one; an import is a `crate::NAME` path in code (comments are not read).
+//! docs/internals.md shows the graph.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every `.rs` file under `dir`, with the top-level module it belongs to.
+fn files(dir: &Path, module: Option<&str>, out: &mut Vec<(String, std::path::PathBuf)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            files(&path, Some(module.unwrap_or(&name)), out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push((module.unwrap_or(&name).to_string(), path));
+        }
+    }
+}
+
+/// The top-level modules each module's code names (`crate::NAME`), itself left out.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut list = Vec::new();
+    files(src, None, &mut list);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, path) in list {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edges = graph.entry(module.clone()).or_default();
+        for line in text.lines().map(str::trim_start).filter(|l| !l.starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    edges.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A circle of `graph`, if it has one: the modules on it, in order.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            return Some(path[at..].to_vec());
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|n| visit(n, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn profils_modules_import_one_another_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let g = graph(&src);
+    assert!(g.len() > 20 && g["run"].contains("exports"), "{g:?}");
+    assert_eq!(circle(&g), None);
+}
+
+#[test]
+fn the_check_finds_a_circle() {
+    let g: BTreeMap<String, BTreeSet<String>> = [
+        ("a".to_string(), BTreeSet::from(["b".to_string()])),
+        ("b".to_string(), BTreeSet::from(["c".to_string()])),
+        ("c".to_string(), BTreeSet::from(["a".to_string()])),
+    ]
+    .into();
+    assert_eq!(circle(&g), Some(vec!["a".to_string(), "b".to_string(), "c".to_string()]));
+    let line: BTreeMap<String, BTreeSet<String>> = [("a".to_string(), BTreeSet::from(["b".to_string()])), ("b".to_string(), BTreeSet::new())].into();
+    assert_eq!(circle(&line), None);
+}
