@@ -15,6 +15,7 @@
 //! * [`ctl`] — the `prof:` scheme's commands, [`formats`] its text files and [`kernel_clock`]
 //!   the clock accounts it serves (the files themselves: `profd`'s `scheme`).
 //! * [`system`] — a system-wide run's record: every process, the kernel, idle (`profil -a`).
+//! * [`timeline`] — the program's samples in time order (a window of the run, its phases).
 
 pub mod ctl;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod prof_data;
 pub mod sampler;
 pub mod session;
 pub mod system;
+pub mod timeline;
 
 pub use error::ProfError;
 pub use image::{ImageLayout, TextSegment};

@@ -272,6 +272,9 @@ pub struct SampleBatch {
     /// thread's name (`comm`) when first seen.
     pub thread_samples: Vec<(u32, u64, u64)>,
     pub thread_names: Vec<(u32, String)>,
+    /// The program's samples with their times, where the backend times them (Linux), in the
+    /// order of `user` for the user-mode ones.
+    pub timed: Vec<crate::timeline::TimedSample>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later

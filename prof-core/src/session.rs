@@ -218,6 +218,8 @@ pub struct Session {
     /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
     pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
     pub thread_names: BTreeMap<u32, String>,
+    /// The program's samples in time order, where the backend times them.
+    pub timeline: crate::timeline::Timeline,
 }
 
 impl Session {
@@ -433,6 +435,7 @@ impl Session {
             scheme_daemons: BTreeMap::new(),
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
+            timeline: Default::default(),
         }
     }
 }
@@ -548,7 +551,11 @@ impl<S: Sampler> Profd<S> {
         }
         for p in batch.probes {
             let site = p.site.map(|site| s.wait_site_index(site));
-            s.ledger.look(p.tid, p.from / 2 + p.to / 2, p.sched, site);
+            let time = p.from / 2 + p.to / 2;
+            s.ledger.look(p.tid, time, p.sched, site);
+            if let Some(site) = site {
+                s.timeline.blocked(p.tid, time, site);
+            }
         }
         for (site, daemon, stack, n) in batch.served {
             let site = s.wait_site_index(site);
@@ -582,7 +589,10 @@ impl<S: Sampler> Profd<S> {
                 return Some(StopReason::Overflow);
             }
         }
-        if count(s, &batch.user, limit) {
+        let before = s.user_ticks;
+        let overflow = count(s, &batch.user, limit);
+        s.timeline.add(batch.timed, s.user_ticks - before);
+        if overflow {
             // The stacks of a batch cut short by overflow are left out with it.
             return Some(StopReason::Overflow);
         }

@@ -41,6 +41,7 @@ use prof_core::ledger::Switch;
 use crate::unwind::{StackUnwinder, UserRegs};
 use prof_core::sampler::{push_run, CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use prof_core::session::StopReason;
+use prof_core::timeline::{Sampled, TimedSample};
 
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
@@ -718,11 +719,12 @@ impl Sampler for PerfEventSampler {
                     }
                     part.add_user(ip, stack);
                 }
-                Record::Sample { kernel: true, tid, ip, .. } if !self.kernel_samples => {
+                Record::Sample { kernel: true, tid, ip, time, .. } if !self.kernel_samples => {
                     batch.kernel_ticks += 1;
                     note_thread_sample(&mut batch, ev, tid, ip);
+                    batch.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
                 }
-                Record::Sample { ip, tid, kernel, stack, .. } => {
+                Record::Sample { ip, tid, time, kernel, stack, .. } => {
                     note_thread_sample(&mut batch, ev, tid, ip);
                     let samples = match kernel {
                         true => {
@@ -744,6 +746,8 @@ impl Sampler for PerfEventSampler {
                             st.frames.insert(0, ip);
                         }
                     }
+                    let at = if kernel { Sampled::Kernel { ip, named: true } } else { Sampled::User(ip) };
+                    batch.timed.push(TimedSample { time, tid, at, stack: stack.clone() });
                     if let Some(stack) = stack {
                         push_run(&mut batch.stacks, stack);
                     }
@@ -904,7 +908,7 @@ pub(crate) enum RawStack {
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Record {
-    Sample { ip: u64, pid: u32, tid: u32, kernel: bool, stack: Option<RawStack> },
+    Sample { ip: u64, pid: u32, tid: u32, time: u64, kernel: bool, stack: Option<RawStack> },
     Lost(u64),
     /// The process `pid` exec'd (a COMM record with the exec flag) at `time`; `comm`: its new
     /// name.
@@ -1045,6 +1049,7 @@ fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option
                 ip: u64_at(body, 0)?,
                 pid: u32_at(body, 8)?,
                 tid: u32_at(body, 12)?,
+                time: u64_at(body, 16)?,
                 kernel: cpumode == b::PERF_RECORD_MISC_KERNEL,
                 stack,
             })
@@ -1101,12 +1106,13 @@ mod tests {
     #[test]
     fn parses_a_user_sample() {
         let mut body = 0x5555_0000_1234u64.to_ne_bytes().to_vec();
-        // pid 1, tid 3.
+        // pid 1, tid 3, time 99.
         body.extend_from_slice(&[1, 0, 0, 0, 3, 0, 0, 0]);
+        body.extend_from_slice(&99u64.to_ne_bytes());
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, PLAIN);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, kernel: false, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, time: 99, kernel: false, stack: None }));
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body, PLAIN);
-        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, kernel: true, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, time: 99, kernel: true, stack: None }));
     }
 
     const PLAIN: SampleFormat = SampleFormat { callchain: false, stack_copy: false };
@@ -1165,11 +1171,11 @@ mod tests {
         let f = SampleFormat::of(CallGraph::Dwarf { stack_size: 16 });
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         let copy = RawStack::Copy { regs: UserRegs { ip: 0x1000, sp: 0x7ff0, bp: 0xbb }, bytes: vec![1, 2, 3, 4, 5, 6, 7, 8] };
-        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, kernel: false, stack: Some(copy) }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: Some(copy) }));
         // No user registers (abi 0) and no stack: a sample without a stack to unwind.
         let body = words(&[0x1000, 7 | 7 << 32, 55, 0, 0]);
         let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
-        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, kernel: false, stack: None }));
+        assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: None }));
     }
 
     #[test]

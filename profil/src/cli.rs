@@ -9,7 +9,7 @@ use prof_core::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX
 use crate::disasm;
 
 /// Parsed command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Args {
     /// `-s`: first address to profile (link-time); 0 = start of the text segment.
     pub start: u64,
@@ -63,10 +63,14 @@ pub struct Args {
     pub fail_above: Option<u32>,
     /// `--speedscope FILE`.
     pub speedscope: Option<PathBuf>,
+    /// `--samples FILE`: every sample in time order.
+    pub samples: Option<PathBuf>,
     /// `--sysroot DIR`: with `--load` or `--diff`, look for the run's files under DIR first.
     pub sysroot: Option<PathBuf>,
     /// `--threads`: the thread view.
     pub threads: bool,
+    /// `--timeline[=N]`: the Timeline section, in N slices.
+    pub timeline: Option<usize>,
     pub load: Option<PathBuf>,
     /// `--svg`: write a flame graph here.
     pub svg: Option<PathBuf>,
@@ -103,7 +107,7 @@ impl Args {
 }
 
 /// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Boxed: the options are large beside the other variants.
     Profile(Box<Args>),
@@ -190,6 +194,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
     let (save, load) = (file("save")?, file("load")?);
     let speedscope = file("speedscope")?;
+    let samples = file("samples")?;
     let diff = file("diff")?;
     let threads = m.opt_present("threads");
     let sysroot = match file("sysroot")? {
@@ -257,10 +262,22 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             })
             .collect()
     };
-    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso") };
+    let window = match m.opt_str("time") {
+        Some(t) => Some(crate::timeline::Window::parse(&t).map_err(|e| UsageError(format!("invalid window for --time: {e}")))?),
+        None => None,
+    };
+    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso"), window };
+    let timeline = match (m.opt_present("timeline"), m.opt_str("timeline")) {
+        (false, _) => None,
+        (true, None) => Some(crate::slices::DEFAULT_SLICES),
+        (true, Some(n)) => match parse_number(&n) {
+            Some(n @ 1..=1000) => Some(n as usize),
+            _ => return Err(UsageError(format!("invalid count '{n}' for --timeline: expected slices from 1 to 1000"))),
+        },
+    };
     if !filter.is_empty() && m.opt_present("save") {
         return Err(UsageError(
-            "--save keeps the whole run: give --comm, --pids, --tid and --dso when it is loaded (--load)".to_string(),
+            "--save keeps the whole run: give --comm, --pids, --tid, --dso and --time when it is loaded (--load)".to_string(),
         ));
     }
     let off_cpu = m.opt_present("off-cpu");
@@ -295,8 +312,11 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     if system {
         // Every process: nothing of one program's (its bins, its threads, its children, its
         // file's lines) and nothing to start.
-        let one_program =
-            ["p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff"];
+        // (The timeline is of one program's samples too, for now.)
+        let one_program = [
+            "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time",
+            "timeline",
+        ];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
             return Err(UsageError(format!("{dash}{o} does not go with -a: it profiles every process, not one program")));
@@ -331,6 +351,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         svg,
         pprof,
         speedscope,
+        samples,
         sysroot,
         save,
         load,
@@ -345,6 +366,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         top,
         percent_limit,
         filter,
+        timeline,
         program,
         program_args: free.collect(),
         attach,

@@ -1,19 +1,21 @@
-//! Report filters a perf user types by habit (`--comm`, `--pids`, `--tid`, `--dso`): the run
-//! cut down to the samples they keep before anything is named or reported, so every section
-//! and export of a live or loaded run says the same thing. Processes are kept by pid or name
-//! (the program, its children, `-a`'s processes); threads by tid (the program's samples by
-//! thread); objects by file name (or `[kernel]`). The Minix bins are made again from the
-//! program's samples kept.
+//! Report filters a perf user types by habit (`--comm`, `--pids`, `--tid`, `--dso`, `--time`):
+//! the run cut down to the samples they keep before anything is named or reported, so every
+//! section and export of a live or loaded run says the same thing. Processes are kept by pid
+//! or name (the program, its children, `-a`'s processes); threads by tid (the program's
+//! samples by thread); objects by file name (or `[kernel]`); a window of the run by time (the
+//! program's samples in time order, remade into every sum). The Minix bins are made again
+//! from the program's samples kept.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use prof_core::sampler::Mapping;
 
-use crate::profile::{Frame, Outcome, Profile};
+use crate::profile::{Frame, Outcome, Profile, Stack, ThreadSamples};
+use crate::timeline::{At, Window};
 
 /// What the filters keep; an empty list keeps everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
     /// `--pids`: processes by pid.
     pub pids: Vec<u32>,
@@ -23,6 +25,8 @@ pub struct Filter {
     pub comms: Vec<String>,
     /// `--dso`: samples in these objects (a file's name or path; `[kernel]`).
     pub dsos: Vec<String>,
+    /// `--time`: the samples of this window of the run.
+    pub window: Option<Window>,
 }
 
 /// The kernel's samples, as `--dso` names them.
@@ -30,7 +34,7 @@ pub const KERNEL: &str = "[kernel]";
 
 impl Filter {
     pub fn is_empty(&self) -> bool {
-        self.pids.is_empty() && self.tids.is_empty() && self.comms.is_empty() && self.dsos.is_empty()
+        self.pids.is_empty() && self.tids.is_empty() && self.comms.is_empty() && self.dsos.is_empty() && self.window.is_none()
     }
 
     fn keeps_process(&self, pid: u32, program: &str) -> bool {
@@ -48,13 +52,23 @@ fn names(name: &str, file: &str) -> bool {
 }
 
 /// Cut `run` down to what `filter` keeps. `program_file` is the file of the program's own
-/// samples (its text). Returns the note the report gives: how many samples were kept.
-pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Option<String> {
+/// samples (its text). Returns the note the report gives: how many samples were kept; an error
+/// where a window is asked of a run whose samples have no times.
+pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<Option<String>, String> {
     if filter.is_empty() {
-        return None;
+        return Ok(None);
     }
     let before = samples_of(run);
     let p = &mut run.profile;
+    // The window first: it remakes the program's sums from its samples in time order, which
+    // the other filters then cut.
+    if let Some(window) = &filter.window {
+        if p.timeline.is_empty() {
+            return Err("--time needs a run whose samples have times: this one has none (Redox, or a run saved by an older profil)".into());
+        }
+        let (from, to) = window.ns(p.timeline.span);
+        keep_window(p, from, to);
+    }
     // A system-wide run's own profile is every process's kernel samples: it stays.
     let system_wide = p.is_system_wide() && p.pid == 0;
     if !system_wide && !filter.keeps_process(p.pid, &run.program) {
@@ -76,13 +90,14 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Option<S
         }
     }
     let after = samples_of(run);
-    Some(format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter)))
+    Ok(Some(format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter))))
 }
 
 /// The filters as typed.
 fn described(f: &Filter) -> String {
     let ids = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>();
-    [("--comm", f.comms.clone()), ("--pids", ids(&f.pids)), ("--tid", ids(&f.tids)), ("--dso", f.dsos.clone())]
+    let window = f.window.map(|w| vec![w.to_string()]).unwrap_or_default();
+    [("--comm", f.comms.clone()), ("--pids", ids(&f.pids)), ("--tid", ids(&f.tids)), ("--dso", f.dsos.clone()), ("--time", window)]
         .into_iter()
         .filter(|(_, v)| !v.is_empty())
         .map(|(option, v)| format!("{option} {}", v.join(",")))
@@ -102,12 +117,44 @@ fn keep_samples(p: &mut Profile, keep: impl Fn(&Frame) -> bool) {
     p.image_samples.retain(|&(a, _)| keep(&Frame::Program(a)));
     p.foreign_samples.retain(|&(a, _)| keep(&Frame::Foreign(a)));
     p.kernel_samples.retain(|&(a, _)| keep(&Frame::Kernel(a)));
-    p.stacks.retain(|s| s.frames.first().is_some_and(&keep));
+    retain_stacks(p, |s| s.frames.first().is_some_and(&keep));
     for t in &mut p.by_thread {
         t.samples.retain(|(f, _)| keep(f));
     }
     p.by_thread.retain(|t| !t.samples.is_empty());
+    // In time order too; a look at a blocked thread is in no object: it stays while any of
+    // the program's samples do.
+    let any = !(p.image_samples.is_empty() && p.foreign_samples.is_empty() && p.kernel_samples.is_empty() && p.by_thread.is_empty());
+    p.timeline.samples.retain(|s| match s.at {
+        At::Cpu(f) => keep(&f),
+        At::Kernel(a) => keep(&Frame::Kernel(a)),
+        At::Blocked(_) => any,
+    });
     recount(p);
+}
+
+/// Keep the stacks `keep` says; the samples in time order name their stacks by place, so
+/// their numbers follow.
+fn retain_stacks(p: &mut Profile, keep: impl Fn(&Stack) -> bool) {
+    let mut kept = 0u32;
+    let number: Vec<Option<u32>> = p
+        .stacks
+        .iter()
+        .map(|s| {
+            keep(s).then(|| {
+                kept += 1;
+                kept - 1
+            })
+        })
+        .collect();
+    let mut i = 0;
+    p.stacks.retain(|_| {
+        i += 1;
+        number[i - 1].is_some()
+    });
+    for s in &mut p.timeline.samples {
+        s.stack = s.stack.and_then(|n| number.get(n as usize).copied().flatten());
+    }
 }
 
 /// The ticks and the Minix bins, from the samples kept.
@@ -145,9 +192,70 @@ fn keep_threads(p: &mut Profile, tids: &[u32]) {
     }
     let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
     (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
-    p.stacks.clear();
+    retain_stacks(p, |_| false);
+    p.timeline.samples.retain(|s| tids.contains(&s.tid));
     p.threads.retain(|t| tids.contains(&t.tid));
     recount(p);
+}
+
+/// `--time`: the program's samples from `from` to `to` (ns from its start), every sum of them
+/// made again from its samples in time order (the bins, the flat profile, the stacks, the
+/// threads). What is not made of samples in time order (the clock, the waits by the clock,
+/// the children, the daemons) is of the whole run: it goes.
+fn keep_window(p: &mut Profile, from: u64, to: u64) {
+    let kept = p.timeline.between(from, to).to_vec();
+    // Each stack's samples in the window, by its place among the run's stacks.
+    let mut places: [BTreeMap<u64, u64>; 3] = Default::default();
+    let mut stacks: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut threads: BTreeMap<u32, BTreeMap<Frame, u64>> = BTreeMap::new();
+    let mut unnamed_kernel = 0u64;
+    for s in &kept {
+        let frame = match s.at {
+            At::Cpu(f) => f,
+            At::Kernel(a) => {
+                // The kernel's tick, not a sample of it: the thread's as the sampler counted it.
+                unnamed_kernel += 1;
+                *threads.entry(s.tid).or_default().entry(Frame::Kernel(a)).or_insert(0) += 1;
+                continue;
+            }
+            At::Blocked(_) => continue,
+        };
+        let (place, a) = match frame {
+            Frame::Program(a) => (0, a),
+            Frame::Foreign(a) => (1, a),
+            Frame::Kernel(a) => (2, a),
+        };
+        *places[place].entry(a).or_insert(0) += 1;
+        *threads.entry(s.tid).or_default().entry(frame).or_insert(0) += 1;
+        if let Some(st) = s.stack {
+            *stacks.entry(st).or_insert(0) += 1;
+        }
+    }
+    let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
+    (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
+    p.timeline.samples = kept;
+    for (i, st) in p.stacks.iter_mut().enumerate() {
+        st.count = stacks.get(&(i as u32)).copied().unwrap_or(0);
+    }
+    retain_stacks(p, |st| st.count > 0);
+    let names: BTreeMap<u32, String> = p.by_thread.iter().map(|t| (t.tid, t.name.clone())).collect();
+    p.by_thread = threads
+        .into_iter()
+        .map(|(tid, samples)| ThreadSamples { tid, name: names.get(&tid).cloned().unwrap_or_default(), samples: samples.into_iter().collect() })
+        .collect();
+    p.threads.clear();
+    p.processes.clear();
+    p.children = (0, 0);
+    p.servers = None;
+    p.served.clear();
+    recount(p);
+    // Kernel ticks without their addresses are counted in time order too.
+    if let Some(k) = p.kernel_ticks.as_mut() {
+        *k = k.saturating_add(unnamed_kernel);
+    }
+    // The window's time, as the run's: the report's time line is of the window.
+    let span = p.timeline.span;
+    p.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
 }
 
 /// `--dso`: the program's samples in the objects kept.
@@ -208,14 +316,14 @@ mod tests {
     #[test]
     fn no_filter_changes_nothing() {
         let mut r = run();
-        assert_eq!(apply(&mut r, "/bin/prog", &Filter::default()), None);
+        assert_eq!(apply(&mut r, "/bin/prog", &Filter::default()), Ok(None));
         assert_eq!(r.profile.user_ticks, 12);
     }
 
     #[test]
     fn dso_keeps_the_samples_in_those_objects_and_remakes_the_bins() {
         let mut r = run();
-        let note = apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() });
+        let note = apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
         assert_eq!(note.as_deref(), Some("Note: the report is of the samples --dso libc.so.6 keeps: 10 of 20."));
         let p = &r.profile;
         assert_eq!((p.image_samples.len(), p.foreign_samples.clone(), p.kernel_samples.len()), (0, vec![(0x7000_0010, 4)], 0));
@@ -226,7 +334,7 @@ mod tests {
         assert_eq!(p.processes[0].profile.user_ticks, 6);
         // The program by its file's name, and the kernel.
         let mut r = run();
-        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["prog".into(), KERNEL.into()], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["prog".into(), KERNEL.into()], ..Default::default() }).unwrap();
         let p = &r.profile;
         assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[0], p.data.bin[1]), (8, Some(2), 8, 5, 3));
         assert_eq!(p.processes[0].profile.user_ticks, 0);
@@ -242,17 +350,17 @@ mod tests {
             r
         };
         let mut r = remapped();
-        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
         assert!(r.profile.foreign_samples.is_empty());
         let mut r = remapped();
-        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libnew.so".into()], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libnew.so".into()], ..Default::default() }).unwrap();
         assert_eq!(r.profile.foreign_samples, [(0x7000_0010, 4)]);
     }
 
     #[test]
     fn tid_keeps_those_threads_samples_and_drops_the_stacks() {
         let mut r = run();
-        apply(&mut r, "/bin/prog", &Filter { tids: vec![11], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { tids: vec![11], ..Default::default() }).unwrap();
         let p = &r.profile;
         assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 3)], vec![(0x7000_0010, 4)], 0));
         assert_eq!((p.user_ticks, p.kernel_ticks, p.data.bin[0], p.data.bin[1]), (7, Some(0), 0, 3));
@@ -262,14 +370,82 @@ mod tests {
     #[test]
     fn comm_and_pids_keep_processes() {
         let mut r = run();
-        let note = apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() });
+        let note = apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
         assert_eq!(note.as_deref(), Some("Note: the report is of the samples --comm gzip keeps: 6 of 20."));
         assert_eq!((r.profile.user_ticks, r.profile.data.total(), r.profile.processes.len()), (0, 0, 1));
         let mut r = run();
-        apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() }).unwrap();
         assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
         let mut r = run();
-        apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() });
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() }).unwrap();
         assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+    }
+
+    #[test]
+    fn time_keeps_a_window_and_makes_every_sum_again_from_it() {
+        use crate::timeline::{At, TimedSample, Timeline};
+        let mut r = run();
+        let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
+        r.profile.timeline = Timeline {
+            span: 1_000,
+            samples: vec![
+                sample(0, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
+                sample(100, 11, At::Cpu(Frame::Foreign(0x7000_0010)), Some(1)),
+                sample(200, 10, At::Kernel(0xffff_ffff_8000_0010), None),
+                sample(300, 11, At::Cpu(Frame::Program(0x1110)), Some(1)),
+                sample(400, 10, At::Blocked(0), None),
+                sample(900, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
+            ],
+        };
+        let window = Some(crate::timeline::Window::parse("10%,50%").unwrap());
+        let note = apply(&mut r, "/bin/prog", &Filter { window, ..Default::default() }).unwrap();
+        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --time 10%,50% keeps: 3 of 20."));
+        let p = &r.profile;
+        assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 1)], vec![(0x7000_0010, 1)], 0));
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[1]), (2, Some(1), 1, 1));
+        assert_eq!(p.stacks.iter().map(|s| (s.frames[0], s.count)).collect::<Vec<_>>(), [(Frame::Foreign(0x7000_0010), 2)]);
+        let threads: Vec<(u32, u64)> = p.by_thread.iter().map(|t| (t.tid, t.samples.iter().map(|s| s.1).sum())).collect();
+        assert_eq!(threads, [(10, 1), (11, 2)]);
+        assert_eq!(p.by_thread[1].name, "worker", "a thread keeps its name");
+        // What is not in time order is of the whole run: it goes.
+        assert!(p.processes.is_empty() && p.threads.is_empty());
+        assert_eq!(p.timeline.samples.len(), 4);
+        assert_eq!(p.elapsed, Some(std::time::Duration::from_nanos(400)));
+        // A run without samples in time order has no window.
+        let mut r = run();
+        let window = Some(crate::timeline::Window::parse("1,2").unwrap());
+        assert!(apply(&mut r, "/bin/prog", &Filter { window, ..Default::default() }).unwrap_err().starts_with("--time needs a run whose samples have times"));
+    }
+
+    #[test]
+    fn the_other_filters_cut_the_samples_in_time_order_too() {
+        use crate::timeline::{At, TimedSample, Timeline};
+        let timed = || {
+            let mut r = run();
+            let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
+            r.profile.timeline = Timeline {
+                span: 1_000,
+                samples: vec![
+                    sample(0, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
+                    sample(100, 11, At::Cpu(Frame::Foreign(0x7000_0010)), Some(1)),
+                    sample(200, 10, At::Blocked(0), None),
+                ],
+            };
+            r
+        };
+        let at = |r: &Outcome| r.profile.timeline.samples.iter().map(|s| (s.time, s.stack)).collect::<Vec<_>>();
+        // --dso: the samples in the objects kept; their stacks renumbered as the stacks go.
+        let mut r = timed();
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
+        assert_eq!(at(&r), [(100, Some(0)), (200, None)]);
+        assert_eq!(r.profile.stacks[0].frames[0], Frame::Foreign(0x7000_0010));
+        // --tid: those threads' samples; stacks are not kept by thread.
+        let mut r = timed();
+        apply(&mut r, "/bin/prog", &Filter { tids: vec![10], ..Default::default() }).unwrap();
+        assert_eq!(at(&r), [(0, None), (200, None)]);
+        // A process not kept: nothing of it.
+        let mut r = timed();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
+        assert_eq!(at(&r), []);
     }
 }

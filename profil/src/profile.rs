@@ -10,40 +10,7 @@ use prof_core::system::SystemRecord;
 use prof_core::{ProfData, StopReason};
 
 
-/// One frame of a call stack, as the address to name it by: for a caller, its return
-/// address minus one (inside the call instruction, so a call ending a function is still
-/// named by it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub enum Frame {
-    /// In the program's text: a link-time address.
-    Program(u64),
-    /// Elsewhere (shared objects, the vdso): a runtime address.
-    Foreign(u64),
-    /// In the kernel (its own address).
-    Kernel(u64),
-}
-
-impl Frame {
-    /// An address as the session placed it.
-    pub fn placed(frame: StackFrame) -> Frame {
-        match frame {
-            StackFrame::Text(a) => Frame::Program(a),
-            StackFrame::Other(a) => Frame::Foreign(a),
-            StackFrame::Kernel(a) => Frame::Kernel(a),
-        }
-    }
-}
-
-impl From<Frame> for StackFrame {
-    /// The frame as the symbolizer is asked about it.
-    fn from(frame: Frame) -> StackFrame {
-        match frame {
-            Frame::Program(a) => StackFrame::Text(a),
-            Frame::Foreign(a) => StackFrame::Other(a),
-            Frame::Kernel(a) => StackFrame::Kernel(a),
-        }
-    }
-}
+pub use crate::frame::Frame;
 
 /// A recorded call stack and how many samples had it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -140,6 +107,10 @@ pub struct Profile {
     /// source sent and the span the records cover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_span: Option<prof_core::sampler::RecordSpan>,
+    /// The program's samples in time order, where the backend times them (Linux): a window
+    /// of the run (`--time`), its phases (`--timeline`).
+    #[serde(default, skip_serializing_if = "crate::timeline::Timeline::is_empty")]
+    pub timeline: crate::timeline::Timeline,
 }
 
 /// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
@@ -510,6 +481,7 @@ impl Profile {
             served: Vec::new(),
             idle_ticks: None,
             record_span: s.record_span,
+            timeline: crate::timeline::Timeline::of_session(s),
             by_thread: s
                 .thread_samples
                 .iter()
@@ -603,6 +575,7 @@ impl Profile {
             by_thread: Vec::new(),
             idle_ticks: None,
             record_span: prof_core::formats::record_span(&st),
+            timeline: Default::default(),
         })
     }
 }

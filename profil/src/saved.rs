@@ -15,8 +15,11 @@ use crate::profile::Outcome;
 
 /// The `format` of a saved run.
 pub const FORMAT: &str = "profil-run";
-/// The version this profil writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this profil writes. Version 2 added the samples in time order (`timeline`);
+/// a version 1 file reads as a run without them.
+pub const VERSION: u32 = 2;
+/// The oldest version it reads.
+pub const OLDEST_VERSION: u32 = 1;
 
 /// How the run's stacks were recorded, as saved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -135,8 +138,10 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
     }
     let header: Header = serde_json::from_slice(bytes).map_err(|e| format!("not a saved run ({e})"))?;
     match (header.format.as_deref(), header.version) {
-        (Some(FORMAT), Some(VERSION)) => {}
-        (Some(FORMAT), Some(v)) => return Err(format!("a saved run of version {v}; this profil reads version {VERSION}")),
+        (Some(FORMAT), Some(OLDEST_VERSION..=VERSION)) => {}
+        (Some(FORMAT), Some(v)) => {
+            return Err(format!("a saved run of version {v}; this profil reads versions {OLDEST_VERSION} to {VERSION}"))
+        }
         _ => return Err(format!("not a saved run (no \"format\": \"{FORMAT}\")")),
     }
     let saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
@@ -218,7 +223,7 @@ mod tests {
         assert_eq!(parse(b"").unwrap_err(), "the file is empty");
         assert!(parse(b"\x7fELF").unwrap_err().starts_with("not a saved run ("));
         assert_eq!(parse(br#"{"format": "profil", "version": 7}"#).unwrap_err(), "not a saved run (no \"format\": \"profil-run\")");
-        assert_eq!(parse(br#"{"format": "profil-run", "version": 9}"#).unwrap_err(), "a saved run of version 9; this profil reads version 1");
+        assert_eq!(parse(br#"{"format": "profil-run", "version": 9}"#).unwrap_err(), "a saved run of version 9; this profil reads versions 1 to 2");
         let good = render(&outcome(), Path::new("/bin/fib"), CallGraph::None, false);
         assert!(parse(&good[..good.len() / 2]).unwrap_err().starts_with("not a saved run (its gzip stream: "));
         // Unpacked, it reads too; damaged, it is refused.

@@ -122,6 +122,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         waits: &[],
         base: None,
         threads: &[],
+        timeline: None,
     };
     let doc: serde_json::Value = serde_json::from_str(&profil::exports::json::render(&analysis)).unwrap();
     assert_eq!(doc["sampling"], serde_json::json!({"source": "nmi-hpet", "rate": 1000}));

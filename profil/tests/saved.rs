@@ -123,7 +123,7 @@ fn what_is_not_a_saved_run_is_one_error() {
         ("truncated JSON", text_of.as_bytes()[..text_of.len() / 2].to_vec(), "not a saved run ("),
         ("an ELF", std::fs::read(fib_bin()).unwrap(), "not a saved run ("),
         ("a JSON export", br#"{"format": "profil", "version": 7}"#.to_vec(), "not a saved run (no \"format\": \"profil-run\")"),
-        ("from the future", text_of.replacen("\"version\":1", "\"version\":2", 1).into_bytes(), "a saved run of version 2; this profil reads version 1"),
+        ("from the future", text_of.replacen("\"version\":2", "\"version\":3", 1).into_bytes(), "a saved run of version 3; this profil reads versions 1 to 2"),
         ("damaged", text_of.replacen("\"frequency_hz\":", "\"frequency_hz\":-", 1).into_bytes(), "a damaged saved run ("),
     ];
     for (what, bytes, says) in cases {

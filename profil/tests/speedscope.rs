@@ -104,5 +104,29 @@ fn speedscope_renders_the_file_in_a_browser() {
     for function in ["loop", "overflow", "main"] {
         assert!(dom.contains(&format!(">{function}<")), "{function} not in the sandwich table: {dom}");
     }
+
+    // The thread over time (an evented profile), opened first: speedscope reads it, and its
+    // sandwich view has the program's functions.
+    let profiles = doc["profiles"].as_array().unwrap();
+    let over_time = profiles.iter().position(|p| p["type"] == "evented").expect("an evented profile");
+    let name = profiles[over_time]["name"].as_str().unwrap().to_string();
+    assert!(name.starts_with("fib thread ") && name.ends_with(": over time"), "{name}");
+    let mut first = doc.clone();
+    first["activeProfileIndex"] = over_time.into();
+    let address = serve(speedscope_dist().unwrap(), serde_json::to_vec(&first).unwrap());
+    let page = |view: &str| -> String {
+        let url = format!("{address}/index.html#profileURL={address}/profile.json&view={view}");
+        let o = Command::new("chromium")
+            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", &url])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let dom = page("time-ordered");
+    assert!(dom.contains(&name), "{name} not in the page: {dom}");
+    let dom = page("sandwich");
+    for function in ["fib", "loop", "overflow"] {
+        assert!(dom.contains(&format!(">{function}<")), "{function} not in the sandwich table of {name}: {dom}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

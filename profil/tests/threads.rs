@@ -44,7 +44,7 @@ fn each_thread_has_its_share_and_its_functions() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&speedscope).unwrap()).unwrap();
     let frames: Vec<&str> = doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
     let per_thread: Vec<&serde_json::Value> =
-        doc["profiles"].as_array().unwrap().iter().filter(|p| p["name"].as_str().unwrap().contains(" thread ")).collect();
+        doc["profiles"].as_array().unwrap().iter().filter(|p| p["name"].as_str().unwrap().ends_with(": functions")).collect();
     assert_eq!(per_thread.len(), rows.len(), "{doc}");
     for (row, f) in [(&long, "spin_long"), (&short, "spin_short")] {
         let p = per_thread.iter().find(|p| p["name"].as_str().unwrap().contains(&format!(" thread {} ", row[0]))).unwrap();

@@ -140,7 +140,7 @@ fn render_rooted(root: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) 
 
 /// A name as one frame: `;` separates frames and a line ends the stack, so neither may be in
 /// a name (Rust array types such as `[u8; 4]` have a `;`): they become `,` and a space.
-fn frame(name: &str) -> String {
+pub fn frame(name: &str) -> String {
     name.replace(';', ",").replace(['\n', '\r'], " ")
 }
 

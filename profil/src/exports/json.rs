@@ -381,6 +381,7 @@ mod tests {
             by_thread: Vec::new(),
             idle_ticks: None,
             record_span: None,
+            timeline: Default::default(),
         };
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -405,7 +406,7 @@ mod tests {
     #[test]
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
         // UPDATE_EXPECT=1 rewrites the file after a deliberate change (review the diff).
         expect_test::expect_file!["../../tests/golden/profile.json"].assert_eq(&render(&a));
     }
@@ -414,7 +415,7 @@ mod tests {
     #[test]
     fn a_run_without_stacks_is_valid_json() {
         let (run, flat, samples, symbolizer, _, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
@@ -422,7 +423,7 @@ mod tests {
     #[test]
     fn document_parses_with_the_documented_fields() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(v["version"], 8);
         assert!(v["ticks"]["idle"].is_null(), "only a system-wide run has idle samples");

@@ -6,7 +6,9 @@
 //! * [`pprof`] — `--pprof FILE`: pprof's gzipped `profile.proto`;
 //! * [`json`] — `--json FILE`: the whole run, for scripts;
 //! * [`speedscope`] — `--speedscope FILE`: speedscope's file format, for its viewer;
+//! * [`samples`] — `--samples FILE`: every sample in time order, a line each, for scripts;
 //!
+//! ([`time_order`] names the samples in time order for the exports that keep the order)
 //! and the report itself where `--report FILE` sends it.
 //!
 //! No export ever damages a file: the paths are checked before the program starts (an
@@ -28,7 +30,9 @@ pub mod collapsed;
 pub mod gmon;
 pub mod json;
 pub mod pprof;
+pub mod samples;
 pub mod speedscope;
+pub mod time_order;
 pub mod svg;
 
 use std::fmt;
@@ -53,6 +57,8 @@ enum Format {
     Pprof,
     Json,
     Speedscope,
+    /// Every sample in time order (`--samples`).
+    Samples,
     /// The run itself, for `--load` (`--save`).
     Saved,
 }
@@ -97,6 +103,9 @@ pub struct Analysis<'a> {
     pub base: Option<&'a crate::compare::Base>,
     /// The program's samples by thread, named (Linux), most first.
     pub threads: &'a [crate::threads::ThreadView],
+    /// The program's samples in time order, named, where an export keeps the order
+    /// (`--samples`, `--speedscope`) and the run has them (Linux).
+    pub timeline: Option<&'a crate::exports::time_order::NamedTimeline>,
 }
 
 /// Where one export goes.
@@ -462,6 +471,7 @@ impl Exports {
             (Format::Pprof, &args.pprof),
             (Format::Json, &args.json),
             (Format::Speedscope, &args.speedscope),
+            (Format::Samples, &args.samples),
             (Format::Saved, &args.save),
         ];
         let mut targets = Vec::new();
@@ -560,6 +570,7 @@ impl Exports {
                 },
                 Format::Json => Ok(json::render(a).into_bytes()),
                 Format::Speedscope => Ok(speedscope::render(a).into_bytes()),
+                Format::Samples => Ok(a.timeline.map(samples::render).unwrap_or_else(|| format!("{}\n", samples::HEADER)).into_bytes()),
                 Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),
             };
             bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;

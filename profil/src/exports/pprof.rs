@@ -482,7 +482,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
             p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -503,7 +503,7 @@ mod tests {
         let (sp, s, profile) = crate::stacks::tests::with_a_stitched_server();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> = p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
         assert_eq!(
@@ -523,7 +523,7 @@ mod tests {
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[] };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(
@@ -563,6 +563,7 @@ mod tests {
             waits: &[],
             base: None,
             threads: &[],
+            timeline: None,
         };
         let p = decoded(&a);
         let mut got: Vec<(Vec<&str>, i64)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value[0])).collect();

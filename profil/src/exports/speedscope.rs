@@ -7,11 +7,16 @@
 //! one for the daemons that worked for it (Redox, each stack under its daemon, or under the
 //! program's call it served), with `--off-cpu` one of the program by the clock (its CPU and
 //! its waits, each wait ending in its `[off-CPU: call]` frame), and, for a program of several
-//! threads, one per thread: its functions (profil keeps each sample's thread, not a
+//! threads, one per thread: its functions (the sums keep each sample's thread, not a
 //! stack per thread). Each stack is one sample weighted by its count; with a known rate the
-//! unit is nanoseconds (a sample stands for `1 / rate` s), else samples. profil keeps no order
-//! of samples in time, so the "time order" view shows the stacks in profil's order (most
-//! samples first).
+//! unit is nanoseconds (a sample stands for `1 / rate` s), else samples.
+//!
+//! Where the run keeps its samples in time order (Linux), each thread also has an evented
+//! profile, the run as it happened: each sample's stack open for the period it stands for
+//! (the `1 / rate` s up to its time), frames opened and closed where the stack changes, all
+//! closed where the thread was not sampled; a look that found it blocked (`--off-cpu`) is its
+//! wait's stack. Speedscope's time-order view of one of these shows the thread's phases left
+//! to right; the left-heavy and sandwich views of the sampled profiles are as before.
 
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{json, Value};
@@ -20,6 +25,7 @@ use crate::exports::collapsed::off_cpu_frame;
 use crate::exports::Analysis;
 use crate::flat::FlatProfile;
 use crate::stacks::{NamedStack, StackProfile};
+use crate::exports::time_order::NamedSample;
 
 /// The format's `$schema`.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
@@ -74,6 +80,43 @@ impl Profile {
             "weights": self.weights,
         })
     }
+}
+
+/// One thread's samples in time order as an evented profile, each sample's stack open from
+/// `period` ns before its time (not before the previous sample) to its time.
+fn evented(name: String, samples: &[&NamedSample], stacks: &[Vec<usize>], period: u64, span: u64) -> Value {
+    let mut events: Vec<Value> = Vec::new();
+    let mut open: &[usize] = &[];
+    let mut last = 0u64;
+    let mut event = |kind: &str, frame: usize, at: u64| events.push(json!({ "type": kind, "frame": frame, "at": at }));
+    for s in samples {
+        let stack: &[usize] = stacks.get(s.stack as usize).map_or(&[], Vec::as_slice);
+        // A gap (the thread was not sampled for more than half a period beyond the one a
+        // sample stands for: it was off the CPU) ends what was open with the previous sample;
+        // samples come a period apart give or take the timer's jitter, and follow on.
+        let gap = s.time.saturating_sub(period) > last.saturating_add(period / 2) || last == 0;
+        let from = if gap { s.time.saturating_sub(period) } else { last };
+        let keep = if gap { 0 } else { open.iter().zip(stack).take_while(|(a, b)| a == b).count() };
+        for &f in open[keep..].iter().rev() {
+            event("C", f, last);
+        }
+        for &f in &stack[keep..] {
+            event("O", f, from);
+        }
+        open = stack;
+        last = s.time.max(from);
+    }
+    for &f in open.iter().rev() {
+        event("C", f, last);
+    }
+    json!({
+        "type": "evented",
+        "name": name,
+        "unit": "nanoseconds",
+        "startValue": 0,
+        "endValue": span.max(last),
+        "events": events,
+    })
 }
 
 /// The named stacks of `stacks` (root first) as frame indexes.
@@ -159,13 +202,26 @@ pub fn render(a: &Analysis) -> String {
             profiles.push(p);
         }
     }
+    let mut profiles: Vec<Value> = profiles.iter().map(Profile::json).collect();
+    if let (Some(t), true) = (a.timeline, per_sample > 1) {
+        let stacks: Vec<Vec<usize>> = t.stacks.iter().map(|st| st.iter().map(|f| frames.of(f)).collect()).collect();
+        let mut tids: Vec<u32> = t.samples.iter().map(|s| s.tid).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        let names: HashMap<u32, &str> = a.threads.iter().map(|t| (t.tid, t.name.as_str())).collect();
+        for tid in tids {
+            let samples: Vec<&NamedSample> = t.samples.iter().filter(|s| s.tid == tid).collect();
+            let thread = names.get(&tid).map_or(String::new(), |n| format!(" ({n})"));
+            profiles.push(evented(format!("{name} thread {tid}{thread}: over time"), &samples, &stacks, per_sample, t.span));
+        }
+    }
     let doc = json!({
         "$schema": SCHEMA,
         "name": format!("profil: {name}"),
         "exporter": format!("profil {}", env!("CARGO_PKG_VERSION")),
         "activeProfileIndex": 0,
         "shared": { "frames": frames.names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>() },
-        "profiles": profiles.iter().map(Profile::json).collect::<Vec<_>>(),
+        "profiles": profiles,
     });
     let mut text = doc.to_string();
     text.push('\n');
@@ -200,6 +256,7 @@ mod tests {
             waits: &[],
             base: None,
             threads: &[],
+            timeline: None,
         };
         let doc: Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(doc["$schema"], SCHEMA);
@@ -223,5 +280,38 @@ mod tests {
         assert_eq!(daemons["endValue"].as_u64(), Some(6_000_000));
         let first = daemons["samples"][0].as_array().unwrap();
         assert_eq!(frames[first[0].as_u64().unwrap() as usize], "ramfs [pid 7]");
+    }
+
+    #[test]
+    fn a_thread_over_time_opens_and_closes_its_frames_where_its_stack_changes() {
+        let sample = |time, stack| NamedSample { time, tid: 7, on_cpu: true, stack };
+        // main;fib at 1 and 2 ms, main;loop at 3 ms, a gap, main;loop at 10 ms.
+        let samples = [sample(1_000_000, 0), sample(2_000_000, 0), sample(3_000_000, 1), sample(10_000_000, 1)];
+        let refs: Vec<&NamedSample> = samples.iter().collect();
+        let stacks = vec![vec![0, 1], vec![0, 2]];
+        let p = evented("t".into(), &refs, &stacks, 1_000_000, 12_000_000);
+        let events: Vec<(String, u64, u64)> = p["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["type"].as_str().unwrap().to_string(), e["frame"].as_u64().unwrap(), e["at"].as_u64().unwrap()))
+            .collect();
+        let e = |k: &str, f, at| (k.to_string(), f, at);
+        assert_eq!(
+            events,
+            [
+                e("O", 0, 0),
+                e("O", 1, 0),
+                e("C", 1, 2_000_000),
+                e("O", 2, 2_000_000),
+                e("C", 2, 3_000_000),
+                e("C", 0, 3_000_000),
+                e("O", 0, 9_000_000),
+                e("O", 2, 9_000_000),
+                e("C", 2, 10_000_000),
+                e("C", 0, 10_000_000),
+            ]
+        );
+        assert_eq!((p["type"].as_str(), p["endValue"].as_u64()), (Some("evented"), Some(12_000_000)));
     }
 }

@@ -62,17 +62,17 @@ pub enum Ending {
     Signal(i32),
 }
 
-/// The run as the report filters keep it (`--comm`, `--pids`, `--tid`, `--dso`), with a note
+/// The run as the report filters keep it (`--comm`, `--pids`, `--tid`, `--dso`, `--time`), with a note
 /// on standard error of what they kept; `program_file` holds the program's own samples.
-pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) -> std::borrow::Cow<'a, Outcome> {
+pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) -> Result<std::borrow::Cow<'a, Outcome>, RunError> {
     if args.filter.is_empty() {
-        return std::borrow::Cow::Borrowed(run);
+        return Ok(std::borrow::Cow::Borrowed(run));
     }
     let mut kept = run.clone();
-    if let Some(note) = crate::filter::apply(&mut kept, program_file, &args.filter) {
+    if let Some(note) = crate::filter::apply(&mut kept, program_file, &args.filter).map_err(RunError::Program)? {
         crate::report_out::to_stderr(format_args!("{note}"));
     }
-    std::borrow::Cow::Owned(kept)
+    Ok(std::borrow::Cow::Owned(kept))
 }
 
 /// How profil ends after reporting a run it did not run (`--load`, `-a`): 0, or 1 where the

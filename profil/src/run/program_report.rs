@@ -76,11 +76,15 @@ struct Analysed<'a> {
     /// The daemons that worked for the program (Redox), named.
     servers: Option<Vec<servers::ServerFunctions>>,
     waits: Vec<crate::waiting::Wait>,
+    /// `--timeline`: the run in slices.
+    timeline: Vec<crate::slices::Slice>,
+    /// The samples in time order, named, for the exports that keep the order.
+    named_timeline: Option<crate::exports::time_order::NamedTimeline>,
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
 pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
-    let run = &*filtered(args, run, &path.to_string_lossy());
+    let run = &*filtered(args, run, &path.to_string_lossy())?;
     let a = analyse(args, path, image, run)?;
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut
     // keeps its error, the exports are written, then the error is returned.
@@ -101,6 +105,7 @@ pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImag
         waits: &a.waits,
         base: a.base.as_ref(),
         threads: &a.threads,
+        timeline: a.named_timeline.as_ref(),
     };
     write_exports(exports, &analysis, &mut out)?;
     // The gate, last: everything asked for is written.
@@ -170,7 +175,14 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
     };
     let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &mut symbolizer));
     let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
-    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits })
+    let timeline = match args.timeline {
+        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
+        None => Vec::new(),
+    };
+    let named_timeline = (args.samples.is_some() || args.speedscope.is_some())
+        .then(|| crate::exports::time_order::name(&run.profile, &mut symbolizer))
+        .filter(|t| !t.samples.is_empty());
+    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's
@@ -197,6 +209,9 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     out.push(a.flat.render(top) + "\n");
     if args.threads {
         out.push(crate::threads::render(&a.threads) + "\n");
+    }
+    if args.timeline.is_some() {
+        out.push(crate::slices::render(&a.timeline, a.run.frequency_hz) + "\n");
     }
     if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
         let top = args.top.unwrap_or(crate::compare::DEFAULT_TOP);

@@ -60,7 +60,7 @@ pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
 
 /// The report of a system-wide run, and its exports.
 fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> {
-    let run = &*super::finish::filtered(args, run, "");
+    let run = &*super::finish::filtered(args, run, "")?;
     let mut out = exports.report_out(false);
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
     // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
@@ -95,6 +95,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         waits: &[],
         base: None,
         threads: &[],
+        timeline: None,
     };
     write_exports(exports, &analysis, &mut out)
 }

@@ -1,0 +1,128 @@
+//! The Timeline section (`--timeline[=N]`): the run (or the `--time` window) cut in N slices
+//! of equal time, each with the CPU the program used in it, its busiest function and, where
+//! its threads were looked at blocked (`--off-cpu`), the call they were most found in: a
+//! phase change shows as a change of function, without a browser.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::fmt::Write;
+
+use prof_objects::symbolize::Symbolizer;
+
+use crate::timeline::{At, Window};
+use crate::profile::{Frame, Profile};
+
+/// The section's slices unless `--timeline=N` says.
+pub const DEFAULT_SLICES: usize = 20;
+
+/// One slice of the run: ns from the program's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slice {
+    pub from: u64,
+    pub to: u64,
+    /// The program's samples on a CPU in it.
+    pub on_cpu: u64,
+    /// Its busiest function and that function's samples.
+    pub top: Option<(String, u64)>,
+    /// The call its threads were most found blocked in, and how many looks found them there.
+    pub blocked: Option<(String, u64)>,
+}
+
+/// The run of `p` from `window` (the whole run: `None`) in `n` slices, its functions named.
+pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut Symbolizer) -> Vec<Slice> {
+    let t = &p.timeline;
+    let (from, to) = window.map_or((0, u64::MAX), |w| w.ns(t.span));
+    let to = to.min(t.span);
+    if to <= from || n == 0 {
+        return Vec::new();
+    }
+    let mut names: HashMap<Frame, String> = HashMap::default();
+    let edge = |k: usize| from + ((to - from) as u128 * k as u128 / n as u128) as u64;
+    (0..n)
+        .map(|k| {
+            let (a, b) = (edge(k), if k + 1 == n { to.saturating_add(1) } else { edge(k + 1) });
+            let mut functions: HashMap<String, u64> = HashMap::default();
+            let mut waits: HashMap<String, u64> = HashMap::default();
+            let mut on_cpu = 0;
+            for s in t.between(a, b) {
+                let name = match s.at {
+                    At::Cpu(frame) => names
+                        .entry(frame)
+                        .or_insert_with(|| {
+                            let location = symbolizer.frame(frame.into(), &p.mappings);
+                            symbolizer.name(&location)
+                        })
+                        .clone(),
+                    At::Kernel(_) => "[kernel]".to_string(),
+                    At::Blocked(site) => {
+                        let call = p.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
+                        *waits.entry(call.to_string()).or_insert(0) += 1;
+                        continue;
+                    }
+                };
+                on_cpu += 1;
+                *functions.entry(name).or_insert(0) += 1;
+            }
+            Slice { from: a, to: b.min(to), on_cpu, top: most(functions), blocked: most(waits) }
+        })
+        .collect()
+}
+
+/// The entry with the most, the first by name where two tie.
+fn most(counts: HashMap<String, u64>) -> Option<(String, u64)> {
+    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+}
+
+/// The section: a line per slice. `hz`: the samples a second of CPU time (100 % is one CPU).
+pub fn render(slices: &[Slice], hz: u64) -> String {
+    let mut out = String::new();
+    if slices.is_empty() {
+        return "Timeline: none: this run's samples have no times (Redox, or a run saved by an older profil).\n".to_string();
+    }
+    let width = slices[0].to.saturating_sub(slices[0].from);
+    let _ = writeln!(
+        out,
+        "Timeline ({} slices of {:.1} ms, seconds from the program's start; cpu: its samples over the slice's time at {hz} Hz):",
+        slices.len(),
+        width as f64 / 1e6
+    );
+    let blocked = slices.iter().any(|s| s.blocked.is_some());
+    let _ = writeln!(out, "     from       to     cpu  busiest function{}", if blocked { " (share), blocked in (looks)" } else { " (share)" });
+    for s in slices {
+        let seconds = s.to.saturating_sub(s.from) as f64 / 1e9;
+        let cpu = match seconds * hz as f64 {
+            x if x > 0.0 => 100.0 * s.on_cpu as f64 / x,
+            _ => 0.0,
+        };
+        let top = match &s.top {
+            Some((name, n)) => format!("{name} {:.1} %", crate::words::percent(*n, s.on_cpu)),
+            None => "-".to_string(),
+        };
+        let wait = match &s.blocked {
+            Some((call, looks)) => format!("  | {call} ({looks})"),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "{:>9.3}{:>9.3}  {cpu:>4.0} %  {top}{wait}", s.from as f64 / 1e9, s.to as f64 / 1e9);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_slice_says_its_cpu_its_busiest_function_and_its_wait() {
+        let slices = [
+            Slice { from: 0, to: 500_000_000, on_cpu: 500, top: Some(("fib".into(), 490)), blocked: None },
+            Slice { from: 500_000_000, to: 1_000_000_000, on_cpu: 125, top: Some(("loop".into(), 125)), blocked: Some(("nanosleep".into(), 3)) },
+        ];
+        assert_eq!(
+            render(&slices, 1000),
+            "Timeline (2 slices of 500.0 ms, seconds from the program's start; cpu: its samples over the slice's time at 1000 Hz):\n\
+             \x20    from       to     cpu  busiest function (share), blocked in (looks)\n\
+             \x20   0.000    0.500   100 %  fib 98.0 %\n\
+             \x20   0.500    1.000    25 %  loop 100.0 %  | nanosleep (3)\n"
+        );
+        assert!(render(&[], 1000).starts_with("Timeline: none: this run's samples have no times"));
+    }
+}
