@@ -1,7 +1,7 @@
 //! profil's modules import one another one way: no module reaches, through its imports, back
 //! to itself. A module here is a file of `src/` or a folder of it (`run/`, `exports/`,
 //! `backend/`) as one; an import is a `crate::NAME` path in code (comments are not read).
-//! docs/internals.md shows the graph.
+//! docs/internals.md draws the graph, as this test makes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -86,4 +86,74 @@ fn the_check_finds_a_circle() {
     assert_eq!(circle(&g), Some(vec!["a".to_string(), "b".to_string(), "c".to_string()]));
     let line: BTreeMap<String, BTreeSet<String>> = [("a".to_string(), BTreeSet::from(["b".to_string()])), ("b".to_string(), BTreeSet::new())].into();
     assert_eq!(circle(&line), None);
+}
+
+/// `graph` without the imports another path implies (its transitive reduction): a module
+/// stands above all it reaches, and the picture draws only what no longer path says.
+fn reduced(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    fn reach(node: &str, graph: &BTreeMap<String, BTreeSet<String>>, seen: &mut BTreeSet<String>) {
+        for next in graph.get(node).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                reach(next, graph, seen);
+            }
+        }
+    }
+    graph
+        .iter()
+        .map(|(node, edges)| {
+            let implied: BTreeSet<String> = edges
+                .iter()
+                .flat_map(|e| {
+                    let mut seen = BTreeSet::new();
+                    reach(e, graph, &mut seen);
+                    seen
+                })
+                .collect();
+            (node.clone(), edges.iter().filter(|e| !implied.contains(*e) && graph.contains_key(*e)).cloned().collect())
+        })
+        .collect()
+}
+
+/// The graph as a Mermaid flowchart, an arrow from each module to what it imports (`lib.rs`,
+/// which only declares the modules, and `main.rs`, which calls the library, left out).
+fn mermaid(graph: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let mut out = String::from("```mermaid\nflowchart TD\n");
+    for (node, edges) in graph.iter().filter(|(n, _)| *n != "lib" && *n != "main") {
+        if edges.is_empty() {
+            out.push_str(&format!("  {node}\n"));
+        }
+        for e in edges {
+            out.push_str(&format!("  {node} --> {e}\n"));
+        }
+    }
+    out.push_str("```\n");
+    out
+}
+
+/// docs/internals.md's picture is the code's graph (`UPDATE_EXPECT=1` draws it again).
+#[test]
+fn the_internals_picture_is_the_code_s_graph() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let picture = mermaid(&reduced(&graph(&root.join("src"))));
+    let doc = root.join("../docs/internals.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    let marker = "<!-- the module graph: profil/tests/module_graph.rs -->\n";
+    let start = text.find(marker).expect("the marker in docs/internals.md") + marker.len();
+    let open = "```mermaid\n";
+    assert!(text[start..].starts_with(open), "a Mermaid block after the marker in docs/internals.md");
+    let len = open.len() + text[start + open.len()..].find("```\n").expect("the block's end") + 4;
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&doc, format!("{}{picture}{}", &text[..start], &text[start + len..])).unwrap();
+    } else {
+        assert_eq!(&text[start..start + len], picture, "docs/internals.md's module graph is not the code's: UPDATE_EXPECT=1 draws it again");
+    }
+}
+
+#[test]
+fn the_picture_leaves_out_what_a_longer_path_implies() {
+    let g: BTreeMap<String, BTreeSet<String>> = [("a", vec!["b", "c"]), ("b", vec!["c"]), ("c", vec![])]
+        .into_iter()
+        .map(|(n, e)| (n.to_string(), e.into_iter().map(String::from).collect()))
+        .collect();
+    assert_eq!(mermaid(&reduced(&g)), "```mermaid\nflowchart TD\n  a --> b\n  b --> c\n  c\n```\n");
 }
