@@ -381,8 +381,9 @@ mod tests {
         assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
     }
 
-    #[test]
-    fn time_keeps_a_window_and_makes_every_sum_again_from_it() {
+    /// [`run`] with its samples in time order: tid 10 in the program's text (stack 0), 11
+    /// in libc (stack 1), the kernel without its address, the program again, a blocked look.
+    fn timed_run() -> Outcome {
         use crate::timeline::{At, TimedSample, Timeline};
         let mut r = run();
         let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
@@ -397,6 +398,12 @@ mod tests {
                 sample(900, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
             ],
         };
+        r
+    }
+
+    #[test]
+    fn time_keeps_a_window_and_makes_every_sum_again_from_it() {
+        let mut r = timed_run();
         let window = Some(crate::timeline::Window::parse("10%,50%").unwrap());
         let note = apply(&mut r, "/bin/prog", &Filter { window, ..Default::default() }).unwrap();
         assert_eq!(note.as_deref(), Some("Note: the report is of the samples --time 10%,50% keeps: 3 of 20."));
@@ -419,32 +426,18 @@ mod tests {
 
     #[test]
     fn the_other_filters_cut_the_samples_in_time_order_too() {
-        use crate::timeline::{At, TimedSample, Timeline};
-        let timed = || {
-            let mut r = run();
-            let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
-            r.profile.timeline = Timeline {
-                span: 1_000,
-                samples: vec![
-                    sample(0, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
-                    sample(100, 11, At::Cpu(Frame::Foreign(0x7000_0010)), Some(1)),
-                    sample(200, 10, At::Blocked(0), None),
-                ],
-            };
-            r
-        };
         let at = |r: &Outcome| r.profile.timeline.samples.iter().map(|s| (s.time, s.stack)).collect::<Vec<_>>();
         // --dso: the samples in the objects kept; their stacks renumbered as the stacks go.
-        let mut r = timed();
+        let mut r = timed_run();
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
-        assert_eq!(at(&r), [(100, Some(0)), (200, None)]);
+        assert_eq!(at(&r), [(100, Some(0)), (400, None)]);
         assert_eq!(r.profile.stacks[0].frames[0], Frame::Foreign(0x7000_0010));
         // --tid: those threads' samples; stacks are not kept by thread.
-        let mut r = timed();
+        let mut r = timed_run();
         apply(&mut r, "/bin/prog", &Filter { tids: vec![10], ..Default::default() }).unwrap();
-        assert_eq!(at(&r), [(0, None), (200, None)]);
+        assert_eq!(at(&r), [(0, None), (200, None), (400, None), (900, None)]);
         // A process not kept: nothing of it.
-        let mut r = timed();
+        let mut r = timed_run();
         apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
         assert_eq!(at(&r), []);
     }

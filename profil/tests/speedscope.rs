@@ -60,6 +60,18 @@ fn serve(dir: PathBuf, profile: Vec<u8>) -> String {
     address
 }
 
+/// The page speedscope shows for the profile served at `address` in `view`, as headless
+/// Chromium leaves its document.
+fn page_dom(address: &str, view: &str) -> String {
+    let url = format!("{address}/index.html#profileURL={address}/profile.json&view={view}");
+    let o = Command::new("chromium")
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 #[test]
 fn speedscope_renders_the_file_in_a_browser() {
     let dir = scratch("speedscope");
@@ -85,16 +97,8 @@ fn speedscope_renders_the_file_in_a_browser() {
     if !installed("chromium", "chromium") {
         return;
     }
-    let address = serve(dist, profile);
-    let page = |view: &str| -> String {
-        let url = format!("{address}/index.html#profileURL={address}/profile.json&view={view}");
-        let o = Command::new("chromium")
-            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", &url])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let address = serve(dist.clone(), profile);
+    let page = |view: &str| page_dom(&address, view);
     // The page took the file: its title, and the profile's name in the toolbar.
     let dom = page("time-ordered");
     assert!(dom.contains("<title>profil: fib - speedscope</title>"), "{dom}");
@@ -113,15 +117,8 @@ fn speedscope_renders_the_file_in_a_browser() {
     assert!(name.starts_with("fib thread ") && name.ends_with(": over time"), "{name}");
     let mut first = doc.clone();
     first["activeProfileIndex"] = over_time.into();
-    let address = serve(speedscope_dist().unwrap(), serde_json::to_vec(&first).unwrap());
-    let page = |view: &str| -> String {
-        let url = format!("{address}/index.html#profileURL={address}/profile.json&view={view}");
-        let o = Command::new("chromium")
-            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", "--dump-dom", &url])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let address = serve(dist, serde_json::to_vec(&first).unwrap());
+    let page = |view: &str| page_dom(&address, view);
     let dom = page("time-ordered");
     assert!(dom.contains(&name), "{name} not in the page: {dom}");
     let dom = page("sandwich");

@@ -28,6 +28,21 @@ fn timeline_section(out: &str) -> &str {
     &out[start..start + len]
 }
 
+/// A run of fib with `args` saved in a fresh scratch directory `name`: the directory, the file.
+fn saved_fib(name: &str, args: &[&str]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(name);
+    let saved = dir.join("fib.profil");
+    let o = {
+        let _s = session();
+        let fib = fib_bin();
+        let mut all = vec!["-f", "--save", saved.to_str().unwrap(), fib.to_str().unwrap()];
+        all.extend_from_slice(args);
+        profil(&all)
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    (dir, saved)
+}
+
 /// fib's own timing of a phase, in seconds.
 fn phase(err: &str, name: &str) -> f64 {
     field(err, &format!("fib.time.{name}:")).parse().unwrap()
@@ -98,7 +113,9 @@ fn fib_s_phases_come_in_order_at_their_own_times_and_a_window_reports_one_alone(
             (w[0].parse().unwrap(), w[3])
         })
         .collect();
-    assert_eq!(samples.len() as u64, ticks(&text(&profil(&["--load", saved.to_str().unwrap(), "-f"])).0).0);
+    // Every user tick a line (and each of the kernel's, named `[kernel]`).
+    let user = samples.iter().filter(|s| s.1 != "[kernel]").count() as u64;
+    assert_eq!(user, ticks(&text(&profil(&["--load", saved.to_str().unwrap(), "-f"])).0).0);
     assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0), "not in time order");
     for (name, begins) in [("loop", fib), ("overflow", fib + lp)] {
         let first = samples.iter().find(|s| s.1 == name).unwrap().0;
@@ -125,13 +142,7 @@ fn fib_s_phases_come_in_order_at_their_own_times_and_a_window_reports_one_alone(
 /// in its slices, not the run's.
 #[test]
 fn a_window_in_percent_is_sliced_itself() {
-    let dir = scratch("timeline-percent");
-    let saved = dir.join("fib.profil");
-    let o = {
-        let _s = session();
-        profil(&["-f", "--save", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "35", "1000"])
-    };
-    assert!(o.status.success(), "{}", text(&o).1);
+    let (dir, saved) = saved_fib("timeline-percent", &["35", "1000"]);
     let whole = timeline_rows(&text(&profil(&["--load", saved.to_str().unwrap(), "-f", "--timeline=10"])).0);
     let span = whole.last().unwrap().1;
     let o = profil(&["--load", saved.to_str().unwrap(), "-f", "--time", "50%,", "--timeline=5"]);
@@ -145,13 +156,7 @@ fn a_window_in_percent_is_sliced_itself() {
 /// its timeline says it has none.
 #[test]
 fn a_run_without_times_loads_but_has_no_window() {
-    let dir = scratch("timeline-v1");
-    let saved = dir.join("fib.profil");
-    let o = {
-        let _s = session();
-        profil(&["-f", "--save", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "30", "300"])
-    };
-    assert!(o.status.success(), "{}", text(&o).1);
+    let (dir, saved) = saved_fib("timeline-v1", &["30", "300"]);
     let mut doc = saved_run_json(&saved);
     assert_eq!(doc["version"], 2);
     assert!(doc["run"]["profile"]["timeline"]["samples"].as_array().is_some_and(|s| !s.is_empty()));

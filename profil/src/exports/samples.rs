@@ -1,6 +1,6 @@
 //! `--samples FILE`: every sample of the program in time order, a line each, for scripts (as
 //! `perf script` prints perf's): `SECONDS TID STATE STACK`, tab-separated, after one `#`
-//! line naming the columns. SECONDS from the program's start (to the ns); STATE `cpu`, or
+//! line naming the columns. SECONDS from the program's start (to the µs); STATE `cpu`, or
 //! `blocked` for a look that found the thread blocked (`--off-cpu`); STACK the folded
 //! stack, root first, `;` between frames (the function alone without `-g`; a wait's stack ends
 //! in its `[off-CPU: call]` frame), as `--collapsed` writes them.
@@ -21,7 +21,8 @@ pub fn render(t: &NamedTimeline) -> String {
     for s in &t.samples {
         let state = if s.on_cpu { "cpu" } else { "blocked" };
         let stack = stacks.get(s.stack as usize).map_or("", String::as_str);
-        let _ = writeln!(out, "{}.{:09}\t{}\t{state}\t{stack}", s.time / 1_000_000_000, s.time % 1_000_000_000, s.tid);
+        let us = s.time / 1000;
+        let _ = writeln!(out, "{}.{:06}\t{}\t{state}\t{stack}", us / 1_000_000, us % 1_000_000, s.tid);
     }
     out
 }
@@ -43,7 +44,7 @@ mod tests {
         };
         assert_eq!(
             render(&t),
-            "# seconds\ttid\tstate\tstack\n0.000001000\t7\tcpu\tmain;fib\n2.500000000\t8\tblocked\tmain;nap;[off-CPU: clock_nanosleep]\n"
+            "# seconds\ttid\tstate\tstack\n0.000001\t7\tcpu\tmain;fib\n2.500000\t8\tblocked\tmain;nap;[off-CPU: clock_nanosleep]\n"
         );
     }
 }

@@ -36,17 +36,19 @@ pub enum At {
 /// (an index of the profile's `stacks`: the stacks of the flat profile, each kept once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimedSample {
+    /// ns, to the µs (a multiple of 1000).
     pub time: u64,
     pub tid: u32,
     pub at: At,
     pub stack: Option<u32>,
 }
 
-/// A sample as saved: `[ns since the previous sample, tid, kind, address, stack]`, kind 0 the
+/// A sample as saved: `[µs since the previous sample, tid, kind, address, stack]`, kind 0 the
 /// program's text, 1 elsewhere, 2 the kernel, 3 the kernel unnamed, 4 blocked (the address:
-/// the wait site). A row of numbers, not an object, and times as steps, which compress: a 60 s
-/// run keeps 60,000 of them. (Steps also make a saved run's samples in time order, whatever
-/// the file says.)
+/// the wait site). A row of numbers, not an object, and times as steps of whole µs (the run's
+/// times are kept to the µs: the timer's ns jitter would not compress), which compress: a
+/// 60 s run keeps 60,000 of them. (Steps also make a saved run's samples in time order,
+/// whatever the file says.)
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Row(u64, u32, u8, u64, Option<u32>);
 
@@ -59,7 +61,7 @@ impl Row {
             At::Kernel(a) => (3, a),
             At::Blocked(site) => (4, u64::from(site)),
         };
-        Row(s.time.saturating_sub(previous), s.tid, kind, address, s.stack)
+        Row(s.time.saturating_sub(previous) / 1000, s.tid, kind, address, s.stack)
     }
 
     fn sample(self, previous: u64) -> TimedSample {
@@ -72,7 +74,7 @@ impl Row {
             4 => At::Blocked(u32::try_from(address).unwrap_or(u32::MAX)),
             _ => At::Kernel(address),
         };
-        TimedSample { time: previous.saturating_add(step), tid, at, stack }
+        TimedSample { time: previous.saturating_add(step.saturating_mul(1000)), tid, at, stack }
     }
 }
 
@@ -115,6 +117,11 @@ pub struct Timeline {
     pub samples: Vec<TimedSample>,
 }
 
+/// ns to the µs below: the times a saved run keeps.
+fn to_us(ns: u64) -> u64 {
+    ns - ns % 1000
+}
+
 impl Timeline {
     pub fn is_empty(&self) -> bool {
         self.samples.is_empty()
@@ -138,7 +145,7 @@ impl Timeline {
         let samples = entries
             .iter()
             .map(|e| TimedSample {
-                time: e.time - begin,
+                time: to_us(e.time - begin),
                 tid: e.tid,
                 at: match e.at {
                     Sampled::User(ip) | Sampled::Kernel { ip, named: true } => At::Cpu(place(ip)),
@@ -148,7 +155,7 @@ impl Timeline {
                 stack: stack_of(e.stack),
             })
             .collect();
-        Timeline { span: end - begin, samples }
+        Timeline { span: to_us(end - begin), samples }
     }
 
     /// The samples from `from` to `to` (ns from the start; `to` not included).
@@ -165,9 +172,9 @@ mod tests {
 
     #[test]
     fn samples_are_saved_as_rows_of_numbers_timed_by_steps() {
-        let sample = |time, at, stack| TimedSample { time, tid: 9, at, stack };
+        let sample = |us: u64, at, stack| TimedSample { time: us * 1000, tid: 9, at, stack };
         let t = Timeline {
-            span: 100,
+            span: 100_000,
             samples: vec![
                 sample(5, At::Cpu(Frame::Foreign(0x7f00)), Some(2)),
                 sample(7, At::Blocked(3), None),
@@ -179,10 +186,11 @@ mod tests {
         let json = serde_json::to_string(&t).unwrap();
         assert_eq!(
             json,
-            format!(r#"{{"span":100,"samples":[[5,9,1,32512,2],[2,9,4,3,null],[0,9,3,3,null],[13,9,0,1,0],[70,9,2,{},null]]}}"#, u64::MAX)
+            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,2],[2,9,4,3,null],[0,9,3,3,null],[13,9,0,1,0],[70,9,2,{},null]]}}"#, u64::MAX)
         );
         assert_eq!(serde_json::from_str::<Timeline>(&json).unwrap(), t);
-        // Steps past the clock's end stop there.
+        // Times are kept to the µs; steps past the clock's end stop there.
+        assert_eq!(to_us(1_999_999), 1_999_000);
         let far: Timeline = serde_json::from_str(&format!(r#"{{"span":1,"samples":[[{},1,0,0,null],[5,1,0,0,null]]}}"#, u64::MAX)).unwrap();
         assert_eq!(far.samples.iter().map(|s| s.time).collect::<Vec<_>>(), [u64::MAX, u64::MAX]);
     }
