@@ -108,8 +108,9 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_span: Option<prof_core::sampler::RecordSpan>,
     /// The program's samples in time order, where the backend times them (Linux): a window
-    /// of the run (`--time`), its phases (`--timeline`).
-    #[serde(default, skip_serializing_if = "crate::timeline::Timeline::is_empty")]
+    /// of the run (`--time`), its phases (`--timeline`). A saved run keeps it beside the run
+    /// (`saved.rs`), in a form that needs the stacks.
+    #[serde(skip)]
     pub timeline: crate::timeline::Timeline,
 }
 

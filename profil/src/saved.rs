@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use prof_core::sampler::CallGraph;
 
 use crate::profile::Outcome;
+use crate::timeline::rows::SavedTimeline;
+use crate::timeline::Timeline;
 
 /// The `format` of a saved run.
 pub const FORMAT: &str = "profil-run";
@@ -43,6 +45,15 @@ struct Saved {
     /// With `--children`: the processes it started were followed.
     children: bool,
     run: Outcome,
+    /// The program's samples in time order (version 2), beside the run's stacks.
+    #[serde(default, skip_serializing_if = "SavedTimeline::is_empty")]
+    timeline: SavedTimeline,
+}
+
+/// The first frame of each of the run's stacks: a sample in time order with its stack saved is
+/// saved without its address, which is this.
+fn first_frames(stacks: &[crate::profile::Stack]) -> Vec<Option<crate::frame::Frame>> {
+    stacks.iter().map(|s| s.frames.first().copied()).collect()
 }
 
 /// A saved run, read back.
@@ -76,7 +87,8 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
-    let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run: with_build_ids(run) };
+    let timeline = run.profile.timeline.saved(&first_frames(&run.profile.stacks));
+    let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run: with_build_ids(run), timeline };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');
     // Gzipped: a long -g run's stacks repeat their frames (a 5 s fib run: 3.0 MB of JSON,
@@ -144,8 +156,11 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         }
         _ => return Err(format!("not a saved run (no \"format\": \"{FORMAT}\")")),
     }
-    let saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
+    let mut saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
     counts_that_can_be(&saved.run.profile)?;
+    let timeline = std::mem::take(&mut saved.timeline);
+    let firsts = first_frames(&saved.run.profile.stacks);
+    saved.run.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
     let call_graph = match saved.stacks {
         Stacks::None => CallGraph::None,
         Stacks::Fp => CallGraph::FramePointers,

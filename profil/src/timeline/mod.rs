@@ -5,9 +5,11 @@
 //! timeline section can show the run's phases.
 //!
 //! * [`window`] — a window of the run as `--time` takes it.
+//! * [`rows`] — the timeline as a saved run keeps it.
 //!
 //! (The Timeline section, the run in slices, is `crate::slices`.)
 
+pub mod rows;
 pub mod window;
 
 pub use window::Window;
@@ -43,82 +45,17 @@ pub struct TimedSample {
     pub stack: Option<u32>,
 }
 
-/// A sample as saved: `[µs since the previous sample, tid, kind, address, stack]`, kind 0 the
-/// program's text, 1 elsewhere, 2 the kernel, 3 the kernel unnamed, 4 blocked (the address:
-/// the wait site). A row of numbers, not an object, and times as steps of whole µs (the run's
-/// times are kept to the µs: the timer's ns jitter would not compress), which compress: a
-/// 60 s run keeps 60,000 of them. (Steps also make a saved run's samples in time order,
-/// whatever the file says.)
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Row(u64, u32, u8, u64, Option<u32>);
-
-impl Row {
-    fn of(s: &TimedSample, previous: u64) -> Row {
-        let (kind, address) = match s.at {
-            At::Cpu(Frame::Program(a)) => (0, a),
-            At::Cpu(Frame::Foreign(a)) => (1, a),
-            At::Cpu(Frame::Kernel(a)) => (2, a),
-            At::Kernel(a) => (3, a),
-            At::Blocked(site) => (4, u64::from(site)),
-        };
-        Row(s.time.saturating_sub(previous) / 1000, s.tid, kind, address, s.stack)
-    }
-
-    fn sample(self, previous: u64) -> TimedSample {
-        let Row(step, tid, kind, address, stack) = self;
-        let at = match kind {
-            0 => At::Cpu(Frame::Program(address)),
-            1 => At::Cpu(Frame::Foreign(address)),
-            2 => At::Cpu(Frame::Kernel(address)),
-            // A site number past u32 is no site of the run: the report names it as unknown.
-            4 => At::Blocked(u32::try_from(address).unwrap_or(u32::MAX)),
-            _ => At::Kernel(address),
-        };
-        TimedSample { time: previous.saturating_add(step.saturating_mul(1000)), tid, at, stack }
-    }
-}
-
-/// The samples as rows of steps (serde `with`).
-mod rows {
-    use super::{Row, TimedSample};
-    use serde::ser::SerializeSeq;
-
-    pub fn serialize<S: serde::Serializer>(samples: &[TimedSample], s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(samples.len()))?;
-        let mut previous = 0;
-        for sample in samples {
-            seq.serialize_element(&Row::of(sample, previous))?;
-            previous = sample.time;
-        }
-        seq.end()
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TimedSample>, D::Error> {
-        let rows: Vec<Row> = serde::Deserialize::deserialize(d)?;
-        let mut previous = 0;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let sample = row.sample(previous);
-                previous = sample.time;
-                sample
-            })
-            .collect())
-    }
-}
-
 /// The program's run in time order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Timeline {
     /// The program's span, ns: from its start (its exec, or the attach) to its end.
     pub span: u64,
     /// In time order.
-    #[serde(with = "rows")]
     pub samples: Vec<TimedSample>,
 }
 
 /// ns to the µs below: the times a saved run keeps.
-fn to_us(ns: u64) -> u64 {
+pub(crate) fn to_us(ns: u64) -> u64 {
     ns - ns % 1000
 }
 
@@ -139,8 +76,10 @@ impl Timeline {
         };
         let begin = begin.min(first.time);
         let end = end.max(last.time);
+        // Each of the timeline's stacks by its place among the session's, looked up once.
         let in_profile: HashMap<&CallStack, u32> = s.stacks.keys().zip(0..).collect();
-        let stack_of = |n: Option<u32>| in_profile.get(s.timeline.stacks.get(n? as usize)?).copied();
+        let places: Vec<Option<u32>> = s.timeline.stacks.iter().map(|st| in_profile.get(st).copied()).collect();
+        let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
         let place = |ip: u64| Frame::placed(prof_core::session::place_frames(&[ip], s.load_base, &s.text)[0]);
         let samples = entries
             .iter()
@@ -169,31 +108,6 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn samples_are_saved_as_rows_of_numbers_timed_by_steps() {
-        let sample = |us: u64, at, stack| TimedSample { time: us * 1000, tid: 9, at, stack };
-        let t = Timeline {
-            span: 100_000,
-            samples: vec![
-                sample(5, At::Cpu(Frame::Foreign(0x7f00)), Some(2)),
-                sample(7, At::Blocked(3), None),
-                sample(7, At::Kernel(3), None),
-                sample(20, At::Cpu(Frame::Program(1)), Some(0)),
-                sample(90, At::Cpu(Frame::Kernel(u64::MAX)), None),
-            ],
-        };
-        let json = serde_json::to_string(&t).unwrap();
-        assert_eq!(
-            json,
-            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,2],[2,9,4,3,null],[0,9,3,3,null],[13,9,0,1,0],[70,9,2,{},null]]}}"#, u64::MAX)
-        );
-        assert_eq!(serde_json::from_str::<Timeline>(&json).unwrap(), t);
-        // Times are kept to the µs; steps past the clock's end stop there.
-        assert_eq!(to_us(1_999_999), 1_999_000);
-        let far: Timeline = serde_json::from_str(&format!(r#"{{"span":1,"samples":[[{},1,0,0,null],[5,1,0,0,null]]}}"#, u64::MAX)).unwrap();
-        assert_eq!(far.samples.iter().map(|s| s.time).collect::<Vec<_>>(), [u64::MAX, u64::MAX]);
-    }
 
     #[test]
     fn between_takes_a_half_open_window() {
