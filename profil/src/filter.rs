@@ -179,9 +179,18 @@ fn recount(p: &mut Profile) {
 /// which are not kept by thread, go.
 fn keep_threads(p: &mut Profile, tids: &[u32]) {
     p.by_thread.retain(|t| tids.contains(&t.tid));
-    // By place (program, elsewhere, kernel), each address's samples of those threads.
+    let kept: Vec<(Frame, u64)> = p.by_thread.iter().flat_map(|t| t.samples.iter().copied()).collect();
+    set_samples(p, kept);
+    retain_stacks(p, |_| false);
+    p.timeline.samples.retain(|s| tids.contains(&s.tid));
+    p.threads.retain(|t| tids.contains(&t.tid));
+    recount(p);
+}
+
+/// The program's samples, by place (its text, elsewhere, the kernel), made of `frames`' counts.
+fn set_samples(p: &mut Profile, frames: impl IntoIterator<Item = (Frame, u64)>) {
     let mut places: [BTreeMap<u64, u64>; 3] = Default::default();
-    for &(f, n) in p.by_thread.iter().flat_map(|t| &t.samples) {
+    for (f, n) in frames {
         let (place, a) = match f {
             Frame::Program(a) => (0, a),
             Frame::Foreign(a) => (1, a),
@@ -192,10 +201,6 @@ fn keep_threads(p: &mut Profile, tids: &[u32]) {
     }
     let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
     (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
-    retain_stacks(p, |_| false);
-    p.timeline.samples.retain(|s| tids.contains(&s.tid));
-    p.threads.retain(|t| tids.contains(&t.tid));
-    recount(p);
 }
 
 /// `--time`: the program's samples from `from` to `to` (ns from its start), every sum of them
@@ -205,7 +210,6 @@ fn keep_threads(p: &mut Profile, tids: &[u32]) {
 fn keep_window(p: &mut Profile, from: u64, to: u64) {
     let kept = p.timeline.between(from, to).to_vec();
     // Each stack's samples in the window, by its place among the run's stacks.
-    let mut places: [BTreeMap<u64, u64>; 3] = Default::default();
     let mut stacks: BTreeMap<u32, u64> = BTreeMap::new();
     let mut threads: BTreeMap<u32, BTreeMap<Frame, u64>> = BTreeMap::new();
     let mut unnamed_kernel = 0u64;
@@ -220,19 +224,15 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
             }
             At::Blocked(_) => continue,
         };
-        let (place, a) = match frame {
-            Frame::Program(a) => (0, a),
-            Frame::Foreign(a) => (1, a),
-            Frame::Kernel(a) => (2, a),
-        };
-        *places[place].entry(a).or_insert(0) += 1;
         *threads.entry(s.tid).or_default().entry(frame).or_insert(0) += 1;
         if let Some(st) = s.stack {
             *stacks.entry(st).or_insert(0) += 1;
         }
     }
-    let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
-    (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
+    set_samples(p, kept.iter().filter_map(|s| match s.at {
+        At::Cpu(f) => Some((f, 1)),
+        _ => None,
+    }));
     p.timeline.samples = kept;
     for (i, st) in p.stacks.iter_mut().enumerate() {
         st.count = stacks.get(&(i as u32)).copied().unwrap_or(0);

@@ -87,14 +87,16 @@ impl Profile {
 fn evented(name: String, samples: &[&NamedSample], stacks: &[Vec<usize>], period: u64, span: u64) -> Value {
     let mut events: Vec<Value> = Vec::new();
     let mut open: &[usize] = &[];
-    let mut last = 0u64;
+    // The previous sample's time (none before the first).
+    let mut previous: Option<u64> = None;
     let mut event = |kind: &str, frame: usize, at: u64| events.push(json!({ "type": kind, "frame": frame, "at": at }));
     for s in samples {
         let stack: &[usize] = stacks.get(s.stack as usize).map_or(&[], Vec::as_slice);
+        let last = previous.unwrap_or(0);
         // A gap (the thread was not sampled for more than half a period beyond the one a
         // sample stands for: it was off the CPU) ends what was open with the previous sample;
         // samples come a period apart give or take the timer's jitter, and follow on.
-        let gap = s.time.saturating_sub(period) > last.saturating_add(period / 2) || last == 0;
+        let gap = previous.is_none_or(|last| s.time.saturating_sub(period) > last.saturating_add(period / 2));
         let from = if gap { s.time.saturating_sub(period) } else { last };
         let keep = if gap { 0 } else { open.iter().zip(stack).take_while(|(a, b)| a == b).count() };
         for &f in open[keep..].iter().rev() {
@@ -104,8 +106,9 @@ fn evented(name: String, samples: &[&NamedSample], stacks: &[Vec<usize>], period
             event("O", f, from);
         }
         open = stack;
-        last = s.time.max(from);
+        previous = Some(s.time.max(from));
     }
+    let last = previous.unwrap_or(0);
     for &f in open.iter().rev() {
         event("C", f, last);
     }
@@ -205,12 +208,13 @@ pub fn render(a: &Analysis) -> String {
     let mut profiles: Vec<Value> = profiles.iter().map(Profile::json).collect();
     if let (Some(t), true) = (a.timeline, per_sample > 1) {
         let stacks: Vec<Vec<usize>> = t.stacks.iter().map(|st| st.iter().map(|f| frames.of(f)).collect()).collect();
-        let mut tids: Vec<u32> = t.samples.iter().map(|s| s.tid).collect();
-        tids.sort_unstable();
-        tids.dedup();
+        // Each thread's samples, in time order, threads by tid.
+        let mut by_thread: std::collections::BTreeMap<u32, Vec<&NamedSample>> = Default::default();
+        for s in &t.samples {
+            by_thread.entry(s.tid).or_default().push(s);
+        }
         let names: HashMap<u32, &str> = a.threads.iter().map(|t| (t.tid, t.name.as_str())).collect();
-        for tid in tids {
-            let samples: Vec<&NamedSample> = t.samples.iter().filter(|s| s.tid == tid).collect();
+        for (tid, samples) in by_thread {
             let thread = names.get(&tid).map_or(String::new(), |n| format!(" ({n})"));
             profiles.push(evented(format!("{name} thread {tid}{thread}: over time"), &samples, &stacks, per_sample, t.span));
         }
