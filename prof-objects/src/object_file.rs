@@ -167,6 +167,12 @@ impl ObjectFile {
         (offset - s.offset).checked_add(s.vaddr)
     }
 
+    /// The file's GNU build-id (its `NT_GNU_BUILD_ID` note), where it has one.
+    pub fn build_id(&self) -> Option<Vec<u8>> {
+        let (elf, _) = crate::elf_headers::parse(&self.bytes)?;
+        crate::elf_headers::build_id_in(&elf, &self.bytes)
+    }
+
     /// The file's bytes for link-time addresses `[lo, hi)`, if they are all in one segment.
     pub fn code(&self, lo: u64, hi: u64) -> Option<&[u8]> {
         let s = self.segments.iter().find(|s| s.vaddr <= lo && hi <= s.vaddr.saturating_add(s.filesz))?;
@@ -182,6 +188,16 @@ mod tests {
 
     fn me() -> ObjectFile {
         ObjectFile::read(&std::env::current_exe().unwrap(), &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn the_build_id_is_the_one_in_the_files_note() {
+        let path = std::env::current_exe().unwrap();
+        let id = me().build_id();
+        assert_eq!(id, crate::elf::build_id(&path));
+        // rustc on Linux links with --build-id; a synthetic object has none.
+        assert!(id.is_some_and(|id| id.len() >= 16));
+        assert_eq!(ObjectFile::from_symbols(&path, SymbolTable::default()).build_id(), None);
     }
 
     #[test]

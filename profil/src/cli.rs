@@ -65,6 +65,8 @@ pub struct Args {
     pub speedscope: Option<PathBuf>,
     /// `--samples FILE`: every sample in time order.
     pub samples: Option<PathBuf>,
+    /// `--firefox FILE`: the Firefox Profiler's format.
+    pub firefox: Option<PathBuf>,
     /// `--sysroot DIR`: with `--load` or `--diff`, look for the run's files under DIR first.
     pub sysroot: Option<PathBuf>,
     /// `--threads`: the thread view.
@@ -195,6 +197,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     let (save, load) = (file("save")?, file("load")?);
     let speedscope = file("speedscope")?;
     let samples = file("samples")?;
+    let firefox = file("firefox")?;
     let diff = file("diff")?;
     let threads = m.opt_present("threads");
     let sysroot = match file("sysroot")? {
@@ -315,7 +318,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         // (The timeline is of one program's samples too, for now.)
         let one_program = [
             "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time",
-            "timeline",
+            "timeline", "firefox",
         ];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
@@ -352,6 +355,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         pprof,
         speedscope,
         samples,
+        firefox,
         sysroot,
         save,
         load,

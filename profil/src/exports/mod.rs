@@ -7,6 +7,7 @@
 //! * [`json`] — `--json FILE`: the whole run, for scripts;
 //! * [`speedscope`] — `--speedscope FILE`: speedscope's file format, for its viewer;
 //! * [`samples`] — `--samples FILE`: every sample in time order, a line each, for scripts;
+//! * [`firefox`] — `--firefox FILE`: the Firefox Profiler's format, the run over time;
 //!
 //! ([`time_order`] names the samples in time order for the exports that keep the order)
 //! and the report itself where `--report FILE` sends it.
@@ -27,6 +28,7 @@
 //! file (`/dev/stderr`) writes to standard error. Binary exports are not written to a terminal.
 
 pub mod collapsed;
+pub mod firefox;
 pub mod gmon;
 pub mod json;
 pub mod pprof;
@@ -59,6 +61,8 @@ enum Format {
     Speedscope,
     /// Every sample in time order (`--samples`).
     Samples,
+    /// The Firefox Profiler's format (`--firefox`).
+    Firefox,
     /// The run itself, for `--load` (`--save`).
     Saved,
 }
@@ -104,7 +108,7 @@ pub struct Analysis<'a> {
     /// The program's samples by thread, named (Linux), most first.
     pub threads: &'a [crate::threads::ThreadView],
     /// The program's samples in time order, named, where an export keeps the order
-    /// (`--samples`, `--speedscope`) and the run has them (Linux).
+    /// (`--samples`, `--speedscope`, `--firefox`) and the run has them (Linux).
     pub timeline: Option<&'a crate::exports::time_order::NamedTimeline>,
 }
 
@@ -472,6 +476,7 @@ impl Exports {
             (Format::Json, &args.json),
             (Format::Speedscope, &args.speedscope),
             (Format::Samples, &args.samples),
+            (Format::Firefox, &args.firefox),
             (Format::Saved, &args.save),
         ];
         let mut targets = Vec::new();
@@ -571,6 +576,7 @@ impl Exports {
                 Format::Json => Ok(json::render(a).into_bytes()),
                 Format::Speedscope => Ok(speedscope::render(a).into_bytes()),
                 Format::Samples => Ok(a.timeline.map(samples::render).unwrap_or_else(|| format!("{}\n", samples::HEADER)).into_bytes()),
+                Format::Firefox => Ok(firefox::render(a, path.extension().is_some_and(|e| e == "gz"))),
                 Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),
             };
             bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;

@@ -14,7 +14,7 @@ use crate::exports::time_order::NamedTimeline;
 pub const HEADER: &str = "# seconds\ttid\tstate\tstack";
 
 pub fn render(t: &NamedTimeline) -> String {
-    let stacks: Vec<String> = t.stacks.iter().map(|s| s.iter().map(|f| frame(f)).collect::<Vec<_>>().join(";")).collect();
+    let stacks: Vec<String> = t.stacks.iter().map(|s| s.iter().map(|f| frame(&f.name)).collect::<Vec<_>>().join(";")).collect();
     let mut out = String::with_capacity(64 * (t.samples.len() + 1));
     out.push_str(HEADER);
     out.push('\n');
@@ -30,7 +30,7 @@ pub fn render(t: &NamedTimeline) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exports::time_order::NamedSample;
+    use crate::exports::time_order::{NamedFrame, NamedSample};
 
     #[test]
     fn a_line_per_sample_in_time_order() {
@@ -40,7 +40,10 @@ mod tests {
                 NamedSample { time: 1_000, tid: 7, on_cpu: true, stack: 0 },
                 NamedSample { time: 2_500_000_000, tid: 8, on_cpu: false, stack: 1 },
             ],
-            stacks: vec![vec!["main".into(), "fib".into()], vec!["main".into(), "nap".into(), "[off-CPU: clock_nanosleep]".into()]],
+            stacks: [vec!["main", "fib"], vec!["main", "nap", "[off-CPU: clock_nanosleep]"]]
+                .map(|names| names.into_iter().map(NamedFrame::label).collect())
+                .to_vec(),
+            waits: vec![None, Some(0)],
         };
         assert_eq!(
             render(&t),

@@ -207,7 +207,7 @@ pub fn render(a: &Analysis) -> String {
     }
     let mut profiles: Vec<Value> = profiles.iter().map(Profile::json).collect();
     if let (Some(t), true) = (a.timeline, per_sample > 1) {
-        let stacks: Vec<Vec<usize>> = t.stacks.iter().map(|st| st.iter().map(|f| frames.of(f)).collect()).collect();
+        let stacks: Vec<Vec<usize>> = t.stacks.iter().map(|st| st.iter().map(|f| frames.of(&f.name)).collect()).collect();
         // Each thread's samples, in time order, threads by tid.
         let mut by_thread: std::collections::BTreeMap<u32, Vec<&NamedSample>> = Default::default();
         for s in &t.samples {

@@ -2,11 +2,12 @@
 //! per-sample dump, speedscope's evented profiles): each sample's stack as names, root first,
 //! each distinct stack named once. A sample on a CPU is its call stack (`-g`) or its function;
 //! a look at a blocked thread is the wait's stack ending in its `[off-CPU: call]` frame, as the
-//! folded stacks write waits.
+//! folded stacks write waits. Each frame keeps where it is (its object and address), for the
+//! exports that give addresses (the Firefox Profiler's file).
 
 use rustc_hash::FxHashMap as HashMap;
 
-use prof_objects::symbolize::Symbolizer;
+use prof_objects::symbolize::{Location, Symbolizer};
 
 use super::collapsed::{off_cpu_frame, TRUNCATED};
 use crate::timeline::At;
@@ -27,8 +28,32 @@ pub struct NamedTimeline {
     /// The program's span, ns.
     pub span: u64,
     pub samples: Vec<NamedSample>,
-    /// Stacks as function names, root first.
-    pub stacks: Vec<Vec<String>>,
+    /// Stacks, root first.
+    pub stacks: Vec<Vec<NamedFrame>>,
+    /// The wait site (an index of the profile's `wait_sites`) of each stack that is a wait's.
+    pub waits: Vec<Option<u32>>,
+}
+
+/// A frame of a stack: its name, and where it is where it is code (not a label such as
+/// `[kernel]` or `[off-CPU: call]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedFrame {
+    pub name: String,
+    pub place: Option<Place>,
+}
+
+impl NamedFrame {
+    pub fn label(name: impl Into<String>) -> NamedFrame {
+        NamedFrame { name: name.into(), place: None }
+    }
+}
+
+/// Where a frame is: its location, and whether its address is a caller's (a return address
+/// less one) rather than the sampled instruction's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub location: Location,
+    pub caller: bool,
 }
 
 /// What a sample's stack is named from.
@@ -43,17 +68,19 @@ enum Key {
 /// `p`'s samples in time order, named.
 pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
     let mut ids: HashMap<Key, u32> = HashMap::default();
-    let mut stacks: Vec<Vec<String>> = Vec::new();
-    let frame_name = |symbolizer: &mut Symbolizer, f: Frame| {
+    let mut stacks: Vec<Vec<NamedFrame>> = Vec::new();
+    let mut waits: Vec<Option<u32>> = Vec::new();
+    let named_frame = |symbolizer: &mut Symbolizer, f: Frame, caller: bool| {
         let location = symbolizer.frame(f.into(), &p.mappings);
-        symbolizer.name(&location)
+        NamedFrame { name: symbolizer.name(&location), place: Some(Place { location, caller }) }
     };
-    let named_stack = |symbolizer: &mut Symbolizer, st: &Stack| -> Vec<String> {
-        let mut names: Vec<String> = Vec::with_capacity(st.frames.len() + 1);
+    let named_stack = |symbolizer: &mut Symbolizer, st: &Stack| -> Vec<NamedFrame> {
+        let mut names: Vec<NamedFrame> = Vec::with_capacity(st.frames.len() + 1);
         if st.truncated {
-            names.push(TRUNCATED.to_string());
+            names.push(NamedFrame::label(TRUNCATED));
         }
-        names.extend(st.frames.iter().rev().map(|&f| frame_name(symbolizer, f)));
+        let leaf = st.frames.len().saturating_sub(1);
+        names.extend(st.frames.iter().rev().enumerate().map(|(i, &f)| named_frame(symbolizer, f, i < leaf)));
         names
     };
     let samples = p
@@ -71,22 +98,26 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
             let id = *ids.entry(key).or_insert_with(|| {
                 let names = match key {
                     Key::Stack(i) => named_stack(symbolizer, &p.stacks[i as usize]),
-                    Key::Frame(f) => vec![frame_name(symbolizer, f)],
-                    Key::Kernel => vec!["[kernel]".to_string()],
+                    Key::Frame(f) => vec![named_frame(symbolizer, f, false)],
+                    Key::Kernel => vec![NamedFrame::label("[kernel]")],
                     Key::Wait(site) => match p.wait_sites.get(site as usize) {
                         Some(w) => {
                             let mut names = named_stack(symbolizer, &w.stack);
-                            names.push(off_cpu_frame(&w.call));
+                            names.push(NamedFrame::label(off_cpu_frame(&w.call)));
                             names
                         }
-                        None => vec![off_cpu_frame("[unknown]")],
+                        None => vec![NamedFrame::label(off_cpu_frame("[unknown]"))],
                     },
                 };
                 stacks.push(names);
+                waits.push(match key {
+                    Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.wait_sites.len()),
+                    _ => None,
+                });
                 (stacks.len() - 1) as u32
             });
             NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id }
         })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits }
 }

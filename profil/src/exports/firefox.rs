@@ -1,0 +1,323 @@
+//! `--firefox FILE`: the run in the Firefox Profiler's processed format, as samply writes it
+//! (through samply's own writer, `fxprof-processed-profile`), which profiler.firefox.com
+//! opens ("Load a profile from file"): the program as a process, each of its threads a track
+//! with its samples at their times, each with its stack and the CPU time it stands for, and
+//! with `--off-cpu` each wait a marker on its thread (its call, what it waited on, its stack
+//! and its length) and the looks that found the thread blocked as samples without CPU time.
+//!
+//! Frames are addresses in their libraries, each library with its GNU build-id (as the
+//! profiler's breakpad and code ids) and a symbol table of the functions the run hit, so the
+//! file is named without a symbol server; labels (`[kernel]`, `[off-CPU: call]`,
+//! `[truncated]`) are frames of their own. A `.gz` FILE is gzipped (as samply's
+//! `profile.json.gz`). Made from the run's samples in time order (Linux): a run without them
+//! has the process and no samples.
+//!
+//! A wait is a thread's consecutive looks at one wait site: it began half a look's period
+//! before the first (not before the thread's previous sample) and ended half a period after
+//! the last (not after its next one). Two waits at one site with no sample of the thread
+//! between them (less than a period on a CPU) are one marker.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use fxprof_processed_profile::debugid::DebugId;
+use fxprof_processed_profile::{
+    CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, MarkerFieldFlags,
+    MarkerFieldFormat, MarkerTiming, Profile, ReferenceTimestamp, SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField,
+    StringHandle, Symbol, SymbolTable, Timestamp,
+};
+use prof_objects::symbolize::{Location, Symbolizer};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::exports::time_order::{NamedFrame, NamedSample, NamedTimeline};
+use crate::exports::Analysis;
+
+/// The run's file: JSON, gzipped where `gzip`.
+pub fn render(a: &Analysis, gzip: bool) -> Vec<u8> {
+    let profile = build(a);
+    let json = serde_json::to_vec(&profile).unwrap_or_default();
+    if !gzip {
+        return json;
+    }
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = z.write_all(&json);
+    z.finish().unwrap_or_default()
+}
+
+/// One wait of a thread, as its marker shows it: its call and what it waited on.
+struct WaitMarker {
+    name: StringHandle,
+    category: CategoryHandle,
+    call: StringHandle,
+    target: StringHandle,
+}
+
+impl StaticSchemaMarker for WaitMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Wait";
+    const DESCRIPTION: Option<&'static str> = Some("A thread blocked (profil --off-cpu): the call it waited in and on what.");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.call}");
+    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.data.call} {marker.data.target}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.call} {marker.data.target}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField { key: "call", label: "Call", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+        StaticSchemaMarkerField { key: "target", label: "Waiting on", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+    ];
+
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, field: u32) -> StringHandle {
+        match field {
+            0 => self.call,
+            _ => self.target,
+        }
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        0.0
+    }
+}
+
+/// The categories frames are drawn in.
+struct Categories {
+    user: CategoryPairHandle,
+    kernel: CategoryPairHandle,
+    blocked: CategoryPairHandle,
+    /// The waits' markers.
+    waits: CategoryHandle,
+}
+
+fn build(a: &Analysis) -> Profile {
+    let run = a.run;
+    let p = &run.profile;
+    let name = crate::processes::base_name(&run.program);
+    let interval = match run.frequency_hz {
+        0 => SamplingInterval::from_millis(1),
+        hz => SamplingInterval::from_nanos(1_000_000_000 / hz),
+    };
+    // profil keeps no wall-clock date: times are from the program's start.
+    let mut out = Profile::new(name, ReferenceTimestamp::from_millis_since_unix_epoch(0.0), interval);
+    out.set_os_name(std::env::consts::OS);
+    out.set_symbolicated(true);
+    let blocked = out.add_category("Blocked", CategoryColor::Blue);
+    let categories = Categories {
+        user: out.add_category("User", CategoryColor::Yellow).into(),
+        kernel: out.add_category("Kernel", CategoryColor::Orange).into(),
+        blocked: blocked.into(),
+        waits: blocked,
+    };
+    let process = out.add_process(name, p.pid, Timestamp::from_nanos_since_reference(0));
+    let empty = NamedTimeline::default();
+    let t = a.timeline.unwrap_or(&empty);
+    out.set_process_end_time(process, Timestamp::from_nanos_since_reference(t.span));
+
+    let libs = Libraries::of(&mut out, a.symbolizer, &t.stacks);
+    // Each thread's samples, in time order; the program's main thread first.
+    let mut by_thread: BTreeMap<(bool, u32), Vec<&NamedSample>> = BTreeMap::new();
+    for s in &t.samples {
+        by_thread.entry((s.tid != p.pid, s.tid)).or_default().push(s);
+    }
+    if by_thread.is_empty() {
+        by_thread.insert((false, p.pid), Vec::new());
+    }
+    let names: HashMap<u32, &str> = p.by_thread.iter().map(|t| (t.tid, t.name.as_str())).collect();
+    let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
+    let look = p.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
+    for ((_, tid), samples) in by_thread {
+        let start = samples.first().map_or(0, |s| s.time);
+        let thread = out.add_thread(process, tid, Timestamp::from_nanos_since_reference(start), tid == p.pid);
+        out.set_thread_name(thread, names.get(&tid).copied().filter(|n| !n.is_empty()).unwrap_or(name));
+        // The waits drawn on the thread's track, not only in the marker chart; every thread
+        // shown, however idle (the profiler hides idle ones unless told).
+        out.set_thread_show_markers_in_timeline(thread, true);
+        out.add_initial_visible_thread(thread);
+        let mut stacks: HashMap<u32, Option<fxprof_processed_profile::StackHandle>> = HashMap::default();
+        let mut previous: Option<u64> = None;
+        for s in &samples {
+            let stack = *stacks.entry(s.stack).or_insert_with(|| {
+                let frames = t.stacks.get(s.stack as usize).map_or(&[][..], Vec::as_slice);
+                let infos: Vec<FrameInfo> = frames.iter().map(|f| libs.frame(&mut out, f, &categories)).collect();
+                out.intern_stack_frames(thread, infos.into_iter())
+            });
+            // A sample stands for a period of CPU time, never more than since the previous one.
+            let cpu = match (s.on_cpu, previous) {
+                (false, _) => 0,
+                (true, Some(before)) => period.min(s.time - before),
+                (true, None) => period,
+            };
+            out.add_sample(thread, Timestamp::from_nanos_since_reference(s.time), stack, CpuDelta::from_nanos(cpu), 1);
+            previous = Some(s.time);
+        }
+        for w in waits(&samples, t, look) {
+            let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
+            let call = out.intern_string(&site.call);
+            let target = out.intern_string(site.target.as_deref().unwrap_or(""));
+            let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
+            let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: categories.waits, call, target });
+            let stack = stacks.get(&w.stack).copied().flatten();
+            out.set_marker_stack(thread, marker, stack);
+        }
+    }
+    out
+}
+
+/// One wait of a thread, as its looks saw it: ns from the program's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Wait {
+    site: u32,
+    stack: u32,
+    from: u64,
+    to: u64,
+}
+
+/// The waits of one thread's samples (in time order), looks `look` ns apart.
+fn waits(samples: &[&NamedSample], t: &NamedTimeline, look: u64) -> Vec<Wait> {
+    let site_of = |s: &NamedSample| t.waits.get(s.stack as usize).copied().flatten().filter(|_| !s.on_cpu);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < samples.len() {
+        let Some(site) = site_of(samples[i]) else {
+            i += 1;
+            continue;
+        };
+        let mut j = i;
+        while j + 1 < samples.len() && site_of(samples[j + 1]) == Some(site) {
+            j += 1;
+        }
+        let half = look / 2;
+        let from = samples[i].time.saturating_sub(half).max(i.checked_sub(1).map_or(0, |k| samples[k].time));
+        let to = samples[j].time.saturating_add(half).min(samples.get(j + 1).map_or(t.span.max(samples[j].time), |s| s.time));
+        out.push(Wait { site, stack: samples[i].stack, from, to });
+        i = j + 1;
+    }
+    out
+}
+
+/// The run's libraries, each added once with the functions its frames fell in.
+struct Libraries {
+    /// By object (an index of the symbolizer's objects).
+    handles: HashMap<usize, LibraryHandle>,
+}
+
+impl Libraries {
+    fn of(out: &mut Profile, symbolizer: &Symbolizer, stacks: &[Vec<NamedFrame>]) -> Libraries {
+        let mut symbols: BTreeMap<usize, Vec<Symbol>> = BTreeMap::new();
+        for f in stacks.iter().flatten() {
+            let Some(location) = f.place.as_ref().map(|p| &p.location) else { continue };
+            let Some(address) = relative(location) else { continue };
+            let list = symbols.entry(location.object).or_default();
+            if let Some(function) = &location.function {
+                let start = u32::try_from(function.addr).unwrap_or(address);
+                let size = u32::try_from(function.size).ok().filter(|&n| n > 0);
+                // The function's own name: the profiler shows its library beside it.
+                list.push(Symbol { address: start, size, name: function.name.clone() });
+            }
+        }
+        let mut handles = HashMap::default();
+        for (object, list) in symbols {
+            let o = symbolizer.object(object);
+            let build_id = o.file.as_ref().and_then(|f| f.build_id());
+            let path = match o.path.as_str() {
+                "" => o.file.as_ref().map_or(o.name.clone(), |f| f.path.to_string_lossy().into_owned()),
+                p => p.to_string(),
+            };
+            let info = LibraryInfo {
+                name: o.name.clone(),
+                debug_name: o.name.clone(),
+                path: path.clone(),
+                debug_path: path,
+                debug_id: build_id.as_deref().map_or_else(DebugId::nil, debug_id),
+                code_id: build_id.as_deref().map(prof_objects::sysroot::hex),
+                arch: Some(std::env::consts::ARCH.to_string()),
+                symbol_table: Some(Arc::new(SymbolTable::new(list))),
+            };
+            handles.insert(object, out.add_lib(info));
+        }
+        Libraries { handles }
+    }
+
+    /// A frame of a sample's stack, as the profile has it.
+    fn frame(&self, out: &mut Profile, f: &NamedFrame, c: &Categories) -> FrameInfo {
+        let in_lib = f.place.as_ref().and_then(|p| Some((self.handles.get(&p.location.object)?, relative(&p.location)?, p.caller)));
+        let (frame, category) = match in_lib {
+            Some((&lib, address, false)) => (Frame::RelativeAddressFromInstructionPointer(lib, address), c.user),
+            Some((&lib, address, true)) => (Frame::RelativeAddressFromAdjustedReturnAddress(lib, address), c.user),
+            None => {
+                let category = match f.name.as_str() {
+                    n if n.starts_with("[off-CPU") => c.blocked,
+                    "[kernel]" => c.kernel,
+                    _ => c.user,
+                };
+                (Frame::Label(out.intern_string(&f.name)), category)
+            }
+        };
+        FrameInfo { frame, category_pair: category, flags: FrameFlags::empty() }
+    }
+}
+
+/// A location's address relative to its object's base (an ELF's link-time addresses are),
+/// where it is known and fits the format's 32 bits.
+fn relative(l: &Location) -> Option<u32> {
+    l.address.and_then(|a| u32::try_from(a).ok()).filter(|_| l.function.is_some())
+}
+
+/// The breakpad id of an ELF build-id: its first 16 bytes as a little-endian GUID, age 0 (as
+/// breakpad's `dump_syms` and samply make it).
+fn debug_id(build_id: &[u8]) -> DebugId {
+    let mut guid = [0u8; 16];
+    let n = build_id.len().min(16);
+    guid[..n].copy_from_slice(&build_id[..n]);
+    DebugId::from_guid_age(&guid, 0).unwrap_or_else(|_| DebugId::nil())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_id_is_breakpads_guid_with_age_zero() {
+        let id: Vec<u8> = (1..=20).collect();
+        // The first three fields byte-swapped, the rest as they are, then the age.
+        assert_eq!(debug_id(&id).breakpad().to_string(), "0403020106050807090A0B0C0D0E0F100");
+        assert_eq!(debug_id(&[0xab]).breakpad().to_string(), "000000AB0000000000000000000000000");
+    }
+
+    fn sample(time: u64, on_cpu: bool, stack: u32) -> NamedSample {
+        NamedSample { time, tid: 5, on_cpu, stack }
+    }
+
+    #[test]
+    fn a_wait_runs_from_half_a_look_before_its_first_to_half_after_its_last() {
+        // Stack 0 runs; stack 1 is a wait at site 3, stack 2 one at site 4. Looks 1 ms apart.
+        let t = NamedTimeline { span: 20_000_000, samples: Vec::new(), stacks: vec![Vec::new(); 3], waits: vec![None, Some(3), Some(4)] };
+        let ms = 1_000_000;
+        let samples = [
+            sample(ms, true, 0),
+            sample(2 * ms, false, 1),
+            sample(3 * ms, false, 1),
+            sample(4 * ms, false, 1),
+            sample(4 * ms + 100_000, false, 2),
+            sample(9 * ms, true, 0),
+            sample(19 * ms + 800_000, false, 1),
+        ];
+        let refs: Vec<&NamedSample> = samples.iter().collect();
+        let w = waits(&refs, &t, ms);
+        assert_eq!(
+            w,
+            [
+                // 1.5 to 4.1 ms: from half a look before, to the next sample (another site's).
+                Wait { site: 3, stack: 1, from: 1_500_000, to: 4_100_000 },
+                // Its previous sample was at 4 ms: 3.6 ms is after it.
+                Wait { site: 4, stack: 2, from: 4 * ms, to: 4_600_000 },
+                // The run's end bounds the last.
+                Wait { site: 3, stack: 1, from: 19_300_000, to: 20 * ms },
+            ]
+        );
+    }
+}

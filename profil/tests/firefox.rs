@@ -1,0 +1,168 @@
+//! `--firefox FILE`: the run in the Firefox Profiler's processed format (Linux). Read back as
+//! the profiler reads it (each sample's stack through the stack, frame and function tables to
+//! its name): fib's phases in their order on its main thread, each sample's CPU time, fib's
+//! library with its build-id; `waits`'s waits as markers of the lengths it measured itself; a
+//! `.gz` name gzipped; the same bytes from a saved run as from the live one.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+/// A thread of the file, read as the profiler reads it.
+struct Thread<'a>(&'a Value);
+
+impl Thread<'_> {
+    fn string(&self, i: &Value) -> &str {
+        self.0["stringArray"][i.as_u64().unwrap() as usize].as_str().unwrap()
+    }
+
+    /// The function name of frame `frame`.
+    fn frame_name(&self, frame: usize) -> &str {
+        let func = self.0["frameTable"]["func"][frame].as_u64().unwrap() as usize;
+        self.string(&self.0["funcTable"]["name"][func])
+    }
+
+    /// Stack `stack`'s function names, root first.
+    fn stack(&self, stack: &Value) -> Vec<&str> {
+        let mut names = Vec::new();
+        let mut at = stack.as_u64();
+        while let Some(s) = at.map(|s| s as usize) {
+            names.push(self.frame_name(self.0["stackTable"]["frame"][s].as_u64().unwrap() as usize));
+            at = self.0["stackTable"]["prefix"][s].as_u64();
+        }
+        names.reverse();
+        names
+    }
+
+    /// Each sample: (ms from the start, its stack's names, its CPU time in µs).
+    fn samples(&self) -> Vec<(f64, Vec<&str>, u64)> {
+        let s = &self.0["samples"];
+        let mut time = 0.0;
+        (0..s["length"].as_u64().unwrap() as usize)
+            .map(|i| {
+                time += s["timeDeltas"][i].as_f64().unwrap();
+                (time, self.stack(&s["stack"][i]), s["threadCPUDelta"][i].as_u64().unwrap_or(0))
+            })
+            .collect()
+    }
+
+    /// Its markers: (name, start ms, length ms, call field).
+    fn markers(&self) -> Vec<(&str, f64, f64, &str)> {
+        let m = &self.0["markers"];
+        (0..m["length"].as_u64().unwrap() as usize)
+            .map(|i| {
+                let (start, end) = (m["startTime"][i].as_f64().unwrap(), m["endTime"][i].as_f64().unwrap());
+                (self.string(&m["name"][i]), start, end - start, self.string(&m["data"][i]["call"]))
+            })
+            .collect()
+    }
+}
+
+fn read_file(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap();
+    let json = match bytes.starts_with(&[0x1f, 0x8b]) {
+        true => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut s).unwrap();
+            s
+        }
+        false => String::from_utf8(bytes).unwrap(),
+    };
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn main_thread(doc: &Value) -> Thread<'_> {
+    let threads = doc["threads"].as_array().unwrap();
+    Thread(threads.iter().find(|t| t["isMainThread"] == true).expect("a main thread"))
+}
+
+#[test]
+fn fib_s_phases_are_its_main_thread_s_samples_in_order_in_its_library() {
+    let dir = scratch("firefox-fib");
+    let (file, saved) = (dir.join("fib.json"), dir.join("fib.profil"));
+    let o = {
+        let _s = session();
+        let fib = fib_bin();
+        profil(&["-g", "--report", "/dev/null", "--firefox", file.to_str().unwrap(), "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "33", "1000"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let doc = read_file(&file);
+    assert_eq!(doc["meta"]["product"], "fib");
+    assert_eq!(doc["meta"]["interval"].as_f64(), Some(1.0), "1 kHz: a sample a millisecond");
+    let t = main_thread(&doc);
+    let samples = t.samples();
+    assert!(samples.len() > 100, "{} samples", samples.len());
+    // Each sample's leaf function, runs of one named once: fib, loop, overflow, under main.
+    let mut phases: Vec<&str> = samples.iter().filter_map(|s| s.1.last().copied()).filter(|&n| ["fib", "loop", "overflow"].contains(&n)).collect();
+    phases.dedup();
+    assert_eq!(phases, ["fib", "loop", "overflow"]);
+    assert!(samples.iter().filter(|s| s.1.last() == Some(&"fib")).all(|s| s.1.contains(&"main")), "fib under main");
+    // In time order, each standing for a period of CPU time (1 ms) or, where the clock saw less
+    // since the previous one (the samples' times jitter by microseconds), that.
+    assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(samples.iter().all(|s| s.2 <= 1000));
+    let cpu: u64 = samples.iter().map(|s| s.2).sum();
+    assert!(cpu * 100 >= samples.len() as u64 * 1000 * 97, "{cpu} µs of CPU in {} samples", samples.len());
+    // fib's library: its GNU build-id as the code id, its functions named from its symbol table.
+    let fib_id = prof_objects::elf::build_id(&fib_bin()).expect("fib has a build-id");
+    let hex: String = fib_id.iter().map(|b| format!("{b:02x}")).collect();
+    let lib = doc["libs"].as_array().unwrap().iter().find(|l| l["name"] == "fib").expect("fib's library");
+    assert_eq!(lib["codeId"].as_str(), Some(hex.as_str()));
+    assert_eq!(lib["path"].as_str(), fib_bin().to_str());
+    assert_eq!(lib["breakpadId"].as_str().map(str::len), Some(33));
+    assert_eq!(doc["meta"]["symbolicated"], true);
+    // The saved run gives the same bytes, gzipped where the name ends in .gz.
+    let again = dir.join("again.json.gz");
+    let o = profil(&["--load", saved.to_str().unwrap(), "--report", "/dev/null", "--firefox", again.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(&std::fs::read(&again).unwrap()[..2], [0x1f, 0x8b]);
+    assert_eq!(read_file(&again), doc);
+    let o = profil(&["--load", saved.to_str().unwrap(), "--report", "/dev/null", "--firefox", "-"]);
+    assert_eq!(o.stdout, std::fs::read(&file).unwrap());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn each_wait_is_a_marker_of_the_length_the_program_measured() {
+    let dir = scratch("firefox-waits");
+    let file = dir.join("waits.json.gz");
+    let o = {
+        let _s = session();
+        Command::new(profil_bin())
+            .args(["--off-cpu", "--report", "/dev/null", "--firefox", file.to_str().unwrap()])
+            .arg(waits_bin())
+            .arg(&dir)
+            .output()
+            .unwrap()
+    };
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let doc = read_file(&file);
+    let t = main_thread(&doc);
+    let markers = t.markers();
+    for (phase, call) in [("sleep", "clock_nanosleep"), ("pipe", "read"), ("condvar", "futex"), ("child", "wait4")] {
+        let measured = field(&err, &format!("waits.{phase}:")).parse::<f64>().unwrap() * 1000.0;
+        let longest = markers.iter().filter(|m| m.0 == call).map(|m| m.2).fold(0.0, f64::max);
+        assert!((longest - measured).abs() <= 0.05 * measured, "{phase}: a {call} marker of {longest} ms, measured {measured} ms: {markers:?}");
+        assert!(markers.iter().any(|m| m.0 == call && m.3 == call));
+    }
+    // The looks that found it blocked are samples without CPU time, their stacks ending in the
+    // wait's frame.
+    let samples = t.samples();
+    let blocked: Vec<_> = samples.iter().filter(|s| s.1.last().is_some_and(|f| f.starts_with("[off-CPU:"))).collect();
+    assert!(blocked.len() > 500, "{} looks", blocked.len());
+    assert!(blocked.iter().all(|s| s.2 == 0));
+    assert!(blocked.iter().any(|s| s.1.contains(&"waits::sleep_phase") && s.1.last() == Some(&"[off-CPU: clock_nanosleep]")), "{blocked:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_system_wide_run_has_no_firefox_file_yet() {
+    let o = profil(&["-a", "-t", "1", "--firefox", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--firefox does not go with -a"), "{}", text(&o).1);
+}
