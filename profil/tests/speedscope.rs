@@ -1,7 +1,10 @@
 //! `--speedscope FILE`: the file opens in speedscope's own page (the `speedscope` npm package's
 //! build, `dist/release`, as `npx speedscope FILE` serves it), in a real browser (Chromium,
 //! headless), served from this test over HTTP on the loopback: the page shows the profile's
-//! name, and its sandwich view the program's functions.
+//! name, and its sandwich view the program's functions; its time-order view of a thread over
+//! time, hovered along a row as a user would (playwright-core driving Chromium,
+//! `tests/browser/time_order_row.js`), shows fib's phases left to right where fib's own clock
+//! puts them.
 
 mod common;
 
@@ -72,8 +75,12 @@ fn page_dom(address: &str, view: &str) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// One browser at a time: a second would take the CPU of the program the other profiles.
+static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn speedscope_renders_the_file_in_a_browser() {
+    let _b = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("speedscope");
     let file = dir.join("fib.speedscope.json");
     let fib = fib_bin();
@@ -124,6 +131,79 @@ fn speedscope_renders_the_file_in_a_browser() {
     let dom = page("sandwich");
     for function in ["fib", "loop", "overflow"] {
         assert!(dom.contains(&format!(">{function}<")), "{function} not in the sandwich table of {name}: {dom}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where `.ci/run` installs playwright-core (beside speedscope), for NODE_PATH.
+fn node_modules() -> Option<PathBuf> {
+    let dir = speedscope_dist()?.join("../../..").canonicalize().ok()?;
+    dir.join("playwright-core").is_dir().then_some(dir)
+}
+
+#[test]
+fn the_time_order_view_shows_fib_s_phases_left_to_right_at_their_times() {
+    let _b = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("speedscope-time-order");
+    let file = dir.join("fib.speedscope.json");
+    let o = {
+        let _s = session();
+        Command::new(profil_bin())
+            .args(["-f", "-g", "--report", "/dev/null", "--speedscope", file.to_str().unwrap()])
+            .arg(fib_bin())
+            .args(["36", "3000"])
+            .env("FIB_TIMINGS", "1")
+            .output()
+            .unwrap()
+    };
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let phase = |name: &str| -> f64 { field(&err, &format!("fib.time.{name}:")).parse().unwrap() };
+    let (fib, lp) = (phase("fib"), phase("loop"));
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let over_time = doc["profiles"].as_array().unwrap().iter().position(|p| p["type"] == "evented").expect("an evented profile");
+    doc["activeProfileIndex"] = over_time.into();
+    // The view spans the thread's profile, 0 to its end (ns).
+    let span = doc["profiles"][over_time]["endValue"].as_f64().unwrap() / 1e9;
+
+    let (Some(dist), Some(modules)) = (speedscope_dist(), node_modules()) else {
+        skip("speedscope's page or playwright-core is not installed (.ci/run: npm install speedscope playwright-core into ~/.cache/profil-ci/speedscope)");
+        return;
+    };
+    if !installed("chromium", "chromium") || !installed("node", "nodejs") {
+        return;
+    }
+    let address = serve(dist, serde_json::to_vec(&doc).unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/time_order_row.js");
+    let url = format!("{address}/index.html#profileURL={address}/profile.json&view=time-ordered");
+    let o = Command::new("node").arg(&script).args([url.as_str(), "main", "200"]).env("NODE_PATH", &modules).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let row: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let width = row["width"].as_f64().unwrap();
+    // main's callees under the pointer, left to right, each phase from the first point it is
+    // under to the last (s); between two, points where the thread was not sampled (a busy
+    // machine took its CPU), or fib's own printing.
+    let mut phases: Vec<(&str, f64, f64)> = Vec::new();
+    for point in row["names"].as_array().unwrap() {
+        let Some(name) = point[1].as_str().filter(|n| ["fib", "loop", "overflow"].contains(n)) else { continue };
+        let at = point[0].as_f64().unwrap() / width * span;
+        match phases.last_mut() {
+            Some(p) if p.0 == name => p.2 = at,
+            _ => phases.push((name, at, at)),
+        }
+    }
+    let names: Vec<&str> = phases.iter().map(|p| p.0).collect();
+    assert_eq!(names, ["fib", "loop", "overflow"], "{row}");
+    // Each phase begins where fib's clock puts it: after the last point of the phase before and
+    // by the first of its own, within 2 % of the run and a step of the hover (0.5 %).
+    for (pair, begins) in phases.windows(2).zip([fib, fib + lp]) {
+        let (before, first) = (pair[0].2, pair[1].1);
+        let slack = 0.025 * span;
+        assert!(
+            before - slack <= begins && begins <= first + slack,
+            "{} begins at {begins:.3} s by fib's clock, in the view between {before:.3} and {first:.3} s (span {span:.3} s): {row}",
+            pair[1].0
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
