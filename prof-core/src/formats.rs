@@ -1,4 +1,5 @@
-//! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`, `servers`. A stable contract —
+//! The text files of the `prof:` scheme: `status`, `bins`, `samples`, `stacks`, `servers`,
+//! `timeline`. A stable contract —
 //! shell scripts parse these; see docs/prof-scheme.md for the documented keys.
 
 use std::fmt::Write;
@@ -294,9 +295,7 @@ pub fn samples_text(session: Option<&Session>) -> String {
 pub fn stacks_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
-    let mut stacks: Vec<_> = s.stacks.iter().collect();
-    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    for (stack, count) in stacks {
+    for (stack, count) in stacks_in_order(s) {
         let _ = write!(out, "{count} {}", if stack.truncated { "truncated" } else { "complete" });
         for frame in s.stack_frames(stack) {
             let (place, addr) = place_of(frame);
@@ -305,6 +304,78 @@ pub fn stacks_text(session: Option<&Session>) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The session's stacks as [`stacks_text`] lists them: most ticks first.
+fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &u64)> {
+    let mut stacks: Vec<_> = s.stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    stacks
+}
+
+/// The version of [`timeline_text`]'s lines, its first line's second word.
+pub const TIMELINE_VERSION: u32 = 1;
+
+/// `/scheme/prof/timeline`: the program's samples in time order. A first line `timeline
+/// VERSION span NS` (the program's span, ns from its start to its end), then a line per sample:
+/// `TIME TID PLACE:ADDR STACK`: TIME ns from the program's start (to the µs), TID the thread
+/// (the kernel's context id, as `threads` and `clock` name it), PLACE `text` (the program's
+/// code, link-time), `other` (runtime), `kernel` (a kernel address the kernel's ELF names) or
+/// `tick` (a kernel tick, not named), STACK the sample's call stack as its line number (from
+/// 0) in `stacks`, or `-`. Empty when the backend times no samples.
+pub fn timeline_text(session: Option<&Session>) -> String {
+    let mut out = String::new();
+    let Some(s) = session else { return out };
+    let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(stack, _)| stack));
+    if samples.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "timeline {TIMELINE_VERSION} span {span}");
+    for p in samples {
+        let (place, addr) = match p.at {
+            crate::session::Placed::Cpu(frame) => place_of(frame),
+            crate::session::Placed::Kernel(ip) => ("tick", ip),
+            // The kernel times each wait itself (`clock`): no look is a sample here.
+            crate::session::Placed::Blocked(_) => continue,
+        };
+        let _ = write!(out, "{} {} {place}:{addr:#x} ", p.time, p.tid);
+        let _ = match p.stack {
+            Some(n) => writeln!(out, "{n}"),
+            None => writeln!(out, "-"),
+        };
+    }
+    out
+}
+
+/// [`timeline_text`] read back: the span and the samples; `None` for a version this client
+/// does not know, or a damaged line.
+pub fn parse_timeline(text: &str) -> Option<(u64, Vec<crate::session::PlacedSample>)> {
+    use crate::session::{Placed, PlacedSample};
+    let mut lines = text.lines();
+    let Some(first) = lines.next() else { return Some((0, Vec::new())) };
+    let span = match first.split_ascii_whitespace().collect::<Vec<_>>()[..] {
+        ["timeline", version, "span", span] if version == TIMELINE_VERSION.to_string() => crate::ctl::number(span).ok()?,
+        _ => return None,
+    };
+    let samples = lines
+        .map(|line| {
+            let mut w = line.split_ascii_whitespace();
+            let time = crate::ctl::number(w.next()?).ok()?;
+            let tid = u32::try_from(crate::ctl::number(w.next()?).ok()?).ok()?;
+            let (place, addr) = w.next()?.split_once(':')?;
+            let addr = crate::ctl::number(addr).ok()?;
+            let at = match place {
+                "tick" => Placed::Kernel(addr),
+                _ => Placed::Cpu(frame_at(place, addr)?),
+            };
+            let stack = match w.next()? {
+                "-" => None,
+                n => Some(u32::try_from(crate::ctl::number(n).ok()?).ok()?),
+            };
+            w.next().is_none().then_some(PlacedSample { time, tid, at, stack })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((span, samples))
 }
 
 /// Parse [`stacks_text`] back into (frames, truncated, count), for clients. Lines that do not
@@ -506,6 +577,26 @@ mod tests {
     #[test]
     fn bins_of_an_empty_profile() {
         assert_eq!(bins_text(&ProfData::default()), "# start=0x0 end=0x0 bin_sz=0 nr_bins=0 total=0\n");
+    }
+
+    #[test]
+    fn a_timeline_of_another_version_or_damaged_is_not_read() {
+        use crate::session::{Placed, PlacedSample};
+        let good = "timeline 1 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\n";
+        let (span, samples) = parse_timeline(good).unwrap();
+        assert_eq!(span, 9000);
+        assert_eq!(
+            samples,
+            [
+                PlacedSample { time: 1000, tid: 7, at: Placed::Cpu(StackFrame::Text(0x40_1000)), stack: Some(0) },
+                PlacedSample { time: 2000, tid: 8, at: Placed::Kernel(0xffff_8000_0000_1000), stack: None },
+            ]
+        );
+        assert_eq!(parse_timeline(""), Some((0, Vec::new())));
+        assert_eq!(parse_timeline("timeline 2 span 9000\n"), None);
+        for damaged in ["1000 7 text:0x401000 0\n", "timeline 1 span 9000\n1000 7 text:0x401000\n", "timeline 1 span 9000\n1000 7 here:0x1 0\n", "timeline 1 span 9000\n1000 7 text:0x1 0 9\n"] {
+            assert_eq!(parse_timeline(damaged), None, "{damaged}");
+        }
     }
 
     #[test]

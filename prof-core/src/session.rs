@@ -15,6 +15,7 @@ use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
 use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
+use crate::timeline::Sampled;
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +79,34 @@ pub fn place_frames(frames: &[u64], load_base: Option<u64>, text: &TextSegment) 
         link_address(a.wrapping_sub(back)).map_or(StackFrame::Other(a), |link| StackFrame::Text(link + back))
     };
     frames.iter().enumerate().map(place).collect()
+}
+
+/// One sample of the program's run in time order, as clients report it: ns from the program's
+/// start (to the µs: what a saved run keeps), its thread, where it was, and its stack as a
+/// place among the session's stacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlacedSample {
+    pub time: u64,
+    pub tid: u32,
+    pub at: Placed,
+    pub stack: Option<u32>,
+}
+
+/// Where a sample of the run found its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
+    /// On a CPU at this frame (a kernel frame where the backend names kernel addresses).
+    Cpu(StackFrame),
+    /// On a CPU in the kernel at this address, which the backend does not name (the
+    /// kernel's ticks, not its samples).
+    Kernel(u64),
+    /// Blocked at this wait site (numbered as the session numbers them).
+    Blocked(u32),
+}
+
+/// ns to the µs below.
+fn to_us(ns: u64) -> u64 {
+    ns - ns % 1000
 }
 
 /// uid 0 may do anything.
@@ -326,6 +355,38 @@ impl Session {
     /// before it, so a call that ends the program's text still counts as the program's.
     pub fn stack_frames(&self, stack: &CallStack) -> Vec<StackFrame> {
         place_frames(&stack.frames, self.load_base, &self.text)
+    }
+
+    /// The program's samples in time order as a client reports them ([`PlacedSample`]), each
+    /// stack by its place in `order` (the session's stacks, as the client lists them), and
+    /// the program's span, ns: its main thread from its exec (or the session's start) to its
+    /// exit, stretched over every sample.
+    pub fn placed_timeline<'a>(&self, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+        let entries = self.timeline.sorted();
+        let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return (0, Vec::new()) };
+        let (begin, end) = match self.clock {
+            Some((b, e)) => self.ledger.span(self.pid, b, e),
+            None => (first.time, last.time),
+        };
+        let (begin, end) = (begin.min(first.time), end.max(last.time));
+        // Each of the timeline's stacks by its place in `order`, looked up once.
+        let places: BTreeMap<&CallStack, u32> = order.zip(0..).collect();
+        let places: Vec<Option<u32>> = self.timeline.stacks.iter().map(|st| places.get(st).copied()).collect();
+        let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
+        let samples = entries
+            .iter()
+            .map(|e| PlacedSample {
+                time: to_us(e.time - begin),
+                tid: e.tid,
+                at: match e.at {
+                    Sampled::User(ip) | Sampled::Kernel { ip, named: true } => Placed::Cpu(place_frames(&[ip], self.load_base, &self.text)[0]),
+                    Sampled::Kernel { ip, named: false } => Placed::Kernel(ip),
+                    Sampled::Blocked(site) => Placed::Blocked(site),
+                },
+                stack: stack_of(e.stack),
+            })
+            .collect();
+        (to_us(end - begin), samples)
     }
 
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {

@@ -40,6 +40,7 @@ use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
 use prof_core::sampler::{push_run, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
+use prof_core::timeline::{Sampled, TimedSample};
 
 use crate::program_records::{stack_of, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
@@ -297,8 +298,9 @@ fn process_name(pid: u32, recorded: Option<&str>, table: &str) -> Option<String>
     }
 }
 
-/// One of the program's samples, into `batch`.
-fn count_programs(batch: &mut SampleBatch, r: &Record) {
+/// One of the program's samples, into `batch`; in time order too where the records' TSC can
+/// be read as the monotonic clock (`tsc`).
+fn count_programs(batch: &mut SampleBatch, r: &Record, tsc: Option<&TscClock>) {
     match r.kernel {
         true => {
             batch.kernel_ticks += 1;
@@ -306,7 +308,13 @@ fn count_programs(batch: &mut SampleBatch, r: &Record) {
         }
         false => push_run(&mut batch.user, r.ip),
     }
-    push_run(&mut batch.stacks, stack_of(r));
+    let stack = stack_of(r);
+    if let Some(tsc) = tsc {
+        // Redox names kernel samples (the kernel's ELF): they are samples, not just ticks.
+        let at = if r.kernel { Sampled::Kernel { ip: r.ip, named: true } } else { Sampled::User(r.ip) };
+        batch.timed.push(TimedSample { time: tsc.ns(r.time), tid: r.who.thread, at, stack: Some(stack.clone()) });
+    }
+    push_run(&mut batch.stacks, stack);
     // By thread: the context is the thread.
     batch.thread_samples.push((r.who.thread, r.ip, 1));
 }
@@ -378,6 +386,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         let idle = &s.idle;
         let is_idle = |r: &Record| may_be_idle(r) && idle.get(&r.who.thread) == Some(&true);
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
+        let tsc = s.tsc;
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
@@ -466,7 +475,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                                 Event::Sample(r) if !ProgramRecords::is_block(r) => {
                                     if r.who.pid == Some(program.pid) {
                                         if counted(r.time) {
-                                            count_programs(&mut batch, r);
+                                            count_programs(&mut batch, r, tsc.as_ref());
                                         }
                                     } else if is_idle(r) {
                                         batch.account.idle += 1;
@@ -492,7 +501,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                             } else if !program.owns(r.who, now.as_deref(), &mut self.files) {
                                 batch.account.other += 1;
                             } else if counted(r.time) {
-                                count_programs(&mut batch, r);
+                                count_programs(&mut batch, r, tsc.as_ref());
                             }
                         }
                     }

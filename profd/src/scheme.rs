@@ -15,6 +15,7 @@
 //! | `clock`   | read   | [`prof_core::kernel_clock::render`] (root or the session's starter; empty where the kernel keeps no clock) |
 //! | `children`| read   | [`prof_core::formats::children_text`] (root or the session's starter) |
 //! | `threads` | read   | [`prof_core::formats::threads_text`] (root or the session's starter) |
+//! | `timeline`| read   | [`prof_core::formats::timeline_text`] (root or the session's starter; empty where the records have no times) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -69,10 +70,11 @@ pub enum Node {
     Children,
     Threads,
     Clock,
+    Timeline,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 10] = [
+pub const ENTRIES: [(&str, Node); 11] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
@@ -83,6 +85,7 @@ pub const ENTRIES: [(&str, Node); 10] = [
     ("clock", Node::Clock),
     ("children", Node::Children),
     ("threads", Node::Threads),
+    ("timeline", Node::Timeline),
 ];
 
 /// How a file is opened.
@@ -305,6 +308,7 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Servers => formats::servers_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Children => formats::children_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Threads => formats::threads_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Timeline => formats::timeline_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
                 let placed = |s: &prof_core::session::Session| {

@@ -161,6 +161,8 @@ fn a_program_on_typed_records() {
     let mut s = scheme();
     let f = files(&mut s);
     f.typed_records = true;
+    // Its TSC runs at 1 GHz from 0 (a ns a tick), and its samples come 1,000 ticks apart.
+    (f.now, f.tick, f.sample_gap) = ((0, 0), (1_000, 1_000), 1_000);
     for (id, pid) in [(1, 0), (5, 7), (20, 9), (21, 10), (22, 10), (30, 11)] {
         f.pids.insert(id, pid);
     }
@@ -193,6 +195,12 @@ fn a_program_on_typed_records() {
     assert_eq!(
         text(&mut s, ALICE, "threads"),
         "21 0x401100 1 text\n21 0xffffffff80001000 1 kernel\n22 0x401150 1 text\n"
+    );
+    // In time order, from the session's start (TSC 1,000): each sample's thread, place and
+    // stack (its line in `stacks`); the launch's sample and the other fib's are not fib's.
+    assert_eq!(
+        text(&mut s, ALICE, "timeline"),
+        "timeline 1 span 5000\n1000 21 text:0x401100 0\n2000 22 text:0x401150 1\n4000 21 kernel:0xffffffff80001000 2\n"
     );
     files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
     assert_eq!(status(&mut s)["reason"], "exit");

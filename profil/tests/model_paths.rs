@@ -13,7 +13,8 @@ use prof_events::layout::{scheme_call, Reason, Source};
 use prof_events::{Event, Ids, Sample, Switch};
 use prof_samplers::fake_debug_files::FakeDebugFiles;
 use prof_samplers::upstream_kernel::UpstreamSampler;
-use profil::profile::Profile;
+use profil::profile::{Frame, Profile};
+use profil::timeline::{At, TimedSample, Timeline};
 
 const ALICE: u32 = 1000;
 const KERNEL: u64 = prof_core::sampler::KERNEL_SPACE_START;
@@ -175,6 +176,25 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     assert_eq!(from_files.wait_sites.len(), 1);
     assert_eq!(from_files.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
     assert_eq!(from_files.served.len(), 1);
+
+    // The samples in time order: the same from the file as from the session, each stack the
+    // same frames (their places differ: the file numbers them as `stacks` lists them).
+    let (span, placed) = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
+    let mut from_files = from_files;
+    from_files.timeline = Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+    let resolved = |p: &Profile| -> Vec<_> {
+        p.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, t.stack.map(|i| p.stacks[i as usize].frames.clone()))).collect()
+    };
+    assert_eq!(resolved(&from_files), resolved(&from_session));
+    assert_eq!(from_files.timeline.span, from_session.timeline.span);
+    // The program's 8 samples, by the TSC: 3,100,000 is ns 1,050,000, 50 µs after its exec
+    // (3,000,000); the kernel sample at 3,300,000 is the kernel's, named; the last outside
+    // the text (Redox programs run at their link addresses).
+    let times: Vec<u64> = from_files.timeline.samples.iter().map(|t| t.time).collect();
+    assert_eq!(times, [50_000, 50_000, 50_000, 50_000, 50_000, 100_000, 150_000, 200_000]);
+    assert!(from_files.timeline.samples.iter().all(|t| t.tid == 100 && t.stack.is_some()));
+    let at: Vec<At> = from_files.timeline.samples[5..].iter().map(|t| t.at).collect();
+    assert_eq!(at, [At::Cpu(Frame::Program(0x40_1200)), At::Cpu(Frame::Kernel(KERNEL + 0x1000)), At::Cpu(Frame::Foreign(0x7f00_0000_1000))]);
 }
 
 #[test]
@@ -183,7 +203,10 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let (status, data, samples, stacks) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"), text(&mut s, "stacks"));
     let mut p = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
     p.servers = prof_core::formats::parse_servers(&text(&mut s, "servers"));
-    let p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
+    let mut p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
+    let (span, placed) = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
+    p.timeline = Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+    assert_eq!(p.timeline.samples.len(), 8);
     let run = profil::profile::Outcome {
         program: "fib".into(),
         arguments: vec![],
@@ -194,8 +217,9 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     };
     let bytes = profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), prof_core::sampler::CallGraph::FramePointers, false);
     let back = profil::saved::parse(&bytes).unwrap();
-    // The whole model, field for field (Debug shows every one of them).
+    // The whole model, field for field (Debug shows every one of them), its time order too.
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
+    assert_eq!(back.run.profile.timeline, run.profile.timeline);
 }
 
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's

@@ -18,6 +18,7 @@ const SERVERS: &str = "/scheme/prof/servers";
 const CLOCK: &str = "/scheme/prof/clock";
 const CHILDREN: &str = "/scheme/prof/children";
 const THREADS: &str = "/scheme/prof/threads";
+const TIMELINE: &str = "/scheme/prof/timeline";
 /// procmgr's process table (pid, parent, name), for `-a`.
 const PS: &str = "/scheme/proc/ps";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
@@ -180,6 +181,15 @@ impl Profiler {
             Ok(t) => profile.with_scheme_threads(&prof_core::formats::parse_threads(&t)),
             Err(_) => profile,
         };
+        // The samples in time order (`--time`, `--timeline`, the exports over time); a profd
+        // from before has no such file, and one of a newer version is not read.
+        if let Some((span, placed)) = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)) {
+            let mut samples: Vec<_> = placed.iter().map(crate::timeline::TimedSample::of_placed).collect();
+            if !self.stacks {
+                samples.iter_mut().for_each(|s| s.stack = None);
+            }
+            profile.timeline = crate::timeline::Timeline { span, samples };
+        }
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a

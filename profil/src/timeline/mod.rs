@@ -14,11 +14,7 @@ pub mod window;
 
 pub use window::Window;
 
-use rustc_hash::FxHashMap as HashMap;
-
-use prof_core::sampler::CallStack;
-use prof_core::session::Session;
-use prof_core::timeline::Sampled;
+use prof_core::session::{Placed, PlacedSample, Session};
 
 use crate::frame::Frame;
 
@@ -45,6 +41,18 @@ pub struct TimedSample {
     pub stack: Option<u32>,
 }
 
+impl TimedSample {
+    /// A sample as the session (or profd's `timeline` file) places it.
+    pub fn of_placed(p: &PlacedSample) -> TimedSample {
+        let at = match p.at {
+            Placed::Cpu(frame) => At::Cpu(Frame::placed(frame)),
+            Placed::Kernel(ip) => At::Kernel(ip),
+            Placed::Blocked(site) => At::Blocked(site),
+        };
+        TimedSample { time: p.time, tid: p.tid, at, stack: p.stack }
+    }
+}
+
 /// The program's run in time order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Timeline {
@@ -54,10 +62,6 @@ pub struct Timeline {
     pub samples: Vec<TimedSample>,
 }
 
-/// ns to the µs below: the times a saved run keeps.
-pub(crate) fn to_us(ns: u64) -> u64 {
-    ns - ns % 1000
-}
 
 impl Timeline {
     pub fn is_empty(&self) -> bool {
@@ -67,34 +71,8 @@ impl Timeline {
     /// The timeline of a finished session's program, where its backend timed the samples; its
     /// stacks by their place among the session's stacks (the profile's `stacks`, in order).
     pub fn of_session(s: &Session) -> Timeline {
-        let entries = s.timeline.sorted();
-        let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return Timeline::default() };
-        // The program's main thread from its exec (or the session's start) to its exit.
-        let (begin, end) = match s.clock {
-            Some((b, e)) => s.ledger.span(s.pid, b, e),
-            None => (first.time, last.time),
-        };
-        let begin = begin.min(first.time);
-        let end = end.max(last.time);
-        // Each of the timeline's stacks by its place among the session's, looked up once.
-        let in_profile: HashMap<&CallStack, u32> = s.stacks.keys().zip(0..).collect();
-        let places: Vec<Option<u32>> = s.timeline.stacks.iter().map(|st| in_profile.get(st).copied()).collect();
-        let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
-        let place = |ip: u64| Frame::placed(prof_core::session::place_frames(&[ip], s.load_base, &s.text)[0]);
-        let samples = entries
-            .iter()
-            .map(|e| TimedSample {
-                time: to_us(e.time - begin),
-                tid: e.tid,
-                at: match e.at {
-                    Sampled::User(ip) | Sampled::Kernel { ip, named: true } => At::Cpu(place(ip)),
-                    Sampled::Kernel { ip, named: false } => At::Kernel(ip),
-                    Sampled::Blocked(site) => At::Blocked(site),
-                },
-                stack: stack_of(e.stack),
-            })
-            .collect();
-        Timeline { span: to_us(end - begin), samples }
+        let (span, placed) = s.placed_timeline(s.stacks.keys());
+        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() }
     }
 
     /// The samples from `from` to `to` (ns from the start; `to` not included).
