@@ -331,6 +331,8 @@ pub struct ChildBatch {
     pub mappings: Vec<Mapping>,
     /// It exited in this batch.
     pub exited: bool,
+    /// Its samples with their times and threads, where the backend times them.
+    pub timed: Vec<crate::timeline::TimedSample>,
 }
 
 impl ChildBatch {

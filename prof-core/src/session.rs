@@ -109,6 +109,35 @@ fn to_us(ns: u64) -> u64 {
     ns - ns % 1000
 }
 
+/// `t`'s entries in time order from `span.0` (ns), each address placed by `place` and each
+/// stack by its place in `order`; and the span's length.
+fn place_timeline<'a>(
+    t: &crate::timeline::Timeline,
+    order: impl Iterator<Item = &'a CallStack>,
+    (begin, end): (u64, u64),
+    place: impl Fn(u64) -> StackFrame,
+) -> (u64, Vec<PlacedSample>) {
+    // Each of the timeline's stacks by its place in `order`, looked up once.
+    let places: BTreeMap<&CallStack, u32> = order.zip(0..).collect();
+    let places: Vec<Option<u32>> = t.stacks.iter().map(|st| places.get(st).copied()).collect();
+    let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
+    let samples = t
+        .sorted()
+        .iter()
+        .map(|e| PlacedSample {
+            time: to_us(e.time.saturating_sub(begin)),
+            tid: e.tid,
+            at: match e.at {
+                Sampled::User(ip) | Sampled::Kernel { ip, named: true } => Placed::Cpu(place(ip)),
+                Sampled::Kernel { ip, named: false } => Placed::Kernel(ip),
+                Sampled::Blocked(site) => Placed::Blocked(site),
+            },
+            stack: stack_of(e.stack),
+        })
+        .collect();
+    (to_us(end.saturating_sub(begin)), samples)
+}
+
 /// uid 0 may do anything.
 pub const ROOT_UID: u32 = 0;
 
@@ -145,6 +174,8 @@ pub struct ChildProcess {
     pub mappings: Vec<Mapping>,
     /// Its exit was seen: a process without one was still running when the session ended.
     pub exited: bool,
+    /// Its samples in time order, where the backend times them.
+    pub timeline: crate::timeline::Timeline,
 }
 
 impl ChildProcess {
@@ -170,6 +201,7 @@ impl ChildProcess {
         }
         self.mappings.extend(c.mappings);
         self.exited |= c.exited;
+        self.timeline.add(c.timed, u64::MAX);
     }
 
     /// Its samples so far, counted at address 0 with an empty (truncated) stack.
@@ -183,6 +215,13 @@ impl ChildProcess {
         self.stacks.clear();
         if stacked > 0 {
             self.stacks.insert(CallStack { frames: Vec::new(), truncated: true }, stacked);
+        }
+        // In time order too: where the copy ran stays, not what it ran.
+        for e in &mut self.timeline.entries {
+            if let Sampled::User(_) = e.at {
+                e.at = Sampled::User(0);
+            }
+            e.stack = None;
         }
     }
 }
@@ -362,31 +401,38 @@ impl Session {
     /// the program's span, ns: its main thread from its exec (or the session's start) to its
     /// exit, stretched over every sample.
     pub fn placed_timeline<'a>(&self, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
-        let entries = self.timeline.sorted();
-        let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return (0, Vec::new()) };
+        let Some((begin, end)) = self.program_span() else { return (0, Vec::new()) };
+        place_timeline(&self.timeline, order, (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
+    }
+
+    /// The samples in time order of the followed child `pid`, as [`Session::placed_timeline`]
+    /// places the program's, from the program's start (so the processes line up): every user
+    /// address a runtime one; the span to its last sample.
+    pub fn placed_child_timeline<'a>(&self, pid: u32, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+        let Some(c) = self.processes.get(&pid) else { return (0, Vec::new()) };
+        let Some(last) = c.timeline.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
+        let begin = self.origin().unwrap_or(0);
+        place_timeline(&c.timeline, order, (begin, last), |ip| place_frames(&[ip], None, &self.text)[0])
+    }
+
+    /// Where every process's times are counted from: the program's start, else (a program
+    /// never sampled: a shell that ran the rest) the session's, else the first sample of any.
+    fn origin(&self) -> Option<u64> {
+        let first_of_all = || self.processes.values().flat_map(|c| c.timeline.entries.iter().map(|e| e.time)).min();
+        self.program_span().map(|s| s.0).or(self.clock.map(|c| c.0)).or_else(first_of_all)
+    }
+
+    /// The program's span by the backend's clock: its main thread from its exec (or the
+    /// session's start) to its exit, stretched over every sample of its timeline; `None`
+    /// without one.
+    fn program_span(&self) -> Option<(u64, u64)> {
+        let first = self.timeline.entries.iter().map(|e| e.time).min()?;
+        let last = self.timeline.entries.iter().map(|e| e.time).max()?;
         let (begin, end) = match self.clock {
             Some((b, e)) => self.ledger.span(self.pid, b, e),
-            None => (first.time, last.time),
+            None => (first, last),
         };
-        let (begin, end) = (begin.min(first.time), end.max(last.time));
-        // Each of the timeline's stacks by its place in `order`, looked up once.
-        let places: BTreeMap<&CallStack, u32> = order.zip(0..).collect();
-        let places: Vec<Option<u32>> = self.timeline.stacks.iter().map(|st| places.get(st).copied()).collect();
-        let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
-        let samples = entries
-            .iter()
-            .map(|e| PlacedSample {
-                time: to_us(e.time - begin),
-                tid: e.tid,
-                at: match e.at {
-                    Sampled::User(ip) | Sampled::Kernel { ip, named: true } => Placed::Cpu(place_frames(&[ip], self.load_base, &self.text)[0]),
-                    Sampled::Kernel { ip, named: false } => Placed::Kernel(ip),
-                    Sampled::Blocked(site) => Placed::Blocked(site),
-                },
-                stack: stack_of(e.stack),
-            })
-            .collect();
-        (to_us(end - begin), samples)
+        Some((begin.min(first), end.max(last)))
     }
 
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {

@@ -701,7 +701,7 @@ impl Sampler for PerfEventSampler {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
                 // but the profile is of one process (the Minix rule), so theirs are left out.
-                Record::Sample { pid, ip, kernel, stack, .. } if pid != ev.pid => {
+                Record::Sample { pid, tid, ip, time, kernel, stack, .. } if pid != ev.pid => {
                     match batch.children.iter_mut().find(|c| c.0 == pid) {
                         Some(child) => child.1 += 1,
                         None => batch.children.push((pid, 1)),
@@ -715,8 +715,10 @@ impl Sampler for PerfEventSampler {
                     let part = child_part(&mut batch, pid);
                     if kernel {
                         part.kernel_ticks += 1;
+                        part.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
                         continue;
                     }
+                    part.timed.push(TimedSample { time, tid, at: Sampled::User(ip), stack: stack.clone() });
                     part.add_user(ip, stack);
                 }
                 Record::Sample { kernel: true, tid, ip, time, .. } if !self.kernel_samples => {

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
 use prof_core::sampler::{CallStack, ChildBatch, Probe, SampleBatch, WaitSite};
+use prof_core::timeline::{Sampled, TimedSample};
 use prof_events::layout::{Reason, Source};
 use prof_events::{Event, Ids, Sample};
 
@@ -168,10 +169,18 @@ impl ProgramRecords {
     /// A sample of a child the session follows: its own (and `true`).
     pub fn child_sample(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
         let Some(pid) = s.who.pid.filter(|p| self.followed.contains_key(p)) else { return false };
+        let time = self.tsc.ns(s.time);
         let c = Self::child(batch, pid);
+        let stack = stack_of(s);
+        let at = match s.kernel {
+            // A child's kernel samples are its kernel ticks, not named.
+            true => Sampled::Kernel { ip: s.ip, named: false },
+            false => Sampled::User(s.ip),
+        };
+        c.timed.push(TimedSample { time, tid: s.who.thread, at, stack: Some(stack.clone()) });
         match s.kernel {
             true => c.kernel_ticks += 1,
-            false => c.add_user(s.ip, Some(stack_of(s))),
+            false => c.add_user(s.ip, Some(stack)),
         }
         true
     }

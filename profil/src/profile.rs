@@ -189,7 +189,14 @@ fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
 
 /// The followed children of a session, as profiles, by pid. `program` names the session's.
 fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
-    process_profiles(&s.processes, s.pid, &s.mappings, program)
+    let mut children = process_profiles(&s.processes, s.pid, &s.mappings, program);
+    // Each in time order from the program's start, its stacks as its profile lists them.
+    for c in &mut children {
+        let Some(process) = s.processes.get(&c.pid) else { continue };
+        let (span, placed) = s.placed_child_timeline(c.pid, process.stacks.keys());
+        c.profile.timeline = crate::timeline::Timeline { span, samples: placed.iter().map(crate::timeline::TimedSample::of_placed).collect() };
+    }
+    children
 }
 
 /// `processes` as profiles, by pid: the processes program `main_pid` (which had `main_mappings`

@@ -166,3 +166,39 @@ fn a_system_wide_run_has_no_firefox_file_yet() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("--firefox does not go with -a"), "{}", text(&o).1);
 }
+
+#[test]
+fn the_processes_it_starts_are_tracks_of_their_own_in_order() {
+    let dir = scratch("firefox-children");
+    let (file, saved) = (dir.join("sh.json"), dir.join("sh.profil"));
+    let fib = fib_bin();
+    let script = format!("{0} 30 300 >/dev/null; {0} 31 300 >/dev/null", fib.display());
+    let o = {
+        let _s = session();
+        profil(&["-g", "--children", "--report", "/dev/null", "--firefox", file.to_str().unwrap(), "--save", saved.to_str().unwrap(), "sh", "-c", &script])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let doc = read_file(&file);
+    // A track a process: sh, then each fib it ran, the one after the other.
+    let threads: Vec<Thread> = doc["threads"].as_array().unwrap().iter().map(Thread).collect();
+    let names: Vec<&str> = threads.iter().map(|t| t.0["processName"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sh", "fib", "fib"]);
+    let pids: Vec<&str> = threads.iter().map(|t| t.0["pid"].as_str().unwrap()).collect();
+    assert!(pids[0] != pids[1] && pids[1] != pids[2], "{pids:?}");
+    let (first, second) = (threads[1].samples(), threads[2].samples());
+    for samples in [&first, &second] {
+        let mut phases: Vec<&str> = samples.iter().filter_map(|s| s.1.last().copied()).filter(|n| ["fib", "loop", "overflow"].contains(n)).collect();
+        phases.dedup();
+        assert_eq!(phases, ["fib", "loop", "overflow"]);
+    }
+    // The second began after the first's last sample (times from the program's start).
+    assert!(second[0].0 > first.last().unwrap().0, "{} then {}", first.last().unwrap().0, second[0].0);
+    assert!(threads[2].0["processStartupTime"].as_f64().unwrap() >= first.last().unwrap().0);
+    // The saved run gives the same file.
+    let o = profil(&["--load", saved.to_str().unwrap(), "--report", "/dev/null", "--firefox", "-"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let loaded: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(loaded, doc);
+    assert!(o.stdout == std::fs::read(&file).unwrap(), "the same document, other bytes");
+    let _ = std::fs::remove_dir_all(dir);
+}

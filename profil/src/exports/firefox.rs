@@ -112,59 +112,90 @@ fn build(a: &Analysis) -> Profile {
         blocked: blocked.into(),
         waits: blocked,
     };
-    let process = out.add_process(name, p.pid, Timestamp::from_nanos_since_reference(0));
     let empty = NamedTimeline::default();
     let t = a.timeline.unwrap_or(&empty);
-    out.set_process_end_time(process, Timestamp::from_nanos_since_reference(t.span));
-
-    let libs = Libraries::of(&mut out, a.symbolizer, &t.stacks);
-    // Each thread's samples, in time order; the program's main thread first.
-    let mut by_thread: BTreeMap<(bool, u32), Vec<&NamedSample>> = BTreeMap::new();
-    for s in &t.samples {
-        by_thread.entry((s.tid != p.pid, s.tid)).or_default().push(s);
-    }
-    if by_thread.is_empty() {
-        by_thread.insert((false, p.pid), Vec::new());
-    }
-    let names: HashMap<u32, &str> = p.by_thread.iter().map(|t| (t.tid, t.name.as_str())).collect();
+    let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
+    let libs = Libraries::of(&mut out, a.symbolizer, all_stacks);
     let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
     let look = p.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
-    for ((_, tid), samples) in by_thread {
-        let start = samples.first().map_or(0, |s| s.time);
-        let thread = out.add_thread(process, tid, Timestamp::from_nanos_since_reference(start), tid == p.pid);
-        out.set_thread_name(thread, names.get(&tid).copied().filter(|n| !n.is_empty()).unwrap_or(name));
-        // The waits drawn on the thread's track, not only in the marker chart; every thread
-        // shown, however idle (the profiler hides idle ones unless told).
-        out.set_thread_show_markers_in_timeline(thread, true);
-        out.add_initial_visible_thread(thread);
-        let mut stacks: HashMap<u32, Option<fxprof_processed_profile::StackHandle>> = HashMap::default();
-        let mut previous: Option<u64> = None;
-        for s in &samples {
-            let stack = *stacks.entry(s.stack).or_insert_with(|| {
-                let frames = t.stacks.get(s.stack as usize).map_or(&[][..], Vec::as_slice);
-                let infos: Vec<FrameInfo> = frames.iter().map(|f| libs.frame(&mut out, f, &categories)).collect();
-                out.intern_stack_frames(thread, infos.into_iter())
-            });
-            // A sample stands for a period of CPU time, never more than since the previous one.
-            let cpu = match (s.on_cpu, previous) {
-                (false, _) => 0,
-                (true, Some(before)) => period.min(s.time - before),
-                (true, None) => period,
-            };
-            out.add_sample(thread, Timestamp::from_nanos_since_reference(s.time), stack, CpuDelta::from_nanos(cpu), 1);
-            previous = Some(s.time);
-        }
-        for w in waits(&samples, t, look) {
-            let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
-            let call = out.intern_string(&site.call);
-            let target = out.intern_string(site.target.as_deref().unwrap_or(""));
-            let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
-            let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: categories.waits, call, target });
-            let stack = stacks.get(&w.stack).copied().flatten();
-            out.set_marker_stack(thread, marker, stack);
-        }
+    let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.wait_sites };
+    let names: HashMap<u32, &str> = p.by_thread.iter().map(|t| (t.tid, t.name.as_str())).collect();
+    // A look of `--off-cpu` at a thread of a process the program started is that process's.
+    let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid));
+    let samples: Vec<&NamedSample> = t.samples.iter().filter(own).collect();
+    tracks.process(p.pid, name, &names, t, &samples, Some(0));
+    // Each process it started (`--children`), its track beside the program's.
+    for c in &t.processes {
+        let samples: Vec<&NamedSample> = c.timeline.samples.iter().collect();
+        tracks.process(c.pid, crate::processes::base_name(&c.program), &HashMap::default(), &c.timeline, &samples, None);
     }
     out
+}
+
+/// What the tracks of a file are made with.
+struct Tracks<'a> {
+    out: &'a mut Profile,
+    libs: &'a Libraries,
+    categories: &'a Categories,
+    /// ns a sample stands for; ns between two looks of `--off-cpu`.
+    period: u64,
+    look: u64,
+    wait_sites: &'a [crate::profile::WaitSite],
+}
+
+impl Tracks<'_> {
+    /// Process `pid`, named `name`, its threads named by `names` (else as it is), with
+    /// `samples` of its timeline `t`: a track a thread, its main thread (tid `pid`) first. It
+    /// began at `start` (ns), else at its first sample.
+    fn process(&mut self, pid: u32, name: &str, names: &HashMap<u32, &str>, t: &NamedTimeline, samples: &[&NamedSample], start: Option<u64>) {
+        let start = start.unwrap_or_else(|| samples.iter().map(|s| s.time).min().unwrap_or(0));
+        let process = self.out.add_process(name, pid, Timestamp::from_nanos_since_reference(start));
+        let end = samples.iter().map(|s| s.time).max().unwrap_or(0).max(t.span);
+        self.out.set_process_end_time(process, Timestamp::from_nanos_since_reference(end));
+        let mut by_thread: BTreeMap<(bool, u32), Vec<&NamedSample>> = BTreeMap::new();
+        for &s in samples {
+            by_thread.entry((s.tid != pid, s.tid)).or_default().push(s);
+        }
+        if by_thread.is_empty() {
+            by_thread.insert((false, pid), Vec::new());
+        }
+        let out = &mut *self.out;
+        for ((_, tid), samples) in by_thread {
+            let start = samples.first().map_or(0, |s| s.time);
+            let thread = out.add_thread(process, tid, Timestamp::from_nanos_since_reference(start), tid == pid);
+            out.set_thread_name(thread, names.get(&tid).copied().filter(|n| !n.is_empty()).unwrap_or(name));
+            // The waits drawn on the thread's track, not only in the marker chart; every
+            // thread shown, however idle (the profiler hides idle ones unless told).
+            out.set_thread_show_markers_in_timeline(thread, true);
+            out.add_initial_visible_thread(thread);
+            let mut stacks: HashMap<u32, Option<fxprof_processed_profile::StackHandle>> = HashMap::default();
+            let mut previous: Option<u64> = None;
+            for s in &samples {
+                let stack = *stacks.entry(s.stack).or_insert_with(|| {
+                    let frames = t.stacks.get(s.stack as usize).map_or(&[][..], Vec::as_slice);
+                    let infos: Vec<FrameInfo> = frames.iter().map(|f| self.libs.frame(out, f, self.categories)).collect();
+                    out.intern_stack_frames(thread, infos.into_iter())
+                });
+                // A sample stands for a period of CPU time, never more than since the previous.
+                let cpu = match (s.on_cpu, previous) {
+                    (false, _) => 0,
+                    (true, Some(before)) => self.period.min(s.time - before),
+                    (true, None) => self.period,
+                };
+                out.add_sample(thread, Timestamp::from_nanos_since_reference(s.time), stack, CpuDelta::from_nanos(cpu), 1);
+                previous = Some(s.time);
+            }
+            for w in waits(&samples, t, self.look) {
+                let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
+                let call = out.intern_string(&site.call);
+                let target = out.intern_string(site.target.as_deref().unwrap_or(""));
+                let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
+                let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: self.categories.waits, call, target });
+                let stack = stacks.get(&w.stack).copied().flatten();
+                out.set_marker_stack(thread, marker, stack);
+            }
+        }
+    }
 }
 
 /// One wait of a thread, as its looks saw it: ns from the program's start.
@@ -206,9 +237,9 @@ struct Libraries {
 }
 
 impl Libraries {
-    fn of(out: &mut Profile, symbolizer: &Symbolizer, stacks: &[Vec<NamedFrame>]) -> Libraries {
+    fn of<'a>(out: &mut Profile, symbolizer: &Symbolizer, stacks: impl Iterator<Item = &'a Vec<NamedFrame>>) -> Libraries {
         let mut symbols: BTreeMap<usize, Vec<Symbol>> = BTreeMap::new();
-        for f in stacks.iter().flatten() {
+        for f in stacks.flatten() {
             let Some(location) = f.place.as_ref().map(|p| &p.location) else { continue };
             let Some(address) = relative(location) else { continue };
             let list = symbols.entry(location.object).or_default();
@@ -223,10 +254,13 @@ impl Libraries {
         for (object, list) in symbols {
             let o = symbolizer.object(object);
             let build_id = o.file.as_ref().and_then(|f| f.build_id());
+            // Each file by its real path, where it is here: the same for a run and the run
+            // saved and loaded (which records the program's so), whatever link named it.
             let path = match o.path.as_str() {
-                "" => o.file.as_ref().map_or(o.name.clone(), |f| f.path.to_string_lossy().into_owned()),
-                p => p.to_string(),
+                "" => o.file.as_ref().map_or_else(|| std::path::PathBuf::from(&o.name), |f| f.path.clone()),
+                p => std::path::PathBuf::from(p),
             };
+            let path = std::fs::canonicalize(&path).unwrap_or(path).to_string_lossy().into_owned();
             let info = LibraryInfo {
                 name: o.name.clone(),
                 debug_name: o.name.clone(),
@@ -295,7 +329,7 @@ mod tests {
     #[test]
     fn a_wait_runs_from_half_a_look_before_its_first_to_half_after_its_last() {
         // Stack 0 runs; stack 1 is a wait at site 3, stack 2 one at site 4. Looks 1 ms apart.
-        let t = NamedTimeline { span: 20_000_000, samples: Vec::new(), stacks: vec![Vec::new(); 3], waits: vec![None, Some(3), Some(4)] };
+        let t = NamedTimeline { span: 20_000_000, stacks: vec![Vec::new(); 3], waits: vec![None, Some(3), Some(4)], ..Default::default() };
         let ms = 1_000_000;
         let samples = [
             sample(ms, true, 0),

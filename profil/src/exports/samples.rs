@@ -44,6 +44,7 @@ mod tests {
                 .map(|names| names.into_iter().map(NamedFrame::label).collect())
                 .to_vec(),
             waits: vec![None, Some(0)],
+            processes: Vec::new(),
         };
         assert_eq!(
             render(&t),

@@ -32,6 +32,18 @@ pub struct NamedTimeline {
     pub stacks: Vec<Vec<NamedFrame>>,
     /// The wait site (an index of the profile's `wait_sites`) of each stack that is a wait's.
     pub waits: Vec<Option<u32>>,
+    /// The processes the program started (`--children`), each in time order from the
+    /// program's start, where an export takes them.
+    pub processes: Vec<ProcessTimeline>,
+}
+
+/// A followed process's samples in time order, named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessTimeline {
+    pub pid: u32,
+    /// Its program's path.
+    pub program: String,
+    pub timeline: NamedTimeline,
 }
 
 /// A frame of a stack: its name, and where it is where it is code (not a label such as
@@ -63,6 +75,20 @@ enum Key {
     Frame(Frame),
     Kernel,
     Wait(u32),
+}
+
+/// `p`'s samples in time order, named, and (`children`) its processes'.
+pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, children: bool) -> NamedTimeline {
+    let mut t = name(p, symbolizer);
+    if children {
+        for c in &p.processes {
+            let timeline = name(&c.profile, symbolizer);
+            if !timeline.samples.is_empty() {
+                t.processes.push(ProcessTimeline { pid: c.pid, program: c.program.clone(), timeline });
+            }
+        }
+    }
+    t
 }
 
 /// `p`'s samples in time order, named.
@@ -119,5 +145,5 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
             NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id }
         })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new() }
 }

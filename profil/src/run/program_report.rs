@@ -179,9 +179,10 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
         None => Vec::new(),
     };
+    // The processes the program started are tracks of the Firefox Profiler's file.
     let named_timeline = (args.samples.is_some() || args.speedscope.is_some() || args.firefox.is_some())
-        .then(|| crate::exports::time_order::name(&run.profile, &mut symbolizer))
-        .filter(|t| !t.samples.is_empty());
+        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, args.firefox.is_some()))
+        .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline })
 }
 
