@@ -204,6 +204,17 @@ impl ChildProcess {
         self.timeline.add(c.timed, u64::MAX);
     }
 
+    /// Its samples in time order from `origin` (ns), as [`Session::placed_timeline`] places
+    /// the program's, every user address a runtime one; the span to its last sample.
+    pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+        let Some(last) = self.timeline.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
+        let place = |ip: u64| match ip >= crate::sampler::KERNEL_SPACE_START {
+            true => StackFrame::Kernel(ip),
+            false => StackFrame::Other(ip),
+        };
+        place_timeline(&self.timeline, order, (origin, last), place)
+    }
+
     /// Its samples so far, counted at address 0 with an empty (truncated) stack.
     fn forget_addresses(&mut self) {
         let user: u64 = self.samples.values().fold(0, |n, &c| n.saturating_add(c));
@@ -410,9 +421,7 @@ impl Session {
     /// address a runtime one; the span to its last sample.
     pub fn placed_child_timeline<'a>(&self, pid: u32, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
         let Some(c) = self.processes.get(&pid) else { return (0, Vec::new()) };
-        let Some(last) = c.timeline.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
-        let begin = self.origin().unwrap_or(0);
-        place_timeline(&c.timeline, order, (begin, last), |ip| place_frames(&[ip], None, &self.text)[0])
+        c.placed_timeline(self.origin().unwrap_or(0), order)
     }
 
     /// Where every process's times are counted from: the program's start, else (a program

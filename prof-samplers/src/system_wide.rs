@@ -20,6 +20,7 @@ use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
 use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
+use prof_core::timeline::{Sampled, TimedSample};
 
 use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
@@ -135,17 +136,21 @@ impl SystemSampler {
             match rec {
                 // The idle task.
                 Record::Sample { pid: 0, .. } => batch.account.idle += 1,
-                Record::Sample { pid, kernel: true, ip, .. } => {
-                    child_part(&mut batch, pid).kernel_ticks += 1;
+                Record::Sample { pid, tid, time, kernel: true, ip, .. } => {
+                    let part = child_part(&mut batch, pid);
+                    part.kernel_ticks += 1;
+                    part.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
                     push_run(&mut batch.kernel, ip);
                 }
-                Record::Sample { pid, ip, stack, .. } => {
+                Record::Sample { pid, tid, time, ip, stack, .. } => {
                     let stack = match stack {
                         Some(RawStack::Chain(frames)) => Some(chain_stack(ip, frames)),
                         Some(RawStack::Copy { regs, bytes }) => Some(self.processes.unwinder(0, pid).unwind(regs, &bytes)),
                         None => None,
                     };
-                    child_part(&mut batch, pid).add_user(ip, stack);
+                    let part = child_part(&mut batch, pid);
+                    part.timed.push(TimedSample { time, tid, at: Sampled::User(ip), stack: stack.clone() });
+                    part.add_user(ip, stack);
                 }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, comm, .. } => {

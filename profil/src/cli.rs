@@ -318,7 +318,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         // (The timeline is of one program's samples too, for now.)
         let one_program = [
             "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time",
-            "timeline", "firefox",
+            "timeline",
         ];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
             let dash = if o.len() == 1 { "-" } else { "--" };
@@ -326,6 +326,10 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         }
         if free.len() > 0 {
             return Err(UsageError("-a profiles every process: no program to run (-t SECONDS says how long)".into()));
+        }
+        // Redox's daemon keeps no process's samples in time order in a run of every process.
+        if !cfg!(target_os = "linux") && m.opt_present("firefox") {
+            return Err(UsageError("--firefox does not go with -a here: only Linux keeps every process's samples in time order".into()));
         }
     }
     let program = match (free.next(), attach, &load) {

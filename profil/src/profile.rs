@@ -317,8 +317,15 @@ impl Profile {
     /// kernel's samples of all of them, idle's ticks; no program.
     pub fn from_system(r: &SystemRecord, stacks_recorded: bool) -> Profile {
         let mut processes = process_profiles(&r.processes, 0, &[], "[unknown]");
+        // Times from the run's start (its clock's first reading, else its first sample).
+        let first = || r.processes.values().flat_map(|c| c.timeline.entries.iter().map(|e| e.time)).min();
+        let origin = r.clock.map(|c| c.0).or_else(first).unwrap_or(0);
         for c in &mut processes {
             c.profile.stacks_recorded = stacks_recorded;
+            if let Some(process) = r.processes.get(&c.pid) {
+                let (span, placed) = process.placed_timeline(origin, process.stacks.keys());
+                c.profile.timeline = crate::timeline::Timeline { span, samples: placed.iter().map(crate::timeline::TimedSample::of_placed).collect() };
+            }
         }
         Profile {
             processes,

@@ -160,12 +160,6 @@ fn each_wait_is_a_marker_of_the_length_the_program_measured() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn a_system_wide_run_has_no_firefox_file_yet() {
-    let o = profil(&["-a", "-t", "1", "--firefox", "/dev/null"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("--firefox does not go with -a"), "{}", text(&o).1);
-}
 
 #[test]
 fn the_processes_it_starts_are_tracks_of_their_own_in_order() {

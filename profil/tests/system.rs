@@ -195,7 +195,7 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
     let dir = scratch("system-saved");
     let hog = compile("cc", "busy.c", &["-O1"], &dir);
     let saved = dir.join("run.profil");
-    let outputs = ["report", "json", "collapsed", "pprof", "svg", "speedscope"];
+    let outputs = ["report", "json", "collapsed", "pprof", "svg", "speedscope", "firefox"];
     let args = |tag: &str| -> Vec<String> {
         outputs.iter().flat_map(|f| [format!("--{f}"), dir.join(format!("{tag}.{f}")).display().to_string()]).collect()
     };
@@ -225,6 +225,14 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
     }
     let report = std::fs::read_to_string(dir.join("live.report")).unwrap();
     assert!(report.starts_with("System-wide (-a) in ") && report.contains(" spin [busy]\n"), "{report}");
+    // In the Firefox Profiler's file every process sampled is a track: the hog's samples
+    // there, in time order, their stacks ending in its spin.
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("live.firefox")).unwrap()).unwrap();
+    let hog = doc["threads"].as_array().unwrap().iter().find(|t| t["processName"] == "busy").expect("the hog's track");
+    let times = hog["samples"]["timeDeltas"].as_array().unwrap();
+    assert!(times.len() > 50 && times.iter().all(|d| d.as_f64().unwrap() >= 0.0), "{} samples", times.len());
+    let names = hog["stringArray"].as_array().unwrap();
+    assert!(names.iter().any(|n| n == "spin"), "{names:?}");
     let o = profil(&["-f", "--diff", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "20"]);
     let err = text(&o).1;
     assert_eq!(o.status.code(), Some(1), "{err}");

@@ -123,7 +123,10 @@ fn build(a: &Analysis) -> Profile {
     // A look of `--off-cpu` at a thread of a process the program started is that process's.
     let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid));
     let samples: Vec<&NamedSample> = t.samples.iter().filter(own).collect();
-    tracks.process(p.pid, name, &names, t, &samples, Some(0));
+    // A system-wide run (`-a`) has no program: its processes are all there is.
+    if !p.is_system_wide() {
+        tracks.process(p.pid, name, &names, t, &samples, Some(0));
+    }
     // Each process it started (`--children`), its track beside the program's.
     for c in &t.processes {
         let samples: Vec<&NamedSample> = c.timeline.samples.iter().collect();

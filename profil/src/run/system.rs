@@ -83,6 +83,8 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     out.start_line()?;
     out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
     out.flush()?;
+    // Every process in time order, for the Firefox Profiler's file (a track each).
+    let timeline = args.firefox.is_some().then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true));
     let analysis = Analysis {
         run,
         flat: &kernel,
@@ -95,7 +97,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         waits: &[],
         base: None,
         threads: &[],
-        timeline: None,
+        timeline: timeline.as_ref(),
     };
     write_exports(exports, &analysis, &mut out)
 }
