@@ -64,7 +64,7 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     // the other filters then cut.
     if let Some(window) = &filter.window {
         if p.timeline.is_empty() {
-            return Err("--time needs a run whose samples have times: this one has none (Redox, or a run saved by an older profil)".into());
+            return Err("--time needs a run whose samples have times: this one has none (a run saved by an older profil, or a profd that serves no timeline)".into());
         }
         let (from, to) = window.ns(p.timeline.span);
         keep_window(p, from, to);

@@ -331,7 +331,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "report only this window of the run: seconds from its start, or 10%,20%",
         default: "the whole run",
-        more: "report only the samples of this window of the run, as `perf report --time` takes it: `START,END` in seconds from the program's start (`1.5,3`) or percentages of its span (`10%,20%`); either may be left out (`2,`: from 2 s to the end). Every section and export is of the window; the clock, the waits by the clock and the children are of the whole run, so they are left out. Needs a run whose samples have times (Linux; a run saved by an older profil has none)",
+        more: "report only the samples of this window of the run, as `perf report --time` takes it: `START,END` in seconds from the program's start (`1.5,3`) or percentages of its span (`10%,20%`); either may be left out (`2,`: from 2 s to the end). Every section and export is of the window; the clock, the waits by the clock and the children are of the whole run, so they are left out. Needs a run whose samples have times (Linux, and Redox from the kernel's records; a run saved by an older profil has none)",
     },
     Opt {
         short: "",
@@ -439,7 +439,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "write every sample in time order to FILE, a line each, for scripts",
         default: "",
-        more: "write every sample of the program in time order to FILE (`-` for stdout), a line each, as `perf script` prints perf's: `SECONDS TID STATE STACK`, tab-separated, after a `#` line naming them; SECONDS from the program's start, STATE `cpu` or `blocked` (a look of `--off-cpu`), STACK folded as `--collapsed` writes it (root first, `;` between frames; the function alone without `-g`; a wait's ends in `[off-CPU: call]`). `awk -F'\\t' '$2 == 1234'` keeps a thread. Linux (a run without times writes the header alone)",
+        more: "write every sample of the program in time order to FILE (`-` for stdout), a line each, as `perf script` prints perf's: `SECONDS TID STATE STACK`, tab-separated, after a `#` line naming them; SECONDS from the program's start, STATE `cpu` or `blocked` (a look of `--off-cpu`), STACK folded as `--collapsed` writes it (root first, `;` between frames; the function alone without `-g`; a wait's ends in `[off-CPU: call]`). `awk -F'\\t' '$2 == 1234'` keeps a thread. Linux and Redox (a run without times writes the header alone)",
     },
     Opt {
         short: "",
@@ -448,7 +448,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "write the run in speedscope's format to FILE",
         default: "",
-        more: "write the run in speedscope's file format (`-` for stdout): `npx speedscope FILE` opens it in a browser, offline (time order, left heavy and sandwich views); a profile per process, one of the daemons working for it (Redox), one by the clock with `--off-cpu`, and for a program of several threads one per thread, its functions; weights in nanoseconds of the samples' time. With the run's samples in time order (Linux), each thread also has a profile over time (`fib thread 1234 (fib): over time`, in the profile menu), whose time-order view is the thread as it ran, phase after phase, and its waits with `--off-cpu`; the sampled profiles' time-order view is by stack",
+        more: "write the run in speedscope's file format (`-` for stdout): `npx speedscope FILE` opens it in a browser, offline (time order, left heavy and sandwich views); a profile per process, one of the daemons working for it (Redox), one by the clock with `--off-cpu`, and for a program of several threads one per thread, its functions; weights in nanoseconds of the samples' time. With the run's samples in time order (Linux, Redox), each thread also has a profile over time (`fib thread 1234 (fib): over time`, in the profile menu), whose time-order view is the thread as it ran, phase after phase, and its waits with `--off-cpu`; the sampled profiles' time-order view is by stack",
     },
     Opt {
         short: "",
@@ -457,7 +457,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "write the run over time in the Firefox Profiler's format to FILE",
         default: "",
-        more: "write the run in the Firefox Profiler's format (`-` for stdout; gzipped where FILE ends in `.gz`, as samply's `profile.json.gz`), for profiler.firefox.com's \"Load a profile from file\" (offline: a local build of it): the program a process (with `--children` each process it started another; with `-a` every process sampled, Linux), each thread a track, its samples at their times with their stacks and CPU time, libraries with their build-ids and the functions hit; with `--off-cpu`, each wait a marker on its thread (call, what it waited on, stack, length). Linux (a run without times has the process and no samples)",
+        more: "write the run in the Firefox Profiler's format (`-` for stdout; gzipped where FILE ends in `.gz`, as samply's `profile.json.gz`), for profiler.firefox.com's \"Load a profile from file\" (offline: a local build of it): the program a process (with `--children` each process it started another; with `-a` every process sampled, Linux), each thread a track, its samples at their times with their stacks and CPU time, libraries with their build-ids and the functions hit; with `--off-cpu`, each wait a marker on its thread (call, what it waited on, stack, length; Linux: the waits of Redox are the clock's, not markers yet). A run without times has the process and no samples",
     },
     Opt {
         short: "",
@@ -502,7 +502,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::MaybeValue,
         help: "a Timeline section: the run in N slices (20), each with its CPU use, top function and main wait",
         default: "",
-        more: "a `Timeline` section after the flat profile: the run (or the `--time` window) cut in N slices of equal time (20 unless given), each with the CPU the program used in it (its samples over the slice's time at the sampling rate: 100 % is one CPU), its busiest function and that function's share of the slice's samples, and, with `--off-cpu`, the call its threads were most found blocked in. A phase change shows as a change of function; then `--time` reports one phase alone. Needs a run whose samples have times (Linux)",
+        more: "a `Timeline` section after the flat profile: the run (or the `--time` window) cut in N slices of equal time (20 unless given), each with the CPU the program used in it (its samples over the slice's time at the sampling rate: 100 % is one CPU), its busiest function and that function's share of the slice's samples, and, with `--off-cpu`, the call its threads were most found blocked in. A phase change shows as a change of function; then `--time` reports one phase alone. Needs a run whose samples have times (Linux, and Redox from the kernel's records)",
     },
     Opt {
         short: "",

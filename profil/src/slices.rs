@@ -76,7 +76,7 @@ fn most(counts: HashMap<String, u64>) -> Option<(String, u64)> {
 pub fn render(slices: &[Slice], hz: u64) -> String {
     let mut out = String::new();
     if slices.is_empty() {
-        return "Timeline: none: this run's samples have no times (Redox, or a run saved by an older profil).\n".to_string();
+        return "Timeline: none: this run's samples have no times (a run saved by an older profil, or a profd that serves no timeline).\n".to_string();
     }
     let width = slices[0].to.saturating_sub(slices[0].from);
     let _ = writeln!(

@@ -172,7 +172,7 @@ fn a_run_without_times_loads_but_has_no_window() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         text(&o).1.trim_end(),
-        "Profil Error: --time needs a run whose samples have times: this one has none (Redox, or a run saved by an older profil)"
+        "Profil Error: --time needs a run whose samples have times: this one has none (a run saved by an older profil, or a profd that serves no timeline)"
     );
     // A window that is no window is a usage error, before anything runs.
     for bad in ["2,1", "1", "x,2", "10%,200%"] {
