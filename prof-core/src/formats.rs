@@ -8,7 +8,7 @@ use crate::prof_data::ProfData;
 pub use crate::session::StackFrame;
 use crate::sampler::Account;
 use crate::sampler::CallStack;
-use crate::session::{ChildProcess, ServerProfile, Session, SessionState, StopReason};
+use crate::session::{ChildProcess, Placed, PlacedSample, ServerProfile, Session, SessionState, StopReason};
 
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
@@ -73,21 +73,31 @@ pub fn servers_text(session: Option<&Session>) -> String {
         a.server_user, a.server_kernel, a.servers_dropped, a.idle, a.other
     );
     let Some(s) = session else { return out };
-    let mut servers: Vec<(&u32, &ServerProfile)> = s.servers.iter().collect();
-    servers.sort_by(|a, b| b.1.ticks().cmp(&a.1.ticks()).then_with(|| a.0.cmp(b.0)));
-    for (pid, server) in servers {
+    for (pid, server) in servers_in_order(s) {
         let _ = writeln!(out, "server {pid} {} {}", server.ticks(), server.path);
         write_stack_lines(&mut out, *pid, &server.stacks);
     }
     out
 }
 
+/// The daemons (or processes) as [`servers_text`] lists them: most ticks first.
+fn servers_in_order(s: &Session) -> Vec<(&u32, &ServerProfile)> {
+    let mut servers: Vec<(&u32, &ServerProfile)> = s.servers.iter().collect();
+    servers.sort_by(|a, b| b.1.ticks().cmp(&a.1.ticks()).then_with(|| a.0.cmp(b.0)));
+    servers
+}
+
+/// A process's stacks as [`write_stack_lines`] lists them: most ticks first.
+fn stack_lines_in_order(stacks: &std::collections::BTreeMap<CallStack, u64>) -> Vec<(&CallStack, &u64)> {
+    let mut stacks: Vec<_> = stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    stacks
+}
+
 /// A process's samples in `servers` and `children`: `stack PID COUNT complete|truncated ADDR…`
 /// lines, most ticks first (innermost frame first).
 fn write_stack_lines(out: &mut String, pid: u32, stacks: &std::collections::BTreeMap<CallStack, u64>) {
-    let mut stacks: Vec<_> = stacks.iter().collect();
-    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    for (stack, count) in stacks {
+    for (stack, count) in stack_lines_in_order(stacks) {
         let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
         for frame in &stack.frames {
             let _ = write!(out, " {frame:#x}");
@@ -313,30 +323,54 @@ fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &u64)> {
     stacks
 }
 
-/// The version of [`timeline_text`]'s lines, its first line's second word.
-pub const TIMELINE_VERSION: u32 = 1;
+/// The version of [`timeline_text`]'s lines, its first line's second word (1 had no
+/// `process` sections).
+pub const TIMELINE_VERSION: u32 = 2;
 
-/// `/scheme/prof/timeline`: the program's samples in time order. A first line `timeline
-/// VERSION span NS` (the program's span, ns from its start to its end), then a line per sample:
+/// `/scheme/prof/timeline`: the samples in time order. A first line `timeline VERSION span NS`
+/// (the program's span, ns from its start to its end), then a line per sample of the program:
 /// `TIME TID PLACE:ADDR STACK`: TIME ns from the program's start (to the µs), TID the thread
 /// (the kernel's context id, as `threads` and `clock` name it), PLACE `text` (the program's
 /// code, link-time), `other` (runtime), `kernel` (a kernel address the kernel's ELF names) or
 /// `tick` (a kernel tick, not named), STACK the sample's call stack as its line number (from
-/// 0) in `stacks`, or `-`. Empty when the backend times no samples.
+/// 0) in `stacks`, or `-`. Then, for each process of `servers` (the daemons working for the
+/// program, or every process of a system-wide run) with timed samples, in that file's order,
+/// a line `process PID span NS` and its samples, the same, times from the same start, STACK
+/// its stack's number among that process's `stack` lines there. Empty when the backend times
+/// no samples.
 pub fn timeline_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
     let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(stack, _)| stack));
-    if samples.is_empty() {
+    let origin = s.origin().unwrap_or(0);
+    let processes: Vec<(u32, u64, Vec<PlacedSample>)> = servers_in_order(s)
+        .into_iter()
+        .filter(|(_, server)| !server.timeline.is_empty())
+        .map(|(&pid, server)| {
+            let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(&server.stacks).into_iter().map(|(stack, _)| stack));
+            (pid, span, samples)
+        })
+        .collect();
+    if samples.is_empty() && processes.is_empty() {
         return out;
     }
     let _ = writeln!(out, "timeline {TIMELINE_VERSION} span {span}");
+    write_placed(&mut out, &samples);
+    for (pid, span, samples) in processes {
+        let _ = writeln!(out, "process {pid} span {span}");
+        write_placed(&mut out, &samples);
+    }
+    out
+}
+
+/// Samples of [`timeline_text`], a line each.
+fn write_placed(out: &mut String, samples: &[PlacedSample]) {
     for p in samples {
         let (place, addr) = match p.at {
-            crate::session::Placed::Cpu(frame) => place_of(frame),
-            crate::session::Placed::Kernel(ip) => ("tick", ip),
+            Placed::Cpu(frame) => place_of(frame),
+            Placed::Kernel(ip) => ("tick", ip),
             // The kernel times each wait itself (`clock`): no look is a sample here.
-            crate::session::Placed::Blocked(_) => continue,
+            Placed::Blocked(_) => continue,
         };
         let _ = write!(out, "{} {} {place}:{addr:#x} ", p.time, p.tid);
         let _ = match p.stack {
@@ -344,38 +378,55 @@ pub fn timeline_text(session: Option<&Session>) -> String {
             None => writeln!(out, "-"),
         };
     }
-    out
 }
 
-/// [`timeline_text`] read back: the span and the samples; `None` for a version this client
-/// does not know, or a damaged line.
-pub fn parse_timeline(text: &str) -> Option<(u64, Vec<crate::session::PlacedSample>)> {
-    use crate::session::{Placed, PlacedSample};
+/// [`timeline_text`] read back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimelineFile {
+    /// The program's span and samples.
+    pub span: u64,
+    pub samples: Vec<PlacedSample>,
+    /// Each other process's: (pid, span, samples).
+    pub processes: Vec<(u32, u64, Vec<PlacedSample>)>,
+}
+
+/// [`timeline_text`] read back; `None` for a version this client does not know, or a damaged
+/// line.
+pub fn parse_timeline(text: &str) -> Option<TimelineFile> {
     let mut lines = text.lines();
-    let Some(first) = lines.next() else { return Some((0, Vec::new())) };
-    let span = match first.split_ascii_whitespace().collect::<Vec<_>>()[..] {
-        ["timeline", version, "span", span] if version == TIMELINE_VERSION.to_string() => crate::ctl::number(span).ok()?,
+    let Some(first) = lines.next() else { return Some(TimelineFile::default()) };
+    let mut file = match first.split_ascii_whitespace().collect::<Vec<_>>()[..] {
+        ["timeline", "1" | "2", "span", span] => TimelineFile { span: crate::ctl::number(span).ok()?, ..Default::default() },
         _ => return None,
     };
-    let samples = lines
-        .map(|line| {
-            let mut w = line.split_ascii_whitespace();
-            let time = crate::ctl::number(w.next()?).ok()?;
-            let tid = u32::try_from(crate::ctl::number(w.next()?).ok()?).ok()?;
-            let (place, addr) = w.next()?.split_once(':')?;
-            let addr = crate::ctl::number(addr).ok()?;
-            let at = match place {
+    for line in lines {
+        let w: Vec<&str> = line.split_ascii_whitespace().collect();
+        if let ["process", pid, "span", span] = w[..] {
+            let pid = u32::try_from(crate::ctl::number(pid).ok()?).ok()?;
+            file.processes.push((pid, crate::ctl::number(span).ok()?, Vec::new()));
+            continue;
+        }
+        let [time, tid, at, stack] = w[..] else { return None };
+        let (place, addr) = at.split_once(':')?;
+        let addr = crate::ctl::number(addr).ok()?;
+        let sample = PlacedSample {
+            time: crate::ctl::number(time).ok()?,
+            tid: u32::try_from(crate::ctl::number(tid).ok()?).ok()?,
+            at: match place {
                 "tick" => Placed::Kernel(addr),
                 _ => Placed::Cpu(frame_at(place, addr)?),
-            };
-            let stack = match w.next()? {
+            },
+            stack: match stack {
                 "-" => None,
                 n => Some(u32::try_from(crate::ctl::number(n).ok()?).ok()?),
-            };
-            w.next().is_none().then_some(PlacedSample { time, tid, at, stack })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((span, samples))
+            },
+        };
+        match file.processes.last_mut() {
+            Some(p) => p.2.push(sample),
+            None => file.samples.push(sample),
+        }
+    }
+    Some(file)
 }
 
 /// Parse [`stacks_text`] back into (frames, truncated, count), for clients. Lines that do not
@@ -581,19 +632,22 @@ mod tests {
 
     #[test]
     fn a_timeline_of_another_version_or_damaged_is_not_read() {
-        use crate::session::{Placed, PlacedSample};
-        let good = "timeline 1 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\n";
-        let (span, samples) = parse_timeline(good).unwrap();
-        assert_eq!(span, 9000);
+        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nprocess 20 span 3000\n3000 21 other:0x402000 1\n";
+        let file = parse_timeline(good).unwrap();
+        assert_eq!(file.span, 9000);
         assert_eq!(
-            samples,
+            file.samples,
             [
                 PlacedSample { time: 1000, tid: 7, at: Placed::Cpu(StackFrame::Text(0x40_1000)), stack: Some(0) },
                 PlacedSample { time: 2000, tid: 8, at: Placed::Kernel(0xffff_8000_0000_1000), stack: None },
             ]
         );
-        assert_eq!(parse_timeline(""), Some((0, Vec::new())));
-        assert_eq!(parse_timeline("timeline 2 span 9000\n"), None);
+        let daemon = PlacedSample { time: 3000, tid: 21, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: Some(1) };
+        assert_eq!(file.processes, [(20, 3000, vec![daemon])]);
+        assert_eq!(parse_timeline(""), Some(TimelineFile::default()));
+        // Version 1, without processes, still reads; a later one does not.
+        assert_eq!(parse_timeline("timeline 1 span 9000\n").map(|f| f.span), Some(9000));
+        assert_eq!(parse_timeline("timeline 3 span 9000\n"), None);
         for damaged in ["1000 7 text:0x401000 0\n", "timeline 1 span 9000\n1000 7 text:0x401000\n", "timeline 1 span 9000\n1000 7 here:0x1 0\n", "timeline 1 span 9000\n1000 7 text:0x1 0 9\n"] {
             assert_eq!(parse_timeline(damaged), None, "{damaged}");
         }

@@ -297,6 +297,9 @@ pub struct SampleBatch {
     pub children_missed: Option<u64>,
     /// User samples of daemons working for the program: (daemon pid, stack or PC, ticks).
     pub servers: Vec<(u32, CallStack, u64)>,
+    /// The same samples (one each) with their times and threads, where the backend times them:
+    /// (pid or row, sample).
+    pub server_timed: Vec<(u32, crate::timeline::TimedSample)>,
     /// Those of them taken while a thread of the program was blocked on the request the daemon
     /// worked on: (the program's wait, daemon pid, stack, ticks), where the backend tells it
     /// (Redox's typed records; the series' kernel gives its own clock account instead).

@@ -109,6 +109,18 @@ fn to_us(ns: u64) -> u64 {
     ns - ns % 1000
 }
 
+/// The samples in time order of a process other than the program (a followed child, a daemon,
+/// any process of a system-wide run) from `origin` (ns), every user address a runtime one, each
+/// stack by its place in `order`; the span to its last sample.
+pub fn placed_process_timeline<'a>(t: &crate::timeline::Timeline, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+    let Some(last) = t.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
+    let place = |ip: u64| match ip >= crate::sampler::KERNEL_SPACE_START {
+        true => StackFrame::Kernel(ip),
+        false => StackFrame::Other(ip),
+    };
+    place_timeline(t, order, (origin, last), place)
+}
+
 /// `t`'s entries in time order from `span.0` (ns), each address placed by `place` and each
 /// stack by its place in `order`; and the span's length.
 fn place_timeline<'a>(
@@ -148,6 +160,8 @@ pub struct ServerProfile {
     pub path: String,
     /// Its user samples while working for the program: stack (or PC alone) -> ticks.
     pub stacks: BTreeMap<CallStack, u64>,
+    /// Its samples in time order, where the backend times them.
+    pub timeline: crate::timeline::Timeline,
 }
 
 impl ServerProfile {
@@ -207,12 +221,7 @@ impl ChildProcess {
     /// Its samples in time order from `origin` (ns), as [`Session::placed_timeline`] places
     /// the program's, every user address a runtime one; the span to its last sample.
     pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
-        let Some(last) = self.timeline.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
-        let place = |ip: u64| match ip >= crate::sampler::KERNEL_SPACE_START {
-            true => StackFrame::Kernel(ip),
-            false => StackFrame::Other(ip),
-        };
-        place_timeline(&self.timeline, order, (origin, last), place)
+        placed_process_timeline(&self.timeline, origin, order)
     }
 
     /// Its samples so far, counted at address 0 with an empty (truncated) stack.
@@ -426,8 +435,9 @@ impl Session {
 
     /// Where every process's times are counted from: the program's start, else (a program
     /// never sampled: a shell that ran the rest) the session's, else the first sample of any.
-    fn origin(&self) -> Option<u64> {
-        let first_of_all = || self.processes.values().flat_map(|c| c.timeline.entries.iter().map(|e| e.time)).min();
+    pub fn origin(&self) -> Option<u64> {
+        let children = self.processes.values().map(|c| &c.timeline);
+        let first_of_all = || children.chain(self.servers.values().map(|s| &s.timeline)).flat_map(|t| t.entries.iter().map(|e| e.time)).min();
         self.program_span().map(|s| s.0).or(self.clock.map(|c| c.0)).or_else(first_of_all)
     }
 
@@ -722,6 +732,13 @@ impl<S: Sampler> Profd<S> {
         for (pid, stack, n) in batch.servers {
             let c = s.servers.entry(pid).or_default().stacks.entry(stack).or_insert(0);
             *c = c.saturating_add(n);
+        }
+        let mut timed: BTreeMap<u32, Vec<crate::timeline::TimedSample>> = BTreeMap::new();
+        for (pid, t) in batch.server_timed {
+            timed.entry(pid).or_default().push(t);
+        }
+        for (pid, samples) in timed {
+            s.servers.entry(pid).or_default().timeline.add(samples, u64::MAX);
         }
         s.account.add(&batch.account);
         batch.ended

@@ -48,6 +48,13 @@ pub fn stack_of(r: &Sample) -> CallStack {
     CallStack { frames, truncated: true }
 }
 
+/// A record's sample with its time (the TSC as ns of the monotonic clock) and thread. Redox
+/// names kernel samples (the kernel's ELF): they are samples, not just ticks.
+pub fn timed(r: &Sample, tsc: &TscClock, stack: &CallStack) -> TimedSample {
+    let at = if r.kernel { Sampled::Kernel { ip: r.ip, named: true } } else { Sampled::User(r.ip) };
+    TimedSample { time: tsc.ns(r.time), tid: r.who.thread, at, stack: Some(stack.clone()) }
+}
+
 /// The TSC against the monotonic clock: two readings of both, apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TscClock {
@@ -249,6 +256,7 @@ impl ProgramRecords {
         if let Some(site) = thread.and_then(|t| self.waiting.get(&t)) {
             batch.served.push((site.clone(), pid, stack.clone(), 1));
         }
+        batch.server_timed.push((pid, timed(s, &self.tsc, &stack)));
         batch.servers.push((pid, stack, 1));
         true
     }

@@ -40,9 +40,8 @@ use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
 use prof_core::sampler::{push_run, CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
-use prof_core::timeline::{Sampled, TimedSample};
 
-use crate::program_records::{stack_of, ProgramRecords, TscClock};
+use crate::program_records::{stack_of, timed, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
 use crate::context_table::{alive_in_context_table, name_in_context_table, owner_in_context_table, BOOTSTRAP};
 use prof_events::layout::Source;
@@ -310,9 +309,7 @@ fn count_programs(batch: &mut SampleBatch, r: &Record, tsc: Option<&TscClock>) {
     }
     let stack = stack_of(r);
     if let Some(tsc) = tsc {
-        // Redox names kernel samples (the kernel's ELF): they are samples, not just ticks.
-        let at = if r.kernel { Sampled::Kernel { ip: r.ip, named: true } } else { Sampled::User(r.ip) };
-        batch.timed.push(TimedSample { time: tsc.ns(r.time), tid: r.who.thread, at, stack: Some(stack.clone()) });
+        batch.timed.push(timed(r, tsc, &stack));
     }
     push_run(&mut batch.stacks, stack);
     // By thread: the context is the thread.
@@ -425,7 +422,11 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                         true => batch.account.server_kernel += 1,
                         false => batch.account.server_user += 1,
                     }
-                    batch.servers.push((row, stack_of(r), 1));
+                    let stack = stack_of(r);
+                    if let Some(tsc) = tsc.as_ref() {
+                        batch.server_timed.push((row, timed(r, tsc, &stack)));
+                    }
+                    batch.servers.push((row, stack, 1));
                 }
             }
             Target::Program(program) => {

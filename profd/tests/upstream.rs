@@ -200,7 +200,7 @@ fn a_program_on_typed_records() {
     // stack (its line in `stacks`); the launch's sample and the other fib's are not fib's.
     assert_eq!(
         text(&mut s, ALICE, "timeline"),
-        "timeline 1 span 5000\n1000 21 text:0x401100 0\n2000 22 text:0x401150 1\n4000 21 kernel:0xffffffff80001000 2\n"
+        "timeline 2 span 5000\n1000 21 text:0x401100 0\n2000 22 text:0x401150 1\n4000 21 kernel:0xffffffff80001000 2\n"
     );
     files(&mut s).contexts = contexts("/usr/bin/fib", "UZ");
     assert_eq!(status(&mut s)["reason"], "exit");

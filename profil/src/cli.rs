@@ -327,10 +327,6 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         if free.len() > 0 {
             return Err(UsageError("-a profiles every process: no program to run (-t SECONDS says how long)".into()));
         }
-        // Redox's daemon keeps no process's samples in time order in a run of every process.
-        if !cfg!(target_os = "linux") && m.opt_present("firefox") {
-            return Err(UsageError("--firefox does not go with -a here: only Linux keeps every process's samples in time order".into()));
-        }
     }
     let program = match (free.next(), attach, &load) {
         (Some(p), _, _) => p,

@@ -391,6 +391,37 @@ impl Profile {
         }
     }
 
+    /// A system-wide run's processes (made by [`Profile::from_system_servers`] of `r`) with
+    /// their samples in time order, as profd's `timeline` has them: by pid, each stack by its
+    /// line among the process's in `servers` (a line of no frames, or every line without
+    /// stacks, is no stack of the profile).
+    pub fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
+        for (pid, span, placed) in timed {
+            let (Some(server), Some(c)) = (r.servers.iter().find(|s| s.pid == *pid), self.processes.iter_mut().find(|c| c.pid == *pid)) else { continue };
+            // Line i of the file is stack places[i] of the profile, as from_system_servers kept them.
+            let mut kept = 0u32;
+            let places: Vec<Option<u32>> = server
+                .stacks
+                .iter()
+                .map(|(frames, _, _)| {
+                    let place = (!frames.is_empty() && self.stacks_recorded).then_some(kept);
+                    kept += u32::from(place.is_some());
+                    place
+                })
+                .collect();
+            let samples = placed
+                .iter()
+                .map(|p| {
+                    let mut t = crate::timeline::TimedSample::of_placed(p);
+                    t.stack = t.stack.and_then(|i| places.get(i as usize).copied().flatten());
+                    t
+                })
+                .collect();
+            c.profile.timeline = crate::timeline::Timeline { span: *span, samples };
+        }
+        self
+    }
+
     /// A system-wide run's processes completed from procmgr's process table (Redox's
     /// `/scheme/proc/ps`, read while the run went on, its last look at each process kept):
     /// each one's parent, and its name as procmgr last had it (after its exec: the program it

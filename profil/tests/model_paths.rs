@@ -179,14 +179,17 @@ fn the_scheme_files_and_the_session_give_one_profile() {
 
     // The samples in time order: the same from the file as from the session, each stack the
     // same frames (their places differ: the file numbers them as `stacks` lists them).
-    let (span, placed) = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
+    let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
     let mut from_files = from_files;
-    from_files.timeline = Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+    from_files.timeline = Timeline { span: file.span, samples: file.samples.iter().map(TimedSample::of_placed).collect() };
     let resolved = |p: &Profile| -> Vec<_> {
         p.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, t.stack.map(|i| p.stacks[i as usize].frames.clone()))).collect()
     };
     assert_eq!(resolved(&from_files), resolved(&from_session));
     assert_eq!(from_files.timeline.span, from_session.timeline.span);
+    // ramfs's work for it, in time order too: its one sample, 350 µs in.
+    let ramfs: Vec<(u32, Vec<(u64, u32)>)> = file.processes.iter().map(|(pid, _, s)| (*pid, s.iter().map(|s| (s.time, s.tid)).collect())).collect();
+    assert_eq!(ramfs, [(20, vec![(350_000, 200)])]);
     // The program's 8 samples, by the TSC: 3,100,000 is ns 1,050,000, 50 µs after its exec
     // (3,000,000); the kernel sample at 3,300,000 is the kernel's, named; the last outside
     // the text (Redox programs run at their link addresses).
@@ -204,8 +207,8 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let mut p = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
     p.servers = prof_core::formats::parse_servers(&text(&mut s, "servers"));
     let mut p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
-    let (span, placed) = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
-    p.timeline = Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+    let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
+    p.timeline = Timeline { span: file.span, samples: file.samples.iter().map(TimedSample::of_placed).collect() };
     assert_eq!(p.timeline.samples.len(), 8);
     let run = profil::profile::Outcome {
         program: "fib".into(),
@@ -277,6 +280,28 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert!(out.contains(&format!("        2         8   72.73  {fib_path}\n")), "{out}");
     assert!(out.contains("fib ×2 (") && out.contains(" overflow [fib]\n"), "{out}");
     assert!(out.contains("        3   27.27  idle\n"), "{out}");
+
+    // Every process in time order (a track each in the Firefox Profiler's file): its samples,
+    // each with its stack.
+    let id = s.open("timeline", Access::Read, 0).unwrap();
+    let mut timeline = vec![0u8; 1 << 16];
+    let n = s.read(id, &mut timeline, 0).unwrap();
+    s.close(id);
+    let file = prof_core::formats::parse_timeline(std::str::from_utf8(&timeline[..n]).unwrap()).unwrap();
+    assert!(file.samples.is_empty());
+    let p = Profile::from_system_servers(&report, true).with_scheme_process_timelines(&report, &file.processes);
+    let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
+    let t = &fib10.profile.timeline.samples;
+    assert_eq!(t.len(), 7);
+    // From the run's first sample (TSC 3,100,000): a run of every process has no program to
+    // start from; TSC 3,200,000 is 50 µs later.
+    assert_eq!(t.iter().map(|s| s.time).collect::<Vec<_>>(), [0, 0, 0, 0, 0, 0, 50_000]);
+    for sample in t {
+        let stack = &fib10.profile.stacks[sample.stack.unwrap() as usize];
+        assert_eq!((At::Cpu(stack.frames[0]), sample.tid), (sample.at, 100));
+    }
+    let fib20 = p.processes.iter().find(|c| c.pid == 20).unwrap();
+    assert_eq!(fib20.profile.timeline.samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
 }
 
 /// A `--children` run on Redox's path: profd follows the program's tree from the records (a

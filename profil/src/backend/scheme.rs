@@ -183,12 +183,12 @@ impl Profiler {
         };
         // The samples in time order (`--time`, `--timeline`, the exports over time); a profd
         // from before has no such file, and one of a newer version is not read.
-        if let Some((span, placed)) = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)) {
-            let mut samples: Vec<_> = placed.iter().map(crate::timeline::TimedSample::of_placed).collect();
+        if let Some(file) = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)) {
+            let mut samples: Vec<_> = file.samples.iter().map(crate::timeline::TimedSample::of_placed).collect();
             if !self.stacks {
                 samples.iter_mut().for_each(|s| s.stack = None);
             }
-            profile.timeline = crate::timeline::Timeline { span, samples };
+            profile.timeline = crate::timeline::Timeline { span: file.span, samples };
         }
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
@@ -279,6 +279,10 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let upstream = value("source") == Some(prof_core::sampler::UPSTREAM_SOURCE);
     let typed = value("records") == Some("typed");
     let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
+    // Every process in time order (the exports over time); a profd from before has no file.
+    if let Some(file) = read_file(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&String::from_utf8_lossy(&t))) {
+        profile = profile.with_scheme_process_timelines(&report, &file.processes);
+    }
     // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
     // records); the rate the kernel took, else its own (0).
     if upstream || typed {
