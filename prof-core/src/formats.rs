@@ -336,8 +336,11 @@ pub const TIMELINE_VERSION: u32 = 2;
 /// 0) in `stacks`, or `-`. Then, for each process of `servers` (the daemons working for the
 /// program, or every process of a system-wide run) with timed samples, in that file's order,
 /// a line `process PID span NS` and its samples, the same, times from the same start, STACK
-/// its stack's number among that process's `stack` lines there. Empty when the backend times
-/// no samples.
+/// its stack's number among that process's `stack` lines there; then for each process the
+/// program started (`children`, pid order) with timed samples `child PID span NS` and its
+/// samples, STACK its stack's number among that process's distinct stacks in `children` taken
+/// in their order (by frames, innermost first, numerically; complete before truncated). Empty
+/// when the backend times no samples.
 pub fn timeline_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
@@ -351,14 +354,25 @@ pub fn timeline_text(session: Option<&Session>) -> String {
             (pid, span, samples)
         })
         .collect();
-    if samples.is_empty() && processes.is_empty() {
+    let children: Vec<(u32, u64, Vec<PlacedSample>)> = s
+        .processes
+        .iter()
+        .filter(|(_, c)| !c.timeline.is_empty())
+        .map(|(&pid, c)| {
+            let (span, samples) = s.placed_child_timeline(pid, c.stacks.keys());
+            (pid, span, samples)
+        })
+        .collect();
+    if samples.is_empty() && processes.is_empty() && children.is_empty() {
         return out;
     }
     let _ = writeln!(out, "timeline {TIMELINE_VERSION} span {span}");
     write_placed(&mut out, &samples);
-    for (pid, span, samples) in processes {
-        let _ = writeln!(out, "process {pid} span {span}");
-        write_placed(&mut out, &samples);
+    for (kind, sections) in [("process", processes), ("child", children)] {
+        for (pid, span, samples) in sections {
+            let _ = writeln!(out, "{kind} {pid} span {span}");
+            write_placed(&mut out, &samples);
+        }
     }
     out
 }
@@ -386,8 +400,10 @@ pub struct TimelineFile {
     /// The program's span and samples.
     pub span: u64,
     pub samples: Vec<PlacedSample>,
-    /// Each other process's: (pid, span, samples).
+    /// Each other process's (`servers`'): (pid, span, samples).
     pub processes: Vec<(u32, u64, Vec<PlacedSample>)>,
+    /// Each process's the program started (`children`'s).
+    pub children: Vec<(u32, u64, Vec<PlacedSample>)>,
 }
 
 /// [`timeline_text`] read back; `None` for a version this client does not know, or a damaged
@@ -399,11 +415,15 @@ pub fn parse_timeline(text: &str) -> Option<TimelineFile> {
         ["timeline", "1" | "2", "span", span] => TimelineFile { span: crate::ctl::number(span).ok()?, ..Default::default() },
         _ => return None,
     };
+    // Where the lines go: the program's, or the last section's.
+    let mut section: Option<&'static str> = None;
     for line in lines {
         let w: Vec<&str> = line.split_ascii_whitespace().collect();
-        if let ["process", pid, "span", span] = w[..] {
+        if let [kind @ ("process" | "child"), pid, "span", span] = w[..] {
             let pid = u32::try_from(crate::ctl::number(pid).ok()?).ok()?;
-            file.processes.push((pid, crate::ctl::number(span).ok()?, Vec::new()));
+            let list = if kind == "process" { &mut file.processes } else { &mut file.children };
+            list.push((pid, crate::ctl::number(span).ok()?, Vec::new()));
+            section = Some(if kind == "process" { "process" } else { "child" });
             continue;
         }
         let [time, tid, at, stack] = w[..] else { return None };
@@ -421,10 +441,12 @@ pub fn parse_timeline(text: &str) -> Option<TimelineFile> {
                 n => Some(u32::try_from(crate::ctl::number(n).ok()?).ok()?),
             },
         };
-        match file.processes.last_mut() {
-            Some(p) => p.2.push(sample),
-            None => file.samples.push(sample),
-        }
+        let list = match section {
+            None => &mut file.samples,
+            Some("process") => &mut file.processes.last_mut()?.2,
+            Some(_) => &mut file.children.last_mut()?.2,
+        };
+        list.push(sample);
     }
     Some(file)
 }
@@ -632,7 +654,7 @@ mod tests {
 
     #[test]
     fn a_timeline_of_another_version_or_damaged_is_not_read() {
-        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nprocess 20 span 3000\n3000 21 other:0x402000 1\n";
+        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nprocess 20 span 3000\n3000 21 other:0x402000 1\nchild 30 span 4000\n4000 31 other:0x402000 -\n";
         let file = parse_timeline(good).unwrap();
         assert_eq!(file.span, 9000);
         assert_eq!(
@@ -644,6 +666,8 @@ mod tests {
         );
         let daemon = PlacedSample { time: 3000, tid: 21, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: Some(1) };
         assert_eq!(file.processes, [(20, 3000, vec![daemon])]);
+        let child = PlacedSample { time: 4000, tid: 31, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: None };
+        assert_eq!(file.children, [(30, 4000, vec![child])]);
         assert_eq!(parse_timeline(""), Some(TimelineFile::default()));
         // Version 1, without processes, still reads; a later one does not.
         assert_eq!(parse_timeline("timeline 1 span 9000\n").map(|f| f.span), Some(9000));

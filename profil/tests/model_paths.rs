@@ -360,6 +360,24 @@ fn a_process_tree_from_the_scheme_files() {
     assert_eq!(rows(&from_files), rows(&from_session));
     // The copy's sample before its exec has no address; after it, fib's.
     assert_eq!(from_files.processes[0].profile.foreign_samples, [(0, 1), (work + 8, 4)]);
+    // Each process in time order, from the program's exec (TSC 3,000,000): the same from the
+    // `timeline` file as from the session, stacks and all.
+    let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
+    assert_eq!(file.children.iter().map(|c| c.0).collect::<Vec<_>>(), [11, 12]);
+    let mut from_files = from_files;
+    for (pid, span, placed) in &file.children {
+        let c = from_files.processes.iter_mut().find(|c| c.pid == *pid).unwrap();
+        c.profile.timeline = Timeline { span: *span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+    }
+    let timed = |p: &Profile| -> Vec<(u32, Vec<(u64, u32, At, Option<Vec<Frame>>)>)> {
+        let stack = |c: &profil::profile::ChildProfile, i: Option<u32>| i.map(|i| c.profile.stacks[i as usize].frames.clone());
+        p.processes.iter().map(|c| (c.pid, c.profile.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, stack(c, t.stack))).collect())).collect()
+    };
+    assert_eq!(timed(&from_files), timed(&from_session));
+    let child_times: Vec<u64> = from_files.processes[0].profile.timeline.samples.iter().map(|t| t.time).collect();
+    // TSC 3,030,000 (before its exec: no address), then 3,200,000..3: ns 15,000 and 100,000.
+    assert_eq!(child_times, [15_000, 100_000, 100_000, 100_000, 100_000]);
+    assert_eq!(from_files.processes[0].profile.timeline.samples[0].at, At::Cpu(Frame::Foreign(0)));
 
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());

@@ -183,13 +183,12 @@ impl Profiler {
         };
         // The samples in time order (`--time`, `--timeline`, the exports over time); a profd
         // from before has no such file, and one of a newer version is not read.
-        if let Some(file) = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)) {
-            let mut samples: Vec<_> = file.samples.iter().map(crate::timeline::TimedSample::of_placed).collect();
-            if !self.stacks {
-                samples.iter_mut().for_each(|s| s.stack = None);
-            }
-            profile.timeline = crate::timeline::Timeline { span: file.span, samples };
+        let timeline = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)).unwrap_or_default();
+        let mut samples: Vec<_> = timeline.samples.iter().map(crate::timeline::TimedSample::of_placed).collect();
+        if !self.stacks {
+            samples.iter_mut().for_each(|s| s.stack = None);
         }
+        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a
@@ -223,6 +222,12 @@ impl Profiler {
                 false => prof_objects::elf::static_mappings(path, &self.objects),
             };
             profile = profile.with_children(report.processes, program, &table, mappings_of);
+            // Each in time order, its stacks numbered as its profile keeps them (in order).
+            for (pid, span, placed) in &timeline.children {
+                let Some(c) = profile.processes.iter_mut().find(|c| c.pid == *pid) else { continue };
+                let samples = placed.iter().map(crate::timeline::TimedSample::of_placed).collect();
+                c.profile.timeline = crate::timeline::Timeline { span: *span, samples };
+            }
         }
         // The NMI source samples every CPU: the rate it achieved is per CPU.
         profile.cpus = std::thread::available_parallelism()

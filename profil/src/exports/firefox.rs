@@ -35,7 +35,9 @@ use crate::exports::Analysis;
 /// The run's file: JSON, gzipped where `gzip`.
 pub fn render(a: &Analysis, gzip: bool) -> Vec<u8> {
     let profile = build(a);
-    let json = serde_json::to_vec(&profile).unwrap_or_default();
+    let mut json = serde_json::to_vec(&profile).unwrap_or_default();
+    // A text file ends its line (`cat` shows it whole, a line-buffered log keeps it).
+    json.push(b'\n');
     if !gzip {
         return json;
     }
