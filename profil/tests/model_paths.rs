@@ -369,7 +369,9 @@ fn a_process_tree_from_the_scheme_files() {
         let c = from_files.processes.iter_mut().find(|c| c.pid == *pid).unwrap();
         c.profile.timeline = Timeline { span: *span, samples: placed.iter().map(TimedSample::of_placed).collect() };
     }
-    let timed = |p: &Profile| -> Vec<(u32, Vec<(u64, u32, At, Option<Vec<Frame>>)>)> {
+    // Each process's samples: (time, tid, where, its stack's frames).
+    type Timed = Vec<(u64, u32, At, Option<Vec<Frame>>)>;
+    let timed = |p: &Profile| -> Vec<(u32, Timed)> {
         let stack = |c: &profil::profile::ChildProfile, i: Option<u32>| i.map(|i| c.profile.stacks[i as usize].frames.clone());
         p.processes.iter().map(|c| (c.pid, c.profile.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, stack(c, t.stack))).collect())).collect()
     };
