@@ -333,7 +333,9 @@ pub const TIMELINE_VERSION: u32 = 2;
 /// (the kernel's context id, as `threads` and `clock` name it), PLACE `text` (the program's
 /// code, link-time), `other` (runtime), `kernel` (a kernel address the kernel's ELF names) or
 /// `tick` (a kernel tick, not named), STACK the sample's call stack as its line number (from
-/// 0) in `stacks`, or `-`. Then, for each process of `servers` (the daemons working for the
+/// 0) in `stacks`, or `-`; and each whole wait of its threads, where the kernel times both ends
+/// (its switch records): `wait TID FROM TO SITE`, ns from the same start, SITE the wait site's
+/// `id` in `clock`. Then, for each process of `servers` (the daemons working for the
 /// program, or every process of a system-wide run) with timed samples, in that file's order,
 /// a line `process PID span NS` and its samples, the same, times from the same start, STACK
 /// its stack's number among that process's `stack` lines there; then for each process the
@@ -363,11 +365,15 @@ pub fn timeline_text(session: Option<&Session>) -> String {
             (pid, span, samples)
         })
         .collect();
-    if samples.is_empty() && processes.is_empty() && children.is_empty() {
+    let waits = s.placed_waits();
+    if samples.is_empty() && processes.is_empty() && children.is_empty() && waits.is_empty() {
         return out;
     }
     let _ = writeln!(out, "timeline {TIMELINE_VERSION} span {span}");
     write_placed(&mut out, &samples);
+    for w in waits {
+        let _ = writeln!(out, "wait {} {} {} {}", w.tid, w.from, w.to, w.site);
+    }
     for (kind, sections) in [("process", processes), ("child", children)] {
         for (pid, span, samples) in sections {
             let _ = writeln!(out, "{kind} {pid} span {span}");
@@ -404,6 +410,8 @@ pub struct TimelineFile {
     pub processes: Vec<(u32, u64, Vec<PlacedSample>)>,
     /// Each process's the program started (`children`'s).
     pub children: Vec<(u32, u64, Vec<PlacedSample>)>,
+    /// The program's whole waits, their sites as `clock`'s ids.
+    pub waits: Vec<crate::timeline::WaitSpan>,
 }
 
 /// [`timeline_text`] read back; `None` for a version this client does not know, or a damaged
@@ -424,6 +432,12 @@ pub fn parse_timeline(text: &str) -> Option<TimelineFile> {
             let list = if kind == "process" { &mut file.processes } else { &mut file.children };
             list.push((pid, crate::ctl::number(span).ok()?, Vec::new()));
             section = Some(if kind == "process" { "process" } else { "child" });
+            continue;
+        }
+        if let ["wait", tid, from, to, site] = w[..] {
+            let number = |s: &str| crate::ctl::number(s).ok();
+            let id = |s: &str| u32::try_from(number(s)?).ok();
+            file.waits.push(crate::timeline::WaitSpan { tid: id(tid)?, from: number(from)?, to: number(to)?, site: id(site)? });
             continue;
         }
         let [time, tid, at, stack] = w[..] else { return None };
@@ -654,7 +668,7 @@ mod tests {
 
     #[test]
     fn a_timeline_of_another_version_or_damaged_is_not_read() {
-        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nprocess 20 span 3000\n3000 21 other:0x402000 1\nchild 30 span 4000\n4000 31 other:0x402000 -\n";
+        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nwait 7 2500 8000 40\nprocess 20 span 3000\n3000 21 other:0x402000 1\nchild 30 span 4000\n4000 31 other:0x402000 -\n";
         let file = parse_timeline(good).unwrap();
         assert_eq!(file.span, 9000);
         assert_eq!(
@@ -666,6 +680,7 @@ mod tests {
         );
         let daemon = PlacedSample { time: 3000, tid: 21, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: Some(1) };
         assert_eq!(file.processes, [(20, 3000, vec![daemon])]);
+        assert_eq!(file.waits, [crate::timeline::WaitSpan { tid: 7, from: 2500, to: 8000, site: 40 }]);
         let child = PlacedSample { time: 4000, tid: 31, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: None };
         assert_eq!(file.children, [(30, 4000, vec![child])]);
         assert_eq!(parse_timeline(""), Some(TimelineFile::default()));

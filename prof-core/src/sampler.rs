@@ -264,6 +264,9 @@ pub struct SampleBatch {
     /// Where threads blocked, taken as they blocked (a backend that records every switch:
     /// Redox's typed records): each names the blocked period it begins.
     pub blocked_at: Vec<Probe>,
+    /// Whole waits of the program's threads, where the backend times both ends (Redox: the
+    /// switch out that blocked and the switch back in): (tid, from, to, where), ns.
+    pub wait_spans: Vec<(u32, u64, u64, WaitSite)>,
     pub probe_problem: Option<String>,
     /// Redox: the kernel's clock account of the program's threads as of this batch (it
     /// replaces an earlier one), where the kernel keeps one.

@@ -425,6 +425,21 @@ impl Session {
         place_timeline(&self.timeline, order, (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
     }
 
+    /// The program's whole waits (where the backend times them) from the program's start, as
+    /// [`Session::placed_timeline`] times its samples: (tid, from, to, site), ns to the µs, in
+    /// the order they began.
+    pub fn placed_waits(&self) -> Vec<crate::timeline::WaitSpan> {
+        let origin = self.origin().unwrap_or(0);
+        let mut waits: Vec<crate::timeline::WaitSpan> = self
+            .timeline
+            .waits
+            .iter()
+            .map(|w| crate::timeline::WaitSpan { from: to_us(w.from.saturating_sub(origin)), to: to_us(w.to.saturating_sub(origin)), ..*w })
+            .collect();
+        waits.sort_by_key(|w| (w.from, w.tid));
+        waits
+    }
+
     /// The samples in time order of the followed child `pid`, as [`Session::placed_timeline`]
     /// places the program's, from the program's start (so the processes line up): every user
     /// address a runtime one; the span to its last sample.
@@ -689,6 +704,10 @@ impl<S: Sampler> Profd<S> {
             *c = c.saturating_add(n);
         }
         s.scheme_daemons.extend(batch.scheme_daemons);
+        for (tid, from, to, site) in batch.wait_spans {
+            let site = s.wait_site_index(site);
+            s.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
+        }
         for p in batch.blocked_at {
             if let Some(site) = p.site.map(|site| s.wait_site_index(site)) {
                 s.ledger.probe(p.tid, p.from, p.to, site);

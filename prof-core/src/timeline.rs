@@ -47,6 +47,18 @@ pub struct Timeline {
     pub entries: Vec<Entry>,
     pub stacks: Vec<CallStack>,
     index: BTreeMap<CallStack, u32>,
+    /// Whole waits, where the backend times both ends (Redox).
+    pub waits: Vec<WaitSpan>,
+}
+
+/// A thread blocked from `from` to `to` (the backend's clock, ns) at wait site `site`
+/// (numbered as the session numbers them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitSpan {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub site: u32,
 }
 
 impl Timeline {

@@ -113,8 +113,9 @@ pub struct ProgramRecords {
     /// Requests working for the program that each daemon thread took and has not answered,
     /// newest last, with the program's thread the work is for (where known).
     serving: BTreeMap<u32, Vec<(Call, Option<u32>)>>,
-    /// Where each of the program's threads waits now.
+    /// Where each of the program's threads waits now, since when (ns).
     waiting: BTreeMap<u32, WaitSite>,
+    since: BTreeMap<u32, u64>,
     /// Each scheme's daemon, as seen taking the program's requests.
     schemes: BTreeMap<u64, u32>,
     /// Whether the session follows the program's children, and those it follows: pid ->
@@ -137,6 +138,7 @@ impl ProgramRecords {
             calls: BTreeMap::new(),
             serving: BTreeMap::new(),
             waiting: BTreeMap::new(),
+            since: BTreeMap::new(),
             schemes: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
@@ -343,11 +345,16 @@ impl ProgramRecords {
                         let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
                         let site = WaitSite { pid: self.pid, call, target, stack };
                         self.waiting.insert(tid, site.clone());
+                        self.since.insert(tid, time);
                         batch.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
                     }
                 }
                 if sw.entered.pid == Some(self.pid) {
-                    self.waiting.remove(&sw.entered.thread);
+                    // A wait ends: both its ends are the kernel's switches.
+                    let site = self.waiting.remove(&sw.entered.thread);
+                    if let (Some(site), Some(from)) = (site, self.since.remove(&sw.entered.thread)) {
+                        batch.wait_spans.push((sw.entered.thread, from, time, site));
+                    }
                     batch.switches.push(Switch { tid: sw.entered.thread, time, out: None });
                 }
             }

@@ -183,6 +183,7 @@ fn keep_threads(p: &mut Profile, tids: &[u32]) {
     set_samples(p, kept);
     retain_stacks(p, |_| false);
     p.timeline.samples.retain(|s| tids.contains(&s.tid));
+    p.timeline.waits.retain(|w| tids.contains(&w.tid));
     p.threads.retain(|t| tids.contains(&t.tid));
     recount(p);
 }
@@ -234,6 +235,7 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
         _ => None,
     }));
     p.timeline.samples = kept;
+    p.timeline.waits.retain(|w| w.from < to && w.to > from);
     for (i, st) in p.stacks.iter_mut().enumerate() {
         st.count = stacks.get(&(i as u32)).copied().unwrap_or(0);
     }
@@ -389,6 +391,7 @@ mod tests {
         let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
         r.profile.timeline = Timeline {
             span: 1_000,
+            waits: Vec::new(),
             samples: vec![
                 sample(0, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
                 sample(100, 11, At::Cpu(Frame::Foreign(0x7000_0010)), Some(1)),

@@ -194,7 +194,7 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     for c in &mut children {
         let Some(process) = s.processes.get(&c.pid) else { continue };
         let (span, placed) = s.placed_child_timeline(c.pid, process.stacks.keys());
-        c.profile.timeline = crate::timeline::Timeline { span, samples: placed.iter().map(crate::timeline::TimedSample::of_placed).collect() };
+        c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
     }
     children
 }
@@ -324,7 +324,7 @@ impl Profile {
             c.profile.stacks_recorded = stacks_recorded;
             if let Some(process) = r.processes.get(&c.pid) {
                 let (span, placed) = process.placed_timeline(origin, process.stacks.keys());
-                c.profile.timeline = crate::timeline::Timeline { span, samples: placed.iter().map(crate::timeline::TimedSample::of_placed).collect() };
+                c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
             }
         }
         Profile {
@@ -417,7 +417,7 @@ impl Profile {
                     t
                 })
                 .collect();
-            c.profile.timeline = crate::timeline::Timeline { span: *span, samples };
+            c.profile.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
         }
         self
     }

@@ -118,6 +118,20 @@ impl Profile {
     }
 }
 
+/// The whole waits of profd's `timeline` file (their sites as the clock's ids), each at its
+/// site among the profile's `wait_sites` as [`threads_and_sites`] makes them (a site of the
+/// clock a thread: the wait's thread and id); a wait whose site the clock does not hold is left
+/// out.
+pub fn timed_waits(clock: &ClockReport, waits: &[prof_core::timeline::WaitSpan]) -> Vec<crate::timeline::TimedWait> {
+    waits
+        .iter()
+        .filter_map(|w| {
+            let site = clock.sites.iter().position(|s| s.id == u64::from(w.site) && s.tid == u64::from(w.tid))?;
+            Some(crate::timeline::TimedWait { tid: w.tid, from: w.from, to: w.to, site: u32::try_from(site).ok()? })
+        })
+        .collect()
+}
+
 /// What kept the account from holding every wait, if anything did.
 pub fn problem(clock: &ClockReport) -> Option<String> {
     let mut parts = Vec::new();

@@ -14,7 +14,7 @@ use prof_events::{Event, Ids, Sample, Switch};
 use prof_samplers::fake_debug_files::FakeDebugFiles;
 use prof_samplers::upstream_kernel::UpstreamSampler;
 use profil::profile::{Frame, Profile};
-use profil::timeline::{At, TimedSample, Timeline};
+use profil::timeline::{At, TimedWait, Timeline};
 
 const ALICE: u32 = 1000;
 const KERNEL: u64 = prof_core::sampler::KERNEL_SPACE_START;
@@ -181,7 +181,12 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     // same frames (their places differ: the file numbers them as `stacks` lists them).
     let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
     let mut from_files = from_files;
-    from_files.timeline = Timeline { span: file.span, samples: file.samples.iter().map(TimedSample::of_placed).collect() };
+    from_files.timeline = Timeline::of_placed(file.span, &file.samples);
+    from_files.timeline.waits = profil::redox_clock::timed_waits(&prof_core::kernel_clock::parse(&clock).unwrap(), &file.waits);
+    // The read's wait, whole (its switch out at TSC 3,500,000 to its switch back at 4,500,000:
+    // 250 to 750 µs after the exec), at the site the clock names.
+    assert_eq!(from_files.timeline.waits, [TimedWait { tid: 100, from: 250_000, to: 750_000, site: 0 }]);
+    assert_eq!(from_files.timeline.waits, from_session.timeline.waits);
     let resolved = |p: &Profile| -> Vec<_> {
         p.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, t.stack.map(|i| p.stacks[i as usize].frames.clone()))).collect()
     };
@@ -208,7 +213,7 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     p.servers = prof_core::formats::parse_servers(&text(&mut s, "servers"));
     let mut p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
     let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
-    p.timeline = Timeline { span: file.span, samples: file.samples.iter().map(TimedSample::of_placed).collect() };
+    p.timeline = Timeline::of_placed(file.span, &file.samples);
     assert_eq!(p.timeline.samples.len(), 8);
     let run = profil::profile::Outcome {
         program: "fib".into(),
@@ -367,7 +372,7 @@ fn a_process_tree_from_the_scheme_files() {
     let mut from_files = from_files;
     for (pid, span, placed) in &file.children {
         let c = from_files.processes.iter_mut().find(|c| c.pid == *pid).unwrap();
-        c.profile.timeline = Timeline { span: *span, samples: placed.iter().map(TimedSample::of_placed).collect() };
+        c.profile.timeline = Timeline::of_placed(*span, placed);
     }
     // Each process's samples: (time, tid, where, its stack's frames).
     type Timed = Vec<(u64, u32, At, Option<Vec<Frame>>)>;

@@ -188,7 +188,7 @@ impl Profiler {
         if !self.stacks {
             samples.iter_mut().for_each(|s| s.stack = None);
         }
-        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples };
+        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a
@@ -196,6 +196,8 @@ impl Profiler {
         let clock = text(CLOCK).ok().and_then(|t| prof_core::kernel_clock::parse(&t));
         if let Some(clock) = &clock {
             profile = profile.with_kernel_clock(clock);
+            // The whole waits, each at its site as the clock names it.
+            profile.timeline.waits = crate::redox_clock::timed_waits(clock, &timeline.waits);
         }
         profile.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
             rate: 0,
@@ -225,8 +227,7 @@ impl Profiler {
             // Each in time order, its stacks numbered as its profile keeps them (in order).
             for (pid, span, placed) in &timeline.children {
                 let Some(c) = profile.processes.iter_mut().find(|c| c.pid == *pid) else { continue };
-                let samples = placed.iter().map(crate::timeline::TimedSample::of_placed).collect();
-                c.profile.timeline = crate::timeline::Timeline { span: *span, samples };
+                c.profile.timeline = crate::timeline::Timeline::of_placed(*span, placed);
             }
         }
         // The NMI source samples every CPU: the rate it achieved is per CPU.

@@ -24,7 +24,7 @@ use fxprof_processed_profile::debugid::DebugId;
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CategoryPairHandle, CpuDelta, Frame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, MarkerFieldFlags,
     MarkerFieldFormat, MarkerTiming, Profile, ReferenceTimestamp, SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField,
-    StringHandle, Symbol, SymbolTable, Timestamp,
+    StackHandle, StringHandle, Symbol, SymbolTable, ThreadHandle, Timestamp,
 };
 use prof_objects::symbolize::{Location, Symbolizer};
 use rustc_hash::FxHashMap as HashMap;
@@ -148,6 +148,13 @@ struct Tracks<'a> {
     wait_sites: &'a [crate::profile::WaitSite],
 }
 
+/// Stack `stack` of timeline `t` as a stack of `thread`'s.
+fn intern(libs: &Libraries, c: &Categories, out: &mut Profile, thread: ThreadHandle, t: &NamedTimeline, stack: u32) -> Option<StackHandle> {
+    let frames = t.stacks.get(stack as usize).map_or(&[][..], Vec::as_slice);
+    let infos: Vec<FrameInfo> = frames.iter().map(|f| libs.frame(out, f, c)).collect();
+    out.intern_stack_frames(thread, infos.into_iter())
+}
+
 impl Tracks<'_> {
     /// Process `pid`, named `name`, its threads named by `names` (else as it is), with
     /// `samples` of its timeline `t`: a track a thread, its main thread (tid `pid`) first. It
@@ -164,6 +171,7 @@ impl Tracks<'_> {
         if by_thread.is_empty() {
             by_thread.insert((false, pid), Vec::new());
         }
+        let (libs, categories) = (self.libs, self.categories);
         let out = &mut *self.out;
         for ((_, tid), samples) in by_thread {
             let start = samples.first().map_or(0, |s| s.time);
@@ -173,14 +181,10 @@ impl Tracks<'_> {
             // thread shown, however idle (the profiler hides idle ones unless told).
             out.set_thread_show_markers_in_timeline(thread, true);
             out.add_initial_visible_thread(thread);
-            let mut stacks: HashMap<u32, Option<fxprof_processed_profile::StackHandle>> = HashMap::default();
+            let mut stacks: HashMap<u32, Option<StackHandle>> = HashMap::default();
             let mut previous: Option<u64> = None;
             for s in &samples {
-                let stack = *stacks.entry(s.stack).or_insert_with(|| {
-                    let frames = t.stacks.get(s.stack as usize).map_or(&[][..], Vec::as_slice);
-                    let infos: Vec<FrameInfo> = frames.iter().map(|f| self.libs.frame(out, f, self.categories)).collect();
-                    out.intern_stack_frames(thread, infos.into_iter())
-                });
+                let stack = *stacks.entry(s.stack).or_insert_with(|| intern(libs, categories, out, thread, t, s.stack));
                 // A sample stands for a period of CPU time, never more than since the previous.
                 let cpu = match (s.on_cpu, previous) {
                     (false, _) => 0,
@@ -190,13 +194,21 @@ impl Tracks<'_> {
                 out.add_sample(thread, Timestamp::from_nanos_since_reference(s.time), stack, CpuDelta::from_nanos(cpu), 1);
                 previous = Some(s.time);
             }
-            for w in waits(&samples, t, self.look) {
+            // Whole waits where the kernel timed them (Redox), else as the looks saw them.
+            let exact: Vec<Wait> = t
+                .spans
+                .iter()
+                .filter(|w| w.tid == tid)
+                .filter_map(|w| Some(Wait { site: t.waits.get(w.stack as usize).copied().flatten()?, stack: w.stack, from: w.from, to: w.to }))
+                .collect();
+            let waits = if exact.is_empty() { waits(&samples, t, self.look) } else { exact };
+            for w in waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
                 let call = out.intern_string(&site.call);
                 let target = out.intern_string(site.target.as_deref().unwrap_or(""));
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
                 let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: self.categories.waits, call, target });
-                let stack = stacks.get(&w.stack).copied().flatten();
+                let stack = *stacks.entry(w.stack).or_insert_with(|| intern(libs, categories, out, thread, t, w.stack));
                 out.set_marker_stack(thread, marker, stack);
             }
         }
@@ -325,6 +337,60 @@ mod tests {
         // The first three fields byte-swapped, the rest as they are, then the age.
         assert_eq!(debug_id(&id).breakpad().to_string(), "0403020106050807090A0B0C0D0E0F100");
         assert_eq!(debug_id(&[0xab]).breakpad().to_string(), "000000AB0000000000000000000000000");
+    }
+
+    /// Redox: the kernel timed a wait from its switch out to its switch back: the marker is
+    /// that span exactly, at its site, with the wait's stack; no look is needed.
+    #[test]
+    fn a_wait_the_kernel_timed_is_a_marker_of_its_own_length() {
+        use crate::profile::{Frame, Stack, WaitSite};
+        use crate::timeline::{At, TimedSample, TimedWait, Timeline};
+        let (sp, mut symbolizer) = crate::stacks::tests::with_a_server();
+        let site = WaitSite { pid: 42, call: "scheme call".into(), target: Some("ramfs [pid 7]".into()), stack: Stack { frames: vec![Frame::Program(0x40_1010)], truncated: false, count: 0 } };
+        let on_cpu = |time| TimedSample { time, tid: 42, at: At::Cpu(Frame::Program(0x40_1010)), stack: None };
+        let timeline = Timeline {
+            span: 9_000_000,
+            samples: vec![on_cpu(1_000_000), on_cpu(8_000_000)],
+            waits: vec![TimedWait { tid: 42, from: 2_000_000, to: 7_500_000, site: 0 }],
+        };
+        let profile = crate::profile::Profile { pid: 42, wait_sites: vec![site], timeline, ..Default::default() };
+        let run = crate::profile::Outcome {
+            program: "/bin/fib".into(),
+            arguments: vec![],
+            frequency_hz: 1000,
+            profile,
+            exit: crate::report::ExitKind::Exited(0),
+            interpreters: Vec::new(),
+        };
+        let named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
+        let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
+        let a = Analysis {
+            run: &run,
+            flat: &flat,
+            samples: &[],
+            symbolizer: &symbolizer,
+            stacks: Some(&sp),
+            processes: &[],
+            lines: None,
+            sources: None,
+            waits: &[],
+            base: None,
+            threads: &[],
+            timeline: Some(&named),
+        };
+        let doc: serde_json::Value = serde_json::from_slice(&render(&a, false)).unwrap();
+        let thread = &doc["threads"][0];
+        let m = &thread["markers"];
+        assert_eq!(m["length"], 1);
+        let strings = thread["stringArray"].as_array().unwrap();
+        let string = |v: &serde_json::Value| strings[v.as_u64().unwrap() as usize].as_str().unwrap();
+        assert_eq!((string(&m["name"][0]), m["startTime"][0].as_f64(), m["endTime"][0].as_f64()), ("scheme call", Some(2.0), Some(7.5)));
+        assert_eq!(string(&m["data"][0]["target"]), "ramfs [pid 7]");
+        // Its stack: the wait's, ending in its `[off-CPU: …]` frame.
+        let stack = m["data"][0]["cause"]["stack"].as_u64().expect("the wait's stack") as usize;
+        let frame = thread["stackTable"]["frame"][stack].as_u64().unwrap() as usize;
+        let func = thread["frameTable"]["func"][frame].as_u64().unwrap() as usize;
+        assert_eq!(string(&thread["funcTable"]["name"][func]), "[off-CPU: scheme call]");
     }
 
     fn sample(time: u64, on_cpu: bool, stack: u32) -> NamedSample {

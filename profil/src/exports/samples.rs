@@ -45,6 +45,7 @@ mod tests {
                 .to_vec(),
             waits: vec![None, Some(0)],
             processes: Vec::new(),
+            spans: Vec::new(),
         };
         assert_eq!(
             render(&t),

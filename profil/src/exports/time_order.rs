@@ -35,6 +35,18 @@ pub struct NamedTimeline {
     /// The processes the program started (`--children`), each in time order from the
     /// program's start, where an export takes them.
     pub processes: Vec<ProcessTimeline>,
+    /// Whole waits, where the backend times both ends (Redox), in the order they began.
+    pub spans: Vec<NamedWait>,
+}
+
+/// A thread blocked from `from` to `to` (ns from the program's start); `stack` is its wait's
+/// (an index of [`NamedTimeline::stacks`], whose wait site [`NamedTimeline::waits`] gives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamedWait {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub stack: u32,
 }
 
 /// A followed process's samples in time order, named.
@@ -109,41 +121,47 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
         names.extend(st.frames.iter().rev().enumerate().map(|(i, &f)| named_frame(symbolizer, f, i < leaf)));
         names
     };
-    let samples = p
-        .timeline
-        .samples
-        .iter()
-        .map(|s| {
-            let stack = s.stack.filter(|&i| (i as usize) < p.stacks.len());
-            let key = match (s.at, stack) {
-                (At::Blocked(site), _) => Key::Wait(site),
-                (_, Some(i)) => Key::Stack(i),
-                (At::Cpu(f), None) => Key::Frame(f),
-                (At::Kernel(_), None) => Key::Kernel,
+    // Each key's named stack, once: its number among `stacks`.
+    let mut id_of = |symbolizer: &mut Symbolizer, key: Key| -> u32 {
+        *ids.entry(key).or_insert_with(|| {
+            let names = match key {
+                Key::Stack(i) => named_stack(symbolizer, &p.stacks[i as usize]),
+                Key::Frame(f) => vec![named_frame(symbolizer, f, false)],
+                Key::Kernel => vec![NamedFrame::label("[kernel]")],
+                Key::Wait(site) => match p.wait_sites.get(site as usize) {
+                    Some(w) => {
+                        let mut names = named_stack(symbolizer, &w.stack);
+                        names.push(NamedFrame::label(off_cpu_frame(&w.call)));
+                        names
+                    }
+                    None => vec![NamedFrame::label(off_cpu_frame("[unknown]"))],
+                },
             };
-            let id = *ids.entry(key).or_insert_with(|| {
-                let names = match key {
-                    Key::Stack(i) => named_stack(symbolizer, &p.stacks[i as usize]),
-                    Key::Frame(f) => vec![named_frame(symbolizer, f, false)],
-                    Key::Kernel => vec![NamedFrame::label("[kernel]")],
-                    Key::Wait(site) => match p.wait_sites.get(site as usize) {
-                        Some(w) => {
-                            let mut names = named_stack(symbolizer, &w.stack);
-                            names.push(NamedFrame::label(off_cpu_frame(&w.call)));
-                            names
-                        }
-                        None => vec![NamedFrame::label(off_cpu_frame("[unknown]"))],
-                    },
-                };
-                stacks.push(names);
-                waits.push(match key {
-                    Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.wait_sites.len()),
-                    _ => None,
-                });
-                (stacks.len() - 1) as u32
+            stacks.push(names);
+            waits.push(match key {
+                Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.wait_sites.len()),
+                _ => None,
             });
-            NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id }
+            (stacks.len() - 1) as u32
         })
+    };
+    let mut samples = Vec::with_capacity(p.timeline.samples.len());
+    for s in &p.timeline.samples {
+        let stack = s.stack.filter(|&i| (i as usize) < p.stacks.len());
+        let key = match (s.at, stack) {
+            (At::Blocked(site), _) => Key::Wait(site),
+            (_, Some(i)) => Key::Stack(i),
+            (At::Cpu(f), None) => Key::Frame(f),
+            (At::Kernel(_), None) => Key::Kernel,
+        };
+        let id = id_of(symbolizer, key);
+        samples.push(NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id });
+    }
+    let spans = p
+        .timeline
+        .waits
+        .iter()
+        .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(symbolizer, Key::Wait(w.site)) })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new() }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans }
 }

@@ -41,6 +41,14 @@ pub struct TimedSample {
     pub stack: Option<u32>,
 }
 
+impl Timeline {
+    /// The samples as the session (or profd's `timeline` file) places them, over `span`; no
+    /// whole waits.
+    pub fn of_placed(span: u64, placed: &[PlacedSample]) -> Timeline {
+        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits: Vec::new() }
+    }
+}
+
 impl TimedSample {
     /// A sample as the session (or profd's `timeline` file) places it.
     pub fn of_placed(p: &PlacedSample) -> TimedSample {
@@ -60,6 +68,19 @@ pub struct Timeline {
     pub span: u64,
     /// In time order.
     pub samples: Vec<TimedSample>,
+    /// Its threads' whole waits, where the backend times both ends (Redox's switch records),
+    /// in the order they began.
+    pub waits: Vec<TimedWait>,
+}
+
+/// A thread blocked from `from` to `to` (ns from the program's start, to the µs) at wait site
+/// `site` (an index of the profile's `wait_sites`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedWait {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub site: u32,
 }
 
 
@@ -72,7 +93,8 @@ impl Timeline {
     /// stacks by their place among the session's stacks (the profile's `stacks`, in order).
     pub fn of_session(s: &Session) -> Timeline {
         let (span, placed) = s.placed_timeline(s.stacks.keys());
-        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect() }
+        let waits = s.placed_waits().iter().map(|w| TimedWait { tid: w.tid, from: w.from, to: w.to, site: w.site }).collect();
+        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits }
     }
 
     /// The samples from `from` to `to` (ns from the start; `to` not included).
@@ -91,6 +113,7 @@ mod tests {
     fn between_takes_a_half_open_window() {
         let t = Timeline {
             span: 40,
+            waits: Vec::new(),
             samples: [0, 10, 10, 20, 30].map(|time| TimedSample { time, tid: 1, at: At::Kernel(1), stack: None }).to_vec(),
         };
         assert_eq!(t.between(10, 30).len(), 3);

@@ -13,16 +13,18 @@ use crate::frame::Frame;
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Row(u64, u32, u8, u64, Option<u32>);
 
-/// The saved form.
+/// The saved form. Whole waits (Redox) are rows `[tid, from µs, to µs, site]`.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SavedTimeline {
     span: u64,
     samples: Vec<Row>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    waits: Vec<(u32, u64, u64, u32)>,
 }
 
 impl SavedTimeline {
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
+        self.samples.is_empty() && self.waits.is_empty()
     }
 }
 
@@ -52,7 +54,8 @@ impl Timeline {
                 Row(step, s.tid, kind, address, s.stack)
             })
             .collect();
-        SavedTimeline { span: self.span, samples }
+        let waits = self.waits.iter().map(|w| (w.tid, w.from / 1000, w.to / 1000, w.site)).collect();
+        SavedTimeline { span: self.span, samples, waits }
     }
 
     /// Read back beside the saved run's stacks, whose first frames are `firsts`.
@@ -76,7 +79,12 @@ impl Timeline {
                 Ok(TimedSample { time: previous, tid, at, stack })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        Ok(Timeline { span: saved.span, samples })
+        let waits = saved
+            .waits
+            .into_iter()
+            .map(|(tid, from, to, site)| super::TimedWait { tid, from: from.saturating_mul(1000), to: to.saturating_mul(1000), site })
+            .collect();
+        Ok(Timeline { span: saved.span, samples, waits })
     }
 }
 
@@ -90,6 +98,8 @@ mod tests {
         let sample = |us: u64, at, stack| TimedSample { time: us * 1000, tid: 9, at, stack };
         let t = Timeline {
             span: 100_000,
+            // A whole wait (Redox): thread 9 at site 3 from 3 to 8 ms.
+            waits: vec![super::super::TimedWait { tid: 9, from: 3_000_000, to: 8_000_000, site: 3 }],
             samples: vec![
                 sample(5, At::Cpu(Frame::Foreign(0x7f00)), None),
                 sample(7, At::Blocked(3), None),
@@ -101,7 +111,7 @@ mod tests {
         let json = serde_json::to_string(&t.saved(&stacks)).unwrap();
         assert_eq!(
             json,
-            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,null],[2,9,4,3,null],[0,9,3,3,null],[13,9,5,0,0],[70,9,2,{},null]]}}"#, u64::MAX)
+            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,null],[2,9,4,3,null],[0,9,3,3,null],[13,9,5,0,0],[70,9,2,{},null]],"waits":[[9,3000,8000,3]]}}"#, u64::MAX)
         );
         let back = |json: &str| Timeline::from_saved(serde_json::from_str(json).unwrap(), &stacks);
         assert_eq!(back(&json), Ok(t));
