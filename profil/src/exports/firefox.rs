@@ -354,30 +354,10 @@ mod tests {
             waits: vec![TimedWait { tid: 42, from: 2_000_000, to: 7_500_000, site: 0 }],
         };
         let profile = crate::profile::Profile { pid: 42, wait_sites: vec![site], timeline, ..Default::default() };
-        let run = crate::profile::Outcome {
-            program: "/bin/fib".into(),
-            arguments: vec![],
-            frequency_hz: 1000,
-            profile,
-            exit: crate::report::ExitKind::Exited(0),
-            interpreters: Vec::new(),
-        };
+        let run = crate::profile::Outcome::exited("/bin/fib", profile);
         let named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
         let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
-        let a = Analysis {
-            run: &run,
-            flat: &flat,
-            samples: &[],
-            symbolizer: &symbolizer,
-            stacks: Some(&sp),
-            processes: &[],
-            lines: None,
-            sources: None,
-            waits: &[],
-            base: None,
-            threads: &[],
-            timeline: Some(&named),
-        };
+        let a = Analysis { timeline: Some(&named), ..Analysis::bare(&run, &flat, &symbolizer, Some(&sp)) };
         let doc: serde_json::Value = serde_json::from_slice(&render(&a, false)).unwrap();
         let thread = &doc["threads"][0];
         let m = &thread["markers"];

@@ -112,6 +112,23 @@ pub struct Analysis<'a> {
     pub timeline: Option<&'a crate::exports::time_order::NamedTimeline>,
 }
 
+#[cfg(test)]
+impl<'a> Analysis<'a> {
+    /// The analysis of `run` with only its flat profile, names and stacks (tests of an export).
+    pub(crate) fn bare(run: &'a Outcome, flat: &'a FlatProfile, symbolizer: &'a Symbolizer, stacks: Option<&'a StackProfile>) -> Analysis<'a> {
+        let (processes, waits, threads) = (&[][..], &[][..], &[][..]);
+        Analysis { run, flat, samples: &[], symbolizer, stacks, processes, lines: None, sources: None, waits, base: None, threads, timeline: None }
+    }
+}
+
+#[cfg(test)]
+impl Outcome {
+    /// A run of `program` at 1 kHz that exited with 0, of `profile` (tests of an export).
+    pub(crate) fn exited(program: &str, profile: crate::profile::Profile) -> Outcome {
+        Outcome { program: program.into(), arguments: vec![], frequency_hz: 1000, profile, exit: crate::report::ExitKind::Exited(0), interpreters: Vec::new() }
+    }
+}
+
 /// Where one export goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {

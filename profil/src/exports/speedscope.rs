@@ -240,28 +240,8 @@ mod tests {
     fn stacks_root_first_weighted_by_their_time() {
         let (sp, s) = crate::stacks::tests::with_a_server();
         let flat = FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
-        let run = crate::profile::Outcome {
-            program: "/bin/fib".into(),
-            arguments: vec![],
-            frequency_hz: 1000,
-            profile: crate::profile::Profile { pid: 42, ..Default::default() },
-            exit: crate::report::ExitKind::Exited(0),
-            interpreters: Vec::new(),
-        };
-        let a = Analysis {
-            run: &run,
-            flat: &flat,
-            samples: &[],
-            symbolizer: &s,
-            stacks: Some(&sp),
-            processes: &[],
-            lines: None,
-            sources: None,
-            waits: &[],
-            base: None,
-            threads: &[],
-            timeline: None,
-        };
+        let run = crate::profile::Outcome::exited("/bin/fib", crate::profile::Profile { pid: 42, ..Default::default() });
+        let a = Analysis::bare(&run, &flat, &s, Some(&sp));
         let doc: Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(doc["$schema"], SCHEMA);
         let frames: Vec<&str> = doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
