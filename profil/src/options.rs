@@ -457,7 +457,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "write the run over time in the Firefox Profiler's format to FILE",
         default: "",
-        more: "write the run in the Firefox Profiler's format (`-` for stdout; gzipped where FILE ends in `.gz`, as samply's `profile.json.gz`), for profiler.firefox.com's \"Load a profile from file\" (offline: a local build of it): the program a process (with `--children` each process it started another; with `-a` every process sampled, Linux), each thread a track, its samples at their times with their stacks and CPU time, libraries with their build-ids and the functions hit; with `--off-cpu`, each wait a marker on its thread (call, what it waited on, stack, length: on Linux as the looks saw it, on Redox exactly, from the kernel's switches). A run without times has the process and no samples",
+        more: "write the run in the Firefox Profiler's format (`-` for stdout; gzipped where FILE ends in `.gz`, as samply's `profile.json.gz`), for profiler.firefox.com's \"Load a profile from file\" (offline: a local build of it): the program a process (on Redox each daemon that worked for it another; with `--children` each process it started; with `-a` every process sampled), each thread a track, its samples at their times with their stacks and CPU time, libraries with their build-ids and the functions hit; with `--off-cpu`, each wait a marker on its thread (call, what it waited on, stack, length: on Linux as the looks saw it, on Redox exactly, from the kernel's switches). A run without times has the process and no samples",
     },
     Opt {
         short: "",

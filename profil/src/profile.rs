@@ -107,6 +107,11 @@ pub struct Profile {
     /// source sent and the span the records cover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_span: Option<prof_core::sampler::RecordSpan>,
+    /// The daemons that worked for the program (Redox), each a process of its own with its
+    /// samples in time order, for the exports over time (the Firefox Profiler's tracks); the
+    /// reports take the daemons from `servers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub daemons: Vec<ChildProfile>,
     /// The program's samples in time order, where the backend times them (Linux): a window
     /// of the run (`--time`), its phases (`--timeline`). A saved run keeps it beside the run
     /// (`saved.rs`), in a form that needs the stacks.
@@ -173,6 +178,36 @@ pub struct ChildProfile {
     /// It was still running when the session ended (the program exited before it): what it
     /// did after that is not in its profile.
     pub running: bool,
+}
+
+/// Each of `processes` (made by [`Profile::from_system_servers`] of `r`) with its samples in
+/// time order, as profd's `timeline` has them: by pid, each stack by its line among the
+/// process's in `servers` (a line of no frames, or every line without `stacks`, is no stack of
+/// the profile).
+fn server_timelines(processes: &mut [ChildProfile], r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)], stacks: bool) {
+    for (pid, span, placed) in timed {
+        let (Some(server), Some(c)) = (r.servers.iter().find(|s| s.pid == *pid), processes.iter_mut().find(|c| c.pid == *pid)) else { continue };
+        // Line i of the file is stack places[i] of the profile, as from_system_servers kept them.
+        let mut kept = 0u32;
+        let places: Vec<Option<u32>> = server
+            .stacks
+            .iter()
+            .map(|(frames, _, _)| {
+                let place = (!frames.is_empty() && stacks).then_some(kept);
+                kept += u32::from(place.is_some());
+                place
+            })
+            .collect();
+        let samples = placed
+            .iter()
+            .map(|p| {
+                let mut t = crate::timeline::TimedSample::of_placed(p);
+                t.stack = t.stack.and_then(|i| places.get(i as usize).copied().flatten());
+                t
+            })
+            .collect();
+        c.profile.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
+    }
 }
 
 /// The executable a process that exec'd runs: among its mappings, the one whose file name is
@@ -396,29 +431,23 @@ impl Profile {
     /// line among the process's in `servers` (a line of no frames, or every line without
     /// stacks, is no stack of the profile).
     pub fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
-        for (pid, span, placed) in timed {
-            let (Some(server), Some(c)) = (r.servers.iter().find(|s| s.pid == *pid), self.processes.iter_mut().find(|c| c.pid == *pid)) else { continue };
-            // Line i of the file is stack places[i] of the profile, as from_system_servers kept them.
-            let mut kept = 0u32;
-            let places: Vec<Option<u32>> = server
-                .stacks
-                .iter()
-                .map(|(frames, _, _)| {
-                    let place = (!frames.is_empty() && self.stacks_recorded).then_some(kept);
-                    kept += u32::from(place.is_some());
-                    place
-                })
-                .collect();
-            let samples = placed
-                .iter()
-                .map(|p| {
-                    let mut t = crate::timeline::TimedSample::of_placed(p);
-                    t.stack = t.stack.and_then(|i| places.get(i as usize).copied().flatten());
-                    t
-                })
-                .collect();
-            c.profile.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
+        let stacks = self.stacks_recorded;
+        server_timelines(&mut self.processes, r, timed, stacks);
+        self
+    }
+
+    /// A program's run with the daemons that worked for it (its `servers`) as processes of their
+    /// own, each with its samples in time order as profd's `timeline` has them (`process`
+    /// sections); a daemon without any is left out. `mappings_of` maps a daemon's executable.
+    pub fn with_scheme_daemons(mut self, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)], mappings_of: impl Fn(&str) -> Vec<Mapping>) -> Profile {
+        let Some(r) = self.servers.clone() else { return self };
+        let mut daemons = Profile::from_system_servers(&r, self.stacks_recorded).processes;
+        server_timelines(&mut daemons, &r, timed, self.stacks_recorded);
+        daemons.retain(|d| !d.profile.timeline.is_empty());
+        for d in &mut daemons {
+            d.profile.mappings = mappings_of(&d.program);
         }
+        self.daemons = daemons;
         self
     }
 
@@ -527,6 +556,7 @@ impl Profile {
             served: Vec::new(),
             idle_ticks: None,
             record_span: s.record_span,
+            daemons: Vec::new(),
             timeline: crate::timeline::Timeline::of_session(s),
             by_thread: s
                 .thread_samples
@@ -621,6 +651,7 @@ impl Profile {
             by_thread: Vec::new(),
             idle_ticks: None,
             record_span: prof_core::formats::record_span(&st),
+            daemons: Vec::new(),
             timeline: Default::default(),
         })
     }

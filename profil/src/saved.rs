@@ -52,6 +52,9 @@ struct Saved {
     /// stacks; a reader that does not know them reads the rest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     child_timelines: Vec<(u32, SavedTimeline)>,
+    /// Each daemon's that worked for the program (Redox), by pid, beside its stacks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    daemon_timelines: Vec<(u32, SavedTimeline)>,
 }
 
 /// The first frame of each of the run's stacks: a sample in time order with its stack saved is
@@ -92,15 +95,17 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
     let timeline = run.profile.timeline.saved(&first_frames(&run.profile.stacks));
-    let child_timelines = run
-        .profile
-        .processes
-        .iter()
-        .filter(|c| !c.profile.timeline.is_empty())
-        .map(|c| (c.pid, c.profile.timeline.saved(&first_frames(&c.profile.stacks))))
-        .collect();
+    let timelines = |processes: &[crate::profile::ChildProfile]| -> Vec<(u32, SavedTimeline)> {
+        processes
+            .iter()
+            .filter(|c| !c.profile.timeline.is_empty())
+            .map(|c| (c.pid, c.profile.timeline.saved(&first_frames(&c.profile.stacks))))
+            .collect()
+    };
+    let (child_timelines, daemon_timelines) = (timelines(&run.profile.processes), timelines(&run.profile.daemons));
     let run = with_build_ids(run);
-    let saved = Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run, timeline, child_timelines };
+    let saved =
+        Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run, timeline, child_timelines, daemon_timelines };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');
     // Gzipped: a long -g run's stacks repeat their frames (a 5 s fib run: 3.0 MB of JSON,
@@ -173,12 +178,15 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
     let timeline = std::mem::take(&mut saved.timeline);
     let firsts = first_frames(&saved.run.profile.stacks);
     saved.run.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
-    for (pid, timeline) in std::mem::take(&mut saved.child_timelines) {
-        let Some(c) = saved.run.profile.processes.iter_mut().find(|c| c.pid == pid) else {
-            return Err(format!("a damaged saved run (a timeline of process {pid}, which it does not have)"));
-        };
-        let firsts = first_frames(&c.profile.stacks);
-        c.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
+    let profile = &mut saved.run.profile;
+    for (processes, timelines) in [(&mut profile.processes, std::mem::take(&mut saved.child_timelines)), (&mut profile.daemons, std::mem::take(&mut saved.daemon_timelines))] {
+        for (pid, timeline) in timelines {
+            let Some(c) = processes.iter_mut().find(|c| c.pid == pid) else {
+                return Err(format!("a damaged saved run (a timeline of process {pid}, which it does not have)"));
+            };
+            let firsts = first_frames(&c.profile.stacks);
+            c.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
+        }
     }
     let call_graph = match saved.stacks {
         Stacks::None => CallGraph::None,

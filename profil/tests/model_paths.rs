@@ -195,6 +195,13 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     // ramfs's work for it, in time order too: its one sample, 350 µs in.
     let ramfs: Vec<(u32, Vec<(u64, u32)>)> = file.processes.iter().map(|(pid, _, s)| (*pid, s.iter().map(|s| (s.time, s.tid)).collect())).collect();
     assert_eq!(ramfs, [(20, vec![(350_000, 200)])]);
+    // ramfs as a process of its own (its track in the exports), its sample at its own stack.
+    let with_daemons = from_files.clone().with_scheme_daemons(&file.processes, |_| Vec::new());
+    let daemon = &with_daemons.daemons[..];
+    assert_eq!(daemon.iter().map(|d| (d.pid, d.program.as_str())).collect::<Vec<_>>(), [(20, "/scheme/initfs/bin/ramfs")]);
+    let t = &daemon[0].profile.timeline.samples;
+    assert_eq!((t.len(), t[0].time, t[0].at), (1, 350_000, At::Cpu(Frame::Foreign(0x40_2200))));
+    assert_eq!(daemon[0].profile.stacks[t[0].stack.unwrap() as usize].frames, [Frame::Foreign(0x40_2200), Frame::Foreign(0x40_2104)]);
     // The program's 8 samples, by the TSC: 3,100,000 is ns 1,050,000, 50 µs after its exec
     // (3,000,000); the kernel sample at 3,300,000 is the kernel's, named; the last outside
     // the text (Redox programs run at their link addresses).
@@ -215,6 +222,8 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
     p.timeline = Timeline::of_placed(file.span, &file.samples);
     assert_eq!(p.timeline.samples.len(), 8);
+    let p = p.with_scheme_daemons(&file.processes, |_| Vec::new());
+    assert_eq!(p.daemons[0].profile.timeline.samples.len(), 1);
     let run = profil::profile::Outcome {
         program: "fib".into(),
         arguments: vec![],
@@ -228,6 +237,7 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     // The whole model, field for field (Debug shows every one of them), its time order too.
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
     assert_eq!(back.run.profile.timeline, run.profile.timeline);
+    assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
 }
 
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's

@@ -191,6 +191,9 @@ impl Profiler {
         profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
+        // The daemons over time (their tracks in the exports), each named from its executable.
+        let objects = &self.objects;
+        profile = profile.with_scheme_daemons(&timeline.processes, |path| prof_objects::elf::static_mappings(path, objects));
         // The threads by the clock, which the kernel keeps in every session (a kernel or a
         // profd from before the clock has none).
         let clock = text(CLOCK).ok().and_then(|t| prof_core::kernel_clock::parse(&t));

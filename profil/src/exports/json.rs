@@ -381,6 +381,7 @@ mod tests {
             by_thread: Vec::new(),
             idle_ticks: None,
             record_span: None,
+            daemons: Vec::new(),
             timeline: Default::default(),
         };
         let symbols = SymbolTable::new(vec![

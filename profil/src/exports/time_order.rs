@@ -89,11 +89,12 @@ enum Key {
     Wait(u32),
 }
 
-/// `p`'s samples in time order, named, and (`children`) its processes'.
-pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, children: bool) -> NamedTimeline {
+/// `p`'s samples in time order, named, and (`processes`) its processes' and the daemons' that
+/// worked for it (Redox).
+pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: bool) -> NamedTimeline {
     let mut t = name(p, symbolizer);
-    if children {
-        for c in &p.processes {
+    if processes {
+        for c in p.processes.iter().chain(&p.daemons) {
             let timeline = name(&c.profile, symbolizer);
             if !timeline.samples.is_empty() {
                 t.processes.push(ProcessTimeline { pid: c.pid, program: c.program.clone(), timeline });
