@@ -87,7 +87,7 @@ fn fib_s_phases_are_its_main_thread_s_samples_in_order_in_its_library() {
     let o = {
         let _s = session();
         let fib = fib_bin();
-        profil(&["-g", "--report", "/dev/null", "--firefox", file.to_str().unwrap(), "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "33", "1000"])
+        profil(&["-g", "--report", "/dev/null", "--firefox", file.to_str().unwrap(), "--save", saved.to_str().unwrap(), fib.to_str().unwrap(), "33", "3000"])
     };
     assert!(o.status.success(), "{}", text(&o).1);
     let doc = read_file(&file);
@@ -166,7 +166,7 @@ fn the_processes_it_starts_are_tracks_of_their_own_in_order() {
     let dir = scratch("firefox-children");
     let (file, saved) = (dir.join("sh.json"), dir.join("sh.profil"));
     let fib = fib_bin();
-    let script = format!("{0} 30 300 >/dev/null; {0} 31 300 >/dev/null", fib.display());
+    let script = format!("{0} 33 3000 >/dev/null; {0} 34 3000 >/dev/null", fib.display());
     let o = {
         let _s = session();
         profil(&["-g", "--children", "--report", "/dev/null", "--firefox", file.to_str().unwrap(), "--save", saved.to_str().unwrap(), "sh", "-c", &script])
