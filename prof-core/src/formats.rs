@@ -338,7 +338,10 @@ pub const TIMELINE_VERSION: u32 = 2;
 /// `id` in `clock`. Then, for each process of `servers` (the daemons working for the
 /// program, or every process of a system-wide run) with timed samples, in that file's order,
 /// a line `process PID span NS` and its samples, the same, times from the same start, STACK
-/// its stack's number among that process's `stack` lines there; then for each process the
+/// its stack's number among that process's `stack` lines there, and each request of the
+/// program's it worked on, whole: `served TID FROM TO FOR SITE` (its thread, from taking the
+/// request to answering it, the program's thread it was for, that thread's wait site as
+/// `clock`'s id, or `-`); then for each process the
 /// program started (`children`, pid order) with timed samples `child PID span NS` and its
 /// samples, STACK its stack's number among that process's distinct stacks in `children` taken
 /// in their order (by frames, innermost first, numerically; complete before truncated). Empty
@@ -350,7 +353,7 @@ pub fn timeline_text(session: Option<&Session>) -> String {
     let origin = s.origin().unwrap_or(0);
     let processes: Vec<(u32, u64, Vec<PlacedSample>)> = servers_in_order(s)
         .into_iter()
-        .filter(|(_, server)| !server.timeline.is_empty())
+        .filter(|(_, server)| !server.timeline.is_empty() || !server.served.is_empty())
         .map(|(&pid, server)| {
             let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(&server.stacks).into_iter().map(|(stack, _)| stack));
             (pid, span, samples)
@@ -378,6 +381,10 @@ pub fn timeline_text(session: Option<&Session>) -> String {
         for (pid, span, samples) in sections {
             let _ = writeln!(out, "{kind} {pid} span {span}");
             write_placed(&mut out, &samples);
+            for w in s.placed_served(pid).into_iter().filter(|_| kind == "process") {
+                let site = w.site.map_or("-".to_string(), |site| site.to_string());
+                let _ = writeln!(out, "served {} {} {} {} {site}", w.tid, w.from, w.to, w.for_tid);
+            }
         }
     }
     out
@@ -412,6 +419,8 @@ pub struct TimelineFile {
     pub children: Vec<(u32, u64, Vec<PlacedSample>)>,
     /// The program's whole waits, their sites as `clock`'s ids.
     pub waits: Vec<crate::timeline::WaitSpan>,
+    /// The daemons' work for it, by the daemon's pid, the sites as `clock`'s ids.
+    pub served: Vec<(u32, crate::timeline::ServedSpan)>,
 }
 
 /// [`timeline_text`] read back; `None` for a version this client does not know, or a damaged
@@ -438,6 +447,17 @@ pub fn parse_timeline(text: &str) -> Option<TimelineFile> {
             let number = |s: &str| crate::ctl::number(s).ok();
             let id = |s: &str| u32::try_from(number(s)?).ok();
             file.waits.push(crate::timeline::WaitSpan { tid: id(tid)?, from: number(from)?, to: number(to)?, site: id(site)? });
+            continue;
+        }
+        if let ["served", tid, from, to, for_tid, site] = w[..] {
+            let number = |s: &str| crate::ctl::number(s).ok();
+            let id = |s: &str| u32::try_from(number(s)?).ok();
+            let pid = file.processes.last()?.0;
+            let site = match site {
+                "-" => None,
+                s => Some(id(s)?),
+            };
+            file.served.push((pid, crate::timeline::ServedSpan { tid: id(tid)?, from: number(from)?, to: number(to)?, for_tid: id(for_tid)?, site }));
             continue;
         }
         let [time, tid, at, stack] = w[..] else { return None };
@@ -668,7 +688,7 @@ mod tests {
 
     #[test]
     fn a_timeline_of_another_version_or_damaged_is_not_read() {
-        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nwait 7 2500 8000 40\nprocess 20 span 3000\n3000 21 other:0x402000 1\nchild 30 span 4000\n4000 31 other:0x402000 -\n";
+        let good = "timeline 2 span 9000\n1000 7 text:0x401000 0\n2000 8 tick:0xffff800000001000 -\nwait 7 2500 8000 40\nprocess 20 span 3000\n3000 21 other:0x402000 1\nserved 21 2600 2900 7 40\nchild 30 span 4000\n4000 31 other:0x402000 -\n";
         let file = parse_timeline(good).unwrap();
         assert_eq!(file.span, 9000);
         assert_eq!(
@@ -681,6 +701,7 @@ mod tests {
         let daemon = PlacedSample { time: 3000, tid: 21, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: Some(1) };
         assert_eq!(file.processes, [(20, 3000, vec![daemon])]);
         assert_eq!(file.waits, [crate::timeline::WaitSpan { tid: 7, from: 2500, to: 8000, site: 40 }]);
+        assert_eq!(file.served, [(20, crate::timeline::ServedSpan { tid: 21, from: 2600, to: 2900, for_tid: 7, site: Some(40) })]);
         let child = PlacedSample { time: 4000, tid: 31, at: Placed::Cpu(StackFrame::Other(0x40_2000)), stack: None };
         assert_eq!(file.children, [(30, 4000, vec![child])]);
         assert_eq!(parse_timeline(""), Some(TimelineFile::default()));

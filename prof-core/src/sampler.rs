@@ -303,6 +303,9 @@ pub struct SampleBatch {
     /// The same samples (one each) with their times and threads, where the backend times them:
     /// (pid or row, sample).
     pub server_timed: Vec<(u32, crate::timeline::TimedSample)>,
+    /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
+    /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
+    pub served_spans: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
     /// Those of them taken while a thread of the program was blocked on the request the daemon
     /// worked on: (the program's wait, daemon pid, stack, ticks), where the backend tells it
     /// (Redox's typed records; the series' kernel gives its own clock account instead).

@@ -162,6 +162,8 @@ pub struct ServerProfile {
     pub stacks: BTreeMap<CallStack, u64>,
     /// Its samples in time order, where the backend times them.
     pub timeline: crate::timeline::Timeline,
+    /// The requests of the program's it worked on, whole, where the backend times them.
+    pub served: Vec<crate::timeline::ServedSpan>,
 }
 
 impl ServerProfile {
@@ -438,6 +440,20 @@ impl Session {
             .collect();
         waits.sort_by_key(|w| (w.from, w.tid));
         waits
+    }
+
+    /// The requests daemon `pid` worked on for the program, whole, from the program's start as
+    /// [`Session::placed_waits`] times the waits.
+    pub fn placed_served(&self, pid: u32) -> Vec<crate::timeline::ServedSpan> {
+        let origin = self.origin().unwrap_or(0);
+        let Some(server) = self.servers.get(&pid) else { return Vec::new() };
+        let mut served: Vec<crate::timeline::ServedSpan> = server
+            .served
+            .iter()
+            .map(|w| crate::timeline::ServedSpan { from: to_us(w.from.saturating_sub(origin)), to: to_us(w.to.saturating_sub(origin)), ..*w })
+            .collect();
+        served.sort_by_key(|w| (w.from, w.tid));
+        served
     }
 
     /// The samples in time order of the followed child `pid`, as [`Session::placed_timeline`]
@@ -758,6 +774,10 @@ impl<S: Sampler> Profd<S> {
         }
         for (pid, samples) in timed {
             s.servers.entry(pid).or_default().timeline.add(samples, u64::MAX);
+        }
+        for (pid, tid, from, to, for_tid, site) in batch.served_spans {
+            let site = site.map(|site| s.wait_site_index(site));
+            s.servers.entry(pid).or_default().served.push(crate::timeline::ServedSpan { tid, from, to, for_tid, site });
         }
         s.account.add(&batch.account);
         batch.ended

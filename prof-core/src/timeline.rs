@@ -51,6 +51,18 @@ pub struct Timeline {
     pub waits: Vec<WaitSpan>,
 }
 
+/// A daemon's thread `tid` working, from `from` to `to` (ns), on a request of the program's
+/// thread `for_tid`, which waited for it at wait site `site` (numbered as the session numbers
+/// them) where it was seen waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServedSpan {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub for_tid: u32,
+    pub site: Option<u32>,
+}
+
 /// A thread blocked from `from` to `to` (the backend's clock, ns) at wait site `site`
 /// (numbered as the session numbers them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -116,6 +116,9 @@ pub struct ProgramRecords {
     /// Where each of the program's threads waits now, since when (ns).
     waiting: BTreeMap<u32, WaitSite>,
     since: BTreeMap<u32, u64>,
+    /// Requests of the program's a daemon's thread took and has not answered: (its thread, the
+    /// call) -> (taken at, ns; the program's thread; where that one waits).
+    open: BTreeMap<(u32, Call), (u64, u32, Option<WaitSite>)>,
     /// Each scheme's daemon, as seen taking the program's requests.
     schemes: BTreeMap<u64, u32>,
     /// Whether the session follows the program's children, and those it follows: pid ->
@@ -139,6 +142,7 @@ impl ProgramRecords {
             serving: BTreeMap::new(),
             waiting: BTreeMap::new(),
             since: BTreeMap::new(),
+            open: BTreeMap::new(),
             schemes: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
@@ -298,15 +302,23 @@ impl ProgramRecords {
                     None => (caller.pid == Some(self.pid)).then_some(None),
                 };
                 if let Some(thread) = thread {
+                    if let Some(for_tid) = thread {
+                        let site = self.waiting.get(&for_tid).cloned();
+                        self.open.insert((daemon.thread, call), (self.tsc.ns(*time), for_tid, site));
+                    }
                     self.serving.entry(daemon.thread).or_default().push((call, thread));
                     if let Some(pid) = daemon.pid.filter(|&pid| self.schemes.insert(*scheme, pid).is_none()) {
                         batch.scheme_daemons.push((*scheme, pid));
                     }
                 }
             }
-            Event::Request { daemon, scheme, tag, answered: true, .. } => {
+            Event::Request { daemon, scheme, tag, answered: true, time, .. } => {
                 if let Some(open) = self.serving.get_mut(&daemon.thread) {
                     open.retain(|(call, _)| *call != (*scheme, *tag));
+                }
+                if let Some((from, for_tid, site)) = self.open.remove(&(daemon.thread, (*scheme, *tag))) {
+                    let pid = daemon.pid.unwrap_or(0);
+                    batch.served_spans.push((pid, daemon.thread, from, self.tsc.ns(*time), for_tid, site));
                 }
             }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {

@@ -392,6 +392,7 @@ mod tests {
         r.profile.timeline = Timeline {
             span: 1_000,
             waits: Vec::new(),
+            served: Vec::new(),
             samples: vec![
                 sample(0, 10, At::Cpu(Frame::Program(0x1010)), Some(0)),
                 sample(100, 11, At::Cpu(Frame::Foreign(0x7000_0010)), Some(1)),

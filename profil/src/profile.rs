@@ -438,12 +438,21 @@ impl Profile {
 
     /// A program's run with the daemons that worked for it (its `servers`) as processes of their
     /// own, each with its samples in time order as profd's `timeline` has them (`process`
-    /// sections); a daemon without any is left out. `mappings_of` maps a daemon's executable.
-    pub fn with_scheme_daemons(mut self, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)], mappings_of: impl Fn(&str) -> Vec<Mapping>) -> Profile {
+    /// sections) and its work on the program's requests (`served`, placed at the program's wait
+    /// sites); a daemon without either is left out. `mappings_of` maps a daemon's executable.
+    pub fn with_scheme_daemons(
+        mut self,
+        timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)],
+        served: &[(u32, crate::timeline::TimedServed)],
+        mappings_of: impl Fn(&str) -> Vec<Mapping>,
+    ) -> Profile {
         let Some(r) = self.servers.clone() else { return self };
         let mut daemons = Profile::from_system_servers(&r, self.stacks_recorded).processes;
         server_timelines(&mut daemons, &r, timed, self.stacks_recorded);
-        daemons.retain(|d| !d.profile.timeline.is_empty());
+        for d in &mut daemons {
+            d.profile.timeline.served = served.iter().filter(|s| s.0 == d.pid).map(|s| s.1).collect();
+        }
+        daemons.retain(|d| !d.profile.timeline.is_empty() || !d.profile.timeline.served.is_empty());
         for d in &mut daemons {
             d.profile.mappings = mappings_of(&d.program);
         }

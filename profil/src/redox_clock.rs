@@ -132,6 +132,19 @@ pub fn timed_waits(clock: &ClockReport, waits: &[prof_core::timeline::WaitSpan])
         .collect()
 }
 
+/// The daemons' work of profd's `timeline` file, by pid, each at the program's wait site as
+/// [`timed_waits`] places waits (the site a thread of the clock: the thread served, and id).
+pub fn timed_served(clock: &ClockReport, served: &[(u32, prof_core::timeline::ServedSpan)]) -> Vec<(u32, crate::timeline::TimedServed)> {
+    served
+        .iter()
+        .map(|(pid, w)| {
+            let site = w.site.and_then(|id| clock.sites.iter().position(|s| s.id == u64::from(id) && s.tid == u64::from(w.for_tid)));
+            let site = site.and_then(|i| u32::try_from(i).ok());
+            (*pid, crate::timeline::TimedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, site })
+        })
+        .collect()
+}
+
 /// What kept the account from holding every wait, if anything did.
 pub fn problem(clock: &ClockReport) -> Option<String> {
     let mut parts = Vec::new();

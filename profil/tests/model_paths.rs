@@ -14,7 +14,7 @@ use prof_events::{Event, Ids, Sample, Switch};
 use prof_samplers::fake_debug_files::FakeDebugFiles;
 use prof_samplers::upstream_kernel::UpstreamSampler;
 use profil::profile::{Frame, Profile};
-use profil::timeline::{At, TimedWait, Timeline};
+use profil::timeline::{At, TimedServed, TimedWait, Timeline};
 
 const ALICE: u32 = 1000;
 const KERNEL: u64 = prof_core::sampler::KERNEL_SPACE_START;
@@ -196,7 +196,12 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     let ramfs: Vec<(u32, Vec<(u64, u32)>)> = file.processes.iter().map(|(pid, _, s)| (*pid, s.iter().map(|s| (s.time, s.tid)).collect())).collect();
     assert_eq!(ramfs, [(20, vec![(350_000, 200)])]);
     // ramfs as a process of its own (its track in the exports), its sample at its own stack.
-    let with_daemons = from_files.clone().with_scheme_daemons(&file.processes, |_| Vec::new());
+    let served = profil::redox_clock::timed_served(&prof_core::kernel_clock::parse(&clock).unwrap(), &file.served);
+    // ramfs's thread took fib's read at TSC 3,600,000 and answered it at 3,800,000: 300 to
+    // 400 µs after the exec, for thread 100, at its wait site.
+    assert_eq!(served, [(20, TimedServed { tid: 200, from: 300_000, to: 400_000, for_tid: 100, site: Some(0) })]);
+    let with_daemons = from_files.clone().with_scheme_daemons(&file.processes, &served, |_| Vec::new());
+    assert_eq!(with_daemons.daemons[0].profile.timeline.served, served.iter().map(|s| s.1).collect::<Vec<_>>());
     let daemon = &with_daemons.daemons[..];
     assert_eq!(daemon.iter().map(|d| (d.pid, d.program.as_str())).collect::<Vec<_>>(), [(20, "/scheme/initfs/bin/ramfs")]);
     let t = &daemon[0].profile.timeline.samples;
@@ -222,7 +227,7 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
     p.timeline = Timeline::of_placed(file.span, &file.samples);
     assert_eq!(p.timeline.samples.len(), 8);
-    let p = p.with_scheme_daemons(&file.processes, |_| Vec::new());
+    let p = p.with_scheme_daemons(&file.processes, &[], |_| Vec::new());
     assert_eq!(p.daemons[0].profile.timeline.samples.len(), 1);
     let run = profil::profile::Outcome {
         program: "fib".into(),

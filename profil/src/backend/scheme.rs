@@ -191,9 +191,7 @@ impl Profiler {
         profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
         // A profd from before server attribution has no such file: no section then.
         profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
-        // The daemons over time (their tracks in the exports), each named from its executable.
-        let objects = &self.objects;
-        profile = profile.with_scheme_daemons(&timeline.processes, |path| prof_objects::elf::static_mappings(path, objects));
+
         // The threads by the clock, which the kernel keeps in every session (a kernel or a
         // profd from before the clock has none).
         let clock = text(CLOCK).ok().and_then(|t| prof_core::kernel_clock::parse(&t));
@@ -202,6 +200,11 @@ impl Profiler {
             // The whole waits, each at its site as the clock names it.
             profile.timeline.waits = crate::redox_clock::timed_waits(clock, &timeline.waits);
         }
+        // The daemons over time (their tracks in the exports), each named from its executable,
+        // with the requests it worked on at the program's wait sites.
+        let served = clock.as_ref().map(|c| crate::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
+        let objects = &self.objects;
+        profile = profile.with_scheme_daemons(&timeline.processes, &served, |path| prof_objects::elf::static_mappings(path, objects));
         profile.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
             rate: 0,
             problem: match &clock {

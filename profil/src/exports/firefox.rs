@@ -86,6 +86,48 @@ impl StaticSchemaMarker for WaitMarker {
     }
 }
 
+/// A daemon's work on a request of the program's: the wait it served and whose.
+struct ServedMarker {
+    name: StringHandle,
+    category: CategoryHandle,
+    call: StringHandle,
+    target: StringHandle,
+    thread: StringHandle,
+}
+
+impl StaticSchemaMarker for ServedMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Served";
+    const DESCRIPTION: Option<&'static str> = Some("A daemon working on a request of the profiled program's (Redox): from taking it to answering it.");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.call} of {marker.data.thread}");
+    const TOOLTIP_LABEL: Option<&'static str> = Some("served {marker.data.call} {marker.data.target} of thread {marker.data.thread}");
+    const TABLE_LABEL: Option<&'static str> = Some("served {marker.data.call} {marker.data.target} of thread {marker.data.thread}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField { key: "call", label: "The program's call", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+        StaticSchemaMarkerField { key: "target", label: "Waiting on", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+        StaticSchemaMarkerField { key: "thread", label: "The program's thread", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+    ];
+
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, field: u32) -> StringHandle {
+        match field {
+            0 => self.call,
+            1 => self.target,
+            _ => self.thread,
+        }
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        0.0
+    }
+}
+
 /// The categories frames are drawn in.
 struct Categories {
     user: CategoryPairHandle,
@@ -132,7 +174,12 @@ fn build(a: &Analysis) -> Profile {
     // Each process it started (`--children`), its track beside the program's.
     for c in &t.processes {
         let samples: Vec<&NamedSample> = c.timeline.samples.iter().collect();
-        tracks.process(c.pid, crate::processes::base_name(&c.program), &HashMap::default(), &c.timeline, &samples, None);
+        // A daemon that served the program but was never sampled may have no name yet.
+        let name = match crate::processes::base_name(&c.program) {
+            "" => format!("[pid {}]", c.pid),
+            name => name.to_string(),
+        };
+        tracks.process(c.pid, &name, &HashMap::default(), &c.timeline, &samples, None);
     }
     out
 }
@@ -168,6 +215,10 @@ impl Tracks<'_> {
         for &s in samples {
             by_thread.entry((s.tid != pid, s.tid)).or_default().push(s);
         }
+        // A daemon's thread that worked for the program but was never sampled has a track too.
+        for w in &t.served {
+            by_thread.entry((w.tid != pid, w.tid)).or_default();
+        }
         if by_thread.is_empty() {
             by_thread.insert((false, pid), Vec::new());
         }
@@ -202,6 +253,17 @@ impl Tracks<'_> {
                 .filter_map(|w| Some(Wait { site: t.waits.get(w.stack as usize).copied().flatten()?, stack: w.stack, from: w.from, to: w.to }))
                 .collect();
             let waits = if exact.is_empty() { waits(&samples, t, self.look) } else { exact };
+            for w in t.served.iter().filter(|w| w.tid == tid) {
+                let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
+                let marker = ServedMarker {
+                    name: out.intern_string("served"),
+                    category: categories.waits,
+                    call: out.intern_string(if w.call.is_empty() { "a request" } else { &w.call }),
+                    target: out.intern_string(&w.target),
+                    thread: out.intern_string(&w.for_tid.to_string()),
+                };
+                out.add_marker(thread, timing, marker);
+            }
             for w in waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
                 let call = out.intern_string(&site.call);
@@ -343,6 +405,7 @@ mod tests {
     /// that span exactly, at its site, with the wait's stack; no look is needed.
     #[test]
     fn a_wait_the_kernel_timed_is_a_marker_of_its_own_length() {
+        use crate::exports::time_order::{NamedServed, ProcessTimeline};
         use crate::profile::{Frame, Stack, WaitSite};
         use crate::timeline::{At, TimedSample, TimedWait, Timeline};
         let (sp, mut symbolizer) = crate::stacks::tests::with_a_server();
@@ -352,10 +415,15 @@ mod tests {
             span: 9_000_000,
             samples: vec![on_cpu(1_000_000), on_cpu(8_000_000)],
             waits: vec![TimedWait { tid: 42, from: 2_000_000, to: 7_500_000, site: 0 }],
+            served: Vec::new(),
         };
         let profile = crate::profile::Profile { pid: 42, wait_sites: vec![site], timeline, ..Default::default() };
         let run = crate::profile::Outcome::exited("/bin/fib", profile);
-        let named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
+        let mut named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
+        // ramfs's thread 8 worked on that wait's request from 2.5 to 7 ms, never sampled.
+        let served = NamedServed { tid: 8, from: 2_500_000, to: 7_000_000, for_tid: 42, call: "scheme call".into(), target: "ramfs [pid 7]".into() };
+        let daemon = NamedTimeline { served: vec![served], ..Default::default() };
+        named.processes.push(ProcessTimeline { pid: 7, program: "/bin/ramfs".into(), timeline: daemon });
         let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
         let a = Analysis { timeline: Some(&named), ..Analysis::bare(&run, &flat, &symbolizer, Some(&sp)) };
         let doc: serde_json::Value = serde_json::from_slice(&render(&a, false)).unwrap();
@@ -371,6 +439,14 @@ mod tests {
         let frame = thread["stackTable"]["frame"][stack].as_u64().unwrap() as usize;
         let func = thread["frameTable"]["func"][frame].as_u64().unwrap() as usize;
         assert_eq!(string(&thread["funcTable"]["name"][func]), "[off-CPU: scheme call]");
+        // The daemon's track: its thread, the request it served as a marker naming the wait.
+        let ramfs = &doc["threads"][1];
+        assert_eq!((ramfs["processName"].as_str(), ramfs["tid"].as_str()), (Some("ramfs"), Some("8")));
+        let strings = ramfs["stringArray"].as_array().unwrap();
+        let string = |v: &serde_json::Value| strings[v.as_u64().unwrap() as usize].as_str().unwrap();
+        let m = &ramfs["markers"];
+        assert_eq!((string(&m["name"][0]), m["startTime"][0].as_f64(), m["endTime"][0].as_f64()), ("served", Some(2.5), Some(7.0)));
+        assert_eq!((string(&m["data"][0]["call"]), string(&m["data"][0]["thread"])), ("scheme call", "42"));
     }
 
     fn sample(time: u64, on_cpu: bool, stack: u32) -> NamedSample {

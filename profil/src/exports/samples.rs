@@ -46,6 +46,7 @@ mod tests {
             waits: vec![None, Some(0)],
             processes: Vec::new(),
             spans: Vec::new(),
+            served: Vec::new(),
         };
         assert_eq!(
             render(&t),

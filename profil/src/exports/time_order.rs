@@ -37,6 +37,20 @@ pub struct NamedTimeline {
     pub processes: Vec<ProcessTimeline>,
     /// Whole waits, where the backend times both ends (Redox), in the order they began.
     pub spans: Vec<NamedWait>,
+    /// A daemon's work for the program (Redox): each request, whole, with the wait it served.
+    pub served: Vec<NamedServed>,
+}
+
+/// A daemon's thread `tid` working from `from` to `to` (ns from the program's start) for the
+/// program's thread `for_tid`, which waited in `call` on `target` (empty where not known).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedServed {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub for_tid: u32,
+    pub call: String,
+    pub target: String,
 }
 
 /// A thread blocked from `from` to `to` (ns from the program's start); `stack` is its wait's
@@ -95,8 +109,21 @@ pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: 
     let mut t = name(p, symbolizer);
     if processes {
         for c in p.processes.iter().chain(&p.daemons) {
-            let timeline = name(&c.profile, symbolizer);
-            if !timeline.samples.is_empty() {
+            let mut timeline = name(&c.profile, symbolizer);
+            // A daemon's work, named by the program's wait it served.
+            timeline.served = c
+                .profile
+                .timeline
+                .served
+                .iter()
+                .map(|w| {
+                    let site = w.site.and_then(|s| p.wait_sites.get(s as usize));
+                    let call = site.map_or_else(String::new, |s| s.call.clone());
+                    let target = site.and_then(|s| s.target.clone()).unwrap_or_default();
+                    NamedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, call, target }
+                })
+                .collect();
+            if !timeline.samples.is_empty() || !timeline.served.is_empty() {
                 t.processes.push(ProcessTimeline { pid: c.pid, program: c.program.clone(), timeline });
             }
         }
@@ -164,5 +191,5 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
         .iter()
         .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(symbolizer, Key::Wait(w.site)) })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new() }
 }

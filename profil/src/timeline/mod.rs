@@ -45,7 +45,7 @@ impl Timeline {
     /// The samples as the session (or profd's `timeline` file) places them, over `span`; no
     /// whole waits.
     pub fn of_placed(span: u64, placed: &[PlacedSample]) -> Timeline {
-        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits: Vec::new() }
+        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), ..Default::default() }
     }
 }
 
@@ -71,6 +71,20 @@ pub struct Timeline {
     /// Its threads' whole waits, where the backend times both ends (Redox's switch records),
     /// in the order they began.
     pub waits: Vec<TimedWait>,
+    /// A daemon's: the requests of the program's it worked on, whole (Redox).
+    pub served: Vec<TimedServed>,
+}
+
+/// A daemon's thread `tid` working from `from` to `to` (ns from the program's start) on a
+/// request of the program's thread `for_tid`, which waited for it at `site` (an index of the
+/// program's `wait_sites`) where known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedServed {
+    pub tid: u32,
+    pub from: u64,
+    pub to: u64,
+    pub for_tid: u32,
+    pub site: Option<u32>,
 }
 
 /// A thread blocked from `from` to `to` (ns from the program's start, to the µs) at wait site
@@ -94,7 +108,7 @@ impl Timeline {
     pub fn of_session(s: &Session) -> Timeline {
         let (span, placed) = s.placed_timeline(s.stacks.keys());
         let waits = s.placed_waits().iter().map(|w| TimedWait { tid: w.tid, from: w.from, to: w.to, site: w.site }).collect();
-        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits }
+        Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits, served: Vec::new() }
     }
 
     /// The samples from `from` to `to` (ns from the start; `to` not included).
@@ -114,6 +128,7 @@ mod tests {
         let t = Timeline {
             span: 40,
             waits: Vec::new(),
+            served: Vec::new(),
             samples: [0, 10, 10, 20, 30].map(|time| TimedSample { time, tid: 1, at: At::Kernel(1), stack: None }).to_vec(),
         };
         assert_eq!(t.between(10, 30).len(), 3);

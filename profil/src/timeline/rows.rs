@@ -20,11 +20,14 @@ pub struct SavedTimeline {
     samples: Vec<Row>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     waits: Vec<(u32, u64, u64, u32)>,
+    /// A daemon's work for the program (Redox): `[tid, from µs, to µs, for tid, site]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    served: Vec<(u32, u64, u64, u32, Option<u32>)>,
 }
 
 impl SavedTimeline {
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty() && self.waits.is_empty()
+        self.samples.is_empty() && self.waits.is_empty() && self.served.is_empty()
     }
 }
 
@@ -55,7 +58,8 @@ impl Timeline {
             })
             .collect();
         let waits = self.waits.iter().map(|w| (w.tid, w.from / 1000, w.to / 1000, w.site)).collect();
-        SavedTimeline { span: self.span, samples, waits }
+        let served = self.served.iter().map(|w| (w.tid, w.from / 1000, w.to / 1000, w.for_tid, w.site)).collect();
+        SavedTimeline { span: self.span, samples, waits, served }
     }
 
     /// Read back beside the saved run's stacks, whose first frames are `firsts`.
@@ -84,7 +88,13 @@ impl Timeline {
             .into_iter()
             .map(|(tid, from, to, site)| super::TimedWait { tid, from: from.saturating_mul(1000), to: to.saturating_mul(1000), site })
             .collect();
-        Ok(Timeline { span: saved.span, samples, waits })
+        let ms = |us: u64| us.saturating_mul(1000);
+        let served = saved
+            .served
+            .into_iter()
+            .map(|(tid, from, to, for_tid, site)| super::TimedServed { tid, from: ms(from), to: ms(to), for_tid, site })
+            .collect();
+        Ok(Timeline { span: saved.span, samples, waits, served })
     }
 }
 
@@ -100,6 +110,8 @@ mod tests {
             span: 100_000,
             // A whole wait (Redox): thread 9 at site 3 from 3 to 8 ms.
             waits: vec![super::super::TimedWait { tid: 9, from: 3_000_000, to: 8_000_000, site: 3 }],
+            // A daemon's thread 4 serving thread 9's wait at site 3 from 4 to 6 ms.
+            served: vec![super::super::TimedServed { tid: 4, from: 4_000_000, to: 6_000_000, for_tid: 9, site: Some(3) }],
             samples: vec![
                 sample(5, At::Cpu(Frame::Foreign(0x7f00)), None),
                 sample(7, At::Blocked(3), None),
@@ -111,7 +123,7 @@ mod tests {
         let json = serde_json::to_string(&t.saved(&stacks)).unwrap();
         assert_eq!(
             json,
-            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,null],[2,9,4,3,null],[0,9,3,3,null],[13,9,5,0,0],[70,9,2,{},null]],"waits":[[9,3000,8000,3]]}}"#, u64::MAX)
+            format!(r#"{{"span":100000,"samples":[[5,9,1,32512,null],[2,9,4,3,null],[0,9,3,3,null],[13,9,5,0,0],[70,9,2,{},null]],"waits":[[9,3000,8000,3]],"served":[[4,4000,6000,9,3]]}}"#, u64::MAX)
         );
         let back = |json: &str| Timeline::from_saved(serde_json::from_str(json).unwrap(), &stacks);
         assert_eq!(back(&json), Ok(t));
