@@ -88,14 +88,8 @@ pub struct TimedServed {
 }
 
 /// A thread blocked from `from` to `to` (ns from the program's start, to the µs) at wait site
-/// `site` (an index of the profile's `wait_sites`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimedWait {
-    pub tid: u32,
-    pub from: u64,
-    pub to: u64,
-    pub site: u32,
-}
+/// `site` (an index of the profile's `wait_sites`): the session's whole wait, placed.
+pub type TimedWait = prof_core::timeline::WaitSpan;
 
 
 impl Timeline {
@@ -107,7 +101,7 @@ impl Timeline {
     /// stacks by their place among the session's stacks (the profile's `stacks`, in order).
     pub fn of_session(s: &Session) -> Timeline {
         let (span, placed) = s.placed_timeline(s.stacks.keys());
-        let waits = s.placed_waits().iter().map(|w| TimedWait { tid: w.tid, from: w.from, to: w.to, site: w.site }).collect();
+        let waits = s.placed_waits();
         Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits, served: Vec::new() }
     }
 
