@@ -350,13 +350,14 @@ pub fn timeline_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
     let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(stack, _)| stack));
+    // Every process's times from one start, found once.
     let origin = s.origin().unwrap_or(0);
-    let processes: Vec<(u32, u64, Vec<PlacedSample>)> = servers_in_order(s)
+    let processes: Vec<(u32, u64, Vec<PlacedSample>, Vec<crate::timeline::ServedSpan>)> = servers_in_order(s)
         .into_iter()
         .filter(|(_, server)| !server.timeline.is_empty() || !server.served.is_empty())
         .map(|(&pid, server)| {
             let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(&server.stacks).into_iter().map(|(stack, _)| stack));
-            (pid, span, samples)
+            (pid, span, samples, server.placed_served(origin))
         })
         .collect();
     let children: Vec<(u32, u64, Vec<PlacedSample>)> = s
@@ -364,7 +365,7 @@ pub fn timeline_text(session: Option<&Session>) -> String {
         .iter()
         .filter(|(_, c)| !c.timeline.is_empty())
         .map(|(&pid, c)| {
-            let (span, samples) = s.placed_child_timeline(pid, c.stacks.keys());
+            let (span, samples) = c.placed_timeline(origin, c.stacks.keys());
             (pid, span, samples)
         })
         .collect();
@@ -377,15 +378,17 @@ pub fn timeline_text(session: Option<&Session>) -> String {
     for w in waits {
         let _ = writeln!(out, "wait {} {} {} {}", w.tid, w.from, w.to, w.site);
     }
-    for (kind, sections) in [("process", processes), ("child", children)] {
-        for (pid, span, samples) in sections {
-            let _ = writeln!(out, "{kind} {pid} span {span}");
-            write_placed(&mut out, &samples);
-            for w in s.placed_served(pid).into_iter().filter(|_| kind == "process") {
-                let site = w.site.map_or("-".to_string(), |site| site.to_string());
-                let _ = writeln!(out, "served {} {} {} {} {site}", w.tid, w.from, w.to, w.for_tid);
-            }
+    for (pid, span, samples, served) in processes {
+        let _ = writeln!(out, "process {pid} span {span}");
+        write_placed(&mut out, &samples);
+        for w in served {
+            let site = w.site.map_or("-".to_string(), |site| site.to_string());
+            let _ = writeln!(out, "served {} {} {} {} {site}", w.tid, w.from, w.to, w.for_tid);
         }
+    }
+    for (pid, span, samples) in children {
+        let _ = writeln!(out, "child {pid} span {span}");
+        write_placed(&mut out, &samples);
     }
     out
 }

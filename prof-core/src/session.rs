@@ -167,6 +167,18 @@ pub struct ServerProfile {
 }
 
 impl ServerProfile {
+    /// The requests of the program's it worked on, whole, from `origin` (ns, the session's
+    /// [`Session::origin`]) as [`Session::placed_waits`] times the waits, in the order they began.
+    pub fn placed_served(&self, origin: u64) -> Vec<crate::timeline::ServedSpan> {
+        let mut served: Vec<crate::timeline::ServedSpan> = self
+            .served
+            .iter()
+            .map(|w| crate::timeline::ServedSpan { from: to_us(w.from.saturating_sub(origin)), to: to_us(w.to.saturating_sub(origin)), ..*w })
+            .collect();
+        served.sort_by_key(|w| (w.from, w.tid));
+        served
+    }
+
     pub fn ticks(&self) -> u64 {
         self.stacks.values().fold(0, |n, &c| n.saturating_add(c))
     }
@@ -220,8 +232,9 @@ impl ChildProcess {
         self.timeline.add(c.timed, u64::MAX);
     }
 
-    /// Its samples in time order from `origin` (ns), as [`Session::placed_timeline`] places
-    /// the program's, every user address a runtime one; the span to its last sample.
+    /// Its samples in time order from `origin` (ns, the session's [`Session::origin`], so the
+    /// processes line up), as [`Session::placed_timeline`] places the program's, every user
+    /// address a runtime one; the span to its last sample.
     pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
         placed_process_timeline(&self.timeline, origin, order)
     }
@@ -440,28 +453,6 @@ impl Session {
             .collect();
         waits.sort_by_key(|w| (w.from, w.tid));
         waits
-    }
-
-    /// The requests daemon `pid` worked on for the program, whole, from the program's start as
-    /// [`Session::placed_waits`] times the waits.
-    pub fn placed_served(&self, pid: u32) -> Vec<crate::timeline::ServedSpan> {
-        let origin = self.origin().unwrap_or(0);
-        let Some(server) = self.servers.get(&pid) else { return Vec::new() };
-        let mut served: Vec<crate::timeline::ServedSpan> = server
-            .served
-            .iter()
-            .map(|w| crate::timeline::ServedSpan { from: to_us(w.from.saturating_sub(origin)), to: to_us(w.to.saturating_sub(origin)), ..*w })
-            .collect();
-        served.sort_by_key(|w| (w.from, w.tid));
-        served
-    }
-
-    /// The samples in time order of the followed child `pid`, as [`Session::placed_timeline`]
-    /// places the program's, from the program's start (so the processes line up): every user
-    /// address a runtime one; the span to its last sample.
-    pub fn placed_child_timeline<'a>(&self, pid: u32, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
-        let Some(c) = self.processes.get(&pid) else { return (0, Vec::new()) };
-        c.placed_timeline(self.origin().unwrap_or(0), order)
     }
 
     /// Where every process's times are counted from: the program's start, else (a program

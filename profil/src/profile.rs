@@ -225,10 +225,12 @@ fn exec_image(comm: &str, mappings: &[Mapping]) -> Option<String> {
 /// The followed children of a session, as profiles, by pid. `program` names the session's.
 fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     let mut children = process_profiles(&s.processes, s.pid, &s.mappings, program);
-    // Each in time order from the program's start, its stacks as its profile lists them.
+    // Each in time order from the program's start (found once), its stacks as its profile
+    // lists them.
+    let origin = s.origin().unwrap_or(0);
     for c in &mut children {
         let Some(process) = s.processes.get(&c.pid) else { continue };
-        let (span, placed) = s.placed_child_timeline(c.pid, process.stacks.keys());
+        let (span, placed) = process.placed_timeline(origin, process.stacks.keys());
         c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
     }
     children
