@@ -352,6 +352,20 @@ impl ChildBatch {
             push_run(&mut self.stacks, stack);
         }
     }
+
+    /// One user-mode sample of thread `tid` at `time` (ns): counted as [`ChildBatch::add_user`]
+    /// counts it, and kept in time order.
+    pub fn add_timed_user(&mut self, time: u64, tid: u32, ip: u64, stack: Option<CallStack>) {
+        self.timed.push(crate::timeline::TimedSample { time, tid, at: crate::timeline::Sampled::User(ip), stack: stack.clone() });
+        self.add_user(ip, stack);
+    }
+
+    /// One kernel-mode sample of thread `tid` at `time` (ns): a kernel tick of the process
+    /// (its kernel addresses are not named), kept in time order with its stack where given.
+    pub fn add_timed_kernel(&mut self, time: u64, tid: u32, ip: u64, stack: Option<CallStack>) {
+        self.kernel_ticks += 1;
+        self.timed.push(crate::timeline::TimedSample { time, tid, at: crate::timeline::Sampled::Kernel { ip, named: false }, stack });
+    }
 }
 
 /// One more of `item` in `runs`, items in the order sampled each with a repeat count: the

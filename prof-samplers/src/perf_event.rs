@@ -713,13 +713,10 @@ impl Sampler for PerfEventSampler {
                         None => None,
                     };
                     let part = child_part(&mut batch, pid);
-                    if kernel {
-                        part.kernel_ticks += 1;
-                        part.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
-                        continue;
+                    match kernel {
+                        true => part.add_timed_kernel(time, tid, ip, None),
+                        false => part.add_timed_user(time, tid, ip, stack),
                     }
-                    part.timed.push(TimedSample { time, tid, at: Sampled::User(ip), stack: stack.clone() });
-                    part.add_user(ip, stack);
                 }
                 Record::Sample { kernel: true, tid, ip, time, .. } if !self.kernel_samples => {
                     batch.kernel_ticks += 1;

@@ -113,9 +113,8 @@ pub struct ProgramRecords {
     /// Requests working for the program that each daemon thread took and has not answered,
     /// newest last, with the program's thread the work is for (where known).
     serving: BTreeMap<u32, Vec<(Call, Option<u32>)>>,
-    /// Where each of the program's threads waits now, since when (ns).
-    waiting: BTreeMap<u32, WaitSite>,
-    since: BTreeMap<u32, u64>,
+    /// Where each of the program's threads waits now, and since when (ns).
+    waiting: BTreeMap<u32, (WaitSite, u64)>,
     /// Requests of the program's a daemon's thread took and has not answered: (its thread, the
     /// call) -> (taken at, ns; the program's thread; where that one waits).
     open: BTreeMap<(u32, Call), (u64, u32, Option<WaitSite>)>,
@@ -141,7 +140,6 @@ impl ProgramRecords {
             calls: BTreeMap::new(),
             serving: BTreeMap::new(),
             waiting: BTreeMap::new(),
-            since: BTreeMap::new(),
             open: BTreeMap::new(),
             schemes: BTreeMap::new(),
             children,
@@ -182,18 +180,11 @@ impl ProgramRecords {
     /// A sample of a child the session follows: its own (and `true`).
     pub fn child_sample(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
         let Some(pid) = s.who.pid.filter(|p| self.followed.contains_key(p)) else { return false };
-        let time = self.tsc.ns(s.time);
+        let (time, tid, stack) = (self.tsc.ns(s.time), s.who.thread, Some(stack_of(s)));
         let c = Self::child(batch, pid);
-        let stack = stack_of(s);
-        let at = match s.kernel {
-            // A child's kernel samples are its kernel ticks, not named.
-            true => Sampled::Kernel { ip: s.ip, named: false },
-            false => Sampled::User(s.ip),
-        };
-        c.timed.push(TimedSample { time, tid: s.who.thread, at, stack: Some(stack.clone()) });
         match s.kernel {
-            true => c.kernel_ticks += 1,
-            false => c.add_user(s.ip, Some(stack)),
+            true => c.add_timed_kernel(time, tid, s.ip, stack),
+            false => c.add_timed_user(time, tid, s.ip, stack),
         }
         true
     }
@@ -259,7 +250,7 @@ impl ProgramRecords {
             false => batch.account.server_user += 1,
         }
         let stack = stack_of(s);
-        if let Some(site) = thread.and_then(|t| self.waiting.get(&t)) {
+        if let Some((site, _)) = thread.and_then(|t| self.waiting.get(&t)) {
             batch.served.push((site.clone(), pid, stack.clone(), 1));
         }
         batch.server_timed.push((pid, timed(s, &self.tsc, &stack)));
@@ -303,7 +294,7 @@ impl ProgramRecords {
                 };
                 if let Some(thread) = thread {
                     if let Some(for_tid) = thread {
-                        let site = self.waiting.get(&for_tid).cloned();
+                        let site = self.waiting.get(&for_tid).map(|w| w.0.clone());
                         self.open.insert((daemon.thread, call), (self.tsc.ns(*time), for_tid, site));
                     }
                     self.serving.entry(daemon.thread).or_default().push((call, thread));
@@ -356,15 +347,13 @@ impl ProgramRecords {
                         let (call, target) = wait_call(sw.reason, sw.detail);
                         let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
                         let site = WaitSite { pid: self.pid, call, target, stack };
-                        self.waiting.insert(tid, site.clone());
-                        self.since.insert(tid, time);
+                        self.waiting.insert(tid, (site.clone(), time));
                         batch.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
                     }
                 }
                 if sw.entered.pid == Some(self.pid) {
                     // A wait ends: both its ends are the kernel's switches.
-                    let site = self.waiting.remove(&sw.entered.thread);
-                    if let (Some(site), Some(from)) = (site, self.since.remove(&sw.entered.thread)) {
+                    if let Some((site, from)) = self.waiting.remove(&sw.entered.thread) {
                         batch.wait_spans.push((sw.entered.thread, from, time, site));
                     }
                     batch.switches.push(Switch { tid: sw.entered.thread, time, out: None });

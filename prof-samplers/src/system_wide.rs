@@ -20,7 +20,6 @@ use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
 use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
-use prof_core::timeline::{Sampled, TimedSample};
 
 use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
@@ -137,9 +136,7 @@ impl SystemSampler {
                 // The idle task.
                 Record::Sample { pid: 0, .. } => batch.account.idle += 1,
                 Record::Sample { pid, tid, time, kernel: true, ip, .. } => {
-                    let part = child_part(&mut batch, pid);
-                    part.kernel_ticks += 1;
-                    part.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
+                    child_part(&mut batch, pid).add_timed_kernel(time, tid, ip, None);
                     push_run(&mut batch.kernel, ip);
                 }
                 Record::Sample { pid, tid, time, ip, stack, .. } => {
@@ -148,9 +145,7 @@ impl SystemSampler {
                         Some(RawStack::Copy { regs, bytes }) => Some(self.processes.unwinder(0, pid).unwind(regs, &bytes)),
                         None => None,
                     };
-                    let part = child_part(&mut batch, pid);
-                    part.timed.push(TimedSample { time, tid, at: Sampled::User(ip), stack: stack.clone() });
-                    part.add_user(ip, stack);
+                    child_part(&mut batch, pid).add_timed_user(time, tid, ip, stack);
                 }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, comm, .. } => {

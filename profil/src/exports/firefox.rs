@@ -132,9 +132,8 @@ impl StaticSchemaMarker for ServedMarker {
 struct Categories {
     user: CategoryPairHandle,
     kernel: CategoryPairHandle,
-    blocked: CategoryPairHandle,
-    /// The waits' markers.
-    waits: CategoryHandle,
+    /// A wait's frame, and the markers of waits and of the daemons' work for them.
+    blocked: CategoryHandle,
 }
 
 fn build(a: &Analysis) -> Profile {
@@ -149,12 +148,10 @@ fn build(a: &Analysis) -> Profile {
     let mut out = Profile::new(name, ReferenceTimestamp::from_millis_since_unix_epoch(0.0), interval);
     out.set_os_name(std::env::consts::OS);
     out.set_symbolicated(true);
-    let blocked = out.add_category("Blocked", CategoryColor::Blue);
     let categories = Categories {
+        blocked: out.add_category("Blocked", CategoryColor::Blue),
         user: out.add_category("User", CategoryColor::Yellow).into(),
         kernel: out.add_category("Kernel", CategoryColor::Orange).into(),
-        blocked: blocked.into(),
-        waits: blocked,
     };
     let empty = NamedTimeline::default();
     let t = a.timeline.unwrap_or(&empty);
@@ -252,24 +249,24 @@ impl Tracks<'_> {
                 .filter(|w| w.tid == tid)
                 .filter_map(|w| Some(Wait { site: t.waits.get(w.stack as usize).copied().flatten()?, stack: w.stack, from: w.from, to: w.to }))
                 .collect();
-            let waits = if exact.is_empty() { waits(&samples, t, self.look) } else { exact };
+            let thread_waits = if exact.is_empty() { waits(&samples, t, self.look) } else { exact };
             for w in t.served.iter().filter(|w| w.tid == tid) {
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
                 let marker = ServedMarker {
                     name: out.intern_string("served"),
-                    category: categories.waits,
+                    category: categories.blocked,
                     call: out.intern_string(if w.call.is_empty() { "a request" } else { &w.call }),
                     target: out.intern_string(&w.target),
                     thread: out.intern_string(&w.for_tid.to_string()),
                 };
                 out.add_marker(thread, timing, marker);
             }
-            for w in waits {
+            for w in thread_waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
                 let call = out.intern_string(&site.call);
                 let target = out.intern_string(site.target.as_deref().unwrap_or(""));
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
-                let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: self.categories.waits, call, target });
+                let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: categories.blocked, call, target });
                 let stack = *stacks.entry(w.stack).or_insert_with(|| intern(libs, categories, out, thread, t, w.stack));
                 out.set_marker_stack(thread, marker, stack);
             }
@@ -363,7 +360,7 @@ impl Libraries {
             Some((&lib, address, true)) => (Frame::RelativeAddressFromAdjustedReturnAddress(lib, address), c.user),
             None => {
                 let category = match f.name.as_str() {
-                    n if n.starts_with("[off-CPU") => c.blocked,
+                    n if n.starts_with("[off-CPU") => c.blocked.into(),
                     "[kernel]" => c.kernel,
                     _ => c.user,
                 };
