@@ -306,7 +306,7 @@ pub fn stacks_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
     for (stack, count) in stacks_in_order(s) {
-        let _ = write!(out, "{count} {}", if stack.truncated { "truncated" } else { "complete" });
+        let _ = write!(out, "{} {}", count.ticks, if stack.truncated { "truncated" } else { "complete" });
         for frame in s.stack_frames(stack) {
             let (place, addr) = place_of(frame);
             let _ = write!(out, " {place}:{addr:#x}");
@@ -317,9 +317,9 @@ pub fn stacks_text(session: Option<&Session>) -> String {
 }
 
 /// The session's stacks as [`stacks_text`] lists them: most ticks first.
-fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &u64)> {
+fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &crate::session::StackTicks)> {
     let mut stacks: Vec<_> = s.stacks.iter().collect();
-    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    stacks.sort_by(|a, b| b.1.ticks.cmp(&a.1.ticks).then_with(|| a.0.cmp(b.0)));
     stacks
 }
 
@@ -349,7 +349,7 @@ pub const TIMELINE_VERSION: u32 = 2;
 pub fn timeline_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
-    let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(stack, _)| stack));
+    let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(_, c)| c));
     // Every process's times from one start, found once.
     let origin = s.origin().unwrap_or(0);
     let processes: Vec<(u32, u64, Vec<PlacedSample>, Vec<crate::timeline::ServedSpan>)> = servers_in_order(s)

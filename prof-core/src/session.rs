@@ -118,20 +118,24 @@ pub fn placed_process_timeline<'a>(t: &crate::timeline::Timeline, origin: u64, o
         true => StackFrame::Kernel(ip),
         false => StackFrame::Other(ip),
     };
-    place_timeline(t, order, (origin, last), place)
+    place_timeline(t, order.map(|st| t.number_of(st)), (origin, last), place)
 }
 
 /// `t`'s entries in time order from `span.0` (ns), each address placed by `place` and each
-/// stack by its place in `order`; and the span's length.
-fn place_timeline<'a>(
+/// stack by its place in a list of stacks, given as each listed stack's number among `t`'s
+/// (`None`: not one of them); and the span's length.
+fn place_timeline(
     t: &crate::timeline::Timeline,
-    order: impl Iterator<Item = &'a CallStack>,
+    listed: impl Iterator<Item = Option<u32>>,
     (begin, end): (u64, u64),
     place: impl Fn(u64) -> StackFrame,
 ) -> (u64, Vec<PlacedSample>) {
-    // Each of the timeline's stacks by its place in `order`, looked up once.
-    let places: BTreeMap<&CallStack, u32> = order.zip(0..).collect();
-    let places: Vec<Option<u32>> = t.stacks.iter().map(|st| places.get(st).copied()).collect();
+    let mut places: Vec<Option<u32>> = vec![None; t.stacks.len()];
+    for (at, n) in (0u32..).zip(listed) {
+        if let Some(slot) = n.and_then(|n| places.get_mut(n as usize)) {
+            *slot = Some(at);
+        }
+    }
     let stack_of = |n: Option<u32>| places.get(n? as usize).copied().flatten();
     let samples = t
         .sorted()
@@ -148,6 +152,15 @@ fn place_timeline<'a>(
         })
         .collect();
     (to_us(end.saturating_sub(begin)), samples)
+}
+
+/// A stack's ticks in the session, and its number among the timeline's stacks where its
+/// samples were timed: found while the stack is at hand, so placing a long run's timeline
+/// compares no stacks (tens of thousands of deep ones cost 30 ms of cache misses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StackTicks {
+    pub ticks: u64,
+    pub timed: Option<u32>,
 }
 
 /// uid 0 may do anything.
@@ -286,7 +299,7 @@ pub struct Session {
     pub processes: BTreeMap<u32, ChildProcess>,
     /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
     /// where the backend records them.
-    pub stacks: BTreeMap<CallStack, u64>,
+    pub stacks: BTreeMap<CallStack, StackTicks>,
     pub user_ticks: u64,
     pub kernel_ticks: u64,
     pub lost: u64,
@@ -432,12 +445,12 @@ impl Session {
     }
 
     /// The program's samples in time order as a client reports them ([`PlacedSample`]), each
-    /// stack by its place in `order` (the session's stacks, as the client lists them), and
-    /// the program's span, ns: its main thread from its exec (or the session's start) to its
-    /// exit, stretched over every sample.
-    pub fn placed_timeline<'a>(&self, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+    /// stack by its place in `order` (the values of the session's `stacks`, in the order the client
+    /// lists them), and the program's span, ns: its main thread from its exec (or the session's
+    /// start) to its exit, stretched over every sample.
+    pub fn placed_timeline<'a>(&self, order: impl Iterator<Item = &'a StackTicks>) -> (u64, Vec<PlacedSample>) {
         let Some((begin, end)) = self.program_span() else { return (0, Vec::new()) };
-        place_timeline(&self.timeline, order, (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
+        place_timeline(&self.timeline, order.map(|c| c.timed), (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
     }
 
     /// The program's whole waits (where the backend times them) from the program's start, as
@@ -749,8 +762,20 @@ impl<S: Sampler> Profd<S> {
             return Some(StopReason::Overflow);
         }
         for (stack, n) in batch.stacks {
-            let c = s.stacks.entry(stack).or_insert(0);
-            *c = c.saturating_add(n);
+            // Its number among the timeline's stacks, found while the stack is at hand.
+            let c = match s.stacks.entry(stack) {
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    if e.get().timed.is_none() {
+                        e.get_mut().timed = s.timeline.number_of(e.key());
+                    }
+                    e.into_mut()
+                }
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    let timed = s.timeline.number_of(e.key());
+                    e.insert(StackTicks { ticks: 0, timed })
+                }
+            };
+            c.ticks = c.ticks.saturating_add(n);
         }
         for (pid, path) in batch.server_names {
             s.servers.entry(pid).or_default().path = path;
@@ -1023,7 +1048,42 @@ mod tests {
         p.pump().unwrap();
         p.pump().unwrap();
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!(s.stacks.iter().map(|(k, &n)| (k.clone(), n)).collect::<Vec<_>>(), vec![(b, 1), (a, 3)]);
+        assert_eq!(s.stacks.iter().map(|(k, n)| (k.clone(), n.ticks)).collect::<Vec<_>>(), vec![(b, 1), (a, 3)]);
+    }
+
+    #[test]
+    fn the_timeline_names_each_stack_by_its_place_among_the_sessions() {
+        use crate::timeline::{Sampled, TimedSample};
+        let mut p = profd();
+        p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
+        let (a, b) = (CallStack { frames: vec![BASE + 0x1800, BASE + 0x1000], truncated: false }, CallStack { frames: vec![BASE + 0x1000], truncated: false });
+        let timed = |time, st: &CallStack| TimedSample { time, tid: 10, at: Sampled::User(st.frames[0]), stack: Some(st.clone()) };
+        // `a` is seen first (the timeline's stack 0) but sorts after `b` among the session's.
+        let mut first = batch(&[(BASE + 0x1800, 1)]);
+        first.stacks = vec![(a.clone(), 1)];
+        first.timed = vec![timed(100, &a)];
+        let mut second = batch(&[(BASE + 0x1000, 1), (BASE + 0x1800, 1)]);
+        second.stacks = vec![(b.clone(), 1), (a.clone(), 1)];
+        second.timed = vec![timed(300, &a), timed(200, &b)];
+        // A stack the session counted before any sample of it was timed is named once one is.
+        let c = CallStack { frames: vec![BASE + 0x1c00], truncated: true };
+        let mut untimed = batch(&[(BASE + 0x1c00, 1)]);
+        untimed.stacks = vec![(c.clone(), 1)];
+        let mut timed_later = batch(&[(BASE + 0x1c00, 1)]);
+        timed_later.stacks = vec![(c.clone(), 1)];
+        timed_later.timed = vec![timed(400, &c)];
+        p.sampler_mut().batches.extend([first, second, untimed, timed_later]);
+        for _ in 0..4 {
+            p.pump().unwrap();
+        }
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!(s.stacks.keys().cloned().collect::<Vec<_>>(), [b.clone(), a.clone(), c.clone()]);
+        let (_, placed) = s.placed_timeline(s.stacks.values());
+        assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(1), Some(0), Some(1), Some(2)]);
+        // Listed in another order (profd's, most ticks first), the places follow the list.
+        let listed = [&s.stacks[&a], &s.stacks[&c], &s.stacks[&b]];
+        let (_, placed) = s.placed_timeline(listed.into_iter());
+        assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(0), Some(2), Some(0), Some(1)]);
     }
 
     #[test]

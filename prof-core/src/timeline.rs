@@ -6,8 +6,6 @@
 //! Times are the backend's clock (Linux: the perf records' CLOCK_MONOTONIC), in ns. Records of
 //! different CPUs arrive in no common order: [`Timeline::sorted`] puts them in time order.
 
-use std::collections::BTreeMap;
-
 use crate::sampler::CallStack;
 
 /// Where a sample found its thread.
@@ -46,7 +44,8 @@ pub struct Entry {
 pub struct Timeline {
     pub entries: Vec<Entry>,
     pub stacks: Vec<CallStack>,
-    index: BTreeMap<CallStack, u32>,
+    /// Each stack's number, by hash: this is looked up once a sample while the program runs.
+    index: rustc_hash::FxHashMap<CallStack, u32>,
     /// Whole waits, where the backend times both ends (Redox).
     pub waits: Vec<WaitSpan>,
 }
@@ -104,6 +103,11 @@ impl Timeline {
         self.index.insert(stack.clone(), n);
         self.stacks.push(stack);
         n
+    }
+
+    /// Stack `stack`'s number among [`Timeline::stacks`], where a sample had it.
+    pub fn number_of(&self, stack: &CallStack) -> Option<u32> {
+        self.index.get(stack).copied()
     }
 
     /// The entries in time order (one thread's keep their order where times tie).

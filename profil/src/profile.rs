@@ -545,7 +545,7 @@ impl Profile {
             later_execs: later_exec_images(s),
             typed_records: s.typed_records,
             stacks_recorded,
-            stacks: s.stacks.iter().map(|(st, &count)| Stack::new(s.stack_frames(st), st.truncated, count)).collect(),
+            stacks: s.stacks.iter().map(|(st, c)| Stack::new(s.stack_frames(st), st.truncated, c.ticks)).collect(),
             servers: None,
             elapsed: None,
             cpus: None,
