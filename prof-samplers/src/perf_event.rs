@@ -23,7 +23,11 @@
 //! * One session per machine: the session holds the abstract unix socket `@profd.session`,
 //!   which the kernel releases even if `profil` is killed; a second bind is EBUSY.
 
-use std::ffi::CStr;
+
+use linux_perf_event_reader::{
+    ContextSwitchRecord, CpuMode, Endianness, EventRecord, Mmap2FileId, PerfEventAttr, RawData, RawEventRecord, RecordParseInfo, RecordType,
+    TaskWasPreempted,
+};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::linux::net::SocketAddrExt;
@@ -108,10 +112,6 @@ const PERF_REG_X86_BP: u64 = 6;
 const PERF_REG_X86_SP: u64 = 7;
 const PERF_REG_X86_IP: u64 = 8;
 
-const PERF_RECORD_MMAP2: u32 = 10;
-const PERF_RECORD_SWITCH: u32 = 14;
-const PERF_RECORD_MISC_SWITCH_OUT: u32 = 1 << 13;
-const PERF_RECORD_MISC_SWITCH_OUT_PREEMPT: u32 = 1 << 14;
 
 /// How to sample.
 #[derive(Debug, Clone)]
@@ -148,6 +148,8 @@ pub(crate) struct Ring {
     pub(crate) fd: OwnedFd,
     ptr: *mut u8,
     len: usize,
+    /// How its records are laid out: the event's attr.
+    format: RecordParseInfo,
     _more: Vec<OwnedFd>,
 }
 
@@ -335,16 +337,15 @@ impl PerfEventSampler {
         poll_readable(std::iter::once(&ev.pidfd).chain(ev.rings.iter().map(|r| &r.fd)), timeout_ms)
     }
 
-    fn open(&self, pid: u32, cpu: i32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<OwnedFd> {
-        let spec = EventSpec {
+    fn spec(&self, count_kernel: bool, from: CountFrom, data_pages: usize) -> EventSpec {
+        EventSpec {
             period_ns: self.period_ns,
             call_graph: self.call_graph,
             count_kernel,
             at_exec: from == CountFrom::Exec,
             inherit: true,
             data_pages,
-        };
-        open_event(&spec, pid as libc::pid_t, cpu)
+        }
     }
 
     /// An inheriting event with a ring buffer on every CPU, on `pid` (launched: it has one
@@ -373,11 +374,12 @@ impl PerfEventSampler {
             CountFrom::Exec => vec![pid],
             CountFrom::Now => threads_of(pid)?,
         };
+        let spec = self.spec(count_kernel, from, data_pages);
         let mut rings = Vec::new();
         for cpu in 0..cpus {
             let mut fds = Vec::new();
             for &tid in &threads {
-                match self.open(tid, cpu, count_kernel, from, data_pages) {
+                match open_event(&spec, tid as libc::pid_t, cpu) {
                     Ok(fd) => fds.push(fd),
                     // An offline CPU, or a thread that has just ended.
                     Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV) | Some(libc::ESRCH)) && tid != pid => {}
@@ -390,7 +392,7 @@ impl PerfEventSampler {
             }
             let fd = fds.remove(0);
             // The Ring owns the mapping from here, so an error below unmaps it.
-            let mut ring = Ring::map(fd, data_pages)?;
+            let mut ring = Ring::map(fd, &spec)?;
             // Redirect the other threads' events only now: the kernel refuses (EINVAL) a
             // redirect into an event whose buffer is not mapped yet.
             for other in &fds {
@@ -425,6 +427,31 @@ pub data_pages: usize,
 
 /// A `cpu-clock` sampling event as `spec` says, on task `pid` (-1: every task) on `cpu`.
 pub(crate) fn open_event(spec: &EventSpec, pid: libc::pid_t, cpu: i32) -> io::Result<OwnedFd> {
+    let mut attr = event_attr(spec);
+    // SAFETY: attr is initialised; the event only observes.
+    let fd = unsafe {
+        sys::perf_event_open(&mut attr, pid, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned to us and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// How the records of an event opened as `spec` says are laid out (which fields a sample
+/// has, where the sample_id every other record ends with sits), read by
+/// linux-perf-event-reader from the very attr the event is opened with.
+pub(crate) fn record_format(spec: &EventSpec) -> RecordParseInfo {
+    let attr = event_attr(spec);
+    // SAFETY: perf_event_attr is plain integer fields (bindgen's repr(C)), read as its bytes.
+    let bytes = unsafe { std::slice::from_raw_parts((&attr as *const b::perf_event_attr).cast::<u8>(), std::mem::size_of_val(&attr)) };
+    let (attr, _) = PerfEventAttr::parse::<_, byteorder::NativeEndian>(bytes).expect("the attr profil builds is one perf reads");
+    RecordParseInfo::new(&attr, Endianness::NATIVE)
+}
+
+/// The `perf_event_attr` of a `cpu-clock` sampling event as `spec` says.
+fn event_attr(spec: &EventSpec) -> b::perf_event_attr {
     // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
     let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
     attr.type_ = b::PERF_TYPE_SOFTWARE;
@@ -469,15 +496,7 @@ pub(crate) fn open_event(spec: &EventSpec, pid: libc::pid_t, cpu: i32) -> io::Re
     attr.clockid = libc::CLOCK_MONOTONIC;
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark = (spec.data_pages * page_size() / 4) as u32;
-    // SAFETY: attr is initialised; the event only observes.
-    let fd = unsafe {
-        sys::perf_event_open(&mut attr, pid, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd was just returned to us and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    attr
 }
 
 /// Block until one of `fds` is readable or `timeout_ms` passes (-1: no timeout); a signal
@@ -680,12 +699,11 @@ impl Sampler for PerfEventSampler {
                 batch.ended = Some(StopReason::Exit);
             }
         }
-        let format = SampleFormat::of(self.call_graph);
         // Every record stamped before this reading is in a ring now, and is read below.
         let probes = ev.prober.as_ref().map(|p| p.take());
         let now = crate::off_cpu::monotonic_ns();
         batch.clock.push(now);
-        let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
+        let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(Ring::drain).collect();
         // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
         // another's, and the unwinder must know the module before unwinding through it.
         // A child's start and exec come first too: its samples are named by what it has; its
@@ -880,23 +898,6 @@ pub(crate) fn chain_stack(ip: u64, chain: Vec<u64>) -> CallStack {
     CallStack { frames, truncated }
 }
 
-/// What follows the ip and pid/tid in a sample record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SampleFormat {
-    callchain: bool,
-    /// Registers and a stack copy (`PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`).
-    stack_copy: bool,
-}
-
-impl SampleFormat {
-    pub(crate) fn of(call_graph: CallGraph) -> SampleFormat {
-        SampleFormat {
-            callchain: call_graph == CallGraph::FramePointers,
-            stack_copy: matches!(call_graph, CallGraph::Dwarf { .. }),
-        }
-    }
-}
-
 /// A sample's call stack as recorded: the kernel's chain, or registers and stack bytes.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum RawStack {
@@ -924,9 +925,10 @@ pub(crate) enum Record {
 }
 
 impl Ring {
-    /// The ring buffer of event `fd`: `data_pages` (a power of two) after the metadata page.
-    pub(crate) fn map(fd: OwnedFd, data_pages: usize) -> io::Result<Ring> {
-        let len = (data_pages + 1) * page_size();
+    /// The ring buffer of event `fd`, opened as `spec` says: `spec.data_pages` (a power of
+    /// two) after the metadata page.
+    pub(crate) fn map(fd: OwnedFd, spec: &EventSpec) -> io::Result<Ring> {
+        let len = (spec.data_pages + 1) * page_size();
         // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
         let ptr = unsafe {
             libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
@@ -934,11 +936,11 @@ impl Ring {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Ring { fd, ptr: ptr as *mut u8, len, _more: Vec::new() })
+        Ok(Ring { fd, ptr: ptr as *mut u8, len, format: record_format(spec), _more: Vec::new() })
     }
 
     /// Read every complete record between the kernel's head and our tail, then release them.
-    pub(crate) fn drain(&mut self, format: SampleFormat) -> Vec<Record> {
+    pub(crate) fn drain(&mut self) -> Vec<Record> {
         let page = page_size();
         // SAFETY: the mapping is one metadata page followed by the data area.
         let data = unsafe { self.ptr.add(page) };
@@ -954,26 +956,31 @@ impl Ring {
         let head = unsafe { (*head_ptr).load(Ordering::Acquire) };
         // SAFETY: as above.
         let mut tail = unsafe { (*tail_ptr).load(Ordering::Relaxed) };
+        // The `len` bytes at `off`, in place: in two parts where they wrap around the end.
+        let bytes = |off: u64, len: usize| -> RawData<'_> {
+            let at = (off % size) as usize;
+            let first = len.min(size as usize - at);
+            // SAFETY: data..data+size is the mapped data area, which outlives the records read
+            // from it here; the bytes from tail to head are the kernel's to leave alone until
+            // the tail is moved past them (below).
+            let (a, b) = unsafe { (std::slice::from_raw_parts(data.add(at), first), std::slice::from_raw_parts(data, len - first)) };
+            if b.is_empty() {
+                RawData::Single(a)
+            } else {
+                RawData::Split(a, b)
+            }
+        };
         let mut out = Vec::new();
-        let mut buf = Vec::new();
-        while tail < head {
-            // SAFETY: data..data+size is the mapped data area; the copy is split at the wrap.
-            let read = |off: u64, len: usize, buf: &mut Vec<u8>| unsafe {
-                let at = (off % size) as usize;
-                let first = len.min(size as usize - at);
-                buf.clear();
-                buf.extend_from_slice(std::slice::from_raw_parts(data.add(at), first));
-                buf.extend_from_slice(std::slice::from_raw_parts(data, len - first));
-            };
-            read(tail, 8, &mut buf);
-            let ty = u32::from_ne_bytes(buf[0..4].try_into().unwrap());
-            let misc = u16::from_ne_bytes(buf[4..6].try_into().unwrap());
-            let len = u16::from_ne_bytes(buf[6..8].try_into().unwrap()) as usize;
+        while tail + 8 <= head {
+            let header = bytes(tail, 8).as_slice();
+            let ty = u32::from_ne_bytes(header[0..4].try_into().expect("8 bytes"));
+            let misc = u16::from_ne_bytes(header[4..6].try_into().expect("8 bytes"));
+            let len = u16::from_ne_bytes(header[6..8].try_into().expect("8 bytes")) as usize;
             if len < 8 || tail + len as u64 > head {
                 break;
             }
-            read(tail, len, &mut buf);
-            if let Some(r) = parse_record(ty, misc, &buf[8..], format) {
+            let body = bytes(tail + 8, len - 8);
+            if let Some(r) = parse_record(ty, misc, body, &self.format) {
                 out.push(r);
             }
             tail += len as u64;
@@ -990,10 +997,6 @@ impl Drop for Ring {
         // SAFETY: ptr/len are the mapping made in `open_rings`.
         unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
     }
-}
-
-fn u32_at(b: &[u8], i: usize) -> Option<u32> {
-    Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?))
 }
 
 /// One sample of thread `tid` of the program at `ip`, for the thread view; the thread's name
@@ -1013,86 +1016,67 @@ fn note_thread_sample(batch: &mut SampleBatch, ev: &mut Event, tid: u32, ip: u64
     }
 }
 
-fn u64_at(b: &[u8], i: usize) -> Option<u64> {
-    Some(u64::from_ne_bytes(b.get(i..i + 8)?.try_into().ok()?))
-}
-
-/// Decode a record body (after the 8-byte header); `None` for records we do not use.
-fn parse_record(ty: u32, misc: u16, body: &[u8], format: SampleFormat) -> Option<Record> {
-    match ty {
-        b::PERF_RECORD_SAMPLE => {
-            // sample_type IP | TID | TIME: u64 ip, u32 pid, u32 tid, u64 time; then, as asked,
-            // CALLCHAIN: u64 nr, u64 ips[nr]; REGS_USER: u64 abi, u64 regs[3] (if abi);
-            // STACK_USER: u64 size, u8 data[size], u64 dyn_size (if size).
-            let cpumode = misc as u32 & b::PERF_RECORD_MISC_CPUMODE_MASK;
-            let mut at = 24;
-            let stack = if format.callchain {
-                let nr = usize::try_from(u64_at(body, at)?).ok()?;
-                let ips = body.get(at + 8..at + 8 + nr.checked_mul(8)?)?;
-                Some(RawStack::Chain(ips.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap())).collect()))
-            } else if format.stack_copy {
+/// A record (its body, after the 8-byte header) of a ring whose records are laid out as
+/// `format` says, as far as we use it (linux-perf-event-reader parses it); `None` for records
+/// we do not use, and for any record that does not parse (cut short, or claiming more than
+/// it holds).
+fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> Option<Record> {
+    let raw = RawEventRecord::new(RecordType(ty), misc, body, *format);
+    // Records other than samples end with the sample_id (sample_id_all): thread and time.
+    let sample_id = || raw.common_data().ok();
+    match raw.parse().ok()? {
+        EventRecord::Sample(s) => {
+            let stack = match (s.callchain, s.user_regs) {
+                (Some(chain), _) => Some(RawStack::Chain((0..chain.len()).filter_map(|i| chain.get(i)).collect())),
                 // No user registers (abi 0): a kernel thread's sample, no user stack to unwind.
-                let regs = match u64_at(body, at)? {
-                    0 => None,
-                    _ => Some(UserRegs { bp: u64_at(body, at + 8)?, sp: u64_at(body, at + 16)?, ip: u64_at(body, at + 24)? }),
-                };
-                at += if regs.is_some() { 32 } else { 8 };
-                let size = usize::try_from(u64_at(body, at)?).ok()?;
-                let data = body.get(at + 8..(at + 8).checked_add(size)?)?;
-                let dyn_size = if size == 0 { 0 } else { usize::try_from(u64_at(body, at + 8 + size)?).ok()? };
-                regs.map(|regs| RawStack::Copy { regs, bytes: data[..dyn_size.min(size)].to_vec() })
-            } else {
-                None
+                (None, Some(regs)) => {
+                    let regs = UserRegs { bp: regs.get(PERF_REG_X86_BP)?, sp: regs.get(PERF_REG_X86_SP)?, ip: regs.get(PERF_REG_X86_IP)? };
+                    let (copy, dyn_size) = s.user_stack?;
+                    let copy = copy.as_slice();
+                    let copied = usize::try_from(dyn_size).unwrap_or(usize::MAX).min(copy.len());
+                    Some(RawStack::Copy { regs, bytes: copy[..copied].to_vec() })
+                }
+                (None, None) => None,
             };
             Some(Record::Sample {
-                ip: u64_at(body, 0)?,
-                pid: u32_at(body, 8)?,
-                tid: u32_at(body, 12)?,
-                time: u64_at(body, 16)?,
-                kernel: cpumode == b::PERF_RECORD_MISC_KERNEL,
+                ip: s.ip?,
+                pid: s.pid? as u32,
+                tid: s.tid? as u32,
+                time: s.timestamp?,
+                kernel: s.cpu_mode == CpuMode::Kernel,
                 stack,
             })
         }
-        b::PERF_RECORD_LOST => Some(Record::Lost(u64_at(body, 8)?)),
-        // u32 pid, tid; char comm[]: an exec when the misc flag says so.
-        b::PERF_RECORD_COMM if misc as u32 & b::PERF_RECORD_MISC_COMM_EXEC != 0 => {
-            let comm = CStr::from_bytes_until_nul(body.get(8..)?).ok()?.to_string_lossy().into_owned();
-            // The sample_id's time ends the record.
-            let time = u64_at(body, body.len().checked_sub(8)?)?;
-            Some(Record::Exec { pid: u32_at(body, 0)?, comm, time })
+        EventRecord::Lost(l) => Some(Record::Lost(l.count)),
+        // A COMM record is an exec when its misc flag says so (else a rename: prctl).
+        EventRecord::Comm(c) if c.is_execve => {
+            let comm = String::from_utf8_lossy(&c.name.as_slice()).into_owned();
+            Some(Record::Exec { pid: c.pid as u32, comm, time: sample_id()?.timestamp? })
         }
-        // u32 pid, ppid, tid, ptid; u64 time.
-        b::PERF_RECORD_FORK => {
-            Some(Record::Fork { pid: u32_at(body, 0)?, ppid: u32_at(body, 4)?, tid: u32_at(body, 8)?, time: u64_at(body, 16)? })
-        }
-        // The same layout.
-        b::PERF_RECORD_EXIT => Some(Record::Exit { pid: u32_at(body, 0)?, tid: u32_at(body, 8)?, time: u64_at(body, 16)? }),
-        // Only the sample_id: u32 pid, tid; u64 time.
-        PERF_RECORD_SWITCH => {
-            let out = match misc as u32 & PERF_RECORD_MISC_SWITCH_OUT {
-                0 => None,
-                _ => Some(misc as u32 & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0),
+        EventRecord::Fork(f) => Some(Record::Fork { pid: f.pid as u32, ppid: f.ppid as u32, tid: f.tid as u32, time: f.timestamp }),
+        EventRecord::Exit(f) => Some(Record::Exit { pid: f.pid as u32, tid: f.tid as u32, time: f.timestamp }),
+        // A task's own switch record: only its sample_id, out and preempted in misc.
+        EventRecord::ContextSwitch(sw) if raw.record_type == RecordType::SWITCH => {
+            let id = sample_id()?;
+            let out = match sw {
+                ContextSwitchRecord::In { .. } => None,
+                ContextSwitchRecord::Out { preempted, .. } => Some(preempted == TaskWasPreempted::Yes),
             };
-            Some(Record::Switch { pid: u32_at(body, 0)?, tid: u32_at(body, 4)?, time: u64_at(body, 8)?, out })
+            Some(Record::Switch { pid: id.pid? as u32, tid: id.tid? as u32, time: id.timestamp?, out })
         }
-        PERF_RECORD_MMAP2 => {
-            // u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
-            // u32 prot, flags; char filename[].
-            if misc as u32 & b::PERF_RECORD_MISC_MMAP_BUILD_ID != 0 {
-                return None;
-            }
-            let name = body.get(64..)?;
-            let raw = CStr::from_bytes_until_nul(name).ok()?.to_bytes().to_vec();
-            Some(Record::Mmap2 {
-                pid: u32_at(body, 0)?,
-                addr: u64_at(body, 8)?,
-                len: u64_at(body, 16)?,
-                pgoff: u64_at(body, 24)?,
-                dev: (u32_at(body, 32)?, u32_at(body, 36)?),
-                ino: u64_at(body, 40)?,
-                raw,
-            })
-        }
+        // A mapping announced by its build-id has no device and inode to tell its file by.
+        EventRecord::Mmap2(m) => match m.file_id {
+            Mmap2FileId::InodeAndVersion(file) => Some(Record::Mmap2 {
+                pid: m.pid as u32,
+                addr: m.address,
+                len: m.length,
+                pgoff: m.page_offset,
+                dev: (file.major, file.minor),
+                ino: file.inode,
+                raw: m.path.as_slice().into_owned(),
+            }),
+            Mmap2FileId::BuildId(_) => None,
+        },
         _ => None,
     }
 }
@@ -1108,13 +1092,19 @@ mod tests {
         // pid 1, tid 3, time 99.
         body.extend_from_slice(&[1, 0, 0, 0, 3, 0, 0, 0]);
         body.extend_from_slice(&99u64.to_ne_bytes());
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, PLAIN);
+        let r = parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, PLAIN);
         assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, time: 99, kernel: false, stack: None }));
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body, PLAIN);
+        let r = parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_KERNEL as u16, &body, PLAIN);
         assert_eq!(r, Some(Record::Sample { ip: 0x5555_0000_1234, pid: 1, tid: 3, time: 99, kernel: true, stack: None }));
     }
 
-    const PLAIN: SampleFormat = SampleFormat { callchain: false, stack_copy: false };
+    /// The records of an event opened with `call_graph` (as profil opens it), read from `body`.
+    fn parse(ty: u32, misc: u16, body: &[u8], call_graph: CallGraph) -> Option<Record> {
+        let spec = EventSpec { period_ns: 1_000_000, call_graph, count_kernel: true, at_exec: true, inherit: true, data_pages: DATA_PAGES };
+        parse_record(ty, misc, RawData::Single(body), &record_format(&spec))
+    }
+
+    const PLAIN: CallGraph = CallGraph::None;
 
     fn words(w: &[u64]) -> Vec<u8> {
         w.iter().flat_map(|v| v.to_ne_bytes()).collect()
@@ -1126,32 +1116,32 @@ mod tests {
     fn parses_fork_and_exec_records() {
         let mut fork = [7u32, 5, 7, 5].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
         fork.extend_from_slice(&123u64.to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork, PLAIN), Some(Record::Fork { pid: 7, ppid: 5, tid: 7, time: 123 }));
-        assert_eq!(parse_record(b::PERF_RECORD_EXIT, 0, &fork, PLAIN), Some(Record::Exit { pid: 7, tid: 7, time: 123 }));
+        assert_eq!(parse(b::PERF_RECORD_FORK, 0, &fork, PLAIN), Some(Record::Fork { pid: 7, ppid: 5, tid: 7, time: 123 }));
+        assert_eq!(parse(b::PERF_RECORD_EXIT, 0, &fork, PLAIN), Some(Record::Exit { pid: 7, tid: 7, time: 123 }));
         // A switch: only its sample_id (pid, tid, time), out and preempted in misc.
         let switch = words(&[7 | 8 << 32, 12345]);
-        assert_eq!(parse_record(14, 0x2000 | 0x4000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(true) }));
-        assert_eq!(parse_record(14, 0x2000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(false) }));
-        assert_eq!(parse_record(14, 0, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: None }));
+        assert_eq!(parse(14, 0x2000 | 0x4000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(true) }));
+        assert_eq!(parse(14, 0x2000, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: Some(false) }));
+        assert_eq!(parse(14, 0, &switch, PLAIN), Some(Record::Switch { pid: 7, tid: 8, time: 12345, out: None }));
         let mut comm = [9u32, 9].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
         comm.extend_from_slice(b"busy\0\0\0\0");
         // The sample_id: pid, tid, time.
         comm.extend(words(&[9 | 9 << 32, 777]));
         let exec = b::PERF_RECORD_MISC_COMM_EXEC as u16;
-        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm, PLAIN), Some(Record::Exec { pid: 9, comm: "busy".into(), time: 777 }));
+        assert_eq!(parse(b::PERF_RECORD_COMM, exec, &comm, PLAIN), Some(Record::Exec { pid: 9, comm: "busy".into(), time: 777 }));
         // A rename (prctl), not an exec; and records cut short.
-        assert_eq!(parse_record(b::PERF_RECORD_COMM, 0, &comm, PLAIN), None);
-        assert_eq!(parse_record(b::PERF_RECORD_FORK, 0, &fork[..6], PLAIN), None);
-        assert_eq!(parse_record(b::PERF_RECORD_COMM, exec, &comm[..8], PLAIN), None);
+        assert_eq!(parse(b::PERF_RECORD_COMM, 0, &comm, PLAIN), None);
+        assert_eq!(parse(b::PERF_RECORD_FORK, 0, &fork[..6], PLAIN), None);
+        assert_eq!(parse(b::PERF_RECORD_COMM, exec, &comm[..8], PLAIN), None);
     }
 
     #[test]
     fn parses_a_frame_pointer_chain() {
         let user = b::PERF_CONTEXT_USER;
         let body = words(&[0x1000, 7 | 7 << 32, 55, 4, user, 0x1000, 0x2005, 0x3007]);
-        let f = SampleFormat::of(CallGraph::FramePointers);
+        let f = CallGraph::FramePointers;
         let Some(Record::Sample { ip, stack: Some(RawStack::Chain(chain)), .. }) =
-            parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f)
+            parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f)
         else {
             panic!()
         };
@@ -1167,13 +1157,13 @@ mod tests {
         let mut body = words(&[0x1000, 7 | 7 << 32, 55, 2, 0xbb, 0x7ff0, 0x1000, 16]);
         body.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9]);
         body.extend_from_slice(&8u64.to_ne_bytes());
-        let f = SampleFormat::of(CallGraph::Dwarf { stack_size: 16 });
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
+        let f = CallGraph::Dwarf { stack_size: 16 };
+        let r = parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         let copy = RawStack::Copy { regs: UserRegs { ip: 0x1000, sp: 0x7ff0, bp: 0xbb }, bytes: vec![1, 2, 3, 4, 5, 6, 7, 8] };
         assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: Some(copy) }));
         // No user registers (abi 0) and no stack: a sample without a stack to unwind.
         let body = words(&[0x1000, 7 | 7 << 32, 55, 0, 0]);
-        let r = parse_record(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
+        let r = parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: None }));
     }
 
@@ -1201,7 +1191,7 @@ mod tests {
     fn parses_lost_and_mmap2() {
         let mut lost = 7u64.to_ne_bytes().to_vec();
         lost.extend_from_slice(&42u64.to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_LOST, 0, &lost, PLAIN), Some(Record::Lost(42)));
+        assert_eq!(parse(b::PERF_RECORD_LOST, 0, &lost, PLAIN), Some(Record::Lost(42)));
 
         let mut m = Vec::new();
         m.extend_from_slice(&9u32.to_ne_bytes());
@@ -1215,7 +1205,7 @@ mod tests {
         m.extend_from_slice(&0u64.to_ne_bytes());
         m.extend_from_slice(&[0; 8]);
         m.extend_from_slice(b"/bin/fib\0\0\0\0\0\0\0\0");
-        let r = parse_record(PERF_RECORD_MMAP2, 0, &m, PLAIN).unwrap();
+        let r = parse(b::PERF_RECORD_MMAP2, 0, &m, PLAIN).unwrap();
         assert_eq!(
             r,
             Record::Mmap2 {
@@ -1248,20 +1238,73 @@ mod tests {
         assert_eq!(mapping_file(7, None, 0x1000, 0x2000, false), Some(PathBuf::from("/proc/7/map_files/1000-3000")));
     }
 
+    /// A ring of one data page in anonymous memory, its records laid out as `spec` says.
+    fn memory_ring(spec: &EventSpec) -> Ring {
+        let len = 2 * page_size();
+        // SAFETY: a fresh private anonymous mapping, owned (and unmapped) by the Ring.
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        assert_ne!(ptr, libc::MAP_FAILED);
+        let fd = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        Ring { fd, ptr: ptr as *mut u8, len, format: record_format(spec), _more: Vec::new() }
+    }
+
+    /// Sets the ring's tail and head, and writes `bytes` at the tail, wrapping at the end.
+    fn fill(ring: &mut Ring, tail: u64, head: u64, bytes: &[u8]) {
+        let page = page_size();
+        let meta = ring.ptr as *mut b::perf_event_mmap_page;
+        // SAFETY: the ring's own mapping: the metadata page, then one page of data.
+        unsafe {
+            (*meta).data_tail = tail;
+            (*meta).data_head = head;
+            for (i, &byte) in bytes.iter().enumerate() {
+                *ring.ptr.add(page + (tail as usize + i) % page) = byte;
+            }
+        }
+    }
+
+    fn tail_of(ring: &Ring) -> u64 {
+        // SAFETY: the ring's metadata page.
+        unsafe { (*(ring.ptr as *const b::perf_event_mmap_page)).data_tail }
+    }
+
+    #[test]
+    fn a_record_across_the_end_of_the_ring_is_read_whole_and_a_partial_one_waits() {
+        let spec = EventSpec { period_ns: 1, call_graph: CallGraph::FramePointers, count_kernel: false, at_exec: true, inherit: true, data_pages: 1 };
+        let mut ring = memory_ring(&spec);
+        // A sample of 56 bytes: header, ip, pid and tid, time, a chain of two frames.
+        let header = u64::from(b::PERF_RECORD_SAMPLE) | u64::from(b::PERF_RECORD_MISC_USER) << 32 | 56 << 48;
+        let record = words(&[header, 0x1000, 7 | 7 << 32, 55, 2, 0x1000, 0x2005]);
+        // Its header cut by the end of the data page, its body, or neither.
+        for before_the_end in [4, 20, 56] {
+            let tail = (page_size() - before_the_end) as u64;
+            fill(&mut ring, tail, tail + 40, &record);
+            assert_eq!(ring.drain(), []);
+            assert_eq!(tail_of(&ring), tail, "a record the kernel is still writing is left for later");
+            fill(&mut ring, tail, tail + 56, &record);
+            let chain = RawStack::Chain(vec![0x1000, 0x2005]);
+            assert_eq!(ring.drain(), [Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: Some(chain) }]);
+            assert_eq!(tail_of(&ring), tail + 56);
+        }
+    }
+
     #[test]
     fn truncated_records_are_ignored_not_panics() {
-        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &[1, 2, 3], PLAIN), None);
-        assert_eq!(parse_record(PERF_RECORD_MMAP2, 0, &[0; 60], PLAIN), None);
-        assert_eq!(parse_record(999, 0, &[], PLAIN), None);
+        assert_eq!(parse(b::PERF_RECORD_SAMPLE, 0, &[1, 2, 3], PLAIN), None);
+        assert_eq!(parse(b::PERF_RECORD_MMAP2, 0, &[0; 60], PLAIN), None);
+        assert_eq!(parse(999, 0, &[], PLAIN), None);
         // Stack parts that claim more than the record holds (after ip, pid and tid, time).
+        // (A chain of 2^40 frames: the reader multiplies the count by 8 unchecked, which a
+        // count past 2^61, never the kernel's, would overflow in a debug build.)
         let mut body = vec![0u8; 24];
-        body.extend_from_slice(&u64::MAX.to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &body, SampleFormat::of(CallGraph::FramePointers)), None);
+        body.extend_from_slice(&(1u64 << 40).to_ne_bytes());
+        assert_eq!(parse(b::PERF_RECORD_SAMPLE, 0, &body, CallGraph::FramePointers), None);
         let mut body = vec![0u8; 24];
         body.extend_from_slice(&1u64.to_ne_bytes());
         body.extend_from_slice(&[0; 24]);
         body.extend_from_slice(&(1u64 << 40).to_ne_bytes());
-        assert_eq!(parse_record(b::PERF_RECORD_SAMPLE, 0, &body, SampleFormat::of(CallGraph::Dwarf { stack_size: 8 })), None);
+        assert_eq!(parse(b::PERF_RECORD_SAMPLE, 0, &body, CallGraph::Dwarf { stack_size: 8 }), None);
     }
 
     #[test]

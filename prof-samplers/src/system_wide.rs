@@ -24,7 +24,7 @@ use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, 
 use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
     chain_stack, child_part, executable_mapping, lock_session, mapping_file, open_event, os_error, page_size,
-    poll_readable, Children, EventSpec, RawStack, Record, Ring, SampleFormat, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    poll_readable, Children, EventSpec, RawStack, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 
 /// How to sample the whole system.
@@ -38,7 +38,6 @@ pub struct SystemConfig {
 /// The system-wide sampler. See the module's doc.
 pub struct SystemSampler {
     rings: Vec<Ring>,
-    format: SampleFormat,
     /// The processes running at the start, for the first batch.
     pending: SampleBatch,
     /// Every process's mappings, where it came from, and (copied stacks) its unwinder.
@@ -94,7 +93,6 @@ impl SystemSampler {
         }
         Ok(SystemSampler {
             rings,
-            format: SampleFormat::of(config.call_graph),
             pending,
             processes,
             unwound: std::time::Duration::ZERO,
@@ -116,8 +114,7 @@ impl SystemSampler {
     pub fn collect(&mut self) -> SampleBatch {
         let mut batch = std::mem::take(&mut self.pending);
         batch.clock.push(monotonic_ns());
-        let format = self.format;
-        let mut records: Vec<Record> = self.rings.iter_mut().flat_map(|r| r.drain(format)).collect();
+        let mut records: Vec<Record> = self.rings.iter_mut().flat_map(Ring::drain).collect();
         // A process's start, exec and mappings before its samples (another CPU's ring may hold
         // them), its end after.
         records.sort_by_key(|r| match r {
@@ -209,7 +206,7 @@ fn open_rings(spec: &EventSpec) -> io::Result<Vec<Ring>> {
     let mut rings = Vec::new();
     for cpu in 0..cpus {
         match open_event(spec, -1, cpu) {
-            Ok(fd) => rings.push(Ring::map(fd, spec.data_pages)?),
+            Ok(fd) => rings.push(Ring::map(fd, spec)?),
             // An offline CPU.
             Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {}
             Err(e) => return Err(e),
