@@ -73,6 +73,9 @@ pub struct Profile {
     pub typed_records: bool,
     /// Whether call stacks were recorded (`-g`), and they.
     pub stacks_recorded: bool,
+    /// A saved run keeps them beside the profile, as rows (`saved::stacks`); versions 1 and 2
+    /// kept them here, and are read from here.
+    #[serde(default, skip_serializing)]
     pub stacks: Vec<Stack>,
     /// The daemons that worked for the program and the account of the run's ticks, where the
     /// backend labels servers (Redox: `/scheme/prof/servers`).

@@ -56,12 +56,14 @@ fn scaled(base: &Path, new: &Path, range: std::ops::Range<u64>, times: u64) {
         let b = &mut p["data"]["bins"][i as usize];
         *b = (b.as_u64().unwrap() + n).into();
     }
-    for st in p["stacks"].as_array_mut().unwrap() {
-        if st["frames"][0]["Program"].as_u64().is_some_and(|a| range.contains(&a)) {
-            st["count"] = (st["count"].as_u64().unwrap() * times).into();
+    p["user_ticks"] = (p["user_ticks"].as_u64().unwrap() + more).into();
+    // Each stack a row `[count, truncated, [kind, address, ...]]`, its innermost frame first
+    // (kind 0: the program's text).
+    for st in doc["call_stacks"].as_array_mut().unwrap() {
+        if st[2][0] == 0 && st[2][1].as_u64().is_some_and(|a| range.contains(&a)) {
+            st[0] = (st[0].as_u64().unwrap() * times).into();
         }
     }
-    p["user_ticks"] = (p["user_ticks"].as_u64().unwrap() + more).into();
     assert!(more > 0, "no sample of the function in the base run");
     write_saved_run(new, &doc);
 }

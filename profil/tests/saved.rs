@@ -48,6 +48,38 @@ fn same_bytes_live_and_loaded(dir: &Path, program: &[&str], record: &[&str], rep
     }
 }
 
+/// A run saved by profil of version 2 (its stacks inside the profile, a frame an object) is
+/// reported as the same run saved now (version 3, the stacks as rows beside it).
+#[test]
+fn a_version_2_file_reports_as_the_same_run_saved_now() {
+    let dir = scratch("saved-v2");
+    let saved = dir.join("run.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--save", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "30", "300"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let mut doc = saved_run_json(&saved);
+    assert_eq!(doc["version"], 3);
+    assert!(doc["run"]["profile"].get("stacks").is_none(), "version 3 keeps no stacks in the profile");
+    let rows = doc["call_stacks"].as_array().unwrap().len();
+    assert!(rows > 1, "a -g run of fib has stacks");
+    stacks_inside_the_profile(&mut doc);
+    doc["version"] = 2.into();
+    assert_eq!(doc["run"]["profile"]["stacks"].as_array().unwrap().len(), rows);
+    let old = dir.join("v2.profil");
+    write_saved_run(&old, &doc);
+    let report = |file: &Path, json: &Path| {
+        let o = profil(&["--load", file.to_str().unwrap(), "-f", "--callgraph", "--json", json.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        (text(&o).0, std::fs::read(json).unwrap())
+    };
+    let now = report(&saved, &dir.join("now.json"));
+    assert!(now.0.contains("Call graph"), "{}", now.0);
+    assert_eq!(report(&old, &dir.join("old.json")), now);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_loaded_run_is_reported_as_the_live_one_was() {
     let dir = scratch("saved");
@@ -123,7 +155,7 @@ fn what_is_not_a_saved_run_is_one_error() {
         ("truncated JSON", text_of.as_bytes()[..text_of.len() / 2].to_vec(), "not a saved run ("),
         ("an ELF", std::fs::read(fib_bin()).unwrap(), "not a saved run ("),
         ("a JSON export", br#"{"format": "profil", "version": 7}"#.to_vec(), "not a saved run (no \"format\": \"profil-run\")"),
-        ("from the future", text_of.replacen("\"version\":2", "\"version\":3", 1).into_bytes(), "a saved run of version 3; this profil reads versions 1 to 2"),
+        ("from the future", text_of.replacen("\"version\":3", "\"version\":4", 1).into_bytes(), "a saved run of version 4; this profil reads versions 1 to 3"),
         ("damaged", text_of.replacen("\"frequency_hz\":", "\"frequency_hz\":-", 1).into_bytes(), "a damaged saved run ("),
     ];
     for (what, bytes, says) in cases {

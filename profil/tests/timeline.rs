@@ -158,10 +158,11 @@ fn a_window_in_percent_is_sliced_itself() {
 fn a_run_without_times_loads_but_has_no_window() {
     let (dir, saved) = saved_fib("timeline-v1", &["30", "300"]);
     let mut doc = saved_run_json(&saved);
-    assert_eq!(doc["version"], 2);
+    assert_eq!(doc["version"], 3);
     assert!(doc["timeline"]["samples"].as_array().is_some_and(|s| !s.is_empty()));
     doc["version"] = 1.into();
     doc.as_object_mut().unwrap().remove("timeline");
+    stacks_inside_the_profile(&mut doc);
     let old = dir.join("old.profil");
     write_saved_run(&old, &doc);
     let o = profil(&["--load", old.to_str().unwrap(), "-f"]);

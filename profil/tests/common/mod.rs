@@ -326,6 +326,25 @@ pub fn saved_run_json(file: &Path) -> serde_json::Value {
     serde_json::from_str(&json).unwrap()
 }
 
+/// A saved run's stacks moved where versions 1 and 2 kept them: inside the profile, each
+/// frame an object (`{"Program": A}`), from version 3's rows beside it.
+pub fn stacks_inside_the_profile(doc: &mut serde_json::Value) {
+    let Some(rows) = doc.as_object_mut().unwrap().remove("call_stacks") else { return };
+    let kinds = ["Program", "Foreign", "Kernel"];
+    let stacks: Vec<serde_json::Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let flat = row[2].as_array().unwrap();
+            let frames: Vec<serde_json::Value> =
+                flat.chunks(2).map(|f| serde_json::json!({ kinds[f[0].as_u64().unwrap() as usize]: f[1] })).collect();
+            serde_json::json!({"frames": frames, "truncated": row[1], "count": row[0]})
+        })
+        .collect();
+    doc["run"]["profile"]["stacks"] = stacks.into();
+}
+
 /// Write `doc` as a saved run at `file`, gzipped as profil saves it.
 pub fn write_saved_run(file: &Path, doc: &serde_json::Value) {
     use std::io::Write;

@@ -11,15 +11,19 @@ use std::path::{Path, PathBuf};
 
 use prof_core::sampler::CallGraph;
 
+mod stacks;
+
 use crate::profile::Outcome;
 use crate::timeline::rows::SavedTimeline;
 use crate::timeline::Timeline;
+use stacks::SavedStacks;
 
 /// The `format` of a saved run.
 pub const FORMAT: &str = "profil-run";
 /// The version this profil writes. Version 2 added the samples in time order (`timeline`);
-/// a version 1 file reads as a run without them.
-pub const VERSION: u32 = 2;
+/// a version 1 file reads as a run without them. Version 3 keeps the call stacks beside the
+/// run as rows (`call_stacks`), not as the profile's `stacks` objects, which it still reads.
+pub const VERSION: u32 = 3;
 /// The oldest version it reads.
 pub const OLDEST_VERSION: u32 = 1;
 
@@ -45,6 +49,15 @@ struct Saved {
     /// With `--children`: the processes it started were followed.
     children: bool,
     run: Outcome,
+    /// The program's call stacks (version 3; before, the profile's `stacks`).
+    #[serde(default, skip_serializing_if = "SavedStacks::is_empty")]
+    call_stacks: SavedStacks,
+    /// Each followed process's call stacks (`--children`, `-a`), by pid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    child_stacks: Vec<(u32, SavedStacks)>,
+    /// Each daemon's that worked for the program (Redox), by pid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    daemon_stacks: Vec<(u32, SavedStacks)>,
     /// The program's samples in time order (version 2), beside the run's stacks.
     #[serde(default, skip_serializing_if = "SavedTimeline::is_empty")]
     timeline: SavedTimeline,
@@ -103,13 +116,31 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
             .collect()
     };
     let (child_timelines, daemon_timelines) = (timelines(&run.profile.processes), timelines(&run.profile.daemons));
+    let call_stacks = SavedStacks::of(&run.profile.stacks);
+    let stacks_of = |processes: &[crate::profile::ChildProfile]| -> Vec<(u32, SavedStacks)> {
+        processes.iter().filter(|c| !c.profile.stacks.is_empty()).map(|c| (c.pid, SavedStacks::of(&c.profile.stacks))).collect()
+    };
+    let (child_stacks, daemon_stacks) = (stacks_of(&run.profile.processes), stacks_of(&run.profile.daemons));
     let run = with_build_ids(run);
-    let saved =
-        Saved { format: FORMAT.into(), version: VERSION, file, build_id, stacks, children, run, timeline, child_timelines, daemon_timelines };
+    let saved = Saved {
+        format: FORMAT.into(),
+        version: VERSION,
+        file,
+        build_id,
+        stacks,
+        children,
+        run,
+        call_stacks,
+        child_stacks,
+        daemon_stacks,
+        timeline,
+        child_timelines,
+        daemon_timelines,
+    };
     let mut json = serde_json::to_vec(&saved).expect("a run is plain data: it always serializes");
     json.push(b'\n');
-    // Gzipped: a long -g run's stacks repeat their frames (a 5 s fib run: 3.0 MB of JSON,
-    // 44 KB gzipped); `zcat FILE | jq` reads it.
+    // Gzipped: a long -g run's stacks repeat their frames (a 50 s fib run: 19 MB of JSON,
+    // 0.7 MB gzipped); `zcat FILE | jq` reads it.
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&json).expect("writing to memory");
     gz.finish().expect("writing to memory")
@@ -131,7 +162,7 @@ fn with_build_ids(run: &Outcome) -> Outcome {
     run
 }
 
-/// The largest saved run read: a 45 s `-g` run is half a MiB.
+/// The largest saved run read: a 50 s `-g` run is under a MiB.
 pub const MAX_FILE: u64 = 256 << 20;
 
 /// The most a saved run may unpack to: far above any run's, far below a gzip bomb's.
@@ -174,26 +205,54 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         _ => return Err(format!("not a saved run (no \"format\": \"{FORMAT}\")")),
     }
     let mut saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
+    let damaged = |e: String| format!("a damaged saved run ({e})");
+    // Version 3's stacks, beside the run (older files have them inside it).
+    if !saved.call_stacks.is_empty() {
+        saved.run.profile.stacks = std::mem::take(&mut saved.call_stacks).stacks().map_err(damaged)?;
+    }
+    let (children, daemons) = (std::mem::take(&mut saved.child_stacks), std::mem::take(&mut saved.daemon_stacks));
+    each_process(&mut saved.run.profile, children, daemons, "the stacks", |p, stacks| {
+        p.stacks = stacks.stacks()?;
+        Ok(())
+    })
+    .map_err(damaged)?;
     counts_that_can_be(&saved.run.profile)?;
     let timeline = std::mem::take(&mut saved.timeline);
     let firsts = first_frames(&saved.run.profile.stacks);
     saved.run.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
-    let profile = &mut saved.run.profile;
-    for (processes, timelines) in [(&mut profile.processes, std::mem::take(&mut saved.child_timelines)), (&mut profile.daemons, std::mem::take(&mut saved.daemon_timelines))] {
-        for (pid, timeline) in timelines {
-            let Some(c) = processes.iter_mut().find(|c| c.pid == pid) else {
-                return Err(format!("a damaged saved run (a timeline of process {pid}, which it does not have)"));
-            };
-            let firsts = first_frames(&c.profile.stacks);
-            c.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
-        }
-    }
+    let (children, daemons) = (std::mem::take(&mut saved.child_timelines), std::mem::take(&mut saved.daemon_timelines));
+    each_process(&mut saved.run.profile, children, daemons, "a timeline", |p, timeline| {
+        p.timeline = Timeline::from_saved(timeline, &first_frames(&p.stacks))?;
+        Ok(())
+    })
+    .map_err(damaged)?;
     let call_graph = match saved.stacks {
         Stacks::None => CallGraph::None,
         Stacks::Fp => CallGraph::FramePointers,
         Stacks::Dwarf => CallGraph::Dwarf { stack_size: 0 },
     };
     Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run: saved.run })
+}
+
+/// Each `(pid, part)` of a saved run's followed processes (`children`) and daemons
+/// (`daemons`) put into that process's profile; `what` names a part of a process the run does
+/// not have, which makes the file a damaged one.
+fn each_process<T>(
+    profile: &mut crate::profile::Profile,
+    children: Vec<(u32, T)>,
+    daemons: Vec<(u32, T)>,
+    what: &str,
+    mut put: impl FnMut(&mut crate::profile::Profile, T) -> Result<(), String>,
+) -> Result<(), String> {
+    for (processes, parts) in [(&mut profile.processes, children), (&mut profile.daemons, daemons)] {
+        for (pid, part) in parts {
+            let Some(c) = processes.iter_mut().find(|c| c.pid == pid) else {
+                return Err(format!("{what} of process {pid}, which it does not have"));
+            };
+            put(&mut c.profile, part)?;
+        }
+    }
+    Ok(())
 }
 
 /// The most samples a run can hold, the program's and its processes' together: 2^50 is
@@ -261,11 +320,31 @@ mod tests {
     }
 
     #[test]
+    fn stacks_are_saved_beside_the_run_and_read_back_into_their_processes() {
+        use crate::frame::Frame;
+        use crate::profile::{ChildProfile, Profile, Stack};
+        let stack = |a, count| Stack { frames: vec![Frame::Program(a), Frame::Foreign(0x7f00_0000_1000)], truncated: false, count };
+        let mut run = outcome();
+        run.profile.stacks = vec![stack(0x1000, 5), stack(0x1010, 2)];
+        let child = Profile { stacks: vec![stack(0x2000, 3)], ..Default::default() };
+        run.profile.processes = vec![ChildProfile { pid: 41, parent: None, program: "/bin/sh".into(), profile: child, running: false }];
+        let bytes = render(&run, Path::new("/bin/fib"), CallGraph::FramePointers, true);
+        let back = parse(&bytes).unwrap();
+        assert_eq!(back.run.profile.stacks, run.profile.stacks);
+        assert_eq!(back.run.profile.processes[0].profile.stacks, vec![stack(0x2000, 3)]);
+        let mut json = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();
+        assert!(json.contains("\"child_stacks\":[[41,[[3,false,[0,8192,1,139637976731648]]]]]"), "{json}");
+        let bad = json.replace("\"child_stacks\":[[41,", "\"child_stacks\":[[42,");
+        assert_eq!(parse(bad.as_bytes()).unwrap_err(), "a damaged saved run (the stacks of process 42, which it does not have)");
+    }
+
+    #[test]
     fn what_is_not_a_saved_run_is_named() {
         assert_eq!(parse(b"").unwrap_err(), "the file is empty");
         assert!(parse(b"\x7fELF").unwrap_err().starts_with("not a saved run ("));
         assert_eq!(parse(br#"{"format": "profil", "version": 7}"#).unwrap_err(), "not a saved run (no \"format\": \"profil-run\")");
-        assert_eq!(parse(br#"{"format": "profil-run", "version": 9}"#).unwrap_err(), "a saved run of version 9; this profil reads versions 1 to 2");
+        assert_eq!(parse(br#"{"format": "profil-run", "version": 9}"#).unwrap_err(), "a saved run of version 9; this profil reads versions 1 to 3");
         let good = render(&outcome(), Path::new("/bin/fib"), CallGraph::None, false);
         assert!(parse(&good[..good.len() / 2]).unwrap_err().starts_with("not a saved run (its gzip stream: "));
         // Unpacked, it reads too; damaged, it is refused.
