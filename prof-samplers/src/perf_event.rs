@@ -718,56 +718,12 @@ impl Sampler for PerfEventSampler {
         for rec in records {
             match rec {
                 // Threads share the pid; processes the program starts inherit the events too,
-                // but the profile is of one process (the Minix rule), so theirs are left out.
+                // but the profile is of one process (the Minix rule), so theirs are apart.
                 Record::Sample { pid, tid, ip, time, kernel, stack, .. } if pid != ev.pid => {
-                    match batch.children.iter_mut().find(|c| c.0 == pid) {
-                        Some(child) => child.1 += 1,
-                        None => batch.children.push((pid, 1)),
-                    }
-                    let Some(children) = ev.children.as_mut() else { continue };
-                    let stack = match stack {
-                        Some(RawStack::Chain(frames)) => Some(chain_stack(ip, frames)),
-                        Some(RawStack::Copy { regs, bytes }) => Some(children.unwinder(ev.pid, pid).unwind(regs, &bytes)),
-                        None => None,
-                    };
-                    let part = child_part(&mut batch, pid);
-                    match kernel {
-                        true => part.add_timed_kernel(time, tid, ip, None),
-                        false => part.add_timed_user(time, tid, ip, stack),
-                    }
+                    child_sample(&mut batch, ev, pid, SampleFields { tid, ip, time, kernel, stack });
                 }
-                Record::Sample { kernel: true, tid, ip, time, .. } if !self.kernel_samples => {
-                    batch.kernel_ticks += 1;
-                    note_thread_sample(&mut batch, ev, tid, ip);
-                    batch.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
-                }
-                Record::Sample { ip, tid, time, kernel, stack, .. } => {
-                    note_thread_sample(&mut batch, ev, tid, ip);
-                    let samples = match kernel {
-                        true => {
-                            batch.kernel_ticks += 1;
-                            &mut batch.kernel
-                        }
-                        false => &mut batch.user,
-                    };
-                    push_run(samples, ip);
-                    let mut stack = match (stack, ev.unwinder.as_mut()) {
-                        (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
-                        (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
-                        _ => None,
-                    };
-                    // A kernel sample's copied registers and stack are the user state at the
-                    // system call: the kernel's address is the leaf above them.
-                    if let (true, Some(st)) = (kernel, stack.as_mut()) {
-                        if st.frames.first() != Some(&ip) {
-                            st.frames.insert(0, ip);
-                        }
-                    }
-                    let at = if kernel { Sampled::Kernel { ip, named: true } } else { Sampled::User(ip) };
-                    batch.timed.push(TimedSample { time, tid, at, stack: stack.clone() });
-                    if let Some(stack) = stack {
-                        push_run(&mut batch.stacks, stack);
-                    }
+                Record::Sample { tid, ip, time, kernel, stack, .. } => {
+                    program_sample(&mut batch, ev, self.kernel_samples, SampleFields { tid, ip, time, kernel, stack });
                 }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, time, .. } if pid == ev.pid => {
@@ -826,29 +782,8 @@ impl Sampler for PerfEventSampler {
                 Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
                     let path = String::from_utf8_lossy(&raw).into_owned();
                     let is_program = program.matches(&path, dev, ino);
-                    // The program's own mapping, in the profiled process itself (not in a
-                    // child it started), gives the load base.
-                    if pid == ev.pid && ev.load_base.is_none() && is_program {
-                        ev.load_base = ev.image.load_base_for_mapping(addr, pgoff);
-                        batch.load_base = ev.load_base;
-                    }
                     let file = mapping_file(pid, Some(&raw), addr, len, is_program);
-                    let m = Mapping { start: addr, len, pgoff, path, file, build_id: None };
-                    if pid != ev.pid {
-                        // A child's: its own when children are followed, else not the profile's.
-                        if let Some(children) = ev.children.as_mut() {
-                            children.mapped(pid, &m);
-                            child_part(&mut batch, pid).mappings.push(m);
-                        }
-                        continue;
-                    }
-                    if let Some(u) = ev.unwinder.as_mut() {
-                        u.add_mapping(&m);
-                    }
-                    if let Some(children) = ev.children.as_mut() {
-                        children.program_mappings.push(m.clone());
-                    }
-                    batch.mappings.push(m);
+                    mapped(&mut batch, ev, pid, Mapping { start: addr, len, pgoff, path, file, build_id: None }, is_program);
                 }
             }
         }
@@ -856,25 +791,7 @@ impl Sampler for PerfEventSampler {
             batch.probed_until = Some(until.min(now));
             batch.probe_problem = prober.problem();
             for p in raw {
-                let site = match p.reading {
-                    crate::off_cpu::Reading::Running => None,
-                    crate::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
-                    crate::off_cpu::Reading::Blocked { call, target, regs, stack } => {
-                        // A child's stack is unwound with what it has mapped (--children).
-                        let unwinder = match ev.children.as_mut() {
-                            Some(children) if p.pid != ev.pid => Some(children.unwinder(ev.pid, p.pid)),
-                            _ => ev.unwinder.as_mut(),
-                        };
-                        let stack = match unwinder {
-                            Some(u) => u.unwind_without_bp(regs, &stack),
-                            None => CallStack { frames: vec![regs.ip], truncated: true },
-                        };
-                        let site = prof_core::sampler::WaitSite { pid: p.pid, call, target, stack };
-                        ev.last_site.insert(p.tid, site.clone());
-                        Some(site)
-                    }
-                };
-                batch.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
+                probed(&mut batch, ev, p);
             }
         }
         Ok(batch)
@@ -997,6 +914,119 @@ impl Drop for Ring {
         // SAFETY: ptr/len are the mapping made in `open_rings`.
         unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
     }
+}
+
+/// A sample record's fields after its pid.
+struct SampleFields {
+    tid: u32,
+    ip: u64,
+    time: u64,
+    kernel: bool,
+    stack: Option<RawStack>,
+}
+
+/// A sample of process `pid`, which the program started: counted as its, and (`--children`)
+/// kept with its stack, unwound with what that process has mapped.
+fn child_sample(batch: &mut SampleBatch, ev: &mut Event, pid: u32, s: SampleFields) {
+    match batch.children.iter_mut().find(|c| c.0 == pid) {
+        Some(child) => child.1 += 1,
+        None => batch.children.push((pid, 1)),
+    }
+    let Some(children) = ev.children.as_mut() else { return };
+    let stack = match s.stack {
+        Some(RawStack::Chain(frames)) => Some(chain_stack(s.ip, frames)),
+        Some(RawStack::Copy { regs, bytes }) => Some(children.unwinder(ev.pid, pid).unwind(regs, &bytes)),
+        None => None,
+    };
+    let part = child_part(batch, pid);
+    match s.kernel {
+        true => part.add_timed_kernel(s.time, s.tid, s.ip, None),
+        false => part.add_timed_user(s.time, s.tid, s.ip, stack),
+    }
+}
+
+/// A sample of the program: by address (user, or kernel where `kernel_samples` names the
+/// kernel's), by thread, with its stack, and in time order.
+fn program_sample(batch: &mut SampleBatch, ev: &mut Event, kernel_samples: bool, s: SampleFields) {
+    let SampleFields { tid, ip, time, kernel, stack } = s;
+    note_thread_sample(batch, ev, tid, ip);
+    if kernel && !kernel_samples {
+        batch.kernel_ticks += 1;
+        batch.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
+        return;
+    }
+    let samples = match kernel {
+        true => {
+            batch.kernel_ticks += 1;
+            &mut batch.kernel
+        }
+        false => &mut batch.user,
+    };
+    push_run(samples, ip);
+    let mut stack = match (stack, ev.unwinder.as_mut()) {
+        (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
+        (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
+        _ => None,
+    };
+    // A kernel sample's copied registers and stack are the user state at the system call:
+    // the kernel's address is the leaf above them.
+    if let (true, Some(st)) = (kernel, stack.as_mut()) {
+        if st.frames.first() != Some(&ip) {
+            st.frames.insert(0, ip);
+        }
+    }
+    let at = if kernel { Sampled::Kernel { ip, named: true } } else { Sampled::User(ip) };
+    batch.timed.push(TimedSample { time, tid, at, stack: stack.clone() });
+    if let Some(stack) = stack {
+        push_run(&mut batch.stacks, stack);
+    }
+}
+
+/// Process `pid` mapped `m` (`is_program`: the program's file): the program's own mapping
+/// in the profiled process gives the load base; a child's is its own where children are
+/// followed, else not the profile's.
+fn mapped(batch: &mut SampleBatch, ev: &mut Event, pid: u32, m: Mapping, is_program: bool) {
+    if pid == ev.pid && ev.load_base.is_none() && is_program {
+        ev.load_base = ev.image.load_base_for_mapping(m.start, m.pgoff);
+        batch.load_base = ev.load_base;
+    }
+    if pid != ev.pid {
+        if let Some(children) = ev.children.as_mut() {
+            children.mapped(pid, &m);
+            child_part(batch, pid).mappings.push(m);
+        }
+        return;
+    }
+    if let Some(u) = ev.unwinder.as_mut() {
+        u.add_mapping(&m);
+    }
+    if let Some(children) = ev.children.as_mut() {
+        children.program_mappings.push(m.clone());
+    }
+    batch.mappings.push(m);
+}
+
+/// A look at a thread (`--off-cpu`): where it was found blocked, its stack unwound with what
+/// its process has mapped (a child's: `--children`); the same wait as at its last look.
+fn probed(batch: &mut SampleBatch, ev: &mut Event, p: crate::off_cpu::RawProbe) {
+    let site = match p.reading {
+        crate::off_cpu::Reading::Running => None,
+        crate::off_cpu::Reading::Same => ev.last_site.get(&p.tid).cloned(),
+        crate::off_cpu::Reading::Blocked { call, target, regs, stack } => {
+            let unwinder = match ev.children.as_mut() {
+                Some(children) if p.pid != ev.pid => Some(children.unwinder(ev.pid, p.pid)),
+                _ => ev.unwinder.as_mut(),
+            };
+            let stack = match unwinder {
+                Some(u) => u.unwind_without_bp(regs, &stack),
+                None => CallStack { frames: vec![regs.ip], truncated: true },
+            };
+            let site = prof_core::sampler::WaitSite { pid: p.pid, call, target, stack };
+            ev.last_site.insert(p.tid, site.clone());
+            Some(site)
+        }
+    };
+    batch.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
 }
 
 /// One sample of thread `tid` of the program at `ip`, for the thread view; the thread's name
