@@ -23,7 +23,6 @@
 //! * One session per machine: the session holds the abstract unix socket `@profd.session`,
 //!   which the kernel releases even if `profil` is killed; a second bind is EBUSY.
 
-
 use linux_perf_event_reader::{
     ContextSwitchRecord, CpuMode, Endianness, EventRecord, Mmap2FileId, PerfEventAttr, RawData, RawEventRecord, RecordParseInfo, RecordType,
     TaskWasPreempted,
@@ -111,7 +110,6 @@ const MAX_CALLCHAIN: u16 = 127;
 const PERF_REG_X86_BP: u64 = 6;
 const PERF_REG_X86_SP: u64 = 7;
 const PERF_REG_X86_IP: u64 = 8;
-
 
 /// How to sample.
 #[derive(Debug, Clone)]

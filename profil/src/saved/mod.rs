@@ -107,20 +107,14 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
+    let timeline_of = |p: &crate::profile::Profile| (!p.timeline.is_empty()).then(|| p.timeline.saved(&first_frames(&p.stacks)));
+    let stacks_of = |p: &crate::profile::Profile| (!p.stacks.is_empty()).then(|| SavedStacks::of(&p.stacks));
+    let (processes, daemons) = (&run.profile.processes, &run.profile.daemons);
+    // The program's whole, a process's where it has samples in time order or stacks.
     let timeline = run.profile.timeline.saved(&first_frames(&run.profile.stacks));
-    let timelines = |processes: &[crate::profile::ChildProfile]| -> Vec<(u32, SavedTimeline)> {
-        processes
-            .iter()
-            .filter(|c| !c.profile.timeline.is_empty())
-            .map(|c| (c.pid, c.profile.timeline.saved(&first_frames(&c.profile.stacks))))
-            .collect()
-    };
-    let (child_timelines, daemon_timelines) = (timelines(&run.profile.processes), timelines(&run.profile.daemons));
+    let (child_timelines, daemon_timelines) = (by_pid(processes, timeline_of), by_pid(daemons, timeline_of));
     let call_stacks = SavedStacks::of(&run.profile.stacks);
-    let stacks_of = |processes: &[crate::profile::ChildProfile]| -> Vec<(u32, SavedStacks)> {
-        processes.iter().filter(|c| !c.profile.stacks.is_empty()).map(|c| (c.pid, SavedStacks::of(&c.profile.stacks))).collect()
-    };
-    let (child_stacks, daemon_stacks) = (stacks_of(&run.profile.processes), stacks_of(&run.profile.daemons));
+    let (child_stacks, daemon_stacks) = (by_pid(processes, stacks_of), by_pid(daemons, stacks_of));
     let run = with_build_ids(run);
     let saved = Saved {
         format: FORMAT.into(),
@@ -232,6 +226,12 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         Stacks::Dwarf => CallGraph::Dwarf { stack_size: 0 },
     };
     Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run: saved.run })
+}
+
+/// The part `part_of` saves of each of `processes` that has one, by pid ([`each_process`]
+/// puts them back).
+fn by_pid<T>(processes: &[crate::profile::ChildProfile], part_of: impl Fn(&crate::profile::Profile) -> Option<T>) -> Vec<(u32, T)> {
+    processes.iter().filter_map(|c| Some((c.pid, part_of(&c.profile)?))).collect()
 }
 
 /// Each `(pid, part)` of a saved run's followed processes (`children`) and daemons
