@@ -736,8 +736,10 @@ mod tests {
         }
         let base = 0x5555_0000_0000;
         let batch = SampleBatch {
-            user: vec![(base + 0x1010, 3), (base + 0x1fff, 1), (0x7f00_0000_0042, 2)],
-            kernel: vec![(0xffff_ffff_8000_1234, 4)],
+            samples: crate::sample::user_runs(&[(base + 0x1010, 3), (base + 0x1fff, 1), (0x7f00_0000_0042, 2)])
+                .into_iter()
+                .chain((0..4).map(|_| crate::sample::Sample::kernel(None, 1, 0xffff_ffff_8000_1234, true, None)))
+                .collect(),
             load_base: Some(base),
             ..Default::default()
         };

@@ -10,6 +10,8 @@
 //!   the last profile kept until the next start.
 //! * [`ledger`] — the program's threads by the clock: on a CPU, preempted, blocked.
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
+//! * [`sample`] — a sample, the one event of a process's time on a CPU every backend hands
+//!   over; the session's aggregates are sums of them.
 //! * [`sampler`] — the [`sampler::Sampler`] trait the OS backends implement, and what they
 //!   hand over ([`sampler::SampleBatch`]).
 //! * [`ctl`] — the `prof:` scheme's commands, [`formats`] its text files and [`kernel_clock`]
@@ -25,6 +27,7 @@ pub mod kernel_clock;
 pub mod layout;
 pub mod ledger;
 pub mod prof_data;
+pub mod sample;
 pub mod sampler;
 pub mod session;
 pub mod system;

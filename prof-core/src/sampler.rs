@@ -233,14 +233,9 @@ pub const MAX_RATE: u64 = 10_000;
 /// What a backend counted since the previous batch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SampleBatch {
-    /// User-mode instruction pointers (runtime addresses) in the order sampled, each with a
-    /// repeat count.
-    pub user: Vec<(u64, u64)>,
-    /// Ticks that interrupted the process in kernel mode.
-    pub kernel_ticks: u64,
-    /// Their kernel instruction pointers, each with a repeat count, where the backend sees
-    /// them (Redox with an NMI source).
-    pub kernel: Vec<(u64, u64)>,
+    /// The program's samples in the order sampled (user and kernel mode, every thread): the
+    /// session's bins, exact samples, stacks, threads and timeline are their sums.
+    pub samples: Vec<crate::sample::Sample>,
     /// The backend's sampling, where it reports one.
     pub sampling: Option<Sampling>,
     /// Samples of processes the program started (Linux: they inherit its events), by pid,
@@ -271,13 +266,8 @@ pub struct SampleBatch {
     /// Redox: the kernel's clock account of the program's threads as of this batch (it
     /// replaces an earlier one), where the kernel keeps one.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
-    /// The program's samples by thread (Linux): (tid, instruction pointer, count), and each
-    /// thread's name (`comm`) when first seen.
-    pub thread_samples: Vec<(u32, u64, u64)>,
+    /// Each of the program's threads' name (`comm`) when first seen.
     pub thread_names: Vec<(u32, String)>,
-    /// The program's samples with their times, where the backend times them (Linux), in the
-    /// order of `user` for the user-mode ones.
-    pub timed: Vec<crate::timeline::TimedSample>,
     /// Samples the backend had to drop (ring buffer or table full).
     pub lost: u64,
     /// The runtime load base of the profiled image as the backend now knows it (a later
@@ -285,9 +275,6 @@ pub struct SampleBatch {
     pub load_base: Option<u64>,
     /// Executable mappings seen in this batch.
     pub mappings: Vec<Mapping>,
-    /// The call stacks of the user samples, where the backend records them, each with a
-    /// repeat count.
-    pub stacks: Vec<(CallStack, u64)>,
     /// Execs of the profiled process after the one profiled (its bins are of the first).
     pub later_execs: u32,
     /// The session so far as the records time it (a later value replaces an earlier one).
@@ -298,11 +285,9 @@ pub struct SampleBatch {
     /// Processes the program started that the backend could not follow (Redox: its table of
     /// followed processes was full), as of this batch (it replaces an earlier count).
     pub children_missed: Option<u64>,
-    /// User samples of daemons working for the program: (daemon pid, stack or PC, ticks).
-    pub servers: Vec<(u32, CallStack, u64)>,
-    /// The same samples (one each) with their times and threads, where the backend times them:
-    /// (pid or row, sample).
-    pub server_timed: Vec<(u32, crate::timeline::TimedSample)>,
+    /// Samples of daemons working for the program, or (`start all`) of every process: (the
+    /// daemon's pid, or the row's, sample).
+    pub servers: Vec<(u32, crate::sample::Sample)>,
     /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
     /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
     pub served_spans: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
@@ -331,50 +316,13 @@ pub struct ChildBatch {
     /// Its name after an exec (the kernel's `comm`, 15 bytes at most), where it exec'd in this
     /// batch: its own mappings then replace the ones it inherited.
     pub exec: Option<String>,
-    /// User-mode instruction pointers (runtime addresses), each with a repeat count.
-    pub user: Vec<(u64, u64)>,
-    pub kernel_ticks: u64,
-    /// The call stacks of the user samples, where the backend records them.
-    pub stacks: Vec<(CallStack, u64)>,
+    /// Its samples in the order sampled (a kernel sample is a tick of the process: its
+    /// kernel addresses are not named).
+    pub samples: Vec<crate::sample::Sample>,
     /// Executable mappings it made itself (the ones it inherited are its parent's).
     pub mappings: Vec<Mapping>,
     /// It exited in this batch.
     pub exited: bool,
-    /// Its samples with their times and threads, where the backend times them.
-    pub timed: Vec<crate::timeline::TimedSample>,
-}
-
-impl ChildBatch {
-    /// One user-mode sample at `ip`, with its call stack where one was recorded.
-    pub fn add_user(&mut self, ip: u64, stack: Option<CallStack>) {
-        push_run(&mut self.user, ip);
-        if let Some(stack) = stack {
-            push_run(&mut self.stacks, stack);
-        }
-    }
-
-    /// One user-mode sample of thread `tid` at `time` (ns): counted as [`ChildBatch::add_user`]
-    /// counts it, and kept in time order.
-    pub fn add_timed_user(&mut self, time: u64, tid: u32, ip: u64, stack: Option<CallStack>) {
-        self.timed.push(crate::timeline::TimedSample { time, tid, at: crate::timeline::Sampled::User(ip), stack: stack.clone() });
-        self.add_user(ip, stack);
-    }
-
-    /// One kernel-mode sample of thread `tid` at `time` (ns): a kernel tick of the process
-    /// (its kernel addresses are not named), kept in time order with its stack where given.
-    pub fn add_timed_kernel(&mut self, time: u64, tid: u32, ip: u64, stack: Option<CallStack>) {
-        self.kernel_ticks += 1;
-        self.timed.push(crate::timeline::TimedSample { time, tid, at: crate::timeline::Sampled::Kernel { ip, named: false }, stack });
-    }
-}
-
-/// One more of `item` in `runs`, items in the order sampled each with a repeat count: the
-/// last run's count where it is the same item.
-pub fn push_run<T: PartialEq>(runs: &mut Vec<(T, u64)>, item: T) {
-    match runs.last_mut() {
-        Some((last, n)) if *last == item => *n += 1,
-        _ => runs.push((item, 1)),
-    }
 }
 
 /// The processes that made process `pid`'s address space, `pid` first: then the process that

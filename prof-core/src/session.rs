@@ -15,7 +15,7 @@ use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::prof_data::ProfData;
 use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
-use crate::timeline::Sampled;
+use crate::sample::{Sample, Sampled};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +195,33 @@ impl ServerProfile {
     pub fn ticks(&self) -> u64 {
         self.stacks.values().fold(0, |n, &c| n.saturating_add(c))
     }
+
+    /// One of its samples: by its stack (or PC alone), and in time order where timed.
+    fn add(&mut self, sample: Sample) {
+        self.timeline.push(&sample);
+        let stack = match (sample.stack, sample.at.ip()) {
+            (Some(stack), _) => stack,
+            (None, Some(ip)) => CallStack { frames: vec![ip], truncated: true },
+            (None, None) => return,
+        };
+        add_one_stack(&mut self.stacks, stack);
+    }
+}
+
+/// One more at `key`.
+fn add_one<K: Ord>(counts: &mut BTreeMap<K, u64>, key: K) {
+    let c = counts.entry(key).or_insert(0);
+    *c = c.saturating_add(1);
+}
+
+/// One more of `stack`, copied only where it is new (a lookup first: most samples repeat one).
+fn add_one_stack(counts: &mut BTreeMap<CallStack, u64>, stack: CallStack) {
+    match counts.get_mut(&stack) {
+        Some(c) => *c = c.saturating_add(1),
+        None => {
+            counts.insert(stack, 1);
+        }
+    }
 }
 
 /// A process the program started (directly or not), as far as the session followed it
@@ -230,19 +257,22 @@ impl ChildProcess {
             self.forget_addresses();
         }
         self.exec = self.exec.take().or(c.exec);
-        self.kernel_ticks = self.kernel_ticks.saturating_add(c.kernel_ticks);
-        for (pc, n) in c.user {
-            self.user_ticks = self.user_ticks.saturating_add(n);
-            let e = self.samples.entry(pc).or_insert(0);
-            *e = e.saturating_add(n);
-        }
-        for (stack, n) in c.stacks {
-            let e = self.stacks.entry(stack).or_insert(0);
-            *e = e.saturating_add(n);
+        for sample in c.samples {
+            self.timeline.push(&sample);
+            match sample.at {
+                Sampled::User(ip) => {
+                    self.user_ticks = self.user_ticks.saturating_add(1);
+                    add_one(&mut self.samples, ip);
+                    if let Some(stack) = sample.stack {
+                        add_one_stack(&mut self.stacks, stack);
+                    }
+                }
+                Sampled::Kernel { .. } => self.kernel_ticks = self.kernel_ticks.saturating_add(1),
+                Sampled::Blocked(_) => {}
+            }
         }
         self.mappings.extend(c.mappings);
         self.exited |= c.exited;
-        self.timeline.add(c.timed, u64::MAX);
     }
 
     /// Its samples in time order from `origin` (ns, the session's [`Session::origin`], so the
@@ -489,6 +519,48 @@ impl Session {
         Some((begin.min(first), end.max(last)))
     }
 
+    /// Fold one of the program's samples into the aggregates: the bins and exact samples (a
+    /// user one), the kernel's ticks and samples, its thread's, its stack's (with its number
+    /// among the timeline's, found while the stack is at hand), the timeline. `false`: a bin
+    /// would pass `limit`, and nothing of the sample was counted.
+    fn add_sample(&mut self, sample: Sample, limit: u64) -> bool {
+        match sample.at {
+            Sampled::User(ip) => {
+                if let Some(b) = self.bin_of_runtime(ip) {
+                    if self.data.bin[b] >= limit {
+                        return false;
+                    }
+                    self.data.bin[b] += 1;
+                }
+                add_one(&mut self.samples, ip);
+                self.user_ticks += 1;
+            }
+            Sampled::Kernel { ip, named } => {
+                self.kernel_ticks += 1;
+                if named {
+                    add_one(&mut self.kernel_samples, ip);
+                }
+            }
+            Sampled::Blocked(_) => return true,
+        }
+        if let Some(ip) = sample.at.ip() {
+            add_one(self.thread_samples.entry(sample.tid).or_default(), ip);
+        }
+        let timed = self.timeline.push(&sample);
+        if let Some(stack) = sample.stack.filter(|_| sample.at.is_named()) {
+            match self.stacks.get_mut(&stack) {
+                Some(c) => {
+                    c.ticks = c.ticks.saturating_add(1);
+                    c.timed = c.timed.or(timed);
+                }
+                None => {
+                    self.stacks.insert(stack, StackTicks { ticks: 1, timed });
+                }
+            }
+        }
+        true
+    }
+
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {
         self.layout.bin_of(self.link_address(runtime)?)
     }
@@ -668,11 +740,6 @@ impl<S: Sampler> Profd<S> {
     fn ingest(&mut self, batch: SampleBatch) -> Option<StopReason> {
         let limit = self.counter_limit;
         let s = self.session.as_mut()?;
-        s.kernel_ticks += batch.kernel_ticks;
-        for (pc, n) in batch.kernel {
-            let c = s.kernel_samples.entry(pc).or_insert(0);
-            *c = c.saturating_add(n);
-        }
         if batch.sampling.is_some() {
             s.sampling = batch.sampling;
         }
@@ -689,10 +756,6 @@ impl<S: Sampler> Profd<S> {
         s.lost += batch.lost;
         if batch.kernel_clock.is_some() {
             s.kernel_clock = batch.kernel_clock;
-        }
-        for (tid, ip, n) in batch.thread_samples {
-            let c = s.thread_samples.entry(tid).or_default().entry(ip).or_insert(0);
-            *c = c.saturating_add(n);
         }
         s.thread_names.extend(batch.thread_names);
         s.mappings.extend(batch.mappings);
@@ -754,42 +817,17 @@ impl<S: Sampler> Profd<S> {
                 return Some(StopReason::Overflow);
             }
         }
-        let before = s.user_ticks;
-        let overflow = count(s, &batch.user, limit);
-        s.timeline.add(batch.timed, s.user_ticks - before);
-        if overflow {
-            // The stacks of a batch cut short by overflow are left out with it.
-            return Some(StopReason::Overflow);
-        }
-        for (stack, n) in batch.stacks {
-            // Its number among the timeline's stacks, found while the stack is at hand.
-            let c = match s.stacks.entry(stack) {
-                std::collections::btree_map::Entry::Occupied(mut e) => {
-                    if e.get().timed.is_none() {
-                        e.get_mut().timed = s.timeline.number_of(e.key());
-                    }
-                    e.into_mut()
-                }
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    let timed = s.timeline.number_of(e.key());
-                    e.insert(StackTicks { ticks: 0, timed })
-                }
-            };
-            c.ticks = c.ticks.saturating_add(n);
+        for sample in batch.samples {
+            if !s.add_sample(sample, limit) {
+                // The tick that would overflow is not counted, nor anything after it.
+                return Some(StopReason::Overflow);
+            }
         }
         for (pid, path) in batch.server_names {
             s.servers.entry(pid).or_default().path = path;
         }
-        for (pid, stack, n) in batch.servers {
-            let c = s.servers.entry(pid).or_default().stacks.entry(stack).or_insert(0);
-            *c = c.saturating_add(n);
-        }
-        let mut timed: BTreeMap<u32, Vec<crate::timeline::TimedSample>> = BTreeMap::new();
-        for (pid, t) in batch.server_timed {
-            timed.entry(pid).or_default().push(t);
-        }
-        for (pid, samples) in timed {
-            s.servers.entry(pid).or_default().timeline.add(samples, u64::MAX);
+        for (pid, sample) in batch.servers {
+            s.servers.entry(pid).or_default().add(sample);
         }
         for (pid, tid, from, to, for_tid, site) in batch.served_spans {
             let site = site.map(|site| s.wait_site_index(site));
@@ -828,6 +866,7 @@ fn count(s: &mut Session, samples: &[(u64, u64)], limit: u64) -> bool {
 mod tests {
     use super::*;
     use crate::image::LoadSegment;
+    use crate::sample::user_runs;
     use std::collections::VecDeque;
 
     /// A scripted backend: processes are (pid, uid) pairs; batches are queued by the test.
@@ -881,7 +920,13 @@ mod tests {
     }
 
     fn batch(user: &[(u64, u64)]) -> SampleBatch {
-        SampleBatch { user: user.to_vec(), load_base: Some(BASE), ..Default::default() }
+        SampleBatch { samples: user_runs(user), load_base: Some(BASE), ..Default::default() }
+    }
+
+    /// A batch of user samples of thread 10, each `(time, stack)` at its stack's first frame.
+    fn stacked(samples: &[(Option<u64>, &CallStack)]) -> SampleBatch {
+        let samples = samples.iter().map(|&(time, st)| Sample::user(time, 10, st.frames[0], Some(st.clone()))).collect();
+        SampleBatch { samples, load_base: Some(BASE), ..Default::default() }
     }
 
     #[test]
@@ -913,7 +958,7 @@ mod tests {
     fn samples_before_the_load_base_is_known_are_binned_later() {
         let mut p = profd();
         p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
-        p.sampler_mut().batches.push_back(SampleBatch { user: vec![(BASE + 0x1010, 3)], ..Default::default() });
+        p.sampler_mut().batches.push_back(SampleBatch { samples: user_runs(&[(BASE + 0x1010, 3)]), ..Default::default() });
         p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1010, 1)]));
         p.pump().unwrap();
         assert_eq!(p.prof_data(1000).unwrap().total(), 0);
@@ -1023,7 +1068,7 @@ mod tests {
         p.pump().unwrap();
         let other = 0x7000_0000_0000;
         p.sampler_mut().batches.push_back(SampleBatch {
-            user: vec![(other + 0x1080, 3)],
+            samples: user_runs(&[(other + 0x1080, 3)]),
             load_base: Some(other),
             ..Default::default()
         });
@@ -1040,10 +1085,8 @@ mod tests {
         p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
         let a = CallStack { frames: vec![BASE + 0x1000, BASE + 0x1805], truncated: false };
         let b = CallStack { frames: vec![BASE + 0x1000], truncated: true };
-        let mut first = batch(&[(BASE + 0x1000, 3)]);
-        first.stacks = vec![(a.clone(), 2), (b.clone(), 1)];
-        let mut second = batch(&[(BASE + 0x1000, 1)]);
-        second.stacks = vec![(a.clone(), 1)];
+        let first = stacked(&[(None, &a), (None, &b), (None, &a)]);
+        let second = stacked(&[(None, &a)]);
         p.sampler_mut().batches.extend([first, second]);
         p.pump().unwrap();
         p.pump().unwrap();
@@ -1053,37 +1096,62 @@ mod tests {
 
     #[test]
     fn the_timeline_names_each_stack_by_its_place_among_the_sessions() {
-        use crate::timeline::{Sampled, TimedSample};
         let mut p = profd();
         p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
         let (a, b) = (CallStack { frames: vec![BASE + 0x1800, BASE + 0x1000], truncated: false }, CallStack { frames: vec![BASE + 0x1000], truncated: false });
-        let timed = |time, st: &CallStack| TimedSample { time, tid: 10, at: Sampled::User(st.frames[0]), stack: Some(st.clone()) };
         // `a` is seen first (the timeline's stack 0) but sorts after `b` among the session's.
-        let mut first = batch(&[(BASE + 0x1800, 1)]);
-        first.stacks = vec![(a.clone(), 1)];
-        first.timed = vec![timed(100, &a)];
-        let mut second = batch(&[(BASE + 0x1000, 1), (BASE + 0x1800, 1)]);
-        second.stacks = vec![(b.clone(), 1), (a.clone(), 1)];
-        second.timed = vec![timed(300, &a), timed(200, &b)];
+        let first = stacked(&[(Some(100), &a)]);
+        let second = stacked(&[(Some(300), &a), (Some(200), &b)]);
         // A stack the session counted before any sample of it was timed is named once one is.
         let c = CallStack { frames: vec![BASE + 0x1c00], truncated: true };
-        let mut untimed = batch(&[(BASE + 0x1c00, 1)]);
-        untimed.stacks = vec![(c.clone(), 1)];
-        let mut timed_later = batch(&[(BASE + 0x1c00, 1)]);
-        timed_later.stacks = vec![(c.clone(), 1)];
-        timed_later.timed = vec![timed(400, &c)];
+        let untimed = stacked(&[(None, &c)]);
+        let timed_later = stacked(&[(Some(400), &c)]);
         p.sampler_mut().batches.extend([first, second, untimed, timed_later]);
         for _ in 0..4 {
             p.pump().unwrap();
         }
         let s = p.session(1000).unwrap().unwrap();
         assert_eq!(s.stacks.keys().cloned().collect::<Vec<_>>(), [b.clone(), a.clone(), c.clone()]);
+        assert_eq!(s.stacks.values().map(|c| c.ticks).collect::<Vec<_>>(), [1, 2, 2]);
         let (_, placed) = s.placed_timeline(s.stacks.values());
         assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(1), Some(0), Some(1), Some(2)]);
         // Listed in another order (profd's, most ticks first), the places follow the list.
         let listed = [&s.stacks[&a], &s.stacks[&c], &s.stacks[&b]];
         let (_, placed) = s.placed_timeline(listed.into_iter());
         assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(0), Some(2), Some(0), Some(1)]);
+    }
+
+    /// Every aggregate is a sum of the one stream of samples: the bins and exact samples of
+    /// the user ones, the kernel's ticks (its named samples by address), each thread's, each
+    /// stack's, the timeline; a bin's overflow cuts them all at the same sample.
+    #[test]
+    fn the_aggregates_are_sums_of_one_stream_cut_together_at_an_overflow() {
+        let mut p = profd().with_counter_limit(2);
+        p.profile(1000, req(10, 0x1000, 0x1100, 0x100), &image()).unwrap();
+        let kernel = 0xffff_ffff_8000_1000;
+        let st = |ip| CallStack { frames: vec![ip, BASE + 0x1800], truncated: false };
+        let samples = vec![
+            Sample::user(Some(10), 10, BASE + 0x1010, Some(st(BASE + 0x1010))),
+            Sample::kernel(Some(20), 11, kernel, true, Some(st(kernel))),
+            Sample::kernel(Some(30), 11, kernel + 8, false, None),
+            Sample::user(Some(40), 11, BASE + 0x1010, Some(st(BASE + 0x1010))),
+            Sample::user(Some(50), 10, BASE + 0x1900, None),
+            // The third in bin 0: it would pass the limit, so neither it nor what follows counts.
+            Sample::user(Some(60), 10, BASE + 0x1020, Some(st(BASE + 0x1020))),
+            Sample::kernel(Some(70), 10, kernel, true, Some(st(kernel))),
+        ];
+        p.sampler_mut().batches.push_back(SampleBatch { samples, load_base: Some(BASE), ..Default::default() });
+        p.pump().unwrap();
+        assert_eq!(p.state(), SessionState::Stopped(StopReason::Overflow));
+        let s = p.session(1000).unwrap().unwrap();
+        assert_eq!((s.data.bin[0], s.user_ticks, s.kernel_ticks), (2, 3, 2));
+        assert_eq!(s.samples, BTreeMap::from([(BASE + 0x1010, 2), (BASE + 0x1900, 1)]));
+        assert_eq!(s.kernel_samples, BTreeMap::from([(kernel, 1)]));
+        assert_eq!(s.thread_samples[&10], BTreeMap::from([(BASE + 0x1010, 1), (BASE + 0x1900, 1)]));
+        assert_eq!(s.thread_samples[&11], BTreeMap::from([(kernel, 1), (kernel + 8, 1), (BASE + 0x1010, 1)]));
+        let stacks: Vec<(u64, u64, Option<u32>)> = s.stacks.iter().map(|(k, c)| (k.frames[0], c.ticks, c.timed)).collect();
+        assert_eq!(stacks, [(BASE + 0x1010, 2, Some(0)), (kernel, 1, Some(1))]);
+        assert_eq!(s.timeline.entries.iter().map(|e| e.time).collect::<Vec<_>>(), [10, 20, 30, 40, 50]);
     }
 
     #[test]
@@ -1103,7 +1171,7 @@ mod tests {
         let mut p = profd();
         p.profile(1000, req(10, 0, 0, 0), &image()).unwrap();
         let mut b = batch(&[(BASE + 0x1000, 2)]);
-        b.kernel_ticks = 4;
+        b.samples.extend((0..4).map(|i| Sample::kernel(None, 10, 0xffff_ffff_8000_0000 + i, false, None)));
         b.lost = 1;
         p.sampler_mut().batches.push_back(b);
         p.stop(1000).unwrap();
@@ -1126,15 +1194,18 @@ mod tests {
         b.child_processes = vec![ChildBatch {
             pid: 11,
             parent: Some(10),
-            user: vec![(BASE + 0x1000, 3), (0x7000_0010, 1)],
-            kernel_ticks: 1,
-            stacks: vec![(CallStack { frames: vec![BASE + 0x1000], truncated: false }, 3)],
+            samples: [BASE + 0x1000, BASE + 0x1000, BASE + 0x1000, 0x7000_0010]
+                .into_iter()
+                .enumerate()
+                .map(|(i, ip)| Sample::user(Some(i as u64), 11, ip, (i < 3).then(|| CallStack { frames: vec![ip], truncated: false })))
+                .chain([Sample::kernel(Some(9), 11, 0xffff_ffff_8000_0000, false, None)])
+                .collect(),
             mappings: vec![lib.clone()],
             ..Default::default()
         }];
         p.sampler_mut().batches.push_back(b);
         let mut later = SampleBatch { children: vec![(11, 2)], ..Default::default() };
-        later.child_processes = vec![ChildBatch { pid: 11, user: vec![(BASE + 0x1000, 2)], ..Default::default() }];
+        later.child_processes = vec![ChildBatch { pid: 11, samples: user_runs(&[(BASE + 0x1000, 2)]), ..Default::default() }];
         p.sampler_mut().batches.push_back(later);
         p.pump().unwrap();
         p.stop(1000).unwrap();
@@ -1144,6 +1215,7 @@ mod tests {
         assert_eq!((c.parent, c.user_ticks, c.kernel_ticks), (Some(10), 6, 1));
         assert_eq!(c.samples, BTreeMap::from([(BASE + 0x1000, 5), (0x7000_0010, 1)]));
         assert_eq!(c.stacks.values().sum::<u64>(), 3);
+        assert_eq!(c.timeline.entries.len(), 5);
         assert_eq!(s.mappings_of(11), vec![program_map.clone(), lib]);
         assert_eq!(s.mappings_of(10), vec![program_map]);
         assert_eq!(s.children[&11], 7);

@@ -2,10 +2,12 @@
 //! kernel's samples of all of them, and the CPUs' idle time. No program, so no Minix bins: the
 //! rules that remain are the one session at a time (the sampler holds the session lock) and
 //! that nothing counted is dropped. The backend hands over [`SampleBatch`]es as for a session:
-//! every process as a [`ChildBatch`](crate::sampler::ChildBatch), idle time in the account.
+//! every process as a [`ChildBatch`](crate::sampler::ChildBatch), idle time in the account; the
+//! kernel's samples are the sum of the processes' kernel-mode ones.
 
 use std::collections::BTreeMap;
 
+use crate::sample::Sampled;
 use crate::sampler::SampleBatch;
 use crate::session::ChildProcess;
 
@@ -27,13 +29,15 @@ pub struct SystemRecord {
 impl SystemRecord {
     pub fn ingest(&mut self, batch: SampleBatch) {
         for c in batch.child_processes {
+            for sample in &c.samples {
+                if let Sampled::Kernel { ip, .. } = sample.at {
+                    let e = self.kernel_samples.entry(ip).or_insert(0);
+                    *e = e.saturating_add(1);
+                }
+            }
             self.processes.entry(c.pid).or_default().add(c);
         }
         self.idle_ticks = self.idle_ticks.saturating_add(batch.account.idle);
-        for (pc, n) in batch.kernel {
-            let e = self.kernel_samples.entry(pc).or_insert(0);
-            *e = e.saturating_add(n);
-        }
         self.lost = self.lost.saturating_add(batch.lost);
         for t in batch.clock {
             self.clock = Some(match self.clock {
@@ -54,7 +58,14 @@ impl SystemRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::{user_runs, Sample};
     use crate::sampler::{Account, ChildBatch, Mapping};
+
+    const KERNEL: u64 = 0xffff_ffff_8100_0000;
+
+    fn kernel(offset: u64) -> Sample {
+        Sample::kernel(Some(offset), 8, KERNEL + offset, false, None)
+    }
 
     #[test]
     fn batches_add_up_by_process() {
@@ -62,17 +73,16 @@ mod tests {
         let map = Mapping { start: 0x1000, len: 0x1000, path: "/bin/hog".into(), ..Default::default() };
         r.ingest(SampleBatch {
             child_processes: vec![
-                ChildBatch { pid: 7, exec: Some("hog".into()), user: vec![(0x1010, 3)], mappings: vec![map.clone()], ..Default::default() },
-                ChildBatch { pid: 8, parent: Some(7), kernel_ticks: 2, ..Default::default() },
+                ChildBatch { pid: 7, exec: Some("hog".into()), samples: user_runs(&[(0x1010, 3)]), mappings: vec![map.clone()], ..Default::default() },
+                ChildBatch { pid: 8, parent: Some(7), samples: vec![kernel(0x10), kernel(0x20)], ..Default::default() },
             ],
-            kernel: vec![(0xffff_ffff_8100_0000, 2)],
             account: Account { idle: 5, ..Default::default() },
             clock: vec![100],
             ..Default::default()
         });
         r.ingest(SampleBatch {
             child_processes: vec![
-                ChildBatch { pid: 7, user: vec![(0x1010, 1), (0x1020, 1)], ..Default::default() },
+                ChildBatch { pid: 7, samples: user_runs(&[(0x1010, 1), (0x1020, 1)]), ..Default::default() },
                 ChildBatch { pid: 8, exited: true, ..Default::default() },
             ],
             account: Account { idle: 1, ..Default::default() },
@@ -86,7 +96,8 @@ mod tests {
         let child = &r.processes[&8];
         assert_eq!((child.parent, child.kernel_ticks, child.exited), (Some(7), 2, true));
         assert_eq!((r.idle_ticks, r.lost, r.clock), (6, 4, Some((100, 300))));
-        assert_eq!(r.kernel_samples.values().sum::<u64>(), 2);
+        assert_eq!(r.kernel_samples, BTreeMap::from([(KERNEL + 0x10, 1), (KERNEL + 0x20, 1)]));
+        assert_eq!(child.timeline.entries.len(), 2);
         assert_eq!(r.total(), 5 + 2 + 6);
     }
 }

@@ -1,33 +1,13 @@
 //! The run in time order: every sample of the program with its time and thread, and every look
 //! that found one of its threads blocked (`--off-cpu`), so a report can be of any window of
-//! the run and a timeline can show its phases. The aggregates of the session (bins, samples,
-//! stacks) are sums of this; it keeps what they lose, the order.
+//! the run and a timeline can show its phases. The session's aggregates (bins, samples,
+//! stacks) are sums of the same [`Sample`]s; this keeps what they lose, the order.
 //!
 //! Times are the backend's clock (Linux: the perf records' CLOCK_MONOTONIC), in ns. Records of
 //! different CPUs arrive in no common order: [`Timeline::sorted`] puts them in time order.
 
+use crate::sample::{Sample, Sampled};
 use crate::sampler::CallStack;
-
-/// Where a sample found its thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sampled {
-    /// On a CPU, in user mode, at this runtime address.
-    User(u64),
-    /// On a CPU, in the kernel, at `ip`; `named`: the backend takes kernel addresses to name
-    /// them (else the sample counts only as the kernel's).
-    Kernel { ip: u64, named: bool },
-    /// Off the CPU, blocked at this wait site (numbered as the session numbers them).
-    Blocked(u32),
-}
-
-/// A sample as a backend hands it over: its call stack, where recorded, whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimedSample {
-    pub time: u64,
-    pub tid: u32,
-    pub at: Sampled,
-    pub stack: Option<CallStack>,
-}
 
 /// A sample kept by the session: its stack by number (a run's samples share few stacks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,21 +53,13 @@ pub struct WaitSpan {
 }
 
 impl Timeline {
-    /// Add a batch's samples, in their order; of its user-mode samples only the first
-    /// `user_limit` (the ones the session counted: a batch cut short by a counter's overflow
-    /// is cut here too).
-    pub fn add(&mut self, samples: Vec<TimedSample>, user_limit: u64) {
-        let mut users = 0u64;
-        for s in samples {
-            if let Sampled::User(_) = s.at {
-                if users == user_limit {
-                    break;
-                }
-                users += 1;
-            }
-            let stack = s.stack.map(|st| self.stack_number(st));
-            self.entries.push(Entry { time: s.time, tid: s.tid, at: s.at, stack });
-        }
+    /// Keep `s` where it has a time, its stack by number (a new one copied once); the stack's
+    /// number, where it kept one.
+    pub fn push(&mut self, s: &Sample) -> Option<u32> {
+        let time = s.time?;
+        let stack = s.stack.as_ref().map(|st| self.stack_number(st));
+        self.entries.push(Entry { time, tid: s.tid, at: s.at, stack });
+        stack
     }
 
     /// A look that found thread `tid` blocked at wait site `site` at `time`.
@@ -95,13 +67,13 @@ impl Timeline {
         self.entries.push(Entry { time, tid, at: Sampled::Blocked(site), stack: None });
     }
 
-    fn stack_number(&mut self, stack: CallStack) -> u32 {
-        if let Some(&n) = self.index.get(&stack) {
+    fn stack_number(&mut self, stack: &CallStack) -> u32 {
+        if let Some(&n) = self.index.get(stack) {
             return n;
         }
         let n = u32::try_from(self.stacks.len()).unwrap_or(u32::MAX);
         self.index.insert(stack.clone(), n);
-        self.stacks.push(stack);
+        self.stacks.push(stack.clone());
         n
     }
 
@@ -126,25 +98,27 @@ impl Timeline {
 mod tests {
     use super::*;
 
-    fn at(time: u64, ip: u64, frames: Option<&[u64]>) -> TimedSample {
+    fn at(time: u64, ip: u64, frames: Option<&[u64]>) -> Sample {
         let stack = frames.map(|f| CallStack { frames: f.to_vec(), truncated: false });
-        TimedSample { time, tid: 7, at: Sampled::User(ip), stack }
+        Sample::user(Some(time), 7, ip, stack)
     }
 
     #[test]
     fn stacks_are_kept_once_and_named_by_number() {
         let mut t = Timeline::default();
-        t.add(vec![at(30, 1, Some(&[1, 9])), at(10, 2, Some(&[2, 9])), at(20, 1, Some(&[1, 9]))], u64::MAX);
+        let numbers: Vec<Option<u32>> = [at(30, 1, Some(&[1, 9])), at(10, 2, Some(&[2, 9])), at(20, 1, Some(&[1, 9]))].iter().map(|s| t.push(s)).collect();
+        assert_eq!(numbers, [Some(0), Some(1), Some(0)]);
         assert_eq!(t.stacks.len(), 2);
         assert_eq!(t.entries.iter().map(|e| e.stack).collect::<Vec<_>>(), [Some(0), Some(1), Some(0)]);
         assert_eq!(t.sorted().iter().map(|e| e.time).collect::<Vec<_>>(), [10, 20, 30]);
     }
 
     #[test]
-    fn user_samples_past_the_limit_are_left_out_with_what_follows() {
+    fn a_sample_without_a_time_is_not_kept_nor_its_stack() {
         let mut t = Timeline::default();
-        let kernel = TimedSample { time: 15, tid: 7, at: Sampled::Kernel { ip: 1, named: false }, stack: None };
-        t.add(vec![at(10, 1, None), kernel, at(20, 2, None), at(30, 3, None)], 1);
-        assert_eq!(t.entries.iter().map(|e| e.time).collect::<Vec<_>>(), [10, 15]);
+        let untimed = Sample { time: None, ..at(0, 1, Some(&[1, 9])) };
+        assert_eq!(t.push(&untimed), None);
+        assert!(t.is_empty() && t.stacks.is_empty());
+        assert_eq!(t.number_of(&CallStack { frames: vec![1, 9], truncated: false }), None);
     }
 }

@@ -42,9 +42,9 @@ use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
 use prof_core::ledger::Switch;
 use crate::unwind::{StackUnwinder, UserRegs};
-use prof_core::sampler::{push_run, CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
+use prof_core::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use prof_core::session::StopReason;
-use prof_core::timeline::{Sampled, TimedSample};
+use prof_core::sample::Sample;
 
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
@@ -936,31 +936,22 @@ fn child_sample(batch: &mut SampleBatch, ev: &mut Event, pid: u32, s: SampleFiel
         Some(RawStack::Copy { regs, bytes }) => Some(children.unwinder(ev.pid, pid).unwind(regs, &bytes)),
         None => None,
     };
-    let part = child_part(batch, pid);
-    match s.kernel {
-        true => part.add_timed_kernel(s.time, s.tid, s.ip, None),
-        false => part.add_timed_user(s.time, s.tid, s.ip, stack),
-    }
+    let sample = match s.kernel {
+        true => Sample::kernel(Some(s.time), s.tid, s.ip, false, None),
+        false => Sample::user(Some(s.time), s.tid, s.ip, stack),
+    };
+    child_part(batch, pid).samples.push(sample);
 }
 
 /// A sample of the program: by address (user, or kernel where `kernel_samples` names the
 /// kernel's), by thread, with its stack, and in time order.
 fn program_sample(batch: &mut SampleBatch, ev: &mut Event, kernel_samples: bool, s: SampleFields) {
     let SampleFields { tid, ip, time, kernel, stack } = s;
-    note_thread_sample(batch, ev, tid, ip);
+    name_thread(batch, ev, tid);
     if kernel && !kernel_samples {
-        batch.kernel_ticks += 1;
-        batch.timed.push(TimedSample { time, tid, at: Sampled::Kernel { ip, named: false }, stack: None });
+        batch.samples.push(Sample::kernel(Some(time), tid, ip, false, None));
         return;
     }
-    let samples = match kernel {
-        true => {
-            batch.kernel_ticks += 1;
-            &mut batch.kernel
-        }
-        false => &mut batch.user,
-    };
-    push_run(samples, ip);
     let mut stack = match (stack, ev.unwinder.as_mut()) {
         (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
         (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
@@ -973,11 +964,10 @@ fn program_sample(batch: &mut SampleBatch, ev: &mut Event, kernel_samples: bool,
             st.frames.insert(0, ip);
         }
     }
-    let at = if kernel { Sampled::Kernel { ip, named: true } } else { Sampled::User(ip) };
-    batch.timed.push(TimedSample { time, tid, at, stack: stack.clone() });
-    if let Some(stack) = stack {
-        push_run(&mut batch.stacks, stack);
-    }
+    batch.samples.push(match kernel {
+        true => Sample::kernel(Some(time), tid, ip, true, stack),
+        false => Sample::user(Some(time), tid, ip, stack),
+    });
 }
 
 /// Process `pid` mapped `m` (`is_program`: the program's file): the program's own mapping
@@ -1027,13 +1017,9 @@ fn probed(batch: &mut SampleBatch, ev: &mut Event, p: crate::off_cpu::RawProbe) 
     batch.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
 }
 
-/// One sample of thread `tid` of the program at `ip`, for the thread view; the thread's name
-/// read (`/proc/PID/task/TID/comm`) when it is first seen, while it runs.
-fn note_thread_sample(batch: &mut SampleBatch, ev: &mut Event, tid: u32, ip: u64) {
-    match batch.thread_samples.last_mut() {
-        Some((t, last, n)) if *t == tid && *last == ip => *n += 1,
-        _ => batch.thread_samples.push((tid, ip, 1)),
-    }
+/// Thread `tid` of the program, sampled: its name read (`/proc/PID/task/TID/comm`) when it is
+/// first seen, while it runs.
+fn name_thread(batch: &mut SampleBatch, ev: &mut Event, tid: u32) {
     if ev.named_threads.insert(tid) {
         let comm = prof_objects::bounded::read_to_string(
             Path::new(&format!("/proc/{}/task/{tid}/comm", ev.pid)),

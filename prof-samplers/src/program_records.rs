@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
 use prof_core::sampler::{CallStack, ChildBatch, Probe, SampleBatch, WaitSite};
-use prof_core::timeline::{Sampled, TimedSample};
+use prof_core::sample::Sample as Taken;
 use prof_events::layout::{Reason, Source};
 use prof_events::{Event, Ids, Sample};
 
@@ -48,11 +48,16 @@ pub fn stack_of(r: &Sample) -> CallStack {
     CallStack { frames, truncated: true }
 }
 
-/// A record's sample with its time (the TSC as ns of the monotonic clock) and thread. Redox
-/// names kernel samples (the kernel's ELF): they are samples, not just ticks.
-pub fn timed(r: &Sample, tsc: &TscClock, stack: &CallStack) -> TimedSample {
-    let at = if r.kernel { Sampled::Kernel { ip: r.ip, named: true } } else { Sampled::User(r.ip) };
-    TimedSample { time: tsc.ns(r.time), tid: r.who.thread, at, stack: Some(stack.clone()) }
+/// A record's sample with its thread and stack, and its time where the TSC can be read as ns
+/// of the monotonic clock (`tsc`). Redox names kernel samples (the kernel's ELF): they are
+/// samples, not just ticks, except a followed child's (`named`: false), which count as its
+/// kernel time.
+pub fn taken(r: &Sample, tsc: Option<&TscClock>, named: bool) -> Taken {
+    let (time, tid, stack) = (tsc.map(|t| t.ns(r.time)), r.who.thread, Some(stack_of(r)));
+    match r.kernel {
+        true => Taken::kernel(time, tid, r.ip, named, stack),
+        false => Taken::user(time, tid, r.ip, stack),
+    }
 }
 
 /// The TSC against the monotonic clock: two readings of both, apart.
@@ -180,12 +185,8 @@ impl ProgramRecords {
     /// A sample of a child the session follows: its own (and `true`).
     pub fn child_sample(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
         let Some(pid) = s.who.pid.filter(|p| self.followed.contains_key(p)) else { return false };
-        let (time, tid, stack) = (self.tsc.ns(s.time), s.who.thread, Some(stack_of(s)));
-        let c = Self::child(batch, pid);
-        match s.kernel {
-            true => c.add_timed_kernel(time, tid, s.ip, stack),
-            false => c.add_timed_user(time, tid, s.ip, stack),
-        }
+        let sample = taken(s, Some(&self.tsc), false);
+        Self::child(batch, pid).samples.push(sample);
         true
     }
 
@@ -249,12 +250,11 @@ impl ProgramRecords {
             true => batch.account.server_kernel += 1,
             false => batch.account.server_user += 1,
         }
-        let stack = stack_of(s);
-        if let Some((site, _)) = thread.and_then(|t| self.waiting.get(&t)) {
+        let sample = taken(s, Some(&self.tsc), true);
+        if let (Some((site, _)), Some(stack)) = (thread.and_then(|t| self.waiting.get(&t)), &sample.stack) {
             batch.served.push((site.clone(), pid, stack.clone(), 1));
         }
-        batch.server_timed.push((pid, timed(s, &self.tsc, &stack)));
-        batch.servers.push((pid, stack, 1));
+        batch.servers.push((pid, sample));
         true
     }
 

@@ -19,7 +19,8 @@ use std::path::Path;
 use std::os::unix::net::UnixListener;
 
 use prof_core::error::ProfError;
-use prof_core::sampler::{push_run, CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
+use prof_core::sample::Sample;
+use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
 
 use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
@@ -133,8 +134,7 @@ impl SystemSampler {
                 // The idle task.
                 Record::Sample { pid: 0, .. } => batch.account.idle += 1,
                 Record::Sample { pid, tid, time, kernel: true, ip, .. } => {
-                    child_part(&mut batch, pid).add_timed_kernel(time, tid, ip, None);
-                    push_run(&mut batch.kernel, ip);
+                    child_part(&mut batch, pid).samples.push(Sample::kernel(Some(time), tid, ip, false, None));
                 }
                 Record::Sample { pid, tid, time, ip, stack, .. } => {
                     let stack = match stack {
@@ -142,7 +142,7 @@ impl SystemSampler {
                         Some(RawStack::Copy { regs, bytes }) => Some(self.processes.unwinder(0, pid).unwind(regs, &bytes)),
                         None => None,
                     };
-                    child_part(&mut batch, pid).add_timed_user(time, tid, ip, stack);
+                    child_part(&mut batch, pid).samples.push(Sample::user(Some(time), tid, ip, stack));
                 }
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, comm, .. } => {

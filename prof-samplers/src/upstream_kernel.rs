@@ -38,10 +38,10 @@ use std::io;
 
 use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
-use prof_core::sampler::{push_run, CountFrom, SampleBatch, Sampler, Sampling};
+use prof_core::sampler::{CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
-use crate::program_records::{stack_of, timed, ProgramRecords, TscClock};
+use crate::program_records::{taken, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
 use crate::context_table::{alive_in_context_table, name_in_context_table, owner_in_context_table, BOOTSTRAP};
 use prof_events::layout::Source;
@@ -297,23 +297,10 @@ fn process_name(pid: u32, recorded: Option<&str>, table: &str) -> Option<String>
     }
 }
 
-/// One of the program's samples, into `batch`; in time order too where the records' TSC can
-/// be read as the monotonic clock (`tsc`).
+/// One of the program's samples, into `batch` (the context is the thread); in time order too
+/// where the records' TSC can be read as the monotonic clock (`tsc`).
 fn count_programs(batch: &mut SampleBatch, r: &Record, tsc: Option<&TscClock>) {
-    match r.kernel {
-        true => {
-            batch.kernel_ticks += 1;
-            push_run(&mut batch.kernel, r.ip);
-        }
-        false => push_run(&mut batch.user, r.ip),
-    }
-    let stack = stack_of(r);
-    if let Some(tsc) = tsc {
-        batch.timed.push(timed(r, tsc, &stack));
-    }
-    push_run(&mut batch.stacks, stack);
-    // By thread: the context is the thread.
-    batch.thread_samples.push((r.who.thread, r.ip, 1));
+    batch.samples.push(taken(r, tsc, true));
 }
 
 impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
@@ -422,11 +409,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                         true => batch.account.server_kernel += 1,
                         false => batch.account.server_user += 1,
                     }
-                    let stack = stack_of(r);
-                    if let Some(tsc) = tsc.as_ref() {
-                        batch.server_timed.push((row, timed(r, tsc, &stack)));
-                    }
-                    batch.servers.push((row, stack, 1));
+                    batch.servers.push((row, taken(r, tsc.as_ref(), true)));
                 }
             }
             Target::Program(program) => {
