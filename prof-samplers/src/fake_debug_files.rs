@@ -27,9 +27,11 @@ pub struct FakeDebugFiles {
     pub pids: BTreeMap<u32, u32>,
     /// Records the ring had no room for, said before the next one (typed records).
     pub lost: u64,
-    /// The TSC and monotonic clock: each reading advances them by `tick`.
+    /// The TSC and monotonic clock: each reading advances them by `tick`; `early` readings
+    /// come before (see [`FakeDebugFiles::clocks_measured_up_to`]).
     pub now: (u64, u64),
     pub tick: (u64, u64),
+    pub early: Vec<(u64, u64)>,
     /// The time of the last sample [`FakeDebugFiles::sample`] wrote; each is `sample_gap`
     /// TSC ticks (at least 1) after the one before.
     pub sample_time: u64,
@@ -44,6 +46,15 @@ pub struct FakeDebugFiles {
 }
 
 impl FakeDebugFiles {
+    /// Clocks at the rate `tick` gives whose calibration (profd's windows at a session's
+    /// start, a quarter tick apart) ends with reading `at`; every reading after it is a tick
+    /// later than the one before.
+    pub fn clocks_measured_up_to(&mut self, at: (u64, u64), tick: (u64, u64)) {
+        let windows = crate::upstream_kernel::CALIBRATION_WINDOWS as u64;
+        self.early = (1..=windows).rev().map(|k| (at.0 - k * tick.0 / 4, at.1 - k * tick.1 / 4)).collect();
+        (self.now, self.tick) = (at, tick);
+    }
+
     /// A sample of context `id` at `ip` on `cpu`, with `frames`, as the NMI handler writes it
     /// (only while profiling is on).
     pub fn sample(&mut self, cpu: usize, id: u32, ip: u64, frames: &[u64]) {
@@ -118,6 +129,9 @@ impl DebugFiles for FakeDebugFiles {
     /// Its clocks move by `tick` a reading, not by time.
     fn pause(&mut self, _: std::time::Duration) {}
     fn clocks(&mut self) -> io::Result<(u64, u64)> {
+        if !self.early.is_empty() {
+            return Ok(self.early.remove(0));
+        }
         let now = self.now;
         self.now = (now.0 + self.tick.0, now.1 + self.tick.1);
         Ok(now)

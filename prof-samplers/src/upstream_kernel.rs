@@ -101,8 +101,12 @@ pub trait DebugFiles {
     }
 }
 
-/// How long apart the two readings that measure the TSC's rate are.
+/// How long apart the readings that measure the TSC's rate are, and how many such windows
+/// there are: the rate is the median of theirs, since under QEMU's TCG the guest's monotonic
+/// clock now and then loses a whole timer tick (~4 ms) against the TSC, which a single window
+/// read as a rate 16 % off (docs/runs.md, 2026-12-01).
 const CALIBRATION: std::time::Duration = std::time::Duration::from_millis(20);
+pub(crate) const CALIBRATION_WINDOWS: usize = 3;
 
 /// Consecutive `debug_id`s without a name after which the scan for the newest stops (threads
 /// that never got a name leave gaps).
@@ -270,14 +274,16 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         };
         // The TSC's rate, measured now: the records' times become the monotonic clock's (the
         // ledger's, the session's span, the rate sent).
-        let a = self.files.clocks().ok();
-        self.files.pause(CALIBRATION);
-        let b = self.files.clocks().ok();
-        let tsc = a.zip(b).and_then(|(a, b)| TscClock::from_readings(a, b));
+        let mut readings: Vec<(u64, u64)> = self.files.clocks().ok().into_iter().collect();
+        for _ in 0..CALIBRATION_WINDOWS {
+            self.files.pause(CALIBRATION);
+            readings.extend(self.files.clocks().ok());
+        }
+        let tsc = TscClock::from_windows(&readings);
         let (mut clock, mut began) = (None, None);
         if let (true, Target::Program(p), Some(tsc)) = (typed, &target, tsc) {
             clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
-            began = b.map(|b| b.1);
+            began = Some(tsc.ns);
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
         let meter = SpanMeter::default();

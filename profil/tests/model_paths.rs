@@ -22,8 +22,8 @@ const KERNEL: u64 = prof_core::sampler::KERNEL_SPACE_START;
 type Scheme = ProfScheme<UpstreamSampler<FakeDebugFiles>>;
 
 /// A kernel writing typed records, alice's pid 10 running `/usr/bin/fib`, its clocks 2 TSC
-/// ticks a ns: TSC `t` is ns `(t - 1,000,000) / 2`; a batch read at ns 2,000,000 (TSC
-/// 5,000,000) and on.
+/// ticks a ns: TSC `t` is ns `(t - 1,000,000) / 2`; the calibration ends at ns 1,000,000, a
+/// batch is read at ns 2,000,000 (TSC 5,000,000) and on.
 fn scheme() -> Scheme {
     let mut files = FakeDebugFiles { rings: vec![Vec::new()], typed_records: true, rates: true, ..Default::default() };
     files.contexts = format!(
@@ -33,7 +33,7 @@ fn scheme() -> Scheme {
          20    0     0     UB    0     0-1        00:00:00.00 1 MB    0 B     /scheme/initfs/bin/ramfs\n"
     );
     files.names.insert(1, "[kmain]".into());
-    (files.now, files.tick) = ((1_000_000, 0), (2_000_000, 1_000_000));
+    files.clocks_measured_up_to((3_000_000, 1_000_000), (2_000_000, 1_000_000));
     ProfScheme::new(Profd::new(UpstreamSampler::new(files)))
 }
 
