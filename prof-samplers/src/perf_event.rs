@@ -820,6 +820,17 @@ pub(crate) enum RawStack {
     Copy { regs: UserRegs, bytes: Vec<u8> },
 }
 
+impl RawStack {
+    /// The call stack of a sample at `ip`: the chain as it is, a copy unwound by the unwinder
+    /// of the process sampled (asked for only then: making one reads its objects), if any.
+    pub(crate) fn call_stack<'u>(self, ip: u64, unwinder: impl FnOnce() -> Option<&'u mut StackUnwinder>) -> Option<CallStack> {
+        match self {
+            RawStack::Chain(frames) => Some(chain_stack(ip, frames)),
+            RawStack::Copy { regs, bytes } => Some(unwinder()?.unwind(regs, &bytes)),
+        }
+    }
+}
+
 /// One record of the ring buffer, as far as we use it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Record {
@@ -931,11 +942,7 @@ fn child_sample(batch: &mut SampleBatch, ev: &mut Event, pid: u32, s: SampleFiel
         None => batch.children.push((pid, 1)),
     }
     let Some(children) = ev.children.as_mut() else { return };
-    let stack = match s.stack {
-        Some(RawStack::Chain(frames)) => Some(chain_stack(s.ip, frames)),
-        Some(RawStack::Copy { regs, bytes }) => Some(children.unwinder(ev.pid, pid).unwind(regs, &bytes)),
-        None => None,
-    };
+    let stack = s.stack.and_then(|raw| raw.call_stack(s.ip, || Some(children.unwinder(ev.pid, pid))));
     let sample = match s.kernel {
         true => Sample::kernel(Some(s.time), s.tid, s.ip, false, None),
         false => Sample::user(Some(s.time), s.tid, s.ip, stack),
@@ -952,11 +959,7 @@ fn program_sample(batch: &mut SampleBatch, ev: &mut Event, kernel_samples: bool,
         batch.samples.push(Sample::kernel(Some(time), tid, ip, false, None));
         return;
     }
-    let mut stack = match (stack, ev.unwinder.as_mut()) {
-        (Some(RawStack::Chain(frames)), _) => Some(chain_stack(ip, frames)),
-        (Some(RawStack::Copy { regs, bytes }), Some(u)) => Some(u.unwind(regs, &bytes)),
-        _ => None,
-    };
+    let mut stack = stack.and_then(|raw| raw.call_stack(ip, || ev.unwinder.as_mut()));
     // A kernel sample's copied registers and stack are the user state at the system call:
     // the kernel's address is the leaf above them.
     if let (true, Some(st)) = (kernel, stack.as_mut()) {

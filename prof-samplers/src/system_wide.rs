@@ -24,8 +24,8 @@ use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_
 
 use crate::off_cpu::monotonic_ns;
 use crate::perf_event::{
-    chain_stack, child_part, executable_mapping, lock_session, mapping_file, open_event, os_error, page_size,
-    poll_readable, Children, EventSpec, RawStack, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    child_part, executable_mapping, lock_session, mapping_file, open_event, os_error, page_size,
+    poll_readable, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 
 /// How to sample the whole system.
@@ -137,11 +137,7 @@ impl SystemSampler {
                     child_part(&mut batch, pid).samples.push(Sample::kernel(Some(time), tid, ip, false, None));
                 }
                 Record::Sample { pid, tid, time, ip, stack, .. } => {
-                    let stack = match stack {
-                        Some(RawStack::Chain(frames)) => Some(chain_stack(ip, frames)),
-                        Some(RawStack::Copy { regs, bytes }) => Some(self.processes.unwinder(0, pid).unwind(regs, &bytes)),
-                        None => None,
-                    };
+                    let stack = stack.and_then(|raw| raw.call_stack(ip, || Some(self.processes.unwinder(0, pid))));
                     child_part(&mut batch, pid).samples.push(Sample::user(Some(time), tid, ip, stack));
                 }
                 Record::Lost(n) => batch.lost += n,
