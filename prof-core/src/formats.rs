@@ -8,6 +8,7 @@ use crate::prof_data::ProfData;
 pub use crate::session::StackFrame;
 use crate::sampler::Account;
 use crate::sampler::CallStack;
+use crate::process::{ProcessSamples, StackTicks};
 use crate::session::{ChildProcess, Placed, PlacedSample, ServerProfile, Session, SessionState, StopReason};
 
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
@@ -24,7 +25,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     };
     let d = session.map(|s| s.data.clone()).unwrap_or_default();
     let (pid, in_bins, user, kernel, lost, base) = match session {
-        Some(s) => (s.pid, s.ticks_in_bins(), s.user_ticks, s.kernel_ticks, s.lost, s.load_base),
+        Some(s) => (s.pid, s.ticks_in_bins(), s.program.user_ticks, s.program.kernel_ticks, s.lost, s.load_base),
         None => (0, 0, 0, 0, 0, None),
     };
     let account = session.map(|s| s.account).unwrap_or_default();
@@ -63,7 +64,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
 /// Without a session: the header with zeros.
 pub fn servers_text(session: Option<&Session>) -> String {
     let a = session.map(|s| s.account).unwrap_or_default();
-    let (user, kernel) = session.map_or((0, 0), |s| (s.user_ticks, s.kernel_ticks));
+    let (user, kernel) = session.map_or((0, 0), |s| (s.program.user_ticks, s.program.kernel_ticks));
     let total = [user, kernel, a.server_user, a.server_kernel, a.idle, a.other]
         .iter()
         .fold(0u64, |n, &t| n.saturating_add(t));
@@ -75,7 +76,7 @@ pub fn servers_text(session: Option<&Session>) -> String {
     let Some(s) = session else { return out };
     for (pid, server) in servers_in_order(s) {
         let _ = writeln!(out, "server {pid} {} {}", server.ticks(), server.path);
-        write_stack_lines(&mut out, *pid, &server.stacks);
+        write_stack_lines(&mut out, *pid, server.stacks.iter().map(|(st, &n)| (st, n)));
     }
     out
 }
@@ -87,16 +88,17 @@ fn servers_in_order(s: &Session) -> Vec<(&u32, &ServerProfile)> {
     servers
 }
 
-/// A process's stacks as [`write_stack_lines`] lists them: most ticks first.
-fn stack_lines_in_order(stacks: &std::collections::BTreeMap<CallStack, u64>) -> Vec<(&CallStack, &u64)> {
-    let mut stacks: Vec<_> = stacks.iter().collect();
-    stacks.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+/// A process's stacks (each with its ticks) as [`write_stack_lines`] lists them: most ticks
+/// first.
+fn stack_lines_in_order<'a>(stacks: impl Iterator<Item = (&'a CallStack, u64)>) -> Vec<(&'a CallStack, u64)> {
+    let mut stacks: Vec<_> = stacks.collect();
+    stacks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     stacks
 }
 
 /// A process's samples in `servers` and `children`: `stack PID COUNT complete|truncated ADDR…`
 /// lines, most ticks first (innermost frame first).
-fn write_stack_lines(out: &mut String, pid: u32, stacks: &std::collections::BTreeMap<CallStack, u64>) {
+fn write_stack_lines<'a>(out: &mut String, pid: u32, stacks: impl Iterator<Item = (&'a CallStack, u64)>) {
     for (stack, count) in stack_lines_in_order(stacks) {
         let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
         for frame in &stack.frames {
@@ -133,15 +135,15 @@ pub fn children_text(session: Option<&Session>) -> String {
     let processes = session.map_or(&empty, |s| &s.processes);
     let (user, kernel) = processes
         .values()
-        .fold((0u64, 0u64), |(u, k), c| (u.saturating_add(c.user_ticks), k.saturating_add(c.kernel_ticks)));
+        .fold((0u64, 0u64), |(u, k), c| (u.saturating_add(c.samples.user_ticks), k.saturating_add(c.samples.kernel_ticks)));
     let missed = session.map_or(0, |s| s.children_missed);
     let mut out = format!("# processes={} user={user} kernel={kernel} missed={missed}\n", processes.len());
     for (pid, c) in processes {
         let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
         let state = if c.exited { "exited" } else { "running" };
         let exec = c.exec.as_deref().unwrap_or("-");
-        let _ = writeln!(out, "process {pid} {parent} {} {} {state} {exec}", c.user_ticks, c.kernel_ticks);
-        write_stack_lines(&mut out, *pid, &c.stacks);
+        let _ = writeln!(out, "process {pid} {parent} {} {} {state} {exec}", c.samples.user_ticks, c.samples.kernel_ticks);
+        write_stack_lines(&mut out, *pid, c.samples.stack_ticks());
     }
     out
 }
@@ -180,7 +182,8 @@ pub fn parse_children(text: &str) -> Option<ChildrenReport> {
                     };
                     let exec = w.collect::<Vec<_>>().join(" ");
                     let exec = (exec != "-" && !exec.is_empty()).then_some(exec);
-                    Some((pid, ChildProcess { parent, exec, user_ticks, kernel_ticks, exited, ..Default::default() }))
+                    let samples = ProcessSamples { user_ticks, kernel_ticks, ..Default::default() };
+                    Some((pid, ChildProcess { parent, exec, samples, exited, ..Default::default() }))
                 })();
                 if let Some((pid, c)) = parsed {
                     report.processes.insert(pid, c);
@@ -193,12 +196,12 @@ pub fn parse_children(text: &str) -> Option<ChildrenReport> {
                 match stack.frames.first() {
                     Some(&leaf) if leaf >= crate::sampler::KERNEL_SPACE_START => {}
                     leaf => {
-                        let n = c.samples.entry(leaf.copied().unwrap_or(0)).or_insert(0);
+                        let n = c.samples.user.entry(leaf.copied().unwrap_or(0)).or_insert(0);
                         *n = n.saturating_add(count);
                     }
                 }
-                let n = c.stacks.entry(stack).or_insert(0);
-                *n = n.saturating_add(count);
+                let n = c.samples.stacks.entry(stack).or_default();
+                n.ticks = n.ticks.saturating_add(count);
             }
             _ => {}
         }
@@ -317,8 +320,8 @@ pub fn stacks_text(session: Option<&Session>) -> String {
 }
 
 /// The session's stacks as [`stacks_text`] lists them: most ticks first.
-fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &crate::session::StackTicks)> {
-    let mut stacks: Vec<_> = s.stacks.iter().collect();
+fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &StackTicks)> {
+    let mut stacks: Vec<_> = s.program.stacks.iter().collect();
     stacks.sort_by(|a, b| b.1.ticks.cmp(&a.1.ticks).then_with(|| a.0.cmp(b.0)));
     stacks
 }
@@ -356,16 +359,16 @@ pub fn timeline_text(session: Option<&Session>) -> String {
         .into_iter()
         .filter(|(_, server)| !server.timeline.is_empty() || !server.served.is_empty())
         .map(|(&pid, server)| {
-            let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(&server.stacks).into_iter().map(|(stack, _)| stack));
+            let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(server.stacks.iter().map(|(st, &n)| (st, n))).into_iter().map(|(stack, _)| stack));
             (pid, span, samples, server.placed_served(origin))
         })
         .collect();
     let children: Vec<(u32, u64, Vec<PlacedSample>)> = s
         .processes
         .iter()
-        .filter(|(_, c)| !c.timeline.is_empty())
+        .filter(|(_, c)| !c.samples.timeline.is_empty())
         .map(|(&pid, c)| {
-            let (span, samples) = c.placed_timeline(origin, c.stacks.keys());
+            let (span, samples) = c.placed_timeline(origin, c.samples.stacks.values());
             (pid, span, samples)
         })
         .collect();

@@ -9,6 +9,7 @@
 //! * [`session`] — the state machine: one session at a time, stop on request / exit / overflow,
 //!   the last profile kept until the next start.
 //! * [`ledger`] — the program's threads by the clock: on a CPU, preempted, blocked.
+//! * [`process`] — one process's samples summed (the program's, a child's, one of `-a`'s).
 //! * [`prof_data`] — the `struct prof_data` of `getprofile`, and its binary encoding.
 //! * [`sample`] — a sample, the one event of a process's time on a CPU every backend hands
 //!   over; the session's aggregates are sums of them.
@@ -26,6 +27,7 @@ pub mod image;
 pub mod kernel_clock;
 pub mod layout;
 pub mod ledger;
+pub mod process;
 pub mod prof_data;
 pub mod sample;
 pub mod sampler;

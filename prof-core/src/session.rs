@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
+use crate::process::{ProcessSamples, StackTicks};
 use crate::prof_data::ProfData;
 use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
 use crate::sample::{Sample, Sampled};
@@ -114,11 +115,15 @@ fn to_us(ns: u64) -> u64 {
 /// stack by its place in `order`; the span to its last sample.
 pub fn placed_process_timeline<'a>(t: &crate::timeline::Timeline, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
     let Some(last) = t.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
-    let place = |ip: u64| match ip >= crate::sampler::KERNEL_SPACE_START {
+    place_timeline(t, order.map(|st| t.number_of(st)), (origin, last), runtime_frame)
+}
+
+/// A runtime address of a process other than the program, placed: the kernel's, or other.
+fn runtime_frame(ip: u64) -> StackFrame {
+    match ip >= crate::sampler::KERNEL_SPACE_START {
         true => StackFrame::Kernel(ip),
         false => StackFrame::Other(ip),
-    };
-    place_timeline(t, order.map(|st| t.number_of(st)), (origin, last), place)
+    }
 }
 
 /// `t`'s entries in time order from `span.0` (ns), each address placed by `place` and each
@@ -152,15 +157,6 @@ fn place_timeline(
         })
         .collect();
     (to_us(end.saturating_sub(begin)), samples)
-}
-
-/// A stack's ticks in the session, and its number among the timeline's stacks where its
-/// samples were timed: found while the stack is at hand, so placing a long run's timeline
-/// compares no stacks (tens of thousands of deep ones cost 30 ms of cache misses).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StackTicks {
-    pub ticks: u64,
-    pub timed: Option<u32>,
 }
 
 /// uid 0 may do anything.
@@ -233,17 +229,11 @@ pub struct ChildProcess {
     /// Its name after its first exec (the kernel's `comm`), if it exec'd: then `mappings` are
     /// all it has, else it also has what it inherited.
     pub exec: Option<String>,
-    /// User-mode samples: runtime address -> ticks.
-    pub samples: BTreeMap<u64, u64>,
-    pub user_ticks: u64,
-    pub kernel_ticks: u64,
-    pub stacks: BTreeMap<CallStack, u64>,
+    pub samples: ProcessSamples,
     /// The executable mappings it made itself.
     pub mappings: Vec<Mapping>,
     /// Its exit was seen: a process without one was still running when the session ended.
     pub exited: bool,
-    /// Its samples in time order, where the backend times them.
-    pub timeline: crate::timeline::Timeline,
 }
 
 impl ChildProcess {
@@ -254,22 +244,11 @@ impl ChildProcess {
     pub fn add(&mut self, c: ChildBatch) {
         self.parent = self.parent.or(c.parent);
         if self.exec.is_none() && c.exec.is_some() {
-            self.forget_addresses();
+            self.samples.forget_addresses();
         }
         self.exec = self.exec.take().or(c.exec);
         for sample in c.samples {
-            self.timeline.push(&sample);
-            match sample.at {
-                Sampled::User(ip) => {
-                    self.user_ticks = self.user_ticks.saturating_add(1);
-                    add_one(&mut self.samples, ip);
-                    if let Some(stack) = sample.stack {
-                        add_one_stack(&mut self.stacks, stack);
-                    }
-                }
-                Sampled::Kernel { .. } => self.kernel_ticks = self.kernel_ticks.saturating_add(1),
-                Sampled::Blocked(_) => {}
-            }
+            self.samples.add(sample);
         }
         self.mappings.extend(c.mappings);
         self.exited |= c.exited;
@@ -277,30 +256,12 @@ impl ChildProcess {
 
     /// Its samples in time order from `origin` (ns, the session's [`Session::origin`], so the
     /// processes line up), as [`Session::placed_timeline`] places the program's, every user
-    /// address a runtime one; the span to its last sample.
-    pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
-        placed_process_timeline(&self.timeline, origin, order)
-    }
-
-    /// Its samples so far, counted at address 0 with an empty (truncated) stack.
-    fn forget_addresses(&mut self) {
-        let user: u64 = self.samples.values().fold(0, |n, &c| n.saturating_add(c));
-        self.samples.clear();
-        if user > 0 {
-            self.samples.insert(0, user);
-        }
-        let stacked: u64 = self.stacks.values().fold(0, |n, &c| n.saturating_add(c));
-        self.stacks.clear();
-        if stacked > 0 {
-            self.stacks.insert(CallStack { frames: Vec::new(), truncated: true }, stacked);
-        }
-        // In time order too: where the copy ran stays, not what it ran.
-        for e in &mut self.timeline.entries {
-            if let Sampled::User(_) = e.at {
-                e.at = Sampled::User(0);
-            }
-            e.stack = None;
-        }
+    /// address a runtime one, each stack by its place in `order` (values of its `stacks`); the
+    /// span to its last sample.
+    pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a StackTicks>) -> (u64, Vec<PlacedSample>) {
+        let t = &self.samples.timeline;
+        let Some(last) = t.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
+        place_timeline(t, order.map(|c| c.timed), (origin, last), runtime_frame)
     }
 }
 
@@ -315,8 +276,8 @@ pub struct Session {
     pub data: ProfData,
     /// Runtime load base of the image, once known.
     pub load_base: Option<u64>,
-    /// Exact user-mode samples: runtime address -> ticks.
-    pub samples: BTreeMap<u64, u64>,
+    /// The program's samples, exact: by address, ticks, stacks, in time order.
+    pub program: ProcessSamples,
     /// Exact kernel-mode samples, where the backend sees them: kernel address -> ticks.
     pub kernel_samples: BTreeMap<u64, u64>,
     /// How the backend samples, once it said.
@@ -327,11 +288,6 @@ pub struct Session {
     pub children: BTreeMap<u32, u64>,
     /// Those processes' own profiles, where the backend follows them (`--children`).
     pub processes: BTreeMap<u32, ChildProcess>,
-    /// Call stacks of the user-mode samples (runtime addresses, innermost first) -> ticks,
-    /// where the backend records them.
-    pub stacks: BTreeMap<CallStack, StackTicks>,
-    pub user_ticks: u64,
-    pub kernel_ticks: u64,
     pub lost: u64,
     /// Executable mappings of the process (program and shared objects).
     pub mappings: Vec<Mapping>,
@@ -364,8 +320,6 @@ pub struct Session {
     /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
     pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
     pub thread_names: BTreeMap<u32, String>,
-    /// The program's samples in time order, where the backend times them.
-    pub timeline: crate::timeline::Timeline,
 }
 
 impl Session {
@@ -460,12 +414,12 @@ impl Session {
 
     /// Samples inside the program's text, as link-time addresses.
     pub fn image_samples(&self) -> Vec<(u64, u64)> {
-        self.samples.iter().filter_map(|(&a, &n)| Some((self.link_address(a)?, n))).collect()
+        self.program.user.iter().filter_map(|(&a, &n)| Some((self.link_address(a)?, n))).collect()
     }
 
     /// Samples outside the program's text (shared objects, vdso), as runtime addresses.
     pub fn foreign_samples(&self) -> Vec<(u64, u64)> {
-        self.samples.iter().filter(|(&a, _)| self.link_address(a).is_none()).map(|(&a, &n)| (a, n)).collect()
+        self.program.user.iter().filter(|(&a, _)| self.link_address(a).is_none()).map(|(&a, &n)| (a, n)).collect()
     }
 
     /// The frames of `stack`, placed. A return address is placed by its call instruction, just
@@ -480,7 +434,7 @@ impl Session {
     /// start) to its exit, stretched over every sample.
     pub fn placed_timeline<'a>(&self, order: impl Iterator<Item = &'a StackTicks>) -> (u64, Vec<PlacedSample>) {
         let Some((begin, end)) = self.program_span() else { return (0, Vec::new()) };
-        place_timeline(&self.timeline, order.map(|c| c.timed), (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
+        place_timeline(&self.program.timeline, order.map(|c| c.timed), (begin, end), |ip| place_frames(&[ip], self.load_base, &self.text)[0])
     }
 
     /// The program's whole waits (where the backend times them) from the program's start, as
@@ -489,6 +443,7 @@ impl Session {
     pub fn placed_waits(&self) -> Vec<crate::timeline::WaitSpan> {
         let origin = self.origin().unwrap_or(0);
         let mut waits: Vec<crate::timeline::WaitSpan> = self
+            .program
             .timeline
             .waits
             .iter()
@@ -501,7 +456,7 @@ impl Session {
     /// Where every process's times are counted from: the program's start, else (a program
     /// never sampled: a shell that ran the rest) the session's, else the first sample of any.
     pub fn origin(&self) -> Option<u64> {
-        let children = self.processes.values().map(|c| &c.timeline);
+        let children = self.processes.values().map(|c| &c.samples.timeline);
         let first_of_all = || children.chain(self.servers.values().map(|s| &s.timeline)).flat_map(|t| t.entries.iter().map(|e| e.time)).min();
         self.program_span().map(|s| s.0).or(self.clock.map(|c| c.0)).or_else(first_of_all)
     }
@@ -510,8 +465,8 @@ impl Session {
     /// session's start) to its exit, stretched over every sample of its timeline; `None`
     /// without one.
     fn program_span(&self) -> Option<(u64, u64)> {
-        let first = self.timeline.entries.iter().map(|e| e.time).min()?;
-        let last = self.timeline.entries.iter().map(|e| e.time).max()?;
+        let first = self.program.timeline.entries.iter().map(|e| e.time).min()?;
+        let last = self.program.timeline.entries.iter().map(|e| e.time).max()?;
         let (begin, end) = match self.clock {
             Some((b, e)) => self.ledger.span(self.pid, b, e),
             None => (first, last),
@@ -519,10 +474,9 @@ impl Session {
         Some((begin.min(first), end.max(last)))
     }
 
-    /// Fold one of the program's samples into the aggregates: the bins and exact samples (a
-    /// user one), the kernel's ticks and samples, its thread's, its stack's (with its number
-    /// among the timeline's, found while the stack is at hand), the timeline. `false`: a bin
-    /// would pass `limit`, and nothing of the sample was counted.
+    /// Fold one of the program's samples into the aggregates: the bins (a user one), the
+    /// kernel's samples, its thread's, the program's own ([`ProcessSamples::add`]). `false`: a
+    /// bin would pass `limit`, and nothing of the sample was counted.
     fn add_sample(&mut self, sample: Sample, limit: u64) -> bool {
         match sample.at {
             Sampled::User(ip) => {
@@ -532,32 +486,15 @@ impl Session {
                     }
                     self.data.bin[b] += 1;
                 }
-                add_one(&mut self.samples, ip);
-                self.user_ticks += 1;
             }
-            Sampled::Kernel { ip, named } => {
-                self.kernel_ticks += 1;
-                if named {
-                    add_one(&mut self.kernel_samples, ip);
-                }
-            }
+            Sampled::Kernel { ip, named: true } => add_one(&mut self.kernel_samples, ip),
+            Sampled::Kernel { .. } => {}
             Sampled::Blocked(_) => return true,
         }
         if let Some(ip) = sample.at.ip() {
             add_one(self.thread_samples.entry(sample.tid).or_default(), ip);
         }
-        let timed = self.timeline.push(&sample);
-        if let Some(stack) = sample.stack.filter(|_| sample.at.is_named()) {
-            match self.stacks.get_mut(&stack) {
-                Some(c) => {
-                    c.ticks = c.ticks.saturating_add(1);
-                    c.timed = c.timed.or(timed);
-                }
-                None => {
-                    self.stacks.insert(stack, StackTicks { ticks: 1, timed });
-                }
-            }
-        }
+        self.program.add(sample);
         true
     }
 
@@ -641,15 +578,12 @@ impl Session {
             layout,
             data: ProfData::new(&layout),
             load_base: None,
-            samples: BTreeMap::new(),
+            program: ProcessSamples::default(),
             kernel_samples: BTreeMap::new(),
             sampling: None,
             record_span: None,
             children: BTreeMap::new(),
             processes: BTreeMap::new(),
-            stacks: BTreeMap::new(),
-            user_ticks: 0,
-            kernel_ticks: 0,
             lost: 0,
             mappings: Vec::new(),
             later_execs: 0,
@@ -668,7 +602,6 @@ impl Session {
             scheme_daemons: BTreeMap::new(),
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
-            timeline: Default::default(),
         }
     }
 }
@@ -778,7 +711,7 @@ impl<S: Sampler> Profd<S> {
             let time = p.from / 2 + p.to / 2;
             s.ledger.look(p.tid, time, p.sched, site);
             if let Some(site) = site {
-                s.timeline.blocked(p.tid, time, site);
+                s.program.timeline.blocked(p.tid, time, site);
             }
         }
         for (site, daemon, stack, n) in batch.served {
@@ -789,7 +722,7 @@ impl<S: Sampler> Profd<S> {
         s.scheme_daemons.extend(batch.scheme_daemons);
         for (tid, from, to, site) in batch.wait_spans {
             let site = s.wait_site_index(site);
-            s.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
+            s.program.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
         }
         for p in batch.blocked_at {
             if let Some(site) = p.site.map(|site| s.wait_site_index(site)) {
@@ -811,8 +744,8 @@ impl<S: Sampler> Profd<S> {
             // Samples that arrived before the base was known (or changed: an exec) are
             // binned again under the new one.
             s.data = ProfData::new(&s.layout);
-            let earlier: Vec<(u64, u64)> = std::mem::take(&mut s.samples).into_iter().collect();
-            s.user_ticks = 0;
+            let earlier: Vec<(u64, u64)> = std::mem::take(&mut s.program.user).into_iter().collect();
+            s.program.user_ticks = 0;
             if count(s, &earlier, limit) {
                 return Some(StopReason::Overflow);
             }
@@ -852,8 +785,8 @@ fn count(s: &mut Session, samples: &[(u64, u64)], limit: u64) -> bool {
             None => (n, false),
         };
         if counted > 0 {
-            *s.samples.entry(ip).or_insert(0) += counted;
-            s.user_ticks += counted;
+            *s.program.user.entry(ip).or_insert(0) += counted;
+            s.program.user_ticks += counted;
         }
         if overflow {
             return true;
@@ -949,7 +882,7 @@ mod tests {
         p.pump().unwrap();
         let s = p.session(1000).unwrap().unwrap();
         assert_eq!(s.ticks_in_bins(), 1);
-        assert_eq!(s.user_ticks, 9);
+        assert_eq!(s.program.user_ticks, 9);
         assert_eq!(s.image_samples(), vec![(0x1050, 1), (0x1800, 3)]);
         assert_eq!(s.foreign_samples(), vec![(0x7fff_0000_1234, 5)]);
     }
@@ -964,7 +897,7 @@ mod tests {
         assert_eq!(p.prof_data(1000).unwrap().total(), 0);
         p.pump().unwrap();
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!((s.ticks_in_bins(), s.user_ticks), (4, 4));
+        assert_eq!((s.ticks_in_bins(), s.program.user_ticks), (4, 4));
     }
 
     #[test]
@@ -1053,7 +986,7 @@ mod tests {
         assert_eq!(p.state(), SessionState::Stopped(StopReason::Overflow));
         let s = p.session(1000).unwrap().unwrap();
         assert_eq!(&s.data.bin[..2], &[5, 0]);
-        assert_eq!(s.user_ticks, 5);
+        assert_eq!(s.program.user_ticks, 5);
         // Nothing is counted after the stop.
         p.sampler_mut().batches.push_back(batch(&[(BASE + 0x1080, 1)]));
         p.pump().unwrap();
@@ -1076,7 +1009,7 @@ mod tests {
         let s = p.session(1000).unwrap().unwrap();
         // Under the new base the old samples are outside the text; the new ones land in bin 1.
         assert_eq!(&s.data.bin[..2], &[0, 3]);
-        assert_eq!(s.user_ticks, 5);
+        assert_eq!(s.program.user_ticks, 5);
     }
 
     #[test]
@@ -1091,7 +1024,7 @@ mod tests {
         p.pump().unwrap();
         p.pump().unwrap();
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!(s.stacks.iter().map(|(k, n)| (k.clone(), n.ticks)).collect::<Vec<_>>(), vec![(b, 1), (a, 3)]);
+        assert_eq!(s.program.stacks.iter().map(|(k, n)| (k.clone(), n.ticks)).collect::<Vec<_>>(), vec![(b, 1), (a, 3)]);
     }
 
     #[test]
@@ -1111,12 +1044,12 @@ mod tests {
             p.pump().unwrap();
         }
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!(s.stacks.keys().cloned().collect::<Vec<_>>(), [b.clone(), a.clone(), c.clone()]);
-        assert_eq!(s.stacks.values().map(|c| c.ticks).collect::<Vec<_>>(), [1, 2, 2]);
-        let (_, placed) = s.placed_timeline(s.stacks.values());
+        assert_eq!(s.program.stacks.keys().cloned().collect::<Vec<_>>(), [b.clone(), a.clone(), c.clone()]);
+        assert_eq!(s.program.stacks.values().map(|c| c.ticks).collect::<Vec<_>>(), [1, 2, 2]);
+        let (_, placed) = s.placed_timeline(s.program.stacks.values());
         assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(1), Some(0), Some(1), Some(2)]);
         // Listed in another order (profd's, most ticks first), the places follow the list.
-        let listed = [&s.stacks[&a], &s.stacks[&c], &s.stacks[&b]];
+        let listed = [&s.program.stacks[&a], &s.program.stacks[&c], &s.program.stacks[&b]];
         let (_, placed) = s.placed_timeline(listed.into_iter());
         assert_eq!(placed.iter().map(|p| p.stack).collect::<Vec<_>>(), [Some(0), Some(2), Some(0), Some(1)]);
     }
@@ -1144,14 +1077,14 @@ mod tests {
         p.pump().unwrap();
         assert_eq!(p.state(), SessionState::Stopped(StopReason::Overflow));
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!((s.data.bin[0], s.user_ticks, s.kernel_ticks), (2, 3, 2));
-        assert_eq!(s.samples, BTreeMap::from([(BASE + 0x1010, 2), (BASE + 0x1900, 1)]));
+        assert_eq!((s.data.bin[0], s.program.user_ticks, s.program.kernel_ticks), (2, 3, 2));
+        assert_eq!(s.program.user, BTreeMap::from([(BASE + 0x1010, 2), (BASE + 0x1900, 1)]));
         assert_eq!(s.kernel_samples, BTreeMap::from([(kernel, 1)]));
         assert_eq!(s.thread_samples[&10], BTreeMap::from([(BASE + 0x1010, 1), (BASE + 0x1900, 1)]));
         assert_eq!(s.thread_samples[&11], BTreeMap::from([(kernel, 1), (kernel + 8, 1), (BASE + 0x1010, 1)]));
-        let stacks: Vec<(u64, u64, Option<u32>)> = s.stacks.iter().map(|(k, c)| (k.frames[0], c.ticks, c.timed)).collect();
+        let stacks: Vec<(u64, u64, Option<u32>)> = s.program.stacks.iter().map(|(k, c)| (k.frames[0], c.ticks, c.timed)).collect();
         assert_eq!(stacks, [(BASE + 0x1010, 2, Some(0)), (kernel, 1, Some(1))]);
-        assert_eq!(s.timeline.entries.iter().map(|e| e.time).collect::<Vec<_>>(), [10, 20, 30, 40, 50]);
+        assert_eq!(s.program.timeline.entries.iter().map(|e| e.time).collect::<Vec<_>>(), [10, 20, 30, 40, 50]);
     }
 
     #[test]
@@ -1176,7 +1109,7 @@ mod tests {
         p.sampler_mut().batches.push_back(b);
         p.stop(1000).unwrap();
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!((s.user_ticks, s.kernel_ticks, s.lost), (2, 4, 1));
+        assert_eq!((s.program.user_ticks, s.program.kernel_ticks, s.lost), (2, 4, 1));
     }
 
     /// `--children`: a child's parts of several batches add up to its profile, out of the
@@ -1210,12 +1143,12 @@ mod tests {
         p.pump().unwrap();
         p.stop(1000).unwrap();
         let s = p.session(1000).unwrap().unwrap();
-        assert_eq!((s.user_ticks, s.ticks_in_bins()), (2, 2));
+        assert_eq!((s.program.user_ticks, s.ticks_in_bins()), (2, 2));
         let c = &s.processes[&11];
-        assert_eq!((c.parent, c.user_ticks, c.kernel_ticks), (Some(10), 6, 1));
-        assert_eq!(c.samples, BTreeMap::from([(BASE + 0x1000, 5), (0x7000_0010, 1)]));
-        assert_eq!(c.stacks.values().sum::<u64>(), 3);
-        assert_eq!(c.timeline.entries.len(), 5);
+        assert_eq!((c.parent, c.samples.user_ticks, c.samples.kernel_ticks), (Some(10), 6, 1));
+        assert_eq!(c.samples.user, BTreeMap::from([(BASE + 0x1000, 5), (0x7000_0010, 1)]));
+        assert_eq!(c.samples.stacks.values().map(|c| c.ticks).sum::<u64>(), 3);
+        assert_eq!(c.samples.timeline.entries.len(), 5);
         assert_eq!(s.mappings_of(11), vec![program_map.clone(), lib]);
         assert_eq!(s.mappings_of(10), vec![program_map]);
         assert_eq!(s.children[&11], 7);

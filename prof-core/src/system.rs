@@ -51,7 +51,7 @@ impl SystemRecord {
     pub fn total(&self) -> u64 {
         self.processes
             .values()
-            .fold(self.idle_ticks, |n, p| n.saturating_add(p.user_ticks).saturating_add(p.kernel_ticks))
+            .fold(self.idle_ticks, |n, p| n.saturating_add(p.samples.user_ticks).saturating_add(p.samples.kernel_ticks))
     }
 }
 
@@ -91,13 +91,13 @@ mod tests {
             ..Default::default()
         });
         let hog = &r.processes[&7];
-        assert_eq!((hog.user_ticks, hog.exec.as_deref(), hog.mappings.len()), (5, Some("hog"), 1));
-        assert_eq!(hog.samples.iter().map(|(&a, &n)| (a, n)).collect::<Vec<_>>(), [(0x1010, 4), (0x1020, 1)]);
+        assert_eq!((hog.samples.user_ticks, hog.exec.as_deref(), hog.mappings.len()), (5, Some("hog"), 1));
+        assert_eq!(hog.samples.user.iter().map(|(&a, &n)| (a, n)).collect::<Vec<_>>(), [(0x1010, 4), (0x1020, 1)]);
         let child = &r.processes[&8];
-        assert_eq!((child.parent, child.kernel_ticks, child.exited), (Some(7), 2, true));
+        assert_eq!((child.parent, child.samples.kernel_ticks, child.exited), (Some(7), 2, true));
         assert_eq!((r.idle_ticks, r.lost, r.clock), (6, 4, Some((100, 300))));
         assert_eq!(r.kernel_samples, BTreeMap::from([(KERNEL + 0x10, 1), (KERNEL + 0x20, 1)]));
-        assert_eq!(child.timeline.entries.len(), 2);
+        assert_eq!(child.samples.timeline.entries.len(), 2);
         assert_eq!(r.total(), 5 + 2 + 6);
     }
 }

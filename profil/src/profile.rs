@@ -233,7 +233,7 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     let origin = s.origin().unwrap_or(0);
     for c in &mut children {
         let Some(process) = s.processes.get(&c.pid) else { continue };
-        let (span, placed) = process.placed_timeline(origin, process.stacks.keys());
+        let (span, placed) = process.placed_timeline(origin, process.samples.stacks.values());
         c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
     }
     children
@@ -263,7 +263,7 @@ fn process_profiles(
     processes
         .iter()
         .map(|(&pid, c)| {
-            let stack = |(st, &count): (&prof_core::sampler::CallStack, &u64)| {
+            let stack = |(st, count): (&prof_core::sampler::CallStack, u64)| {
                 let frames = st.frames.iter().map(|&a| match a >= prof_core::sampler::KERNEL_SPACE_START {
                     true => StackFrame::Kernel(a),
                     false => StackFrame::Other(a),
@@ -271,11 +271,11 @@ fn process_profiles(
                 Stack::new(frames.collect(), st.truncated, count)
             };
             let profile = Profile {
-                foreign_samples: c.samples.iter().map(|(&a, &n)| (a, n)).collect(),
+                foreign_samples: c.samples.user.iter().map(|(&a, &n)| (a, n)).collect(),
                 mappings: mappings_of(pid),
-                user_ticks: c.user_ticks,
-                kernel_ticks: Some(c.kernel_ticks),
-                stacks: c.stacks.iter().map(stack).collect(),
+                user_ticks: c.samples.user_ticks,
+                kernel_ticks: Some(c.samples.kernel_ticks),
+                stacks: c.samples.stack_ticks().map(stack).collect(),
                 pid,
                 ..Default::default()
             };
@@ -358,12 +358,12 @@ impl Profile {
     pub fn from_system(r: &SystemRecord, stacks_recorded: bool) -> Profile {
         let mut processes = process_profiles(&r.processes, 0, &[], "[unknown]");
         // Times from the run's start (its clock's first reading, else its first sample).
-        let first = || r.processes.values().flat_map(|c| c.timeline.entries.iter().map(|e| e.time)).min();
+        let first = || r.processes.values().flat_map(|c| c.samples.timeline.entries.iter().map(|e| e.time)).min();
         let origin = r.clock.map(|c| c.0).or_else(first).unwrap_or(0);
         for c in &mut processes {
             c.profile.stacks_recorded = stacks_recorded;
             if let Some(process) = r.processes.get(&c.pid) {
-                let (span, placed) = process.placed_timeline(origin, process.stacks.keys());
+                let (span, placed) = process.placed_timeline(origin, process.samples.stacks.values());
                 c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
             }
         }
@@ -538,8 +538,8 @@ impl Profile {
             sampling: s.sampling,
             children: (s.children.len() as u64, s.children.values().fold(0u64, |n, &c| n.saturating_add(c))),
             mappings: s.mappings.clone(),
-            user_ticks: s.user_ticks,
-            kernel_ticks: counts_kernel.then_some(s.kernel_ticks),
+            user_ticks: s.program.user_ticks,
+            kernel_ticks: counts_kernel.then_some(s.program.kernel_ticks),
             lost: s.lost,
             stop_reason: match s.state {
                 prof_core::SessionState::Stopped(r) => Some(r),
@@ -548,7 +548,7 @@ impl Profile {
             later_execs: later_exec_images(s),
             typed_records: s.typed_records,
             stacks_recorded,
-            stacks: s.stacks.iter().map(|(st, c)| Stack::new(s.stack_frames(st), st.truncated, c.ticks)).collect(),
+            stacks: s.program.stacks.iter().map(|(st, c)| Stack::new(s.stack_frames(st), st.truncated, c.ticks)).collect(),
             servers: None,
             elapsed: None,
             cpus: None,
@@ -616,7 +616,7 @@ fn later_exec_images(s: &Session) -> Vec<String> {
         s.mappings
             .iter()
             .filter(|m| &m.path == path)
-            .map(|m| s.samples.range(m.start..m.start.saturating_add(m.len)).map(|(_, n)| n).sum::<u64>())
+            .map(|m| s.program.user.range(m.start..m.start.saturating_add(m.len)).map(|(_, n)| n).sum::<u64>())
             .sum()
     };
     found.sort_by_cached_key(|p| std::cmp::Reverse(samples_in(p)));

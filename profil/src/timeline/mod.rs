@@ -100,7 +100,7 @@ impl Timeline {
     /// The timeline of a finished session's program, where its backend timed the samples; its
     /// stacks by their place among the session's stacks (the profile's `stacks`, in order).
     pub fn of_session(s: &Session) -> Timeline {
-        let (span, placed) = s.placed_timeline(s.stacks.values());
+        let (span, placed) = s.placed_timeline(s.program.stacks.values());
         let waits = s.placed_waits();
         Timeline { span, samples: placed.iter().map(TimedSample::of_placed).collect(), waits, served: Vec::new() }
     }
