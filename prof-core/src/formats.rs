@@ -76,7 +76,7 @@ pub fn servers_text(session: Option<&Session>) -> String {
     let Some(s) = session else { return out };
     for (pid, server) in servers_in_order(s) {
         let _ = writeln!(out, "server {pid} {} {}", server.ticks(), server.path);
-        write_stack_lines(&mut out, *pid, server.stacks.iter().map(|(st, &n)| (st, n)));
+        write_stack_lines(&mut out, *pid, &server.samples.stacks);
     }
     out
 }
@@ -88,18 +88,17 @@ fn servers_in_order(s: &Session) -> Vec<(&u32, &ServerProfile)> {
     servers
 }
 
-/// A process's stacks (each with its ticks) as [`write_stack_lines`] lists them: most ticks
-/// first.
-fn stack_lines_in_order<'a>(stacks: impl Iterator<Item = (&'a CallStack, u64)>) -> Vec<(&'a CallStack, u64)> {
-    let mut stacks: Vec<_> = stacks.collect();
-    stacks.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+/// A process's stacks as the files list them: most ticks first.
+fn stacks_in_order(stacks: &std::collections::BTreeMap<CallStack, StackTicks>) -> Vec<(&CallStack, &StackTicks)> {
+    let mut stacks: Vec<_> = stacks.iter().collect();
+    stacks.sort_by(|a, b| b.1.ticks.cmp(&a.1.ticks).then_with(|| a.0.cmp(b.0)));
     stacks
 }
 
 /// A process's samples in `servers` and `children`: `stack PID COUNT complete|truncated ADDR…`
 /// lines, most ticks first (innermost frame first).
-fn write_stack_lines<'a>(out: &mut String, pid: u32, stacks: impl Iterator<Item = (&'a CallStack, u64)>) {
-    for (stack, count) in stack_lines_in_order(stacks) {
+fn write_stack_lines(out: &mut String, pid: u32, stacks: &std::collections::BTreeMap<CallStack, StackTicks>) {
+    for (stack, StackTicks { ticks: count, .. }) in stacks_in_order(stacks) {
         let _ = write!(out, "stack {pid} {count} {}", if stack.truncated { "truncated" } else { "complete" });
         for frame in &stack.frames {
             let _ = write!(out, " {frame:#x}");
@@ -143,7 +142,7 @@ pub fn children_text(session: Option<&Session>) -> String {
         let state = if c.exited { "exited" } else { "running" };
         let exec = c.exec.as_deref().unwrap_or("-");
         let _ = writeln!(out, "process {pid} {parent} {} {} {state} {exec}", c.samples.user_ticks, c.samples.kernel_ticks);
-        write_stack_lines(&mut out, *pid, c.samples.stack_ticks());
+        write_stack_lines(&mut out, *pid, &c.samples.stacks);
     }
     out
 }
@@ -308,7 +307,7 @@ pub fn samples_text(session: Option<&Session>) -> String {
 pub fn stacks_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
-    for (stack, count) in stacks_in_order(s) {
+    for (stack, count) in stacks_in_order(&s.program.stacks) {
         let _ = write!(out, "{} {}", count.ticks, if stack.truncated { "truncated" } else { "complete" });
         for frame in s.stack_frames(stack) {
             let (place, addr) = place_of(frame);
@@ -317,13 +316,6 @@ pub fn stacks_text(session: Option<&Session>) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The session's stacks as [`stacks_text`] lists them: most ticks first.
-fn stacks_in_order(s: &Session) -> Vec<(&CallStack, &StackTicks)> {
-    let mut stacks: Vec<_> = s.program.stacks.iter().collect();
-    stacks.sort_by(|a, b| b.1.ticks.cmp(&a.1.ticks).then_with(|| a.0.cmp(b.0)));
-    stacks
 }
 
 /// The version of [`timeline_text`]'s lines, its first line's second word (1 had no
@@ -352,14 +344,14 @@ pub const TIMELINE_VERSION: u32 = 2;
 pub fn timeline_text(session: Option<&Session>) -> String {
     let mut out = String::new();
     let Some(s) = session else { return out };
-    let (span, samples) = s.placed_timeline(stacks_in_order(s).into_iter().map(|(_, c)| c));
+    let (span, samples) = s.placed_timeline(stacks_in_order(&s.program.stacks).into_iter().map(|(_, c)| c));
     // Every process's times from one start, found once.
     let origin = s.origin().unwrap_or(0);
     let processes: Vec<(u32, u64, Vec<PlacedSample>, Vec<crate::timeline::ServedSpan>)> = servers_in_order(s)
         .into_iter()
-        .filter(|(_, server)| !server.timeline.is_empty() || !server.served.is_empty())
+        .filter(|(_, server)| !server.samples.timeline.is_empty() || !server.served.is_empty())
         .map(|(&pid, server)| {
-            let (span, samples) = crate::session::placed_process_timeline(&server.timeline, origin, stack_lines_in_order(server.stacks.iter().map(|(st, &n)| (st, n))).into_iter().map(|(stack, _)| stack));
+            let (span, samples) = crate::session::placed_process_timeline(&server.samples, origin, stacks_in_order(&server.samples.stacks).into_iter().map(|(_, c)| c));
             (pid, span, samples, server.placed_served(origin))
         })
         .collect();

@@ -113,9 +113,10 @@ fn to_us(ns: u64) -> u64 {
 /// The samples in time order of a process other than the program (a followed child, a daemon,
 /// any process of a system-wide run) from `origin` (ns), every user address a runtime one, each
 /// stack by its place in `order`; the span to its last sample.
-pub fn placed_process_timeline<'a>(t: &crate::timeline::Timeline, origin: u64, order: impl Iterator<Item = &'a CallStack>) -> (u64, Vec<PlacedSample>) {
+pub fn placed_process_timeline<'a>(p: &ProcessSamples, origin: u64, order: impl Iterator<Item = &'a StackTicks>) -> (u64, Vec<PlacedSample>) {
+    let t = &p.timeline;
     let Some(last) = t.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
-    place_timeline(t, order.map(|st| t.number_of(st)), (origin, last), runtime_frame)
+    place_timeline(t, order.map(|c| c.timed), (origin, last), runtime_frame)
 }
 
 /// A runtime address of a process other than the program, placed: the kernel's, or other.
@@ -167,10 +168,8 @@ pub const ROOT_UID: u32 = 0;
 pub struct ServerProfile {
     /// Its executable's path as the kernel names the process (`[exited]` if it was gone).
     pub path: String,
-    /// Its user samples while working for the program: stack (or PC alone) -> ticks.
-    pub stacks: BTreeMap<CallStack, u64>,
-    /// Its samples in time order, where the backend times them.
-    pub timeline: crate::timeline::Timeline,
+    /// Its samples while working for the program, each with its stack (or PC alone).
+    pub samples: ProcessSamples,
     /// The requests of the program's it worked on, whole, where the backend times them.
     pub served: Vec<crate::timeline::ServedSpan>,
 }
@@ -189,18 +188,15 @@ impl ServerProfile {
     }
 
     pub fn ticks(&self) -> u64 {
-        self.stacks.values().fold(0, |n, &c| n.saturating_add(c))
+        self.samples.stacks.values().fold(0, |n, c| n.saturating_add(c.ticks))
     }
 
     /// One of its samples: by its stack (or PC alone), and in time order where timed.
-    fn add(&mut self, sample: Sample) {
-        self.timeline.push(&sample);
-        let stack = match (sample.stack, sample.at.ip()) {
-            (Some(stack), _) => stack,
-            (None, Some(ip)) => CallStack { frames: vec![ip], truncated: true },
-            (None, None) => return,
-        };
-        add_one_stack(&mut self.stacks, stack);
+    fn add(&mut self, mut sample: Sample) {
+        if let (None, Some(ip)) = (&sample.stack, sample.at.ip()) {
+            sample.stack = Some(CallStack { frames: vec![ip], truncated: true });
+        }
+        self.samples.add(sample);
     }
 }
 
@@ -208,16 +204,6 @@ impl ServerProfile {
 fn add_one<K: Ord>(counts: &mut BTreeMap<K, u64>, key: K) {
     let c = counts.entry(key).or_insert(0);
     *c = c.saturating_add(1);
-}
-
-/// One more of `stack`, copied only where it is new (a lookup first: most samples repeat one).
-fn add_one_stack(counts: &mut BTreeMap<CallStack, u64>, stack: CallStack) {
-    match counts.get_mut(&stack) {
-        Some(c) => *c = c.saturating_add(1),
-        None => {
-            counts.insert(stack, 1);
-        }
-    }
 }
 
 /// A process the program started (directly or not), as far as the session followed it
@@ -259,9 +245,7 @@ impl ChildProcess {
     /// address a runtime one, each stack by its place in `order` (values of its `stacks`); the
     /// span to its last sample.
     pub fn placed_timeline<'a>(&self, origin: u64, order: impl Iterator<Item = &'a StackTicks>) -> (u64, Vec<PlacedSample>) {
-        let t = &self.samples.timeline;
-        let Some(last) = t.entries.iter().map(|e| e.time).max() else { return (0, Vec::new()) };
-        place_timeline(t, order.map(|c| c.timed), (origin, last), runtime_frame)
+        placed_process_timeline(&self.samples, origin, order)
     }
 }
 
@@ -457,7 +441,7 @@ impl Session {
     /// never sampled: a shell that ran the rest) the session's, else the first sample of any.
     pub fn origin(&self) -> Option<u64> {
         let children = self.processes.values().map(|c| &c.samples.timeline);
-        let first_of_all = || children.chain(self.servers.values().map(|s| &s.timeline)).flat_map(|t| t.entries.iter().map(|e| e.time)).min();
+        let first_of_all = || children.chain(self.servers.values().map(|s| &s.samples.timeline)).flat_map(|t| t.entries.iter().map(|e| e.time)).min();
         self.program_span().map(|s| s.0).or(self.clock.map(|c| c.0)).or_else(first_of_all)
     }
 
