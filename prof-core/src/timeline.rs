@@ -77,11 +77,6 @@ impl Timeline {
         n
     }
 
-    /// Stack `stack`'s number among [`Timeline::stacks`], where a sample had it.
-    pub fn number_of(&self, stack: &CallStack) -> Option<u32> {
-        self.index.get(stack).copied()
-    }
-
     /// The entries in time order (one thread's keep their order where times tie).
     pub fn sorted(&self) -> Vec<Entry> {
         let mut entries = self.entries.clone();
@@ -119,6 +114,5 @@ mod tests {
         let untimed = Sample { time: None, ..at(0, 1, Some(&[1, 9])) };
         assert_eq!(t.push(&untimed), None);
         assert!(t.is_empty() && t.stacks.is_empty());
-        assert_eq!(t.number_of(&CallStack { frames: vec![1, 9], truncated: false }), None);
     }
 }
