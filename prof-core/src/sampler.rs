@@ -244,25 +244,12 @@ pub struct SampleBatch {
     /// What was seen of each of those processes, where the session follows them
     /// (`--children`; Linux).
     pub child_processes: Vec<ChildBatch>,
-    /// The program's threads by the clock (Linux): their switches, starts and ends
-    /// (tid, ns), and readings of that clock (ns: at the start; at each batch, before its
-    /// records were read, so every switch stamped earlier is in it or an earlier batch): the
-    /// session spans the first to the last.
-    pub switches: Vec<crate::ledger::Switch>,
-    pub thread_starts: Vec<(u32, u64)>,
-    pub thread_ends: Vec<(u32, u64)>,
+    /// Readings of the backend's clock (ns: at the start; at each batch, before its records
+    /// were read, so every switch stamped earlier is in it or an earlier batch): the session
+    /// spans the first to the last.
     pub clock: Vec<u64>,
-    /// Probes of blocked threads (`--off-cpu`), and the time up to which every probe has come
-    /// (the ledger settles no later than that); why probing stopped, if it did.
-    pub probes: Vec<Probe>,
-    pub probed_until: Option<u64>,
-    /// Where threads blocked, taken as they blocked (a backend that records every switch:
-    /// Redox's typed records): each names the blocked period it begins.
-    pub blocked_at: Vec<Probe>,
-    /// Whole waits of the program's threads, where the backend times both ends (Redox: the
-    /// switch out that blocked and the switch back in): (tid, from, to, where), ns.
-    pub wait_spans: Vec<(u32, u64, u64, WaitSite)>,
-    pub probe_problem: Option<String>,
+    /// The program's threads by that clock.
+    pub threads: ThreadsBatch,
     /// Redox: the kernel's clock account of the program's threads as of this batch (it
     /// replaces an earlier one), where the kernel keeps one.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
@@ -291,10 +278,6 @@ pub struct SampleBatch {
     /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
     /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
     pub served_spans: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
-    /// Those of them taken while a thread of the program was blocked on the request the daemon
-    /// worked on: (the program's wait, daemon pid, stack, ticks), where the backend tells it
-    /// (Redox's typed records; the series' kernel gives its own clock account instead).
-    pub served: Vec<(WaitSite, u32, CallStack, u64)>,
     /// The daemon of each scheme seen taking the program's requests: (scheme id, daemon pid).
     pub scheme_daemons: Vec<(u64, u32)>,
     /// The executable of each daemon first seen in `servers` (pid, path).
@@ -304,6 +287,31 @@ pub struct SampleBatch {
     /// The backend's session ended (the process exited, the kernel's counter would have
     /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
     pub ended: Option<StopReason>,
+}
+
+/// What a batch saw of the program's threads by the clock (Linux: its switch records and
+/// `--off-cpu`'s looks; Redox: the typed switch records), which the session's ledger takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadsBatch {
+    /// Their switches, starts and ends (tid, ns).
+    pub switches: Vec<crate::ledger::Switch>,
+    pub starts: Vec<(u32, u64)>,
+    pub ends: Vec<(u32, u64)>,
+    /// Probes of blocked threads (`--off-cpu`), and the time up to which every probe has come
+    /// (the ledger settles no later than that); why probing stopped, if it did.
+    pub probes: Vec<Probe>,
+    pub probed_until: Option<u64>,
+    pub probe_problem: Option<String>,
+    /// Where threads blocked, taken as they blocked (a backend that records every switch:
+    /// Redox's typed records): each names the blocked period it begins.
+    pub blocked_at: Vec<Probe>,
+    /// Whole waits, where the backend times both ends (Redox: the switch out that blocked and
+    /// the switch back in): (tid, from, to, where), ns.
+    pub wait_spans: Vec<(u32, u64, u64, WaitSite)>,
+    /// Daemons' samples taken while a thread of the program was blocked on the request the
+    /// daemon worked on: (the program's wait, daemon pid, stack, ticks), where the backend
+    /// tells it (Redox's typed records).
+    pub served: Vec<(WaitSite, u32, CallStack, u64)>,
 }
 
 /// What a backend saw in one batch of one process the program started (directly or not),

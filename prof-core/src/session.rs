@@ -458,6 +458,52 @@ impl Session {
         Some((begin.min(first), end.max(last)))
     }
 
+    /// Take what a batch saw of the program's threads by the clock into the ledger, the wait
+    /// sites and the timeline's waits, and the clock's readings (`clock`) into the session's
+    /// span; the ledger settles up to the latest reading (no later than the probes have come).
+    fn add_threads(&mut self, t: crate::sampler::ThreadsBatch, clock: &[u64]) {
+        for sw in t.switches {
+            self.ledger.switch(sw);
+        }
+        for (tid, time) in t.starts {
+            self.ledger.start(tid, time);
+        }
+        for (tid, time) in t.ends {
+            self.ledger.end(tid, time);
+        }
+        for p in t.probes {
+            let site = p.site.map(|site| self.wait_site_index(site));
+            let time = p.from / 2 + p.to / 2;
+            self.ledger.look(p.tid, time, p.sched, site);
+            if let Some(site) = site {
+                self.program.timeline.blocked(p.tid, time, site);
+            }
+        }
+        for (site, daemon, stack, n) in t.served {
+            let site = self.wait_site_index(site);
+            let c = self.served.entry((site, daemon, stack)).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+        for (tid, from, to, site) in t.wait_spans {
+            let site = self.wait_site_index(site);
+            self.program.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
+        }
+        for p in t.blocked_at {
+            if let Some(site) = p.site.map(|site| self.wait_site_index(site)) {
+                self.ledger.probe(p.tid, p.from, p.to, site);
+            }
+        }
+        if t.probe_problem.is_some() {
+            self.probe_problem = t.probe_problem;
+        }
+        if let Some(&read) = clock.iter().max() {
+            self.ledger.settle(read.min(t.probed_until.unwrap_or(u64::MAX)));
+        }
+        for &now in clock {
+            self.clock = Some(self.clock.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
+        }
+    }
+
     /// Fold one of the program's samples into the aggregates: the bins (a user one), the
     /// kernel's samples, its thread's, the program's own ([`ProcessSamples::add`]). `false`: a
     /// bin would pass `limit`, and nothing of the sample was counted.
@@ -681,48 +727,8 @@ impl<S: Sampler> Profd<S> {
         if let Some(missed) = batch.children_missed {
             s.children_missed = missed;
         }
-        for sw in batch.switches {
-            s.ledger.switch(sw);
-        }
-        for (tid, time) in batch.thread_starts {
-            s.ledger.start(tid, time);
-        }
-        for (tid, time) in batch.thread_ends {
-            s.ledger.end(tid, time);
-        }
-        for p in batch.probes {
-            let site = p.site.map(|site| s.wait_site_index(site));
-            let time = p.from / 2 + p.to / 2;
-            s.ledger.look(p.tid, time, p.sched, site);
-            if let Some(site) = site {
-                s.program.timeline.blocked(p.tid, time, site);
-            }
-        }
-        for (site, daemon, stack, n) in batch.served {
-            let site = s.wait_site_index(site);
-            let c = s.served.entry((site, daemon, stack)).or_insert(0);
-            *c = c.saturating_add(n);
-        }
         s.scheme_daemons.extend(batch.scheme_daemons);
-        for (tid, from, to, site) in batch.wait_spans {
-            let site = s.wait_site_index(site);
-            s.program.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
-        }
-        for p in batch.blocked_at {
-            if let Some(site) = p.site.map(|site| s.wait_site_index(site)) {
-                s.ledger.probe(p.tid, p.from, p.to, site);
-            }
-        }
-        if batch.probe_problem.is_some() {
-            s.probe_problem = batch.probe_problem;
-        }
-        if let Some(&read) = batch.clock.iter().max() {
-            // Probes come up to their own watermark: nothing settles past it.
-            s.ledger.settle(read.min(batch.probed_until.unwrap_or(u64::MAX)));
-        }
-        for now in batch.clock {
-            s.clock = Some(s.clock.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
-        }
+        s.add_threads(batch.threads, &batch.clock);
         if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
             // Samples that arrived before the base was known (or changed: an exec) are

@@ -726,7 +726,7 @@ impl Sampler for PerfEventSampler {
                 Record::Lost(n) => batch.lost += n,
                 Record::Exec { pid, time, .. } if pid == ev.pid => {
                     // The program's own exec starts its main thread's account.
-                    batch.thread_starts.push((pid, time));
+                    batch.threads.starts.push((pid, time));
                     ev.execs += 1;
                     if ev.execs > 1 {
                         batch.later_execs += 1;
@@ -744,7 +744,7 @@ impl Sampler for PerfEventSampler {
                 // for the ledger.
                 Record::Fork { pid, ppid, tid, time } if pid == ppid => {
                     if pid == ev.pid || ev.looks_at_child(pid) {
-                        batch.thread_starts.push((tid, time));
+                        batch.threads.starts.push((tid, time));
                     }
                 }
                 // A process is a child: followed, and with --off-cpu looked at from now on.
@@ -754,13 +754,13 @@ impl Sampler for PerfEventSampler {
                         child_part(&mut batch, pid).parent = Some(ppid);
                         if let Some(prober) = ev.prober.as_ref() {
                             prober.follow(pid);
-                            batch.thread_starts.push((tid, time));
+                            batch.threads.starts.push((tid, time));
                         }
                     }
                 }
                 Record::Switch { pid, tid, time, out } => {
                     if pid == ev.pid {
-                        batch.switches.push(Switch { tid, time, out });
+                        batch.threads.switches.push(Switch { tid, time, out });
                     }
                 }
                 // A child gone: its unwinder (and the files it holds mapped) is let go; a
@@ -768,7 +768,7 @@ impl Sampler for PerfEventSampler {
                 // A thread of the program ended; a child gone (its main thread's end).
                 Record::Exit { pid, tid, time } => {
                     if pid == ev.pid || ev.looks_at_child(pid) {
-                        batch.thread_ends.push((tid, time));
+                        batch.threads.ends.push((tid, time));
                     }
                     if pid != ev.pid && pid == tid {
                         if let Some(children) = ev.children.as_mut() {
@@ -786,8 +786,8 @@ impl Sampler for PerfEventSampler {
             }
         }
         if let (Some((raw, until)), Some(prober)) = (probes, ev.prober.as_ref()) {
-            batch.probed_until = Some(until.min(now));
-            batch.probe_problem = prober.problem();
+            batch.threads.probed_until = Some(until.min(now));
+            batch.threads.probe_problem = prober.problem();
             for p in raw {
                 probed(&mut batch, ev, p);
             }
@@ -1017,7 +1017,7 @@ fn probed(batch: &mut SampleBatch, ev: &mut Event, p: crate::off_cpu::RawProbe) 
             Some(site)
         }
     };
-    batch.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
+    batch.threads.probes.push(prof_core::sampler::Probe { tid: p.tid, from: p.from, to: p.to, sched: p.sched, site });
 }
 
 /// Thread `tid` of the program, sampled: its name read (`/proc/PID/task/TID/comm`) when it is

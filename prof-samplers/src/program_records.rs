@@ -263,7 +263,7 @@ impl ProgramRecords {
         }
         let sample = taken(s, Some(&self.tsc), true);
         if let (Some((site, _)), Some(stack)) = (thread.and_then(|t| self.waiting.get(&t)), &sample.stack) {
-            batch.served.push((site.clone(), pid, stack.clone(), 1));
+            batch.threads.served.push((site.clone(), pid, stack.clone(), 1));
         }
         batch.servers.push((pid, sample));
         true
@@ -328,7 +328,7 @@ impl ProgramRecords {
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
                 if self.named.insert(who.thread) {
-                    batch.thread_starts.push((who.thread, self.tsc.ns(*time)));
+                    batch.threads.starts.push((who.thread, self.tsc.ns(*time)));
                 }
                 batch.thread_names.push((who.thread, name.clone()));
             }
@@ -349,9 +349,9 @@ impl ProgramRecords {
                 if sw.left.pid == Some(self.pid) {
                     let tid = sw.left.thread;
                     let preempted = sw.reason == Some(Reason::Preempted);
-                    batch.switches.push(Switch { tid, time, out: Some(preempted) });
+                    batch.threads.switches.push(Switch { tid, time, out: Some(preempted) });
                     if sw.reason == Some(Reason::Exit) {
-                        batch.thread_ends.push((tid, time));
+                        batch.threads.ends.push((tid, time));
                     }
                     let stack = self.blocked_at.remove(&tid);
                     if !preempted && sw.reason != Some(Reason::Exit) {
@@ -359,15 +359,15 @@ impl ProgramRecords {
                         let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
                         let site = WaitSite { pid: self.pid, call, target, stack };
                         self.waiting.insert(tid, (site.clone(), time));
-                        batch.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
+                        batch.threads.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
                     }
                 }
                 if sw.entered.pid == Some(self.pid) {
                     // A wait ends: both its ends are the kernel's switches.
                     if let Some((site, from)) = self.waiting.remove(&sw.entered.thread) {
-                        batch.wait_spans.push((sw.entered.thread, from, time, site));
+                        batch.threads.wait_spans.push((sw.entered.thread, from, time, site));
                     }
-                    batch.switches.push(Switch { tid: sw.entered.thread, time, out: None });
+                    batch.threads.switches.push(Switch { tid: sw.entered.thread, time, out: None });
                 }
             }
             _ => {}
@@ -439,7 +439,7 @@ mod tests {
             clock.event(&e, &mut batch);
         }
         assert_eq!(
-            batch.switches,
+            batch.threads.switches,
             [
                 Switch { tid: 21, time: 5_500, out: Some(false) },
                 Switch { tid: 21, time: 5_700, out: None },
@@ -452,6 +452,6 @@ mod tests {
             target: Some("4".into()),
             stack: CallStack { frames: vec![0x40_1000, 0x40_2000], truncated: false },
         };
-        assert_eq!(batch.blocked_at, [Probe { tid: 21, from: 5_500, to: 5_500, sched: None, site: Some(site) }]);
+        assert_eq!(batch.threads.blocked_at, [Probe { tid: 21, from: 5_500, to: 5_500, sched: None, site: Some(site) }]);
     }
 }
