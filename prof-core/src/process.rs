@@ -9,6 +9,12 @@ use crate::sample::{Sample, Sampled};
 use crate::sampler::CallStack;
 use crate::timeline::Timeline;
 
+/// One more at `key`.
+pub(crate) fn add_one<K: Ord>(counts: &mut BTreeMap<K, u64>, key: K) {
+    let c = counts.entry(key).or_insert(0);
+    *c = c.saturating_add(1);
+}
+
 /// A stack's ticks in the session, and its number among the timeline's stacks where its
 /// samples were timed: found while the stack is at hand, so placing a long run's timeline
 /// compares no stacks (tens of thousands of deep ones cost 30 ms of cache misses).
@@ -37,8 +43,7 @@ impl ProcessSamples {
     pub fn add(&mut self, sample: Sample) {
         match sample.at {
             Sampled::User(ip) => {
-                let n = self.user.entry(ip).or_insert(0);
-                *n = n.saturating_add(1);
+                add_one(&mut self.user, ip);
                 self.user_ticks = self.user_ticks.saturating_add(1);
             }
             Sampled::Kernel { .. } => self.kernel_ticks = self.kernel_ticks.saturating_add(1),

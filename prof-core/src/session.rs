@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use crate::error::ProfError;
 use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
-use crate::process::{ProcessSamples, StackTicks};
+use crate::process::{add_one, ProcessSamples, StackTicks};
 use crate::prof_data::ProfData;
 use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
 use crate::sample::{Sample, Sampled};
@@ -198,12 +198,6 @@ impl ServerProfile {
         }
         self.samples.add(sample);
     }
-}
-
-/// One more at `key`.
-fn add_one<K: Ord>(counts: &mut BTreeMap<K, u64>, key: K) {
-    let c = counts.entry(key).or_insert(0);
-    *c = c.saturating_add(1);
 }
 
 /// A process the program started (directly or not), as far as the session followed it
@@ -510,11 +504,8 @@ impl Session {
     fn add_sample(&mut self, sample: Sample, limit: u64) -> bool {
         match sample.at {
             Sampled::User(ip) => {
-                if let Some(b) = self.bin_of_runtime(ip) {
-                    if self.data.bin[b] >= limit {
-                        return false;
-                    }
-                    self.data.bin[b] += 1;
+                if self.bin(ip, 1, limit) == 0 {
+                    return false;
                 }
             }
             Sampled::Kernel { ip, named: true } => add_one(&mut self.kernel_samples, ip),
@@ -526,6 +517,33 @@ impl Session {
         }
         self.program.add(sample);
         true
+    }
+
+    /// Count up to `n` ticks at runtime address `ip` in its bin, where it has one: how many
+    /// were counted (`n` outside the bins; fewer where the bin reached `limit`: Minix's clock
+    /// handler counts no tick that would overflow).
+    fn bin(&mut self, ip: u64, n: u64, limit: u64) -> u64 {
+        let Some(b) = self.bin_of_runtime(ip) else { return n };
+        let counted = n.min(limit - self.data.bin[b]);
+        self.data.bin[b] += counted;
+        counted
+    }
+
+    /// Bin again the user samples counted so far by address (`earlier`), as after a new load
+    /// base; `true` where a bin would overflow (that tick and everything after it is not
+    /// counted).
+    fn rebin(&mut self, earlier: &[(u64, u64)], limit: u64) -> bool {
+        for &(ip, n) in earlier {
+            let counted = self.bin(ip, n, limit);
+            if counted > 0 {
+                *self.program.user.entry(ip).or_insert(0) += counted;
+                self.program.user_ticks += counted;
+            }
+            if counted < n {
+                return true;
+            }
+        }
+        false
     }
 
     fn bin_of_runtime(&self, runtime: u64) -> Option<usize> {
@@ -736,7 +754,7 @@ impl<S: Sampler> Profd<S> {
             s.data = ProfData::new(&s.layout);
             let earlier: Vec<(u64, u64)> = std::mem::take(&mut s.program.user).into_iter().collect();
             s.program.user_ticks = 0;
-            if count(s, &earlier, limit) {
+            if s.rebin(&earlier, limit) {
                 return Some(StopReason::Overflow);
             }
         }
@@ -759,30 +777,6 @@ impl<S: Sampler> Profd<S> {
         s.account.add(&batch.account);
         batch.ended
     }
-}
-
-/// Count samples tick by tick in order; returns true if a bin would overflow (that tick and
-/// everything after it is not counted).
-fn count(s: &mut Session, samples: &[(u64, u64)], limit: u64) -> bool {
-    for &(ip, n) in samples {
-        let (counted, overflow) = match s.bin_of_runtime(ip) {
-            Some(b) => {
-                let room = limit - s.data.bin[b];
-                let c = n.min(room);
-                s.data.bin[b] += c;
-                (c, c < n)
-            }
-            None => (n, false),
-        };
-        if counted > 0 {
-            *s.program.user.entry(ip).or_insert(0) += counted;
-            s.program.user_ticks += counted;
-        }
-        if overflow {
-            return true;
-        }
-    }
-    false
 }
 
 #[cfg(test)]

@@ -31,8 +31,7 @@ impl SystemRecord {
         for c in batch.child_processes {
             for sample in &c.samples {
                 if let Sampled::Kernel { ip, .. } = sample.at {
-                    let e = self.kernel_samples.entry(ip).or_insert(0);
-                    *e = e.saturating_add(1);
+                    crate::process::add_one(&mut self.kernel_samples, ip);
                 }
             }
             self.processes.entry(c.pid).or_default().add(c);
