@@ -7,7 +7,7 @@ use std::fmt::Write;
 use crate::prof_data::ProfData;
 pub use crate::session::StackFrame;
 use crate::sampler::Account;
-use crate::sampler::CallStack;
+use crate::sample::CallStack;
 use crate::process::{ProcessSamples, StackTicks};
 use crate::session::{ChildProcess, Placed, PlacedSample, ServerProfile, Session, SessionState, StopReason};
 

@@ -5,8 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sample::{Sample, Sampled};
-use crate::sampler::CallStack;
+use crate::sample::{CallStack, Sample, Sampled};
 use crate::timeline::Timeline;
 
 /// One more at `key`.

@@ -3,7 +3,15 @@
 //! the exact samples, the stacks, the threads, the timeline) are sums of these, folded in as
 //! they come, since the rules (a bin's overflow, live `prof:` reads) need them during the run.
 
-use crate::sampler::CallStack;
+/// One sample's call stack: its instruction pointer, then the return address of each caller,
+/// innermost first (runtime addresses).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallStack {
+    pub frames: Vec<u64>,
+    /// The walk stopped before the stack's root (unreadable memory, no unwind information,
+    /// the depth bound): the outermost callers are missing.
+    pub truncated: bool,
+}
 
 /// Where a sample found its thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 
 use crate::error::ProfError;
 use crate::image::ImageLayout;
+use crate::sample::{CallStack, Sample};
 
 /// Why a session stopped: `profile(0, ...)` or `stop`, the process's exit, or a bin counter
 /// that would have overflowed.
@@ -64,16 +65,6 @@ pub const MAX_STACK_SIZE: u32 = 65528;
 /// A stack copy size Linux takes: a multiple of 8 from 8 to [`MAX_STACK_SIZE`].
 pub fn is_valid_stack_size(bytes: u64) -> bool {
     (8..=u64::from(MAX_STACK_SIZE)).contains(&bytes) && bytes.is_multiple_of(8)
-}
-
-/// One sample's call stack: its instruction pointer, then the return address of each caller,
-/// innermost first (runtime addresses).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CallStack {
-    pub frames: Vec<u64>,
-    /// The walk stopped before the stack's root (unreadable memory, no unwind information,
-    /// the depth bound): the outermost callers are missing.
-    pub truncated: bool,
 }
 
 /// Where a blocked thread waited: the system call it was in (or why else it was off the CPU),
@@ -235,7 +226,7 @@ pub const MAX_RATE: u64 = 10_000;
 pub struct SampleBatch {
     /// The program's samples in the order sampled (user and kernel mode, every thread): the
     /// session's bins, exact samples, stacks, threads and timeline are their sums.
-    pub samples: Vec<crate::sample::Sample>,
+    pub samples: Vec<Sample>,
     /// The backend's sampling, where it reports one.
     pub sampling: Option<Sampling>,
     /// Samples of processes the program started (Linux: they inherit its events), by pid,
@@ -274,7 +265,7 @@ pub struct SampleBatch {
     pub children_missed: Option<u64>,
     /// Samples of daemons working for the program, or (`start all`) of every process: (the
     /// daemon's pid, or the row's, sample).
-    pub servers: Vec<(u32, crate::sample::Sample)>,
+    pub servers: Vec<(u32, Sample)>,
     /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
     /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
     pub served_spans: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
@@ -326,7 +317,7 @@ pub struct ChildBatch {
     pub exec: Option<String>,
     /// Its samples in the order sampled (a kernel sample is a tick of the process: its
     /// kernel addresses are not named).
-    pub samples: Vec<crate::sample::Sample>,
+    pub samples: Vec<Sample>,
     /// Executable mappings it made itself (the ones it inherited are its parent's).
     pub mappings: Vec<Mapping>,
     /// It exited in this batch.

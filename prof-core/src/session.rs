@@ -15,8 +15,8 @@ use crate::image::{ImageLayout, TextSegment};
 use crate::layout::BinLayout;
 use crate::process::{add_one, ProcessSamples, StackTicks};
 use crate::prof_data::ProfData;
-use crate::sampler::{Account, CallStack, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
-use crate::sample::{Sample, Sampled};
+use crate::sampler::{Account, ChildBatch, CountFrom, Mapping, SampleBatch, Sampler, Sampling};
+use crate::sample::{CallStack, Sample, Sampled};
 
 /// The arguments of `profile()`, and when counting begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,7 @@
 //! Times are the backend's clock (Linux: the perf records' CLOCK_MONOTONIC), in ns. Records of
 //! different CPUs arrive in no common order: [`Timeline::sorted`] puts them in time order.
 
-use crate::sample::{Sample, Sampled};
-use crate::sampler::CallStack;
+use crate::sample::{CallStack, Sample, Sampled};
 
 /// A sample kept by the session: its stack by number (a run's samples share few stacks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -187,6 +187,15 @@ pub fn is_elf(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    /// The object's build ID (its segments' note) is the one the file's note says.
+    #[test]
+    fn the_build_id_is_the_one_in_the_files_note() {
+        let path = std::env::current_exe().unwrap();
+        let id = ObjectFile::read(&path, &Options::default()).unwrap().build_id();
+        assert_eq!(id, build_id(&path));
+        assert!(id.is_some_and(|id| id.len() >= 16));
+    }
+
     #[test]
     fn text_files_are_not_elf() {
         let e = parse_program(Path::new("fib.c"), b"#include <stdio.h>\nint main() {}\n".to_vec(), &Options::default()).unwrap_err();

@@ -16,6 +16,8 @@ pub mod fake_debug_files;
 pub mod off_cpu;
 #[cfg(target_os = "linux")]
 pub mod perf_event;
+#[cfg(target_os = "linux")]
+pub mod proc_maps;
 pub mod program_records;
 pub mod record_span;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

@@ -543,7 +543,7 @@ mod unwind_tests {
         let stack = read_stack(pid, b.sp, 16384);
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
-        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::perf_event::executable_mapping) {
+        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::proc_maps::executable_mapping) {
             u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let s = u.unwind_without_bp(UserRegs { ip: b.pc, sp: b.sp, bp: 0 }, &stack);

@@ -41,10 +41,11 @@ use sys::bindings as b;
 use prof_core::error::ProfError;
 use prof_core::image::ImageLayout;
 use prof_core::ledger::Switch;
+use crate::proc_maps::executable_mapping;
 use crate::unwind::{StackUnwinder, UserRegs};
-use prof_core::sampler::{CallGraph, CallStack, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
+use prof_core::sampler::{CallGraph, CountFrom, Mapping, SampleBatch, Sampler, MAX_STACK_SIZE};
 use prof_core::session::StopReason;
-use prof_core::sample::Sample;
+use prof_core::sample::{CallStack, Sample};
 
 /// The name of the machine-wide session lock (an abstract unix socket).
 pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
@@ -537,25 +538,6 @@ pub(crate) fn mapping_file(pid: u32, raw: Option<&[u8]>, start: u64, len: u64, i
         _ if is_program => Some(PathBuf::from(format!("/proc/{pid}/exe"))),
         _ => Some(PathBuf::from(format!("/proc/{pid}/map_files/{start:x}-{:x}", start + len))),
     }
-}
-
-/// A file mapped executable, as a line of `/proc/PID/maps` says: (start, len, pgoff, (major,
-/// minor) device, inode, path).
-pub(crate) type MapsEntry = (u64, u64, u64, (u32, u32), u64, String);
-
-/// One line of `/proc/PID/maps` that maps a file executable.
-pub(crate) fn executable_mapping(line: &str) -> Option<MapsEntry> {
-    let mut w = line.split_ascii_whitespace();
-    let (range, perms, pgoff, dev, ino) = (w.next()?, w.next()?, w.next()?, w.next()?, w.next()?);
-    let path = w.collect::<Vec<_>>().join(" ");
-    if !perms.contains('x') || path.is_empty() {
-        return None;
-    }
-    let (lo, hi) = range.split_once('-')?;
-    let (lo, hi) = (u64::from_str_radix(lo, 16).ok()?, u64::from_str_radix(hi, 16).ok()?);
-    let (major, minor) = dev.split_once(':')?;
-    let dev = (u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?);
-    Some((lo, hi.checked_sub(lo)?, u64::from_str_radix(pgoff, 16).ok()?, dev, ino.parse().ok()?, path))
 }
 
 impl ProgramId {
@@ -1182,26 +1164,6 @@ mod tests {
         let body = words(&[0x1000, 7 | 7 << 32, 55, 0, 0]);
         let r = parse(b::PERF_RECORD_SAMPLE, b::PERF_RECORD_MISC_USER as u16, &body, f);
         assert_eq!(r, Some(Record::Sample { ip: 0x1000, pid: 7, tid: 7, time: 55, kernel: false, stack: None }));
-    }
-
-    #[test]
-    fn executable_mappings_of_proc_maps() {
-        let maps = "\
-55d0c8a00000-55d0c8a15000 r--p 00000000 fd:01 1234567 /usr/bin/fib
-55d0c8a15000-55d0c8a57000 r-xp 00015000 fd:01 1234567 /usr/bin/fib
-7f1c2d028000-7f1c2d1bd000 r-xp 00028000 103:02 42 /usr/lib/x86_64-linux-gnu/libc.so.6
-7ffd1a3f1000-7ffd1a3f3000 r-xp 00000000 00:00 0 [vdso]
-7ffd1a3f3000-7ffd1a3f5000 r-xp 00000000 00:00 0 
-7f00 garbage";
-        let found: Vec<_> = maps.lines().filter_map(executable_mapping).collect();
-        assert_eq!(
-            found,
-            vec![
-                (0x55d0c8a15000, 0x42000, 0x15000, (0xfd, 1), 1234567, "/usr/bin/fib".to_string()),
-                (0x7f1c2d028000, 0x195000, 0x28000, (0x103, 2), 42, "/usr/lib/x86_64-linux-gnu/libc.so.6".to_string()),
-                (0x7ffd1a3f1000, 0x2000, 0, (0, 0), 0, "[vdso]".to_string()),
-            ]
-        );
     }
 
     #[test]

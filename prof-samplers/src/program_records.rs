@@ -20,8 +20,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
-use prof_core::sampler::{CallStack, ChildBatch, Probe, SampleBatch, WaitSite};
-use prof_core::sample::Sample as Taken;
+use prof_core::sampler::{ChildBatch, Probe, SampleBatch, WaitSite};
+use prof_core::sample::{CallStack, Sample as Taken};
 use prof_events::layout::{Reason, Source};
 use prof_events::{Event, Ids, Sample};
 

@@ -23,8 +23,9 @@ use prof_core::sample::Sample;
 use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_SIZE};
 
 use crate::off_cpu::monotonic_ns;
+use crate::proc_maps::executable_mapping;
 use crate::perf_event::{
-    child_part, executable_mapping, lock_session, mapping_file, open_event, os_error, page_size,
+    child_part, lock_session, mapping_file, open_event, os_error, page_size,
     poll_readable, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 

@@ -14,7 +14,8 @@ use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use prof_objects::elf_headers;
 use prof_objects::file_bytes::FileBytes;
 use prof_core::image::LoadSegment;
-use prof_core::sampler::{CallStack, Mapping};
+use prof_core::sampler::Mapping;
+use prof_core::sample::CallStack;
 
 /// The deepest stack kept; deeper ones are cut there and marked truncated.
 pub const MAX_FRAMES: usize = 512;
@@ -393,8 +394,8 @@ mod tests {
     fn unwinds_a_copy_of_our_own_stack() {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let mut u = StackUnwinder::default();
-        // As an attached process's mappings are read (perf_event::executable_mapping).
-        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::perf_event::executable_mapping) {
+        // As an attached process's mappings are read (proc_maps::executable_mapping).
+        for (start, len, pgoff, _, _, path) in maps.lines().filter_map(crate::proc_maps::executable_mapping) {
             u.add_mapping(&Mapping { start, len, pgoff, path, file: None, build_id: None });
         }
         let (regs, stack) = capture();

@@ -263,7 +263,7 @@ fn process_profiles(
     processes
         .iter()
         .map(|(&pid, c)| {
-            let stack = |(st, count): (&prof_core::sampler::CallStack, u64)| {
+            let stack = |(st, count): (&prof_core::sample::CallStack, u64)| {
                 let frames = st.frames.iter().map(|&a| match a >= prof_core::sampler::KERNEL_SPACE_START {
                     true => StackFrame::Kernel(a),
                     false => StackFrame::Other(a),

@@ -75,6 +75,18 @@ fn profils_modules_import_one_another_one_way() {
     assert_eq!(circle(&g), None);
 }
 
+/// The other crates' modules too (the event layout, the core, the samplers, the symbolizer,
+/// the daemon): a circle there is as hard to read as one here.
+#[test]
+fn every_crate_s_modules_import_one_another_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["prof-events", "prof-core", "prof-samplers", "prof-objects", "profd"] {
+        let g = graph(&root.join(krate).join("src"));
+        assert!(g.len() > 2, "{krate}: {g:?}");
+        assert_eq!(circle(&g), None, "{krate}");
+    }
+}
+
 #[test]
 fn the_check_finds_a_circle() {
     let g: BTreeMap<String, BTreeSet<String>> = [
