@@ -306,6 +306,67 @@ mod tests {
         Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() }
     }
 
+    /// A run with every part a saved run keeps: the program's (bins, samples in it, a library
+    /// and the kernel, stacks, threads, waits, daemons' work, samples in time order), a child's
+    /// and a daemon's, an attach's end.
+    fn everything() -> Outcome {
+        use crate::frame::Frame;
+        use crate::profile::{ChildProfile, Profile, ServedStack, Stack, ThreadSamples};
+        use crate::timeline::{At, TimedSample, TimedServed, Timeline};
+        use prof_core::timeline::WaitSpan;
+        let mut p = crate::profile::example();
+        p.kernel_samples = vec![(0xffff_8000_0010_0000, 2)];
+        p.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 997 });
+        p.children = (1, 3);
+        p.mappings[0].build_id = Some("0123abcd".into());
+        p.later_execs = vec!["/bin/true".into()];
+        p.typed_records = true;
+        p.cpus = Some(2);
+        p.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
+        p.by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 6)] }];
+        p.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });
+        let at = |time, at, stack| TimedSample { time, tid: 42, at, stack };
+        p.timeline = Timeline {
+            span: 1_250_000_000,
+            samples: vec![at(1000, At::Cpu(Frame::Program(0x1000)), Some(0)), at(2000, At::Kernel(0xffff_8000_0010_0000), None), at(3000, At::Blocked(0), None)],
+            waits: vec![WaitSpan { tid: 42, from: 3000, to: 903_000, site: 0 }],
+            served: Vec::new(),
+        };
+        let sh = Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010)], truncated: true, count: 3 };
+        let child = Profile {
+            foreign_samples: vec![(0x7f00_0000_1010, 3)],
+            mappings: p.mappings.clone(),
+            user_ticks: 3,
+            kernel_ticks: Some(0),
+            stacks_recorded: true,
+            stacks: vec![sh],
+            pid: 43,
+            timeline: Timeline { span: 5000, samples: vec![at(4000, At::Cpu(Frame::Foreign(0x7f00_0000_1010)), Some(0))], ..Default::default() },
+            ..Default::default()
+        };
+        let served = TimedServed { tid: 8, from: 3500, to: 800_000, for_tid: 42, site: Some(0) };
+        let daemon = Profile { timeline: Timeline { span: 900_000, samples: vec![at(4500, At::Kernel(0xffff_8000_0010_0000), None)], served: vec![served], ..Default::default() }, ..Default::default() };
+        p.processes = vec![ChildProfile { pid: 43, parent: Some(42), program: "/bin/sh".into(), profile: child, running: true }];
+        p.daemons = vec![ChildProfile { pid: 7, parent: None, program: "/no/such/ramfs".into(), profile: daemon, running: true }];
+        let exit = ExitKind::Attached { pid: 42, exited: false };
+        Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile: p, exit, interpreters: vec!["/bin/sh".into()] }
+    }
+
+    /// The saved format, whole (its JSON, keys sorted, as the golden file has it): a change of
+    /// it is a change of the file every saved run is, to be made on purpose (`VERSION`).
+    #[test]
+    fn the_saved_format_matches_the_golden_file() {
+        let bytes = render(&everything(), Path::new("/no/such/fib"), CallGraph::FramePointers, true);
+        let mut json = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // UPDATE_EXPECT=1 rewrites the file after a deliberate change (review the diff).
+        expect_test::expect_file!["../../tests/golden/saved_run.json"].assert_eq(&(serde_json::to_string_pretty(&doc).unwrap() + "\n"));
+        // Read back, it saves as the same bytes.
+        let back = parse(&bytes).unwrap();
+        assert_eq!(render(&back.run, &back.file, back.call_graph, back.children), bytes);
+    }
+
     #[test]
     fn a_run_reads_back_as_it_was_saved() {
         let bytes = render(&outcome(), Path::new("/bin/fib"), CallGraph::FramePointers, true);

@@ -383,15 +383,11 @@ const LINE_STARTS: &[(&str, usize)] =
 mod tests {
     use super::*;
     use crate::flat::FlatProfile;
-    use prof_objects::object_file::ObjectFile;
-    use crate::profile::{Frame, Outcome, Stack};
+    use crate::profile::Outcome;
     use crate::stacks::StackProfile;
+    use prof_objects::object_file::ObjectFile;
     use prof_objects::symbolize::{Sample, Symbolizer};
-    use crate::profile::Profile;
     use prof_objects::symbols::{Function, SymbolTable};
-    use prof_core::image::TextSegment;
-    use prof_core::sampler::Mapping;
-    use prof_core::{BinLayout, ProfData, StopReason};
     use std::path::Path;
 
     /// A value's escapes are serde_json's (a key's text is held apart, a value's is not).
@@ -406,78 +402,7 @@ mod tests {
     }
 
     fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer, StackProfile, Vec<crate::waiting::Wait>) {
-        let text = TextSegment { start: 0x1000, end: 0x3000 };
-        let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
-        data.bin[0] = 6;
-        let profile = Profile {
-            data,
-            image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
-            foreign_samples: vec![(0x7f00_0000_1010, 2)],
-            kernel_samples: Vec::new(),
-            sampling: None,
-            children: (0, 0),
-            mappings: vec![Mapping {
-                start: 0x7f00_0000_1000,
-                len: 0x1000,
-                pgoff: 0,
-                path: "/no/such/libc.so.6".into(),
-                file: None,
-                build_id: None,
-            }],
-            user_ticks: 11,
-            kernel_ticks: Some(4),
-            lost: 0,
-            stop_reason: Some(StopReason::Exit),
-            later_execs: Vec::new(),
-            typed_records: false,
-            stacks_recorded: true,
-            stacks: vec![
-                Stack { frames: vec![Frame::Program(0x1000), Frame::Program(0x2010)], truncated: false, count: 6 },
-                Stack { frames: vec![Frame::Program(0x2010)], truncated: true, count: 3 },
-                Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
-            ],
-            // A daemon that worked for it (Redox), whose executable cannot be read here.
-            servers: Some(prof_core::formats::ServersReport {
-                own_user: 11,
-                own_kernel: 4,
-                account: prof_core::sampler::Account { server_user: 7, server_kernel: 1, servers_dropped: 0, idle: 3, other: 2 },
-                servers: vec![prof_core::formats::ServerEntry {
-                    pid: 7,
-                    ticks: 7,
-                    path: "/no/such/ramfs".into(),
-                    stacks: vec![(vec![0x40_2010, 0x40_3005], false, 5), (vec![0x40_2020], true, 2)],
-                }],
-            }),
-            pid: 42,
-            processes: Vec::new(),
-            elapsed: Some(std::time::Duration::from_millis(1250)),
-            cpus: None,
-            threads: vec![prof_core::ledger::ThreadTime {
-                tid: 42,
-                wall: 1_250_000_000,
-                preempted: 5_000_000,
-                blocked: 1_000_000_000,
-                waits: vec![
-                    prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
-                    prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
-                ],
-                unknown: 0,
-            }],
-            // --off-cpu: three reads of a pipe, from fib by way of libc's read.
-            wait_sites: vec![crate::profile::WaitSite {
-                pid: 42,
-                call: "read".into(),
-                target: Some("pipe:[7]".into()),
-                stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
-            }],
-            off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
-            served: Vec::new(),
-            by_thread: Vec::new(),
-            idle_ticks: None,
-            record_span: None,
-            daemons: Vec::new(),
-            timeline: Default::default(),
-        };
+        let profile = crate::profile::example();
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
             Function { addr: 0x2000, size: 0x100, name: "say \"hi\"\n".into() },
