@@ -38,8 +38,9 @@ impl Stack {
     }
 }
 
-/// Everything the reports are made from.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+/// Everything the reports are made from. A saved run (`--save`) is a type of its own
+/// (`saved::run`), made from this one.
+#[derive(Debug, Clone, Default)]
 pub struct Profile {
     /// The Minix bins.
     pub data: ProfData,
@@ -61,21 +62,15 @@ pub struct Profile {
     pub kernel_ticks: Option<u64>,
     /// Samples the sampler had to drop.
     pub lost: u64,
-    #[serde(with = "prof_core::formats::reason_name")]
     pub stop_reason: Option<StopReason>,
     /// Programs the process exec'd after the profiled one (the bins are of the first): their
     /// files where known, else "another program".
     pub later_execs: Vec<String>,
     /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
-    /// records): the clock, the daemons' work, a system-wide run by process. (A saved run from
-    /// before has none: false.)
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// records): the clock, the daemons' work, a system-wide run by process.
     pub typed_records: bool,
     /// Whether call stacks were recorded (`-g`), and they.
     pub stacks_recorded: bool,
-    /// A saved run keeps them beside the profile, as rows (`saved::stacks`); versions 1 and 2
-    /// kept them here, and are read from here.
-    #[serde(default, skip_serializing)]
     pub stacks: Vec<Stack>,
     /// The daemons that worked for the program and the account of the run's ticks, where the
     /// backend labels servers (Redox: `/scheme/prof/servers`).
@@ -97,28 +92,21 @@ pub struct Profile {
     pub off_cpu: Option<OffCpu>,
     /// Redox: daemons' samples while they served a wait of the program, each under the wait
     /// site it served (the kernel's stitching, `served` lines of `/scheme/prof/clock`).
-    #[serde(default)]
     pub served: Vec<ServedStack>,
     /// The program's samples by thread (Linux), by tid.
-    #[serde(default)]
     pub by_thread: Vec<ThreadSamples>,
     /// A system-wide run (`-a`): idle CPUs' samples. The run has no program then: its
     /// processes are every process that ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_ticks: Option<u64>,
     /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
     /// source sent and the span the records cover.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_span: Option<prof_core::sampler::RecordSpan>,
     /// The daemons that worked for the program (Redox), each a process of its own with its
     /// samples in time order, for the exports over time (the Firefox Profiler's tracks); the
     /// reports take the daemons from `servers`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub daemons: Vec<ChildProfile>,
     /// The program's samples in time order, where the backend times them (Linux): a window
-    /// of the run (`--time`), its phases (`--timeline`). A saved run keeps it beside the run
-    /// (`saved.rs`), in a form that needs the stacks.
-    #[serde(skip)]
+    /// of the run (`--time`), its phases (`--timeline`).
     pub timeline: crate::timeline::Timeline,
 }
 
@@ -169,7 +157,7 @@ pub struct OffCpu {
 }
 
 /// A process the program started (directly or not), followed with `--children`.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone)]
 pub struct ChildProfile {
     pub pid: u32,
     /// The process that started it, where that was seen.
@@ -694,7 +682,7 @@ pub enum ExitKind {
 }
 
 /// A finished run: the profile and what the reports and exports say about the run itself.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Outcome {
     /// The program as named on the command line.
     pub program: String,
@@ -704,7 +692,6 @@ pub struct Outcome {
     pub profile: Profile,
     pub exit: ExitKind,
     /// The program is a `#!` script, run by these (the last one's text gives the bins).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interpreters: Vec<String>,
 }
 

@@ -11,11 +11,13 @@ use std::path::{Path, PathBuf};
 
 use prof_core::sampler::CallGraph;
 
+mod run;
 mod stacks;
 
 use crate::profile::Outcome;
 use crate::timeline::rows::SavedTimeline;
 use crate::timeline::Timeline;
+use run::SavedOutcome;
 use stacks::SavedStacks;
 
 /// The `format` of a saved run.
@@ -48,7 +50,7 @@ struct Saved {
     stacks: Stacks,
     /// With `--children`: the processes it started were followed.
     children: bool,
-    run: Outcome,
+    run: SavedOutcome,
     /// The program's call stacks (version 3; before, the profile's `stacks`).
     #[serde(default, skip_serializing_if = "SavedStacks::is_empty")]
     call_stacks: SavedStacks,
@@ -107,7 +109,8 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         .or_else(|| std::path::absolute(file).ok())
         .unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
-    let timeline_of = |p: &crate::profile::Profile| (!p.timeline.is_empty()).then(|| p.timeline.saved(&first_frames(&p.stacks)));
+    // A daemon's work for the program can be all its timeline has (a request no tick fell in).
+    let timeline_of = |p: &crate::profile::Profile| Some(p.timeline.saved(&first_frames(&p.stacks))).filter(|t| !t.is_empty());
     let stacks_of = |p: &crate::profile::Profile| (!p.stacks.is_empty()).then(|| SavedStacks::of(&p.stacks));
     let (processes, daemons) = (&run.profile.processes, &run.profile.daemons);
     // The program's whole, a process's where it has samples in time order or stacks.
@@ -115,7 +118,7 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     let (child_timelines, daemon_timelines) = (by_pid(processes, timeline_of), by_pid(daemons, timeline_of));
     let call_stacks = SavedStacks::of(&run.profile.stacks);
     let (child_stacks, daemon_stacks) = (by_pid(processes, stacks_of), by_pid(daemons, stacks_of));
-    let run = with_build_ids(run);
+    let run = SavedOutcome::of(run);
     let saved = Saved {
         format: FORMAT.into(),
         version: VERSION,
@@ -138,22 +141,6 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&json).expect("writing to memory");
     gz.finish().expect("writing to memory")
-}
-
-/// `run` with the build-id of each object mapped into its processes, read from the files now
-/// (a mapping that records one already keeps it: a loaded run saved again).
-fn with_build_ids(run: &Outcome) -> Outcome {
-    let mut run = run.clone();
-    let mut ids: rustc_hash::FxHashMap<String, Option<String>> = Default::default();
-    let profile = &mut run.profile;
-    let children = profile.processes.iter_mut().map(|c| &mut c.profile.mappings);
-    for mappings in std::iter::once(&mut profile.mappings).chain(children) {
-        for m in mappings.iter_mut().filter(|m| m.build_id.is_none()) {
-            let key = m.source().map_or_else(|| m.path.clone(), |p| p.display().to_string());
-            m.build_id = ids.entry(key).or_insert_with(|| prof_objects::symbolize::build_id_of(m)).clone();
-        }
-    }
-    run
 }
 
 /// The largest saved run read: a 50 s `-g` run is under a MiB.
@@ -200,22 +187,20 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
     }
     let mut saved: Saved = serde_json::from_slice(bytes).map_err(|e| format!("a damaged saved run ({e})"))?;
     let damaged = |e: String| format!("a damaged saved run ({e})");
+    let mut run = saved.run.into_outcome();
+    let profile = &mut run.profile;
     // Version 3's stacks, beside the run (older files have them inside it).
     if !saved.call_stacks.is_empty() {
-        saved.run.profile.stacks = std::mem::take(&mut saved.call_stacks).stacks().map_err(damaged)?;
+        profile.stacks = std::mem::take(&mut saved.call_stacks).stacks().map_err(damaged)?;
     }
-    let (children, daemons) = (std::mem::take(&mut saved.child_stacks), std::mem::take(&mut saved.daemon_stacks));
-    each_process(&mut saved.run.profile, children, daemons, "the stacks", |p, stacks| {
+    each_process(profile, saved.child_stacks, saved.daemon_stacks, "the stacks", |p, stacks| {
         p.stacks = stacks.stacks()?;
         Ok(())
     })
     .map_err(damaged)?;
-    counts_that_can_be(&saved.run.profile)?;
-    let timeline = std::mem::take(&mut saved.timeline);
-    let firsts = first_frames(&saved.run.profile.stacks);
-    saved.run.profile.timeline = Timeline::from_saved(timeline, &firsts).map_err(|e| format!("a damaged saved run ({e})"))?;
-    let (children, daemons) = (std::mem::take(&mut saved.child_timelines), std::mem::take(&mut saved.daemon_timelines));
-    each_process(&mut saved.run.profile, children, daemons, "a timeline", |p, timeline| {
+    counts_that_can_be(profile)?;
+    profile.timeline = Timeline::from_saved(saved.timeline, &first_frames(&profile.stacks)).map_err(damaged)?;
+    each_process(profile, saved.child_timelines, saved.daemon_timelines, "a timeline", |p, timeline| {
         p.timeline = Timeline::from_saved(timeline, &first_frames(&p.stacks))?;
         Ok(())
     })
@@ -225,7 +210,7 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
         Stacks::Fp => CallGraph::FramePointers,
         Stacks::Dwarf => CallGraph::Dwarf { stack_size: 0 },
     };
-    Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run: saved.run })
+    Ok(SavedRun { file: saved.file, build_id: saved.build_id, call_graph, children: saved.children, run })
 }
 
 /// The part `part_of` saves of each of `processes` that has one, by pid ([`each_process`]
@@ -365,6 +350,19 @@ mod tests {
         // Read back, it saves as the same bytes.
         let back = parse(&bytes).unwrap();
         assert_eq!(render(&back.run, &back.file, back.call_graph, back.children), bytes);
+    }
+
+    /// A daemon's requests served, without a sample among them, are kept too.
+    #[test]
+    fn a_daemons_work_without_samples_is_saved() {
+        use crate::timeline::{TimedServed, Timeline};
+        let mut run = outcome();
+        let served = vec![TimedServed { tid: 8, from: 3000, to: 800_000, for_tid: 42, site: None }];
+        let timeline = Timeline { span: 900_000, served, ..Default::default() };
+        let daemon = crate::profile::Profile { timeline, ..Default::default() };
+        run.profile.daemons = vec![crate::profile::ChildProfile { pid: 7, parent: None, program: "/bin/ramfs".into(), profile: daemon, running: true }];
+        let back = parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).unwrap();
+        assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
     }
 
     #[test]
