@@ -40,7 +40,7 @@ pub struct Profiler {
 /// Procmgr's process table read every 20 ms until dropped, each look added: the names of the
 /// programs the processes exec'd, for those gone before profd could look.
 struct ProcessTable {
-    table: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u32, crate::profile::PsEntry>>>,
+    table: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u32, crate::profile::of_scheme::PsEntry>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -54,7 +54,7 @@ impl ProcessTable {
         let reader = std::thread::spawn(move || {
             while !until.load(Ordering::Relaxed) {
                 if let Ok(ps) = read_scheme_text(PS) {
-                    let looked = crate::profile::parse_ps(&ps);
+                    let looked = crate::profile::of_scheme::parse_ps(&ps);
                     into.lock().unwrap_or_else(|e| e.into_inner()).extend(looked);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -64,7 +64,7 @@ impl ProcessTable {
     }
 
     /// Stop reading; the table as last read.
-    fn finish(&mut self) -> std::collections::BTreeMap<u32, crate::profile::PsEntry> {
+    fn finish(&mut self) -> std::collections::BTreeMap<u32, crate::profile::of_scheme::PsEntry> {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();
@@ -240,7 +240,7 @@ impl Profiler {
         profile.cpus = std::thread::available_parallelism()
             .ok()
             .map(|n| n.get() as u64)
-            .or_else(|| crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).ok()?));
+            .or_else(|| crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).ok()?));
         Ok(profile)
     }
 }
@@ -275,7 +275,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
         }
         looks = looks.wrapping_add(1);
         if let Ok(ps) = read_scheme_text(PS) {
-            table.extend(crate::profile::parse_ps(&ps));
+            table.extend(crate::profile::of_scheme::parse_ps(&ps));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -306,6 +306,6 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
         profile = profile.with_process_table(&table);
     }
     profile.elapsed = Some(elapsed);
-    profile.cpus = crate::profile::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
+    profile.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
 }

@@ -1,0 +1,330 @@
+//! The result of one profiled run, whichever OS backend produced it: the run's model. Each
+//! backend fills it from what it has: an embedded session ([`of_session`], Linux) or the
+//! `prof:` scheme's files ([`of_scheme`], Redox); a saved run is a type of its own
+//! (`saved::run`), made from this one.
+
+use prof_core::formats::StackFrame;
+use prof_core::sampler::{Mapping, Sampling};
+use prof_core::{ProfData, StopReason};
+
+pub use crate::frame::Frame;
+
+pub mod of_scheme;
+pub mod of_session;
+
+/// A recorded call stack and how many samples had it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stack {
+    /// Innermost first: the sampled function, then its callers.
+    pub frames: Vec<Frame>,
+    /// The outermost callers are missing (the unwind stopped early).
+    pub truncated: bool,
+    pub count: u64,
+}
+
+impl Stack {
+    /// A stack of placed frames (`Session::stack_frames`, `/scheme/prof/stacks`): each caller
+    /// is named by its return address minus one.
+    pub(crate) fn new(frames: Vec<StackFrame>, truncated: bool, count: u64) -> Stack {
+        let frame = |(i, f): (usize, StackFrame)| {
+            let back = u64::from(i > 0);
+            match f {
+                StackFrame::Text(a) => Frame::Program(a.wrapping_sub(back)),
+                StackFrame::Other(a) => Frame::Foreign(a.wrapping_sub(back)),
+                StackFrame::Kernel(a) => Frame::Kernel(a.wrapping_sub(back)),
+            }
+        };
+        Stack { frames: frames.into_iter().enumerate().map(frame).collect(), truncated, count }
+    }
+}
+
+/// Everything the reports are made from.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// The Minix bins.
+    pub data: ProfData,
+    /// Exact samples inside the program's text, link-time address -> ticks.
+    pub image_samples: Vec<(u64, u64)>,
+    /// Exact samples elsewhere (shared objects, vdso), runtime address -> ticks.
+    pub foreign_samples: Vec<(u64, u64)>,
+    /// Exact samples in the kernel, where the backend takes them (Redox with an NMI source).
+    pub kernel_samples: Vec<(u64, u64)>,
+    /// How the samples were taken, where the backend says (Redox: the kernel's source).
+    pub sampling: Option<Sampling>,
+    /// Samples of processes the program started, which the profile leaves out: (processes,
+    /// samples).
+    pub children: (u64, u64),
+    /// Executable mappings of the process, to name foreign samples.
+    pub mappings: Vec<Mapping>,
+    pub user_ticks: u64,
+    /// `None` where the OS did not let us count kernel-mode ticks.
+    pub kernel_ticks: Option<u64>,
+    /// Samples the sampler had to drop.
+    pub lost: u64,
+    pub stop_reason: Option<StopReason>,
+    /// Programs the process exec'd after the profiled one (the bins are of the first): their
+    /// files where known, else "another program".
+    pub later_execs: Vec<String>,
+    /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
+    /// records): the clock, the daemons' work, a system-wide run by process.
+    pub typed_records: bool,
+    /// Whether call stacks were recorded (`-g`), and they.
+    pub stacks_recorded: bool,
+    pub stacks: Vec<Stack>,
+    /// The daemons that worked for the program and the account of the run's ticks, where the
+    /// backend labels servers (Redox: `/scheme/prof/servers`).
+    pub servers: Option<prof_core::formats::ServersReport>,
+    /// The profiled process (0 where the backend does not say).
+    pub pid: u32,
+    /// The processes the program started, each profiled on its own (`--children`), by pid.
+    pub processes: Vec<ChildProfile>,
+    /// The session's wall time, as profil measured it (from the program's start, or the
+    /// attach, to its end).
+    pub elapsed: Option<std::time::Duration>,
+    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
+    pub cpus: Option<u64>,
+    /// Each thread's time by the clock: on a CPU, preempted, blocked (Linux), by tid.
+    pub threads: Vec<prof_core::ledger::ThreadTime>,
+    /// The wait sites the off-CPU probes found, numbered as the threads' waits name them.
+    pub wait_sites: Vec<WaitSite>,
+    /// `--off-cpu` was on: how its probes looked, and what kept them from seeing, if anything.
+    pub off_cpu: Option<OffCpu>,
+    /// Redox: daemons' samples while they served a wait of the program, each under the wait
+    /// site it served (the kernel's stitching, `served` lines of `/scheme/prof/clock`).
+    pub served: Vec<ServedStack>,
+    /// The program's samples by thread (Linux), by tid.
+    pub by_thread: Vec<ThreadSamples>,
+    /// A system-wide run (`-a`): idle CPUs' samples. The run has no program then: its
+    /// processes are every process that ran.
+    pub idle_ticks: Option<u64>,
+    /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
+    /// source sent and the span the records cover.
+    pub record_span: Option<prof_core::sampler::RecordSpan>,
+    /// The daemons that worked for the program (Redox), each a process of its own with its
+    /// samples in time order, for the exports over time (the Firefox Profiler's tracks); the
+    /// reports take the daemons from `servers`.
+    pub daemons: Vec<ChildProfile>,
+    /// The program's samples in time order, where the backend times them (Linux): a window
+    /// of the run (`--time`), its phases (`--timeline`).
+    pub timeline: crate::timeline::Timeline,
+}
+
+/// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
+/// sampled), and its samples by address (placed as the flat profile's are).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadSamples {
+    pub tid: u32,
+    pub name: String,
+    pub samples: Vec<(Frame, u64)>,
+}
+
+/// A daemon's samples at one stack (its own addresses) while it worked on the request a
+/// thread of the program was blocked on at wait site `site` (an index of `wait_sites`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServedStack {
+    pub site: u32,
+    pub pid: u32,
+    pub frames: Vec<u64>,
+    pub truncated: bool,
+    pub count: u64,
+}
+
+/// Where a thread of the program was blocked: the system call, what it waited on where known,
+/// and its user stack there (`count` unused).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WaitSite {
+    /// The process whose thread waited (the program's pid, or a child's with `--children`:
+    /// its frames are then the child's runtime addresses, all `Frame::Foreign`).
+    pub pid: u32,
+    pub call: String,
+    pub target: Option<String>,
+    pub stack: Stack,
+}
+
+/// How the program's waits were found: looks at its blocked threads (Linux), or the kernel
+/// timing every block (Redox, `kernel`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OffCpu {
+    /// Looks a second at each thread: a wait shorter than `1 / rate` may be seen by none.
+    pub rate: u64,
+    /// Why they saw less than they should (no access to a thread), if they did.
+    pub problem: Option<String>,
+    /// The kernel timed every block at its user stack (Redox): no look, so every wait's count
+    /// and mean are exact.
+    #[serde(default)]
+    pub kernel: bool,
+}
+
+/// A process the program started (directly or not), followed with `--children`.
+#[derive(Debug, Clone)]
+pub struct ChildProfile {
+    pub pid: u32,
+    /// The process that started it, where that was seen.
+    pub parent: Option<u32>,
+    /// Its program: the file it exec'd (as mapped), else its parent's (a forked copy).
+    pub program: String,
+    /// Its own profile: no bins, every sample a runtime address among its `mappings`.
+    pub profile: Profile,
+    /// It was still running when the session ended (the program exited before it): what it
+    /// did after that is not in its profile.
+    pub running: bool,
+}
+
+impl Profile {
+    /// Its exact samples, as the symbolizer locates them.
+    pub fn samples(&self) -> prof_objects::Samples<'_> {
+        prof_objects::Samples {
+            program: &self.image_samples,
+            foreign: &self.foreign_samples,
+            mappings: &self.mappings,
+            kernel: &self.kernel_samples,
+        }
+    }
+}
+
+impl Profile {
+    /// The samples a second and CPU the source delivered: every tick of the run (the
+    /// program's, the daemons', idle's and other processes': the account closes over them) over
+    /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
+    pub fn achieved_rate(&self) -> Option<f64> {
+        // Upstream's profiler samples every CPU but the one that sends its NMIs.
+        let cpus = match self.sampling.is_some_and(|s| s.is_upstreams()) {
+            true => self.cpus?.saturating_sub(1),
+            false => self.cpus?,
+        };
+        // Over the span the records cover, where they have times: profil's wall time also
+        // holds the fork before the program and the reap after it, the session not.
+        let span = match self.record_span {
+            Some(r) if r.rate_sent > 0 => r.span_ns as f64 / 1e9,
+            // Too few records to time the source (a program of a few ms): no rate to tell.
+            Some(_) => return None,
+            None => self.elapsed?.as_secs_f64(),
+        };
+        let seconds = span * cpus as f64;
+        let ticks = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+        // The processes it started (`--children`), or every process of a system-wide run.
+        let processes = self.processes.iter().fold(0u64, |n, c| n.saturating_add(ticks(&c.profile)));
+        let all = match self.idle_ticks {
+            Some(idle) => [processes, idle].into_iter().fold(0u64, u64::saturating_add),
+            None => {
+                let a = &self.servers.as_ref()?.account;
+                [ticks(self), a.servers(), a.idle, a.other, processes].into_iter().fold(0u64, u64::saturating_add)
+            }
+        };
+        (seconds > 0.0).then(|| all as f64 / seconds)
+    }
+
+    /// Is this a system-wide run's (`-a`): no program, every process among `processes`?
+    pub fn is_system_wide(&self) -> bool {
+        self.idle_ticks.is_some()
+    }
+
+}
+
+/// A later exec whose file is not among the mappings.
+pub const ANOTHER_PROGRAM: &str = "another program";
+
+/// How the program ended, as `wait` reported it; or, for a process profil attached to (not
+/// its child, so no status), whether it had exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ExitKind {
+    Exited(i32),
+    Signaled(i32),
+    Attached { pid: u32, exited: bool },
+}
+
+/// A finished run: the profile and what the reports and exports say about the run itself.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The program as named on the command line.
+    pub program: String,
+    /// Its arguments.
+    pub arguments: Vec<String>,
+    pub frequency_hz: u64,
+    pub profile: Profile,
+    pub exit: ExitKind,
+    /// The program is a `#!` script, run by these (the last one's text gives the bins).
+    pub interpreters: Vec<String>,
+}
+
+/// A run of fib with a little of everything a report shows: bins, samples in the program and
+/// a library, stacks, a daemon that worked for it (Redox), a thread by the clock and a wait
+/// (the golden files' run).
+#[cfg(test)]
+pub(crate) fn example() -> Profile {
+    use prof_core::image::TextSegment;
+    use prof_core::{BinLayout, StopReason};
+    let text = TextSegment { start: 0x1000, end: 0x3000 };
+    let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
+    data.bin[0] = 6;
+    Profile {
+        data,
+        image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
+        foreign_samples: vec![(0x7f00_0000_1010, 2)],
+        kernel_samples: Vec::new(),
+        sampling: None,
+        children: (0, 0),
+        mappings: vec![Mapping {
+            start: 0x7f00_0000_1000,
+            len: 0x1000,
+            pgoff: 0,
+            path: "/no/such/libc.so.6".into(),
+            file: None,
+            build_id: None,
+        }],
+        user_ticks: 11,
+        kernel_ticks: Some(4),
+        lost: 0,
+        stop_reason: Some(StopReason::Exit),
+        later_execs: Vec::new(),
+        typed_records: false,
+        stacks_recorded: true,
+        stacks: vec![
+            Stack { frames: vec![Frame::Program(0x1000), Frame::Program(0x2010)], truncated: false, count: 6 },
+            Stack { frames: vec![Frame::Program(0x2010)], truncated: true, count: 3 },
+            Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x2010)], truncated: false, count: 2 },
+        ],
+        // A daemon that worked for it (Redox), whose executable cannot be read here.
+        servers: Some(prof_core::formats::ServersReport {
+            own_user: 11,
+            own_kernel: 4,
+            account: prof_core::sampler::Account { server_user: 7, server_kernel: 1, servers_dropped: 0, idle: 3, other: 2 },
+            servers: vec![prof_core::formats::ServerEntry {
+                pid: 7,
+                ticks: 7,
+                path: "/no/such/ramfs".into(),
+                stacks: vec![(vec![0x40_2010, 0x40_3005], false, 5), (vec![0x40_2020], true, 2)],
+            }],
+        }),
+        pid: 42,
+        processes: Vec::new(),
+        elapsed: Some(std::time::Duration::from_millis(1250)),
+        cpus: None,
+        threads: vec![prof_core::ledger::ThreadTime {
+            tid: 42,
+            wall: 1_250_000_000,
+            preempted: 5_000_000,
+            blocked: 1_000_000_000,
+            waits: vec![
+                prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
+                prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
+            ],
+            unknown: 0,
+        }],
+        // --off-cpu: three reads of a pipe, from fib by way of libc's read.
+        wait_sites: vec![crate::profile::WaitSite {
+            pid: 42,
+            call: "read".into(),
+            target: Some("pipe:[7]".into()),
+            stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
+        }],
+        off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
+        served: Vec::new(),
+        by_thread: Vec::new(),
+        idle_ticks: None,
+        record_span: None,
+        daemons: Vec::new(),
+        timeline: Default::default(),
+    }
+}
+

@@ -1,0 +1,356 @@
+//! How the `prof:` scheme's files fill the run's model (Redox: profil reads back what profd
+//! made of the kernel's records): the program's status, bins, samples and stacks, its
+//! threads, the daemons that worked for it, its children, and a system-wide run's processes.
+
+use std::collections::BTreeMap;
+
+use prof_core::formats::{parse_samples, parse_status, reason_from_str, StackFrame};
+use prof_core::prof_data::DecodeError;
+use prof_core::sampler::Mapping;
+use prof_core::session::ChildProcess;
+use prof_core::ProfData;
+
+use super::of_session::process_profiles;
+use super::{ChildProfile, Frame, Profile, Stack, ThreadSamples, ANOTHER_PROGRAM};
+
+/// Each of `processes` (made by [`Profile::from_system_servers`] of `r`) with its samples in
+/// time order, as profd's `timeline` has them: by pid, each stack by its line among the
+/// process's in `servers` (a line of no frames, or every line without `stacks`, is no stack of
+/// the profile).
+fn server_timelines(processes: &mut [ChildProfile], r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)], stacks: bool) {
+    for (pid, span, placed) in timed {
+        let (Some(server), Some(c)) = (r.servers.iter().find(|s| s.pid == *pid), processes.iter_mut().find(|c| c.pid == *pid)) else { continue };
+        // Line i of the file is stack places[i] of the profile, as from_system_servers kept them.
+        let mut kept = 0u32;
+        let places: Vec<Option<u32>> = server
+            .stacks
+            .iter()
+            .map(|(frames, _, _)| {
+                let place = (!frames.is_empty() && stacks).then_some(kept);
+                kept += u32::from(place.is_some());
+                place
+            })
+            .collect();
+        let samples = placed
+            .iter()
+            .map(|p| {
+                let mut t = crate::timeline::TimedSample::of_placed(p);
+                t.stack = t.stack.and_then(|i| places.get(i as usize).copied().flatten());
+                t
+            })
+            .collect();
+        c.profile.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
+    }
+}
+
+/// One process of procmgr's table (Redox's `/scheme/proc/ps`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PsEntry {
+    pub ppid: u32,
+    pub name: String,
+}
+
+/// Procmgr's process table (`/scheme/proc/ps`: a header, then `PID PGID PPID SID RUID RGID EUID
+/// EGID NTHRD STATUS NAME` a line), by pid; lines that do not parse are skipped.
+pub fn parse_ps(text: &str) -> BTreeMap<u32, PsEntry> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let (pid, ppid) = (w.first()?.parse().ok()?, w.get(2)?.parse().ok()?);
+            Some((pid, PsEntry { ppid, name: w.get(10..)?.join(" ") }))
+        })
+        .collect()
+}
+
+/// The number on the `CPUs:` line of Redox's `/scheme/sys/cpu` (std has no CPU count there).
+pub fn cpus_in_sys_cpu(text: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix("CPUs:")).and_then(|n| n.trim().parse().ok()).filter(|&n| n > 0)
+}
+
+impl Profile {
+    /// A system-wide run's profile from the `prof:` scheme's `servers` (Redox, `start all`):
+    /// each process as the kernel kept it, by pid and executable: its user samples (its
+    /// stacks' leaves, and the stacks with `stacks`), its kernel ones counted, and kept by
+    /// address for the kernel's functions; idle's ticks. Samples the kernel's table had no room
+    /// for are lost.
+    pub fn from_system_servers(r: &prof_core::formats::ServersReport, stacks: bool) -> Profile {
+        let in_kernel = |a: u64| a >= prof_core::sampler::KERNEL_SPACE_START;
+        let mut kernel: BTreeMap<u64, u64> = BTreeMap::new();
+        let processes = r
+            .servers
+            .iter()
+            .map(|s| {
+                let (mut user, mut kernel_ticks, mut placed) = (BTreeMap::<u64, u64>::new(), 0u64, Vec::new());
+                for (frames, truncated, count) in &s.stacks {
+                    let Some(&leaf) = frames.first() else { continue };
+                    let to = if in_kernel(leaf) { &mut kernel } else { &mut user };
+                    *to.entry(leaf).or_insert(0) += count;
+                    if in_kernel(leaf) {
+                        kernel_ticks += count;
+                    }
+                    if stacks {
+                        let frames = frames.iter().map(|&a| if in_kernel(a) { StackFrame::Kernel(a) } else { StackFrame::Other(a) });
+                        placed.push(Stack::new(frames.collect(), *truncated, *count));
+                    }
+                }
+                let profile = Profile {
+                    pid: s.pid,
+                    user_ticks: user.values().sum(),
+                    foreign_samples: user.into_iter().collect(),
+                    kernel_ticks: Some(kernel_ticks),
+                    stacks: placed,
+                    stacks_recorded: stacks,
+                    ..Default::default()
+                };
+                ChildProfile { pid: s.pid, parent: None, program: s.path.clone(), profile, running: true }
+            })
+            .collect();
+        Profile {
+            processes,
+            kernel_samples: kernel.into_iter().collect(),
+            kernel_ticks: Some(0),
+            lost: r.account.servers_dropped,
+            stacks_recorded: stacks,
+            idle_ticks: Some(r.account.idle),
+            ..Default::default()
+        }
+    }
+
+    /// A system-wide run's processes (made by [`Profile::from_system_servers`] of `r`) with
+    /// their samples in time order, as profd's `timeline` has them: by pid, each stack by its
+    /// line among the process's in `servers` (a line of no frames, or every line without
+    /// stacks, is no stack of the profile).
+    pub fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
+        let stacks = self.stacks_recorded;
+        server_timelines(&mut self.processes, r, timed, stacks);
+        self
+    }
+
+    /// A program's run with the daemons that worked for it (its `servers`) as processes of their
+    /// own, each with its samples in time order as profd's `timeline` has them (`process`
+    /// sections) and its work on the program's requests (`served`, placed at the program's wait
+    /// sites); a daemon without either is left out. `mappings_of` maps a daemon's executable.
+    pub fn with_scheme_daemons(
+        mut self,
+        timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)],
+        served: &[(u32, crate::timeline::TimedServed)],
+        mappings_of: impl Fn(&str) -> Vec<Mapping>,
+    ) -> Profile {
+        let Some(r) = self.servers.clone() else { return self };
+        let mut daemons = Profile::from_system_servers(&r, self.stacks_recorded).processes;
+        server_timelines(&mut daemons, &r, timed, self.stacks_recorded);
+        for d in &mut daemons {
+            d.profile.timeline.served = served.iter().filter(|s| s.0 == d.pid).map(|s| s.1).collect();
+        }
+        daemons.retain(|d| !d.profile.timeline.is_empty() || !d.profile.timeline.served.is_empty());
+        for d in &mut daemons {
+            d.profile.mappings = mappings_of(&d.program);
+        }
+        self.daemons = daemons;
+        self
+    }
+
+    /// A system-wide run's processes completed from procmgr's process table (Redox's
+    /// `/scheme/proc/ps`, read while the run went on, its last look at each process kept):
+    /// each one's parent, and its name as procmgr last had it (after its exec: the program it
+    /// ran, where profd may have named it before, as the shell it was forked from, or not at
+    /// all, gone before profd looked).
+    pub fn with_process_table(mut self, table: &BTreeMap<u32, PsEntry>) -> Profile {
+        for c in &mut self.processes {
+            let Some(e) = table.get(&c.pid) else { continue };
+            c.parent = c.parent.or((e.ppid != 0).then_some(e.ppid));
+            if !e.name.is_empty() {
+                c.program = e.name.clone();
+            }
+        }
+        self
+    }
+
+    /// The program's samples by thread, as the `prof:` scheme's `threads` has them (Redox):
+    /// (tid, placed address, count) lines.
+    pub fn with_scheme_threads(mut self, lines: &[(u32, StackFrame, u64)]) -> Profile {
+        let mut by_tid: BTreeMap<u32, Vec<(Frame, u64)>> = BTreeMap::new();
+        for &(tid, frame, n) in lines {
+            by_tid.entry(tid).or_default().push((Frame::placed(frame), n));
+        }
+        self.by_thread = by_tid.into_iter().map(|(tid, samples)| ThreadSamples { tid, name: String::new(), samples }).collect();
+        self
+    }
+
+    /// The processes the program started, as the `prof:` scheme's `children` has them (Redox,
+    /// `--children`): each placed in the static executables it ran (`mappings_of` a file: its
+    /// exec's, else its parent's and so on up to `program`), and named, where profd could not
+    /// look before it exited, by procmgr's table as profil last read it, unless that look
+    /// still had its parent's name (the forked copy, before its exec).
+    pub fn with_children(
+        mut self,
+        mut children: BTreeMap<u32, ChildProcess>,
+        program: &str,
+        table: &BTreeMap<u32, PsEntry>,
+        mappings_of: impl Fn(&str) -> Vec<Mapping>,
+    ) -> Profile {
+        for (pid, c) in &mut children {
+            let parents_name = c.parent.and_then(|p| table.get(&p)).map(|e| e.name.as_str());
+            if let Some(exec) = &mut c.exec {
+                let named = table.get(pid).filter(|e| !e.name.is_empty() && Some(e.name.as_str()) != parents_name);
+                if let Some(e) = named.filter(|_| exec.as_str() == "[exited]") {
+                    *exec = e.name.clone();
+                }
+                c.mappings = mappings_of(exec);
+            }
+        }
+        self.processes = process_profiles(&children, self.pid, &mappings_of(program), program);
+        for c in &mut self.processes {
+            c.profile.stacks_recorded = self.stacks_recorded;
+        }
+        self
+    }
+}
+
+impl Profile {
+    /// The profile the `prof:` scheme's files describe: its `status` line, binary `data` and
+    /// `samples` text (what profil on Redox reads back from profd). Malformed text fields read
+    /// as zero / absent; only `data` must be a valid `prof_data`.
+    pub fn from_scheme_files(status: &str, data: &[u8], samples: &str) -> Result<Profile, DecodeError> {
+        let st = parse_status(status);
+        let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
+        let num = |k: &str| prof_core::ctl::number(get(k)).unwrap_or(0);
+        let samples = parse_samples(samples);
+        Ok(Profile {
+            data: ProfData::from_bytes(data)?,
+            image_samples: samples.text,
+            foreign_samples: samples.other,
+            kernel_samples: samples.kernel,
+            sampling: prof_core::formats::sampling(&st),
+            children: (0, 0),
+            mappings: Vec::new(),
+            user_ticks: num("ticks_user"),
+            kernel_ticks: Some(num("ticks_kernel")),
+            lost: num("dropped"),
+            stop_reason: reason_from_str(get("reason")),
+            // What the program became is not in the scheme's files: said as another program.
+            later_execs: vec![ANOTHER_PROGRAM.to_string(); num("later_execs").min(16) as usize],
+            typed_records: get("records") == "typed",
+            stacks_recorded: false,
+            stacks: Vec::new(),
+            servers: None,
+            pid: num("pid") as u32,
+            processes: Vec::new(),
+            elapsed: None,
+            cpus: None,
+            threads: Vec::new(),
+            wait_sites: Vec::new(),
+            off_cpu: None,
+            served: Vec::new(),
+            by_thread: Vec::new(),
+            idle_ticks: None,
+            record_span: prof_core::formats::record_span(&st),
+            daemons: Vec::new(),
+            timeline: Default::default(),
+        })
+    }
+}
+
+impl Profile {
+    /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
+    /// profile read from the scheme. Malformed lines are skipped.
+    pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
+        self.stacks_recorded = true;
+        self.stacks = prof_core::formats::parse_stacks(stacks)
+            .into_iter()
+            .map(|(frames, truncated, count)| Stack::new(frames, truncated, count))
+            .collect();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof_core::image::TextSegment;
+    use prof_core::{BinLayout, StopReason};
+
+    /// procmgr's table as it writes it, and a system-wide run completed from it: the parent of
+    /// each process it lists, its name after its exec.
+    #[test]
+    fn procmgrs_table_gives_parents_and_names() {
+        let ps = "PID   PGID  PPID  SID   RUID  RGID  EUID  EGID  NTHRD STATUS  NAME            \n\
+                  1     1     0     1     0     0     0     0     1     R       [init]          \n\
+                  14    14    1     14    0     0     0     0     1     R       /usr/bin/dash   \n\
+                  15    14    14    14    0     0     0     0     1     X       /usr/bin/fib    \n\
+                  garbage\n";
+        let table = parse_ps(ps);
+        assert_eq!(table.len(), 3);
+        assert_eq!(table[&15], PsEntry { ppid: 14, name: "/usr/bin/fib".into() });
+        let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
+        // 15 was named by profd as the shell it was forked from, before its exec.
+        let p = Profile { processes: vec![child(14, "/usr/bin/dash"), child(15, "/usr/bin/dash"), child(99, "[exited]")], ..Default::default() };
+        let p = p.with_process_table(&table);
+        let seen: Vec<(u32, Option<u32>, &str)> = p.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
+        assert_eq!(seen, [(14, Some(1), "/usr/bin/dash"), (15, Some(14), "/usr/bin/fib"), (99, None, "[exited]")]);
+    }
+
+    /// `--children` on Redox: a process profd could not name (`[exited]`) takes procmgr's
+    /// name for it, unless that was its parent's (a look at the forked copy before its exec);
+    /// each is placed in the file it ran, a copy that never exec'd in its parent's.
+    #[test]
+    fn children_named_from_procmgrs_table_where_profd_could_not() {
+        let ps = "PID PGID PPID SID RUID RGID EUID EGID NTHRD STATUS NAME\n\
+                  10 10 1 10 0 0 0 0 1 R /bin/sh\n\
+                  11 10 10 10 0 0 0 0 1 X /bin/ls\n\
+                  12 10 10 10 0 0 0 0 1 X /bin/sh\n";
+        let table = parse_ps(ps);
+        let child = |exec: Option<&str>| ChildProcess { parent: Some(10), exec: exec.map(str::to_string), ..Default::default() };
+        let children: BTreeMap<u32, ChildProcess> =
+            [(11, child(Some("[exited]"))), (12, child(Some("[exited]"))), (13, child(Some("/bin/cat"))), (14, child(None))].into();
+        let mapped = |path: &str| vec![Mapping { start: 0x40_1000, len: 0x1000, path: path.into(), ..Default::default() }];
+        let p = Profile { pid: 10, ..Default::default() }.with_children(children, "/bin/sh", &table, mapped);
+        let seen: Vec<(u32, &str, &str)> =
+            p.processes.iter().map(|c| (c.pid, c.program.as_str(), c.profile.mappings[0].path.as_str())).collect();
+        assert_eq!(
+            seen,
+            [(11, "/bin/ls", "/bin/ls"), (12, "[exited]", "[exited]"), (13, "/bin/cat", "/bin/cat"), (14, "/bin/sh", "/bin/sh")]
+        );
+    }
+
+    #[test]
+    fn the_cpu_count_of_redox_sys_cpu() {
+        assert_eq!(cpus_in_sys_cpu("Vendor: AuthenticAMD\nCPUs: 2\nModel: x\n"), Some(2));
+        assert_eq!(cpus_in_sys_cpu("CPUs: 0\n"), None);
+        assert_eq!(cpus_in_sys_cpu("nothing\n"), None);
+    }
+
+    #[test]
+    fn profile_from_the_scheme_files() {
+        let layout = BinLayout::new(TextSegment { start: 0x1000, end: 0x2000 }, 0, 0, 0x400).unwrap();
+        let mut d = ProfData::new(&layout);
+        d.bin[1] = 4;
+        let status = "state=stopped pid=42 reason=exit ticks_in_bins=4 ticks_user=6 ticks_kernel=2 dropped=1 \
+                      start=0x1000 end=0x2000 bin_sz=1024 nr_bins=4 load_base=0x0\n";
+        let p = Profile::from_scheme_files(status, &d.to_bytes(), "0x1400 4 text\n0x7f0000000010 2 other\n").unwrap();
+        assert_eq!(p.data, d);
+        assert_eq!((p.image_samples, p.foreign_samples), (vec![(0x1400, 4)], vec![(0x7f00_0000_0010, 2)]));
+        assert_eq!((p.user_ticks, p.kernel_ticks, p.lost, p.stop_reason), (6, Some(2), 1, Some(StopReason::Exit)));
+        assert!(p.later_execs.is_empty(), "a profd from before later_execs");
+        let execd = Profile::from_scheme_files(&status.replace('\n', " later_execs=2\n"), &d.to_bytes(), "").unwrap();
+        assert_eq!(execd.later_execs, ["another program", "another program"]);
+        assert!(Profile::from_scheme_files(status, &[0; 10], "").is_err());
+        let empty = Profile::from_scheme_files("garbage", &ProfData::default().to_bytes(), "junk").unwrap();
+        assert_eq!((empty.user_ticks, empty.stop_reason), (0, None));
+        assert!(!empty.stacks_recorded);
+        let p = empty.with_scheme_stacks("3 complete text:0x1400 text:0x1205 other:0x7f0000001000\n1 truncated\njunk line\n");
+        assert!(p.stacks_recorded);
+        assert_eq!(
+            p.stacks,
+            vec![
+                Stack {
+                    frames: vec![Frame::Program(0x1400), Frame::Program(0x1204), Frame::Foreign(0x7f00_0000_0fff)],
+                    truncated: false,
+                    count: 3
+                },
+                Stack { frames: vec![], truncated: true, count: 1 },
+            ]
+        );
+    }
+}
