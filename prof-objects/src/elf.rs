@@ -176,6 +176,16 @@ pub fn static_mappings(path: &str, options: &Options) -> Vec<prof_core::sampler:
         .collect()
 }
 
+/// Is the file at `path` a program of its own (as a process exec'd it): `ET_EXEC`, or a PIE,
+/// which has an interpreter and no soname (glibc's libc.so.6 has both)?
+pub fn is_program(path: &Path) -> bool {
+    crate::file_bytes::FileBytes::open(path).ok().is_some_and(|bytes| {
+        Elf::parse(&bytes).is_ok_and(|e| {
+            e.header.e_type == goblin::elf::header::ET_EXEC || (e.interpreter.is_some() && e.soname.is_none())
+        })
+    })
+}
+
 /// Does the file at `path` start as an ELF file does?
 pub fn is_elf(path: &Path) -> bool {
     use std::io::Read;

@@ -187,13 +187,7 @@ fn later_exec_images(s: &Session) -> Vec<String> {
         if Some(m.path.as_str()) == first || found.contains(&m.path) || m.path.starts_with('[') {
             continue;
         }
-        let is_program = prof_objects::file_bytes::FileBytes::open(std::path::Path::new(&m.path)).ok().is_some_and(|bytes| {
-            goblin::elf::Elf::parse(&bytes).is_ok_and(|e| {
-                // A PIE program has an interpreter and no soname (glibc's libc.so.6 has both).
-                e.header.e_type == goblin::elf::header::ET_EXEC || (e.interpreter.is_some() && e.soname.is_none())
-            })
-        });
-        if is_program {
+        if prof_objects::elf::is_program(std::path::Path::new(&m.path)) {
             found.push(m.path.clone());
         }
     }
