@@ -11,101 +11,110 @@ use crate::disasm;
 /// Parsed command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Args {
-    /// `-s`: first address to profile (link-time); 0 = start of the text segment.
-    pub start: u64,
-    /// `-e`: end of the profiled range (exclusive); 0 = end of the text segment.
-    pub end: u64,
-    /// `-i`: bytes per bin; 0 = the smallest size that fits in 1024 bins.
-    pub interval: u64,
+    /// `-s`, `-e`, `-i`: the Minix range and bins.
+    pub bins: BinRange,
     /// `-F`: samples per second of CPU time (Linux), or per CPU from the kernel's NMI source
     /// (Redox).
     pub frequency_hz: u64,
+    /// `-g` / `--call-graph`: record call stacks, and how.
+    pub call_graph: CallGraph,
+    /// `--children`: profile the processes the program starts too, each on its own and in
+    /// total (Linux).
+    pub children: bool,
+    /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
+    /// the sampling rate; Redox: the kernel's account of every block).
+    pub off_cpu: bool,
     /// `--kernel`: the kernel's ELF, to name kernel samples by (default on Redox: the one the
     /// image boots, `/usr/lib/boot/kernel`).
     pub kernel: Option<PathBuf>,
-    /// `-f`: the flat profile only, without the Minix histogram.
-    pub flat_only: bool,
-    /// `--asm` / `--asm-top N`: show the instructions of the N hottest functions.
-    pub asm_top: Option<usize>,
-    /// `--lines[=all]`: the profile by source line, its top N lines (`None`: all of them).
-    pub lines: Option<Option<usize>>,
+    /// What the symbolizer is built from: `--debug-dir` (repeatable: where separate debug
+    /// files are looked for first), `--sysroot` (with `--load` or `--diff`: the run's files
+    /// under DIR first), `--short-names`.
+    pub objects: prof_objects::Options,
     /// `--inline`: inlined functions are functions of their own (`name (inlined)`), in the flat
     /// profile, the stacks and the exports.
     pub inline: bool,
-    /// `--short-names`: C++ and Rust names without template arguments, parameters and return
-    /// types, everywhere.
-    pub short_names: bool,
-    /// `--top N`: the flat profile's top N functions, the rest summed in one line.
-    pub top: Option<usize>,
-    /// `--percent-limit PCT`: the flat profile's functions with less than PCT % of the samples
-    /// summed in that line too (perf report's option); in hundredths of a percent.
-    pub percent_limit: Option<u32>,
-    /// `--comm`, `--pids`, `--tid`, `--dso`: the samples the report and exports are of.
+    /// The report's sections and how long they are.
+    pub sections: Sections,
+    /// `--comm`, `--pids`, `--tid`, `--dso`, `--time`: the samples the report and exports are of.
     pub filter: crate::filter::Filter,
-    /// `--debug-dir DIR` (repeatable): where separate debug files are looked for first.
-    pub debug_dirs: Vec<PathBuf>,
-    /// `--report`: write the report here (checked and written as an export) instead of
-    /// standard output, which then carries the program's output alone.
-    pub report: Option<PathBuf>,
-    /// `-o`: write gmon.out (gprof) here.
-    pub gmon: Option<PathBuf>,
-    /// `--collapsed`: write folded stacks (flame graphs) here.
-    pub collapsed: Option<PathBuf>,
-    /// `--json`: write the whole run as JSON here.
-    pub json: Option<PathBuf>,
-    /// `--save`: the run, unsymbolized, for `--load`.
-    pub save: Option<PathBuf>,
-    /// `--load`: report a saved run instead of running a program.
     /// `--diff BASE`: compare with this saved run.
     pub diff: Option<PathBuf>,
     /// `--fail-above PP`: with `--diff`, exit 3 when a function's own share grew significantly
     /// by more than PP points; in hundredths of a point.
     pub fail_above: Option<u32>,
-    /// `--speedscope FILE`.
-    pub speedscope: Option<PathBuf>,
-    /// `--samples FILE`: every sample in time order.
-    pub samples: Option<PathBuf>,
-    /// `--firefox FILE`: the Firefox Profiler's format.
-    pub firefox: Option<PathBuf>,
-    /// `--sysroot DIR`: with `--load` or `--diff`, look for the run's files under DIR first.
-    pub sysroot: Option<PathBuf>,
-    /// `--threads`: the thread view.
-    pub threads: bool,
-    /// `--timeline[=N]`: the Timeline section, in N slices.
-    pub timeline: Option<usize>,
-    pub load: Option<PathBuf>,
-    /// `--svg`: write a flame graph here.
-    pub svg: Option<PathBuf>,
-    /// `--pprof`: write a gzipped pprof `profile.proto` here.
-    pub pprof: Option<PathBuf>,
-    /// `-g` / `--call-graph`: record call stacks, and how.
-    pub call_graph: CallGraph,
-    /// `--callers` (alias `--callgraph`): print the callers and callees of the top functions.
-    pub callgraph_report: bool,
-    /// `--children`: profile the processes the program starts too, each on its own and in
-    /// total (Linux).
-    pub children: bool,
+    /// `--report`: write the report here (checked and written as an export) instead of
+    /// standard output, which then carries the program's output alone.
+    pub report: Option<PathBuf>,
+    pub exports: ExportFiles,
     /// The program and its own arguments, byte for byte as given. With `-p`, the program's
     /// file, if named (default on Linux: `/proc/PID/exe`), and no arguments.
     pub program: OsString,
     pub program_args: Vec<OsString>,
     /// `-p`: profile this running process instead of starting one.
     pub attach: Option<u32>,
+    /// `-a`: profile every process of the system, not one program.
+    pub system: bool,
+    /// `--load`: report a saved run instead of running a program.
+    pub load: Option<PathBuf>,
     /// `-t`: with `-p` or `-a`, stop after this long (default: until the process exits or
     /// Ctrl-C).
     pub duration: Option<std::time::Duration>,
-    /// `-a`: profile every process of the system, not one program (Linux).
-    pub system: bool,
-    /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
-    /// the sampling rate; Redox: the kernel's account of every block).
-    pub off_cpu: bool,
 }
 
-impl Args {
-    /// What the symbolizer is built from: `--debug-dir`, `--sysroot`, `--short-names`.
-    pub fn objects(&self) -> prof_objects::Options {
-        prof_objects::Options::new(&self.debug_dirs, self.sysroot.as_deref(), self.short_names)
-    }
+/// `-s`, `-e`, `-i`: what the Minix bins cover, link-time addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BinRange {
+    /// The first address; 0 = the start of the text segment.
+    pub start: u64,
+    /// The end (exclusive); 0 = the end of the text segment.
+    pub end: u64,
+    /// Bytes per bin; 0 = the smallest size that fits in 1024 bins.
+    pub interval: u64,
+}
+
+/// The report's sections beyond the flat profile, and how much of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sections {
+    /// `-f`: the flat profile only, without the Minix histogram.
+    pub flat_only: bool,
+    /// `--top N`: the flat profile's top N functions, the rest summed in one line.
+    pub top: Option<usize>,
+    /// `--percent-limit PCT`: the flat profile's functions with less than PCT % of the samples
+    /// summed in that line too (perf report's option); in hundredths of a percent.
+    pub percent_limit: Option<u32>,
+    /// `--lines[=all]`: the profile by source line, its top N lines (`None`: all of them).
+    pub lines: Option<Option<usize>>,
+    /// `--callers` (alias `--callgraph`): the callers and callees of the top functions.
+    pub callers: bool,
+    /// `--asm` / `--asm-top N`: the instructions of the N hottest functions.
+    pub asm_top: Option<usize>,
+    /// `--threads`: the thread view.
+    pub threads: bool,
+    /// `--timeline[=N]`: the Timeline section, in N slices.
+    pub timeline: Option<usize>,
+}
+
+/// The files the run is exported to (`-` for standard output).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportFiles {
+    /// `-o`: gmon.out (gprof).
+    pub gmon: Option<PathBuf>,
+    /// `--collapsed`: folded stacks (flame graphs).
+    pub collapsed: Option<PathBuf>,
+    /// `--svg`: a flame graph.
+    pub svg: Option<PathBuf>,
+    /// `--pprof`: a gzipped pprof `profile.proto`.
+    pub pprof: Option<PathBuf>,
+    /// `--json`: the whole run as JSON.
+    pub json: Option<PathBuf>,
+    pub speedscope: Option<PathBuf>,
+    /// `--samples`: every sample in time order.
+    pub samples: Option<PathBuf>,
+    /// `--firefox`: the Firefox Profiler's format.
+    pub firefox: Option<PathBuf>,
+    /// `--save`: the run, unsymbolized, for `--load`.
+    pub save: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -213,7 +222,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             _ => return Err(UsageError(format!("invalid points '{s}' for --fail-above: expected a number from 0 to 100"))),
         },
     };
-    let callgraph_report = m.opt_present("callers") || m.opt_present("callgraph");
+    let callers = m.opt_present("callers") || m.opt_present("callgraph");
     let stack_size = match m.opt_str("stack-size") {
         None => DEFAULT_STACK_SIZE,
         Some(s) => match parse_number(&s) {
@@ -226,7 +235,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         },
     };
     let call_graph = match m.opt_str("call-graph").as_deref() {
-        None if m.opt_present("g") || callgraph_report || m.opt_present("stack-size") => CallGraph::Dwarf { stack_size },
+        None if m.opt_present("g") || callers || m.opt_present("stack-size") => CallGraph::Dwarf { stack_size },
         None => CallGraph::None,
         Some("dwarf") => CallGraph::Dwarf { stack_size },
         Some("fp") if m.opt_present("stack-size") => {
@@ -337,46 +346,32 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     if attach.is_some() && free.len() > 0 {
         return Err(UsageError("with -p, name at most the process's program file: it runs already".into()));
     }
+    let objects = prof_objects::Options::new(
+        &m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect::<Vec<_>>(),
+        sysroot.as_deref(),
+        short_names,
+    );
     Ok(Command::Profile(Box::new(Args {
-        start,
-        end,
-        interval,
+        bins: BinRange { start, end, interval },
         frequency_hz,
+        call_graph,
+        children,
+        off_cpu,
         kernel,
-        flat_only,
-        asm_top,
-        lines,
-        debug_dirs: m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect(),
-        report,
-        gmon,
-        collapsed,
-        json,
-        svg,
-        pprof,
-        speedscope,
-        samples,
-        firefox,
-        sysroot,
-        save,
-        load,
+        objects,
+        inline,
+        sections: Sections { flat_only, top, percent_limit, lines, callers, asm_top, threads, timeline },
+        filter,
         diff,
         fail_above,
-        threads,
-        call_graph,
-        callgraph_report,
-        children,
-        inline,
-        short_names,
-        top,
-        percent_limit,
-        filter,
-        timeline,
+        report,
+        exports: ExportFiles { gmon, collapsed, svg, pprof, json, speedscope, samples, firefox, save },
         program,
         program_args: free.collect(),
         attach,
-        duration,
         system,
-        off_cpu,
+        load,
+        duration,
     })))
 }
 
@@ -434,10 +429,10 @@ mod tests {
     #[test]
     fn defaults() {
         let a = profile(&["fib"]);
-        assert_eq!((a.start, a.end, a.interval, a.frequency_hz), (0, 0, 0, 1000));
-        assert!(!a.flat_only);
-        assert_eq!((a.asm_top, a.gmon, a.collapsed, a.json), (None, None, None, None));
-        assert_eq!((a.svg, a.pprof, a.call_graph, a.callgraph_report), (None, None, CallGraph::None, false));
+        assert_eq!((a.bins.start, a.bins.end, a.bins.interval, a.frequency_hz), (0, 0, 0, 1000));
+        assert!(!a.sections.flat_only);
+        assert_eq!((a.sections.asm_top, a.exports.gmon, a.exports.collapsed, a.exports.json), (None, None, None, None));
+        assert_eq!((a.exports.svg, a.exports.pprof, a.call_graph, a.sections.callers), (None, None, CallGraph::None, false));
         assert_eq!(a.program, "fib");
         assert!(a.program_args.is_empty());
         assert!(!a.children);
@@ -457,7 +452,7 @@ mod tests {
         let a = profile(&["-s", "0x80", "-e", "0x1000", "-i", "128", "fib"]);
         let b = profile(&["-i", "128", "-s", "0x80", "-e", "0x1000", "fib"]);
         assert_eq!(a, b);
-        assert_eq!((a.start, a.end, a.interval), (0x80, 0x1000, 128));
+        assert_eq!((a.bins.start, a.bins.end, a.bins.interval), (0x80, 0x1000, 128));
     }
 
     #[test]
@@ -465,7 +460,7 @@ mod tests {
         let a = profile(&["-i", "0x100", "/bin/ls", "-Rl", "/", "-s", "5"]);
         assert_eq!(a.program, "/bin/ls");
         assert_eq!(a.program_args, vec!["-Rl", "/", "-s", "5"]);
-        assert_eq!(a.start, 0);
+        assert_eq!(a.bins.start, 0);
     }
 
     #[test]
@@ -477,15 +472,15 @@ mod tests {
 
     #[test]
     fn report_and_export_options() {
-        let a = profile(&["-f", "--asm", "-o", "g.out", "--collapsed", "c.txt", "--json", "p.json", "fib", "-f"]);
-        assert!(a.flat_only);
-        assert_eq!(a.asm_top, Some(3));
-        assert_eq!(a.gmon, Some(PathBuf::from("g.out")));
-        assert_eq!(a.collapsed, Some(PathBuf::from("c.txt")));
-        assert_eq!(a.json, Some(PathBuf::from("p.json")));
+        let a = profile(&["-f", "--asm", "-o", "g.out", "--collapsed", "c.txt", "--json", "p.exports.json", "fib", "-f"]);
+        assert!(a.sections.flat_only);
+        assert_eq!(a.sections.asm_top, Some(3));
+        assert_eq!(a.exports.gmon, Some(PathBuf::from("g.out")));
+        assert_eq!(a.exports.collapsed, Some(PathBuf::from("c.txt")));
+        assert_eq!(a.exports.json, Some(PathBuf::from("p.exports.json")));
         assert_eq!(a.program_args, vec!["-f"]);
-        assert_eq!(profile(&["--asm-top", "5", "fib"]).asm_top, Some(5));
-        assert_eq!(profile(&["--gmon", "x", "fib"]).gmon, Some(PathBuf::from("x")));
+        assert_eq!(profile(&["--asm-top", "5", "fib"]).sections.asm_top, Some(5));
+        assert_eq!(profile(&["--gmon", "x", "fib"]).exports.gmon, Some(PathBuf::from("x")));
         for bad in [&["--asm-top", "0", "fib"][..], &["--asm-top", "x", "fib"], &["--json", "", "fib"], &["-o"]] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
@@ -499,11 +494,11 @@ mod tests {
         assert_eq!(profile(&["--call-graph", "fp", "fib"]).call_graph, CallGraph::FramePointers);
         assert_eq!(profile(&["-g", "--stack-size", "0x2000", "fib"]).call_graph, CallGraph::Dwarf { stack_size: 8192 });
         let a = profile(&["--callgraph", "--svg", "f.svg", "--pprof", "p.pb.gz", "fib"]);
-        assert_eq!((a.call_graph, a.callgraph_report), (dwarf, true));
-        assert_eq!((a.svg, a.pprof), (Some(PathBuf::from("f.svg")), Some(PathBuf::from("p.pb.gz"))));
+        assert_eq!((a.call_graph, a.sections.callers), (dwarf, true));
+        assert_eq!((a.exports.svg, a.exports.pprof), (Some(PathBuf::from("f.svg")), Some(PathBuf::from("p.pb.gz"))));
         // Its name that cannot be taken for --call-graph.
         let a = profile(&["--callers", "fib"]);
-        assert_eq!((a.call_graph, a.callgraph_report), (dwarf, true));
+        assert_eq!((a.call_graph, a.sections.callers), (dwarf, true));
         // --svg alone keeps one address per sample: a flame graph one level deep.
         assert_eq!(profile(&["--svg", "f.svg", "fib"]).call_graph, CallGraph::None);
         for (bad, why) in [
@@ -568,8 +563,8 @@ mod tests {
         let e = args(&["--percent-limit", "-1", "fib"]).unwrap_err();
         assert_eq!(e.0, "invalid share '-1' for --percent-limit: expected a percentage from 0 to 100");
         assert!(args(&["--percent-limit", "1e3", "fib"]).is_err());
-        assert_eq!(profile(&["--percent-limit", "2.5%", "fib"]).percent_limit, Some(250));
-        assert_eq!(profile(&["fib"]).percent_limit, None);
+        assert_eq!(profile(&["--percent-limit", "2.5%", "fib"]).sections.percent_limit, Some(250));
+        assert_eq!(profile(&["fib"]).sections.percent_limit, None);
         // Report filters: lists, repeatable; ids are numbers; --save keeps the run whole.
         let f = profile(&["--comm", "gzip, make", "--comm", "sh", "--pids", "12,0x10", "--tid", "7", "--dso", "[kernel]", "fib"]).filter;
         assert_eq!(f.comms, ["gzip", "make", "sh"]);

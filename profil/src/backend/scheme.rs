@@ -128,7 +128,7 @@ impl Profiler {
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", prof_objects::os_message(&e)))
         })?;
-        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf(), objects: args.objects() })
+        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf(), objects: args.objects.clone() })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text

@@ -486,15 +486,15 @@ impl Exports {
     pub fn create(args: &Args, program: &Path) -> Result<Exports, ExportError> {
         let wanted = [
             (Format::Report, &args.report),
-            (Format::Gmon, &args.gmon),
-            (Format::Collapsed, &args.collapsed),
-            (Format::Svg, &args.svg),
-            (Format::Pprof, &args.pprof),
-            (Format::Json, &args.json),
-            (Format::Speedscope, &args.speedscope),
-            (Format::Samples, &args.samples),
-            (Format::Firefox, &args.firefox),
-            (Format::Saved, &args.save),
+            (Format::Gmon, &args.exports.gmon),
+            (Format::Collapsed, &args.exports.collapsed),
+            (Format::Svg, &args.exports.svg),
+            (Format::Pprof, &args.exports.pprof),
+            (Format::Json, &args.exports.json),
+            (Format::Speedscope, &args.exports.speedscope),
+            (Format::Samples, &args.exports.samples),
+            (Format::Firefox, &args.exports.firefox),
+            (Format::Saved, &args.exports.save),
         ];
         let mut targets = Vec::new();
         let mut seen = Vec::new();

@@ -83,9 +83,9 @@ pub(super) fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     let mut p = prepare(args, name, path)?;
     let req = StartRequest {
         pid,
-        start: args.start,
-        end: args.end,
-        interval: args.interval,
+        start: args.bins.start,
+        end: args.bins.end,
+        interval: args.bins.interval,
         from: CountFrom::Now,
         rate: Some(args.frequency_hz),
         children: args.children,

@@ -18,7 +18,7 @@ pub(super) fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunErr
     if saved.run.profile.is_system_wide() {
         return crate::run::system::load(&args, &saved.run);
     }
-    let (program, image) = saved_program(&saved, "saved", &args.objects())?;
+    let (program, image) = saved_program(&saved, "saved", &args.objects)?;
     let program = &program;
     args.children = saved.children;
     let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;

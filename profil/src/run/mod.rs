@@ -22,7 +22,7 @@ use crate::cli::Args;
 fn check_kernel(args: &Args) -> Result<(), RunError> {
     let Some(kernel) = &args.kernel else { return Ok(()) };
     // A saved run's kernel is looked for under --sysroot first, as the symbolizer reads it.
-    match prof_objects::kallsyms::check(&args.objects().locate(kernel)) {
+    match prof_objects::kallsyms::check(&args.objects.locate(kernel)) {
         Ok(warning) => {
             if let Some(w) = warning {
                 crate::report_out::to_stderr(format_args!("{w}"));

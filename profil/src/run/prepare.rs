@@ -19,11 +19,11 @@ pub(super) fn address_range_hint(text: &prof_core::TextSegment, args: &Args) -> 
         "  The text segment is {:#x}-{:#x}: -s and -e must lie within it, -s below -e (-e is exclusive).",
         text.start, text.end
     );
-    if let Ok(layout) = prof_core::BinLayout::new(*text, args.start, args.end, 0) {
-        if args.interval != 0 && args.interval < layout.min_bin_size() {
+    if let Ok(layout) = prof_core::BinLayout::new(*text, args.bins.start, args.bins.end, 0) {
+        if args.bins.interval != 0 && args.bins.interval < layout.min_bin_size() {
             hint = format!(
                 "  -i {:#x} is below the smallest bin size for {:#x}-{:#x}: {} ({:#x}), as at most {} bins are kept.",
-                args.interval,
+                args.bins.interval,
                 layout.start,
                 layout.end,
                 layout.min_bin_size(),
@@ -69,7 +69,7 @@ pub(super) fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepar
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
-    let image = elf::read_program(&launch.path, &args.objects()).map_err(|e| match e {
+    let image = elf::read_program(&launch.path, &args.objects).map_err(|e| match e {
         ElfError::Io(io) => cannot(&io),
         ElfError::Elf32 => RunError::Program(format!("'{name}': 32-bit ELF executables are not supported")),
         other if launch.interpreters.is_empty() => RunError::Program(format!("'{name}' is {other}")),

@@ -41,9 +41,9 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     // The child waits at the gate, then execs: only the program's own run is counted.
     let req = StartRequest {
         pid: child.pid,
-        start: args.start,
-        end: args.end,
-        interval: args.interval,
+        start: args.bins.start,
+        end: args.bins.end,
+        interval: args.bins.interval,
         from: CountFrom::Exec,
         rate: Some(args.frequency_hz),
         children: args.children,

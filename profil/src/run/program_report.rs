@@ -101,7 +101,7 @@ pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImag
         stacks: a.stacks.as_ref(),
         processes: &a.children,
         lines: a.lines.as_ref(),
-        sources: (args.lines.is_some() || args.inline).then_some(&a.sources),
+        sources: (args.sections.lines.is_some() || args.inline).then_some(&a.sources),
         waits: &a.waits,
         base: a.base.as_ref(),
         threads: &a.threads,
@@ -127,7 +127,7 @@ pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImag
 /// The run of the program file `path` analysed for its report and exports.
 fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
-    let mut symbolizer = Symbolizer::new(image.object, &name, args.objects()).with_perf_map(run.profile.pid);
+    let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }
@@ -154,7 +154,7 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
-    let lines = args.lines.map(|_| prof_objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    let lines = args.sections.lines.map(|_| prof_objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
     // --diff: the base run, named from its own program file.
     let base = match &args.diff {
         Some(file) => Some(load_base(args, file)?),
@@ -169,19 +169,19 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
         (old, new, changes)
     });
     // The thread view is named only where it is shown: the section, or the speedscope file.
-    let threads = match args.threads || args.speedscope.is_some() {
+    let threads = match args.sections.threads || args.exports.speedscope.is_some() {
         true => crate::threads::threads(&run.profile, &name, &mut symbolizer),
         false => Vec::new(),
     };
     let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &mut symbolizer));
     let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
-    let timeline = match args.timeline {
+    let timeline = match args.sections.timeline {
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
         None => Vec::new(),
     };
     // The processes the program started are tracks of the Firefox Profiler's file.
-    let named_timeline = (args.samples.is_some() || args.speedscope.is_some() || args.firefox.is_some())
-        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, args.firefox.is_some()))
+    let named_timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
+        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, args.exports.firefox.is_some()))
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline })
 }
@@ -192,7 +192,7 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     let (profile, name) = (&a.run.profile, a.name.as_str());
     let mut out = Vec::new();
     // The banner introduces the Minix statistics: with -f there are none.
-    if !args.flat_only {
+    if !args.sections.flat_only {
         out.push(format!("{}{}\n", report::statistics_banner(), report::minix_statistics(&profile.data)));
     }
     // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
@@ -203,36 +203,36 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     let processes_section =
         args.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.samples, &a.children, &a.symbolizer) + "\n");
     out.extend(processes_section.clone().filter(|_| driver));
-    let top = match args.percent_limit {
-        Some(limit) => Some(args.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
-        None => args.top,
+    let top = match args.sections.percent_limit {
+        Some(limit) => Some(args.sections.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
+        None => args.sections.top,
     };
     out.push(a.flat.render(top) + "\n");
-    if args.threads {
+    if args.sections.threads {
         out.push(crate::threads::render(&a.threads) + "\n");
     }
-    if args.timeline.is_some() {
+    if args.sections.timeline.is_some() {
         out.push(crate::slices::render(&a.timeline, a.run.frequency_hz) + "\n");
     }
     if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
-        let top = args.top.unwrap_or(crate::compare::DEFAULT_TOP);
+        let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);
         out.push(crate::compare::render(&b.file, old, new, changes, top) + "\n");
     }
-    if let (Some(top), Some(lines)) = (args.lines, &a.lines) {
+    if let (Some(top), Some(lines)) = (args.sections.lines, &a.lines) {
         out.push(crate::flat::render_lines(lines, top) + "\n");
     }
-    if let Some(sp) = a.stacks.as_ref().filter(|_| args.callgraph_report) {
+    if let Some(sp) = a.stacks.as_ref().filter(|_| args.sections.callers) {
         out.push(callgraph::render(sp, &a.flat, callgraph::DEFAULT_TOP) + "\n");
     }
-    if let Some(top) = args.asm_top {
+    if let Some(top) = args.sections.asm_top {
         out.push(disasm::render(&a.flat, &a.symbolizer, top, Some(&a.sources)) + "\n");
     }
     let servers = profile.servers.as_ref().zip(a.servers.as_deref());
     out.push(servers::render(name, profile, servers));
     out.push(report::time_line(profile, args.frequency_hz));
     out.push(report::clock_section(profile));
-    out.push(crate::waiting::render(profile, &a.waits, args.top.unwrap_or(crate::waiting::DEFAULT_TOP)) + "\n");
-    if args.callgraph_report && !a.waits.is_empty() {
+    out.push(crate::waiting::render(profile, &a.waits, args.sections.top.unwrap_or(crate::waiting::DEFAULT_TOP)) + "\n");
+    if args.sections.callers && !a.waits.is_empty() {
         out.push(callgraph::render_waits(&a.waits, callgraph::DEFAULT_TOP) + "\n");
     }
     out.extend(processes_section.filter(|_| !driver));
@@ -263,8 +263,8 @@ pub(super) fn base_warning(base: &crate::compare::Base, program: &str, with_stac
 /// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
 /// file (so two builds compare by function name).
 pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
-    let (saved, _, image) = read_saved(file, "compare with", "base", &args.objects())?;
-    let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects());
+    let (saved, _, image) = read_saved(file, "compare with", "base", &args.objects)?;
+    let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects.clone());
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }

@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     // A process the backend saw no mapping of (Redox: static programs and daemons, by their
     // executable) is placed from its file.
     for c in profile.processes.iter_mut().filter(|c| c.profile.mappings.is_empty() && c.program.starts_with('/')) {
-        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &args.objects());
+        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &args.objects);
     }
     let run = Outcome {
         program: SYSTEM.into(),
@@ -66,7 +66,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
     // Linux's kallsyms.
     let kernel = args.kernel.clone().unwrap_or_else(|| KALLSYMS.into());
-    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects()).with_kernel(&kernel);
+    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects.clone()).with_kernel(&kernel);
     let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
@@ -84,7 +84,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
     out.flush()?;
     // Every process in time order, for the Firefox Profiler's file (a track each).
-    let timeline = args.firefox.is_some().then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true));
+    let timeline = args.exports.firefox.is_some().then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true));
     let analysis = Analysis {
         run,
         flat: &kernel,
