@@ -184,7 +184,7 @@ fn keep_threads(p: &mut Profile, tids: &[u32]) {
     retain_stacks(p, |_| false);
     p.timeline.samples.retain(|s| tids.contains(&s.tid));
     p.timeline.waits.retain(|w| tids.contains(&w.tid));
-    p.threads.retain(|t| tids.contains(&t.tid));
+    p.clock.threads.retain(|t| tids.contains(&t.tid));
     recount(p);
 }
 
@@ -245,11 +245,11 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
         .into_iter()
         .map(|(tid, samples)| ThreadSamples { tid, name: names.get(&tid).cloned().unwrap_or_default(), samples: samples.into_iter().collect() })
         .collect();
-    p.threads.clear();
+    p.clock.threads.clear();
     p.processes.clear();
     p.children = (0, 0);
     p.servers = None;
-    p.served.clear();
+    p.clock.served.clear();
     recount(p);
     // Kernel ticks without their addresses are counted in time order too.
     if let Some(k) = p.kernel_ticks.as_mut() {
@@ -257,7 +257,7 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
     }
     // The window's time, as the run's: the report's time line is of the window.
     let span = p.timeline.span;
-    p.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
+    p.clock.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
 }
 
 /// `--dso`: the program's samples in the objects kept.
@@ -419,9 +419,9 @@ mod tests {
         assert_eq!(threads, [(10, 1), (11, 2)]);
         assert_eq!(p.by_thread[1].name, "worker", "a thread keeps its name");
         // What is not in time order is of the whole run: it goes.
-        assert!(p.processes.is_empty() && p.threads.is_empty());
+        assert!(p.processes.is_empty() && p.clock.threads.is_empty());
         assert_eq!(p.timeline.samples.len(), 4);
-        assert_eq!(p.elapsed, Some(std::time::Duration::from_nanos(400)));
+        assert_eq!(p.clock.elapsed, Some(std::time::Duration::from_nanos(400)));
         // A run without samples in time order has no window.
         let mut r = run();
         let window = Some(crate::timeline::Window::parse("1,2").unwrap());

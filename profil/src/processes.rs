@@ -211,15 +211,15 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
     let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
     let all = user.saturating_add(in_kernel).saturating_add(idle);
-    let seconds = p.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
-    let cpus = p.cpus.map_or(String::new(), |n| format!(" on {}", count(n, "CPU")));
+    let seconds = p.clock.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
+    let cpus = p.source.cpus.map_or(String::new(), |n| format!(" on {}", count(n, "CPU")));
     let _ = writeln!(out, "System-wide (-a){seconds}{cpus}: {}:", count(all, "sample"));
     let _ = writeln!(out, "  samples       %  where");
     let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
     // Upstream's profiler records no kernel code running with interrupts on, the idle loop
     // included, and (a stock kernel's records) names contexts, not processes.
-    let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
+    let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
     match upstream {
         true => {
             let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
@@ -242,7 +242,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let rows = rows.min(MAX_PROCESS_ROWS);
     let _ = writeln!(out);
     // Its typed records name each sample's process.
-    match upstream && !p.typed_records {
+    match upstream && !p.source.typed_records {
         true => {
             let _ = writeln!(out, "Contexts: {} seen, {} with samples (upstream's profiler names threads by debug_id, not processes):", processes.len(), busy.len());
             let _ = writeln!(out, "  context   parent   samples       %  program");
@@ -498,8 +498,8 @@ mod tests {
         let p = Profile {
             kernel_samples: vec![(0x1010, 3)],
             idle_ticks: Some(64),
-            elapsed: Some(std::time::Duration::from_millis(50)),
-            cpus: Some(2),
+            source: crate::profile::Source { cpus: Some(2), ..Default::default() },
+            clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_millis(50)), ..Default::default() },
             ..Default::default()
         };
         let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
@@ -547,7 +547,7 @@ mod tests {
         );
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
         // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
-        let stock = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), idle_ticks: None, ..p };
+        let stock = Profile { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source }, ..p };
         let text = render_system(&stock, &processes, &kernel, &symbolizer);
         let head: Vec<&str> = text.lines().take(8).collect();
         assert_eq!(
@@ -564,7 +564,7 @@ mod tests {
             ]
         );
         // With typed records (kernel-patch/events) each row is a process.
-        let typed = Profile { typed_records: true, ..stock };
+        let typed = Profile { source: crate::profile::Source { typed_records: true, ..stock.source }, ..stock };
         let text = render_system(&typed, &processes, &kernel, &symbolizer);
         let head: Vec<&str> = text.lines().skip(4).take(4).collect();
         assert_eq!(

@@ -111,9 +111,9 @@ impl Profile {
     /// a CPU, preempted and blocked, and its blocks by wait site.
     pub fn with_kernel_clock(mut self, clock: &ClockReport) -> Profile {
         let (threads, sites, served) = threads_and_sites(clock, self.pid);
-        self.threads = threads;
-        self.wait_sites = sites;
-        self.served = served;
+        self.clock.threads = threads;
+        self.clock.wait_sites = sites;
+        self.clock.served = served;
         self
     }
 }

@@ -128,12 +128,12 @@ pub fn minix_statistics(d: &ProfData) -> String {
 /// are of every CPU, at a rate); so a program that mostly waits is not read as "99 % its own
 /// code". Empty where the wall time or the CPU time is not known.
 pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
-    let Some(wall) = p.elapsed else { return String::new() };
+    let Some(wall) = p.clock.elapsed else { return String::new() };
     let ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0)) as f64;
-    let sent = p.record_span.map_or(0, |r| r.rate_sent);
-    let (cpu, how) = match p.sampling {
+    let sent = p.source.record_span.map_or(0, |r| r.rate_sent);
+    let (cpu, how) = match p.source.sampling {
         None if frequency_hz > 0 => (ticks / frequency_hz as f64, ""),
-        Some(_) if !p.threads.is_empty() => (p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9, ""),
+        Some(_) if !p.clock.threads.is_empty() => (p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9, ""),
         // Upstream's records without switches: its samples at the rate their clock gives,
         // less what the kernel leaves out (its code with interrupts on).
         Some(s) if s.is_upstreams() && sent > 0 => (ticks / sent as f64, " by its samples"),
@@ -156,14 +156,14 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
 /// the session's to its end); a line per thread where there are several.
 pub fn clock_section(p: &Profile) -> String {
     let mut out = String::new();
-    if p.threads.is_empty() {
+    if p.clock.threads.is_empty() {
         return out;
     }
-    let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
+    let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
     let (wall, on, blocked, preempted) = (sum(&|t| t.wall), sum(&|t| t.on_cpu()), sum(&|t| t.blocked), sum(&|t| t.preempted));
     let unknown = sum(&|t| t.unknown);
     let seconds = |ns: u64| ns as f64 / 1e9;
-    let threads = match p.threads.len() {
+    let threads = match p.clock.threads.len() {
         1 => "1 thread".to_string(),
         n => format!("{n} threads"),
     };
@@ -177,17 +177,17 @@ pub fn clock_section(p: &Profile) -> String {
         let _ = writeln!(out, "{:>9.3} {:>7.2}  {what}", seconds(ns), percent(ns, wall));
     }
     if unknown > 0 {
-        let seen = p.threads.iter().filter(|t| t.unknown > 0).count() as u64;
+        let seen = p.clock.threads.iter().filter(|t| t.unknown > 0).count() as u64;
         // Switch records (Redox): a record lost; looks (Linux): a thread no look saw.
-        let why = match p.typed_records {
+        let why = match p.source.typed_records {
             true => format!("{} lost a switch record (the time around it is none of the three)", count(seen, "thread")),
             false => format!("{} began and ended between two looks (on a CPU: what their ticks show)", count(seen, "thread")),
         };
         let _ = writeln!(out, "{:>9.3} {:>7.2}  not known: {why}", seconds(unknown), percent(unknown, wall));
     }
-    if p.threads.len() > 1 {
+    if p.clock.threads.len() > 1 {
         let _ = writeln!(out, "      tid  seconds on CPU blocked preempted{}", if unknown > 0 { " not known" } else { "" });
-        let (shown, rest) = busiest(&p.threads, |t| t.on_cpu());
+        let (shown, rest) = busiest(&p.clock.threads, |t| t.on_cpu());
         for t in shown {
             let not_known = match unknown {
                 0 => String::new(),
@@ -329,14 +329,14 @@ pub const UPSTREAM_IDLE_ROW: &str = "        -       -  idle: not recorded by up
 /// warning where the source delivered much less than asked; nothing where the run has no
 /// source to name.
 pub fn sampling_lines(out: &mut String, p: &Profile) {
-    if let Some(s) = p.sampling {
+    if let Some(s) = p.source.sampling {
         // Upstream's sender runs at the kernel's rate; with kernel-patch/events at the one asked.
         let at = match s.rate {
             0 => "at the kernel's rate (-F has no effect)",
             _ => "at the rate asked (-F)",
         };
         let what = match s.source {
-            "timer" if p.typed_records => "upstream's profiler with typed records (kernel-patch/events) on one CPU, none to give to \
+            "timer" if p.source.typed_records => "upstream's profiler with typed records (kernel-patch/events) on one CPU, none to give to \
                  NMIs: its timer tick, idle and kernel code with interrupts on included (a system call, run with interrupts \
                  off, shows at the instruction after it); the clock and the daemons' work from its switch and request records"
                 .to_string(),
@@ -344,7 +344,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)".to_string()
             }
-            "nmi-ipi" if !p.typed_records => format!(
+            "nmi-ipi" if !p.source.typed_records => format!(
                 "upstream's profiler: NMIs from a CPU of its own {at}, kernel code with interrupts off only; the daemons' \
                  work for the program, the clock and the waits need kernel-patch/events"
             ),
@@ -359,7 +359,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
         let nmi = s.source != "timer";
         // The rate the source sent, where its records time it: what it delivered is less where
         // the kernel leaves samples out (idle, kernel code with interrupts on).
-        let sent = p.record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
+        let sent = p.source.record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
         let delivered = achieved.map_or(String::new(), |r| format!(", {r:.0} delivered"));
         let rate = match (achieved, nmi, sent) {
             (_, _, Some(n)) if s.rate == 0 => format!("the kernel's rate, {n} a second per CPU by its records' clock{delivered}"),
@@ -450,7 +450,7 @@ mod tests {
     #[test]
     fn the_sampling_line_of_upstreams_profiler_says_what_its_records_give() {
         let sampling = Some(prof_core::sampler::Sampling::upstream());
-        let mut stock = Profile { sampling, ..Default::default() };
+        let mut stock = Profile { source: crate::profile::Source { sampling, ..Default::default() }, ..Default::default() };
         let mut out = String::new();
         sampling_lines(&mut out, &stock);
         assert_eq!(
@@ -458,7 +458,7 @@ mod tests {
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
              kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/events\n"
         );
-        stock.typed_records = true;
+        stock.source.typed_records = true;
         out.clear();
         sampling_lines(&mut out, &stock);
         assert_eq!(
@@ -468,7 +468,7 @@ mod tests {
              its switch and request records\n"
         );
         // A kernel with the rate patch took -F.
-        let asked = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 4000 }), ..stock };
+        let asked = Profile { source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 4000 }), ..stock.source }, ..stock };
         out.clear();
         sampling_lines(&mut out, &asked);
         assert_eq!(
@@ -484,7 +484,7 @@ mod tests {
         let p = |user, elapsed: f64| Profile {
             user_ticks: user,
             kernel_ticks: Some(20),
-            elapsed: Some(std::time::Duration::from_secs_f64(elapsed)),
+            clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_secs_f64(elapsed)), ..Default::default() },
             ..Default::default()
         };
         // 480 + 20 ticks at 1 kHz: 0.5 s of CPU in 3.2 s.
@@ -497,10 +497,11 @@ mod tests {
         // No wall time, or Redox's ticks (of every CPU, at a rate) without the kernel's clock:
         // no line.
         assert_eq!(time_line(&Profile::default(), 1000), "");
-        let mut redox = Profile { sampling: Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }), ..p(10, 1.0) };
+        let mut redox = p(10, 1.0);
+        redox.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
         assert_eq!(time_line(&redox, 1000), "");
         // With it: the threads' time on a CPU by the kernel's clock.
-        redox.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![], unknown: 0 }];
+        redox.clock.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![], unknown: 0 }];
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -508,9 +509,10 @@ mod tests {
         // A stock kernel: no clock, but the rate its records' clock gives: 490 ticks at 980 a
         // second. Without that rate, no line.
         let span = prof_core::sampler::RecordSpan { rate_sent: 980, span_ns: 2_000_000_000 };
-        let mut stock = Profile { sampling: Some(prof_core::sampler::Sampling::upstream()), ..p(470, 2.0) };
+        let mut stock = p(470, 2.0);
+        stock.source.sampling = Some(prof_core::sampler::Sampling::upstream());
         assert_eq!(time_line(&stock, 1000), "");
-        stock.record_span = Some(span);
+        stock.source.record_span = Some(span);
         assert_eq!(
             time_line(&stock, 1000),
             "Time: 2.00 s elapsed, 0.50 s of it on a CPU by its samples (25 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -529,13 +531,11 @@ mod tests {
         // others' 700), where profil's wall time was 4 s.
         let servers = ServersReport { account: Account { other: 700, ..Default::default() }, ..Default::default() };
         let mut p = Profile {
-            sampling: Some(Sampling::upstream()),
             user_ticks: 1990,
             kernel_ticks: Some(10),
             servers: Some(servers),
-            cpus: Some(2),
-            elapsed: Some(std::time::Duration::from_secs(4)),
-            record_span: Some(RecordSpan { rate_sent: 954, span_ns: 3_000_000_000 }),
+            source: crate::profile::Source { sampling: Some(Sampling::upstream()), cpus: Some(2), record_span: Some(RecordSpan { rate_sent: 954, span_ns: 3_000_000_000 }), ..Default::default() },
+            clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_secs(4)), ..Default::default() },
             ..Default::default()
         };
         assert_eq!(p.achieved_rate(), Some(900.0));
@@ -546,30 +546,27 @@ mod tests {
         };
         assert_eq!(line(&p), "Sampling: nmi-ipi, the kernel's rate, 954 a second per CPU by its records' clock, 900 delivered");
         // Asked for 1000: 954 sent, 900 delivered: no warning (over 95 % sent); 940 sent is.
-        p.sampling = Some(Sampling { source: "nmi-ipi", rate: 1000 });
+        p.source.sampling = Some(Sampling { source: "nmi-ipi", rate: 1000 });
         assert_eq!(line(&p), "Sampling: nmi-ipi, 1000 a second per CPU asked, 954 sent, 900 delivered");
         let mut out = String::new();
         sampling_lines(&mut out, &p);
         assert!(!out.contains("Warning"), "{out}");
-        p.record_span = Some(RecordSpan { rate_sent: 940, span_ns: 3_000_000_000 });
+        p.source.record_span = Some(RecordSpan { rate_sent: 940, span_ns: 3_000_000_000 });
         out.clear();
         sampling_lines(&mut out, &p);
         assert!(out.contains("Warning: the source delivered 94 % of the rate asked"), "{out}");
         // Records too few to time the source (`profil sleep 0`): no rate delivered, no
         // warning; without the records' timing at all, over profil's wall time.
-        p.record_span = Some(RecordSpan { rate_sent: 0, span_ns: 2_000_000 });
+        p.source.record_span = Some(RecordSpan { rate_sent: 0, span_ns: 2_000_000 });
         assert_eq!(p.achieved_rate(), None);
         out.clear();
         sampling_lines(&mut out, &p);
         assert!(out.starts_with("Sampling: nmi-ipi, 1000 a second per CPU: upstream's"), "{out}");
-        p.record_span = None;
+        p.source.record_span = None;
         assert_eq!(p.achieved_rate(), Some(675.0));
         // One CPU, the tick (kernel-patch/events): every CPU is sampled; idle is.
         let tick = Profile {
-            sampling: Some(Sampling { source: "timer", rate: 0 }),
-            typed_records: true,
-            cpus: Some(1),
-            record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }),
+            source: crate::profile::Source { sampling: Some(Sampling { source: "timer", rate: 0 }), typed_records: true, cpus: Some(1), record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }) },
             ..p
         };
         assert_eq!(tick.achieved_rate(), Some(270.0));
@@ -585,10 +582,10 @@ mod tests {
     fn the_clock_section_by_thread() {
         use prof_core::ledger::ThreadTime;
         let p = Profile {
-            threads: vec![
+            clock: crate::profile::Clock { threads: vec![
                 ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new(), unknown: 0 },
                 ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0, waits: Vec::new(), unknown: 0 },
-            ],
+            ], ..Default::default() },
             ..Default::default()
         };
         assert_eq!(
@@ -605,7 +602,7 @@ mod tests {
         assert_eq!(clock_section(&Profile::default()), "");
         // A thread no look saw, which its ticks show ran 20 ms of its 100: 80 ms not known.
         let mut p = p;
-        p.threads.push(ThreadTime { tid: 9, wall: 100_000_000, preempted: 0, blocked: 0, waits: Vec::new(), unknown: 80_000_000 });
+        p.clock.threads.push(ThreadTime { tid: 9, wall: 100_000_000, preempted: 0, blocked: 0, waits: Vec::new(), unknown: 80_000_000 });
         let text = clock_section(&p);
         assert!(
             text.contains("\n    0.080    5.71  not known: 1 thread began and ended between two looks (on a CPU: what their ticks show)\n"),
@@ -613,7 +610,7 @@ mod tests {
         );
         assert!(text.contains("\n      tid  seconds on CPU blocked preempted not known\n"), "{text}");
         // From switch records (Redox), the same time is a lost record's.
-        let redox = Profile { typed_records: true, ..p.clone() };
+        let redox = Profile { source: crate::profile::Source { typed_records: true, ..p.source.clone() }, ..p.clone() };
         let text = clock_section(&redox);
         assert!(text.contains("not known: 1 thread lost a switch record (the time around it is none of the three)\n"), "{text}");
         assert!(text.ends_with("\n        9    0.100  0.020   0.000     0.000     0.080\n"), "{text}");
@@ -628,7 +625,7 @@ mod tests {
         let threads = (0..30u32)
             .map(|i| ThreadTime { tid: 100 + i, wall: 100_000_000, preempted: 0, blocked: 100_000_000 - u64::from(i) * 1_000_000, waits: Vec::new(), unknown: 0 })
             .collect();
-        let p = Profile { threads, ..Default::default() };
+        let p = Profile { clock: crate::profile::Clock { threads, ..Default::default() }, ..Default::default() };
         let text = clock_section(&p);
         let rows: Vec<&str> = text.lines().skip(6).collect();
         assert_eq!(rows.len(), 21, "{text}");

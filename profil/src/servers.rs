@@ -91,7 +91,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     };
     let a = &report.account;
     // Upstream's profiler (a stock kernel) records no idle and tells no daemon's work apart.
-    let upstream = p.sampling.is_some_and(|s| s.is_upstreams());
+    let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
     // A daemon's row holds its kernel samples already (the NMI source samples the kernel, and
     // keeps them with the daemon's): the kernel's row has only those no daemon's row holds.
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));
@@ -116,7 +116,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     if upstream {
         let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
         // Its typed records have the requests too.
-        if !p.typed_records {
+        if !p.source.typed_records {
             let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");
             return out;
         }
@@ -218,7 +218,7 @@ mod tests {
         let p = Profile {
             user_ticks: 14748,
             kernel_ticks: Some(310),
-            sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }),
+            source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..Default::default() },
             ..Default::default()
         };
         assert_eq!(

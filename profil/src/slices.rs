@@ -54,7 +54,7 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut S
                         .clone(),
                     At::Kernel(_) => "[kernel]".to_string(),
                     At::Blocked(site) => {
-                        let call = p.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
+                        let call = p.clock.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
                         *waits.entry(call.to_string()).or_insert(0) += 1;
                         continue;
                     }

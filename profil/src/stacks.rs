@@ -142,11 +142,11 @@ impl StackProfile {
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
         // The program's stack at each wait site, outermost first, named as its own stacks are.
         let mut site_frames: HashMap<u32, Vec<usize>> = HashMap::default();
-        for s in &p.served {
+        for s in &p.clock.served {
             if site_frames.contains_key(&s.site) {
                 continue;
             }
-            let Some(site) = p.wait_sites.get(s.site as usize) else { continue };
+            let Some(site) = p.clock.wait_sites.get(s.site as usize) else { continue };
             let named = site
                 .stack
                 .frames
@@ -180,7 +180,7 @@ impl StackProfile {
             let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
             // Its samples under the program's waits, and the rest under its root alone.
             let stitched: Vec<(&[usize], &crate::profile::ServedStack)> = p
-                .served
+                .clock.served
                 .iter()
                 .filter(|s| s.pid == server.pid)
                 .filter_map(|s| Some((site_frames.get(&s.site)?.as_slice(), s)))
@@ -509,7 +509,7 @@ pub mod tests {
             }],
             ..Default::default()
         });
-        p.wait_sites = vec![crate::profile::WaitSite {
+        p.clock.wait_sites = vec![crate::profile::WaitSite {
             pid: 0,
             call: "scheme call".into(),
             target: Some("ramfs [pid 7]".into()),
@@ -519,7 +519,7 @@ pub mod tests {
                 count: 0,
             },
         }];
-        p.served = vec![
+        p.clock.served = vec![
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 3 },
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_3010], truncated: true, count: 2 },
         ];

@@ -49,7 +49,7 @@ impl Wait {
 /// The blocked time no probe saw (periods shorter than the probes' period), over all threads:
 /// (ns, periods).
 pub fn unseen(p: &Profile) -> (u64, u64) {
-    p.threads.iter().flat_map(|t| &t.waits).filter(|w| w.site == UNSEEN).fold((0u64, 0u64), |(ns, n), w| {
+    p.clock.threads.iter().flat_map(|t| &t.waits).filter(|w| w.site == UNSEEN).fold((0u64, 0u64), |(ns, n), w| {
         (ns.saturating_add(w.ns), n.saturating_add(w.count))
     })
 }
@@ -72,15 +72,15 @@ pub fn frame_names(p: &Profile, pid: u32, frames: &[Frame], symbolizer: &mut Sym
 
 /// The run's waits, most blocked time first; empty without `--off-cpu`.
 pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
-    if p.off_cpu.is_none() {
+    if p.clock.off_cpu.is_none() {
         return Vec::new();
     }
-    let named: Vec<Vec<String>> = p.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, symbolizer)).collect();
+    let named: Vec<Vec<String>> = p.clock.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, symbolizer)).collect();
     let mut by_key: BTreeMap<(u32, &str, &[String]), Wait> = BTreeMap::new();
     let mut key_of_site: BTreeMap<u32, (u32, &str, &[String])> = BTreeMap::new();
-    for t in &p.threads {
+    for t in &p.clock.threads {
         for w in t.waits.iter().filter(|w| w.site != UNSEEN) {
-            let Some(site) = p.wait_sites.get(w.site as usize) else { continue };
+            let Some(site) = p.clock.wait_sites.get(w.site as usize) else { continue };
             let frames = &named[w.site as usize];
             let process = (site.pid != p.pid).then(|| {
                 let name = p.processes.iter().find(|c| c.pid == site.pid).map_or("?", |c| c.program.as_str());
@@ -114,7 +114,7 @@ pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
             }
         }
     }
-    for s in &p.served {
+    for s in &p.clock.served {
         let Some(w) = key_of_site.get(&s.site).and_then(|key| by_key.get_mut(key)) else { continue };
         match w.served.iter_mut().find(|x| x.0 == s.pid) {
             Some(x) => x.1 = x.1.saturating_add(s.count),
@@ -208,7 +208,7 @@ fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
         .and_then(|r| r.servers.iter().find(|s| s.pid == pid))
         .map_or("?", |s| s.path.rsplit('/').next().unwrap_or(&s.path));
     let samples_word = if samples == 1 { "sample" } else { "samples" };
-    match p.sampling.map(|s| s.rate).filter(|&r| r > 0) {
+    match p.source.sampling.map(|s| s.rate).filter(|&r| r > 0) {
         Some(rate) => {
             let ns = samples.saturating_mul(1_000_000_000) / rate;
             // Samples stand for time in steps of a period: a wait the daemon worked through
@@ -235,10 +235,10 @@ fn exact_mean(w: &Wait) -> String {
 /// stack), the time no look named, then a line per thread. Empty without `--off-cpu`.
 pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     let mut out = String::new();
-    let Some(off) = &p.off_cpu else { return out };
-    let total_wall = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
-    let blocked = p.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
-    let periods = p.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
+    let Some(off) = &p.clock.off_cpu else { return out };
+    let total_wall = p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
+    let blocked = p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
+    let periods = p.clock.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
     let (unseen_ns, _) = unseen(p);
     if off.kernel {
         let _ = writeln!(out, "Waiting (--off-cpu: the kernel timed every block of the program's threads, at the user stack it blocked at):");
@@ -291,12 +291,12 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
         let ns = rest.iter().fold(0u64, |n, w| n.saturating_add(w.ns));
         let _ = writeln!(out, "{:>10.3} {:>7.2}  ({} more calls)", ns as f64 / 1e9, crate::words::percent(ns, total_wall), rest.len());
     }
-    if p.threads.len() > 1 {
+    if p.clock.threads.len() > 1 {
         let _ = writeln!(out, "  By thread:");
         // A thread's call with the most blocked time, all its waits there together (the
         // looks do not see single waits end to end).
         let _ = writeln!(out, "       tid   blocked  its most blocked call (all its waits there)");
-        let (shown, rest) = crate::words::busiest(&p.threads, |t| t.blocked);
+        let (shown, rest) = crate::words::busiest(&p.clock.threads, |t| t.blocked);
         for t in shown {
             let longest = waits
                 .iter()
@@ -336,7 +336,7 @@ mod tests {
     /// child; thread 8 in `c`; 5 ms no look saw. Sites with the same call and stack are one.
     fn profile() -> Profile {
         Profile {
-            threads: vec![
+            clock: crate::profile::Clock { threads: vec![
                 ThreadTime {
                     tid: 7,
                     wall: 2_000_000_000,
@@ -358,14 +358,12 @@ mod tests {
                     waits: vec![Charged { site: 3, ns: 400_000_000, count: 4 }],
                     unknown: 0,
                 },
-            ],
-            wait_sites: vec![
+            ], wait_sites: vec![
                 site("read", Some("/etc/a"), &[0x1110, 0x1020]),
                 site("read", Some("/etc/b"), &[0x1120, 0x1020]),
                 site("wait4", Some("pid 99"), &[0x1210, 0x1020]),
                 site("futex", None, &[0x1310]),
-            ],
-            off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }),
+            ], off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }), ..Default::default() },
             ..Default::default()
         }
     }
@@ -408,7 +406,7 @@ mod tests {
     #[test]
     fn the_waiting_section_of_the_kernels_account() {
         let mut p = profile();
-        p.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
+        p.clock.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
         let w = waits(&p, &mut crate::stacks::tests::symbolizer());
         let text = render(&p, &w, 1);
         assert!(
@@ -421,12 +419,12 @@ mod tests {
             "{text}"
         );
         // ramfs's samples while it served the read: its share of the wait.
-        p.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
+        p.clock.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
         p.servers = Some(prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry { pid: 7, ticks: 250, path: "/scheme/initfs/bin/ramfs".into(), stacks: vec![] }],
             ..Default::default()
         });
-        p.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+        p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
         let w = waits(&p, &mut crate::stacks::tests::symbolizer());
         assert_eq!(w[0].served, [(7, 250)]);
         let text = render(&p, &w, 1);

@@ -156,7 +156,7 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     assert_eq!((from_files.user_ticks, from_files.kernel_ticks), (from_session.user_ticks, from_session.kernel_ticks));
     assert_eq!(from_files.lost, from_session.lost);
     assert_eq!(from_files.stop_reason, from_session.stop_reason);
-    assert_eq!(from_files.sampling, from_session.sampling);
+    assert_eq!(from_files.source.sampling, from_session.source.sampling);
     let sorted = |p: &Profile| {
         let mut v: Vec<String> = p.stacks.iter().map(|st| format!("{:?} {} {}", st.frames, st.truncated, st.count)).collect();
         v.sort();
@@ -168,14 +168,14 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     // What only the files carry: the daemon working for it, and the kernel's clock.
     let servers = from_files.servers.as_ref().unwrap();
     assert_eq!(servers.servers.iter().map(|d| (d.pid, d.ticks)).collect::<Vec<_>>(), [(20, 1)]);
-    assert_eq!(from_files.threads.len(), 1);
-    let t = &from_files.threads[0];
+    assert_eq!(from_files.clock.threads.len(), 1);
+    let t = &from_files.clock.threads[0];
     // From the batch's first reading (ns 1,000,000) to its last (2,000,000); blocked from
     // TSC 3,500,000 to 4,500,000: ns 1,250,000 to 1,750,000.
     assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 1_000_000, 500_000, 500_000));
-    assert_eq!(from_files.wait_sites.len(), 1);
-    assert_eq!(from_files.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
-    assert_eq!(from_files.served.len(), 1);
+    assert_eq!(from_files.clock.wait_sites.len(), 1);
+    assert_eq!(from_files.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    assert_eq!(from_files.clock.served.len(), 1);
 
     // The samples in time order: the same from the file as from the session, each stack the
     // same frames (their places differ: the file numbers them as `stacks` lists them).

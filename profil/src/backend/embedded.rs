@@ -78,16 +78,16 @@ impl Profiler {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
-        p.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.probe_problem.clone(), kernel: false });
+        p.clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.probe_problem.clone(), kernel: false });
         // Without --off-cpu no switch is recorded: the threads' accounts would read "on a
         // CPU" throughout.
-        if p.off_cpu.is_none() {
-            p.threads.clear();
+        if p.clock.off_cpu.is_none() {
+            p.clock.threads.clear();
         }
         // A thread no look saw (it began and ended between two) ran at least what its ticks
         // stand for: a tick per 1 / rate s of CPU time.
         if let Some(rate) = self.off_cpu.filter(|&r| r > 0) {
-            for t in p.threads.iter_mut().filter(|t| t.unknown > 0) {
+            for t in p.clock.threads.iter_mut().filter(|t| t.unknown > 0) {
                 let ticks = p.by_thread.iter().find(|b| b.tid == t.tid).map_or(0, |b| b.samples.iter().map(|s| s.1).sum::<u64>());
                 t.ran_at_least(ticks.saturating_mul(1_000_000_000) / rate);
             }

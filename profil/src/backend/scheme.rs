@@ -205,7 +205,7 @@ impl Profiler {
         let served = clock.as_ref().map(|c| crate::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
         let objects = &self.objects;
         profile = profile.with_scheme_daemons(&timeline.processes, &served, |path| prof_objects::elf::static_mappings(path, objects));
-        profile.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
+        profile.clock.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
             rate: 0,
             problem: match &clock {
                 Some(clock) => crate::redox_clock::problem(clock),
@@ -237,7 +237,7 @@ impl Profiler {
             }
         }
         // The NMI source samples every CPU: the rate it achieved is per CPU.
-        profile.cpus = std::thread::available_parallelism()
+        profile.source.cpus = std::thread::available_parallelism()
             .ok()
             .map(|n| n.get() as u64)
             .or_else(|| crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).ok()?));
@@ -298,14 +298,14 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
     // records); the rate the kernel took, else its own (0).
     if upstream || typed {
-        profile.sampling = prof_core::formats::sampling(&status);
+        profile.source.sampling = prof_core::formats::sampling(&status);
     }
-    profile.typed_records = typed;
-    profile.record_span = prof_core::formats::record_span(&status);
+    profile.source.typed_records = typed;
+    profile.source.record_span = prof_core::formats::record_span(&status);
     if !upstream || typed {
         profile = profile.with_process_table(&table);
     }
-    profile.elapsed = Some(elapsed);
-    profile.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
+    profile.clock.elapsed = Some(elapsed);
+    profile.source.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
 }

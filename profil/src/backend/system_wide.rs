@@ -33,7 +33,7 @@ pub fn record_system(args: &Args) -> Result<(Profile, Duration), ProfError> {
     // The session ends here: the lock is let go with the events.
     drop(sampler);
     let mut profile = Profile::from_system(&record, args.call_graph != prof_core::sampler::CallGraph::None);
-    profile.elapsed = Some(elapsed);
-    profile.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
+    profile.clock.elapsed = Some(elapsed);
+    profile.source.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
     Ok((profile, elapsed))
 }

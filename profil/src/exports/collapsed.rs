@@ -33,7 +33,7 @@ pub fn render_all(a: &Analysis) -> String {
     for c in a.processes {
         out.push_str(&render_rooted(&root_frame(&c.program, c.pid), &c.flat, c.stacks.as_ref()));
     }
-    match a.run.profile.off_cpu {
+    match a.run.profile.clock.off_cpu {
         Some(_) => by_the_clock(&root, &out, a.run.frequency_hz, a.waits),
         None => out,
     }

@@ -158,11 +158,11 @@ fn build(a: &Analysis) -> Profile {
     let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
     let libs = Libraries::of(&mut out, a.symbolizer, all_stacks);
     let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
-    let look = p.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
-    let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.wait_sites };
+    let look = p.clock.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
+    let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.clock.wait_sites };
     let names: HashMap<u32, &str> = p.by_thread.iter().map(|t| (t.tid, t.name.as_str())).collect();
     // A look of `--off-cpu` at a thread of a process the program started is that process's.
-    let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid));
+    let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.clock.wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid));
     let samples: Vec<&NamedSample> = t.samples.iter().filter(own).collect();
     // A system-wide run (`-a`) has no program: its processes are all there is.
     if !p.is_system_wide() {
@@ -414,7 +414,7 @@ mod tests {
             waits: vec![TimedWait { tid: 42, from: 2_000_000, to: 7_500_000, site: 0 }],
             served: Vec::new(),
         };
-        let profile = crate::profile::Profile { pid: 42, wait_sites: vec![site], timeline, ..Default::default() };
+        let profile = crate::profile::Profile { pid: 42, timeline, clock: crate::profile::Clock { wait_sites: vec![site], ..Default::default() }, ..Default::default() };
         let run = crate::profile::Outcome::exited("/bin/fib", profile);
         let mut named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
         // ramfs's thread 8 worked on that wait's request from 2.5 to 7 ms, never sampled.

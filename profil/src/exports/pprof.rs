@@ -246,7 +246,7 @@ impl Builder {
 pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let run = a.run;
     let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
-    let off_cpu = run.profile.off_cpu.is_some();
+    let off_cpu = run.profile.clock.off_cpu.is_some();
     let mut b = Builder { strings: Strings::new(), period, off_cpu, ..Default::default() };
     let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
     b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
@@ -300,7 +300,7 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     // The run's wall time ("Duration:"), as perf and pprof's own profilers give it; the
     // sampled CPU time where it was not measured.
     let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
-    b.profile.duration_nanos = match run.profile.elapsed {
+    b.profile.duration_nanos = match run.profile.clock.elapsed {
         Some(wall) => i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX),
         None => (user as i64).saturating_mul(period),
     };

@@ -180,7 +180,7 @@ pub fn render(a: &Analysis) -> String {
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
         profiles.push(p);
     }
-    if run.profile.off_cpu.is_some() && per_sample > 1 {
+    if run.profile.clock.off_cpu.is_some() && per_sample > 1 {
         // By the clock: the CPU samples as time, then each wait's time, in nanoseconds.
         let mut clock = Profile::new(format!("{name}: by the clock (on a CPU and waiting)"), "nanoseconds");
         add_process(&mut clock, &mut frames, a.flat, a.stacks, per_sample);

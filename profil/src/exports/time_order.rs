@@ -117,7 +117,7 @@ pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: 
                 .served
                 .iter()
                 .map(|w| {
-                    let site = w.site.and_then(|s| p.wait_sites.get(s as usize));
+                    let site = w.site.and_then(|s| p.clock.wait_sites.get(s as usize));
                     let call = site.map_or_else(String::new, |s| s.call.clone());
                     let target = site.and_then(|s| s.target.clone()).unwrap_or_default();
                     NamedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, call, target }
@@ -156,7 +156,7 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
                 Key::Stack(i) => named_stack(symbolizer, &p.stacks[i as usize]),
                 Key::Frame(f) => vec![named_frame(symbolizer, f, false)],
                 Key::Kernel => vec![NamedFrame::label("[kernel]")],
-                Key::Wait(site) => match p.wait_sites.get(site as usize) {
+                Key::Wait(site) => match p.clock.wait_sites.get(site as usize) {
                     Some(w) => {
                         let mut names = named_stack(symbolizer, &w.stack);
                         names.push(NamedFrame::label(off_cpu_frame(&w.call)));
@@ -167,7 +167,7 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
             };
             stacks.push(names);
             waits.push(match key {
-                Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.wait_sites.len()),
+                Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.clock.wait_sites.len()),
                 _ => None,
             });
             (stacks.len() - 1) as u32

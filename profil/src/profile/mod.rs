@@ -41,6 +41,8 @@ impl Stack {
 /// Everything the reports are made from.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
+    /// The profiled process (0 where the backend does not say).
+    pub pid: u32,
     /// The Minix bins.
     pub data: ProfData,
     /// Exact samples inside the program's text, link-time address -> ticks.
@@ -49,11 +51,6 @@ pub struct Profile {
     pub foreign_samples: Vec<(u64, u64)>,
     /// Exact samples in the kernel, where the backend takes them (Redox with an NMI source).
     pub kernel_samples: Vec<(u64, u64)>,
-    /// How the samples were taken, where the backend says (Redox: the kernel's source).
-    pub sampling: Option<Sampling>,
-    /// Samples of processes the program started, which the profile leaves out: (processes,
-    /// samples).
-    pub children: (u64, u64),
     /// Executable mappings of the process, to name foreign samples.
     pub mappings: Vec<Mapping>,
     pub user_ticks: u64,
@@ -61,28 +58,58 @@ pub struct Profile {
     pub kernel_ticks: Option<u64>,
     /// Samples the sampler had to drop.
     pub lost: u64,
+    /// Whether call stacks were recorded (`-g`), and they.
+    pub stacks_recorded: bool,
+    pub stacks: Vec<Stack>,
+    /// The program's samples by thread (Linux), by tid.
+    pub by_thread: Vec<ThreadSamples>,
+    /// The program's samples in time order, where the backend times them (Linux): a window
+    /// of the run (`--time`), its phases (`--timeline`).
+    pub timeline: crate::timeline::Timeline,
     pub stop_reason: Option<StopReason>,
     /// Programs the process exec'd after the profiled one (the bins are of the first): their
     /// files where known, else "another program".
     pub later_execs: Vec<String>,
-    /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
-    /// records): the clock, the daemons' work, a system-wide run by process.
-    pub typed_records: bool,
-    /// Whether call stacks were recorded (`-g`), and they.
-    pub stacks_recorded: bool,
-    pub stacks: Vec<Stack>,
+    /// Samples of processes the program started, which the profile leaves out: (processes,
+    /// samples).
+    pub children: (u64, u64),
+    /// The processes the program started, each profiled on its own (`--children`), by pid.
+    pub processes: Vec<ChildProfile>,
+    /// A system-wide run (`-a`): idle CPUs' samples. The run has no program then: its
+    /// processes are every process that ran.
+    pub idle_ticks: Option<u64>,
     /// The daemons that worked for the program and the account of the run's ticks, where the
     /// backend labels servers (Redox: `/scheme/prof/servers`).
     pub servers: Option<prof_core::formats::ServersReport>,
-    /// The profiled process (0 where the backend does not say).
-    pub pid: u32,
-    /// The processes the program started, each profiled on its own (`--children`), by pid.
-    pub processes: Vec<ChildProfile>,
+    /// The daemons that worked for the program (Redox), each a process of its own with its
+    /// samples in time order, for the exports over time (the Firefox Profiler's tracks); the
+    /// reports take the daemons from `servers`.
+    pub daemons: Vec<ChildProfile>,
+    pub source: Source,
+    pub clock: Clock,
+}
+
+/// How the samples were taken, where the backend says (Redox).
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// The kernel's source and its rate.
+    pub sampling: Option<Sampling>,
+    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
+    pub cpus: Option<u64>,
+    /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
+    /// source sent and the span the records cover.
+    pub record_span: Option<prof_core::sampler::RecordSpan>,
+    /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
+    /// records): the clock, the daemons' work, a system-wide run by process.
+    pub typed_records: bool,
+}
+
+/// The run by the clock: its wall time, each thread's account, and where they waited.
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
     /// The session's wall time, as profil measured it (from the program's start, or the
     /// attach, to its end).
     pub elapsed: Option<std::time::Duration>,
-    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
-    pub cpus: Option<u64>,
     /// Each thread's time by the clock: on a CPU, preempted, blocked (Linux), by tid.
     pub threads: Vec<prof_core::ledger::ThreadTime>,
     /// The wait sites the off-CPU probes found, numbered as the threads' waits name them.
@@ -92,21 +119,6 @@ pub struct Profile {
     /// Redox: daemons' samples while they served a wait of the program, each under the wait
     /// site it served (the kernel's stitching, `served` lines of `/scheme/prof/clock`).
     pub served: Vec<ServedStack>,
-    /// The program's samples by thread (Linux), by tid.
-    pub by_thread: Vec<ThreadSamples>,
-    /// A system-wide run (`-a`): idle CPUs' samples. The run has no program then: its
-    /// processes are every process that ran.
-    pub idle_ticks: Option<u64>,
-    /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
-    /// source sent and the span the records cover.
-    pub record_span: Option<prof_core::sampler::RecordSpan>,
-    /// The daemons that worked for the program (Redox), each a process of its own with its
-    /// samples in time order, for the exports over time (the Firefox Profiler's tracks); the
-    /// reports take the daemons from `servers`.
-    pub daemons: Vec<ChildProfile>,
-    /// The program's samples in time order, where the backend times them (Linux): a window
-    /// of the run (`--time`), its phases (`--timeline`).
-    pub timeline: crate::timeline::Timeline,
 }
 
 /// One thread's samples: its tid, its name (`comm`, as the kernel had it when first
@@ -188,17 +200,17 @@ impl Profile {
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
     pub fn achieved_rate(&self) -> Option<f64> {
         // Upstream's profiler samples every CPU but the one that sends its NMIs.
-        let cpus = match self.sampling.is_some_and(|s| s.is_upstreams()) {
-            true => self.cpus?.saturating_sub(1),
-            false => self.cpus?,
+        let cpus = match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
+            true => self.source.cpus?.saturating_sub(1),
+            false => self.source.cpus?,
         };
         // Over the span the records cover, where they have times: profil's wall time also
         // holds the fork before the program and the reap after it, the session not.
-        let span = match self.record_span {
+        let span = match self.source.record_span {
             Some(r) if r.rate_sent > 0 => r.span_ns as f64 / 1e9,
             // Too few records to time the source (a program of a few ms): no rate to tell.
             Some(_) => return None,
-            None => self.elapsed?.as_secs_f64(),
+            None => self.clock.elapsed?.as_secs_f64(),
         };
         let seconds = span * cpus as f64;
         let ticks = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
@@ -262,7 +274,6 @@ pub(crate) fn example() -> Profile {
         image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
         foreign_samples: vec![(0x7f00_0000_1010, 2)],
         kernel_samples: Vec::new(),
-        sampling: None,
         children: (0, 0),
         mappings: vec![Mapping {
             start: 0x7f00_0000_1000,
@@ -277,7 +288,6 @@ pub(crate) fn example() -> Profile {
         lost: 0,
         stop_reason: Some(StopReason::Exit),
         later_execs: Vec::new(),
-        typed_records: false,
         stacks_recorded: true,
         stacks: vec![
             Stack { frames: vec![Frame::Program(0x1000), Frame::Program(0x2010)], truncated: false, count: 6 },
@@ -298,33 +308,34 @@ pub(crate) fn example() -> Profile {
         }),
         pid: 42,
         processes: Vec::new(),
-        elapsed: Some(std::time::Duration::from_millis(1250)),
-        cpus: None,
-        threads: vec![prof_core::ledger::ThreadTime {
-            tid: 42,
-            wall: 1_250_000_000,
-            preempted: 5_000_000,
-            blocked: 1_000_000_000,
-            waits: vec![
-                prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
-                prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
-            ],
-            unknown: 0,
-        }],
-        // --off-cpu: three reads of a pipe, from fib by way of libc's read.
-        wait_sites: vec![crate::profile::WaitSite {
-            pid: 42,
-            call: "read".into(),
-            target: Some("pipe:[7]".into()),
-            stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
-        }],
-        off_cpu: Some(crate::profile::OffCpu { rate: 1000, problem: None, kernel: false }),
-        served: Vec::new(),
         by_thread: Vec::new(),
         idle_ticks: None,
-        record_span: None,
         daemons: Vec::new(),
         timeline: Default::default(),
+        source: Source::default(),
+        clock: Clock {
+            elapsed: Some(std::time::Duration::from_millis(1250)),
+            threads: vec![prof_core::ledger::ThreadTime {
+                tid: 42,
+                wall: 1_250_000_000,
+                preempted: 5_000_000,
+                blocked: 1_000_000_000,
+                waits: vec![
+                    prof_core::ledger::Wait { site: 0, ns: 900_000_000, count: 3 },
+                    prof_core::ledger::Wait { site: prof_core::ledger::UNSEEN, ns: 100_000_000, count: 40 },
+                ],
+                unknown: 0,
+            }],
+            // --off-cpu: three reads of a pipe, from fib by way of libc's read.
+            wait_sites: vec![WaitSite {
+                pid: 42,
+                call: "read".into(),
+                target: Some("pipe:[7]".into()),
+                stack: Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010), Frame::Program(0x1010)], truncated: false, count: 0 },
+            }],
+            off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }),
+            served: Vec::new(),
+        },
     }
 }
 

@@ -217,37 +217,26 @@ impl Profile {
         let get = |k: &str| st.iter().find(|kv| kv.0 == k).map_or("", |kv| kv.1.as_str());
         let num = |k: &str| prof_core::ctl::number(get(k)).unwrap_or(0);
         let samples = parse_samples(samples);
+        let source = super::Source {
+            sampling: prof_core::formats::sampling(&st),
+            typed_records: get("records") == "typed",
+            record_span: prof_core::formats::record_span(&st),
+            cpus: None,
+        };
         Ok(Profile {
+            pid: num("pid") as u32,
             data: ProfData::from_bytes(data)?,
             image_samples: samples.text,
             foreign_samples: samples.other,
             kernel_samples: samples.kernel,
-            sampling: prof_core::formats::sampling(&st),
-            children: (0, 0),
-            mappings: Vec::new(),
             user_ticks: num("ticks_user"),
             kernel_ticks: Some(num("ticks_kernel")),
             lost: num("dropped"),
             stop_reason: reason_from_str(get("reason")),
             // What the program became is not in the scheme's files: said as another program.
             later_execs: vec![ANOTHER_PROGRAM.to_string(); num("later_execs").min(16) as usize],
-            typed_records: get("records") == "typed",
-            stacks_recorded: false,
-            stacks: Vec::new(),
-            servers: None,
-            pid: num("pid") as u32,
-            processes: Vec::new(),
-            elapsed: None,
-            cpus: None,
-            threads: Vec::new(),
-            wait_sites: Vec::new(),
-            off_cpu: None,
-            served: Vec::new(),
-            by_thread: Vec::new(),
-            idle_ticks: None,
-            record_span: prof_core::formats::record_span(&st),
-            daemons: Vec::new(),
-            timeline: Default::default(),
+            source,
+            ..Default::default()
         })
     }
 }

@@ -8,7 +8,7 @@ use prof_core::sampler::Mapping;
 use prof_core::session::{ChildProcess, Session};
 use prof_core::system::SystemRecord;
 
-use super::{ChildProfile, Frame, Profile, Stack, ThreadSamples, WaitSite, ANOTHER_PROGRAM};
+use super::{ChildProfile, Clock, Frame, Profile, Source, Stack, ThreadSamples, WaitSite, ANOTHER_PROGRAM};
 
 /// The executable a process that exec'd runs: among its mappings, the one whose file name is
 /// the name the kernel gave it at the exec (`comm`; where `comm` was cut to 15 bytes, one that
@@ -114,6 +114,21 @@ impl Profile {
             c.profile.stacks_recorded = stacks_recorded;
             c.profile.kernel_ticks = c.profile.kernel_ticks.filter(|_| counts_kernel);
         }
+        // Each wait site's stack as the program's own frames, a child's as its runtime addresses.
+        let wait_sites = s
+            .wait_sites
+            .iter()
+            .map(|w| WaitSite {
+                pid: w.pid,
+                call: w.call.clone(),
+                target: w.target.clone(),
+                stack: match w.pid == s.pid {
+                    true => Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
+                    false => Stack::new(w.stack.frames.iter().map(|&a| prof_core::formats::StackFrame::Other(a)).collect(), w.stack.truncated, 0),
+                },
+            })
+            .collect();
+        let threads = s.clock.map(|(begin, end)| s.ledger.accounts(begin, end)).unwrap_or_default();
         Profile {
             pid: s.pid,
             processes,
@@ -121,7 +136,6 @@ impl Profile {
             image_samples: s.image_samples(),
             foreign_samples: s.foreign_samples(),
             kernel_samples: s.kernel_samples.iter().map(|(&a, &n)| (a, n)).collect(),
-            sampling: s.sampling,
             children: (s.children.len() as u64, s.children.values().fold(0u64, |n, &c| n.saturating_add(c))),
             mappings: s.mappings.clone(),
             user_ticks: s.program.user_ticks,
@@ -132,30 +146,12 @@ impl Profile {
                 _ => None,
             },
             later_execs: later_exec_images(s),
-            typed_records: s.typed_records,
             stacks_recorded,
             stacks: s.program.stacks.iter().map(|(st, c)| Stack::new(s.stack_frames(st), st.truncated, c.ticks)).collect(),
             servers: None,
-            elapsed: None,
-            cpus: None,
-            threads: s.clock.map(|(begin, end)| s.ledger.accounts(begin, end)).unwrap_or_default(),
-            wait_sites: s
-                .wait_sites
-                .iter()
-                .map(|w| WaitSite {
-                    pid: w.pid,
-                    call: w.call.clone(),
-                    target: w.target.clone(),
-                    stack: match w.pid == s.pid {
-                        true => Stack::new(s.stack_frames(&w.stack), w.stack.truncated, 0),
-                        false => Stack::new(w.stack.frames.iter().map(|&a| prof_core::formats::StackFrame::Other(a)).collect(), w.stack.truncated, 0),
-                    },
-                })
-                .collect(),
-            off_cpu: None,
-            served: Vec::new(),
+            source: Source { sampling: s.sampling, cpus: None, record_span: s.record_span, typed_records: s.typed_records },
+            clock: Clock { elapsed: None, threads, wait_sites, off_cpu: None, served: Vec::new() },
             idle_ticks: None,
-            record_span: s.record_span,
             daemons: Vec::new(),
             timeline: crate::timeline::Timeline::of_session(s),
             by_thread: s

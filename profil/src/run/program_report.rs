@@ -27,7 +27,7 @@ pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapse
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
-    profile.elapsed = Some(elapsed);
+    profile.clock.elapsed = Some(elapsed);
     let unwind = profiler.unwind_time();
     let exit = match exit {
         ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
@@ -239,7 +239,7 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     out.push(report::summary(profile, a.stacks.as_ref(), name, &a.run.interpreters, a.run.exit));
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
     // were the kernel's walk (its sampling source says it is one).
-    if profile.sampling.is_none() {
+    if profile.source.sampling.is_none() {
         out.push(report::hints(a.stacks.as_ref(), args.call_graph));
     }
     out

@@ -284,8 +284,8 @@ mod tests {
     fn outcome() -> Outcome {
         let profile = crate::profile::Profile {
             image_samples: vec![(0x1000, 5), (0x1010, 2)],
-            elapsed: Some(std::time::Duration::from_millis(1250)),
             stop_reason: Some(prof_core::StopReason::Exit),
+            clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_millis(1250)), ..Default::default() },
             ..Default::default()
         };
         Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() }
@@ -301,15 +301,15 @@ mod tests {
         use prof_core::timeline::WaitSpan;
         let mut p = crate::profile::example();
         p.kernel_samples = vec![(0xffff_8000_0010_0000, 2)];
-        p.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 997 });
+        p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 997 });
         p.children = (1, 3);
         p.mappings[0].build_id = Some("0123abcd".into());
         p.later_execs = vec!["/bin/true".into()];
-        p.typed_records = true;
-        p.cpus = Some(2);
-        p.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
+        p.source.typed_records = true;
+        p.source.cpus = Some(2);
+        p.clock.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
         p.by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 6)] }];
-        p.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });
+        p.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });
         let at = |time, at, stack| TimedSample { time, tid: 42, at, stack };
         p.timeline = Timeline {
             span: 1_250_000_000,
@@ -371,7 +371,7 @@ mod tests {
         let back = parse(&bytes).unwrap();
         assert_eq!((back.file.clone(), back.call_graph, back.children), (PathBuf::from("/bin/fib"), CallGraph::FramePointers, true));
         assert_eq!(back.run.profile.image_samples, vec![(0x1000, 5), (0x1010, 2)]);
-        assert_eq!(back.run.profile.elapsed, Some(std::time::Duration::from_millis(1250)));
+        assert_eq!(back.run.profile.clock.elapsed, Some(std::time::Duration::from_millis(1250)));
         assert_eq!(back.run.arguments, vec!["30"]);
         assert_eq!(back.run.profile.stop_reason, Some(prof_core::StopReason::Exit));
         // Saving what was read gives the same bytes.

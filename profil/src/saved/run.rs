@@ -9,7 +9,7 @@ use prof_core::sampler::{Mapping, RecordSpan, Sampling};
 use prof_core::{ProfData, StopReason};
 use rustc_hash::FxHashMap;
 
-use crate::profile::{ChildProfile, ExitKind, OffCpu, Outcome, Profile, ServedStack, Stack, ThreadSamples, WaitSite};
+use crate::profile::{ChildProfile, Clock, ExitKind, OffCpu, Outcome, Profile, ServedStack, Source, Stack, ThreadSamples, WaitSite};
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct SavedOutcome {
@@ -118,35 +118,28 @@ impl SavedProfile {
     fn of(p: &Profile, mut ids: Option<&mut BuildIds>) -> SavedProfile {
         // Every field named: one the model gains is a decision about this format.
         let Profile {
+            pid,
             data,
             image_samples,
             foreign_samples,
             kernel_samples,
-            sampling,
-            children,
             mappings,
             user_ticks,
             kernel_ticks,
             lost,
-            stop_reason,
-            later_execs,
-            typed_records,
             stacks_recorded,
             stacks: _,
-            servers,
-            pid,
-            processes,
-            elapsed,
-            cpus,
-            threads,
-            wait_sites,
-            off_cpu,
-            served,
             by_thread,
-            idle_ticks,
-            record_span,
-            daemons,
             timeline: _,
+            stop_reason,
+            later_execs,
+            children,
+            processes,
+            idle_ticks,
+            servers,
+            daemons,
+            source: Source { sampling, cpus, record_span, typed_records },
+            clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
         } = p;
         let mappings = match ids.as_deref_mut() {
             Some(ids) => mappings.iter().map(|m| ids.of(m)).collect(),
@@ -218,35 +211,28 @@ impl SavedProfile {
             daemons,
         } = self;
         Profile {
+            pid,
             data,
             image_samples,
             foreign_samples,
             kernel_samples,
-            sampling,
-            children,
             mappings,
             user_ticks,
             kernel_ticks,
             lost,
-            stop_reason,
-            later_execs,
-            typed_records,
             stacks_recorded,
             stacks,
-            servers,
-            pid,
-            processes: processes.into_iter().map(SavedChild::into_child).collect(),
-            elapsed,
-            cpus,
-            threads,
-            wait_sites,
-            off_cpu,
-            served,
             by_thread,
-            idle_ticks,
-            record_span,
-            daemons: daemons.into_iter().map(SavedChild::into_child).collect(),
             timeline: Default::default(),
+            stop_reason,
+            later_execs,
+            children,
+            processes: processes.into_iter().map(SavedChild::into_child).collect(),
+            idle_ticks,
+            servers,
+            daemons: daemons.into_iter().map(SavedChild::into_child).collect(),
+            source: Source { sampling, cpus, record_span, typed_records },
+            clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
         }
     }
 }

@@ -247,7 +247,7 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
         program: &run.program,
         arguments: &run.arguments,
         frequency_hz: run.frequency_hz,
-        sampling: p.sampling.map(|s| Sampling { source: s.source, rate: s.rate }),
+        sampling: p.source.sampling.map(|s| Sampling { source: s.source, rate: s.rate }),
         layout: Layout { start_addr: d.start_addr, end_addr: d.end_addr, nr_bins: d.nr_bins, bin_sz: d.bin_sz },
         bins: &d.bin[..(d.nr_bins as usize).min(d.bin.len())],
         ticks: Ticks { user: p.user_ticks, in_bins: d.total(), kernel: p.kernel_ticks, lost: p.lost, idle: p.idle_ticks },
@@ -301,9 +301,9 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
                 .collect()
         }),
         clock: Clock {
-            elapsed_ns: p.elapsed.map(|e| e.as_nanos()),
+            elapsed_ns: p.clock.elapsed.map(|e| e.as_nanos()),
             threads: p
-                .threads
+                .clock.threads
                 .iter()
                 .map(|t| ThreadRow {
                     tid: t.tid,
@@ -320,7 +320,7 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
 }
 
 fn off_cpu<'a>(p: &'a crate::profile::Profile, waits: &'a [crate::waiting::Wait]) -> Option<OffCpu<'a>> {
-    let off = p.off_cpu.as_ref()?;
+    let off = p.clock.off_cpu.as_ref()?;
     let (unseen_ns, unseen_waits) = crate::waiting::unseen(p);
     let waits = waits
         .iter()
