@@ -28,6 +28,7 @@ pub mod kernel_clock;
 pub mod layout;
 pub mod ledger;
 pub mod process;
+pub mod program_clock;
 pub mod prof_data;
 pub mod sample;
 pub mod sampler;

@@ -280,21 +280,10 @@ pub struct Session {
     pub servers: BTreeMap<u32, ServerProfile>,
     pub account: Account,
     pub state: SessionState,
-    /// The program's threads by the clock (Linux), and the clock's first and last readings
-    /// of the session (ns).
-    pub ledger: crate::ledger::Ledger,
-    pub clock: Option<(u64, u64)>,
-    /// The wait sites probes found (`--off-cpu`), numbered as the ledger names them, and
-    /// why probing saw less than it should, if it did.
-    pub wait_sites: Vec<crate::sampler::WaitSite>,
-    wait_index: std::collections::BTreeMap<crate::sampler::WaitSite, u32>,
-    pub probe_problem: Option<String>,
+    /// The program's threads by the clock, their waits, the daemons' work under them.
+    pub clock: crate::program_clock::ProgramClock,
     /// Redox: the kernel's own clock account of the program's threads, the latest read.
     pub kernel_clock: Option<crate::kernel_clock::ClockReport>,
-    /// The daemons' samples under the program's waits, where the backend tells them (Redox's
-    /// typed records): (wait site, daemon pid, stack) -> ticks; each scheme's daemon.
-    pub served: BTreeMap<(u32, u32, CallStack), u64>,
-    pub scheme_daemons: BTreeMap<u64, u32>,
     /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
     pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
     pub thread_names: BTreeMap<u32, String>,
@@ -308,7 +297,7 @@ impl Session {
     /// daemon. `None` without threads.
     pub fn clock_from_records(&self) -> Option<crate::kernel_clock::ClockReport> {
         use crate::kernel_clock::{ClockReport, ClockServed, ClockSite, ClockThread, SchemeDaemon};
-        let (begin, end) = self.clock?;
+        let (begin, end) = self.clock.span?;
         let mut report = ClockReport {
             state: self.state.as_str().to_string(),
             pid: u64::from(self.pid),
@@ -317,9 +306,9 @@ impl Session {
             at: end,
             ..Default::default()
         };
-        for t in &self.ledger.accounts(begin, end) {
+        for t in &self.clock.ledger.accounts(begin, end) {
             let blocks = t.waits.iter().fold(0u64, |n, w| n.saturating_add(w.count));
-            let (start, finish) = self.ledger.span(t.tid, begin, end);
+            let (start, finish) = self.clock.ledger.span(t.tid, begin, end);
             report.threads.push(ClockThread {
                 tid: u64::from(t.tid),
                 begin: start,
@@ -330,7 +319,7 @@ impl Session {
                 blocks,
             });
             for w in t.waits.iter().filter(|w| w.site != crate::ledger::UNSEEN) {
-                let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
+                let Some(site) = self.clock.wait_sites.get(w.site as usize) else { continue };
                 report.sites.push(ClockSite {
                     id: u64::from(w.site),
                     tid: u64::from(t.tid),
@@ -343,11 +332,11 @@ impl Session {
                 });
             }
         }
-        for (&scheme, &daemon) in &self.scheme_daemons {
+        for (&scheme, &daemon) in &self.clock.scheme_daemons {
             let name = self.servers.get(&daemon).map(|s| s.path.clone()).filter(|p| !p.is_empty());
             report.schemes.push(SchemeDaemon { scheme, daemon: u64::from(daemon), name });
         }
-        for ((site, daemon, stack), &count) in &self.served {
+        for ((site, daemon, stack), &count) in &self.clock.served {
             report.served.push(ClockServed {
                 site: u64::from(*site),
                 daemon: u64::from(*daemon),
@@ -357,18 +346,6 @@ impl Session {
             });
         }
         (!report.threads.is_empty()).then_some(report)
-    }
-
-    /// The number the ledger names wait `site` by (a new site gets the next; past the last
-    /// number, every new one shares it).
-    fn wait_site_index(&mut self, site: crate::sampler::WaitSite) -> u32 {
-        if let Some(&i) = self.wait_index.get(&site) {
-            return i;
-        }
-        let i = u32::try_from(self.wait_sites.len()).unwrap_or(crate::ledger::UNSEEN - 1).min(crate::ledger::UNSEEN - 1);
-        self.wait_index.insert(site.clone(), i);
-        self.wait_sites.push(site);
-        i
     }
 
     /// The executable mappings process `pid` had: the program's, or a child's (`--children`,
@@ -436,7 +413,7 @@ impl Session {
     pub fn origin(&self) -> Option<u64> {
         let children = self.processes.values().map(|c| &c.samples.timeline);
         let first_of_all = || children.chain(self.servers.values().map(|s| &s.samples.timeline)).flat_map(|t| t.entries.iter().map(|e| e.time)).min();
-        self.program_span().map(|s| s.0).or(self.clock.map(|c| c.0)).or_else(first_of_all)
+        self.program_span().map(|s| s.0).or(self.clock.span.map(|c| c.0)).or_else(first_of_all)
     }
 
     /// The program's span by the backend's clock: its main thread from its exec (or the
@@ -445,57 +422,11 @@ impl Session {
     fn program_span(&self) -> Option<(u64, u64)> {
         let first = self.program.timeline.entries.iter().map(|e| e.time).min()?;
         let last = self.program.timeline.entries.iter().map(|e| e.time).max()?;
-        let (begin, end) = match self.clock {
-            Some((b, e)) => self.ledger.span(self.pid, b, e),
+        let (begin, end) = match self.clock.span {
+            Some((b, e)) => self.clock.ledger.span(self.pid, b, e),
             None => (first, last),
         };
         Some((begin.min(first), end.max(last)))
-    }
-
-    /// Take what a batch saw of the program's threads by the clock into the ledger, the wait
-    /// sites and the timeline's waits, and the clock's readings (`clock`) into the session's
-    /// span; the ledger settles up to the latest reading (no later than the probes have come).
-    fn add_threads(&mut self, t: crate::sampler::ThreadsBatch, clock: &[u64]) {
-        for sw in t.switches {
-            self.ledger.switch(sw);
-        }
-        for (tid, time) in t.starts {
-            self.ledger.start(tid, time);
-        }
-        for (tid, time) in t.ends {
-            self.ledger.end(tid, time);
-        }
-        for p in t.probes {
-            let site = p.site.map(|site| self.wait_site_index(site));
-            let time = p.from / 2 + p.to / 2;
-            self.ledger.look(p.tid, time, p.sched, site);
-            if let Some(site) = site {
-                self.program.timeline.blocked(p.tid, time, site);
-            }
-        }
-        for (site, daemon, stack, n) in t.served {
-            let site = self.wait_site_index(site);
-            let c = self.served.entry((site, daemon, stack)).or_insert(0);
-            *c = c.saturating_add(n);
-        }
-        for (tid, from, to, site) in t.wait_spans {
-            let site = self.wait_site_index(site);
-            self.program.timeline.waits.push(crate::timeline::WaitSpan { tid, from, to, site });
-        }
-        for p in t.blocked_at {
-            if let Some(site) = p.site.map(|site| self.wait_site_index(site)) {
-                self.ledger.probe(p.tid, p.from, p.to, site);
-            }
-        }
-        if t.probe_problem.is_some() {
-            self.probe_problem = t.probe_problem;
-        }
-        if let Some(&read) = clock.iter().max() {
-            self.ledger.settle(read.min(t.probed_until.unwrap_or(u64::MAX)));
-        }
-        for &now in clock {
-            self.clock = Some(self.clock.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
-        }
     }
 
     /// Fold one of the program's samples into the aggregates: the bins (a user one), the
@@ -640,14 +571,8 @@ impl Session {
             servers: BTreeMap::new(),
             account: Account::default(),
             state: SessionState::Running,
-            ledger: Default::default(),
-            clock: None,
-            wait_sites: Vec::new(),
-            wait_index: Default::default(),
-            probe_problem: None,
+            clock: Default::default(),
             kernel_clock: None,
-            served: BTreeMap::new(),
-            scheme_daemons: BTreeMap::new(),
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
         }
@@ -745,8 +670,8 @@ impl<S: Sampler> Profd<S> {
         if let Some(missed) = batch.children_missed {
             s.children_missed = missed;
         }
-        s.scheme_daemons.extend(batch.scheme_daemons);
-        s.add_threads(batch.threads, &batch.clock);
+        s.clock.scheme_daemons.extend(batch.scheme_daemons);
+        s.clock.add(batch.threads, &batch.clock, &mut s.program.timeline);
         if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
             // Samples that arrived before the base was known (or changed: an exec) are
@@ -771,7 +696,7 @@ impl<S: Sampler> Profd<S> {
             s.servers.entry(pid).or_default().add(sample);
         }
         for (pid, tid, from, to, for_tid, site) in batch.served_spans {
-            let site = site.map(|site| s.wait_site_index(site));
+            let site = site.map(|site| s.clock.wait_site_index(site));
             s.servers.entry(pid).or_default().served.push(crate::timeline::ServedSpan { tid, from, to, for_tid, site });
         }
         s.account.add(&batch.account);

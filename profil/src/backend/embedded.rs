@@ -78,7 +78,7 @@ impl Profiler {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
-        p.clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.probe_problem.clone(), kernel: false });
+        p.clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.clock.probe_problem.clone(), kernel: false });
         // Without --off-cpu no switch is recorded: the threads' accounts would read "on a
         // CPU" throughout.
         if p.clock.off_cpu.is_none() {

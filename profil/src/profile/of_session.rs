@@ -116,7 +116,7 @@ impl Profile {
         }
         // Each wait site's stack as the program's own frames, a child's as its runtime addresses.
         let wait_sites = s
-            .wait_sites
+            .clock.wait_sites
             .iter()
             .map(|w| WaitSite {
                 pid: w.pid,
@@ -128,7 +128,7 @@ impl Profile {
                 },
             })
             .collect();
-        let threads = s.clock.map(|(begin, end)| s.ledger.accounts(begin, end)).unwrap_or_default();
+        let threads = s.clock.span.map(|(begin, end)| s.clock.ledger.accounts(begin, end)).unwrap_or_default();
         Profile {
             pid: s.pid,
             processes,
