@@ -263,21 +263,29 @@ pub struct SampleBatch {
     /// Processes the program started that the backend could not follow (Redox: its table of
     /// followed processes was full), as of this batch (it replaces an earlier count).
     pub children_missed: Option<u64>,
-    /// Samples of daemons working for the program, or (`start all`) of every process: (the
-    /// daemon's pid, or the row's, sample).
-    pub servers: Vec<(u32, Sample)>,
-    /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
-    /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
-    pub served_spans: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
-    /// The daemon of each scheme seen taking the program's requests: (scheme id, daemon pid).
-    pub scheme_daemons: Vec<(u64, u32)>,
-    /// The executable of each daemon first seen in `servers` (pid, path).
-    pub server_names: Vec<(u32, String)>,
-    /// The ticks outside the program counted in this batch.
-    pub account: Account,
+    /// The daemons that worked for the program (Redox), or (`start all`, `-a`) every process,
+    /// and the ticks outside the program.
+    pub servers: ServersBatch,
     /// The backend's session ended (the process exited, the kernel's counter would have
     /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
     pub ended: Option<StopReason>,
+}
+
+/// What a batch saw outside the program: the daemons that worked for it (Redox's typed
+/// records), or every process of a system-wide run, and where the other ticks went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServersBatch {
+    /// Their samples: (the daemon's pid, or the row's, sample).
+    pub samples: Vec<(u32, Sample)>,
+    /// The executable of each first seen in `samples` (pid, path).
+    pub names: Vec<(u32, String)>,
+    /// Requests of the program's a daemon's thread worked on, whole (Redox: taken to answered):
+    /// (the daemon's pid, its thread, from, to, the program's thread, where that one waited).
+    pub served: Vec<(u32, u32, u64, u64, u32, Option<WaitSite>)>,
+    /// The daemon of each scheme seen taking the program's requests: (scheme id, daemon pid).
+    pub schemes: Vec<(u64, u32)>,
+    /// The ticks outside the program counted in this batch.
+    pub account: Account,
 }
 
 /// What a batch saw of the program's threads by the clock (Linux: its switch records and

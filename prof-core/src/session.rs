@@ -429,6 +429,24 @@ impl Session {
         Some((begin.min(first), end.max(last)))
     }
 
+    /// Take what a batch saw outside the program: each daemon's (or, `-a`, each process's)
+    /// name, samples and whole requests served (their waits numbered as the program's clock
+    /// numbers them), each scheme's daemon, the account.
+    fn add_servers(&mut self, b: crate::sampler::ServersBatch) {
+        for (pid, path) in b.names {
+            self.servers.entry(pid).or_default().path = path;
+        }
+        for (pid, sample) in b.samples {
+            self.servers.entry(pid).or_default().add(sample);
+        }
+        for (pid, tid, from, to, for_tid, site) in b.served {
+            let site = site.map(|site| self.clock.wait_site_index(site));
+            self.servers.entry(pid).or_default().served.push(crate::timeline::ServedSpan { tid, from, to, for_tid, site });
+        }
+        self.clock.scheme_daemons.extend(b.schemes);
+        self.account.add(&b.account);
+    }
+
     /// Fold one of the program's samples into the aggregates: the bins (a user one), the
     /// kernel's samples, its thread's, the program's own ([`ProcessSamples::add`]). `false`: a
     /// bin would pass `limit`, and nothing of the sample was counted.
@@ -670,7 +688,6 @@ impl<S: Sampler> Profd<S> {
         if let Some(missed) = batch.children_missed {
             s.children_missed = missed;
         }
-        s.clock.scheme_daemons.extend(batch.scheme_daemons);
         s.clock.add(batch.threads, &batch.clock, &mut s.program.timeline);
         if batch.load_base.is_some() && batch.load_base != s.load_base {
             s.load_base = batch.load_base;
@@ -689,17 +706,7 @@ impl<S: Sampler> Profd<S> {
                 return Some(StopReason::Overflow);
             }
         }
-        for (pid, path) in batch.server_names {
-            s.servers.entry(pid).or_default().path = path;
-        }
-        for (pid, sample) in batch.servers {
-            s.servers.entry(pid).or_default().add(sample);
-        }
-        for (pid, tid, from, to, for_tid, site) in batch.served_spans {
-            let site = site.map(|site| s.clock.wait_site_index(site));
-            s.servers.entry(pid).or_default().served.push(crate::timeline::ServedSpan { tid, from, to, for_tid, site });
-        }
-        s.account.add(&batch.account);
+        s.add_servers(batch.servers);
         batch.ended
     }
 }

@@ -36,7 +36,7 @@ impl SystemRecord {
             }
             self.processes.entry(c.pid).or_default().add(c);
         }
-        self.idle_ticks = self.idle_ticks.saturating_add(batch.account.idle);
+        self.idle_ticks = self.idle_ticks.saturating_add(batch.servers.account.idle);
         self.lost = self.lost.saturating_add(batch.lost);
         for t in batch.clock {
             self.clock = Some(match self.clock {
@@ -58,7 +58,7 @@ impl SystemRecord {
 mod tests {
     use super::*;
     use crate::sample::{user_runs, Sample};
-    use crate::sampler::{Account, ChildBatch, Mapping};
+    use crate::sampler::{Account, ChildBatch, Mapping, ServersBatch};
 
     const KERNEL: u64 = 0xffff_ffff_8100_0000;
 
@@ -75,7 +75,7 @@ mod tests {
                 ChildBatch { pid: 7, exec: Some("hog".into()), samples: user_runs(&[(0x1010, 3)]), mappings: vec![map.clone()], ..Default::default() },
                 ChildBatch { pid: 8, parent: Some(7), samples: vec![kernel(0x10), kernel(0x20)], ..Default::default() },
             ],
-            account: Account { idle: 5, ..Default::default() },
+            servers: ServersBatch { account: Account { idle: 5, ..Default::default() }, ..Default::default() },
             clock: vec![100],
             ..Default::default()
         });
@@ -84,7 +84,7 @@ mod tests {
                 ChildBatch { pid: 7, samples: user_runs(&[(0x1010, 1), (0x1020, 1)]), ..Default::default() },
                 ChildBatch { pid: 8, exited: true, ..Default::default() },
             ],
-            account: Account { idle: 1, ..Default::default() },
+            servers: ServersBatch { account: Account { idle: 1, ..Default::default() }, ..Default::default() },
             lost: 4,
             clock: vec![300],
             ..Default::default()

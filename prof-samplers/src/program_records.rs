@@ -258,14 +258,14 @@ impl ProgramRecords {
         };
         let pid = s.who.pid.unwrap_or(0);
         match s.kernel {
-            true => batch.account.server_kernel += 1,
-            false => batch.account.server_user += 1,
+            true => batch.servers.account.server_kernel += 1,
+            false => batch.servers.account.server_user += 1,
         }
         let sample = taken(s, Some(&self.tsc), true);
         if let (Some((site, _)), Some(stack)) = (thread.and_then(|t| self.waiting.get(&t)), &sample.stack) {
             batch.threads.served.push((site.clone(), pid, stack.clone(), 1));
         }
-        batch.servers.push((pid, sample));
+        batch.servers.samples.push((pid, sample));
         true
     }
 
@@ -310,7 +310,7 @@ impl ProgramRecords {
                     }
                     self.serving.entry(daemon.thread).or_default().push((call, thread));
                     if let Some(pid) = daemon.pid.filter(|&pid| self.schemes.insert(*scheme, pid).is_none()) {
-                        batch.scheme_daemons.push((*scheme, pid));
+                        batch.servers.schemes.push((*scheme, pid));
                     }
                 }
             }
@@ -320,7 +320,7 @@ impl ProgramRecords {
                 }
                 if let Some((from, for_tid, site)) = self.open.remove(&(daemon.thread, (*scheme, *tag))) {
                     let pid = daemon.pid.unwrap_or(0);
-                    batch.served_spans.push((pid, daemon.thread, from, self.tsc.ns(*time), for_tid, site));
+                    batch.servers.served.push((pid, daemon.thread, from, self.tsc.ns(*time), for_tid, site));
                 }
             }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {

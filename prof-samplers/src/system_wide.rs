@@ -133,7 +133,7 @@ impl SystemSampler {
             }
             match rec {
                 // The idle task.
-                Record::Sample { pid: 0, .. } => batch.account.idle += 1,
+                Record::Sample { pid: 0, .. } => batch.servers.account.idle += 1,
                 Record::Sample { pid, tid, time, kernel: true, ip, .. } => {
                     child_part(&mut batch, pid).samples.push(Sample::kernel(Some(time), tid, ip, false, None));
                 }

@@ -399,7 +399,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 };
                 for r in records() {
                     if is_idle(r) {
-                        batch.account.idle += 1;
+                        batch.servers.account.idle += 1;
                         continue;
                     }
                     let row = r.who.pid.unwrap_or(r.who.thread);
@@ -409,13 +409,13 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                     });
                     if let Some(name) = name {
                         let name = name.unwrap_or_else(|| format!("[context {}]", r.who.thread));
-                        batch.server_names.push((row, name));
+                        batch.servers.names.push((row, name));
                     }
                     match r.kernel {
-                        true => batch.account.server_kernel += 1,
-                        false => batch.account.server_user += 1,
+                        true => batch.servers.account.server_kernel += 1,
+                        false => batch.servers.account.server_user += 1,
                     }
-                    batch.servers.push((row, taken(r, tsc.as_ref(), true)));
+                    batch.servers.samples.push((row, taken(r, tsc.as_ref(), true)));
                 }
             }
             Target::Program(program) => {
@@ -468,9 +468,9 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                                             count_programs(&mut batch, r, tsc.as_ref());
                                         }
                                     } else if is_idle(r) {
-                                        batch.account.idle += 1;
+                                        batch.servers.account.idle += 1;
                                     } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
-                                        batch.account.other += 1;
+                                        batch.servers.account.other += 1;
                                     }
                                 }
                                 _ if counted(e.time()) => view.event(e, &mut batch),
@@ -478,18 +478,18 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                             }
                         }
                         view.name_execs(&mut batch, |pid| name_in_context_table(&table, pid));
-                        let new: Vec<u32> = batch.servers.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+                        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
                         for pid in new {
                             let name = process_name(pid, view.name_of(pid), &table);
-                            batch.server_names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
+                            batch.servers.names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
                         }
                     }
                     None => {
                         for r in records() {
                             if is_idle(r) {
-                                batch.account.idle += 1;
+                                batch.servers.account.idle += 1;
                             } else if !program.owns(r.who, now.as_deref(), &mut self.files) {
-                                batch.account.other += 1;
+                                batch.servers.account.other += 1;
                             } else if counted(r.time) {
                                 count_programs(&mut batch, r, tsc.as_ref());
                             }
