@@ -210,7 +210,6 @@ pub mod tests {
     use prof_objects::object_file::ObjectFile;
     use crate::profile::Profile;
     use prof_objects::symbols::{Function, SymbolTable};
-    use prof_core::sampler::Mapping;
     use std::path::Path;
 
     fn symbolizer() -> Symbolizer {
@@ -227,14 +226,8 @@ pub mod tests {
         let p = Profile {
             image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3), (0x5000, 1)],
             foreign_samples: vec![(0x7f00_0000_1010, 2), (0x1234, 1)],
-            mappings: vec![Mapping {
-                start: 0x7f00_0000_1000,
-                len: 0x1000,
-                pgoff: 0,
-                path: "/no/such/libc.so.6".into(),
-                file: None,
-                build_id: None,
-            }],
+            // libc.so.6 at 0x7f00_0000_1000, as the golden files' run maps it.
+            mappings: crate::profile::example().mappings,
             ..Default::default()
         };
         let mut s = symbolizer();

@@ -20,11 +20,11 @@ fuzz_target!(|data: &[u8]| {
     match cli::parse(args.clone()) {
         Ok(Command::Profile(a)) => {
             assert!((1..=100_000).contains(&a.frequency_hz));
-            assert_ne!(a.asm_top, Some(0));
+            assert_ne!(a.sections.asm_top, Some(0));
             // Everything after the program name is the program's, unchanged.
             let tail: Vec<std::ffi::OsString> = args[args.len() - a.program_args.len()..].iter().map(Into::into).collect();
             assert_eq!(tail, a.program_args);
-            for f in [&a.gmon, &a.collapsed, &a.json].into_iter().flatten() {
+            for f in [&a.exports.gmon, &a.exports.collapsed, &a.exports.json].into_iter().flatten() {
                 assert!(!f.as_os_str().is_empty());
             }
         }
