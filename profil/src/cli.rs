@@ -47,19 +47,36 @@ pub struct Args {
     /// standard output, which then carries the program's output alone.
     pub report: Option<PathBuf>,
     pub exports: ExportFiles,
-    /// The program and its own arguments, byte for byte as given. With `-p`, the program's
-    /// file, if named (default on Linux: `/proc/PID/exe`), and no arguments.
-    pub program: OsString,
-    pub program_args: Vec<OsString>,
-    /// `-p`: profile this running process instead of starting one.
-    pub attach: Option<u32>,
-    /// `-a`: profile every process of the system, not one program.
-    pub system: bool,
-    /// `--load`: report a saved run instead of running a program.
-    pub load: Option<PathBuf>,
+    /// What is profiled: a program profil starts, a process that runs, every process, or a
+    /// saved run.
+    pub target: Target,
     /// `-t`: with `-p` or `-a`, stop after this long (default: until the process exits or
     /// Ctrl-C).
     pub duration: Option<std::time::Duration>,
+}
+
+/// What profil profiles, one of its modes (`run/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A program to start, and its own arguments, byte for byte as given.
+    Launch { program: OsString, args: Vec<OsString> },
+    /// `-p PID`: a process that runs already, and its program file where named (else, on
+    /// Linux, `/proc/PID/exe`).
+    Attach { pid: u32, file: Option<OsString> },
+    /// `-a`: every process of the system.
+    System,
+    /// `--load FILE`: a run saved with `--save`, reported again.
+    Load(PathBuf),
+}
+
+impl Target {
+    /// The program's own arguments, where profil starts it.
+    pub fn arguments(&self) -> &[OsString] {
+        match self {
+            Target::Launch { args, .. } => args,
+            _ => &[],
+        }
+    }
 }
 
 /// `-s`, `-e`, `-i`: what the Minix bins cover, link-time addresses.
@@ -337,15 +354,16 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
             return Err(UsageError("-a profiles every process: no program to run (-t SECONDS says how long)".into()));
         }
     }
-    let program = match (free.next(), attach, &load) {
-        (Some(p), _, _) => p,
-        (None, Some(_), _) | (None, None, Some(_)) => OsString::new(),
-        (None, None, None) if system => OsString::new(),
+    let target = match (free.next(), attach, load) {
+        (Some(_), Some(_), _) if free.len() > 0 => {
+            return Err(UsageError("with -p, name at most the process's program file: it runs already".into()))
+        }
+        (file, Some(pid), _) => Target::Attach { pid, file },
+        (None, None, Some(file)) => Target::Load(file),
+        (None, None, None) if system => Target::System,
+        (Some(program), None, _) => Target::Launch { program, args: free.collect() },
         (None, None, None) => return Err(UsageError("no program to profile".into())),
     };
-    if attach.is_some() && free.len() > 0 {
-        return Err(UsageError("with -p, name at most the process's program file: it runs already".into()));
-    }
     let objects = prof_objects::Options::new(
         &m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect::<Vec<_>>(),
         sysroot.as_deref(),
@@ -366,11 +384,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         fail_above,
         report,
         exports: ExportFiles { gmon, collapsed, svg, pprof, json, speedscope, samples, firefox, save },
-        program,
-        program_args: free.collect(),
-        attach,
-        system,
-        load,
+        target,
         duration,
     })))
 }
@@ -433,8 +447,7 @@ mod tests {
         assert!(!a.sections.flat_only);
         assert_eq!((a.sections.asm_top, a.exports.gmon, a.exports.collapsed, a.exports.json), (None, None, None, None));
         assert_eq!((a.exports.svg, a.exports.pprof, a.call_graph, a.sections.callers), (None, None, CallGraph::None, false));
-        assert_eq!(a.program, "fib");
-        assert!(a.program_args.is_empty());
+        assert_eq!(a.target, Target::Launch { program: "fib".into(), args: Vec::new() });
         assert!(!a.children);
     }
 
@@ -444,7 +457,8 @@ mod tests {
     fn children_is_a_flag_of_profil() {
         assert!(profile(&["--children", "sh", "-c", "x"]).children);
         let a = profile(&["sh", "--children"]);
-        assert_eq!((a.children, a.program_args), (false, vec![std::ffi::OsString::from("--children")]));
+        assert!(!a.children);
+        assert_eq!(a.target.arguments(), [std::ffi::OsString::from("--children")]);
     }
 
     #[test]
@@ -458,8 +472,8 @@ mod tests {
     #[test]
     fn program_arguments_pass_through_even_if_they_look_like_options() {
         let a = profile(&["-i", "0x100", "/bin/ls", "-Rl", "/", "-s", "5"]);
-        assert_eq!(a.program, "/bin/ls");
-        assert_eq!(a.program_args, vec!["-Rl", "/", "-s", "5"]);
+        let args = ["-Rl", "/", "-s", "5"].map(OsString::from).to_vec();
+        assert_eq!(a.target, Target::Launch { program: "/bin/ls".into(), args });
         assert_eq!(a.bins.start, 0);
     }
 
@@ -472,13 +486,13 @@ mod tests {
 
     #[test]
     fn report_and_export_options() {
-        let a = profile(&["-f", "--asm", "-o", "g.out", "--collapsed", "c.txt", "--json", "p.exports.json", "fib", "-f"]);
+        let a = profile(&["-f", "--asm", "-o", "g.out", "--collapsed", "c.txt", "--json", "p.json", "fib", "-f"]);
         assert!(a.sections.flat_only);
         assert_eq!(a.sections.asm_top, Some(3));
         assert_eq!(a.exports.gmon, Some(PathBuf::from("g.out")));
         assert_eq!(a.exports.collapsed, Some(PathBuf::from("c.txt")));
-        assert_eq!(a.exports.json, Some(PathBuf::from("p.exports.json")));
-        assert_eq!(a.program_args, vec!["-f"]);
+        assert_eq!(a.exports.json, Some(PathBuf::from("p.json")));
+        assert_eq!(a.target.arguments(), [OsString::from("-f")]);
         assert_eq!(profile(&["--asm-top", "5", "fib"]).sections.asm_top, Some(5));
         assert_eq!(profile(&["--gmon", "x", "fib"]).exports.gmon, Some(PathBuf::from("x")));
         for bad in [&["--asm-top", "0", "fib"][..], &["--asm-top", "x", "fib"], &["--json", "", "fib"], &["-o"]] {
@@ -514,10 +528,10 @@ mod tests {
     #[test]
     fn attach_to_a_pid_for_a_while() {
         let a = profile(&["-p", "1234"]);
-        assert_eq!((a.attach, a.duration, a.program.is_empty()), (Some(1234), None, true));
+        assert_eq!((&a.target, a.duration), (&Target::Attach { pid: 1234, file: None }, None));
         let a = profile(&["-f", "-p", "0x10", "-t", "2.5", "/usr/bin/fib"]);
-        assert_eq!((a.attach, a.duration), (Some(16), Some(std::time::Duration::from_millis(2500))));
-        assert_eq!(a.program, "/usr/bin/fib");
+        assert_eq!(a.target, Target::Attach { pid: 16, file: Some("/usr/bin/fib".into()) });
+        assert_eq!(a.duration, Some(std::time::Duration::from_millis(2500)));
         for (bad, why) in [
             (&["-t", "2", "fib"][..], "-t goes with -p or -a"),
             (&["-p", "0"], "invalid pid '0' for -p: expected a process id above 0"),
@@ -534,9 +548,9 @@ mod tests {
     #[test]
     fn system_wide_for_a_while() {
         let a = profile(&["-a"]);
-        assert_eq!((a.system, a.duration, a.program.is_empty()), (true, None, true));
+        assert_eq!((&a.target, a.duration), (&Target::System, None));
         let a = profile(&["-a", "-t", "1.5", "-g", "--collapsed", "x"]);
-        assert_eq!((a.system, a.duration), (true, Some(std::time::Duration::from_millis(1500))));
+        assert_eq!((&a.target, a.duration), (&Target::System, Some(std::time::Duration::from_millis(1500))));
         for (bad, why) in [
             (&["-a", "fib"][..], "-a profiles every process: no program to run (-t SECONDS says how long)"),
             (&["-a", "-p", "1"], "-p does not go with -a: it profiles every process, not one program"),

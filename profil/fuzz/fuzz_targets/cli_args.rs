@@ -22,8 +22,9 @@ fuzz_target!(|data: &[u8]| {
             assert!((1..=100_000).contains(&a.frequency_hz));
             assert_ne!(a.sections.asm_top, Some(0));
             // Everything after the program name is the program's, unchanged.
-            let tail: Vec<std::ffi::OsString> = args[args.len() - a.program_args.len()..].iter().map(Into::into).collect();
-            assert_eq!(tail, a.program_args);
+            let own = a.target.arguments();
+            let tail: Vec<std::ffi::OsString> = args[args.len() - own.len()..].iter().map(Into::into).collect();
+            assert_eq!(tail, own);
             for f in [&a.exports.gmon, &a.exports.collapsed, &a.exports.json].into_iter().flatten() {
                 assert!(!f.as_os_str().is_empty());
             }

@@ -36,16 +36,14 @@ fn other_program_warning(pid: u32, file: &Path) -> Option<String> {
 }
 
 /// `-p PID`: profile a process that runs already, until it exits, `-t` passes or Ctrl-C.
-pub(super) fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
+pub(super) fn attach(args: &Args, pid: u32, file: Option<&std::ffi::OsStr>) -> Result<u8, RunError> {
     let no_process = || RunError::Profiling(ProfError::NoProcess);
     // Its program file: named, or (Linux) the kernel's link to it, readable even if deleted.
-    let path = if args.program.is_empty() {
-        crate::platform::program_of(pid)
-            .ok_or_else(|| RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")))?
-    } else {
-        elf::find_program(&args.program).map_err(|e| {
-            RunError::Program(format!("Cannot read '{}': {}", args.program.to_string_lossy(), os_message(&e)))
-        })?
+    let path = match file {
+        None => crate::platform::program_of(pid)
+            .ok_or_else(|| RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")))?,
+        Some(file) => elf::find_program(file)
+            .map_err(|e| RunError::Program(format!("Cannot read '{}': {}", file.to_string_lossy(), os_message(&e))))?,
     };
     // Linux: whose process it is (a missing /proc entry: no such process).
     let owner = match crate::platform::owner_of(pid) {
@@ -62,25 +60,26 @@ pub(super) fn attach(args: &Args, pid: u32) -> Result<u8, RunError> {
     if owner.is_some_and(|uid| euid != 0 && uid != euid) {
         return Err(not_ours());
     }
-    if !args.program.is_empty() {
+    if file.is_some() {
         if let Some(warning) = other_program_warning(pid, &path) {
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
     let name = match std::fs::read_link(&path) {
-        Ok(target) if args.program.is_empty() => target.to_string_lossy().into_owned(),
+        Ok(target) if file.is_none() => target.to_string_lossy().into_owned(),
         // The kernel keeps a process's links from those who may not trace it (another
         // user's, a set-user-ID one, or one outside our namespace), root included.
-        Err(e) if args.program.is_empty() && e.kind() == io::ErrorKind::PermissionDenied => {
+        Err(e) if file.is_none() && e.kind() == io::ErrorKind::PermissionDenied => {
             return Err(RunError::Program(format!(
                 "Permission denied: cannot read {}, pid {pid}'s program (the kernel keeps it from this user)",
                 path.display()
             )))
         }
-        Err(_) if args.program.is_empty() => return Err(no_process()),
-        _ => args.program.to_string_lossy().into_owned(),
+        Err(_) if file.is_none() => return Err(no_process()),
+        _ => file.unwrap_or_default().to_string_lossy().into_owned(),
     };
-    let mut p = prepare(args, name, path)?;
+    let argv = vec![file.unwrap_or_default().to_os_string()];
+    let mut p = prepare(args, name, path, &argv)?;
     let req = StartRequest {
         pid,
         start: args.bins.start,

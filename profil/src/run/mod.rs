@@ -14,7 +14,7 @@ pub mod system;
 
 pub use finish::{Ending, RunError};
 
-use crate::cli::Args;
+use crate::cli::{Args, Target};
 
 /// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
 /// refused (Redox's default kernel, where the image has none, names nothing, as before), and
@@ -34,24 +34,21 @@ fn check_kernel(args: &Args) -> Result<(), RunError> {
     }
 }
 
-/// Run `args.program` under profiling (or, with `-p`, profile a running process) and print
-/// the report (on standard output, or on standard error when an export takes standard
-/// output).  Returns how profil ends: with the program's exit status, or by the signal that
-/// killed it ([`Ending`]); with 0 for an attached process.
+/// Profile what `args.target` names: run a program under profiling, attach to a running
+/// process, sample every process or report a saved run, and print the report (on standard
+/// output, or on standard error when an export takes standard output). Returns how profil
+/// ends: with the program's exit status, or by the signal that killed it ([`Ending`]); with 0
+/// for an attached process.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     check_kernel(args)?;
     // A base that is no saved run is said before the program runs, not after.
-    if let (Some(base), None) = (&args.diff, &args.load) {
+    if let Some(base) = args.diff.as_ref().filter(|_| !matches!(args.target, Target::Load(_))) {
         saved_file::parse_saved(base, "compare with")?;
     }
-    if let Some(file) = &args.load {
-        return load::load(args, file);
+    match &args.target {
+        Target::Load(file) => load::load(args, file),
+        Target::Attach { pid, file } => attach::attach(args, *pid, file.as_deref()).map(Ending::Code),
+        Target::System => system::run(args),
+        Target::Launch { program, args: arguments } => program::run(args, program, arguments),
     }
-    if let Some(pid) = args.attach {
-        return attach::attach(args, pid).map(Ending::Code);
-    }
-    if args.system {
-        return system::run(args);
-    }
-    program::run(args)
 }

@@ -60,12 +60,10 @@ pub(super) fn may_execute(path: &std::path::Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
 }
 
-/// Read and check the program file at `path` (named `name`; a `#!` script: the interpreter
-/// it leads to), check the exports, open the profiler.
-pub(super) fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepared, RunError> {
-    let argv: Vec<std::ffi::OsString> =
-        std::iter::once(args.program.clone()).chain(args.program_args.iter().cloned()).collect();
-    let launch = crate::script::resolve(&path, &argv).map_err(|e| RunError::Program(format!("Cannot execute '{name}': {e}")))?;
+/// Read and check the program file at `path` (named `name`, run as `argv`; a `#!` script: the
+/// interpreter it leads to), check the exports, open the profiler.
+pub(super) fn prepare(args: &Args, name: String, path: PathBuf, argv: &[std::ffi::OsString]) -> Result<Prepared, RunError> {
+    let launch = crate::script::resolve(&path, argv).map_err(|e| RunError::Program(format!("Cannot execute '{name}': {e}")))?;
     let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
@@ -81,7 +79,7 @@ pub(super) fn prepare(args: &Args, name: String, path: PathBuf) -> Result<Prepar
     exports.record_program(&launch.path);
     // The report goes to standard error beside a program's output; with --report FILE it
     // waits for its file.
-    let out = exports.report_out(args.attach.is_none());
+    let out = exports.report_out(matches!(args.target, crate::cli::Target::Launch { .. }));
     let profiler = Profiler::new(&launch.path, args)
         .map_err(|e| RunError::Program(os_message(&e)))?;
     Ok(Prepared { name, launch, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })

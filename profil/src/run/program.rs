@@ -16,19 +16,20 @@ use crate::cli::Args;
 use crate::launch::spawn_gated;
 use crate::report::{self, ExitKind};
 
-/// Run `args.program` under profiling: fork it at the gate, start the session on its pid, let
-/// it exec, wait for it, report. Returns how profil ends: with the program's exit status, or by
-/// the signal that killed it.
-pub fn run(args: &Args) -> Result<Ending, RunError> {
+/// Run `program` with `arguments` under profiling: fork it at the gate, start the session on
+/// its pid, let it exec, wait for it, report. Returns how profil ends: with the program's exit
+/// status, or by the signal that killed it.
+pub fn run(args: &Args, program: &std::ffi::OsStr, arguments: &[std::ffi::OsString]) -> Result<Ending, RunError> {
     // The name as reports show it; the program runs with its exact bytes.
-    let name = args.program.to_string_lossy().into_owned();
-    let path = elf::find_program(&args.program)
+    let name = program.to_string_lossy().into_owned();
+    let path = elf::find_program(program)
         .map_err(|e| RunError::Program(format!("Cannot execute '{name}': {}", os_message(&e))))?;
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
     let named = path.clone();
-    let mut p = prepare(args, name, path)?;
+    let argv: Vec<std::ffi::OsString> = std::iter::once(program.to_os_string()).chain(arguments.iter().cloned()).collect();
+    let mut p = prepare(args, name, path, &argv)?;
     // A file we may not execute is refused before its run's banner (a script: it and each
     // interpreter, as the kernel checks them).
     if !may_execute(&named) {

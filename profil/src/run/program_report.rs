@@ -35,7 +35,7 @@ pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapse
     };
     let run = Outcome {
         program: name.clone(),
-        arguments: args.program_args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        arguments: args.target.arguments().iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         frequency_hz: args.frequency_hz,
         profile,
         exit,
@@ -149,7 +149,7 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
     }
     // A saved run reported elsewhere: the files it names that are not here, in one warning
     // (their samples keep their addresses).
-    if args.load.is_some() {
+    if matches!(args.target, crate::cli::Target::Load(_)) {
         if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
             crate::report_out::to_stderr(format_args!("{warning}"));
         }

@@ -74,7 +74,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let processes = crate::processes::analyse(&run.profile.processes, &mut symbolizer, inline);
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
-    if args.load.is_some() {
+    if matches!(args.target, crate::cli::Target::Load(_)) {
         if let Some(warning) = super::finish::unread_objects_warning(symbolizer.objects()) {
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
