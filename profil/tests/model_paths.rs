@@ -1,7 +1,6 @@
 //! One model of a run, two ways to it: profil on Redox builds its `Profile` from the `prof:`
-//! scheme's files (`Profile::from_scheme_files` and the readers of `stacks`, `servers`,
-//! `clock`), profil on Linux from profd's `Session` itself (`Profile::from_session`). Here one
-//! session, driven through the real `prof:` handler over the kernel's rings filled with typed
+//! scheme's files (`Profile::from_scheme`, as its scheme backend calls it), profil on Linux
+//! from profd's `Session` itself (`Profile::from_session`). Here one session, driven through the real `prof:` handler over the kernel's rings filled with typed
 //! records as kernel-patch/events writes them, is read both ways: what both carry is the same
 //! (the Minix bins, every sample, the counts, the stacks, the stop reason), and what only the
 //! files carry (the daemons, the clock) is there. Then the profile made from the files is
@@ -13,6 +12,7 @@ use prof_events::layout::{scheme_call, Reason, Source};
 use prof_events::{Event, Ids, Sample, Switch};
 use prof_samplers::fake_debug_files::FakeDebugFiles;
 use prof_samplers::upstream_kernel::UpstreamSampler;
+use profil::profile::of_scheme::SchemeFiles;
 use profil::profile::{Frame, Profile};
 use profil::timeline::{At, TimedServed, TimedWait, Timeline};
 
@@ -134,16 +134,10 @@ fn a_finished_session() -> Scheme {
 #[test]
 fn the_scheme_files_and_the_session_give_one_profile() {
     let mut s = a_finished_session();
-    // The Redox way: the files, as profil's scheme backend reads them.
-    let status = text(&mut s, "status");
-    let data = read(&mut s, "data");
-    let samples = text(&mut s, "samples");
-    let stacks = text(&mut s, "stacks");
-    let servers = text(&mut s, "servers");
-    let clock = text(&mut s, "clock");
-    let mut from_files = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
-    from_files.servers = prof_core::formats::parse_servers(&servers);
-    let from_files = from_files.with_kernel_clock(&prof_core::kernel_clock::parse(&clock).unwrap());
+    // The Redox way: the files, read into one profile as profil's scheme backend reads them.
+    let files = scheme_files(&mut s);
+    let (from_files, file) = Profile::from_scheme(&files, true, |_| Vec::new()).unwrap();
+    let clock = files.clock.clone().unwrap();
     // The Linux way: the session itself.
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, true);
@@ -177,12 +171,10 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     assert_eq!(from_files.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
     assert_eq!(from_files.clock.served.len(), 1);
 
+    // The waits, as the kernel timed them every one.
+    assert!(from_files.clock.off_cpu.as_ref().is_some_and(|o| o.kernel), "{:?}", from_files.clock.off_cpu);
     // The samples in time order: the same from the file as from the session, each stack the
     // same frames (their places differ: the file numbers them as `stacks` lists them).
-    let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
-    let mut from_files = from_files;
-    from_files.timeline = Timeline::of_placed(file.span, &file.samples);
-    from_files.timeline.waits = profil::redox_clock::timed_waits(&prof_core::kernel_clock::parse(&clock).unwrap(), &file.waits);
     // The read's wait, whole (its switch out at TSC 3,500,000 to its switch back at 4,500,000:
     // 250 to 750 µs after the exec), at the site the clock names.
     assert_eq!(from_files.timeline.waits, [TimedWait { tid: 100, from: 250_000, to: 750_000, site: 0 }]);
@@ -200,9 +192,8 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     // ramfs's thread took fib's read at TSC 3,600,000 and answered it at 3,800,000: 300 to
     // 400 µs after the exec, for thread 100, at its wait site.
     assert_eq!(served, [(20, TimedServed { tid: 200, from: 300_000, to: 400_000, for_tid: 100, site: Some(0) })]);
-    let with_daemons = from_files.clone().with_scheme_daemons(&file.processes, &served, |_| Vec::new());
-    assert_eq!(with_daemons.daemons[0].profile.timeline.served, served.iter().map(|s| s.1).collect::<Vec<_>>());
-    let daemon = &with_daemons.daemons[..];
+    assert_eq!(from_files.daemons[0].profile.timeline.served, served.iter().map(|s| s.1).collect::<Vec<_>>());
+    let daemon = &from_files.daemons[..];
     assert_eq!(daemon.iter().map(|d| (d.pid, d.program.as_str())).collect::<Vec<_>>(), [(20, "/scheme/initfs/bin/ramfs")]);
     let t = &daemon[0].profile.timeline.samples;
     assert_eq!((t.len(), t[0].time, t[0].at), (1, 350_000, At::Cpu(Frame::Foreign(0x40_2200))));
@@ -220,14 +211,8 @@ fn the_scheme_files_and_the_session_give_one_profile() {
 #[test]
 fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let mut s = a_finished_session();
-    let (status, data, samples, stacks) = (text(&mut s, "status"), read(&mut s, "data"), text(&mut s, "samples"), text(&mut s, "stacks"));
-    let mut p = Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_stacks(&stacks);
-    p.servers = prof_core::formats::parse_servers(&text(&mut s, "servers"));
-    let mut p = p.with_kernel_clock(&prof_core::kernel_clock::parse(&text(&mut s, "clock")).unwrap());
-    let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
-    p.timeline = Timeline::of_placed(file.span, &file.samples);
+    let (p, _) = Profile::from_scheme(&scheme_files(&mut s), true, |_| Vec::new()).unwrap();
     assert_eq!(p.timeline.samples.len(), 8);
-    let p = p.with_scheme_daemons(&file.processes, &[], |_| Vec::new());
     assert_eq!(p.daemons[0].profile.timeline.samples.len(), 1);
     let run = profil::profile::Outcome {
         program: "fib".into(),
@@ -243,6 +228,20 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
     assert_eq!(back.run.profile.timeline, run.profile.timeline);
     assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
+}
+
+/// Every file of the program's that profil on Redox reads back after a session, `-g` asked.
+fn scheme_files(s: &mut Scheme) -> SchemeFiles {
+    SchemeFiles {
+        status: text(s, "status"),
+        data: read(s, "data"),
+        samples: text(s, "samples"),
+        stacks: Some(text(s, "stacks")),
+        threads: Some(text(s, "threads")),
+        timeline: Some(text(s, "timeline")),
+        servers: Some(text(s, "servers")),
+        clock: Some(text(s, "clock")),
+    }
 }
 
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's

@@ -7,6 +7,7 @@ use std::path::Path;
 use prof_core::sampler::CallGraph;
 use prof_core::{ImageLayout, ProfError, StartRequest};
 
+use crate::profile::of_scheme::SchemeFiles;
 use crate::profile::Profile;
 
 const CTL: &str = "/scheme/prof/ctl";
@@ -173,46 +174,22 @@ impl Profiler {
             ctl("stop\n")?;
             status = text(STATUS)?;
         }
-        let profile =
-            Profile::from_scheme_files(&status, &read_file(DATA)?, &text(SAMPLES)?).map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
-        let profile = if self.stacks { profile.with_scheme_stacks(&text(STACKS)?) } else { profile };
-        // By thread (`--threads`); a profd from before threads has no such file.
-        let mut profile = match text(THREADS) {
-            Ok(t) => profile.with_scheme_threads(&prof_core::formats::parse_threads(&t)),
-            Err(_) => profile,
+        // A file a profd from before it does not serve (threads, timeline, servers, clock) is
+        // none: no section then.
+        let files = SchemeFiles {
+            status,
+            data: read_file(DATA)?,
+            samples: text(SAMPLES)?,
+            stacks: if self.stacks { Some(text(STACKS)?) } else { None },
+            threads: text(THREADS).ok(),
+            timeline: text(TIMELINE).ok(),
+            servers: text(SERVERS).ok(),
+            clock: text(CLOCK).ok(),
         };
-        // The samples in time order (`--time`, `--timeline`, the exports over time); a profd
-        // from before has no such file, and one of a newer version is not read.
-        let timeline = text(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&t)).unwrap_or_default();
-        let mut samples: Vec<_> = timeline.samples.iter().map(crate::timeline::TimedSample::of_placed).collect();
-        if !self.stacks {
-            samples.iter_mut().for_each(|s| s.stack = None);
-        }
-        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
-        // A profd from before server attribution has no such file: no section then.
-        profile.servers = text(SERVERS).ok().and_then(|t| prof_core::formats::parse_servers(&t));
-
-        // The threads by the clock, which the kernel keeps in every session (a kernel or a
-        // profd from before the clock has none).
-        let clock = text(CLOCK).ok().and_then(|t| prof_core::kernel_clock::parse(&t));
-        if let Some(clock) = &clock {
-            profile = profile.with_kernel_clock(clock);
-            // The whole waits, each at its site as the clock names it.
-            profile.timeline.waits = crate::redox_clock::timed_waits(clock, &timeline.waits);
-        }
-        // The daemons over time (their tracks in the exports), each named from its executable,
-        // with the requests it worked on at the program's wait sites.
-        let served = clock.as_ref().map(|c| crate::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
         let objects = &self.objects;
-        profile = profile.with_scheme_daemons(&timeline.processes, &served, |path| prof_objects::elf::static_mappings(path, objects));
-        profile.clock.off_cpu = self.off_cpu.then(|| crate::profile::OffCpu {
-            rate: 0,
-            problem: match &clock {
-                Some(clock) => crate::redox_clock::problem(clock),
-                None => Some("this kernel keeps no clock (no /scheme/prof/clock): no wait is known".into()),
-            },
-            kernel: true,
-        });
+        let (mut profile, timeline) =
+            Profile::from_scheme(&files, self.off_cpu, |path| prof_objects::elf::static_mappings(path, objects))
+                .map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
         if let Some(mut table) = self.children.take() {
             let table = table.finish();
             let report = prof_core::formats::parse_children(&text(CHILDREN)?)

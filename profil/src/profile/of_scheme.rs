@@ -208,6 +208,69 @@ impl Profile {
     }
 }
 
+/// The `prof:` scheme's files of a finished session as profil read them back (Redox); `None`:
+/// a file not asked for, or one a profd of an older version does not serve.
+#[derive(Debug, Clone, Default)]
+pub struct SchemeFiles {
+    pub status: String,
+    pub data: Vec<u8>,
+    pub samples: String,
+    /// Read where call stacks were asked for (`-g`).
+    pub stacks: Option<String>,
+    pub threads: Option<String>,
+    pub timeline: Option<String>,
+    pub servers: Option<String>,
+    pub clock: Option<String>,
+}
+
+impl Profile {
+    /// The program's profile `files` describe: its status, bins and samples, its stacks
+    /// (where read), by thread, in time order (their stacks where read), the daemons that
+    /// worked for it (each daemon's executable mapped by `mappings_of`, its work over time at
+    /// the program's wait sites), its threads by the kernel's clock, and with `off_cpu` its
+    /// waits. Also the `timeline` file as read, whose children's parts `--children` places.
+    /// Only `data` must be valid: the other files, where malformed, say nothing.
+    pub fn from_scheme(
+        files: &SchemeFiles,
+        off_cpu: bool,
+        mappings_of: impl Fn(&str) -> Vec<Mapping>,
+    ) -> Result<(Profile, prof_core::formats::TimelineFile), DecodeError> {
+        let mut profile = Profile::from_scheme_files(&files.status, &files.data, &files.samples)?;
+        if let Some(stacks) = &files.stacks {
+            profile = profile.with_scheme_stacks(stacks);
+        }
+        if let Some(threads) = &files.threads {
+            profile = profile.with_scheme_threads(&prof_core::formats::parse_threads(threads));
+        }
+        // A timeline of a newer version is not read.
+        let timeline = files.timeline.as_deref().and_then(prof_core::formats::parse_timeline).unwrap_or_default();
+        let mut samples: Vec<_> = timeline.samples.iter().map(crate::timeline::TimedSample::of_placed).collect();
+        if files.stacks.is_none() {
+            samples.iter_mut().for_each(|s| s.stack = None);
+        }
+        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
+        profile.servers = files.servers.as_deref().and_then(prof_core::formats::parse_servers);
+        let clock = files.clock.as_deref().and_then(prof_core::kernel_clock::parse);
+        if let Some(clock) = &clock {
+            profile = profile.with_kernel_clock(clock);
+            // The whole waits, each at its site as the clock names it.
+            profile.timeline.waits = crate::redox_clock::timed_waits(clock, &timeline.waits);
+        }
+        // The daemons over time, with the requests each worked on at the program's wait sites.
+        let served = clock.as_ref().map(|c| crate::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
+        profile = profile.with_scheme_daemons(&timeline.processes, &served, mappings_of);
+        profile.clock.off_cpu = off_cpu.then(|| super::OffCpu {
+            rate: 0,
+            problem: match &clock {
+                Some(clock) => crate::redox_clock::problem(clock),
+                None => Some("this kernel keeps no clock (no /scheme/prof/clock): no wait is known".into()),
+            },
+            kernel: true,
+        });
+        Ok((profile, timeline))
+    }
+}
+
 impl Profile {
     /// The profile the `prof:` scheme's files describe: its `status` line, binary `data` and
     /// `samples` text (what profil on Redox reads back from profd). Malformed text fields read
