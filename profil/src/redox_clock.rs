@@ -109,7 +109,7 @@ pub fn threads_and_sites(clock: &ClockReport, pid: u32) -> (Vec<ThreadTime>, Vec
 impl Profile {
     /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
     /// a CPU, preempted and blocked, and its blocks by wait site.
-    pub fn with_kernel_clock(mut self, clock: &ClockReport) -> Profile {
+    pub(crate) fn with_kernel_clock(mut self, clock: &ClockReport) -> Profile {
         let (threads, sites, served) = threads_and_sites(clock, self.pid);
         self.clock.threads = threads;
         self.clock.wait_sites = sites;

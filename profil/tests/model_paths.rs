@@ -306,9 +306,16 @@ fn a_system_wide_run_from_the_scheme_files() {
     let mut timeline = vec![0u8; 1 << 16];
     let n = s.read(id, &mut timeline, 0).unwrap();
     s.close(id);
-    let file = prof_core::formats::parse_timeline(std::str::from_utf8(&timeline[..n]).unwrap()).unwrap();
-    assert!(file.samples.is_empty());
-    let p = Profile::from_system_servers(&report, true).with_scheme_process_timelines(&report, &file.processes);
+    let timeline = std::str::from_utf8(&timeline[..n]).unwrap();
+    assert!(prof_core::formats::parse_timeline(timeline).unwrap().samples.is_empty());
+    let id = s.open("status", Access::Read, 0).unwrap();
+    let mut status = vec![0u8; 4096];
+    let n = s.read(id, &mut status, 0).unwrap();
+    s.close(id);
+    let status = std::str::from_utf8(&status[..n]).unwrap();
+    // As profil on Redox reads the run back: typed records, so the rows are processes.
+    let p = Profile::from_scheme_system(status, &report, Some(timeline), &Default::default(), true);
+    assert!(p.source.typed_records, "{status}");
     let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
     let t = &fib10.profile.timeline.samples;
     assert_eq!(t.len(), 7);

@@ -261,27 +261,11 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     drop(starter);
     let servers = String::from_utf8_lossy(&read_file(SERVERS)?).into_owned();
     let report = prof_core::formats::parse_servers(&servers).ok_or(ProfError::failed_at("reading /scheme/prof/servers"))?;
-    // On upstream's profiler the rows are contexts by debug_id (a stock kernel's records), for
-    // which procmgr's table of pids says nothing, or processes by pid (typed records).
-    let status = prof_core::formats::parse_status(&String::from_utf8_lossy(&read_file(STATUS)?));
-    let value = |key: &str| status.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    let upstream = value("source") == Some(prof_core::sampler::UPSTREAM_SOURCE);
-    let typed = value("records") == Some("typed");
-    let mut profile = Profile::from_system_servers(&report, args.call_graph != CallGraph::None);
+    let status = String::from_utf8_lossy(&read_file(STATUS)?).into_owned();
     // Every process in time order (the exports over time); a profd from before has no file.
-    if let Some(file) = read_file(TIMELINE).ok().and_then(|t| prof_core::formats::parse_timeline(&String::from_utf8_lossy(&t))) {
-        profile = profile.with_scheme_process_timelines(&report, &file.processes);
-    }
-    // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
-    // records); the rate the kernel took, else its own (0).
-    if upstream || typed {
-        profile.source.sampling = prof_core::formats::sampling(&status);
-    }
-    profile.source.typed_records = typed;
-    profile.source.record_span = prof_core::formats::record_span(&status);
-    if !upstream || typed {
-        profile = profile.with_process_table(&table);
-    }
+    let timeline = read_file(TIMELINE).ok().map(|t| String::from_utf8_lossy(&t).into_owned());
+    let stacks = args.call_graph != CallGraph::None;
+    let mut profile = Profile::from_scheme_system(&status, &report, timeline.as_deref(), &table, stacks);
     profile.clock.elapsed = Some(elapsed);
     profile.source.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))

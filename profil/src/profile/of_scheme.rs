@@ -121,7 +121,7 @@ impl Profile {
     /// their samples in time order, as profd's `timeline` has them: by pid, each stack by its
     /// line among the process's in `servers` (a line of no frames, or every line without
     /// stacks, is no stack of the profile).
-    pub fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
+    fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
         let stacks = self.stacks_recorded;
         server_timelines(&mut self.processes, r, timed, stacks);
         self
@@ -131,7 +131,7 @@ impl Profile {
     /// own, each with its samples in time order as profd's `timeline` has them (`process`
     /// sections) and its work on the program's requests (`served`, placed at the program's wait
     /// sites); a daemon without either is left out. `mappings_of` maps a daemon's executable.
-    pub fn with_scheme_daemons(
+    fn with_scheme_daemons(
         mut self,
         timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)],
         served: &[(u32, crate::timeline::TimedServed)],
@@ -268,6 +268,42 @@ impl Profile {
             kernel: true,
         });
         Ok((profile, timeline))
+    }
+}
+
+impl Profile {
+    /// A system-wide run's profile (`-a` on Redox) from the session's `status` line, its
+    /// `servers` report, its `timeline` file (where served; every process's samples in time
+    /// order, their stacks where `stacks`) and procmgr's `table` as read during the run (each
+    /// process's parent and name, where the rows are processes: not a stock kernel's contexts).
+    pub fn from_scheme_system(
+        status: &str,
+        report: &prof_core::formats::ServersReport,
+        timeline: Option<&str>,
+        table: &BTreeMap<u32, PsEntry>,
+        stacks: bool,
+    ) -> Profile {
+        let mut profile = Profile::from_system_servers(report, stacks);
+        if let Some(file) = timeline.and_then(prof_core::formats::parse_timeline) {
+            profile = profile.with_scheme_process_timelines(report, &file.processes);
+        }
+        // On upstream's profiler the rows are contexts by debug_id (a stock kernel's records),
+        // for which procmgr's table of pids says nothing, or processes by pid (typed records).
+        let status = parse_status(status);
+        let value = |key: &str| status.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        let upstream = value("source") == Some(prof_core::sampler::UPSTREAM_SOURCE);
+        let typed = value("records") == Some("typed");
+        // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
+        // records); the rate the kernel took, else its own (0).
+        if upstream || typed {
+            profile.source.sampling = prof_core::formats::sampling(&status);
+        }
+        profile.source.typed_records = typed;
+        profile.source.record_span = prof_core::formats::record_span(&status);
+        if !upstream || typed {
+            profile = profile.with_process_table(table);
+        }
+        profile
     }
 }
 
