@@ -40,7 +40,6 @@ pub mod privilege;
 pub mod platform;
 pub mod processes;
 pub mod profile;
-pub mod redox_clock;
 pub mod report;
 pub mod report_out;
 pub mod run;

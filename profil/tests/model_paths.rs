@@ -188,7 +188,7 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     let ramfs: Vec<(u32, Vec<(u64, u32)>)> = file.processes.iter().map(|(pid, _, s)| (*pid, s.iter().map(|s| (s.time, s.tid)).collect())).collect();
     assert_eq!(ramfs, [(20, vec![(350_000, 200)])]);
     // ramfs as a process of its own (its track in the exports), its sample at its own stack.
-    let served = profil::redox_clock::timed_served(&prof_core::kernel_clock::parse(&clock).unwrap(), &file.served);
+    let served = profil::profile::redox_clock::timed_served(&prof_core::kernel_clock::parse(&clock).unwrap(), &file.served);
     // ramfs's thread took fib's read at TSC 3,600,000 and answered it at 3,800,000: 300 to
     // 400 µs after the exec, for thread 100, at its wait site.
     assert_eq!(served, [(20, TimedServed { tid: 200, from: 300_000, to: 400_000, for_tid: 100, site: Some(0) })]);

@@ -11,6 +11,7 @@ pub use crate::frame::Frame;
 
 pub mod of_scheme;
 pub mod of_session;
+pub mod redox_clock;
 
 /// A recorded call stack and how many samples had it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -254,15 +254,15 @@ impl Profile {
         if let Some(clock) = &clock {
             profile = profile.with_kernel_clock(clock);
             // The whole waits, each at its site as the clock names it.
-            profile.timeline.waits = crate::redox_clock::timed_waits(clock, &timeline.waits);
+            profile.timeline.waits = crate::profile::redox_clock::timed_waits(clock, &timeline.waits);
         }
         // The daemons over time, with the requests each worked on at the program's wait sites.
-        let served = clock.as_ref().map(|c| crate::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
+        let served = clock.as_ref().map(|c| crate::profile::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
         profile = profile.with_scheme_daemons(&timeline.processes, &served, mappings_of);
         profile.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
-                Some(clock) => crate::redox_clock::problem(clock),
+                Some(clock) => crate::profile::redox_clock::problem(clock),
                 None => Some("this kernel keeps no clock (no /scheme/prof/clock): no wait is known".into()),
             },
             kernel: true,

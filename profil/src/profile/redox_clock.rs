@@ -10,7 +10,7 @@ use prof_core::kernel_clock::{ClockReport, ClockSite};
 use prof_core::ledger::{ThreadTime, Wait, UNSEEN};
 use prof_core::session::place_frames;
 
-use crate::profile::{Profile, ServedStack, Stack, WaitSite};
+use super::{Profile, ServedStack, Stack, WaitSite};
 
 /// What a block's kernel reason is called in the report (as Linux names the system call).
 pub fn call_name(reason: &str) -> String {
