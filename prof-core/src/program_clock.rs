@@ -71,9 +71,7 @@ impl ProgramClock {
         if let Some(&read) = clock.iter().max() {
             self.ledger.settle(read.min(t.probed_until.unwrap_or(u64::MAX)));
         }
-        for &now in clock {
-            self.span = Some(self.span.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
-        }
+        widen(&mut self.span, clock);
     }
 
     /// The number the ledger names wait `site` by (a new site gets the next; past the last
@@ -86,5 +84,12 @@ impl ProgramClock {
         self.wait_index.insert(site.clone(), i);
         self.wait_sites.push(site);
         i
+    }
+}
+
+/// `span` (first, last) widened over the clock's `readings`.
+pub(crate) fn widen(span: &mut Option<(u64, u64)>, readings: &[u64]) {
+    for &now in readings {
+        *span = Some(span.map_or((now, now), |(first, last)| (first.min(now), last.max(now))));
     }
 }

@@ -38,12 +38,7 @@ impl SystemRecord {
         }
         self.idle_ticks = self.idle_ticks.saturating_add(batch.servers.account.idle);
         self.lost = self.lost.saturating_add(batch.lost);
-        for t in batch.clock {
-            self.clock = Some(match self.clock {
-                None => (t, t),
-                Some((first, last)) => (first.min(t), last.max(t)),
-            });
-        }
+        crate::program_clock::widen(&mut self.clock, &batch.clock);
     }
 
     /// Every sample: the processes' (user and kernel mode) and idle's.

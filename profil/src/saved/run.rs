@@ -45,7 +45,7 @@ pub struct SavedProfile {
     stacks_recorded: bool,
     /// Versions 1 and 2 kept the stacks here; version 3 keeps them beside the run.
     #[serde(default, skip_serializing)]
-    pub stacks: Vec<Stack>,
+    stacks: Vec<Stack>,
     servers: Option<prof_core::formats::ServersReport>,
     pid: u32,
     processes: Vec<SavedChild>,
