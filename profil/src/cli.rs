@@ -358,7 +358,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         (Some(_), Some(_), _) if free.len() > 0 => {
             return Err(UsageError("with -p, name at most the process's program file: it runs already".into()))
         }
-        (file, Some(pid), _) => Target::Attach { pid, file },
+        // An empty file name names none, as before the modes were one enum.
+        (file, Some(pid), _) => Target::Attach { pid, file: file.filter(|f| !f.is_empty()) },
         (None, None, Some(file)) => Target::Load(file),
         (None, None, None) if system => Target::System,
         (Some(program), None, _) => Target::Launch { program, args: free.collect() },
@@ -531,6 +532,7 @@ mod tests {
         assert_eq!((&a.target, a.duration), (&Target::Attach { pid: 1234, file: None }, None));
         let a = profile(&["-f", "-p", "0x10", "-t", "2.5", "/usr/bin/fib"]);
         assert_eq!(a.target, Target::Attach { pid: 16, file: Some("/usr/bin/fib".into()) });
+        assert_eq!(profile(&["-p", "16", ""]).target, Target::Attach { pid: 16, file: None });
         assert_eq!(a.duration, Some(std::time::Duration::from_millis(2500)));
         for (bad, why) in [
             (&["-t", "2", "fib"][..], "-t goes with -p or -a"),
