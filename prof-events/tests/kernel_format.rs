@@ -62,7 +62,7 @@ fn every_file_the_series_adds_is_formatted_with_the_kernels_settings() {
     }
     let added = common::added_files();
     let paths: Vec<&str> = added.iter().map(|(_, path, _)| path.as_str()).collect();
-    assert_eq!(paths, ["src/profiling/record.rs", "src/profiling/rate.rs"]);
+    assert_eq!(paths, ["src/profiling/record.rs", "src/profiling/writer.rs", "src/profiling/rate.rs"]);
     for (patch, path, text) in &added {
         if let Some(formatted) = unformatted(text) {
             panic!("{path} (added by {patch}) is not formatted as the kernel wants: {}", first_difference(text, &formatted));
