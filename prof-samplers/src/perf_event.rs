@@ -47,27 +47,29 @@ use prof_core::sampler::{CallGraph, CountFrom, Mapping, SampleBatch, Sampler, MA
 use prof_core::session::StopReason;
 use prof_core::sample::{CallStack, Sample};
 
-/// The name of the machine-wide session lock (an abstract unix socket).
-pub const SESSION_LOCK_NAME: &[u8] = b"profd.session";
-
-/// The environment variable that names another session lock: profilers with different names
-/// do not exclude each other (the test suite uses its own, so a user's run does not make it
-/// busy).
+/// The environment variable that names a session lock. On Linux nothing is shared between
+/// profils (each samples its own processes through its own perf events), so runs do not
+/// exclude each other unless they name the same session here: then the Minix rule holds
+/// among them, one profiled process at a time (the test suite names one per checkout to test
+/// the rule). Redox's rule guards the kernel's one table and is profd's.
 pub const SESSION_ENV: &str = "PROFD_SESSION";
 
-/// The session lock's name: `$PROFD_SESSION`, or [`SESSION_LOCK_NAME`]. A name too long for
-/// an abstract socket (107 bytes; a checkout's path can be) is shortened to a hash of it.
-pub fn session_lock_name() -> Vec<u8> {
+/// The session lock's name (an abstract unix socket): `$PROFD_SESSION`'s, or none where it is
+/// unset or empty. A name too long for an abstract socket (107 bytes; a checkout's path can
+/// be) is shortened to a hash of it.
+pub fn session_lock_name() -> Option<Vec<u8>> {
+    lock_name_of(std::env::var_os(SESSION_ENV))
+}
+
+fn lock_name_of(value: Option<std::ffi::OsString>) -> Option<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
-    let name = std::env::var_os(SESSION_ENV)
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| SESSION_LOCK_NAME.to_vec(), |v| v.as_bytes().to_vec());
+    let name = value.filter(|v| !v.is_empty())?.as_bytes().to_vec();
     if name.len() <= 100 {
-        return name;
+        return Some(name);
     }
     // FNV-1a: stable from run to run, as the lock's name must be.
     let hash = name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
-    format!("profd.session.{hash:016x}").into_bytes()
+    Some(format!("profd.session.{hash:016x}").into_bytes())
 }
 
 /// The process holding the session lock (a profil running a session): its pid and uid, as
@@ -75,7 +77,7 @@ pub fn session_lock_name() -> Vec<u8> {
 pub fn session_holder() -> Option<(u32, u32)> {
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
-    let addr = SocketAddr::from_abstract_name(session_lock_name()).ok()?;
+    let addr = SocketAddr::from_abstract_name(session_lock_name()?).ok()?;
     let stream = UnixStream::connect_addr(&addr).ok()?;
     let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
@@ -176,7 +178,7 @@ struct Event {
     last_site: std::collections::BTreeMap<u32, prof_core::sampler::WaitSite>,
     /// The program's threads whose name was read (`--threads`).
     named_threads: std::collections::BTreeSet<u32>,
-    _lock: UnixListener,
+    _lock: Option<UnixListener>,
 }
 
 impl Event {
@@ -552,10 +554,13 @@ pub(crate) fn page_size() -> usize {
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
-pub(crate) fn lock_session() -> Result<UnixListener, ProfError> {
+/// The session named by `PROFD_SESSION`, held while the returned socket lives (EBUSY where
+/// another profil holds it); `None` where no session is named (nothing to exclude).
+pub(crate) fn lock_session() -> Result<Option<UnixListener>, ProfError> {
     const LOCK: &str = "the session lock (an abstract unix socket)";
-    let addr = SocketAddr::from_abstract_name(session_lock_name()).map_err(|e| ProfError::failed(LOCK, &e))?;
-    UnixListener::bind_addr(&addr).map_err(|e| match e.kind() {
+    let Some(name) = session_lock_name() else { return Ok(None) };
+    let addr = SocketAddr::from_abstract_name(name).map_err(|e| ProfError::failed(LOCK, &e))?;
+    UnixListener::bind_addr(&addr).map(Some).map_err(|e| match e.kind() {
         io::ErrorKind::AddrInUse => ProfError::Busy,
         _ => ProfError::failed(LOCK, &e),
     })
@@ -1288,10 +1293,22 @@ mod tests {
 
     #[test]
     fn the_session_lock_is_exclusive_and_released_on_drop() {
-        // Uses the machine-wide name: skip quietly if a real profil session holds it.
-        let Ok(first) = lock_session() else { return };
+        // The suite names its session (.cargo/config.toml); a test of its own would race.
+        assert!(session_lock_name().is_some(), "the tests run under PROFD_SESSION");
+        let first = lock_session().unwrap();
+        assert!(first.is_some());
         assert_eq!(lock_session().map(|_| ()), Err(ProfError::Busy));
         drop(first);
-        assert!(lock_session().is_ok());
+        assert!(lock_session().unwrap().is_some());
+    }
+
+    #[test]
+    fn no_session_is_locked_unless_one_is_named() {
+        assert_eq!(lock_name_of(None), None);
+        assert_eq!(lock_name_of(Some("".into())), None);
+        assert_eq!(lock_name_of(Some("mine".into())), Some(b"mine".to_vec()));
+        let long = lock_name_of(Some("x".repeat(200).into())).unwrap();
+        assert_eq!((long.len(), &long[..14]), (30, &b"profd.session."[..]));
+        assert_eq!(lock_name_of(Some("x".repeat(200).into())), Some(long));
     }
 }

@@ -46,7 +46,7 @@ pub struct SystemSampler {
     processes: Children,
     /// Unwinding time of processes gone.
     unwound: std::time::Duration,
-    _lock: UnixListener,
+    _lock: Option<UnixListener>,
 }
 
 impl SystemSampler {

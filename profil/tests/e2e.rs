@@ -249,6 +249,41 @@ fn a_session_of_another_name_does_not_make_profil_busy() {
     first.wait().unwrap();
 }
 
+/// On Linux nothing is shared between profils: two runs that name no session
+/// (PROFD_SESSION unset) run at once, neither busy.
+#[test]
+fn runs_that_name_no_session_do_not_block_each_other() {
+    let _s = session();
+    let fib = fib_bin();
+    // The first profiles a shell that waits on its standard input: it holds its run until
+    // the test closes that, however slow the machine.
+    let mut first = Reaped::new(
+        Command::new(profil_bin())
+            .env_remove("PROFD_SESSION")
+            .args(["-f", "/bin/sh", "-c", "read line || :"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let shell = child_of(first.child().id());
+    // Its session is running once the program it profiles has exec'd the shell.
+    let t = std::time::Instant::now();
+    while std::fs::read_link(format!("/proc/{shell}/exe")).map_or(true, |e| !e.to_string_lossy().contains("sh")) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "the first profil's shell never ran");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let second = Command::new(profil_bin()).env_remove("PROFD_SESSION").args(["-f", fib.to_str().unwrap(), "25", "10"]).output().unwrap();
+    let (_, err) = text(&second);
+    assert_eq!(second.status.code(), Some(0), "{err}");
+    assert!(err.contains("Flat profile ("), "{err}");
+    assert!(first.child().try_wait().unwrap().is_none(), "the first run still holds its shell");
+    drop(first.child().stdin.take());
+    let first = first.let_go().wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+}
+
 #[test]
 fn a_second_profil_is_busy() {
     let _s = session();

@@ -51,7 +51,7 @@ pub fn wait_for_lock(name: &str, what: &str) {
 /// Wait until a profil holds the tests' session lock: `.cargo/config.toml`'s PROFD_SESSION, or
 /// the one the caller's environment set.
 pub fn wait_for_session(what: &str) {
-    wait_for_lock(&String::from_utf8(prof_samplers::perf_event::session_lock_name()).unwrap(), what);
+    wait_for_lock(&String::from_utf8(prof_samplers::perf_event::session_lock_name().expect("the suite names its session (PROFD_SESSION)")).unwrap(), what);
 }
 
 /// Everything the program at a terminal's follower writes, read from its `leader` in a thread
