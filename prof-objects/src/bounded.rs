@@ -71,6 +71,33 @@ pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_at_most(file, limit)
 }
 
+/// The bytes of the regular file or the stream (a pipe, a FIFO: `<(zcat run.gz)`) at `path`,
+/// at most `limit` of them, as [`read`] bounds them. A FIFO with no writer reads as empty,
+/// never waits for one; a stream is read to its end, as `cat` reads it.
+pub fn read_file_or_stream(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    match open_regular(path) {
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            // Opened as open_regular opens: without waiting for a writer.
+            let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+            if !file.metadata()?.file_type().is_fifo() {
+                return Err(e);
+            }
+            // Read as a pipe is read: waiting for data, to the writers' end.
+            // SAFETY: fcntl on a descriptor this function owns.
+            let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+            // SAFETY: as above.
+            if flags < 0 || unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            read_at_most(file, limit)
+        }
+        Err(e) => Err(e),
+        Ok(_) => read(path, limit),
+    }
+}
+
 /// At most `limit` bytes from `reader`, to its end: more is an error. For files whose type
 /// says nothing (a Redox scheme's), opened by the caller.
 pub fn read_at_most(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
@@ -117,6 +144,43 @@ mod tests {
         // No writer: a plain open would wait for ever.
         assert_eq!(read(&fifo, 1 << 20).unwrap_err().to_string(), "it is a FIFO, not a file");
         assert_eq!(read(&dir, 1 << 20).unwrap_err().raw_os_error(), Some(libc::EISDIR));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_stream_is_read_to_its_end_and_a_fifo_without_a_writer_is_empty() {
+        let dir = std::env::temp_dir().join(format!("bounded-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_file_or_stream(&fifo, 1 << 20).unwrap(), b"");
+        // A pipe, as `<(zcat run.gz)` gives one (/dev/fd/63): its writer writes in pieces,
+        // slower than the reader, and closes; all of it is read, to its end.
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the write end, owned by the thread from here on.
+        let mut w = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            for _ in 0..4 {
+                w.write_all(&[b'y'; 3000]).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        let bytes = read_file_or_stream(Path::new(&format!("/proc/self/fd/{}", fds[0])), 1 << 20).unwrap();
+        writer.join().unwrap();
+        // SAFETY: the read end, closed once.
+        unsafe { libc::close(fds[0]) };
+        assert_eq!(bytes.len(), 12000);
+        // Bounded as a file is.
+        let file = dir.join("file");
+        std::fs::write(&file, b"abc").unwrap();
+        assert_eq!(read_file_or_stream(&file, 3).unwrap(), b"abc");
+        assert_eq!(read_file_or_stream(&file, 2).unwrap_err().to_string(), "it is larger than 2 bytes, more than such a file can be");
+        assert_eq!(read_file_or_stream(Path::new("/dev/zero"), 10).unwrap_err().to_string(), "it is a character device, not a file");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

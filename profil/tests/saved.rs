@@ -92,6 +92,31 @@ fn a_loaded_run_is_reported_as_the_live_one_was() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--load <(cat run)`: a saved run read from a stream (bash's process substitution, a pipe
+/// at /dev/fd/N) reports as the file does.
+#[test]
+fn a_saved_run_loads_from_a_stream() {
+    let dir = scratch("saved-stream");
+    let saved = dir.join("run.profil");
+    let o = {
+        let _s = session();
+        profil(&["-f", "--save", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "25", "20"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let from_file = profil(&["-f", "--load", saved.to_str().unwrap()]);
+    assert!(from_file.status.success(), "{}", text(&from_file).1);
+    let script = format!("exec '{}' -f --load <(cat '{}')", profil_bin().display(), saved.display());
+    let from_stream = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(from_stream.status.code(), Some(0), "{}", text(&from_stream).1);
+    assert_eq!(text(&from_stream), text(&from_file));
+    assert!(text(&from_file).0.contains("Flat profile ("), "{}", text(&from_file).0);
+    // An empty stream is no saved run: one error, exit 1.
+    let empty = std::process::Command::new("bash").args(["-c", &format!("exec '{}' --load <(true)", profil_bin().display())]).output().unwrap();
+    assert_eq!(empty.status.code(), Some(1), "{}", text(&empty).1);
+    assert!(text(&empty).1.starts_with("Profil Error: '/dev/fd/"), "{}", text(&empty).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The clock, the waits, the children: the whole model comes back.
 #[test]
 fn waits_and_children_come_back_too() {

@@ -22,7 +22,7 @@ pub(super) fn read_saved(file: &std::path::Path, verb: &str, role: &str, options
 /// The saved run in `file`, read and parsed (`verb` names what profil would do with it).
 pub(super) fn parse_saved(file: &std::path::Path, verb: &str) -> Result<crate::saved::SavedRun, RunError> {
     let shown = file.display();
-    let bytes = prof_objects::bounded::read(file, crate::saved::MAX_FILE)
+    let bytes = prof_objects::bounded::read_file_or_stream(file, crate::saved::MAX_FILE)
         .map_err(|e| RunError::Program(format!("Cannot read '{shown}': {}", os_message(&e))))?;
     crate::saved::parse(&bytes).map_err(|e| RunError::Program(format!("'{shown}' is not a run profil can {verb}: {e}")))
 }
