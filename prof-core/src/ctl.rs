@@ -95,9 +95,14 @@ pub fn parse_line(line: &str) -> Result<CtlCommand, ProfError> {
     }
 }
 
-/// Parse every non-blank line of a write.
+/// Parse every non-blank line of a write. A write with no command (empty, or blank lines
+/// only) is malformed, as every other write that asks for nothing the grammar knows.
 pub fn parse(text: &str) -> Result<Vec<CtlCommand>, ProfError> {
-    text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect()
+    let commands: Vec<CtlCommand> = text.lines().filter(|l| !l.trim().is_empty()).map(parse_line).collect::<Result<_, _>>()?;
+    if commands.is_empty() {
+        return Err(ProfError::Invalid);
+    }
+    Ok(commands)
 }
 
 /// The end of a start command that says when counting begins: nothing, or ` exec`.

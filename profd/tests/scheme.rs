@@ -280,6 +280,10 @@ fn errno_for_every_error() {
     assert_eq!(ctl(&mut s, ROOT, "start 10"), Err(libc::EINVAL));
     assert_eq!(ctl(&mut s, ROOT, "frobnicate"), Err(libc::EINVAL));
     assert_eq!(ctl(&mut s, ROOT, "start 10 0 0 0 \u{ff}"), Err(libc::EINVAL));
+    // A write with no command at all is malformed too (`echo -n > ctl`, a stray newline).
+    for nothing in ["", "\n", "  \n\t\n"] {
+        assert_eq!(ctl(&mut s, ROOT, nothing), Err(libc::EINVAL), "{nothing:?}");
+    }
     // The spec's errors.
     assert_eq!(ctl(&mut s, ROOT, "start 99 0 0 0"), Err(libc::ESRCH));
     assert_eq!(ctl(&mut s, ROOT, "start 10 0x300 0x20 0 0x0 0x1000"), Err(libc::EFAULT));

@@ -220,9 +220,17 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     // Upstream's profiler records no kernel code running with interrupts on, the idle loop
     // included, and (a stock kernel's records) names contexts, not processes.
     let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
+    // Each row's samples are in the total, so the rows add up to it.
     match upstream {
-        true => {
+        true if idle == 0 => {
             let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
+        }
+        true => {
+            let _ = writeln!(
+                out,
+                "{idle:>9} {:>7.2}  idle, what upstream's profiler records of it (kernel code with interrupts off only)",
+                percent(idle, all)
+            );
         }
         false => {
             let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
@@ -561,6 +569,20 @@ mod tests {
                 "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/events",
                 "",
                 "Contexts: 6 seen, 4 with samples (upstream's profiler names threads by debug_id, not processes):",
+            ]
+        );
+        // Where upstream's records have idle samples, they are a row: the rows add up.
+        let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
+        let text = render_system(&idle, &processes, &kernel, &symbolizer);
+        let head: Vec<&str> = text.lines().take(5).collect();
+        assert_eq!(
+            head,
+            [
+                "System-wide (-a) in 0.05 s on 2 CPUs: 40 samples:",
+                "  samples       %  where",
+                "       33   82.50  processes, in user mode",
+                "        3    7.50  processes, in the kernel (their system calls and faults, kernel threads)",
+                "        4   10.00  idle, what upstream's profiler records of it (kernel code with interrupts off only)",
             ]
         );
         // With typed records (kernel-patch/events) each row is a process.
