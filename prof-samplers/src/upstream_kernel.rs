@@ -104,7 +104,7 @@ pub trait DebugFiles {
 /// How long apart the readings that measure the TSC's rate are, and how many such windows
 /// there are: the rate is the median of theirs, since under QEMU's TCG the guest's monotonic
 /// clock now and then loses a whole timer tick (~4 ms) against the TSC, which a single window
-/// read as a rate 16 % off (docs/runs.md, 2026-12-01).
+/// read as a rate 16 % off (docs/proof.md, "The records' clock").
 const CALIBRATION: std::time::Duration = std::time::Duration::from_millis(20);
 pub(crate) const CALIBRATION_WINDOWS: usize = 3;
 

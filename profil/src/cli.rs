@@ -295,7 +295,12 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         Some(t) => Some(crate::timeline::Window::parse(&t).map_err(|e| UsageError(format!("invalid window for --time: {e}")))?),
         None => None,
     };
-    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso"), window };
+    let relative = match m.opt_str("percentage").as_deref() {
+        None | Some("absolute") => false,
+        Some("relative") => true,
+        Some(other) => return Err(UsageError(format!("invalid mode '{other}' for --percentage: expected absolute or relative"))),
+    };
+    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso"), window, relative };
     let timeline = match (m.opt_present("timeline"), m.opt_str("timeline")) {
         (false, _) => None,
         (true, None) => Some(crate::slices::DEFAULT_SLICES),
@@ -343,7 +348,7 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
         // file's lines) and nothing to start.
         // (The timeline is of one program's samples too, for now.)
         let one_program = [
-            "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time",
+            "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time", "percentage",
             "timeline",
         ];
         if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
@@ -588,6 +593,12 @@ mod tests {
         assert_eq!(args(&["--tid", "7,x", "fib"]).unwrap_err().0, "invalid id 'x' for --tid: expected a list of numbers, such as 42,43");
         assert!(args(&["--pids", "99999999999", "fib"]).is_err());
         assert!(args(&["--dso", "libc.so.6", "--save", "r.profil", "fib"]).unwrap_err().0.starts_with("--save keeps the whole run"));
+        // Shares of the whole run by default, as perf report's --percentage.
+        assert!(!profile(&["--dso", "libc.so.6", "fib"]).filter.relative);
+        assert!(!profile(&["--percentage", "absolute", "fib"]).filter.relative);
+        assert!(profile(&["--percentage", "relative", "--dso", "libc.so.6", "fib"]).filter.relative);
+        assert!(profile(&["--percentage", "relative", "fib"]).filter.is_empty(), "a way of showing, not a filter");
+        assert_eq!(args(&["--percentage", "half", "fib"]).unwrap_err().0, "invalid mode 'half' for --percentage: expected absolute or relative");
     }
 
     #[test]

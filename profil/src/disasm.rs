@@ -273,6 +273,7 @@ mod tests {
             total: 16,
             kernel: 0,
             with_totals: false,
+            whole: None,
         };
         expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&flat, &symbolizer, 1, None));
         // helper's bytes are not in the file: skipped, not a half-empty listing.

@@ -27,6 +27,19 @@ pub struct Filter {
     pub dsos: Vec<String>,
     /// `--time`: the samples of this window of the run.
     pub window: Option<Window>,
+    /// `--percentage relative`: shares of the samples kept, not of the run's.
+    pub relative: bool,
+}
+
+/// What the filters kept, as the report says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// The note on standard error: how many samples were kept of how many.
+    pub note: String,
+    /// The program's samples the flat profile's shares are of (`--percentage absolute`, the
+    /// default, as perf report's): those of the run (of its window, with `--time`), kept or
+    /// not. `None`: of the samples kept (`relative`).
+    pub whole: Option<u64>,
 }
 
 /// The kernel's samples, as `--dso` names them.
@@ -38,7 +51,7 @@ impl Filter {
     }
 
     fn keeps_process(&self, pid: u32, program: &str) -> bool {
-        (self.pids.is_empty() || self.pids.contains(&pid)) && (self.comms.is_empty() || self.comms.iter().any(|c| names(c, program)))
+        (self.pids.is_empty() || self.pids.contains(&pid)) && (self.comms.is_empty() || self.comms.iter().any(|c| names_program(c, program)))
     }
 
     fn keeps_object(&self, object: &str) -> bool {
@@ -51,10 +64,22 @@ fn names(name: &str, file: &str) -> bool {
     name == file || Path::new(file).file_name().is_some_and(|f| f == name)
 }
 
+/// The kernel keeps a process's name (its comm) to 15 bytes, and ps and perf print it so.
+const COMM_LEN: usize = 15;
+
+/// Does `name` (as typed) name the program `file`: as [`names`] does, or as its comm, the
+/// file's name cut to 15 bytes (`x86_64-linux-gn` for `x86_64-linux-gnu-gcc`).
+fn names_program(name: &str, file: &str) -> bool {
+    names(name, file)
+        || (name.len() == COMM_LEN
+            && Path::new(file).file_name().is_some_and(|f| f.len() > COMM_LEN && f.as_encoded_bytes().starts_with(name.as_bytes())))
+}
+
 /// Cut `run` down to what `filter` keeps. `program_file` is the file of the program's own
-/// samples (its text). Returns the note the report gives: how many samples were kept; an error
-/// where a window is asked of a run whose samples have no times.
-pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<Option<String>, String> {
+/// samples (its text). Returns what the report says of it (how many samples were kept, and
+/// of how many its shares are); an error where a window is asked of a run whose samples have
+/// no times.
+pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<Option<Kept>, String> {
     if filter.is_empty() {
         return Ok(None);
     }
@@ -63,12 +88,21 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     // The window first: it remakes the program's sums from its samples in time order, which
     // the other filters then cut.
     if let Some(window) = &filter.window {
-        if p.timeline.is_empty() {
+        if !p.has_times() {
             return Err("--time needs a run whose samples have times: this one has none (a run saved by an older profil, or a profd that serves no timeline)".into());
         }
-        let (from, to) = window.ns(p.timeline.span);
-        keep_window(p, from, to);
+        // One window for every process of the run, on the clock they share.
+        let span = p.run_span();
+        let (from, to) = window.ns(span);
+        keep_window(p, from, to, span);
+        for c in &mut p.processes {
+            keep_window(&mut c.profile, from, to, span);
+        }
+        p.processes.retain(|c| c.profile.user_ticks > 0 || c.profile.kernel_ticks.unwrap_or(0) > 0);
     }
+    // perf report's --time drops the samples outside the window before anything is counted;
+    // its other filters hide samples that still count in the total.
+    let whole = (!filter.relative).then(|| flat_samples(p));
     // A system-wide run's own profile is every process's kernel samples: it stays.
     let system_wide = p.is_system_wide() && p.pid == 0;
     if !system_wide && !filter.keeps_process(p.pid, &run.program) {
@@ -90,7 +124,16 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
         }
     }
     let after = samples_of(run);
-    Ok(Some(format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter))))
+    let note = format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter));
+    let whole = whole.filter(|&w| w != flat_samples(&run.profile));
+    Ok(Some(Kept { note, whole }))
+}
+
+/// The samples a process's flat profile is made of: by address, in its text, elsewhere and
+/// in the kernel.
+fn flat_samples(p: &Profile) -> u64 {
+    let sum = |v: &[(u64, u64)]| v.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    sum(&p.image_samples).saturating_add(sum(&p.foreign_samples)).saturating_add(sum(&p.kernel_samples))
 }
 
 /// The filters as typed.
@@ -204,11 +247,12 @@ fn set_samples(p: &mut Profile, frames: impl IntoIterator<Item = (Frame, u64)>) 
     (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
 }
 
-/// `--time`: the program's samples from `from` to `to` (ns from its start), every sum of them
-/// made again from its samples in time order (the bins, the flat profile, the stacks, the
-/// threads). What is not made of samples in time order (the clock, the waits by the clock,
-/// the children, the daemons) is of the whole run: it goes.
-fn keep_window(p: &mut Profile, from: u64, to: u64) {
+/// `--time`: a process's samples from `from` to `to` (ns from the program's start), every sum
+/// of them made again from its samples in time order (the bins, the flat profile, the
+/// stacks, the threads). What is not made of samples in time order (the clock, the waits by
+/// the clock, the daemons) is of the whole run: it goes. The processes it started are cut by
+/// the caller, each in its own time order.
+fn keep_window(p: &mut Profile, from: u64, to: u64, span: u64) {
     let kept = p.timeline.between(from, to).to_vec();
     // Each stack's samples in the window, by its place among the run's stacks.
     let mut stacks: BTreeMap<u32, u64> = BTreeMap::new();
@@ -246,7 +290,6 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
         .map(|(tid, samples)| ThreadSamples { tid, name: names.get(&tid).cloned().unwrap_or_default(), samples: samples.into_iter().collect() })
         .collect();
     p.clock.threads.clear();
-    p.processes.clear();
     p.children = (0, 0);
     p.servers = None;
     p.clock.served.clear();
@@ -256,19 +299,24 @@ fn keep_window(p: &mut Profile, from: u64, to: u64) {
         *k = k.saturating_add(unnamed_kernel);
     }
     // The window's time, as the run's: the report's time line is of the window.
-    let span = p.timeline.span;
     p.clock.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
 }
 
-/// `--dso`: the program's samples in the objects kept.
+/// `--dso`: the program's samples in the objects kept. `[kernel]` keeps the kernel's ticks
+/// whether or not their addresses were recorded (named with `--kernel`).
 fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
     let mappings = p.mappings.clone();
     let kernel_kept = filter.keeps_object(KERNEL);
+    let named = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    let unnamed = p.kernel_ticks.map(|k| k.saturating_sub(named));
     keep_samples(p, |f| match *f {
         Frame::Program(_) => program_kept,
         Frame::Kernel(_) => kernel_kept,
         Frame::Foreign(a) => Mapping::at(&mappings, a).is_some_and(|m| filter.keeps_object(&m.path)),
     });
+    if let (true, Some(k), Some(unnamed)) = (kernel_kept, p.kernel_ticks.as_mut(), unnamed) {
+        *k = k.saturating_add(unnamed);
+    }
 }
 
 
@@ -326,7 +374,7 @@ mod tests {
     fn dso_keeps_the_samples_in_those_objects_and_remakes_the_bins() {
         let mut r = run();
         let note = apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
-        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --dso libc.so.6 keeps: 10 of 20."));
+        assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --dso libc.so.6 keeps: 10 of 20."));
         let p = &r.profile;
         assert_eq!((p.image_samples.len(), p.foreign_samples.clone(), p.kernel_samples.len()), (0, vec![(0x7000_0010, 4)], 0));
         assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (4, Some(0), 0));
@@ -373,7 +421,7 @@ mod tests {
     fn comm_and_pids_keep_processes() {
         let mut r = run();
         let note = apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
-        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --comm gzip keeps: 6 of 20."));
+        assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --comm gzip keeps: 6 of 20."));
         assert_eq!((r.profile.user_ticks, r.profile.data.total(), r.profile.processes.len()), (0, 0, 1));
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() }).unwrap();
@@ -381,6 +429,54 @@ mod tests {
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() }).unwrap();
         assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+    }
+
+    #[test]
+    fn comm_takes_the_15_byte_comm_ps_and_perf_print() {
+        let long = |r: &mut Outcome| r.profile.processes[0].program = "/usr/bin/x86_64-linux-gnu-gcc-14".into();
+        for (comm, kept) in [("x86_64-linux-gn", 1), ("x86_64-linux-gnu-gcc-14", 1), ("x86_64-linux-g", 0), ("x86_64-linux-gnu", 0)] {
+            let mut r = run();
+            long(&mut r);
+            apply(&mut r, "/bin/prog", &Filter { comms: vec![comm.into()], ..Default::default() }).unwrap();
+            assert_eq!(r.profile.processes.len(), kept, "{comm}");
+        }
+        // A name of 15 bytes or fewer is its own comm: no prefix of it is.
+        let mut r = run();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzi".into()], ..Default::default() }).unwrap();
+        assert!(r.profile.processes.is_empty());
+    }
+
+    /// `--dso [kernel]` keeps the kernel's ticks whose addresses were not recorded (a run
+    /// without `--kernel`): they are counted, not named.
+    #[test]
+    fn dso_kernel_keeps_the_kernel_s_ticks_named_or_not() {
+        let mut r = run();
+        r.profile.kernel_ticks = Some(9);
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec![KERNEL.into()], ..Default::default() }).unwrap();
+        assert_eq!((r.profile.user_ticks, r.profile.kernel_ticks, r.profile.kernel_samples.len()), (0, Some(9), 1));
+        let mut r = run();
+        r.profile.kernel_ticks = Some(9);
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
+        assert_eq!((r.profile.user_ticks, r.profile.kernel_ticks), (4, Some(0)));
+    }
+
+    /// The flat profile's shares are of the run's samples, kept or not (perf report's
+    /// `--percentage absolute`, its default); `relative`, of those kept. A window is cut
+    /// first: the shares are then of the window's samples.
+    #[test]
+    fn shares_are_of_the_whole_run_unless_relative() {
+        let kept = |filter: Filter| apply(&mut run(), "/bin/prog", &filter).unwrap().unwrap().whole;
+        // The program's 14 samples by address (8 in its text, 4 in libc, 2 in the kernel).
+        assert_eq!(kept(Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }), Some(14));
+        assert_eq!(kept(Filter { dsos: vec!["libc.so.6".into()], relative: true, ..Default::default() }), None);
+        assert_eq!(kept(Filter { tids: vec![11], ..Default::default() }), Some(14));
+        // Nothing cut from the program: its shares are as they were.
+        assert_eq!(kept(Filter { pids: vec![10], ..Default::default() }), None);
+        let window = Some(crate::timeline::Window::parse("10%,50%").unwrap());
+        assert_eq!(apply(&mut timed_run(), "/bin/prog", &Filter { window, ..Default::default() }).unwrap().unwrap().whole, None);
+        let mut r = timed_run();
+        let f = Filter { window, dsos: vec!["libc.so.6".into()], ..Default::default() };
+        assert_eq!(apply(&mut r, "/bin/prog", &f).unwrap().unwrap().whole, Some(2));
     }
 
     /// [`run`] with its samples in time order: tid 10 in the program's text (stack 0), 11
@@ -410,7 +506,7 @@ mod tests {
         let mut r = timed_run();
         let window = Some(crate::timeline::Window::parse("10%,50%").unwrap());
         let note = apply(&mut r, "/bin/prog", &Filter { window, ..Default::default() }).unwrap();
-        assert_eq!(note.as_deref(), Some("Note: the report is of the samples --time 10%,50% keeps: 3 of 20."));
+        assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --time 10%,50% keeps: 3 of 20."));
         let p = &r.profile;
         assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 1)], vec![(0x7000_0010, 1)], 0));
         assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[1]), (2, Some(1), 1, 1));

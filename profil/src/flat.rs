@@ -76,6 +76,9 @@ pub struct FlatProfile {
     pub kernel: u64,
     /// Entries carry inclusive totals (call stacks were recorded).
     pub with_totals: bool,
+    /// The run's samples the shares are of, where report filters kept fewer than it had
+    /// (`--percentage absolute`, perf report's default); `None`: of `total`.
+    pub whole: Option<u64>,
 }
 
 impl FlatProfile {
@@ -119,7 +122,7 @@ impl FlatProfile {
             .iter()
             .filter(|s| symbolizer.is_kernel(s.location.object))
             .fold(0u64, |sum, s| sum.saturating_add(s.count));
-        FlatProfile { entries, total, kernel, with_totals: stacks.is_some() }
+        FlatProfile { entries, total, kernel, with_totals: stacks.is_some(), whole: None }
     }
 
     /// Share of all user ticks that went to the entry named `name`, in percent.
@@ -128,9 +131,9 @@ impl FlatProfile {
         self.share(n)
     }
 
-    /// `n` ticks as a percentage of all user ticks.
+    /// `n` ticks as a percentage of all user ticks (of the run's, where filters kept fewer).
     pub fn share(&self, n: u64) -> f64 {
-        crate::words::percent(n, self.total)
+        crate::words::percent(n, self.whole.unwrap_or(self.total))
     }
 
     /// The table; with `top`, its first `top` rows and one line for the rest.
@@ -141,10 +144,18 @@ impl FlatProfile {
     }
 
     pub fn render(&self, top: Option<usize>) -> String {
+        self.render_of(None, top)
+    }
+
+    /// [`render`](Self::render), its header naming whose profile it is where the run has
+    /// other processes (`sh [pid 42]`): the program's own samples, not the tree's.
+    pub fn render_of(&self, whose: Option<&str>, top: Option<usize>) -> String {
         let mut out = String::new();
+        let of_whole = self.whole.map(|w| format!(" kept of {w}; % of all {w}")).unwrap_or_default();
+        let whose = whose.map(|w| format!(" of {w} alone")).unwrap_or_default();
         let _ = match self.kernel {
-            0 => writeln!(out, "Flat profile ({} user ticks):", self.total),
-            k => writeln!(out, "Flat profile ({} ticks, {k} of them in the kernel):", self.total),
+            0 => writeln!(out, "Flat profile{whose} ({} user ticks{of_whole}):", self.total),
+            k => writeln!(out, "Flat profile{whose} ({} ticks, {k} of them in the kernel{of_whole}):", self.total),
         };
         if self.with_totals {
             let _ = writeln!(out, "{:>9} {:>7} {:>7} {:>7}  function", "samples", "%", "cum %", "total %");

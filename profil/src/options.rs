@@ -295,7 +295,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Values,
         help: "report only the processes running these programs",
         default: "all",
-        more: "report only these processes: the program, its children (`--children`), `-a`'s processes, by program (a file's name or path) or pid; live or `--load`ed runs (`-p`/`--pid` attaches, as `perf record`'s)",
+        more: "report only these processes: the program, its children (`--children`), `-a`'s processes, by program (a file's name or path, or its comm, the name cut to 15 bytes as ps and perf print it) or pid; live or `--load`ed runs (`-p`/`--pid` attaches, as `perf record`'s)",
     },
     Opt {
         short: "",
@@ -323,6 +323,15 @@ pub const OPTIONS: &[Opt] = &[
         help: "report only the samples in these objects ([kernel]: the kernel's)",
         default: "all",
         more: "report only the samples in these objects (a file's name or path, `[kernel]` for the kernel's); the Minix bins are made again from the program's samples kept. A note on standard error says how many samples the filters kept; `--save` keeps the whole run (filter when loading)",
+    },
+    Opt {
+        short: "",
+        long: "percentage",
+        value: "MODE",
+        takes: Takes::Value,
+        help: "with the filters: shares of the whole run (absolute) or of the samples kept (relative)",
+        default: "absolute",
+        more: "how the flat profile's shares are taken when the filters keep fewer samples than the run had, as `perf report --percentage`: `absolute`, of all the program's samples (of the `--time` window, which is cut first), so a function's share is what it is in the whole run; `relative`, of the samples kept. The header says which (`Flat profile (170 user ticks kept of 4226; % of all 4226)`)",
     },
     Opt {
         short: "",
@@ -473,7 +482,7 @@ pub const OPTIONS: &[Opt] = &[
         long: "load",
         value: "FILE",
         takes: Takes::Value,
-        help: "report a run saved with --save instead of running a program",
+        help: "report a run saved with --save instead of running a program (a file, or a stream: <(zcat run.gz))",
         default: "",
         more: "report a saved run instead of running a program: any report and export option, the same bytes as the live run gave (below); the options that record (`-F`, `-g`, `--children`, `--off-cpu`, `-s`, `-e`, `-i`, `-p`) are refused, the run has its own; a library the run names that is not on this machine, or not in the run's build (GNU build-id), is named in one warning, its samples kept by address; `--debug-dir DIR` finds objects by build-id under `DIR/.build-id/`",
     },

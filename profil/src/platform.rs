@@ -19,6 +19,9 @@ pub const FREQUENCIES: std::ops::RangeInclusive<u64> = prof_core::sampler::MIN_R
 /// Where a Redox image installs the kernel it boots.
 pub const REDOX_KERNEL: &str = "/usr/lib/boot/kernel";
 
+/// The running Linux kernel's symbols.
+pub const KALLSYMS: &str = "/proc/kallsyms";
+
 /// The kernel ELF that names kernel samples when `--kernel` names none (Redox's own).
 pub fn default_kernel() -> Option<PathBuf> {
     cfg!(target_os = "redox").then(|| PathBuf::from(REDOX_KERNEL))

@@ -129,11 +129,26 @@ pub fn minix_statistics(d: &ProfData) -> String {
 /// code". Empty where the wall time or the CPU time is not known.
 pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     let Some(wall) = p.clock.elapsed else { return String::new() };
-    let ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0)) as f64;
+    // A tree (--children): the CPU time of every process of it, as the report's rows have it.
+    let tree = !p.is_system_wide() && !p.processes.is_empty();
+    let own = |q: &Profile| q.user_ticks.saturating_add(q.kernel_ticks.unwrap_or(0));
+    let ticks = match tree {
+        true => p.with_processes().fold(0u64, |n, q| n.saturating_add(own(q))),
+        false => own(p),
+    } as f64;
     let sent = p.source.record_span.map_or(0, |r| r.rate_sent);
+    let clocked = |q: &Profile| q.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
     let (cpu, how) = match p.source.sampling {
         None if frequency_hz > 0 => (ticks / frequency_hz as f64, ""),
-        Some(_) if !p.clock.threads.is_empty() => (p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu())) as f64 / 1e9, ""),
+        Some(_) if !p.clock.threads.is_empty() => {
+            // The processes the kernel's records clock; those it does not, by their samples.
+            let theirs = p.processes.iter().filter(|_| tree).map(|c| match c.profile.clock.threads.is_empty() {
+                false => clocked(&c.profile) as f64 / 1e9,
+                true if sent > 0 => own(&c.profile) as f64 / sent as f64,
+                true => 0.0,
+            });
+            (clocked(p) as f64 / 1e9 + theirs.sum::<f64>(), "")
+        }
         // Upstream's records without switches: its samples at the rate their clock gives,
         // less what the kernel leaves out (its code with interrupts on).
         Some(s) if s.is_upstreams() && sent > 0 => (ticks / sent as f64, " by its samples"),
@@ -141,9 +156,19 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     };
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { cpu * 100.0 / wall } else { 0.0 };
-    let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU{how} ({share:.0} % of the elapsed time");
+    let whose = match p.processes.len() {
+        _ if !tree => String::new(),
+        1 => " in its 2 processes".to_string(),
+        n => format!(" in its {} processes", n + 1),
+    };
+    let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU{whose}{how} ({share:.0} % of the elapsed time");
+    // Only several threads (or processes) can be on CPUs longer than the run lasted; one that
+    // seems to was measured by two clocks (the kernel's records', profil's elapsed time).
+    let one_thread = p.clock.threads.len().max(p.by_thread.len()) == 1;
     out.push_str(match share {
-        s if s > 105.0 => ": several threads ran at once)\n",
+        s if s > 105.0 && tree => ": several processes ran at once)\n",
+        s if s > 105.0 && !one_thread => ": several threads ran at once)\n",
+        s if s > 105.0 => ": one thread, its CPU time by the kernel's clock, the elapsed time by profil's)\n",
         s if s < 90.0 => "; the rest the program waited or was not running)\n",
         _ => ")\n",
     });
@@ -277,7 +302,12 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interp
             1 => (names, "the program it became"),
             n => (format!("{n} times ({names}; busiest first)"), "the programs it became"),
         };
-        let _ = writeln!(out, "Note: '{program}' exec'd {what}: the bins cover the text of {binned}, not of {became}");
+        // Bins of a program that handed its run over at once are empty: say why, plainly.
+        let empty = match p.data.total() {
+            0 => ", which had none of the samples (the flat profile has the work)",
+            _ => "",
+        };
+        let _ = writeln!(out, "Note: '{program}' exec'd {what}: the bins cover the text of {binned}{empty}, not of {became}");
     }
     let _ = match exit {
         ExitKind::Exited(code) => writeln!(out, "'{program}' exited with status {code}"),
@@ -494,6 +524,27 @@ mod tests {
         );
         assert_eq!(time_line(&p(1980, 2.0), 1000), "Time: 2.00 s elapsed, 2.00 s of it on a CPU (100 % of the elapsed time)\n");
         assert!(time_line(&p(3980, 2.0), 1000).ends_with("(200 % of the elapsed time: several threads ran at once)\n"));
+        // A tree (--children): every process's CPU time, said so.
+        let mut tree = p(980, 2.0);
+        let child = |pid, user| crate::profile::ChildProfile {
+            pid,
+            parent: Some(1),
+            program: "/bin/busy".into(),
+            profile: Profile { user_ticks: user, kernel_ticks: Some(0), ..Default::default() },
+            running: false,
+        };
+        tree.processes = vec![child(2, 1000), child(3, 2000)];
+        assert_eq!(
+            time_line(&tree, 1000),
+            "Time: 2.00 s elapsed, 4.00 s of it on a CPU in its 3 processes (200 % of the elapsed time: several processes ran at once)\n"
+        );
+        tree.user_ticks = 0;
+        tree.kernel_ticks = Some(0);
+        tree.processes.truncate(1);
+        assert_eq!(
+            time_line(&tree, 1000),
+            "Time: 2.00 s elapsed, 1.00 s of it on a CPU in its 2 processes (50 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
         // No wall time, or Redox's ticks (of every CPU, at a rate) without the kernel's clock:
         // no line.
         assert_eq!(time_line(&Profile::default(), 1000), "");
@@ -505,6 +556,12 @@ mod tests {
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
+        // One thread cannot have run longer than the run: two clocks disagree (`sleep 0`).
+        redox.clock.elapsed = Some(std::time::Duration::from_millis(200));
+        assert_eq!(
+            time_line(&redox, 1000),
+            "Time: 0.20 s elapsed, 0.25 s of it on a CPU (125 % of the elapsed time: one thread, its CPU time by the kernel's clock, the elapsed time by profil's)\n"
         );
         // A stock kernel: no clock, but the rate its records' clock gives: 490 ticks at 980 a
         // second. Without that rate, no line.

@@ -27,15 +27,18 @@ pub struct Slice {
     pub blocked: Option<(String, u64)>,
 }
 
-/// The run of `p` from `window` (the whole run: `None`) in `n` slices, its functions named.
+/// The run of `p` from `window` (the whole run: `None`) in `n` slices, its functions named:
+/// every process of the run (the program, and the processes it started), on the clock they
+/// share.
 pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut Symbolizer) -> Vec<Slice> {
-    let t = &p.timeline;
-    let (from, to) = window.map_or((0, u64::MAX), |w| w.ns(t.span));
-    let to = to.min(t.span);
+    let span = p.run_span();
+    let (from, to) = window.map_or((0, u64::MAX), |w| w.ns(span));
+    let to = to.min(span);
     if to <= from || n == 0 {
         return Vec::new();
     }
-    let mut names: HashMap<Frame, String> = HashMap::default();
+    // A frame's name, by process: the same runtime address is other code in another process.
+    let mut names: HashMap<(usize, Frame), String> = HashMap::default();
     let edge = |k: usize| from + ((to - from) as u128 * k as u128 / n as u128) as u64;
     (0..n)
         .map(|k| {
@@ -43,24 +46,27 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut S
             let mut functions: HashMap<String, u64> = HashMap::default();
             let mut waits: HashMap<String, u64> = HashMap::default();
             let mut on_cpu = 0;
-            for s in t.between(a, b) {
-                let name = match s.at {
-                    At::Cpu(frame) => names
-                        .entry(frame)
-                        .or_insert_with(|| {
-                            let location = symbolizer.frame(frame.into(), &p.mappings);
-                            symbolizer.name(&location)
-                        })
-                        .clone(),
-                    At::Kernel(_) => "[kernel]".to_string(),
-                    At::Blocked(site) => {
-                        let call = p.clock.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
-                        *waits.entry(call.to_string()).or_insert(0) += 1;
-                        continue;
-                    }
-                };
-                on_cpu += 1;
-                *functions.entry(name).or_insert(0) += 1;
+            for (i, process) in p.with_processes().enumerate() {
+                for s in process.timeline.between(a, b) {
+                    let name = match s.at {
+                        At::Cpu(frame) => names
+                            .entry((i, frame))
+                            .or_insert_with(|| {
+                                let location = symbolizer.frame(frame.into(), &process.mappings);
+                                symbolizer.name(&location)
+                            })
+                            .clone(),
+                        At::Kernel(_) => "[kernel]".to_string(),
+                        At::Blocked(site) => {
+                            // The run's wait sites are the program's, whichever process waited.
+                            let call = p.clock.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
+                            *waits.entry(call.to_string()).or_insert(0) += 1;
+                            continue;
+                        }
+                    };
+                    on_cpu += 1;
+                    *functions.entry(name).or_insert(0) += 1;
+                }
             }
             Slice { from: a, to: b.min(to), on_cpu, top: most(functions), blocked: most(waits) }
         })
@@ -72,16 +78,22 @@ fn most(counts: HashMap<String, u64>) -> Option<(String, u64)> {
     counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
 }
 
-/// The section: a line per slice. `hz`: the samples a second of CPU time (100 % is one CPU).
-pub fn render(slices: &[Slice], hz: u64) -> String {
+/// The section: a line per slice. `hz`: the samples a second of CPU time (100 % is one CPU);
+/// `processes`: how many processes the run's samples are of (the program and those it
+/// started), which the slices' cpu sums.
+pub fn render(slices: &[Slice], hz: u64, processes: usize) -> String {
     let mut out = String::new();
     if slices.is_empty() {
         return "Timeline: none: this run's samples have no times (a run saved by an older profil, or a profd that serves no timeline).\n".to_string();
     }
     let width = slices[0].to.saturating_sub(slices[0].from);
+    let whose = match processes {
+        0 | 1 => "its samples".to_string(),
+        n => format!("the samples of its {n} processes"),
+    };
     let _ = writeln!(
         out,
-        "Timeline ({} slices of {:.1} ms, seconds from the program's start; cpu: its samples over the slice's time at {hz} Hz):",
+        "Timeline ({} slices of {:.1} ms, seconds from the program's start; cpu: {whose} over the slice's time at {hz} Hz):",
         slices.len(),
         width as f64 / 1e6
     );
@@ -117,12 +129,12 @@ mod tests {
             Slice { from: 500_000_000, to: 1_000_000_000, on_cpu: 125, top: Some(("loop".into(), 125)), blocked: Some(("nanosleep".into(), 3)) },
         ];
         assert_eq!(
-            render(&slices, 1000),
+            render(&slices, 1000, 1),
             "Timeline (2 slices of 500.0 ms, seconds from the program's start; cpu: its samples over the slice's time at 1000 Hz):\n\
              \x20    from       to     cpu  busiest function (share), blocked in (looks)\n\
              \x20   0.000    0.500   100 %  fib 98.0 %\n\
              \x20   0.500    1.000    25 %  loop 100.0 %  | nanosleep (3)\n"
         );
-        assert!(render(&[], 1000).starts_with("Timeline: none: this run's samples have no times"));
+        assert!(render(&[], 1000, 1).starts_with("Timeline: none: this run's samples have no times"));
     }
 }

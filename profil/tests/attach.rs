@@ -173,8 +173,9 @@ fn attach_to_a_process_whose_program_was_deleted() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let line = field(&out, "Call stacks:");
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+    // "A of B user samples, C truncated", or "… of B samples (user and kernel), …".
+    let (head, tail) = line.split_once(", ").unwrap();
+    let (all, cut): (u64, u64) = (head.split_whitespace().nth(2).unwrap().parse().unwrap(), tail.split_whitespace().next().unwrap().parse().unwrap());
     assert!(all > 100 && cut * 10 < all, "{out}");
     target.kill().unwrap();
     target.wait().unwrap();

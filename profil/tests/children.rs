@@ -119,7 +119,7 @@ fn exec_children_are_named_by_their_programs() {
     assert!(!out.contains("were not counted"), "{out}");
     // sh did next to nothing itself: the report leads with its processes, then sh's own
     // (near empty) flat profile, and has the processes' section once.
-    let (processes, flat) = (out.find("Processes (--children)").unwrap(), out.find("Flat profile (").unwrap());
+    let (processes, flat) = (out.find("Processes (--children)").unwrap(), out.find("Flat profile of sh [pid ").unwrap());
     assert!(processes < flat, "{out}");
     assert_eq!(out.matches("Processes (--children)").count(), 1, "{out}");
 }
@@ -286,5 +286,57 @@ fn report_filters_keep_processes_by_name_or_pid() {
     let rows = process_rows(&out);
     assert_eq!(rows.iter().map(|r| (r.0, r.2)).collect::<Vec<_>>(), [(all[0].0, 0), (all[2].0, all[2].2)], "{out}");
     assert!(err.contains(&format!("--pids {second} keeps: {} of ", all[2].2)), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tree keeps its time axis: `--samples` has every process's samples by its thread,
+/// `--time` keeps the processes that ran in its window (on the clock they share), and
+/// `--timeline` slices them all; live, then loaded.
+#[test]
+fn a_tree_keeps_its_time_axis() {
+    let dir = scratch("children-time");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let script = format!("{b} 300; {b} 300; exit 0", b = busy.display());
+    let (saved, samples) = (dir.join("run.profil"), dir.join("samples.txt"));
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "--save", saved.to_str().unwrap(), "--samples", samples.to_str().unwrap(), "/bin/sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    assert_eq!(rows.len(), 3, "sh and two busy runs: {out}");
+    let (first, second) = (rows[1].0, rows[2].0);
+    // Each busy run's samples, by its thread (its pid), in time order.
+    let lines = std::fs::read_to_string(&samples).unwrap();
+    let times_of = |pid: u32| -> Vec<f64> {
+        lines
+            .lines()
+            .skip(1)
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .filter(|w| w[1] == pid.to_string() && w[3].ends_with("spin [busy]"))
+            .map(|w| w[0].parse().unwrap())
+            .collect()
+    };
+    let (a, b) = (times_of(first), times_of(second));
+    assert!(a.len() as f64 >= 0.5 * rows[1].2 as f64 && b.len() as f64 >= 0.5 * rows[2].2 as f64, "{} {} of {rows:?}", a.len(), b.len());
+    assert!(a.windows(2).all(|w| w[0] <= w[1]) && b.windows(2).all(|w| w[0] <= w[1]), "in time order");
+    assert!(a.last() < b.first(), "the first busy run ends before the second starts: {lines}");
+    let mid = (a.last().unwrap() + b.first().unwrap()) / 2.0;
+    // Each half of the run holds the busy run that ran then, and not the other.
+    for (window, kept) in [(format!("0,{mid:.6}"), first), (format!("{mid:.6},"), second)] {
+        let o = profil(&["-f", "--load", saved.to_str().unwrap(), "--time", &window]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{out}{err}");
+        let busy_rows: Vec<u32> = process_rows(&out).iter().skip(1).filter(|r| r.2 > 0).map(|r| r.0).collect();
+        assert_eq!(busy_rows, [kept], "--time {window}: {out}");
+    }
+    // The timeline: both runs' work, sliced on one clock.
+    let o = profil(&["-f", "--load", saved.to_str().unwrap(), "--timeline=2"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let timeline: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("Timeline (")).take(4).collect();
+    assert!(timeline[0].contains("cpu: the samples of its "), "{timeline:?}");
+    assert!(timeline[2].contains("spin [busy]") && timeline[3].contains("spin [busy]"), "{timeline:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

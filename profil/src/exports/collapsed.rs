@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn daemons_hang_under_roots_of_their_own() {
         let (sp, _) = crate::stacks::tests::with_a_server();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let text = render("/bin/abc", &flat, Some(&sp));
         assert!(text.starts_with("abc;main;a;c 3\n"), "{text}");
         assert!(
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn stitched_daemon_stacks_keep_the_programs_root() {
         let (sp, _, _) = crate::stacks::tests::with_a_stitched_server();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let text = render("/bin/abc", &flat, Some(&sp));
         assert!(
             text.ends_with(
@@ -214,6 +214,7 @@ mod tests {
             total: 16,
             kernel: 0,
             with_totals: false,
+            whole: None,
         };
         assert_eq!(
             render("target/release/fib", &flat, None),
@@ -225,7 +226,7 @@ mod tests {
     fn recorded_stacks_root_first_truncated_ones_marked() {
         let mut s = crate::stacks::tests::symbolizer();
         let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s, None).unwrap();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         assert_eq!(
             render("/bin/abc", &flat, Some(&sp)),
             "abc;main;a;c 3\nabc;main;a;c;c 3\nabc;main;b;c 2\nabc;[truncated];b 1\n"

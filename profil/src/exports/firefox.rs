@@ -421,7 +421,7 @@ mod tests {
         let served = NamedServed { tid: 8, from: 2_500_000, to: 7_000_000, for_tid: 42, call: "scheme call".into(), target: "ramfs [pid 7]".into() };
         let daemon = NamedTimeline { served: vec![served], ..Default::default() };
         named.processes.push(ProcessTimeline { pid: 7, program: "/bin/ramfs".into(), timeline: daemon });
-        let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
+        let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true, whole: None };
         let a = Analysis { timeline: Some(&named), ..Analysis::bare(&run, &flat, &symbolizer, Some(&sp)) };
         let doc: serde_json::Value = serde_json::from_slice(&render(&a, false)).unwrap();
         let thread = &doc["threads"][0];

@@ -480,7 +480,7 @@ mod tests {
     fn daemons_stacks_are_samples_too() {
         let (sp, s) = crate::stacks::tests::with_a_server();
         let profile = crate::stacks::tests::profile();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
@@ -501,7 +501,7 @@ mod tests {
     #[test]
     fn stitched_daemon_stacks_end_in_the_programs_frames() {
         let (sp, s, profile) = crate::stacks::tests::with_a_stitched_server();
-        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);

@@ -114,13 +114,13 @@ mod tests {
     fn frames_carry_their_samples() {
         let mut s = crate::stacks::tests::symbolizer();
         let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s, None).unwrap();
-        let flat = FlatProfile { entries: Vec::new(), total: 9, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: Vec::new(), total: 9, kernel: 0, with_totals: true, whole: None };
         // (tests/call_stacks.rs reads real runs' flame graphs with an XML parser.)
         let svg = String::from_utf8(render("/bin/abc", &flat, Some(&sp)).unwrap()).unwrap();
         for want in ["main (8 samples, 88.89%)", "a (6 samples, 66.67%)", "b (2 samples, 22.22%)", "[truncated] (1 samples, 11.11%)"] {
             assert!(svg.contains(&format!("<title>{want}</title>")), "{want} not in {svg}");
         }
-        let empty = render("/bin/abc", &FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: false }, None).unwrap();
+        let empty = render("/bin/abc", &FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: false, whole: None }, None).unwrap();
         let empty = String::from_utf8(empty).unwrap();
         assert!(empty.contains("profil: abc: no samples") && !empty.contains("<title>"), "{empty}");
     }

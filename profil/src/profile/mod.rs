@@ -227,6 +227,23 @@ impl Profile {
         (seconds > 0.0).then(|| all as f64 / seconds)
     }
 
+    /// The program's profile and each process it started (`--children`, or `-a`'s), the
+    /// program first: every process of the run.
+    pub fn with_processes(&self) -> impl Iterator<Item = &Profile> {
+        std::iter::once(self).chain(self.processes.iter().map(|c| &c.profile))
+    }
+
+    /// The run's span in time order, ns from the program's start: to the end of its last
+    /// process (a child may outlive the program).
+    pub fn run_span(&self) -> u64 {
+        self.with_processes().map(|p| p.timeline.span).max().unwrap_or(0)
+    }
+
+    /// Whether any process of the run has its samples in time order.
+    pub fn has_times(&self) -> bool {
+        self.with_processes().any(|p| !p.timeline.is_empty())
+    }
+
     /// Is this a system-wide run's (`-a`): no program, every process among `processes`?
     pub fn is_system_wide(&self) -> bool {
         self.idle_ticks.is_some()

@@ -172,7 +172,8 @@ impl Profile {
 
 /// The files a process exec'd after the profiled program: among its mappings, the mapped
 /// files that are programs themselves (`ET_EXEC`, or an interpreter and no soname), other than
-/// the profiled one, busiest first; "another program" for each exec beyond them.
+/// the profiled one, busiest first (by their own files' samples, then the last exec'd);
+/// "another program" for each exec beyond them.
 fn later_exec_images(s: &Session) -> Vec<String> {
     if s.later_execs == 0 {
         return Vec::new();
@@ -195,6 +196,9 @@ fn later_exec_images(s: &Session) -> Vec<String> {
             .map(|m| s.program.user.range(m.start..m.start.saturating_add(m.len)).map(|(_, n)| n).sum::<u64>())
             .sum()
     };
+    // Where no program's own file has more samples (a chain of shims whose last program
+    // works in its libraries: python3 in libpython), the last one exec'd is the busiest.
+    found.reverse();
     found.sort_by_cached_key(|p| std::cmp::Reverse(samples_in(p)));
     found.resize(found.len().max(s.later_execs as usize), ANOTHER_PROGRAM.to_string());
     found

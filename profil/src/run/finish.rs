@@ -63,16 +63,22 @@ pub enum Ending {
 }
 
 /// The run as the report filters keep it (`--comm`, `--pids`, `--tid`, `--dso`, `--time`), with a note
-/// on standard error of what they kept; `program_file` holds the program's own samples.
-pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) -> Result<std::borrow::Cow<'a, Outcome>, RunError> {
+/// on standard error of what they kept; `program_file` holds the program's own samples. With
+/// it, the program's samples the flat profile's shares are of, where they are not those kept
+/// ([`crate::filter::Kept::whole`]).
+pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) -> Result<(std::borrow::Cow<'a, Outcome>, Option<u64>), RunError> {
     if args.filter.is_empty() {
-        return Ok(std::borrow::Cow::Borrowed(run));
+        return Ok((std::borrow::Cow::Borrowed(run), None));
     }
     let mut kept = run.clone();
-    if let Some(note) = crate::filter::apply(&mut kept, program_file, &args.filter).map_err(RunError::Program)? {
-        crate::report_out::to_stderr(format_args!("{note}"));
-    }
-    Ok(std::borrow::Cow::Owned(kept))
+    let whole = match crate::filter::apply(&mut kept, program_file, &args.filter).map_err(RunError::Program)? {
+        Some(k) => {
+            crate::report_out::to_stderr(format_args!("{}", k.note));
+            k.whole
+        }
+        None => None,
+    };
+    Ok((std::borrow::Cow::Owned(kept), whole))
 }
 
 /// How profil ends after reporting a run it did not run (`--load`, `-a`): 0, or 1 where the

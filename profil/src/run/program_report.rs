@@ -84,8 +84,10 @@ struct Analysed<'a> {
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
 pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
-    let run = &*filtered(args, run, &path.to_string_lossy())?;
-    let a = analyse(args, path, image, run)?;
+    let (run, whole) = filtered(args, run, &path.to_string_lossy())?;
+    let run = &*run;
+    let mut a = analyse(args, path, image, run)?;
+    a.flat.whole = whole;
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut
     // keeps its error, the exports are written, then the error is returned.
     out.start_line()?;
@@ -139,7 +141,15 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
-    let (samples, mut stacks, flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    let (samples, mut stacks, mut flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    // A script's profile is its interpreter's code: its rows say whose (`[sh]`), as another
+    // object's do, since the name on the command line is the script's.
+    if let Some(interpreter) = run.interpreters.last() {
+        let tag = processes::base_name(interpreter).to_string();
+        for e in flat.entries.iter_mut().filter(|e| e.object.is_none()) {
+            e.object = Some(tag.clone());
+        }
+    }
     let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
     if args.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
@@ -179,9 +189,13 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
         None => Vec::new(),
     };
-    // The processes the program started are tracks of the Firefox Profiler's file.
+    // The processes the program started are tracks of the Firefox Profiler's file, and lines
+    // of --samples.
     let named_timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
-        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, args.exports.firefox.is_some()))
+        .then(|| {
+            let processes = args.exports.firefox.is_some() || args.exports.samples.is_some();
+            crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, processes)
+        })
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline })
 }
@@ -207,12 +221,14 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
         Some(limit) => Some(args.sections.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
         None => args.sections.top,
     };
-    out.push(a.flat.render(top) + "\n");
+    // In a tree the program's own flat profile is one process's: its header says whose.
+    let whose = (!a.children.is_empty()).then(|| format!("{} [pid {}]", processes::base_name(name), profile.pid));
+    out.push(a.flat.render_of(whose.as_deref(), top) + "\n");
     if args.sections.threads {
         out.push(crate::threads::render(&a.threads) + "\n");
     }
     if args.sections.timeline.is_some() {
-        out.push(crate::slices::render(&a.timeline, a.run.frequency_hz) + "\n");
+        out.push(crate::slices::render(&a.timeline, a.run.frequency_hz, a.run.profile.with_processes().filter(|p| !p.timeline.is_empty()).count()) + "\n");
     }
     if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
         let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);

@@ -24,9 +24,6 @@ use super::finish::{ending_of_report, write_exports, Ending, RunError};
 /// file's name).
 pub const SYSTEM: &str = "system";
 
-/// The Linux kernel's symbols, where `--kernel` names none.
-const KALLSYMS: &str = "/proc/kallsyms";
-
 /// Profile every process until `-t` passes or Ctrl-C; print the report, write the exports.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     // No program file: the exports only must not name one another (nor standard output twice).
@@ -60,12 +57,13 @@ pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
 
 /// The report of a system-wide run, and its exports.
 fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> {
-    let run = &*super::finish::filtered(args, run, "")?;
+    // -a's tables are of the processes kept (as perf's --sort comm): the shares, of them.
+    let run = &*super::finish::filtered(args, run, "")?.0;
     let mut out = exports.report_out(false);
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
     // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
     // Linux's kallsyms.
-    let kernel = args.kernel.clone().unwrap_or_else(|| KALLSYMS.into());
+    let kernel = args.kernel.clone().unwrap_or_else(|| crate::platform::KALLSYMS.into());
     let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects.clone()).with_kernel(&kernel);
     let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
