@@ -93,7 +93,7 @@ fn speedscope_renders_the_file_in_a_browser() {
     let doc: serde_json::Value = serde_json::from_slice(&profile).unwrap();
     assert_eq!(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
     let name = doc["profiles"][0]["name"].as_str().unwrap().to_string();
-    assert!(name.starts_with("fib (pid ") && name.ends_with("): CPU samples"), "{name}");
+    assert!(name.starts_with("fib (pid ") && name.ends_with("): CPU samples merged by stack, not in time order"), "{name}");
     let weights: u64 = doc["profiles"][0]["weights"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
     assert_eq!(doc["profiles"][0]["endValue"].as_u64(), Some(weights));
 
@@ -104,7 +104,12 @@ fn speedscope_renders_the_file_in_a_browser() {
     if !installed("chromium", "chromium") {
         return;
     }
-    let address = serve(dist.clone(), profile);
+    // The by-stack profile, opened as a user picks it from the menu.
+    let profiles = doc["profiles"].as_array().unwrap();
+    let over_time = profiles.iter().position(|p| p["type"] == "evented").expect("an evented profile");
+    let mut by_stack = doc.clone();
+    by_stack["activeProfileIndex"] = 0.into();
+    let address = serve(dist.clone(), serde_json::to_vec(&by_stack).unwrap());
     let page = |view: &str| page_dom(&address, view);
     // The page took the file: its title, and the profile's name in the toolbar.
     let dom = page("time-ordered");
@@ -116,15 +121,12 @@ fn speedscope_renders_the_file_in_a_browser() {
         assert!(dom.contains(&format!(">{function}<")), "{function} not in the sandwich table: {dom}");
     }
 
-    // The thread over time (an evented profile), opened first: speedscope reads it, and its
-    // sandwich view has the program's functions.
-    let profiles = doc["profiles"].as_array().unwrap();
-    let over_time = profiles.iter().position(|p| p["type"] == "evented").expect("an evented profile");
+    // The thread over time (an evented profile), which the file opens on: speedscope reads
+    // it, and its sandwich view has the program's functions.
     let name = profiles[over_time]["name"].as_str().unwrap().to_string();
     assert!(name.starts_with("fib thread ") && name.ends_with(": over time"), "{name}");
-    let mut first = doc.clone();
-    first["activeProfileIndex"] = over_time.into();
-    let address = serve(dist, serde_json::to_vec(&first).unwrap());
+    assert_eq!(doc["activeProfileIndex"], over_time, "the file opens on the thread over time");
+    let address = serve(dist, profile);
     let page = |view: &str| page_dom(&address, view);
     let dom = page("time-ordered");
     assert!(dom.contains(&name), "{name} not in the page: {dom}");
@@ -160,9 +162,9 @@ fn the_time_order_view_shows_fib_s_phases_left_to_right_at_their_times() {
     assert!(o.status.success(), "{err}");
     let phase = |name: &str| -> f64 { field(&err, &format!("fib.time.{name}:")).parse().unwrap() };
     let (fib, lp) = (phase("fib"), phase("loop"));
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let over_time = doc["profiles"].as_array().unwrap().iter().position(|p| p["type"] == "evented").expect("an evented profile");
-    doc["activeProfileIndex"] = over_time.into();
+    assert_eq!(doc["activeProfileIndex"], over_time, "the file opens on the thread over time");
     // The view spans the thread's profile, 0 to its end (ns).
     let span = doc["profiles"][over_time]["endValue"].as_f64().unwrap() / 1e9;
 

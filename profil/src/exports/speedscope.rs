@@ -150,6 +150,10 @@ fn add_process(p: &mut Profile, frames: &mut Frames, flat: &FlatProfile, stacks:
     }
 }
 
+/// The name of a process's profile of its samples merged by stack, whose time order (in
+/// speedscope's menu beside each thread's profile over time) is no run's order.
+const BY_STACK: &str = "CPU samples merged by stack, not in time order";
+
 /// The speedscope file of a run.
 pub fn render(a: &Analysis) -> String {
     let run = a.run;
@@ -162,7 +166,7 @@ pub fn render(a: &Analysis) -> String {
     let mut frames = Frames::default();
     let mut profiles = Vec::new();
 
-    let mut program = Profile::new(format!("{name} (pid {}): CPU samples", run.profile.pid), unit);
+    let mut program = Profile::new(format!("{name} (pid {}): {BY_STACK}", run.profile.pid), unit);
     add_process(&mut program, &mut frames, a.flat, a.stacks, per_sample);
     profiles.push(program);
     if let Some(sp) = a.stacks.filter(|sp| !sp.servers.is_empty()) {
@@ -176,7 +180,7 @@ pub fn render(a: &Analysis) -> String {
     // A system-wide run (-a) saw every process: those that were sampled have a profile.
     let system = run.profile.is_system_wide();
     for c in a.processes.iter().filter(|c| !system || c.ticks() > 0) {
-        let mut p = Profile::new(format!("{} (pid {}): CPU samples", crate::processes::base_name(&c.program), c.pid), unit);
+        let mut p = Profile::new(format!("{} (pid {}): {BY_STACK}", crate::processes::base_name(&c.program), c.pid), unit);
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
         profiles.push(p);
     }
@@ -206,6 +210,9 @@ pub fn render(a: &Analysis) -> String {
         }
     }
     let mut profiles: Vec<Value> = profiles.iter().map(Profile::json).collect();
+    // The page opens on the program's main thread over time where there is one: its time
+    // order is the run as it went, and its left-heavy view the same stacks merged.
+    let mut opens = 0;
     if let (Some(t), true) = (a.timeline, per_sample > 1) {
         let stacks: Vec<Vec<usize>> = t.stacks.iter().map(|st| st.iter().map(|f| frames.of(&f.name)).collect()).collect();
         // Each thread's samples, in time order, threads by tid.
@@ -215,6 +222,9 @@ pub fn render(a: &Analysis) -> String {
         }
         let names: HashMap<u32, &str> = a.threads.iter().map(|t| (t.tid, t.name.as_str())).collect();
         for (tid, samples) in by_thread {
+            if opens == 0 || tid == run.profile.pid {
+                opens = profiles.len();
+            }
             let thread = names.get(&tid).map_or(String::new(), |n| format!(" ({n})"));
             profiles.push(evented(format!("{name} thread {tid}{thread}: over time"), &samples, &stacks, per_sample, t.span));
         }
@@ -223,7 +233,7 @@ pub fn render(a: &Analysis) -> String {
         "$schema": SCHEMA,
         "name": format!("profil: {name}"),
         "exporter": format!("profil {}", env!("CARGO_PKG_VERSION")),
-        "activeProfileIndex": 0,
+        "activeProfileIndex": opens,
         "shared": { "frames": frames.names.iter().map(|n| json!({ "name": n })).collect::<Vec<_>>() },
         "profiles": profiles,
     });
@@ -239,14 +249,14 @@ mod tests {
     #[test]
     fn stacks_root_first_weighted_by_their_time() {
         let (sp, s) = crate::stacks::tests::with_a_server();
-        let flat = FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true };
+        let flat = FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true, whole: None };
         let run = crate::profile::Outcome::exited("/bin/fib", crate::profile::Profile { pid: 42, ..Default::default() });
         let a = Analysis::bare(&run, &flat, &s, Some(&sp));
         let doc: Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(doc["$schema"], SCHEMA);
         let frames: Vec<&str> = doc["shared"]["frames"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
         let program = &doc["profiles"][0];
-        assert_eq!((program["name"].as_str(), program["unit"].as_str()), (Some("fib (pid 42): CPU samples"), Some("nanoseconds")));
+        assert_eq!((program["name"].as_str(), program["unit"].as_str()), (Some("fib (pid 42): CPU samples merged by stack, not in time order"), Some("nanoseconds")));
         let stacks: Vec<(Vec<&str>, u64)> = program["samples"]
             .as_array()
             .unwrap()
