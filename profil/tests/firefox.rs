@@ -196,3 +196,90 @@ fn the_processes_it_starts_are_tracks_of_their_own_in_order() {
     assert!(o.stdout == std::fs::read(&file).unwrap(), "the same document, other bytes");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The Firefox Profiler's own command-line client (`@firefox-devtools/profiler-cli` on npm,
+/// installed by `.ci/run` into ~/.cache/profil-ci/profiler-cli, or PROFILER_CLI), the
+/// profiler's code run offline.
+fn profiler_cli() -> Option<std::path::PathBuf> {
+    let cli = match std::env::var_os("PROFILER_CLI") {
+        Some(c) => std::path::PathBuf::from(c),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/profil-ci/profiler-cli/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js"),
+    };
+    cli.is_file().then_some(cli)
+}
+
+/// Its answer to `args` in session `session`, as JSON.
+fn ask(cli: &Path, session: &str, args: &[&str]) -> Value {
+    let o = Command::new("node").arg(cli).args(args).args(["--session", session, "--json"]).output().unwrap();
+    assert!(o.status.success(), "profiler-cli {args:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("profiler-cli {args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// The profiler's own client reads the file as the report reads the run: the process's
+/// threads by tid with their CPU time, each function's samples in the flat profile, and the
+/// call tree's root.
+#[test]
+fn the_firefox_profiler_s_own_client_reads_what_the_report_says() {
+    let dir = scratch("firefox-cli");
+    let (file, report) = (dir.join("fib.json"), dir.join("report.txt"));
+    let fib = fib_bin();
+    let o = {
+        let _s = session();
+        profil(&["-f", "-g", "--report", report.to_str().unwrap(), "--firefox", file.to_str().unwrap(), fib.to_str().unwrap(), "30", "600"])
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    let out = std::fs::read_to_string(&report).unwrap();
+    let Some(cli) = profiler_cli() else {
+        skip("the Firefox Profiler's client is not installed (.ci/run: npm install @firefox-devtools/profiler-cli into ~/.cache/profil-ci/profiler-cli)");
+        return;
+    };
+    if !installed("node", "nodejs") {
+        return;
+    }
+    let session = format!("profil-test-{}", std::process::id());
+    let o = Command::new("node").arg(&cli).arg("load").arg(&file).args(["--session", &session]).output().unwrap();
+    assert!(o.status.success(), "profiler-cli load: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let threads = ask(&cli, &session, &["thread", "list"]);
+    let functions = ask(&cli, &session, &["thread", "functions", "--limit", "0"]);
+    let tree = ask(&cli, &session, &["thread", "samples-top-down"]);
+    let _ = Command::new("node").arg(&cli).args(["stop", &session]).output();
+
+    // One thread, fib's, its CPU time the report's samples at 1 kHz (each sample stands for
+    // the CPU time since the thread's one before).
+    let threads = threads["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{threads:?}");
+    let ticks_line = field(&out, "Ticks:");
+    let words: Vec<&str> = ticks_line.split_whitespace().collect();
+    let (user, kernel): (u64, u64) = (words[0].parse().unwrap(), words[5].parse().unwrap());
+    let all = user + kernel;
+    let cpu_ms = threads[0]["cpuMs"].as_f64().unwrap();
+    assert!((cpu_ms - all as f64).abs() <= 0.02 * all as f64, "{cpu_ms} ms against {user} + {kernel} samples:\n{out}");
+    // Each function's own and total samples, as the flat profile has them (`memcpy
+    // [libc.so.6]` is the profiler's `libc.so.6!memcpy`).
+    let theirs: std::collections::BTreeMap<String, (u64, u64)> = functions["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["nameWithLibrary"].as_str().unwrap().to_string(), (f["selfSamples"].as_u64().unwrap(), f["totalSamples"].as_u64().unwrap())))
+        .collect();
+    let rows = flat_rows(&out);
+    assert!(rows.len() >= 4, "{out}");
+    for (samples, _, name) in &rows {
+        let key = match name.rsplit_once(" [") {
+            Some((function, object)) => format!("{}!{function}", object.trim_end_matches(']')),
+            None => format!("fib!{name}"),
+        };
+        // fib's function `fib` is its library's name: the profiler shows it alone.
+        let (own, total) = theirs.get(&key).or_else(|| theirs.get(name)).unwrap_or_else(|| panic!("{key} not in {theirs:?}"));
+        assert_eq!(own, samples, "{key}");
+        let pct: f64 = out.lines().find(|l| l.ends_with(&format!("  {name}"))).unwrap().split_whitespace().nth(3).unwrap().parse().unwrap();
+        assert!((*total as f64 * 100.0 / user as f64 - pct).abs() <= 0.006, "{key}: total {total} of {user}, the report {pct} %");
+    }
+    assert_eq!(theirs.get("[kernel]").map_or(0, |k| k.0), kernel, "{theirs:?}");
+    // The call tree: its root holds every sample, user and kernel, and its first call is the
+    // program's `_start` (whose total the rows above checked).
+    let root = &tree["regularCallTree"];
+    assert_eq!(root["totalSamples"].as_u64(), Some(all), "{root}");
+    assert!(root["children"].as_array().unwrap().iter().any(|c| c["name"] == "_start"), "{root}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
