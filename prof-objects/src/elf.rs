@@ -40,6 +40,15 @@ pub enum ElfError {
     NotExecutable(&'static str),
 }
 
+impl std::error::Error for ElfError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ElfError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ElfError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

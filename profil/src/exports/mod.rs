@@ -38,7 +38,6 @@ pub mod speedscope;
 pub mod time_order;
 pub mod svg;
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -139,16 +138,12 @@ pub struct Exports {
 }
 
 /// An export file that cannot be written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("Cannot write '{}': {}", path.display(), prof_objects::os_message(error))]
 pub struct ExportError {
     pub path: PathBuf,
+    #[source]
     pub error: io::Error,
-}
-
-impl fmt::Display for ExportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Cannot write '{}': {}", self.path.display(), prof_objects::os_message(&self.error))
-    }
 }
 
 impl Exports {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use prof_core::sampler::CountFrom;
 use prof_core::{ProfError, StartRequest};
 use prof_objects::elf;
-use prof_objects::os_message;
 
 use super::finish::RunError;
 use super::prepare::{address_range_hint, perf_policy_hint, prepare};
@@ -41,9 +40,9 @@ pub(super) fn attach(args: &Args, pid: u32, file: Option<&std::ffi::OsStr>) -> R
     // Its program file: named, or (Linux) the kernel's link to it, readable even if deleted.
     let path = match file {
         None => crate::platform::program_of(pid)
-            .ok_or_else(|| RunError::Program(format!("name the program file of pid {pid}: profil -p {pid} PROGRAM")))?,
+            .ok_or(RunError::NoProgramFile { pid })?,
         Some(file) => elf::find_program(file)
-            .map_err(|e| RunError::Program(format!("Cannot read '{}': {}", file.to_string_lossy(), os_message(&e))))?,
+            .map_err(|source| RunError::Read { path: file.to_string_lossy().into_owned(), source })?,
     };
     // Linux: whose process it is (a missing /proc entry: no such process).
     let owner = match crate::platform::owner_of(pid) {
@@ -52,13 +51,8 @@ pub(super) fn attach(args: &Args, pid: u32, file: Option<&std::ffi::OsStr>) -> R
     };
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
-    let not_ours = || {
-        RunError::Program(format!(
-            "Permission denied: pid {pid} is another user's process; only root or its owner may profile it"
-        ))
-    };
     if owner.is_some_and(|uid| euid != 0 && uid != euid) {
-        return Err(not_ours());
+        return Err(RunError::NotOurs { pid });
     }
     if file.is_some() {
         if let Some(warning) = other_program_warning(pid, &path) {
@@ -70,10 +64,7 @@ pub(super) fn attach(args: &Args, pid: u32, file: Option<&std::ffi::OsStr>) -> R
         // The kernel keeps a process's links from those who may not trace it (another
         // user's, a set-user-ID one, or one outside our namespace), root included.
         Err(e) if file.is_none() && e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(RunError::Program(format!(
-                "Permission denied: cannot read {}, pid {pid}'s program (the kernel keeps it from this user)",
-                path.display()
-            )))
+            return Err(RunError::HiddenProgram { pid, path })
         }
         Err(_) if file.is_none() => return Err(no_process()),
         _ => file.unwrap_or_default().to_string_lossy().into_owned(),
@@ -93,12 +84,10 @@ pub(super) fn attach(args: &Args, pid: u32, file: Option<&std::ffi::OsStr>) -> R
     crate::interrupt::install();
     if let Err(e) = p.profiler.start(req, &p.image.layout) {
         return Err(match (e, perf_policy_hint()) {
-            (ProfError::AddressRange, _) => {
-                RunError::Program(format!("{e}\n{}", address_range_hint(&p.image.layout.text, args)))
-            }
-            (ProfError::Permission, Some(hint)) => RunError::Program(format!("{e}\n{hint}")),
+            (ProfError::AddressRange, _) => RunError::Refused { error: e, hint: address_range_hint(&p.image.layout.text, args) },
+            (ProfError::Permission, Some(hint)) => RunError::Refused { error: e, hint },
             (ProfError::Busy, _) => match crate::platform::busy_hint() {
-                Some(hint) => RunError::Program(format!("{e}\n{hint}")),
+                Some(hint) => RunError::Refused { error: e, hint },
                 None => RunError::Profiling(e),
             },
             _ => RunError::Profiling(e),

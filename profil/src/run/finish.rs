@@ -1,7 +1,6 @@
 //! How every mode ends: why a run produced no report ([`RunError`]), how profil exits
 //! ([`Ending`]), the report filters applied, the exports written after the report.
 
-use std::fmt;
 use std::io;
 
 use prof_core::ProfError;
@@ -12,32 +11,99 @@ use crate::exports::{Analysis, Exports};
 use crate::profile::Outcome;
 use crate::report_out::ReportOut;
 
-/// Why a run produced no report.
-#[derive(Debug)]
+/// Why a run produced no report: what failed, with its cause (printed after
+/// `Profil Error: `).
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The program cannot be run (message ready for "Profil Error: ...").
-    Program(String),
+    /// The program (or its `#!` script's interpreter) cannot be executed: the system's reason.
+    #[error("Cannot execute '{name}': {}", os_message(source))]
+    Execute { name: String, #[source] source: io::Error },
+    /// The program cannot be executed: its `#!` line's reason, or no permission to execute
+    /// it or its interpreter.
+    #[error("Cannot execute '{name}': {why}")]
+    Launch { name: String, why: String },
+    /// The program's file (or its script's interpreter, `interpreter`) is no program profil
+    /// can run.
+    #[error("{}", not_a_program(name, interpreter.as_deref(), source))]
+    NotAProgram { name: String, interpreter: Option<std::path::PathBuf>, #[source] source: prof_objects::elf::ElfError },
+    /// Set-user-ID and other programs the kernel does not let this user profile.
+    #[error("{0}")]
+    Privilege(String),
+    /// An export file cannot be written (checked before the run, or written after it).
+    #[error(transparent)]
+    Export(#[from] crate::exports::ExportError),
+    /// `--kernel FILE` cannot name the kernel's samples.
+    #[error("{0}")]
+    Kernel(String),
+    /// The report filters cannot be applied to this run (`--time` of a run without times).
+    #[error("{0}")]
+    Filter(String),
+    /// A file profil must read (`-p PID FILE`) cannot be read.
+    #[error("Cannot read '{path}': {}", os_message(source))]
+    Read { path: String, #[source] source: io::Error },
+    /// The sampler could not be set up.
+    #[error("{}", os_message(.0))]
+    Sampler(#[source] io::Error),
+    /// `-p PID`: the system cannot say the process's program file, and none was named.
+    #[error("name the program file of pid {pid}: profil -p {pid} PROGRAM")]
+    NoProgramFile { pid: u32 },
+    /// `-p PID`: another user's process.
+    #[error("Permission denied: pid {pid} is another user's process; only root or its owner may profile it")]
+    NotOurs { pid: u32 },
+    /// `-p PID`: the kernel hides the process's program from this user.
+    #[error("Permission denied: cannot read {}, pid {pid}'s program (the kernel keeps it from this user)", path.display())]
+    HiddenProgram { pid: u32, path: std::path::PathBuf },
+    /// `-a` is not allowed for this user: why, and what would allow it.
+    #[error("{0}")]
+    SystemWide(String),
+    /// A saved run (`--load`, `--diff`) that cannot be used as asked.
+    #[error(transparent)]
+    Saved(#[from] SavedError),
     /// Profiling failed; the message is the spec's.
+    #[error("{0}")]
     Profiling(ProfError),
+    /// Profiling failed (the spec's message), and what the user can do about it.
+    #[error("{error}\n{hint}")]
+    Refused { error: ProfError, hint: String },
     /// The child already printed the error (the spec's 0xCC protocol).
+    #[error("reported by the child")]
     Reported,
     /// The report could not be written (its message says so); the exports were.
-    ReportLost(io::Error),
+    #[error("{}", os_message(.0))]
+    ReportLost(#[source] io::Error),
     /// `--fail-above`: a function's share grew beyond the gate; the report and the exports
     /// were written (the message names them).
+    #[error("{0}")]
     Regressed(String),
-    Io(io::Error),
+    #[error("{}", os_message(.0))]
+    Io(#[source] io::Error),
 }
 
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunError::Program(m) => f.write_str(m),
-            RunError::Profiling(e) => write!(f, "{e}"),
-            RunError::Reported => f.write_str("reported by the child"),
-            RunError::Io(e) | RunError::ReportLost(e) => f.write_str(&os_message(e)),
-            RunError::Regressed(m) => f.write_str(m),
-        }
+/// A saved run that cannot be used as asked (`verb`: what profil would do with it; `role`:
+/// which run it is, "saved" or "base").
+#[derive(Debug, thiserror::Error)]
+pub enum SavedError {
+    #[error("'{}' is a system-wide run (-a): it has no program to {verb}", file.display())]
+    SystemWide { file: std::path::PathBuf, verb: String },
+    #[error("Cannot read '{}': {}", file.display(), os_message(source))]
+    Read { file: std::path::PathBuf, #[source] source: io::Error },
+    #[error("'{}' is not a run profil can {verb}: {why}", file.display())]
+    NotARun { file: std::path::PathBuf, verb: String, why: String },
+    #[error(
+        "'{}' is another build than the program of the {role} run (build-id {build_id}), whose samples it would name wrongly (--sysroot DIR and --debug-dir DIR look for that build under DIR)",
+        path.display()
+    )]
+    OtherBuild { path: std::path::PathBuf, role: String, build_id: String },
+    #[error("Cannot read '{}', the program of the {role} run: {source} (--sysroot DIR looks for it under DIR)", path.display())]
+    Program { path: std::path::PathBuf, role: String, #[source] source: prof_objects::elf::ElfError },
+}
+
+/// Why the program file `name` (or its script's `interpreter`) is no program to run.
+fn not_a_program(name: &str, interpreter: Option<&std::path::Path>, e: &prof_objects::elf::ElfError) -> String {
+    match (e, interpreter) {
+        (prof_objects::elf::ElfError::Elf32, _) => format!("'{name}': 32-bit ELF executables are not supported"),
+        (other, None) => format!("'{name}' is {other}"),
+        (other, Some(interpreter)) => format!("'{name}' is a script whose interpreter '{}' is {other}", interpreter.display()),
     }
 }
 
@@ -71,7 +137,7 @@ pub(crate) fn filtered<'a>(args: &Args, run: &'a Outcome, program_file: &str) ->
         return Ok((std::borrow::Cow::Borrowed(run), None));
     }
     let mut kept = run.clone();
-    let whole = match crate::filter::apply(&mut kept, program_file, &args.filter).map_err(RunError::Program)? {
+    let whole = match crate::filter::apply(&mut kept, program_file, &args.filter).map_err(RunError::Filter)? {
         Some(k) => {
             crate::report_out::to_stderr(format_args!("{}", k.note));
             k.whole
@@ -102,7 +168,7 @@ pub(crate) fn write_exports(exports: Exports, analysis: &Analysis, out: &mut Rep
     if let (Err(_), Err(e)) = (&exported, &written) {
         crate::report_out::to_stderr(format_args!("Profil Error: {e}"));
     }
-    exported.map_err(|e| RunError::Program(e.to_string()))?;
+    exported?;
     written.map_err(RunError::ReportLost)
 }
 
@@ -129,4 +195,33 @@ pub(crate) fn unread_objects_warning(objects: &[prof_objects::symbolize::Object]
             if missing.len() + other.len() == 1 { "its" } else { "their" }
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof_objects::elf::ElfError;
+    use std::error::Error;
+
+    /// Each error says what failed, in the words the spec and the README give, and keeps its
+    /// cause for a caller to look at.
+    #[test]
+    fn errors_say_what_failed_and_keep_their_cause() {
+        let gone = RunError::Execute { name: "./prog".into(), source: io::Error::from_raw_os_error(libc::ENOENT) };
+        assert_eq!(gone.to_string(), "Cannot execute './prog': No such file or directory");
+        let cause = gone.source().and_then(|s| s.downcast_ref::<io::Error>()).and_then(io::Error::raw_os_error);
+        assert_eq!(cause, Some(libc::ENOENT));
+        let elf32 = RunError::NotAProgram { name: "old".into(), interpreter: None, source: ElfError::Elf32 };
+        assert_eq!(elf32.to_string(), "'old': 32-bit ELF executables are not supported");
+        let script = RunError::NotAProgram { name: "run.sh".into(), interpreter: Some("/bin/x".into()), source: ElfError::NotElf };
+        assert_eq!(script.to_string(), "'run.sh' is a script whose interpreter '/bin/x' is not an ELF executable");
+        assert!(matches!(script.source().and_then(|s| s.downcast_ref::<ElfError>()), Some(ElfError::NotElf)));
+        let busy = RunError::Refused { error: ProfError::Busy, hint: "  Held by pid 1".into() };
+        assert_eq!(busy.to_string(), "Already profiling another process\n  Held by pid 1");
+        let saved: RunError = SavedError::Program { path: "/bin/fib".into(), role: "base".into(), source: ElfError::NotElf }.into();
+        assert_eq!(saved.to_string(), "Cannot read '/bin/fib', the program of the base run: not an ELF executable (--sysroot DIR looks for it under DIR)");
+        assert!(saved.source().is_some_and(|s| s.downcast_ref::<ElfError>().is_some()));
+        let export: RunError = crate::exports::ExportError { path: "/x/p.json".into(), error: io::Error::from_raw_os_error(libc::EACCES) }.into();
+        assert_eq!(export.to_string(), "Cannot write '/x/p.json': Permission denied");
+    }
 }

@@ -21,7 +21,7 @@ pub(super) fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunErr
     let (program, image) = saved_program(&saved, "saved", &args.objects)?;
     let program = &program;
     args.children = saved.children;
-    let exports = Exports::create(&args, program).map_err(|e| RunError::Program(e.to_string()))?;
+    let exports = Exports::create(&args, program)?;
     let out = exports.report_out(false);
     ending_of_report(report_run(&args, program, image, exports, out, &saved.run))
 }

@@ -30,7 +30,7 @@ fn check_kernel(args: &Args) -> Result<(), RunError> {
             Ok(())
         }
         Err(_) if crate::platform::default_kernel().as_ref() == Some(kernel) && !kernel.exists() => Ok(()),
-        Err(e) => Err(RunError::Program(e)),
+        Err(e) => Err(RunError::Kernel(e)),
     }
 }
 

@@ -1,11 +1,9 @@
 //! The program modes' shared start: the program's file read and checked, the exports opened,
 //! the profiler opened; and what a refused start says.
 
-use std::io;
 use std::path::PathBuf;
 
 use prof_objects::elf::{self, ElfError, ProgramImage};
-use prof_objects::os_message;
 
 use super::finish::RunError;
 use crate::backend::Profiler;
@@ -63,25 +61,25 @@ pub(super) fn may_execute(path: &std::path::Path) -> bool {
 /// Read and check the program file at `path` (named `name`, run as `argv`; a `#!` script: the
 /// interpreter it leads to), check the exports, open the profiler.
 pub(super) fn prepare(args: &Args, name: String, path: PathBuf, argv: &[std::ffi::OsString]) -> Result<Prepared, RunError> {
-    let launch = crate::script::resolve(&path, argv).map_err(|e| RunError::Program(format!("Cannot execute '{name}': {e}")))?;
-    let cannot = |e: &io::Error| RunError::Program(format!("Cannot execute '{name}': {}", os_message(e)));
+    let launch = crate::script::resolve(&path, argv).map_err(|why| RunError::Launch { name: name.clone(), why })?;
     // Reading the ELF (symbols included) is analysis work too: timed with the post-processing.
     let read_start = std::time::Instant::now();
     let image = elf::read_program(&launch.path, &args.objects).map_err(|e| match e {
-        ElfError::Io(io) => cannot(&io),
-        ElfError::Elf32 => RunError::Program(format!("'{name}': 32-bit ELF executables are not supported")),
-        other if launch.interpreters.is_empty() => RunError::Program(format!("'{name}' is {other}")),
-        other => RunError::Program(format!("'{name}' is a script whose interpreter '{}' is {other}", launch.path.display())),
+        ElfError::Io(source) => RunError::Execute { name: name.clone(), source },
+        other => RunError::NotAProgram {
+            name: name.clone(),
+            interpreter: (!launch.interpreters.is_empty()).then(|| launch.path.clone()),
+            source: other,
+        },
     })?;
     let read_elf = read_start.elapsed();
     // The exports never overwrite the file named (the script, when it is one).
-    let mut exports = Exports::create(args, &path).map_err(|e| RunError::Program(e.to_string()))?;
+    let mut exports = Exports::create(args, &path)?;
     exports.record_program(&launch.path);
     // The report goes to standard error beside a program's output; with --report FILE it
     // waits for its file.
     let out = exports.report_out(matches!(args.target, crate::cli::Target::Launch { .. }));
-    let profiler = Profiler::new(&launch.path, args)
-        .map_err(|e| RunError::Program(os_message(&e)))?;
+    let profiler = Profiler::new(&launch.path, args).map_err(RunError::Sampler)?;
     Ok(Prepared { name, launch, image, read_elf, session_start: std::time::Duration::ZERO, exports, out, profiler })
 }
 

@@ -23,20 +23,20 @@ pub fn run(args: &Args, program: &std::ffi::OsStr, arguments: &[std::ffi::OsStri
     // The name as reports show it; the program runs with its exact bytes.
     let name = program.to_string_lossy().into_owned();
     let path = elf::find_program(program)
-        .map_err(|e| RunError::Program(format!("Cannot execute '{name}': {}", os_message(&e))))?;
+        .map_err(|source| RunError::Execute { name: name.clone(), source })?;
     // SAFETY: geteuid/getegid have no preconditions.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Program)?;
+    crate::privilege::check_may_profile(&path, euid, egid).map_err(RunError::Privilege)?;
     let named = path.clone();
     let argv: Vec<std::ffi::OsString> = std::iter::once(program.to_os_string()).chain(arguments.iter().cloned()).collect();
     let mut p = prepare(args, name, path, &argv)?;
     // A file we may not execute is refused before its run's banner (a script: it and each
     // interpreter, as the kernel checks them).
     if !may_execute(&named) {
-        return Err(RunError::Program(format!("Cannot execute '{}': Permission denied", p.name)));
+        return Err(RunError::Launch { name: p.name.clone(), why: "Permission denied".into() });
     }
     if let Some(denied) = p.launch.interpreters.iter().find(|i| !may_execute(Path::new(i))) {
-        return Err(RunError::Program(format!("Cannot execute '{}': its interpreter '{denied}': Permission denied", p.name)));
+        return Err(RunError::Launch { name: p.name.clone(), why: format!("its interpreter '{denied}': Permission denied") });
     }
     let mut child = spawn_gated(&p.launch.path, &p.launch.argv, p.exports.uses_stdout())?;
     // The child waits at the gate, then execs: only the program's own run is counted.

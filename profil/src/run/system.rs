@@ -27,7 +27,7 @@ pub const SYSTEM: &str = "system";
 /// Profile every process until `-t` passes or Ctrl-C; print the report, write the exports.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     // No program file: the exports only must not name one another (nor standard output twice).
-    let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
+    let exports = Exports::create(args, Path::new("/"))?;
     // SAFETY: isatty only asks about the descriptor.
     if args.duration.is_none() && unsafe { libc::isatty(2) } == 1 {
         crate::report_out::to_stderr(format_args!("profil: sampling every process until Ctrl-C"));
@@ -51,7 +51,7 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
 
 /// `--load` of a saved system-wide run: its report and exports, as the live run made them.
 pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
-    let exports = Exports::create(args, Path::new("/")).map_err(|e| RunError::Program(e.to_string()))?;
+    let exports = Exports::create(args, Path::new("/"))?;
     ending_of_report(report(args, run, exports))
 }
 
@@ -103,9 +103,9 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
 /// Why the system cannot be profiled, as the user can act on it.
 fn refused(e: ProfError) -> RunError {
     match e {
-        ProfError::Permission => RunError::Program(crate::platform::system_wide_refusal()),
+        ProfError::Permission => RunError::SystemWide(crate::platform::system_wide_refusal()),
         ProfError::Busy => match crate::platform::busy_hint() {
-            Some(hint) => RunError::Program(format!("{e}\n{hint}")),
+            Some(hint) => RunError::Refused { error: e, hint },
             None => RunError::Profiling(e),
         },
         other => RunError::Profiling(other),
