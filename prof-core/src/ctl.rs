@@ -244,13 +244,17 @@ mod tests {
         assert_eq!(parse_line(&line), Ok(CtlCommand::Start { req, image: ImageLayout::from_text(text) }));
     }
 
-    /// `rate=` takes what the kernel's `debug:ctl-profiling` takes (kernel-patch/events 0007).
+    /// `rate=` takes what the kernel's `debug:ctl-profiling` takes (the kernel-patch/events
+    /// patch that adds the NMIs' rate, `HZ_RANGE`).
     #[test]
     fn the_rates_are_the_kernels() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernel-patch/events");
-        let patch = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("/0007-")).unwrap();
-        let text = std::fs::read_to_string(patch).unwrap();
-        let line = text.lines().find_map(|l| l.strip_prefix("+pub const HZ_RANGE: core::ops::RangeInclusive<u64> = ")).unwrap();
+        const RANGE: &str = "+pub const HZ_RANGE: core::ops::RangeInclusive<u64> = ";
+        let line = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+            .find_map(|text| text.lines().find_map(|l| l.strip_prefix(RANGE).map(str::to_string)))
+            .expect("a patch adds HZ_RANGE");
         let range: Vec<u64> = line.trim_end_matches(';').replace('_', "").split("..=").map(|n| n.parse().unwrap()).collect();
         assert_eq!(range, [crate::sampler::MIN_RATE, crate::sampler::MAX_RATE]);
     }

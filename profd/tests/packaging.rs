@@ -93,25 +93,30 @@ fn the_test_program_recipe_shares_the_source_and_keeps_its_symbols() {
     }
 }
 
-/// docs/redox.md's kernel recipe applies kernel-patch/events, every patch in the order of
-/// its number (as `git am` takes them).
+/// docs/redox.md's kernel recipe applies kernel-patch's two series, the fixes then the
+/// profiling series (`events`), every patch of each in the order of its number (as `git am`
+/// takes them).
 #[test]
-fn the_documented_kernel_recipe_applies_the_events_patches_in_order() {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("kernel-patch/events"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".patch"))
-        .collect();
-    names.sort();
-    // Numbered from 0001 without a gap, as `git format-patch` numbers a series.
-    let numbers: Vec<String> = names.iter().map(|name| name[..4].to_string()).collect();
-    let expected: Vec<String> = (1..=names.len()).map(|n| format!("{n:04}")).collect();
-    assert!(names.len() >= 7 && numbers == expected, "{names:?}");
-    let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
+fn the_documented_kernel_recipe_applies_both_series_in_order() {
+    let series = |dir: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root().join("kernel-patch").join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".patch"))
+            .collect();
+        names.sort();
+        // Numbered from 0001 without a gap, as `git format-patch` numbers a series.
+        let numbers: Vec<String> = names.iter().map(|name| name[..4].to_string()).collect();
+        let expected: Vec<String> = (1..=names.len()).map(|n| format!("{n:04}")).collect();
+        assert!(!names.is_empty() && numbers == expected, "{dir}: {names:?}");
+        names.into_iter().map(|name| format!("\"{dir}/{name}\"")).collect()
+    };
+    let (fixes, events) = (series("fixes"), series("events"));
+    assert!(events.len() >= 7, "{events:?}");
     let doc = std::fs::read_to_string(root().join("docs/redox.md")).unwrap();
     let line = doc.lines().find(|l| l.trim_start().starts_with("patches = [")).expect("a patches line");
     let listed: String = doc[doc.find(line).unwrap()..].split(']').next().unwrap().split_whitespace().collect();
-    assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", quoted.join(",")));
+    assert_eq!(listed.trim_end_matches(','), format!("patches=[{}", [fixes, events].concat().join(",")));
     assert!(doc.contains("`kernel = \"ignore\"`, `profiling-kernel = \"source\"`"), "upstream's profiling kernel, built from that source");
 }
 
