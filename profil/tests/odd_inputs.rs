@@ -303,7 +303,10 @@ fn a_script_s_rows_are_tagged_with_its_interpreter() {
     let rows = flat_rows(&out);
     let sh: u64 = rows.iter().filter(|r| r.2.ends_with(" [sh]")).map(|r| r.0).sum();
     let all: u64 = rows.iter().map(|r| r.0).sum();
-    // The loop is sh's own code; libc and the kernel have the rest.
-    assert!(sh * 2 > all, "{out}");
+    // The loop is sh's own code for a good part (dash spends much of it in libc's string
+    // functions, which have their own tag); no row is sh's code without its tag (a bare
+    // `[0x9ca0-0xa50c]`, or `strcmp@plt`).
+    assert!(sh * 5 > all, "{out}");
+    assert!(rows.iter().all(|r| r.2.ends_with(']') && (r.2.contains(' ') || !r.2.starts_with("[0x"))), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
