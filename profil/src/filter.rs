@@ -132,8 +132,13 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
 /// The samples a process's flat profile is made of: by address, in its text, elsewhere and
 /// in the kernel.
 fn flat_samples(p: &Profile) -> u64 {
-    let sum = |v: &[(u64, u64)]| v.iter().fold(0u64, |n, s| n.saturating_add(s.1));
-    sum(&p.image_samples).saturating_add(sum(&p.foreign_samples)).saturating_add(sum(&p.kernel_samples))
+    count(&p.image_samples).saturating_add(count(&p.foreign_samples)).saturating_add(count(&p.kernel_samples))
+}
+
+/// The samples of (address, samples) pairs, summed (saturating: counts read back from a
+/// scheme's files are not trusted to add up).
+fn count(samples: &[(u64, u64)]) -> u64 {
+    samples.iter().fold(0u64, |n, s| n.saturating_add(s.1))
 }
 
 /// The filters as typed.
@@ -202,10 +207,9 @@ fn retain_stacks(p: &mut Profile, keep: impl Fn(&Stack) -> bool) {
 
 /// The ticks and the Minix bins, from the samples kept.
 fn recount(p: &mut Profile) {
-    let sum = |v: &[(u64, u64)]| v.iter().fold(0u64, |n, s| n.saturating_add(s.1));
-    p.user_ticks = sum(&p.image_samples).saturating_add(sum(&p.foreign_samples));
+    p.user_ticks = count(&p.image_samples).saturating_add(count(&p.foreign_samples));
     if p.kernel_ticks.is_some() {
-        p.kernel_ticks = Some(sum(&p.kernel_samples));
+        p.kernel_ticks = Some(count(&p.kernel_samples));
     }
     if let Some(layout) = p.data.layout() {
         let mut data = prof_core::ProfData::new(&layout);
@@ -307,7 +311,7 @@ fn keep_window(p: &mut Profile, from: u64, to: u64, span: u64) {
 fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
     let mappings = p.mappings.clone();
     let kernel_kept = filter.keeps_object(KERNEL);
-    let named = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    let named = count(&p.kernel_samples);
     let unnamed = p.kernel_ticks.map(|k| k.saturating_sub(named));
     keep_samples(p, |f| match *f {
         Frame::Program(_) => program_kept,
