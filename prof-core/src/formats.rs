@@ -128,15 +128,19 @@ fn parse_stack_line(rest: &str) -> Option<(u32, CallStack, u64)> {
 /// its start was not seen; `EXEC` the program it exec'd, `-` for a forked copy that has not:
 /// it runs its parent's) followed by its samples, most ticks first, as `stack PID COUNT
 /// complete|truncated ADDR…` lines (innermost first; kernel frames first where the kernel was
-/// sampled; a sample taken before its exec has no frames). Without a session: the header.
+/// sampled; a sample taken before its exec has no frames). A `process` line with the program's
+/// own pid (parent `-`) is the image the program became by an exec after the profiled one: its
+/// samples from then on, which the program's own files leave out, with or without
+/// `children`. Without a session: the header.
 pub fn children_text(session: Option<&Session>) -> String {
     let empty = std::collections::BTreeMap::new();
     let processes = session.map_or(&empty, |s| &s.processes);
-    let (user, kernel) = processes
-        .values()
-        .fold((0u64, 0u64), |(u, k), c| (u.saturating_add(c.samples.user_ticks), k.saturating_add(c.samples.kernel_ticks)));
+    // The header counts the processes the program started, not the image it became.
+    let started = processes.iter().filter(|(&pid, c)| session.is_none_or(|s| pid != s.pid || c.parent.is_some()));
+    let (n, user, kernel) =
+        started.fold((0usize, 0u64, 0u64), |(n, u, k), (_, c)| (n + 1, u.saturating_add(c.samples.user_ticks), k.saturating_add(c.samples.kernel_ticks)));
     let missed = session.map_or(0, |s| s.children_missed);
-    let mut out = format!("# processes={} user={user} kernel={kernel} missed={missed}\n", processes.len());
+    let mut out = format!("# processes={n} user={user} kernel={kernel} missed={missed}\n");
     for (pid, c) in processes {
         let parent = c.parent.map_or("-".to_string(), |p| p.to_string());
         let state = if c.exited { "exited" } else { "running" };

@@ -206,7 +206,7 @@ impl ServerProfile {
 pub struct ChildProcess {
     /// The process that started it, where its start was seen.
     pub parent: Option<u32>,
-    /// Its name after its first exec (the kernel's `comm`), if it exec'd: then `mappings` are
+    /// Its name after its last exec (the kernel's `comm`), if it exec'd: then `mappings` are
     /// all it has, else it also has what it inherited.
     pub exec: Option<String>,
     pub samples: ProcessSamples,
@@ -217,16 +217,17 @@ pub struct ChildProcess {
 }
 
 impl ChildProcess {
-    /// Add what a batch saw of it. At its first exec, the samples it had (the forked copy's
-    /// run of its parent's code) lose their addresses: they are counted, as `[unknown]`, but
-    /// never read in the image it now runs (on Redox every static program is linked at the
-    /// same addresses).
+    /// Add what a batch saw of it. At each exec, the samples it had (the forked copy's run of
+    /// its parent's code, or an earlier image's) lose their addresses: they are counted, as
+    /// `[unknown]`, but never read in the image it now runs (on Redox every static program is
+    /// linked at the same addresses); it is named by the image it runs last, which a chain
+    /// of execs (a version manager's shims) hands its work to.
     pub fn add(&mut self, c: ChildBatch) {
         self.parent = self.parent.or(c.parent);
-        if self.exec.is_none() && c.exec.is_some() {
+        if c.exec.is_some() {
             self.samples.forget_addresses();
+            self.exec = c.exec;
         }
-        self.exec = self.exec.take().or(c.exec);
         for sample in c.samples {
             self.samples.add(sample);
         }

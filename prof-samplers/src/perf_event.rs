@@ -724,7 +724,7 @@ impl Sampler for PerfEventSampler {
                         let f = children.followed.entry(pid).or_default();
                         // What it had is gone; its unwinder is made again from its new mappings.
                         (f.exec, f.unwinder) = (true, None);
-                        child_part(&mut batch, pid).exec.get_or_insert(comm);
+                        child_part(&mut batch, pid).exec = Some(comm);
                     }
                 }
                 // A thread of the program (or, looked at with --off-cpu, of a child): its start,

@@ -143,6 +143,10 @@ pub struct ProgramRecords {
     /// Contexts given an address space by the tree before procmgr gave them a pid: thread ->
     /// the giver's pid.
     unborn: BTreeMap<u32, u32>,
+    /// The program's own exec after the profiled one (dash runs a script's last command in
+    /// place): from then (TSC) its samples are the image it became, and whether that image
+    /// is still to be named.
+    became: Option<(u64, bool)>,
 }
 
 impl ProgramRecords {
@@ -161,6 +165,7 @@ impl ProgramRecords {
             children,
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
+            became: None,
         }
     }
 
@@ -201,10 +206,35 @@ impl ProgramRecords {
         true
     }
 
-    /// At a batch's end: each child that exec'd in it is named as procmgr names it now (its
-    /// renaming can come before the exec's record or after it), else by `now`.
+    /// The program exec'd again at `time` (TSC), after the profiled exec: what it runs from then
+    /// is another image. On Redox every static program is linked at the same addresses, so its
+    /// samples would read as the first image's functions: they go apart, to the program's own
+    /// pid among the processes of the tree (`children`), named by the image it became.
+    pub fn program_became(&mut self, time: u64) {
+        self.became = Some((time, true));
+        // A name procmgr gave before this exec is the earlier image's.
+        self.names.remove(&self.pid);
+    }
+
+    /// A sample of the program after its later exec (and `true`): the image it became.
+    pub fn became_sample(&mut self, s: &Sample, batch: &mut SampleBatch) -> bool {
+        if s.who.pid != Some(self.pid) || self.became.is_none_or(|(at, _)| s.time < at) {
+            return false;
+        }
+        let sample = taken(s, Some(&self.tsc), false);
+        Self::child(batch, self.pid).samples.push(sample);
+        true
+    }
+
+    /// At a batch's end: each child that exec'd in it, and the program where it exec'd again,
+    /// is named as procmgr names it now (its renaming can come before the exec's record or
+    /// after it), else by `now`.
     pub fn name_execs(&mut self, batch: &mut SampleBatch, now: impl Fn(u32) -> Option<String>) {
-        let execd: Vec<u32> = self.followed.iter_mut().filter_map(|(&pid, f)| std::mem::take(&mut f.1).then_some(pid)).collect();
+        let mut execd: Vec<u32> = self.followed.iter_mut().filter_map(|(&pid, f)| std::mem::take(&mut f.1).then_some(pid)).collect();
+        if let Some((_, unnamed @ true)) = self.became.as_mut() {
+            *unnamed = false;
+            execd.push(self.pid);
+        }
         for pid in execd {
             let name = self.names.get(&pid).cloned().or_else(|| now(pid));
             Self::child(batch, pid).exec = name.or_else(|| Some("[exec]".to_string()));
@@ -327,6 +357,7 @@ impl ProgramRecords {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
+                self.names.insert(self.pid, name.clone());
                 if self.named.insert(who.thread) {
                     batch.threads.starts.push((who.thread, self.tsc.ns(*time)));
                 }

@@ -461,10 +461,16 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                         let mut ordered: Vec<&Event> = events.iter().collect();
                         ordered.sort_by_key(|e| e.time());
                         for e in ordered {
+                            if let Event::Exec { who, time, .. } = e {
+                                if who.pid == Some(program.pid) && exec_at.is_some_and(|at| *time > at) {
+                                    view.program_became(*time);
+                                }
+                            }
                             match e {
                                 Event::Sample(r) if !ProgramRecords::is_block(r) => {
                                     if r.who.pid == Some(program.pid) {
-                                        if counted(r.time) {
+                                        // After a later exec, the image it became.
+                                        if !view.became_sample(r, &mut batch) && counted(r.time) {
                                             count_programs(&mut batch, r, tsc.as_ref());
                                         }
                                     } else if is_idle(r) {

@@ -454,6 +454,8 @@ fn children_from_records() {
         lines,
         [
             "# processes=2 user=3 kernel=0 missed=0",
+            // What sh became by its later exec: none of its samples came after it.
+            "process 10 - 0 0 running /usr/bin/sh",
             "process 12 10 2 0 running /usr/bin/fib",
             "process 13 12 1 0 exited /usr/bin/ls",
         ],
@@ -462,6 +464,41 @@ fn children_from_records() {
     let st = status(&mut s);
     assert_eq!(st["ticks_user"], "1", "sh's own sample alone");
     assert_eq!(st["later_execs"], "1", "its exec after the profiled one");
+}
+
+/// `profil -f sh -c 'fib 26 100'` on typed records: dash execs the last command in place, so
+/// the program's pid runs fib after a later exec. fib is linked at the addresses sh is (Redox's
+/// static programs): its samples, at sh's very addresses, must not be read in sh's image. They
+/// go apart, as the program's own pid in `children` named by the image it became (with or
+/// without `children` asked), and the program's bins and `samples` keep sh's own alone.
+#[test]
+fn a_later_exec_is_the_image_it_became() {
+    let mut s = typed_session("start 10 0 0 0 0x401000 0x402000 exec");
+    let sh = who(10, 21);
+    let f = files(&mut s);
+    for e in [
+        prof_events::Event::Exec { cpu: 0, time: 2_900_000, who: sh, entry: 0x40_1000 },
+        prof_events::Event::Name { cpu: 0, time: 2_910_000, who: sh, name: "/usr/bin/sh".into() },
+        nmi_sample(3_000_000, sh, 0x40_1100),
+        prof_events::Event::Exec { cpu: 0, time: 3_800_000, who: sh, entry: 0x40_1000 },
+        // procmgr's renaming after the exec's record.
+        prof_events::Event::Name { cpu: 0, time: 3_810_000, who: sh, name: "/usr/bin/fib".into() },
+        nmi_sample(3_900_000, sh, 0x40_1100),
+        nmi_sample(3_900_001, sh, 0x40_1100),
+        nmi_sample(3_900_002, sh, 0x40_1200),
+    ] {
+        f.record(0, e);
+    }
+    f.contexts = contexts("/usr/bin/fib", "UZ");
+    let st = status(&mut s);
+    assert_eq!((st["reason"].as_str(), st["ticks_user"].as_str(), st["later_execs"].as_str()), ("exit", "1", "1"), "sh's own sample alone");
+    assert_eq!(text(&mut s, ALICE, "samples"), "0x401100 1 text\n", "sh's one sample, at its link address in its text");
+    let children = text(&mut s, ALICE, "children");
+    let lines: Vec<&str> = children.lines().skip(1).collect();
+    assert_eq!(lines, ["process 10 - 3 0 running /usr/bin/fib", "stack 10 2 complete 0x401100", "stack 10 1 complete 0x401200"], "{children}");
+    let timeline = prof_core::formats::parse_timeline(&text(&mut s, ALICE, "timeline")).unwrap();
+    assert_eq!(timeline.samples.len(), 1, "sh's");
+    assert_eq!(timeline.children.iter().map(|c| (c.0, c.2.len())).collect::<Vec<_>>(), [(10, 3)], "fib's, apart");
 }
 
 /// `profil -a` on typed records: a row a process, by pid, whichever of its threads the samples

@@ -124,6 +124,26 @@ fn exec_children_are_named_by_their_programs() {
     assert_eq!(out.matches("Processes (--children)").count(), 1, "{out}");
 }
 
+/// A child that execs again (a shim: `env` runs the program, as pyenv's do) is named by the
+/// image it ran last, which did the work, not by the shim it exec'd first.
+#[test]
+fn a_chain_of_execs_is_named_by_its_last_image() {
+    let dir = scratch("children-exec-chain");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let script = format!("/usr/bin/env {} 200; exit 0", busy.display());
+    let o = {
+        let _s = session();
+        profil(&["-f", "--children", "/bin/sh", "-c", &script])
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let rows = process_rows(&out);
+    let programs: Vec<&str> = rows.iter().skip(1).map(|r| r.3.as_str()).collect();
+    assert_eq!(programs, [busy.to_str().unwrap()], "{out}");
+    let section = process_section(&out, &format!("busy [pid {}] ({})", rows[1].0, busy.display()));
+    assert!(section[1].ends_with("  spin [busy]"), "{section:?}");
+}
+
 /// A program that does the work itself keeps its flat profile first, its processes after.
 #[test]
 fn a_busy_program_leads_with_its_own_flat_profile() {

@@ -230,6 +230,49 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
 }
 
+/// `profil -f sh -c 'fib 26 100'` on Redox: dash execs fib in place, and fib, a static
+/// program, runs at the link addresses sh's text has. Read through profd's real scheme
+/// handler and back as profil reads it, the samples after that exec are named by fib's file
+/// (`[fib]`), never by the first image's symbols; the bins and `samples` keep sh's own, and the
+/// note names the program it became.
+#[test]
+fn a_later_exec_is_named_by_the_image_it_became() {
+    use prof_objects::object_file::ObjectFile;
+    let (first, became) = (profil_bin_dir().join("iowork"), profil_bin_dir().join("fib"));
+    let file = ObjectFile::read(&became, &Default::default()).unwrap();
+    let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
+    let first_image = ObjectFile::read(&first, &Default::default()).unwrap();
+    let text = prof_objects::elf::static_mappings(&first.display().to_string(), &Default::default())[0].clone();
+    let mut s = scheme();
+    let (lo, hi) = (text.start, text.start + text.len);
+    start(&mut s, ALICE, &format!("start 10 0 0 0 {lo:#x} {hi:#x} exec\n"));
+    let sh = who(10, 100);
+    let mut events = vec![
+        Event::Exec { cpu: 0, time: 3_000_000, who: sh, entry: lo },
+        sample(3_100_000, sh, &[lo + 0x10]),
+        Event::Exec { cpu: 0, time: 3_200_000, who: sh, entry: lo },
+        Event::Name { cpu: 0, time: 3_210_000, who: sh, name: became.display().to_string() },
+    ];
+    events.extend((0..4).map(|i| sample(3_300_000 + i, sh, &[work + 4, work + 0x20])));
+    record(&mut s, events);
+    exit(&mut s, 10);
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |path| prof_objects::elf::static_mappings(path, &Default::default())).unwrap();
+    assert_eq!((p.data.total(), p.image_samples.len(), p.user_ticks), (1, 1, 5), "sh's one sample binned; all five the program's");
+    assert_eq!(p.foreign_samples, [(work + 4, 4)]);
+    assert_eq!(p.later_execs, [became.display().to_string()]);
+    assert_eq!(p.timeline.samples.len(), 5);
+    // Each of fib's samples in time order at its stack, the stacks fib's runtime addresses.
+    for t in &p.timeline.samples[1..] {
+        assert_eq!(t.at, At::Cpu(Frame::Foreign(work + 4)));
+        assert_eq!(p.stacks[t.stack.unwrap() as usize].frames[0], Frame::Foreign(work + 4));
+    }
+    let mut symbolizer = prof_objects::Symbolizer::new(first_image, "sh", Default::default());
+    let (_, _, flat) = profil::flat::analyse(&p, &mut symbolizer, None);
+    let out = flat.render(None);
+    assert!(out.contains(" overflow [fib]\n"), "{out}");
+}
+
 /// Every file of the program's that profil on Redox reads back after a session, `-g` asked.
 fn scheme_files(s: &mut Scheme) -> SchemeFiles {
     SchemeFiles {
@@ -241,6 +284,7 @@ fn scheme_files(s: &mut Scheme) -> SchemeFiles {
         timeline: Some(text(s, "timeline")),
         servers: Some(text(s, "servers")),
         clock: Some(text(s, "clock")),
+        children: Some(text(s, "children")),
     }
 }
 

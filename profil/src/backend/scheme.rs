@@ -185,6 +185,7 @@ impl Profiler {
             timeline: text(TIMELINE).ok(),
             servers: text(SERVERS).ok(),
             clock: text(CLOCK).ok(),
+            children: text(CHILDREN).ok(),
         };
         let objects = &self.objects;
         let (mut profile, timeline) =
@@ -192,8 +193,13 @@ impl Profiler {
                 .map_err(|_| ProfError::failed_at("decoding /scheme/prof/data"))?;
         if let Some(mut table) = self.children.take() {
             let table = table.finish();
-            let report = prof_core::formats::parse_children(&text(CHILDREN)?)
+            let mut report = files
+                .children
+                .as_deref()
+                .and_then(prof_core::formats::parse_children)
                 .ok_or(ProfError::failed_at("reading /scheme/prof/children"))?;
+            // The program's own line is the image it became by a later exec: the program's.
+            report.processes.retain(|&pid, c| pid != profile.pid || c.parent.is_some());
             if report.missed > 0 {
                 eprintln!(
                     "profil: warning: {} processes the program started were not followed: their samples are other processes'",

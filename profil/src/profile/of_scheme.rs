@@ -221,6 +221,9 @@ pub struct SchemeFiles {
     pub timeline: Option<String>,
     pub servers: Option<String>,
     pub clock: Option<String>,
+    /// The processes of the tree (`children`): with `--children`, and where the program exec'd
+    /// again, the image it became (its own pid's line).
+    pub children: Option<String>,
 }
 
 impl Profile {
@@ -258,7 +261,13 @@ impl Profile {
         }
         // The daemons over time, with the requests each worked on at the program's wait sites.
         let served = clock.as_ref().map(|c| crate::profile::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
-        profile = profile.with_scheme_daemons(&timeline.processes, &served, mappings_of);
+        profile = profile.with_scheme_daemons(&timeline.processes, &served, &mappings_of);
+        // What the program became by a later exec, named by that image.
+        let children = files.children.as_deref().and_then(prof_core::formats::parse_children);
+        if let Some(became) = children.as_ref().and_then(|c| c.processes.get(&profile.pid)).filter(|c| c.parent.is_none()) {
+            let part = timeline.children.iter().find(|c| c.0 == profile.pid).map(|c| (c.1, c.2.as_slice()));
+            profile = profile.with_later_image(became, part, &mappings_of);
+        }
         profile.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
@@ -272,6 +281,67 @@ impl Profile {
 }
 
 impl Profile {
+    /// The image the program became by an exec after the profiled one (Redox: `children`'s
+    /// line of its own pid, `placed` its part of `timeline`): its samples are the program's
+    /// at their run addresses in that image's file (`mappings_of` it), named by it, not read
+    /// in the first image the bins cover (Redox's static programs share their link
+    /// addresses); its stacks, samples in time order and threads join the program's.
+    pub fn with_later_image(mut self, became: &ChildProcess, placed: Option<(u64, &[prof_core::session::PlacedSample])>, mappings_of: impl Fn(&str) -> Vec<Mapping>) -> Profile {
+        let name = became.exec.clone().unwrap_or_else(|| ANOTHER_PROGRAM.to_string());
+        self.mappings.extend(mappings_of(&name));
+        let mut foreign: BTreeMap<u64, u64> = self.foreign_samples.iter().copied().collect();
+        for (&a, &n) in &became.samples.user {
+            *foreign.entry(a).or_insert(0) += n;
+        }
+        self.foreign_samples = foreign.into_iter().collect();
+        self.user_ticks += became.samples.user_ticks;
+        self.kernel_ticks = self.kernel_ticks.map(|k| k + became.samples.kernel_ticks);
+        // Its stacks after the program's: its samples' stack numbers move by as many.
+        let offset = u32::try_from(self.stacks.len()).unwrap_or(u32::MAX);
+        if self.stacks_recorded {
+            let stack = |(st, count): (&prof_core::sample::CallStack, u64)| {
+                let frames = st.frames.iter().map(|&a| match a >= prof_core::sampler::KERNEL_SPACE_START {
+                    true => StackFrame::Kernel(a),
+                    false => StackFrame::Other(a),
+                });
+                Stack::new(frames.collect(), st.truncated, count)
+            };
+            self.stacks.extend(became.samples.stack_ticks().map(stack));
+        }
+        if let Some((span, placed)) = placed {
+            let keep = self.stacks_recorded;
+            let later = crate::timeline::Timeline::of_placed(span, placed);
+            for t in &later.samples {
+                if let (crate::timeline::At::Cpu(frame), false) = (t.at, self.by_thread.is_empty()) {
+                    let thread = match self.by_thread.iter_mut().position(|th| th.tid == t.tid) {
+                        Some(i) => &mut self.by_thread[i],
+                        None => {
+                            self.by_thread.push(ThreadSamples { tid: t.tid, name: String::new(), samples: Vec::new() });
+                            self.by_thread.last_mut().expect("just pushed")
+                        }
+                    };
+                    match thread.samples.iter_mut().find(|s| s.0 == frame) {
+                        Some(s) => s.1 += 1,
+                        None => thread.samples.push((frame, 1)),
+                    }
+                }
+            }
+            let moved = later.samples.into_iter().map(|mut t| {
+                t.stack = t.stack.filter(|_| keep).map(|i| i.saturating_add(offset));
+                t
+            });
+            self.timeline.samples.extend(moved);
+            self.timeline.samples.sort_by_key(|t| t.time);
+            self.timeline.span = self.timeline.span.max(span);
+        }
+        // The exec the status counted last is this one.
+        match self.later_execs.last_mut() {
+            Some(last) => *last = name,
+            None => self.later_execs.push(name),
+        }
+        self
+    }
+
     /// A system-wide run's profile (`-a` on Redox) from the session's `status` line, its
     /// `servers` report, its `timeline` file (where served; every process's samples in time
     /// order, their stacks where `stacks`) and procmgr's `table` as read during the run (each
