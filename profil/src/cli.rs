@@ -3,10 +3,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use getopts::Options;
-use prof_core::sampler::{is_valid_stack_size, CallGraph, DEFAULT_STACK_SIZE, MAX_STACK_SIZE};
+use prof_core::sampler::{CallGraph, DEFAULT_STACK_SIZE};
 
+use crate::asked::{Asked, StackMode};
 use crate::disasm;
+use crate::options::Opt;
 
 /// Parsed command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +68,13 @@ pub enum Target {
     System,
     /// `--load FILE`: a run saved with `--save`, reported again.
     Load(PathBuf),
+}
+
+impl Args {
+    /// How a live run is recorded, as asked.
+    pub fn recording(&self) -> crate::profile::Recording {
+        crate::profile::Recording { call_graph: self.call_graph, children: self.children }
+    }
 }
 
 impl Target {
@@ -143,281 +151,144 @@ pub enum Command {
     Version,
 }
 
-/// A command-line mistake, with the message to print (exit status 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub use crate::asked::{parse_number, UsageError};
 
 /// Where a Redox image installs the kernel it boots.
 pub const DEFAULT_KERNEL: &str = crate::platform::REDOX_KERNEL;
 
-fn options() -> Options {
-    crate::options::parser()
-}
-
 /// Parse `args` (without the program name of profil itself). The program and its arguments
-/// may be any bytes; profil's own options must be UTF-8.
+/// may be any bytes; profil's own options must be UTF-8. Each option parses its own value
+/// (`options::OPTIONS`); here they are checked against each other and make the run's `Args`.
 pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Command, UsageError> {
     let raw: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let lossy: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let m = options().parse(&lossy).map_err(|e| UsageError(e.to_string()))?;
+    let (a, present, free) = crate::options::asked(&lossy)?;
     // Options stop at the program name, so the program and its arguments are the tail.
-    let first_free = raw.len() - m.free.len();
+    let first_free = raw.len() - free.len();
     if let Some(bad) = raw[..first_free].iter().find(|a| a.to_str().is_none()) {
         return Err(UsageError(format!("option argument '{}' is not valid UTF-8", bad.to_string_lossy())));
     }
-    if m.opt_present("h") {
-        return Ok(Command::Help(options().usage(&format!("{}\n\n{}", crate::options::SYNOPSIS, crate::options::DESCRIPTION))));
+    if a.help {
+        let usage = crate::options::parser().usage(&format!("{}\n\n{}", crate::options::SYNOPSIS, crate::options::DESCRIPTION));
+        return Ok(Command::Help(usage));
     }
-    if m.opt_present("man") {
+    if a.man {
         return Ok(Command::Help(crate::manual::page()));
     }
-    if m.opt_present("V") {
+    if a.version {
         return Ok(Command::Version);
     }
-    let number = |name: &str, what: &str| -> Result<u64, UsageError> {
-        match m.opt_str(name) {
-            None => Ok(0),
-            Some(s) => parse_number(&s)
-                .ok_or_else(|| UsageError(format!("invalid {what} '{s}' for -{name}: {}", number_problem(&s)))),
-        }
-    };
-    let start = number("s", "address")?;
-    let end = number("e", "address")?;
-    let interval = number("i", "interval")?;
-    let frequency_hz = match m.opt_str("F") {
-        None => 1000,
-        Some(s) => match parse_number(&s) {
-            Some(f) if crate::platform::FREQUENCIES.contains(&f) => f,
-            _ => {
-                let (lo, hi) = (crate::platform::FREQUENCIES.start(), crate::platform::FREQUENCIES.end());
-                return Err(UsageError(format!("invalid frequency '{s}' for -F: expected {lo} to {hi} (Hz)")));
-            }
-        },
-    };
-    let kernel = match m.opt_str("kernel") {
-        Some(s) if s.is_empty() => return Err(UsageError("empty file name for --kernel".into())),
-        Some(s) => Some(PathBuf::from(s)),
-        None => crate::platform::default_kernel(),
-    };
-    let asm_top = match m.opt_str("asm-top") {
-        Some(s) => match parse_number(&s) {
-            Some(n) if n >= 1 => Some(n as usize),
-            _ => return Err(UsageError(format!("invalid count '{s}' for --asm-top: expected a positive number"))),
-        },
-        None => m.opt_present("asm").then_some(disasm::DEFAULT_TOP),
-    };
-    let lines = match (m.opt_present("lines"), m.opt_str("lines").as_deref()) {
-        (false, _) => None,
-        (true, None) => Some(Some(prof_objects::lines::DEFAULT_TOP)),
-        (true, Some("all")) => Some(None),
-        (true, Some(other)) => return Err(UsageError(format!("invalid value '{other}' for --lines: expected --lines or --lines=all"))),
-    };
-    let file = |name: &str| -> Result<Option<PathBuf>, UsageError> {
-        match m.opt_str(name) {
-            Some(s) if s.is_empty() => Err(UsageError(format!("empty file name for --{name}"))),
-            other => Ok(other.map(PathBuf::from)),
-        }
-    };
-    let (gmon, collapsed, json) = (file("gmon")?, file("collapsed")?, file("json")?);
-    let (svg, pprof, report) = (file("svg")?, file("pprof")?, file("report")?);
-    let (save, load) = (file("save")?, file("load")?);
-    let speedscope = file("speedscope")?;
-    let samples = file("samples")?;
-    let firefox = file("firefox")?;
-    let diff = file("diff")?;
-    let threads = m.opt_present("threads");
-    let sysroot = match file("sysroot")? {
-        Some(_) if load.is_none() && diff.is_none() => return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into())),
-        Some(d) if !d.is_dir() => return Err(UsageError(format!("--sysroot {}: not a directory", d.display()))),
-        other => other,
-    };
-    let fail_above = match m.opt_str("fail-above") {
-        None => None,
-        Some(_) if diff.is_none() => return Err(UsageError("--fail-above goes with --diff".into())),
-        Some(s) => match s.parse::<f64>() {
-            Ok(pp) if (0.0..=100.0).contains(&pp) => Some((pp * 100.0).round() as u32),
-            _ => return Err(UsageError(format!("invalid points '{s}' for --fail-above: expected a number from 0 to 100"))),
-        },
-    };
-    let callers = m.opt_present("callers") || m.opt_present("callgraph");
-    let stack_size = match m.opt_str("stack-size") {
-        None => DEFAULT_STACK_SIZE,
-        Some(s) => match parse_number(&s) {
-            Some(n) if is_valid_stack_size(n) => n as u32,
-            _ => {
-                return Err(UsageError(format!(
-                    "invalid size '{s}' for --stack-size: expected a multiple of 8 from 8 to {MAX_STACK_SIZE} (bytes)"
-                )))
-            }
-        },
-    };
-    let call_graph = match m.opt_str("call-graph").as_deref() {
-        None if m.opt_present("g") || callers || m.opt_present("stack-size") => CallGraph::Dwarf { stack_size },
-        None => CallGraph::None,
-        Some("dwarf") => CallGraph::Dwarf { stack_size },
-        Some("fp") if m.opt_present("stack-size") => {
-            return Err(UsageError("--stack-size goes with dwarf call stacks, not fp".into()))
-        }
-        Some("fp") => CallGraph::FramePointers,
-        Some(other) => return Err(UsageError(format!("invalid mode '{other}' for --call-graph: expected dwarf or fp"))),
-    };
-    let flat_only = m.opt_present("f");
-    let children = m.opt_present("children");
-    let inline = m.opt_present("inline");
-    let short_names = m.opt_present("short-names");
-    let top = match m.opt_str("top") {
-        Some(s) => match parse_number(&s) {
-            Some(n) if n >= 1 => Some(n as usize),
-            _ => return Err(UsageError(format!("invalid count '{s}' for --top: expected a positive number"))),
-        },
-        None => None,
-    };
-    let percent_limit = match m.opt_str("percent-limit") {
-        Some(s) => match s.trim_end_matches('%').parse::<f64>() {
-            Ok(p) if (0.0..=100.0).contains(&p) => Some((p * 100.0).round() as u32),
-            _ => return Err(UsageError(format!("invalid share '{s}' for --percent-limit: expected a percentage from 0 to 100"))),
-        },
-        None => None,
-    };
-    let words = |name: &str| -> Vec<String> {
-        m.opt_strs(name).iter().flat_map(|v| v.split(',')).map(str::trim).filter(|w| !w.is_empty()).map(str::to_string).collect()
-    };
-    let ids = |name: &str| -> Result<Vec<u32>, UsageError> {
-        words(name)
-            .iter()
-            .map(|w| match parse_number(w) {
-                Some(n) if n <= u64::from(u32::MAX) => Ok(n as u32),
-                _ => Err(UsageError(format!("invalid id '{w}' for --{name}: expected a list of numbers, such as 42,43"))),
-            })
-            .collect()
-    };
-    let window = match m.opt_str("time") {
-        Some(t) => Some(crate::timeline::Window::parse(&t).map_err(|e| UsageError(format!("invalid window for --time: {e}")))?),
-        None => None,
-    };
-    let relative = match m.opt_str("percentage").as_deref() {
-        None | Some("absolute") => false,
-        Some("relative") => true,
-        Some(other) => return Err(UsageError(format!("invalid mode '{other}' for --percentage: expected absolute or relative"))),
-    };
-    let filter = crate::filter::Filter { pids: ids("pids")?, tids: ids("tid")?, comms: words("comm"), dsos: words("dso"), window, relative };
-    let timeline = match (m.opt_present("timeline"), m.opt_str("timeline")) {
-        (false, _) => None,
-        (true, None) => Some(crate::slices::DEFAULT_SLICES),
-        (true, Some(n)) => match parse_number(&n) {
-            Some(n @ 1..=1000) => Some(n as usize),
-            _ => return Err(UsageError(format!("invalid count '{n}' for --timeline: expected slices from 1 to 1000"))),
-        },
-    };
-    if !filter.is_empty() && m.opt_present("save") {
-        return Err(UsageError(
-            "--save keeps the whole run: give --comm, --pids, --tid, --dso and --time when it is loaded (--load)".to_string(),
-        ));
+    let free: Vec<OsString> = raw.into_iter().skip(first_free).collect();
+    let target = target(&a, &present, free)?;
+    Ok(Command::Profile(Box::new(args_of(a, target)?)))
+}
+
+/// What is profiled, checked against the options that go with it.
+fn target(a: &Asked, present: &[&'static Opt], free: Vec<OsString>) -> Result<Target, UsageError> {
+    if a.duration.is_some() && a.pid.is_none() && !a.system {
+        return Err(UsageError("-t goes with -p or -a".into()));
     }
-    let off_cpu = m.opt_present("off-cpu");
-    let attach = match m.opt_str("p") {
-        None => None,
-        Some(s) => match parse_number(&s) {
-            Some(pid) if (1..=u64::from(u32::MAX)).contains(&pid) => Some(pid as u32),
-            _ => return Err(UsageError(format!("invalid pid '{s}' for -p: expected a process id above 0"))),
-        },
-    };
-    let system = m.opt_present("a");
-    let duration = match m.opt_str("t") {
-        None => None,
-        Some(_) if attach.is_none() && !system => return Err(UsageError("-t goes with -p or -a".into())),
-        Some(s) => match s.parse::<f64>() {
-            Ok(t) if t > 0.0 && t <= 1e9 => Some(std::time::Duration::from_secs_f64(t)),
-            _ => return Err(UsageError(format!("invalid duration '{s}' for -t: expected seconds above 0"))),
-        },
-    };
-    let mut free = raw.into_iter().skip(first_free);
-    if load.is_some() {
+    if a.load.is_some() {
         // The run was recorded already: only how it is reported can be chosen.
-        let recording = ["p", "t", "a", "F", "g", "call-graph", "stack-size", "children", "off-cpu", "s", "e", "i", "save"];
-        if let Some(o) = recording.iter().find(|o| m.opt_present(o)) {
-            let dash = if o.len() == 1 { "-" } else { "--" };
-            return Err(UsageError(format!("{dash}{o} does not go with --load: the saved run was recorded with its own")));
+        if let Some(o) = present.iter().find(|o| o.recorded) {
+            return Err(UsageError(format!("{} does not go with --load: the saved run was recorded with its own", o.flag())));
         }
-        if free.len() > 0 {
+        if !free.is_empty() {
             return Err(UsageError("--load reports a saved run: no program to run".into()));
         }
     }
-    if system {
+    if a.system {
         // Every process: nothing of one program's (its bins, its threads, its children, its
         // file's lines) and nothing to start.
-        // (The timeline is of one program's samples too, for now.)
-        let one_program = [
-            "p", "s", "e", "i", "o", "children", "threads", "off-cpu", "lines", "asm", "asm-top", "callers", "callgraph", "diff", "time", "percentage",
-            "timeline",
-        ];
-        if let Some(o) = one_program.iter().find(|o| m.opt_present(o)) {
-            let dash = if o.len() == 1 { "-" } else { "--" };
-            return Err(UsageError(format!("{dash}{o} does not go with -a: it profiles every process, not one program")));
+        if let Some(o) = present.iter().find(|o| o.one_program) {
+            return Err(UsageError(format!("{} does not go with -a: it profiles every process, not one program", o.flag())));
         }
-        if free.len() > 0 {
+        if !free.is_empty() {
             return Err(UsageError("-a profiles every process: no program to run (-t SECONDS says how long)".into()));
         }
     }
-    let target = match (free.next(), attach, load) {
+    let mut free = free.into_iter();
+    Ok(match (free.next(), a.pid, a.load.clone()) {
         (Some(_), Some(_), _) if free.len() > 0 => {
             return Err(UsageError("with -p, name at most the process's program file: it runs already".into()))
         }
         // An empty file name names none, as before the modes were one enum.
         (file, Some(pid), _) => Target::Attach { pid, file: file.filter(|f| !f.is_empty()) },
         (None, None, Some(file)) => Target::Load(file),
-        (None, None, None) if system => Target::System,
+        (None, None, None) if a.system => Target::System,
         (Some(program), None, _) => Target::Launch { program, args: free.collect() },
         (None, None, None) => return Err(UsageError("no program to profile".into())),
+    })
+}
+
+/// The run's `Args` from what was asked, where the options that depend on others are checked.
+fn args_of(a: Asked, target: Target) -> Result<Args, UsageError> {
+    if a.sysroot.is_some() && a.load.is_none() && a.diff.is_none() {
+        return Err(UsageError("--sysroot goes with --load or --diff: a live run reads this machine's files".into()));
+    }
+    if a.fail_above.is_some() && a.diff.is_none() {
+        return Err(UsageError("--fail-above goes with --diff".into()));
+    }
+    let stack_size = a.stack_size.unwrap_or(DEFAULT_STACK_SIZE);
+    let call_graph = match a.call_graph {
+        None if a.g || a.callers || a.stack_size.is_some() => CallGraph::Dwarf { stack_size },
+        None => CallGraph::None,
+        Some(StackMode::Dwarf) => CallGraph::Dwarf { stack_size },
+        Some(StackMode::FramePointers) if a.stack_size.is_some() => {
+            return Err(UsageError("--stack-size goes with dwarf call stacks, not fp".into()))
+        }
+        Some(StackMode::FramePointers) => CallGraph::FramePointers,
     };
-    let objects = prof_objects::Options::new(
-        &m.opt_strs("debug-dir").into_iter().map(PathBuf::from).collect::<Vec<_>>(),
-        sysroot.as_deref(),
-        short_names,
-    );
-    Ok(Command::Profile(Box::new(Args {
-        bins: BinRange { start, end, interval },
-        frequency_hz,
+    let filter = crate::filter::Filter { pids: a.pids, tids: a.tids, comms: a.comms, dsos: a.dsos, window: a.window, relative: a.relative };
+    if !filter.is_empty() && a.save.is_some() {
+        return Err(UsageError(
+            "--save keeps the whole run: give --comm, --pids, --tid, --dso and --time when it is loaded (--load)".to_string(),
+        ));
+    }
+    let asm_top = a.asm_top.or(a.asm.then_some(disasm::DEFAULT_TOP));
+    let objects = prof_objects::Options::new(&a.debug_dirs, a.sysroot.as_deref(), a.short_names);
+    Ok(Args {
+        bins: BinRange { start: a.start, end: a.end, interval: a.interval },
+        frequency_hz: a.frequency_hz.unwrap_or(1000),
         call_graph,
-        children,
-        off_cpu,
-        kernel,
+        children: a.children,
+        off_cpu: a.off_cpu,
+        kernel: a.kernel.or_else(crate::platform::default_kernel),
         objects,
-        inline,
-        sections: Sections { flat_only, top, percent_limit, lines, callers, asm_top, threads, timeline },
+        inline: a.inline,
+        sections: Sections {
+            flat_only: a.flat_only,
+            top: a.top,
+            percent_limit: a.percent_limit,
+            lines: a.lines,
+            callers: a.callers,
+            asm_top,
+            threads: a.threads,
+            timeline: a.timeline,
+        },
         filter,
-        diff,
-        fail_above,
-        report,
-        exports: ExportFiles { gmon, collapsed, svg, pprof, json, speedscope, samples, firefox, save },
+        diff: a.diff,
+        fail_above: a.fail_above,
+        report: a.report,
+        exports: ExportFiles {
+            gmon: a.gmon,
+            collapsed: a.collapsed,
+            svg: a.svg,
+            pprof: a.pprof,
+            json: a.json,
+            speedscope: a.speedscope,
+            samples: a.samples,
+            firefox: a.firefox,
+            save: a.save,
+        },
         target,
-        duration,
-    })))
+        duration: a.duration,
+    })
 }
 
 /// The short usage line printed after a usage error.
 pub fn short_usage() -> &'static str {
     "Usage: profil [-s startaddr] [-e endaddr] [-i interval] [-F hz] [-f] [-g] [--asm] [-o gmon.out] program [args...]  (profil --help for more)"
-}
-
-/// Why `s` is not a number: well-formed but too large, or not a number at all.
-fn number_problem(s: &str) -> &'static str {
-    let s = s.trim();
-    let digits = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
-        None => !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()),
-    };
-    if digits {
-        "out of range (at most 0xffffffffffffffff)"
-    } else {
-        "expected a decimal or 0x-hex number"
-    }
-}
-
-/// A decimal or `0x`-prefixed hexadecimal number.
-/// (The same grammar as the `prof:` control file's numbers, so one parser serves both.)
-pub fn parse_number(s: &str) -> Option<u64> {
-    prof_core::ctl::number(s.trim()).ok()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 //! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON;
 //!   [`saved`] — the run itself, saved and loaded (`--save`, `--load`).
 
+pub mod asked;
 pub mod backend;
 pub mod callgraph;
 pub mod cli;

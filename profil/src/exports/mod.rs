@@ -134,7 +134,8 @@ pub struct Exports {
     targets: Vec<(Format, PathBuf, Target)>,
     /// What a saved run records besides the run: its program file, how stacks were recorded,
     /// whether children were followed.
-    recording: (PathBuf, prof_core::sampler::CallGraph, bool),
+    /// The program's file and how the run was recorded, for a saved run.
+    recording: (PathBuf, crate::profile::Recording),
 }
 
 /// An export file that cannot be written.
@@ -149,7 +150,7 @@ pub struct ExportError {
 impl Exports {
     /// Check every file the options name, before `program` runs: each must be writable, none
     /// may be the program itself, and no two may name the same file.
-    pub fn create(args: &Args, program: &Path) -> Result<Exports, ExportError> {
+    pub fn create(args: &Args, program: &Path, recording: crate::profile::Recording) -> Result<Exports, ExportError> {
         let wanted = [
             (Format::Report, &args.report),
             (Format::Gmon, &args.exports.gmon),
@@ -189,7 +190,7 @@ impl Exports {
             }
             targets.push((format, path.clone(), target));
         }
-        Ok(Exports { targets, recording: (program.to_path_buf(), args.call_graph, args.children) })
+        Ok(Exports { targets, recording: (program.to_path_buf(), recording) })
     }
 
     /// The file a saved run names as its program, where it is not the file named to run (a
@@ -260,7 +261,7 @@ impl Exports {
                 Format::Speedscope => Ok(speedscope::render(a).into_bytes()),
                 Format::Samples => Ok(a.timeline.map(samples::render).unwrap_or_else(|| format!("{}\n", samples::HEADER)).into_bytes()),
                 Format::Firefox => Ok(firefox::render(a, path.extension().is_some_and(|e| e == "gz"))),
-                Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1, self.recording.2)),
+                Format::Saved => Ok(crate::saved::render(run, &self.recording.0, self.recording.1.call_graph, self.recording.1.children)),
             };
             bytes.and_then(|b| target.write(&b)).map_err(|error| ExportError { path, error })?;
         }

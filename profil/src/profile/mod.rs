@@ -90,6 +90,16 @@ pub struct Profile {
     pub clock: Clock,
 }
 
+/// How a run was recorded, beside its samples: a loaded run's report takes these from the
+/// run (its saved file), not from the options of the profil reporting it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recording {
+    /// Call stacks recorded (`-g`), and how.
+    pub call_graph: prof_core::sampler::CallGraph,
+    /// The processes the program started followed (`--children`).
+    pub children: bool,
+}
+
 /// How the samples were taken, where the backend says (Redox).
 #[derive(Debug, Clone, Default)]
 pub struct Source {

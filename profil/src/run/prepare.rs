@@ -74,7 +74,7 @@ pub(super) fn prepare(args: &Args, name: String, path: PathBuf, argv: &[std::ffi
     })?;
     let read_elf = read_start.elapsed();
     // The exports never overwrite the file named (the script, when it is one).
-    let mut exports = Exports::create(args, &path)?;
+    let mut exports = Exports::create(args, &path, args.recording())?;
     exports.record_program(&launch.path);
     // The report goes to standard error beside a program's output; with --report FILE it
     // waits for its file.

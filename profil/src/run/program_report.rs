@@ -16,7 +16,7 @@ use crate::cli::Args;
 use crate::disasm;
 use crate::exports::{Analysis, Exports};
 use crate::processes;
-use crate::profile::Outcome;
+use crate::profile::{Outcome, Recording};
 use crate::report::{self, ExitKind};
 use crate::report_out::ReportOut;
 use crate::servers;
@@ -41,7 +41,7 @@ pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapse
         exit,
         interpreters: launch.interpreters,
     };
-    report_run(args, &launch.path, image, exports, out, &run)?;
+    report_run(args, args.recording(), &launch.path, image, exports, out, &run)?;
     if std::env::var_os("PROFIL_TIMINGS").is_some() {
         let (read, post) = (read_elf.as_secs_f64(), post.elapsed().as_secs_f64());
         // Unwinding (-g dwarf) happens while the program runs; it is analysis work too.
@@ -83,15 +83,23 @@ struct Analysed<'a> {
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
-pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImage, exports: Exports, mut out: ReportOut, run: &Outcome) -> Result<(), RunError> {
+pub(super) fn report_run(
+    args: &Args,
+    recording: Recording,
+    path: &std::path::Path,
+    image: ProgramImage,
+    exports: Exports,
+    mut out: ReportOut,
+    run: &Outcome,
+) -> Result<(), RunError> {
     let (run, whole) = filtered(args, run, &path.to_string_lossy())?;
     let run = &*run;
-    let mut a = analyse(args, path, image, run)?;
+    let mut a = analyse(args, recording, path, image, run)?;
     a.flat.whole = whole;
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut
     // keeps its error, the exports are written, then the error is returned.
     out.start_line()?;
-    for section in sections(args, &a) {
+    for section in sections(args, recording, &a) {
         out.write_all(section.as_bytes())?;
     }
     out.flush()?;
@@ -127,14 +135,14 @@ pub(super) fn report_run(args: &Args, path: &std::path::Path, image: ProgramImag
 }
 
 /// The run of the program file `path` analysed for its report and exports.
-fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
+fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
     if let Some(kernel) = &args.kernel {
         symbolizer = symbolizer.with_kernel(kernel);
     }
     // A child running the program's own file (a fork of it) is named as the program.
-    let real = std::fs::canonicalize(path).ok().filter(|_| args.children).map(|r| r.to_string_lossy().into_owned());
+    let real = std::fs::canonicalize(path).ok().filter(|_| recording.children).map(|r| r.to_string_lossy().into_owned());
     if let Some(real) = &real {
         symbolizer = symbolizer.program_also_at(real);
     }
@@ -152,7 +160,7 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
     }
     let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
-    if args.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
+    if recording.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
         for sp in stacks.iter_mut().chain(children.iter_mut().filter_map(|c| c.stacks.as_mut())) {
             sp.count_unrooted_as_truncated();
         }
@@ -202,7 +210,7 @@ fn analyse<'a>(args: &Args, path: &std::path::Path, image: ProgramImage, run: &'
 
 /// The report's sections, in the order they are written: each the text of one module's
 /// section, where it is asked for and has something to say.
-fn sections(args: &Args, a: &Analysed) -> Vec<String> {
+fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     let (profile, name) = (&a.run.profile, a.name.as_str());
     let mut out = Vec::new();
     // The banner introduces the Minix statistics: with -f there are none.
@@ -213,9 +221,9 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     // with where the time went in its processes, then its own flat profile.
     let own = profile.user_ticks.saturating_add(profile.kernel_ticks.unwrap_or(0));
     let theirs = a.children.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
-    let driver = args.children && own.saturating_mul(20) < theirs;
+    let driver = recording.children && own.saturating_mul(20) < theirs;
     let processes_section =
-        args.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.samples, &a.children, &a.symbolizer) + "\n");
+        recording.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.samples, &a.children, &a.symbolizer) + "\n");
     out.extend(processes_section.clone().filter(|_| driver));
     let top = match args.sections.percent_limit {
         Some(limit) => Some(args.sections.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
@@ -245,7 +253,7 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     }
     let servers = profile.servers.as_ref().zip(a.servers.as_deref());
     out.push(servers::render(name, profile, servers));
-    out.push(report::time_line(profile, args.frequency_hz));
+    out.push(report::time_line(profile, a.run.frequency_hz));
     out.push(report::clock_section(profile));
     out.push(crate::waiting::render(profile, &a.waits, args.sections.top.unwrap_or(crate::waiting::DEFAULT_TOP)) + "\n");
     if args.sections.callers && !a.waits.is_empty() {
@@ -256,7 +264,7 @@ fn sections(args: &Args, a: &Analysed) -> Vec<String> {
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
     // were the kernel's walk (its sampling source says it is one).
     if profile.source.sampling.is_none() {
-        out.push(report::hints(a.stacks.as_ref(), args.call_graph));
+        out.push(report::hints(a.stacks.as_ref(), recording.call_graph));
     }
     out
 }

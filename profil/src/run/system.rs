@@ -27,7 +27,7 @@ pub const SYSTEM: &str = "system";
 /// Profile every process until `-t` passes or Ctrl-C; print the report, write the exports.
 pub fn run(args: &Args) -> Result<Ending, RunError> {
     // No program file: the exports only must not name one another (nor standard output twice).
-    let exports = Exports::create(args, Path::new("/"))?;
+    let exports = Exports::create(args, Path::new("/"), args.recording())?;
     // SAFETY: isatty only asks about the descriptor.
     if args.duration.is_none() && unsafe { libc::isatty(2) } == 1 {
         crate::report_out::to_stderr(format_args!("profil: sampling every process until Ctrl-C"));
@@ -50,8 +50,8 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
 }
 
 /// `--load` of a saved system-wide run: its report and exports, as the live run made them.
-pub fn load(args: &Args, run: &Outcome) -> Result<Ending, RunError> {
-    let exports = Exports::create(args, Path::new("/"))?;
+pub fn load(args: &Args, run: &Outcome, recording: crate::profile::Recording) -> Result<Ending, RunError> {
+    let exports = Exports::create(args, Path::new("/"), recording)?;
     ending_of_report(report(args, run, exports))
 }
 
