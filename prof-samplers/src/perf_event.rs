@@ -576,6 +576,99 @@ pub(crate) fn os_error(operation: &'static str, e: &io::Error) -> ProfError {
     }
 }
 
+/// A batch's records from every ring. Mappings first: a sample in one CPU's ring may run code
+/// whose mmap record is in another's, and the unwinder must know the module before unwinding
+/// through it. A child's start and exec come first too: its samples are named by what it has;
+/// its end last, after its samples.
+fn drained_in_order(ev: &mut Event) -> Vec<Record> {
+    let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(Ring::drain).collect();
+    if ev.unwinder.is_some() || ev.children.is_some() {
+        records.sort_by_key(|r| match r {
+            Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
+            Record::Exit { .. } => 2,
+            _ => 1,
+        });
+    }
+    records
+}
+
+/// One record into `batch`: the program's samples, a child's, its threads' starts, switches
+/// and ends, its execs, the mappings; the time its children's unwinders took, freed.
+fn take_record(rec: Record, batch: &mut SampleBatch, ev: &mut Event, program: &ProgramId, kernel_samples: bool) -> std::time::Duration {
+    let mut unwound = std::time::Duration::ZERO;
+    match rec {
+        // Threads share the pid; processes the program starts inherit the events too,
+        // but the profile is of one process (the Minix rule), so theirs are apart.
+        Record::Sample { pid, tid, ip, time, kernel, stack, .. } if pid != ev.pid => {
+            child_sample(batch, ev, pid, SampleFields { tid, ip, time, kernel, stack });
+        }
+        Record::Sample { tid, ip, time, kernel, stack, .. } => {
+            program_sample(batch, ev, kernel_samples, SampleFields { tid, ip, time, kernel, stack });
+        }
+        Record::Lost(n) => batch.lost += n,
+        Record::Exec { pid, time, .. } if pid == ev.pid => {
+            // The program's own exec starts its main thread's account.
+            batch.threads.starts.push((pid, time));
+            ev.execs += 1;
+            if ev.execs > 1 {
+                batch.later_execs += 1;
+            }
+        }
+        Record::Exec { pid, comm, .. } => {
+            if let Some(children) = ev.children.as_mut() {
+                let f = children.followed.entry(pid).or_default();
+                // What it had is gone; its unwinder is made again from its new mappings.
+                (f.exec, f.unwinder) = (true, None);
+                child_part(batch, pid).exec = Some(comm);
+            }
+        }
+        // A thread of the program (or, looked at with --off-cpu, of a child): its start,
+        // for the ledger.
+        Record::Fork { pid, ppid, tid, time } if pid == ppid => {
+            if pid == ev.pid || ev.looks_at_child(pid) {
+                batch.threads.starts.push((tid, time));
+            }
+        }
+        // A process is a child: followed, and with --off-cpu looked at from now on.
+        Record::Fork { pid, ppid, tid, time } => {
+            if let Some(children) = ev.children.as_mut() {
+                children.followed.entry(pid).or_default().parent = Some(ppid);
+                child_part(batch, pid).parent = Some(ppid);
+                if let Some(prober) = ev.prober.as_ref() {
+                    prober.follow(pid);
+                    batch.threads.starts.push((tid, time));
+                }
+            }
+        }
+        Record::Switch { pid, tid, time, out } => {
+            if pid == ev.pid {
+                batch.threads.switches.push(Switch { tid, time, out });
+            }
+        }
+        // A child gone: its unwinder (and the files it holds mapped) is let go; a
+        // sample of it still to come makes another.
+        // A thread of the program ended; a child gone (its main thread's end).
+        Record::Exit { pid, tid, time } => {
+            if pid == ev.pid || ev.looks_at_child(pid) {
+                batch.threads.ends.push((tid, time));
+            }
+            if pid != ev.pid && pid == tid {
+                if let Some(children) = ev.children.as_mut() {
+                    unwound += children.ended(pid);
+                    child_part(batch, pid).exited = true;
+                }
+            }
+        }
+        Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
+            let path = String::from_utf8_lossy(&raw).into_owned();
+            let is_program = program.matches(&path, dev, ino);
+            let file = mapping_file(pid, Some(&raw), addr, len, is_program);
+            mapped(batch, ev, pid, Mapping { start: addr, len, pgoff, path, file, build_id: None }, is_program);
+        }
+    }
+    unwound
+}
+
 impl Sampler for PerfEventSampler {
     fn process_owner(&mut self, pid: u32) -> Result<u32, ProfError> {
         match std::fs::metadata(format!("/proc/{pid}")) {
@@ -688,89 +781,8 @@ impl Sampler for PerfEventSampler {
         let probes = ev.prober.as_ref().map(|p| p.take());
         let now = crate::off_cpu::monotonic_ns();
         batch.clock.push(now);
-        let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(Ring::drain).collect();
-        // Mappings first: a sample in one CPU's ring may run code whose mmap record is in
-        // another's, and the unwinder must know the module before unwinding through it.
-        // A child's start and exec come first too: its samples are named by what it has; its
-        // end last, after its samples.
-        if ev.unwinder.is_some() || ev.children.is_some() {
-            records.sort_by_key(|r| match r {
-                Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
-                Record::Exit { .. } => 2,
-                _ => 1,
-            });
-        }
-        for rec in records {
-            match rec {
-                // Threads share the pid; processes the program starts inherit the events too,
-                // but the profile is of one process (the Minix rule), so theirs are apart.
-                Record::Sample { pid, tid, ip, time, kernel, stack, .. } if pid != ev.pid => {
-                    child_sample(&mut batch, ev, pid, SampleFields { tid, ip, time, kernel, stack });
-                }
-                Record::Sample { tid, ip, time, kernel, stack, .. } => {
-                    program_sample(&mut batch, ev, self.kernel_samples, SampleFields { tid, ip, time, kernel, stack });
-                }
-                Record::Lost(n) => batch.lost += n,
-                Record::Exec { pid, time, .. } if pid == ev.pid => {
-                    // The program's own exec starts its main thread's account.
-                    batch.threads.starts.push((pid, time));
-                    ev.execs += 1;
-                    if ev.execs > 1 {
-                        batch.later_execs += 1;
-                    }
-                }
-                Record::Exec { pid, comm, .. } => {
-                    if let Some(children) = ev.children.as_mut() {
-                        let f = children.followed.entry(pid).or_default();
-                        // What it had is gone; its unwinder is made again from its new mappings.
-                        (f.exec, f.unwinder) = (true, None);
-                        child_part(&mut batch, pid).exec = Some(comm);
-                    }
-                }
-                // A thread of the program (or, looked at with --off-cpu, of a child): its start,
-                // for the ledger.
-                Record::Fork { pid, ppid, tid, time } if pid == ppid => {
-                    if pid == ev.pid || ev.looks_at_child(pid) {
-                        batch.threads.starts.push((tid, time));
-                    }
-                }
-                // A process is a child: followed, and with --off-cpu looked at from now on.
-                Record::Fork { pid, ppid, tid, time } => {
-                    if let Some(children) = ev.children.as_mut() {
-                        children.followed.entry(pid).or_default().parent = Some(ppid);
-                        child_part(&mut batch, pid).parent = Some(ppid);
-                        if let Some(prober) = ev.prober.as_ref() {
-                            prober.follow(pid);
-                            batch.threads.starts.push((tid, time));
-                        }
-                    }
-                }
-                Record::Switch { pid, tid, time, out } => {
-                    if pid == ev.pid {
-                        batch.threads.switches.push(Switch { tid, time, out });
-                    }
-                }
-                // A child gone: its unwinder (and the files it holds mapped) is let go; a
-                // sample of it still to come makes another.
-                // A thread of the program ended; a child gone (its main thread's end).
-                Record::Exit { pid, tid, time } => {
-                    if pid == ev.pid || ev.looks_at_child(pid) {
-                        batch.threads.ends.push((tid, time));
-                    }
-                    if pid != ev.pid && pid == tid {
-                        if let Some(children) = ev.children.as_mut() {
-                            self.unwound += children.ended(pid);
-                            child_part(&mut batch, pid).exited = true;
-                        }
-                    }
-                }
-                Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
-                    let path = String::from_utf8_lossy(&raw).into_owned();
-                    let is_program = program.matches(&path, dev, ino);
-                    let file = mapping_file(pid, Some(&raw), addr, len, is_program);
-                    mapped(&mut batch, ev, pid, Mapping { start: addr, len, pgoff, path, file, build_id: None }, is_program);
-                }
-            }
+        for rec in drained_in_order(ev) {
+            self.unwound += take_record(rec, &mut batch, ev, program, self.kernel_samples);
         }
         if let (Some((raw, until)), Some(prober)) = (probes, ev.prober.as_ref()) {
             batch.threads.probed_until = Some(until.min(now));

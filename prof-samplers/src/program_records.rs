@@ -299,6 +299,76 @@ impl ProgramRecords {
         true
     }
 
+    /// A daemon's thread took a request (`call`: its scheme and tag): working for the program
+    /// where the caller is its thread, or a daemon's working for it.
+    fn request_taken(&mut self, daemon: Ids, caller: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
+        let thread = match self.caller_of(call, time) {
+            Some(from) => self.works_for(from),
+            None => (caller.pid == Some(self.pid)).then_some(None),
+        };
+        let Some(thread) = thread else { return };
+        if let Some(for_tid) = thread {
+            let site = self.waiting.get(&for_tid).map(|w| w.0.clone());
+            self.open.insert((daemon.thread, call), (self.tsc.ns(time), for_tid, site));
+        }
+        self.serving.entry(daemon.thread).or_default().push((call, thread));
+        if let Some(pid) = daemon.pid.filter(|&pid| self.schemes.insert(call.0, pid).is_none()) {
+            batch.servers.schemes.push((call.0, pid));
+        }
+    }
+
+    /// A daemon's thread answered request `call`: its work for the program, whole.
+    fn request_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
+        if let Some(open) = self.serving.get_mut(&daemon.thread) {
+            open.retain(|(c, _)| *c != call);
+        }
+        if let Some((from, for_tid, site)) = self.open.remove(&(daemon.thread, call)) {
+            let pid = daemon.pid.unwrap_or(0);
+            batch.servers.served.push((pid, daemon.thread, from, self.tsc.ns(time), for_tid, site));
+        }
+    }
+
+    /// A switch: a daemon back at its queue, a followed child's thread gone, and for the
+    /// program's threads their switches, where they blocked and why, and their waits' ends.
+    fn switch(&mut self, sw: &prof_events::Switch, batch: &mut SampleBatch) {
+        let time = self.tsc.ns(sw.time);
+        if sw.reason == Some(Reason::SchemeIdle) {
+            // A daemon back at its queue is done with what it took.
+            self.serving.remove(&sw.left.thread);
+        }
+        if sw.reason == Some(Reason::Exit) {
+            if let Some((pid, (threads, _))) = sw.left.pid.and_then(|p| Some(p).zip(self.followed.get_mut(&p))) {
+                threads.remove(&sw.left.thread);
+                if threads.is_empty() {
+                    Self::child(batch, pid).exited = true;
+                }
+            }
+        }
+        if sw.left.pid == Some(self.pid) {
+            let tid = sw.left.thread;
+            let preempted = sw.reason == Some(Reason::Preempted);
+            batch.threads.switches.push(Switch { tid, time, out: Some(preempted) });
+            if sw.reason == Some(Reason::Exit) {
+                batch.threads.ends.push((tid, time));
+            }
+            let stack = self.blocked_at.remove(&tid);
+            if !preempted && sw.reason != Some(Reason::Exit) {
+                let (call, target) = wait_call(sw.reason, sw.detail);
+                let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
+                let site = WaitSite { pid: self.pid, call, target, stack };
+                self.waiting.insert(tid, (site.clone(), time));
+                batch.threads.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
+            }
+        }
+        if sw.entered.pid == Some(self.pid) {
+            // A wait ends: both its ends are the kernel's switches.
+            if let Some((site, from)) = self.waiting.remove(&sw.entered.thread) {
+                batch.threads.wait_spans.push((sw.entered.thread, from, time, site));
+            }
+            batch.threads.switches.push(Switch { tid: sw.entered.thread, time, out: None });
+        }
+    }
+
     /// Take one event, in time order, into `batch`.
     pub fn event(&mut self, e: &Event, batch: &mut SampleBatch) {
         match e {
@@ -327,32 +397,8 @@ impl ProgramRecords {
                     threads.insert(who.thread);
                 }
             }
-            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
-                let call = (*scheme, *tag);
-                let thread = match self.caller_of(call, *time) {
-                    Some(from) => self.works_for(from),
-                    None => (caller.pid == Some(self.pid)).then_some(None),
-                };
-                if let Some(thread) = thread {
-                    if let Some(for_tid) = thread {
-                        let site = self.waiting.get(&for_tid).map(|w| w.0.clone());
-                        self.open.insert((daemon.thread, call), (self.tsc.ns(*time), for_tid, site));
-                    }
-                    self.serving.entry(daemon.thread).or_default().push((call, thread));
-                    if let Some(pid) = daemon.pid.filter(|&pid| self.schemes.insert(*scheme, pid).is_none()) {
-                        batch.servers.schemes.push((*scheme, pid));
-                    }
-                }
-            }
-            Event::Request { daemon, scheme, tag, answered: true, time, .. } => {
-                if let Some(open) = self.serving.get_mut(&daemon.thread) {
-                    open.retain(|(call, _)| *call != (*scheme, *tag));
-                }
-                if let Some((from, for_tid, site)) = self.open.remove(&(daemon.thread, (*scheme, *tag))) {
-                    let pid = daemon.pid.unwrap_or(0);
-                    batch.servers.served.push((pid, daemon.thread, from, self.tsc.ns(*time), for_tid, site));
-                }
-            }
+            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch),
+            Event::Request { daemon, scheme, tag, answered: true, time, .. } => self.request_answered(*daemon, (*scheme, *tag), *time, batch),
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }
@@ -363,44 +409,7 @@ impl ProgramRecords {
                 }
                 batch.thread_names.push((who.thread, name.clone()));
             }
-            Event::Switch(sw) => {
-                let time = self.tsc.ns(sw.time);
-                if sw.reason == Some(Reason::SchemeIdle) {
-                    // A daemon back at its queue is done with what it took.
-                    self.serving.remove(&sw.left.thread);
-                }
-                if sw.reason == Some(Reason::Exit) {
-                    if let Some((pid, (threads, _))) = sw.left.pid.and_then(|p| Some(p).zip(self.followed.get_mut(&p))) {
-                        threads.remove(&sw.left.thread);
-                        if threads.is_empty() {
-                            Self::child(batch, pid).exited = true;
-                        }
-                    }
-                }
-                if sw.left.pid == Some(self.pid) {
-                    let tid = sw.left.thread;
-                    let preempted = sw.reason == Some(Reason::Preempted);
-                    batch.threads.switches.push(Switch { tid, time, out: Some(preempted) });
-                    if sw.reason == Some(Reason::Exit) {
-                        batch.threads.ends.push((tid, time));
-                    }
-                    let stack = self.blocked_at.remove(&tid);
-                    if !preempted && sw.reason != Some(Reason::Exit) {
-                        let (call, target) = wait_call(sw.reason, sw.detail);
-                        let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
-                        let site = WaitSite { pid: self.pid, call, target, stack };
-                        self.waiting.insert(tid, (site.clone(), time));
-                        batch.threads.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
-                    }
-                }
-                if sw.entered.pid == Some(self.pid) {
-                    // A wait ends: both its ends are the kernel's switches.
-                    if let Some((site, from)) = self.waiting.remove(&sw.entered.thread) {
-                        batch.threads.wait_spans.push((sw.entered.thread, from, time, site));
-                    }
-                    batch.threads.switches.push(Switch { tid: sw.entered.thread, time, out: None });
-                }
-            }
+            Event::Switch(sw) => self.switch(sw, batch),
             _ => {}
         }
     }

@@ -343,169 +343,18 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
                 batch.clock.push(ns);
             }
         }
-        let mut events = Vec::new();
-        let mut buf = vec![0u8; READ_SIZE];
-        for (cpu, decoder) in s.decoders.iter_mut().enumerate() {
-            // To the ring's end, or a ring's size of it: the next batch takes the rest.
-            for _ in 0..RING_BYTES / READ_SIZE {
-                let n = self.files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))?;
-                if n == 0 {
-                    break;
-                }
-                decoder.push(&buf[..n], &mut events);
-            }
-        }
-        // Where the CPUs were (a sample of where a thread blocked is the clock's).
-        let records = || {
-            events.iter().filter_map(|e| match e {
-                Event::Sample(s) if !ProgramRecords::is_block(s) => Some(s),
-                _ => None,
-            })
-        };
-        // A kernel sample of a context without a pid may be a CPU's idle context, which only
-        // the tick samples (the NMIs skip code with interrupts on): its name says, asked once.
-        let may_be_idle = |r: &Record| r.kernel && r.who.pid.unwrap_or(0) == 0;
-        for r in records() {
-            s.meter.push(r.cpu, r.time);
-            s.ticked |= r.source == Some(Source::Tick);
-            if may_be_idle(r) && !s.idle.contains_key(&r.who.thread) {
-                let idle = self.files.context_name(r.who.thread).as_deref() == Some(IDLE_CONTEXT);
-                s.idle.insert(r.who.thread, idle);
-            }
-        }
-        let idle = &s.idle;
-        let is_idle = |r: &Record| may_be_idle(r) && idle.get(&r.who.thread) == Some(&true);
+        let events = read_rings(&mut self.files, &mut s.decoders)?;
+        s.note_sources(&events, &mut self.files);
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
-        let tsc = s.tsc;
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
+        let seen = Seen { events: &events, idle: &s.idle, tsc: s.tsc, typed: s.typed };
         match &mut s.target {
-            Target::All { named } => {
-                // Typed records name each sample's process: a row a process, named as procmgr
-                // named it in the session, else as it is named now (pid 0: the contexts
-                // without one). Upstream's name a context (a thread) by its debug_id.
-                let mut names: BTreeMap<u32, String> = BTreeMap::new();
-                for e in &events {
-                    if let Event::Name { who: Ids { pid: Some(pid), .. }, name, .. } = e {
-                        names.insert(*pid, name.clone());
-                    }
-                }
-                let table = match s.typed {
-                    true => self.files.contexts().unwrap_or_default(),
-                    false => String::new(),
-                };
-                for r in records() {
-                    if is_idle(r) {
-                        batch.servers.account.idle += 1;
-                        continue;
-                    }
-                    let row = r.who.pid.unwrap_or(r.who.thread);
-                    let name = named.insert(row).then(|| match r.who.pid {
-                        Some(pid) => process_name(pid, names.get(&pid).map(String::as_str), &table),
-                        None => self.files.context_name(r.who.thread),
-                    });
-                    if let Some(name) = name {
-                        let name = name.unwrap_or_else(|| format!("[context {}]", r.who.thread));
-                        batch.servers.names.push((row, name));
-                    }
-                    match r.kernel {
-                        true => batch.servers.account.server_kernel += 1,
-                        false => batch.servers.account.server_user += 1,
-                    }
-                    batch.servers.samples.push((row, taken(r, tsc.as_ref(), true)));
-                }
-            }
-            Target::Program(program) => {
-                // Its exec: the record of it (typed records), else its name's change. The name
-                // now (after its exec) is also what the threads it starts bear.
-                let execs = |pid| {
-                    events.iter().filter_map(move |e| match e {
-                        Event::Exec { who, time, .. } if who.pid == Some(pid) => Some(*time),
-                        _ => None,
-                    })
-                };
-                let now = match s.typed {
-                    true => None,
-                    false => program.first.and_then(|id| self.files.context_name(id)),
-                };
-                if s.typed {
-                    let first = program.exec_at.is_none();
-                    program.exec_at = program.exec_at.or(execs(program.pid).min());
-                    let later = execs(program.pid).count().saturating_sub(usize::from(first && program.exec_at.is_some()));
-                    batch.later_execs += u32::try_from(later).unwrap_or(u32::MAX);
-                }
-                let exec_done = match s.typed {
-                    true => program.exec_at.is_some(),
-                    false => now.as_deref().is_some_and(|n| n != program.name0),
-                };
-                // Before its exec the program runs profil's code (the launch): not its own.
-                let (from_exec, exec_at) = (program.from_exec, program.exec_at);
-                let counted = move |time: u64| !from_exec || exec_at.map_or(exec_done, |at| time >= at);
-                // Redox programs are static, run at their link addresses: the kernel tells no
-                // mapping here, and needs none.
-                if exec_done || !program.from_exec {
-                    batch.load_base = Some(0);
-                }
-                // The context table: the names of daemons and children, and whether the
-                // program lives.
-                let table = self.files.contexts().map_err(|e| errno("reading sys:context", &e))?;
-                match s.clock.as_mut() {
-                    // Typed records: every CPU's events in time order, the program's samples
-                    // its own, a child's its, a daemon's working for it the daemons', the rest
-                    // the others'; the other events the clock's.
-                    Some(view) => {
-                        view.calls_in(&events);
-                        let mut ordered: Vec<&Event> = events.iter().collect();
-                        ordered.sort_by_key(|e| e.time());
-                        for e in ordered {
-                            if let Event::Exec { who, time, .. } = e {
-                                if who.pid == Some(program.pid) && exec_at.is_some_and(|at| *time > at) {
-                                    view.program_became(*time);
-                                }
-                            }
-                            match e {
-                                Event::Sample(r) if !ProgramRecords::is_block(r) => {
-                                    if r.who.pid == Some(program.pid) {
-                                        // After a later exec, the image it became.
-                                        if !view.became_sample(r, &mut batch) && counted(r.time) {
-                                            count_programs(&mut batch, r, tsc.as_ref());
-                                        }
-                                    } else if is_idle(r) {
-                                        batch.servers.account.idle += 1;
-                                    } else if !(counted(r.time) && (view.child_sample(r, &mut batch) || view.serve(r, &mut batch))) {
-                                        batch.servers.account.other += 1;
-                                    }
-                                }
-                                _ if counted(e.time()) => view.event(e, &mut batch),
-                                _ => {}
-                            }
-                        }
-                        view.name_execs(&mut batch, |pid| name_in_context_table(&table, pid));
-                        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
-                        for pid in new {
-                            let name = process_name(pid, view.name_of(pid), &table);
-                            batch.servers.names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
-                        }
-                    }
-                    None => {
-                        for r in records() {
-                            if is_idle(r) {
-                                batch.servers.account.idle += 1;
-                            } else if !program.owns(r.who, now.as_deref(), &mut self.files) {
-                                batch.servers.account.other += 1;
-                            } else if counted(r.time) {
-                                count_programs(&mut batch, r, tsc.as_ref());
-                            }
-                        }
-                    }
-                }
-                if !alive_in_context_table(&table, program.pid) {
-                    batch.ended = Some(StopReason::Exit);
-                }
-            }
+            Target::All { named } => seen.every_process(named, &mut self.files, &mut batch),
+            Target::Program(program) => seen.program(program, s.clock.as_mut(), &mut self.files, &mut batch)?,
         }
         if batch.ended.is_some() {
             s.ended = true;
@@ -518,6 +367,196 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         // A session that ended by itself switched profiling off already.
         if self.session.take().is_some_and(|s| !s.ended) {
             let _ = self.files.set_profiling(Recording::Off, None);
+        }
+    }
+}
+
+/// Every ring read to its end, or a ring's size of it (the next batch takes the rest), into
+/// events.
+fn read_rings(files: &mut impl DebugFiles, decoders: &mut [RingDecoder]) -> Result<Vec<Event>, ProfError> {
+    let mut events = Vec::new();
+    let mut buf = vec![0u8; READ_SIZE];
+    for (cpu, decoder) in decoders.iter_mut().enumerate() {
+        for _ in 0..RING_BYTES / READ_SIZE {
+            let n = files.read_ring(cpu, &mut buf).map_err(|e| errno("reading debug:profiling-N", &e))?;
+            if n == 0 {
+                break;
+            }
+            decoder.push(&buf[..n], &mut events);
+        }
+    }
+    Ok(events)
+}
+
+/// Where the CPUs were: a batch's samples, but the ones of where a thread blocked (the
+/// clock's).
+fn cpu_samples(events: &[Event]) -> impl Iterator<Item = &Record> {
+    events.iter().filter_map(|e| match e {
+        Event::Sample(s) if !ProgramRecords::is_block(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// A kernel sample of a context without a pid may be a CPU's idle context, which only the
+/// tick samples (the NMIs skip code with interrupts on).
+fn may_be_idle(r: &Record) -> bool {
+    r.kernel && r.who.pid.unwrap_or(0) == 0
+}
+
+impl Session {
+    /// The rate and span the records show, whether the tick samples, and which contexts
+    /// without a pid are a CPU's idle context (their name says, asked once).
+    fn note_sources(&mut self, events: &[Event], files: &mut impl DebugFiles) {
+        for r in cpu_samples(events) {
+            self.meter.push(r.cpu, r.time);
+            self.ticked |= r.source == Some(Source::Tick);
+            if may_be_idle(r) && !self.idle.contains_key(&r.who.thread) {
+                let idle = files.context_name(r.who.thread).as_deref() == Some(IDLE_CONTEXT);
+                self.idle.insert(r.who.thread, idle);
+            }
+        }
+    }
+}
+
+/// One batch's events, and what the session knows to read them.
+struct Seen<'a> {
+    events: &'a [Event],
+    idle: &'a BTreeMap<u32, bool>,
+    tsc: Option<TscClock>,
+    typed: bool,
+}
+
+impl Seen<'_> {
+    fn is_idle(&self, r: &Record) -> bool {
+        may_be_idle(r) && self.idle.get(&r.who.thread) == Some(&true)
+    }
+
+    /// `start all`: a row a process (typed records name each sample's), named as procmgr
+    /// named it in the session, else as it is named now (pid 0: the contexts without one);
+    /// upstream's records name a context (a thread) by its debug_id.
+    fn every_process(&self, named: &mut BTreeSet<u32>, files: &mut impl DebugFiles, batch: &mut SampleBatch) {
+        let mut names: BTreeMap<u32, String> = BTreeMap::new();
+        for e in self.events {
+            if let Event::Name { who: Ids { pid: Some(pid), .. }, name, .. } = e {
+                names.insert(*pid, name.clone());
+            }
+        }
+        let table = match self.typed {
+            true => files.contexts().unwrap_or_default(),
+            false => String::new(),
+        };
+        for r in cpu_samples(self.events) {
+            if self.is_idle(r) {
+                batch.servers.account.idle += 1;
+                continue;
+            }
+            let row = r.who.pid.unwrap_or(r.who.thread);
+            let name = named.insert(row).then(|| match r.who.pid {
+                Some(pid) => process_name(pid, names.get(&pid).map(String::as_str), &table),
+                None => files.context_name(r.who.thread),
+            });
+            if let Some(name) = name {
+                let name = name.unwrap_or_else(|| format!("[context {}]", r.who.thread));
+                batch.servers.names.push((row, name));
+            }
+            match r.kernel {
+                true => batch.servers.account.server_kernel += 1,
+                false => batch.servers.account.server_user += 1,
+            }
+            batch.servers.samples.push((row, taken(r, self.tsc.as_ref(), true)));
+        }
+    }
+
+    /// One program's session: its samples from its exec, the rest accounted for (idle, the
+    /// daemons working for it, its children, the others), and its end.
+    fn program(&self, program: &mut Program, clock: Option<&mut ProgramRecords>, files: &mut impl DebugFiles, batch: &mut SampleBatch) -> Result<(), ProfError> {
+        let events = self.events;
+        // Its exec: the record of it (typed records), else its name's change. The name now
+        // (after its exec) is also what the threads it starts bear.
+        let execs = |pid| {
+            events.iter().filter_map(move |e| match e {
+                Event::Exec { who, time, .. } if who.pid == Some(pid) => Some(*time),
+                _ => None,
+            })
+        };
+        let now = match self.typed {
+            true => None,
+            false => program.first.and_then(|id| files.context_name(id)),
+        };
+        if self.typed {
+            let first = program.exec_at.is_none();
+            program.exec_at = program.exec_at.or(execs(program.pid).min());
+            let later = execs(program.pid).count().saturating_sub(usize::from(first && program.exec_at.is_some()));
+            batch.later_execs += u32::try_from(later).unwrap_or(u32::MAX);
+        }
+        let exec_done = match self.typed {
+            true => program.exec_at.is_some(),
+            false => now.as_deref().is_some_and(|n| n != program.name0),
+        };
+        // Before its exec the program runs profil's code (the launch): not its own.
+        let (from_exec, exec_at) = (program.from_exec, program.exec_at);
+        let counted = move |time: u64| !from_exec || exec_at.map_or(exec_done, |at| time >= at);
+        // Redox programs are static, run at their link addresses: the kernel tells no
+        // mapping here, and needs none.
+        if exec_done || !program.from_exec {
+            batch.load_base = Some(0);
+        }
+        // The context table: the names of daemons and children, and whether the program lives.
+        let table = files.contexts().map_err(|e| errno("reading sys:context", &e))?;
+        match clock {
+            Some(view) => self.program_in_time_order(program, view, counted, &table, batch),
+            None => {
+                for r in cpu_samples(events) {
+                    if self.is_idle(r) {
+                        batch.servers.account.idle += 1;
+                    } else if !program.owns(r.who, now.as_deref(), files) {
+                        batch.servers.account.other += 1;
+                    } else if counted(r.time) {
+                        count_programs(batch, r, self.tsc.as_ref());
+                    }
+                }
+            }
+        }
+        if !alive_in_context_table(&table, program.pid) {
+            batch.ended = Some(StopReason::Exit);
+        }
+        Ok(())
+    }
+
+    /// Typed records: every CPU's events in time order, the program's samples its own (after a
+    /// later exec, the image it became), a child's its, a daemon's working for it the
+    /// daemons', the rest the others'; the other events the clock's.
+    fn program_in_time_order(&self, program: &mut Program, view: &mut ProgramRecords, counted: impl Fn(u64) -> bool, table: &str, batch: &mut SampleBatch) {
+        view.calls_in(self.events);
+        let mut ordered: Vec<&Event> = self.events.iter().collect();
+        ordered.sort_by_key(|e| e.time());
+        for e in ordered {
+            if let Event::Exec { who, time, .. } = e {
+                if who.pid == Some(program.pid) && program.exec_at.is_some_and(|at| *time > at) {
+                    view.program_became(*time);
+                }
+            }
+            match e {
+                Event::Sample(r) if !ProgramRecords::is_block(r) => {
+                    if r.who.pid == Some(program.pid) {
+                        if !view.became_sample(r, batch) && counted(r.time) {
+                            count_programs(batch, r, self.tsc.as_ref());
+                        }
+                    } else if self.is_idle(r) {
+                        batch.servers.account.idle += 1;
+                    } else if !(counted(r.time) && (view.child_sample(r, batch) || view.serve(r, batch))) {
+                        batch.servers.account.other += 1;
+                    }
+                }
+                _ if counted(e.time()) => view.event(e, batch),
+                _ => {}
+            }
+        }
+        view.name_execs(batch, |pid| name_in_context_table(table, pid));
+        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+        for pid in new {
+            let name = process_name(pid, view.name_of(pid), table);
+            batch.servers.names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));
         }
     }
 }
