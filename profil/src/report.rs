@@ -138,8 +138,9 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     } as f64;
     let sent = p.source.record_span.map_or(0, |r| r.rate_sent);
     let clocked = |q: &Profile| q.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
+    let mut lost = String::new();
     let (cpu, how) = match p.source.sampling {
-        None if frequency_hz > 0 => (ticks / frequency_hz as f64, ""),
+        None if frequency_hz > 0 => (ticks / frequency_hz as f64, String::new()),
         Some(_) if !p.clock.threads.is_empty() => {
             // The processes the kernel's records clock; those it does not, by their samples.
             let theirs = p.processes.iter().filter(|_| tree).map(|c| match c.profile.clock.threads.is_empty() {
@@ -147,11 +148,25 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
                 true if sent > 0 => own(&c.profile) as f64 / sent as f64,
                 true => 0.0,
             });
-            (clocked(p) as f64 / 1e9 + theirs.sum::<f64>(), "")
+            (clocked(p) as f64 / 1e9 + theirs.sum::<f64>(), String::new())
         }
-        // Upstream's records without switches: its samples at the rate their clock gives,
-        // less what the kernel leaves out (its code with interrupts on).
-        Some(s) if s.is_upstreams() && sent > 0 => (ticks / sent as f64, " by its samples"),
+        // Upstream's records without switches: by the gaps between its samples where they
+        // are timed (samples the source never delivered leave gaps, not idle time), else its
+        // samples at the rate their clock gives, less what the kernel leaves out.
+        Some(s) if s.is_upstreams() && sent > 0 => match on_cpu_by_gaps(p, sent) {
+            Some(g) => {
+                let cpu = g.ns as f64 / 1e9;
+                let expected = (cpu * sent as f64).round() as u64;
+                if g.samples < expected {
+                    lost = format!(
+                        "      {} of the {expected} samples its source sent while it ran were recorded: the rest were lost before the kernel's ring (the sending CPU's timer late, NMIs merged)\n",
+                        g.samples
+                    );
+                }
+                (cpu, " by the gaps between its samples".to_string())
+            }
+            None => (ticks / sent as f64, " by its samples".to_string()),
+        },
         _ => return String::new(),
     };
     let wall = wall.as_secs_f64();
@@ -172,7 +187,43 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
         s if s < 90.0 => "; the rest the program waited or was not running)\n",
         _ => ")\n",
     });
-    out
+    out + &lost
+}
+
+/// A thread's samples this many source periods apart or less ran it all along: the samples
+/// between were lost before the kernel recorded them (on upstream's profiler the sending CPU's
+/// timer runs late and skips periods, and NMIs merge: a quarter to a third of them in QEMU on
+/// a loaded host). A wait that short is counted as CPU time.
+const RUN_GAP_PERIODS: u64 = 4;
+
+/// The program's time on a CPU from its timed samples (upstream's records, no switches): per
+/// thread, the gap to its next sample where that is at most [`RUN_GAP_PERIODS`] periods of the
+/// source's `rate`, else one period; and the samples counted.
+struct GapTime {
+    ns: u64,
+    samples: u64,
+}
+
+fn on_cpu_by_gaps(p: &Profile, rate: u64) -> Option<GapTime> {
+    let period = 1_000_000_000 / rate.max(1);
+    let mut by_tid: std::collections::BTreeMap<u32, Vec<u64>> = std::collections::BTreeMap::new();
+    for t in p.timeline.samples.iter().filter(|t| !matches!(t.at, crate::timeline::At::Blocked(_))) {
+        by_tid.entry(t.tid).or_default().push(t.time);
+    }
+    let samples: u64 = by_tid.values().map(|v| v.len() as u64).sum();
+    if samples == 0 {
+        return None;
+    }
+    let mut ns = 0u64;
+    for times in by_tid.values_mut() {
+        times.sort_unstable();
+        for w in times.windows(2) {
+            let gap = w[1] - w[0];
+            ns = ns.saturating_add(if gap <= RUN_GAP_PERIODS * period { gap } else { period });
+        }
+        ns = ns.saturating_add(period);
+    }
+    Some(GapTime { ns, samples })
 }
 
 /// Linux: the program's threads by the clock, from the kernel's scheduler statistics: time on a CPU,
@@ -573,6 +624,19 @@ mod tests {
         assert_eq!(
             time_line(&stock, 1000),
             "Time: 2.00 s elapsed, 0.50 s of it on a CPU by its samples (25 % of the elapsed time; the rest the program waited or was not running)\n"
+        );
+        // Timed samples: the gaps between them. At 1000 a second, a run of 1 s with every
+        // third sample lost (gaps of 2 periods: it ran through them), a wait of half a second
+        // (one period counted), a run of 0.2 s: 1.20 s on a CPU, 867 of 1,200 samples recorded.
+        stock.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, ..span });
+        let run = |from: u64, to: u64| (from..to).map(|ms| ms * 1_000_000);
+        let times = run(0, 1000).filter(|t| (t / 1_000_000) % 3 != 2).chain(run(1500, 1700));
+        stock.timeline.samples =
+            times.map(|time| crate::timeline::TimedSample { time, tid: 1, at: crate::timeline::At::Cpu(crate::frame::Frame::Program(0x1000)), stack: None }).collect();
+        assert_eq!(
+            time_line(&stock, 1000),
+            "Time: 2.00 s elapsed, 1.20 s of it on a CPU by the gaps between its samples (60 % of the elapsed time; the rest the program waited or was not running)\n      \
+             867 of the 1200 samples its source sent while it ran were recorded: the rest were lost before the kernel's ring (the sending CPU's timer late, NMIs merged)\n"
         );
     }
 
