@@ -147,6 +147,9 @@ pub struct ProgramRecords {
     /// place): from then (TSC) its samples are the image it became, and whether that image
     /// is still to be named.
     became: Option<(u64, bool)>,
+    /// When the program last exec'd, and when procmgr last named it (TSC).
+    program_exec: Option<u64>,
+    program_named: Option<u64>,
 }
 
 impl ProgramRecords {
@@ -166,6 +169,8 @@ impl ProgramRecords {
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
             became: None,
+            program_exec: None,
+            program_named: None,
         }
     }
 
@@ -212,8 +217,12 @@ impl ProgramRecords {
     /// pid among the processes of the tree (`children`), named by the image it became.
     pub fn program_became(&mut self, time: u64) {
         self.became = Some((time, true));
-        // A name procmgr gave before this exec is the earlier image's.
-        self.names.remove(&self.pid);
+        // relibc renames the process to the new program's path before it switches address
+        // space, so a name given since the exec before this one is this image's; an older one
+        // is the earlier image's (then the name given after this exec, or the table's).
+        if self.program_named.zip(self.program_exec).is_none_or(|(named, exec)| named < exec) {
+            self.names.remove(&self.pid);
+        }
     }
 
     /// A sample of the program after its later exec (and `true`): the image it became.
@@ -382,7 +391,10 @@ impl ProgramRecords {
                     }
                 }
             }
-            Event::Exec { who, .. } => {
+            Event::Exec { who, time, .. } => {
+                if who.pid == Some(self.pid) {
+                    self.program_exec = Some(*time);
+                }
                 if let Some(f) = who.pid.and_then(|p| self.followed.get_mut(&p)) {
                     f.1 = true;
                 }
@@ -404,6 +416,7 @@ impl ProgramRecords {
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
                 self.names.insert(self.pid, name.clone());
+                self.program_named = Some(*time);
                 if self.named.insert(who.thread) {
                     batch.threads.starts.push((who.thread, self.tsc.ns(*time)));
                 }

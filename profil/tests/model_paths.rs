@@ -250,8 +250,9 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     let mut events = vec![
         Event::Exec { cpu: 0, time: 3_000_000, who: sh, entry: lo },
         sample(3_100_000, sh, &[lo + 0x10]),
+        // relibc renames the process to the new program's path before the exec.
+        Event::Name { cpu: 0, time: 3_190_000, who: sh, name: became.display().to_string() },
         Event::Exec { cpu: 0, time: 3_200_000, who: sh, entry: lo },
-        Event::Name { cpu: 0, time: 3_210_000, who: sh, name: became.display().to_string() },
     ];
     events.extend((0..4).map(|i| sample(3_300_000 + i, sh, &[work + 4, work + 0x20])));
     record(&mut s, events);
