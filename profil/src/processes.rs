@@ -323,7 +323,12 @@ pub fn render<'a>(
     };
     let _ = writeln!(out, "Processes (--children): '{program}' and the {started} it started, {}:", count(all, "sample"));
     let _ = writeln!(out, "      pid   parent   samples       %  program");
-    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {program}", p.pid, "-", percent(own_ticks, all));
+    // A program that exec'd again ran those images in its own pid: its row says so.
+    let row = match p.later_execs.is_empty() {
+        true => program.to_string(),
+        false => format!("{program} (exec'd {})", p.later_execs.join(", ")),
+    };
+    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {row}", p.pid, "-", percent(own_ticks, all));
     // Many processes: the busiest rows, in their order of start, and the rest counted.
     let shown: Vec<&ProcessAnalysis> = if processes.len() > MAX_PROCESS_ROWS {
         let mut busiest: Vec<&ProcessAnalysis> = processes.iter().collect();
@@ -598,6 +603,16 @@ mod tests {
                 "Processes: 6 seen, 4 with samples:",
             ]
         );
+    }
+
+    /// `sh -c 'fib 26 100'` with --children: dash execs fib in its own pid, so the program's
+    /// row says what it became, not `sh` alone, beside 4,100 samples of fib's.
+    #[test]
+    fn a_program_that_execd_says_what_it_became() {
+        let symbolizer = Symbolizer::new(object("/bin/sh", &[(0x1000, "main")]), "sh", Default::default());
+        let p = Profile { pid: 177, user_ticks: 4100, later_execs: vec!["/scheme/initfs/bin/fib".into()], ..Default::default() };
+        let text = render("sh", None, &p, &[], &[], &symbolizer);
+        assert!(text.contains("\n      177        -      4100  100.00  sh (exec'd /scheme/initfs/bin/fib)\n"), "{text}");
     }
 
     /// A build runs hundreds of processes: the table has every one, sections only the
