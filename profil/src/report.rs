@@ -155,8 +155,16 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
         // samples at the rate their clock gives, less what the kernel leaves out.
         Some(s) if s.is_upstreams() && sent > 0 => match on_cpu_by_gaps(p, sent) {
             Some(g) => {
-                let cpu = g.ns as f64 / 1e9;
-                let expected = (cpu * sent as f64).round() as u64;
+                // The records' clock (the TSC) and profil's elapsed time (the guest's clock,
+                // which loses ticks under a loaded host) differ by several percent: the CPU
+                // time is put on the elapsed time's clock by the session's span in both.
+                let records = g.ns as f64 / 1e9;
+                let scale = match p.source.record_span.map_or(0, |r| r.span_ns) {
+                    0 => 1.0,
+                    span => (wall.as_secs_f64() * 1e9 / span as f64).clamp(0.8, 1.25),
+                };
+                let cpu = records * scale;
+                let expected = (records * sent as f64).round() as u64;
                 if g.samples < expected {
                     lost = format!(
                         "      {} of the {expected} samples its source sent while it ran were recorded: the rest were lost before the kernel's ring (the sending CPU's timer late, NMIs merged)\n",
@@ -193,8 +201,9 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
 /// A thread's samples this many source periods apart or less ran it all along: the samples
 /// between were lost before the kernel recorded them (on upstream's profiler the sending CPU's
 /// timer runs late and skips periods, and NMIs merge: a quarter to a third of them in QEMU on
-/// a loaded host). A wait that short is counted as CPU time.
-const RUN_GAP_PERIODS: u64 = 4;
+/// a loaded host, in runs of up to 8 periods and more). A wait that short (16 ms at the
+/// kernel's 954 a second) is counted as CPU time.
+const RUN_GAP_PERIODS: u64 = 16;
 
 /// The program's time on a CPU from its timed samples (upstream's records, no switches): per
 /// thread, the gap to its next sample where that is at most [`RUN_GAP_PERIODS`] periods of the
@@ -626,18 +635,24 @@ mod tests {
             "Time: 2.00 s elapsed, 0.50 s of it on a CPU by its samples (25 % of the elapsed time; the rest the program waited or was not running)\n"
         );
         // Timed samples: the gaps between them. At 1000 a second, a run of 1 s with every
-        // third sample lost (gaps of 2 periods: it ran through them), a wait of half a second
-        // (one period counted), a run of 0.2 s: 1.20 s on a CPU, 867 of 1,200 samples recorded.
+        // third sample lost and a run of 10 lost (gaps of 2 and 11 periods: it ran through
+        // them), a wait of half a second (one period counted), a run of 0.2 s: 1.20 s on a
+        // CPU, 861 of 1,200 samples recorded.
         stock.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, ..span });
         let run = |from: u64, to: u64| (from..to).map(|ms| ms * 1_000_000);
-        let times = run(0, 1000).filter(|t| (t / 1_000_000) % 3 != 2).chain(run(1500, 1700));
+        let lost = |t: &u64| (t / 1_000_000) % 3 != 2 && !(500..510).contains(&(t / 1_000_000));
+        let times = run(0, 1000).filter(lost).chain(run(1500, 1700));
         stock.timeline.samples =
             times.map(|time| crate::timeline::TimedSample { time, tid: 1, at: crate::timeline::At::Cpu(crate::frame::Frame::Program(0x1000)), stack: None }).collect();
         assert_eq!(
             time_line(&stock, 1000),
             "Time: 2.00 s elapsed, 1.20 s of it on a CPU by the gaps between its samples (60 % of the elapsed time; the rest the program waited or was not running)\n      \
-             867 of the 1200 samples its source sent while it ran were recorded: the rest were lost before the kernel's ring (the sending CPU's timer late, NMIs merged)\n"
+             861 of the 1200 samples its source sent while it ran were recorded: the rest were lost before the kernel's ring (the sending CPU's timer late, NMIs merged)\n"
         );
+        // The records' clock 10 % ahead of profil's (the guest's, losing ticks): the session's
+        // span is 2.2 s by the records, 2.0 s by profil: the CPU time on profil's clock.
+        stock.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, span_ns: 2_200_000_000 });
+        assert!(time_line(&stock, 1000).starts_with("Time: 2.00 s elapsed, 1.09 s of it on a CPU by the gaps between its samples (55 % "), "{}", time_line(&stock, 1000));
     }
 
     /// Where the records time the source: the rate it sent beside the one delivered, which is
