@@ -363,7 +363,10 @@ pub fn render<'a>(
     }
     busiest_sections(&mut out, processes);
     if !processes.is_empty() {
-        let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).cloned().collect();
+        // User samples: the program's kernel samples (named by address, where its children's
+        // are only counted) are the table's rows, not these.
+        let user = |s: &&Sample| !symbolizer.is_kernel(s.location.object);
+        let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).filter(user).cloned().collect();
         let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
         let _ = writeln!(out, "All {} together: {}:", process_count(processes.len() + 1), count(total.total, "user sample"));
@@ -390,16 +393,19 @@ mod tests {
     /// The program (pid 10) forked 11 (the same file: its functions are the program's), which
     /// exec'd `/bin/tool`. Each process's table row and section (the busiest first), and the
     /// functions of all three together, where `work` of the program and of its fork are one
-    /// entry.
+    /// entry, and the program's kernel samples (by address, as the kernel's symbols name them)
+    /// are not among the user samples.
     #[test]
     fn each_process_and_all_together() {
         let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog", Default::default())
             .program_also_at("/bin/prog")
-            .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]));
+            .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
+            .with_kernel_object(object("/proc/kallsyms", &[(0xffff_ffff_8100_0000, "do_syscall_64")]));
         let map = |path: &str, start: u64| Mapping { start, len: 0x1000, pgoff: 0, path: path.into(), ..Default::default() };
         let program = Profile {
             pid: 10,
             image_samples: vec![(0x1010, 6), (0x1110, 2)],
+            kernel_samples: vec![(0xffff_ffff_8100_0010, 2)],
             user_ticks: 8,
             kernel_ticks: Some(2),
             ..Default::default()
