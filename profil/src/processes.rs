@@ -203,9 +203,9 @@ fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer:
 /// A system-wide run (`-a`): where the CPUs' time went (processes in user mode, in the
 /// kernel, idle), every process with samples and its share (the busiest
 /// [`MAX_PROCESS_ROWS`]), the processes by program (a storm of short runs as one row), the
-/// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are),
-/// and all processes together.
-pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, symbolizer: &Symbolizer) -> String {
+/// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are;
+/// `kernel_note`: why they are not, where they are not), and all processes together.
+pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, kernel_note: Option<&str>, symbolizer: &Symbolizer) -> String {
     let mut out = String::new();
     let idle = p.idle_ticks.unwrap_or(0);
     let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
@@ -290,6 +290,9 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
         let _ = writeln!(out);
         let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
         top_functions(&mut out, kernel, TOP_FUNCTIONS);
+        if let Some(note) = kernel_note {
+            let _ = write!(out, "\n{note}");
+        }
     }
     if !processes.is_empty() {
         let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
@@ -519,7 +522,7 @@ mod tests {
         let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
         let processes = analyse(&all, &mut symbolizer, None);
         assert_eq!(
-            render_system(&p, &processes, &kernel, &symbolizer),
+            render_system(&p, &processes, &kernel, None, &symbolizer),
             "System-wide (-a) in 0.05 s on 2 CPUs: 100 samples:\n\
              \x20 samples       %  where\n\
              \x20      33   33.00  processes, in user mode\n\
@@ -562,7 +565,7 @@ mod tests {
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
         // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
         let stock = Profile { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source }, ..p };
-        let text = render_system(&stock, &processes, &kernel, &symbolizer);
+        let text = render_system(&stock, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().take(8).collect();
         assert_eq!(
             head,
@@ -579,7 +582,7 @@ mod tests {
         );
         // Where upstream's records have idle samples, they are a row: the rows add up.
         let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
-        let text = render_system(&idle, &processes, &kernel, &symbolizer);
+        let text = render_system(&idle, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().take(5).collect();
         assert_eq!(
             head,
@@ -593,7 +596,7 @@ mod tests {
         );
         // With typed records (kernel-patch/events) each row is a process.
         let typed = Profile { source: crate::profile::Source { typed_records: true, ..stock.source }, ..stock };
-        let text = render_system(&typed, &processes, &kernel, &symbolizer);
+        let text = render_system(&typed, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().skip(4).take(4).collect();
         assert_eq!(
             head,
