@@ -26,7 +26,7 @@ pub struct Asked {
     pub end: u64,
     pub interval: u64,
     pub frequency_hz: Option<u64>,
-    pub kernel: Option<PathBuf>,
+    pub kernel: crate::kernel::KernelChoice,
     pub pid: Option<u32>,
     pub system: bool,
     pub duration: Option<std::time::Duration>,
@@ -123,6 +123,14 @@ pub fn file(v: Value, name: &str) -> Result<PathBuf, UsageError> {
     match given(v) {
         "" => Err(UsageError(format!("empty file name for --{name}"))),
         s => Ok(PathBuf::from(s)),
+    }
+}
+
+/// `--kernel`: a file, or `none` (a file called so: `./none`).
+pub fn kernel(v: Value) -> Result<crate::kernel::KernelChoice, UsageError> {
+    match given(v) {
+        "none" => Ok(crate::kernel::KernelChoice::Off),
+        _ => file(v, "kernel").map(crate::kernel::KernelChoice::File),
     }
 }
 

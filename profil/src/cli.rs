@@ -25,9 +25,9 @@ pub struct Args {
     /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
     /// the sampling rate; Redox: the kernel's account of every block).
     pub off_cpu: bool,
-    /// `--kernel`: the kernel's ELF, to name kernel samples by (default on Redox: the one the
-    /// image boots, `/usr/lib/boot/kernel`).
-    pub kernel: Option<PathBuf>,
+    /// `--kernel`: what names kernel samples: a file (the kernel's ELF, kallsyms), none, or by
+    /// default the running kernel's symbols ([`crate::kernel`]).
+    pub kernel: crate::kernel::KernelChoice,
     /// What the symbolizer is built from: `--debug-dir` (repeatable: where separate debug
     /// files are looked for first), `--sysroot` (with `--load` or `--diff`: the run's files
     /// under DIR first), `--short-names`.
@@ -253,7 +253,7 @@ fn args_of(a: Asked, target: Target) -> Result<Args, UsageError> {
         call_graph,
         children: a.children,
         off_cpu: a.off_cpu,
-        kernel: a.kernel.or_else(crate::platform::default_kernel),
+        kernel: a.kernel,
         objects,
         inline: a.inline,
         sections: Sections {
@@ -457,6 +457,13 @@ mod tests {
         assert!(args(&["--percent-limit", "1e3", "fib"]).is_err());
         assert_eq!(profile(&["--percent-limit", "2.5%", "fib"]).sections.percent_limit, Some(250));
         assert_eq!(profile(&["fib"]).sections.percent_limit, None);
+        // The kernel: the running one's by default, a file, or none (a file called so: ./none).
+        use crate::kernel::KernelChoice;
+        assert_eq!(profile(&["fib"]).kernel, KernelChoice::Running);
+        assert_eq!(profile(&["--kernel", "/boot/vmlinux", "fib"]).kernel, KernelChoice::File("/boot/vmlinux".into()));
+        assert_eq!(profile(&["--kernel", "none", "fib"]).kernel, KernelChoice::Off);
+        assert_eq!(profile(&["--kernel", "./none", "fib"]).kernel, KernelChoice::File("./none".into()));
+        assert_eq!(args(&["--kernel", "", "fib"]).unwrap_err().0, "empty file name for --kernel");
         // Report filters: lists, repeatable; ids are numbers; --save keeps the run whole.
         let f = profile(&["--comm", "gzip, make", "--comm", "sh", "--pids", "12,0x10", "--tid", "7", "--dso", "[kernel]", "fib"]).filter;
         assert_eq!(f.comms, ["gzip", "make", "sh"]);

@@ -3,6 +3,7 @@
 //! * [`cli`] — the options (one place, with their help).
 //! * `prof_objects` (a crate of its own) reads the program and the other objects, their
 //!   symbols and debug information: which object, function and source line each address is in.
+//! * [`kernel`] — which symbols name the kernel's samples (`--kernel`; a saved run's boot).
 //! * [`privilege`] — whose process the program will be (set-user-ID programs).
 //! * [`launch`] — fork, the gate, exec, wait: the spec's child protocol; [`interrupt`] —
 //!   Ctrl-C and other signals that end a run early.
@@ -34,6 +35,7 @@ pub mod filter;
 pub mod flat;
 pub mod frame;
 pub mod interrupt;
+pub mod kernel;
 pub mod launch;
 pub mod manual;
 pub mod options;

@@ -256,13 +256,13 @@ pub const OPTIONS: &[Opt] = &[
         long: "kernel",
         value: "FILE",
         takes: Takes::Value,
-        help: "name the kernel's samples from FILE (Redox: its ELF; Linux: /proc/kallsyms or a vmlinux)",
-        default: "Redox: /usr/lib/boot/kernel",
-        more: "name the kernel's samples, as functions of their own (`vfs_write [kernel]`) in the flat profile, the stacks (the kernel's function as the leaf above the system call) and the exports. Redox: the kernel's ELF. Linux: `/proc/kallsyms` or a vmlinux, where kernel samples are allowed (root, or `perf_event_paranoid` ≤ 1); without it they are one number",
+        help: "name the kernel's samples from FILE (Redox: its ELF; Linux: a kallsyms file or a vmlinux; none: not at all)",
+        default: "the running kernel's: Linux /proc/kallsyms where it shows addresses, Redox /usr/lib/boot/kernel",
+        more: "name the kernel's samples, as functions of their own (`vfs_write [kernel]`) in the flat profile, the stacks (the kernel's function as the leaf above the system call) and the exports, from FILE: Redox, the kernel's ELF; Linux, a kallsyms file or a vmlinux. By default, as perf does, from the running kernel's symbols: on Linux `/proc/kallsyms`, where kernel samples are allowed (root, or `perf_event_paranoid` ≤ 1) and it shows this user the kernel's addresses (not `kernel.kptr_restrict`'s zeros; otherwise the kernel's samples are one number and the report says why). A saved run (`--load`, `--diff`) is named by default only where it was recorded on this boot of this kernel (its boot id and `_stext`, saved with it: KASLR moves the kernel at every boot); otherwise its kernel samples keep their addresses and the report says why, and `--kernel FILE` names them from FILE, whatever kernel it is. `--kernel none`: the kernel's samples are counted, not named (a file called none: `./none`)",
         recorded: false,
         one_program: false,
         set: |a, v| {
-            a.kernel = Some(file(v, "kernel")?);
+            a.kernel = kernel(v)?;
             Ok(())
         },
     },

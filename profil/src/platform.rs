@@ -19,14 +19,6 @@ pub const FREQUENCIES: std::ops::RangeInclusive<u64> = prof_core::sampler::MIN_R
 /// Where a Redox image installs the kernel it boots.
 pub const REDOX_KERNEL: &str = "/usr/lib/boot/kernel";
 
-/// The running Linux kernel's symbols.
-pub const KALLSYMS: &str = "/proc/kallsyms";
-
-/// The kernel ELF that names kernel samples when `--kernel` names none (Redox's own).
-pub fn default_kernel() -> Option<PathBuf> {
-    cfg!(target_os = "redox").then(|| PathBuf::from(REDOX_KERNEL))
-}
-
 /// Why a system-wide run (`-a`) was refused permission, and what would allow it.
 pub fn system_wide_refusal() -> String {
     if cfg!(target_os = "redox") {

@@ -203,9 +203,9 @@ fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer:
 /// A system-wide run (`-a`): where the CPUs' time went (processes in user mode, in the
 /// kernel, idle), every process with samples and its share (the busiest
 /// [`MAX_PROCESS_ROWS`]), the processes by program (a storm of short runs as one row), the
-/// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are),
-/// and all processes together.
-pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, symbolizer: &Symbolizer) -> String {
+/// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are;
+/// `kernel_note`: why they are not, where they are not), and all processes together.
+pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, kernel_note: Option<&str>, symbolizer: &Symbolizer) -> String {
     let mut out = String::new();
     let idle = p.idle_ticks.unwrap_or(0);
     let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
@@ -290,6 +290,9 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
         let _ = writeln!(out);
         let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
         top_functions(&mut out, kernel, TOP_FUNCTIONS);
+        if let Some(note) = kernel_note {
+            let _ = write!(out, "\n{note}");
+        }
     }
     if !processes.is_empty() {
         let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
@@ -368,7 +371,10 @@ pub fn render<'a>(
     }
     busiest_sections(&mut out, processes);
     if !processes.is_empty() {
-        let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).cloned().collect();
+        // User samples: the program's kernel samples (named by address, where its children's
+        // are only counted) are the table's rows, not these.
+        let user = |s: &&Sample| !symbolizer.is_kernel(s.location.object);
+        let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).filter(user).cloned().collect();
         let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
         let _ = writeln!(out, "All {} together: {}:", process_count(processes.len() + 1), count(total.total, "user sample"));
@@ -395,16 +401,19 @@ mod tests {
     /// The program (pid 10) forked 11 (the same file: its functions are the program's), which
     /// exec'd `/bin/tool`. Each process's table row and section (the busiest first), and the
     /// functions of all three together, where `work` of the program and of its fork are one
-    /// entry.
+    /// entry, and the program's kernel samples (by address, as the kernel's symbols name them)
+    /// are not among the user samples.
     #[test]
     fn each_process_and_all_together() {
         let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog", Default::default())
             .program_also_at("/bin/prog")
-            .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]));
+            .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
+            .with_kernel_object(object("/proc/kallsyms", &[(0xffff_ffff_8100_0000, "do_syscall_64")]));
         let map = |path: &str, start: u64| Mapping { start, len: 0x1000, pgoff: 0, path: path.into(), ..Default::default() };
         let program = Profile {
             pid: 10,
             image_samples: vec![(0x1010, 6), (0x1110, 2)],
+            kernel_samples: vec![(0xffff_ffff_8100_0010, 2)],
             user_ticks: 8,
             kernel_ticks: Some(2),
             ..Default::default()
@@ -518,7 +527,7 @@ mod tests {
         let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
         let processes = analyse(&all, &mut symbolizer, None);
         assert_eq!(
-            render_system(&p, &processes, &kernel, &symbolizer),
+            render_system(&p, &processes, &kernel, None, &symbolizer),
             "System-wide (-a) in 0.05 s on 2 CPUs: 100 samples:\n\
              \x20 samples       %  where\n\
              \x20      33   33.00  processes, in user mode\n\
@@ -561,7 +570,7 @@ mod tests {
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
         // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
         let stock = Profile { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source }, ..p };
-        let text = render_system(&stock, &processes, &kernel, &symbolizer);
+        let text = render_system(&stock, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().take(8).collect();
         assert_eq!(
             head,
@@ -578,7 +587,7 @@ mod tests {
         );
         // Where upstream's records have idle samples, they are a row: the rows add up.
         let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
-        let text = render_system(&idle, &processes, &kernel, &symbolizer);
+        let text = render_system(&idle, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().take(5).collect();
         assert_eq!(
             head,
@@ -592,7 +601,7 @@ mod tests {
         );
         // With typed records (kernel-patch/events) each row is a process.
         let typed = Profile { source: crate::profile::Source { typed_records: true, ..stock.source }, ..stock };
-        let text = render_system(&typed, &processes, &kernel, &symbolizer);
+        let text = render_system(&typed, &processes, &kernel, None, &symbolizer);
         let head: Vec<&str> = text.lines().skip(4).take(4).collect();
         assert_eq!(
             head,

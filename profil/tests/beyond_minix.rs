@@ -19,12 +19,20 @@ fn row(rows: &[(u64, f64, String)], name: &str) -> Option<(u64, f64)> {
     rows.iter().find(|r| r.2 == name).map(|r| (r.0, r.1))
 }
 
-/// Every row is counted once: the samples add up to the user ticks, most first, to 100 %.
+/// Every row is counted once: the samples add up to the user ticks and the kernel's named ones
+/// (where the kernel's symbols show: root, by default), most first, to 100 %.
 fn assert_complete(out: &str, rows: &[(u64, f64, String)]) {
     let (user, _) = ticks(out);
-    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), user, "flat profile does not add up:\n{out}");
+    let (all, kernel) = flat_ticks(out);
+    assert_eq!(all, user + kernel, "{out}");
+    assert_eq!(rows.iter().map(|r| r.0).sum::<u64>(), all, "flat profile does not add up:\n{out}");
+    assert_eq!(rows.iter().filter(|r| r.2.ends_with("[kernel]")).map(|r| r.0).sum::<u64>(), kernel, "{out}");
     assert!(rows.windows(2).all(|w| w[0].0 >= w[1].0), "not sorted by samples:\n{out}");
-    assert_eq!(field(out, "Flat profile ("), format!("{user} user ticks):"));
+    let heading = match kernel {
+        0 => format!("{user} user ticks):"),
+        k => format!("{all} ticks, {k} of them in the kernel):"),
+    };
+    assert_eq!(field(out, "Flat profile ("), heading);
 }
 
 #[test]
@@ -310,9 +318,10 @@ fn kernel_ticks_of_a_syscall_heavy_program() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Linux, where kernel samples are allowed: `--kernel /proc/kallsyms` names them, functions of
-/// their own in the flat profile (the kernel's ticks, no more), leaves of the stacks above the
-/// system call that entered the kernel.
+/// Linux, where kernel samples are allowed: `--kernel /proc/kallsyms` names them (as the
+/// default does where kallsyms shows the addresses: tests/kernel_names.rs), functions of their
+/// own in the flat profile (the kernel's ticks, no more), leaves of the stacks above the system
+/// call that entered the kernel.
 #[test]
 fn kernel_functions_are_named_from_kallsyms() {
     if !common::root("to read the kernel's addresses in /proc/kallsyms") {
@@ -560,7 +569,8 @@ fn gmon_out_reads_in_gprof() {
 fn collapsed_stacks_render_in_inferno() {
     let run = exported();
     let folded = std::fs::read_to_string(run.dir.join("fib.folded")).unwrap();
-    let (user, _) = ticks(&run.stdout);
+    // The user samples and the kernel's, named (root, by default).
+    let (all, _) = flat_ticks(&run.stdout);
     let mut total = 0;
     for line in folded.lines() {
         let (stack, count) = line.rsplit_once(' ').unwrap_or_else(|| panic!("no count: {line:?}"));
@@ -570,12 +580,12 @@ fn collapsed_stacks_render_in_inferno() {
         assert!(frames.iter().all(|f| !f.is_empty()), "{line}");
         total += count.parse::<u64>().unwrap_or_else(|_| panic!("bad count: {line:?}"));
     }
-    assert_eq!(total, user);
+    assert_eq!(total, all);
     let mut svg = Vec::new();
     let mut options = inferno::flamegraph::Options::default();
     inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg).unwrap();
     let svg = String::from_utf8(svg).unwrap();
-    let all = format!("<title>all ({} samples, 100%)</title>", thousands(user));
+    let all = format!("<title>all ({} samples, 100%)</title>", thousands(all));
     assert!(svg.contains(&all), "flame graph lacks {all}");
     for f in ["overflow", "fib", "loop"] {
         assert!(svg.contains(&format!("<title>{f} (")), "flame graph lacks {f}");
@@ -650,7 +660,7 @@ fn json_export_matches_the_report() {
     let report: Vec<(u64, String)> = flat_rows(out).into_iter().map(|r| (r.0, r.2)).collect();
     assert_eq!(flat, report);
     let samples = doc["samples"].as_array().unwrap();
-    assert_eq!(samples.iter().map(|s| s["count"].as_u64().unwrap()).sum::<u64>(), user);
+    assert_eq!(samples.iter().map(|s| s["count"].as_u64().unwrap()).sum::<u64>(), flat_ticks(out).0);
     let overflow = read_program(&fib_bin(), &Default::default()).unwrap().symbols().by_name("overflow").unwrap().clone();
     for s in samples.iter().filter(|s| s["function"] == "overflow") {
         let a = s["address"].as_u64().unwrap();

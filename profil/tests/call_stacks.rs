@@ -21,10 +21,13 @@ fn json_stacks(path: &Path) -> Vec<(Vec<String>, bool, u64)> {
         .collect()
 }
 
-/// Of the samples in `c`, the share (percent) whose caller is `a`, and how many there were.
+/// Of the samples in `c` (the kernel's for it too, where they are named: their stacks go on
+/// into the kernel), the share (percent) whose caller is `a`, and how many there were.
 fn share_of_c_called_from_a(stacks: &[(Vec<String>, bool, u64)]) -> (f64, u64) {
     let (mut from_a, mut all) = (0, 0);
     for (frames, _, n) in stacks {
+        let user = frames.iter().rposition(|f| !f.ends_with(" [kernel]")).map_or(0, |i| i + 1);
+        let frames = &frames[..user];
         if frames.last().map(String::as_str) != Some("c") {
             continue;
         }
@@ -48,11 +51,13 @@ fn check_split(dir: &Path, exe: &Path, mode: &str) {
     let (from_a, samples) = share_of_c_called_from_a(&stacks);
     assert!(samples >= 500, "{mode}: only {samples} samples in c\n{out}");
     assert!((from_a - 75.0).abs() <= 2.0, "{mode}: c called from a in {from_a:.2}% of its samples, want 75 ± 2\n{out}");
-    // Every sample has its stack; the split is in the report's call graph too.
-    let (user, _) = ticks(&out);
+    // Every sample has its stack (the kernel's too, where they are named: root, by default);
+    // the split is in the report's call graph too.
+    let (all, _) = flat_ticks(&out);
     let with: u64 = stacks.iter().map(|s| s.2).sum();
-    assert_eq!(with, user, "{out}");
-    assert!(out.contains(&format!("Call stacks: {user} of {user} user samples, ")), "{out}");
+    assert_eq!(with, all, "{out}");
+    let (stacked, of, _) = call_stacks(&out);
+    assert_eq!((stacked, of), (all, all), "{out}");
     let callers = out.split("\nc\n").nth(1).expect("c in the call graph");
     let line = callers.lines().find(|l| l.trim_end().ends_with("  a")).expect("a among c's callers");
     let pct: f64 = line.split_whitespace().nth(1).unwrap().trim_end_matches('%').parse().unwrap();
@@ -114,7 +119,8 @@ fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
         assert!(names.contains(&"fib"), "{title:?} {names:?}\n{fib}");
     }
     let folded = std::fs::read_to_string(&folded).unwrap();
-    let (user, _) = ticks(&out);
+    // Every sample: the user ones and the kernel's, named (root, by default).
+    let (all, _) = flat_ticks(&out);
     let mut overflow = 0;
     let mut total = 0;
     for line in folded.lines() {
@@ -126,7 +132,7 @@ fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
             overflow += n;
         }
     }
-    assert_eq!(total, user, "{folded}");
+    assert_eq!(total, all, "{folded}");
     let self_overflow = flat_rows(&out).into_iter().find(|r| r.2 == "overflow").unwrap().0;
     // Nearly every overflow sample unwound to the root (a sample between instructions of a
     // prologue may not).
@@ -140,7 +146,7 @@ fn rust_fib_stacks_reach_the_root_in_collapsed_and_svg() {
         .iter()
         .find_map(|t| t.strip_prefix("main (")?.split(' ').next()?.parse().ok())
         .unwrap_or_else(|| panic!("no main in {titles:?}"));
-    assert!(main <= user && main * 100 >= user * 98, "main {main} of {user}: {titles:?}");
+    assert!(main <= all && main * 100 >= all * 98, "main {main} of {all}: {titles:?}");
     assert!(titles.iter().any(|t| t.starts_with("overflow (")), "{titles:?}");
     looks_like_a_flame_graph(&dir.join("fib.svg"), &dir.join("fib.png"));
 }
@@ -202,11 +208,12 @@ fn truncated_stacks_are_kept_and_counted() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     let stacks = json_stacks(&json);
-    let (user, _) = ticks(&out);
+    // The user samples and the kernel's, named (root, by default).
+    let (all, _) = flat_ticks(&out);
     let cut: u64 = stacks.iter().filter(|s| s.1).map(|s| s.2).sum();
-    assert_eq!(stacks.iter().map(|s| s.2).sum::<u64>(), user);
-    assert!(cut * 10 >= user * 9, "{cut} of {user} truncated\n{out}");
-    assert!(out.contains(&format!("Call stacks: {user} of {user} user samples, {cut} truncated")), "{out}");
+    assert_eq!(stacks.iter().map(|s| s.2).sum::<u64>(), all);
+    assert!(cut * 10 >= all * 9, "{cut} of {all} truncated\n{out}");
+    assert_eq!(call_stacks(&out), (all, all, cut), "{out}");
 }
 
 /// `<title>` texts of an SVG, read with a real XML parser.
@@ -369,7 +376,9 @@ fn inclusive_shares_agree_with_perf_on_the_same_run() {
             .arg(&data)
             .arg("--")
             .arg(profil_bin())
-            .args(["-f", "-g", "-F", "4000", "--json", json.to_str().unwrap(), &py, "-c", work])
+            // perf counts user mode alone (`:u`): profil's kernel samples are left unnamed, so
+            // that the totals are of the user samples, as perf's are.
+            .args(["-f", "-g", "-F", "4000", "--kernel", "none", "--json", json.to_str().unwrap(), &py, "-c", work])
             .output()
             .unwrap()
     };
@@ -455,8 +464,7 @@ fn a_program_path_that_is_not_utf8_unwinds() {
     let o = std::process::Command::new(profil_bin()).args(["--report", "-", "-f", "-g"]).arg(&odd).args(["30", "1"]).output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let words: Vec<String> = field(&out, "Call stacks:").split_whitespace().map(str::to_string).collect();
-    let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+    let (_, all, cut) = call_stacks(&out);
     assert!(all > 50 && cut * 10 < all, "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -476,8 +484,7 @@ fn frame_pointer_stacks_without_frame_pointers_are_counted_as_cut() {
         };
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
-        let words: Vec<String> = field(&out, "Call stacks:").split_whitespace().map(str::to_string).collect();
-        let (all, cut): (u64, u64) = (words[2].parse().unwrap(), words[5].parse().unwrap());
+        let (_, all, cut) = call_stacks(&out);
         assert!(all > 100, "{out}");
         (cut, all, out)
     };

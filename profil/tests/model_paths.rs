@@ -338,7 +338,7 @@ fn a_system_wide_run_from_the_scheme_files() {
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
     let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
-    let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
+    let out = profil::processes::render_system(&p, &processes, &kernel, None, &symbolizer);
     assert!(out.starts_with("System-wide (-a): 11 samples:\n"), "{out}");
     assert!(out.contains(&format!("       10        -         7   63.64  {fib_path}\n")), "{out}");
     assert!(out.contains(&format!("        2         8   72.73  {fib_path}\n")), "{out}");

@@ -22,14 +22,15 @@ pub struct Profiler {
 
 impl Profiler {
     /// The sampler as the options ask: `-F`, `-g`, `--children`, `--off-cpu`, and `--kernel`
-    /// (keep the kernel-mode samples' addresses, to be named).
+    /// (keep the kernel-mode samples' addresses where they will be named: by default, where
+    /// `/proc/kallsyms` shows them).
     pub fn new(program: &Path, args: &Args) -> io::Result<Profiler> {
         let config = PerfConfig {
             frequency_hz: args.frequency_hz,
             program: program.to_path_buf(),
             call_graph: args.call_graph,
             children: args.children,
-            kernel_samples: args.kernel.is_some(),
+            kernel_samples: args.kernel.for_live().file.is_some(),
             off_cpu: args.off_cpu,
         };
         let sampler = PerfEventSampler::new(config)?;
@@ -78,6 +79,8 @@ impl Profiler {
         let counts_kernel = self.profd.sampler().counts_kernel().unwrap_or(false);
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
+        // The kernel it ran on: a saved run's kernel samples are named by this boot's alone.
+        p.source.kernel = crate::kernel::running();
         p.clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.clock.probe_problem.clone(), kernel: false });
         // Without --off-cpu no switch is recorded: the threads' accounts would read "on a
         // CPU" throughout.

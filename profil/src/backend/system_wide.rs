@@ -35,5 +35,6 @@ pub fn record_system(args: &Args) -> Result<(Profile, Duration), ProfError> {
     let mut profile = Profile::from_system(&record, args.call_graph != prof_core::sampler::CallGraph::None);
     profile.clock.elapsed = Some(elapsed);
     profile.source.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
+    profile.source.kernel = crate::kernel::running();
     Ok((profile, elapsed))
 }

@@ -113,6 +113,9 @@ pub struct Source {
     /// The kernel's records name each sample's process (Redox, upstream's profiler with typed
     /// records): the clock, the daemons' work, a system-wide run by process.
     pub typed_records: bool,
+    /// The kernel the run was recorded on (Linux): a saved run's kernel samples are named by
+    /// default only on its boot ([`crate::kernel`]).
+    pub kernel: Option<crate::kernel::KernelId>,
 }
 
 /// The run by the clock: its wall time, each thread's account, and where they waited.

@@ -391,6 +391,7 @@ impl Profile {
             typed_records: get("records") == "typed",
             record_span: prof_core::formats::record_span(&st),
             cpus: None,
+            kernel: None,
         };
         Ok(Profile {
             pid: num("pid") as u32,

@@ -17,10 +17,10 @@ pub use finish::{Ending, RunError};
 use crate::cli::{Args, Target};
 
 /// `--kernel FILE`, checked before anything runs: a file that cannot name kernel samples is
-/// refused (Redox's default kernel, where the image has none, names nothing, as before), and
-/// one that names nothing (hidden addresses) is warned about.
+/// refused, and one that names nothing (hidden addresses) is warned about. The default (the
+/// running kernel's symbols) is not: where it names nothing the report says why.
 fn check_kernel(args: &Args) -> Result<(), RunError> {
-    let Some(kernel) = &args.kernel else { return Ok(()) };
+    let crate::kernel::KernelChoice::File(kernel) = &args.kernel else { return Ok(()) };
     // A saved run's kernel is looked for under --sysroot first, as the symbolizer reads it.
     match prof_objects::kallsyms::check(&args.objects.locate(kernel)) {
         Ok(warning) => {
@@ -29,7 +29,6 @@ fn check_kernel(args: &Args) -> Result<(), RunError> {
             }
             Ok(())
         }
-        Err(_) if crate::platform::default_kernel().as_ref() == Some(kernel) && !kernel.exists() => Ok(()),
         Err(e) => Err(RunError::Kernel(e)),
     }
 }

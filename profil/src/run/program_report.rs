@@ -80,6 +80,8 @@ struct Analysed<'a> {
     timeline: Vec<crate::slices::Slice>,
     /// The samples in time order, named, for the exports that keep the order.
     named_timeline: Option<crate::exports::time_order::NamedTimeline>,
+    /// Why the run's kernel samples are not named, where they are not (a line of the report).
+    kernel_note: Option<String>,
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
@@ -138,9 +140,15 @@ pub(super) fn report_run(
 fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
-    if let Some(kernel) = &args.kernel {
-        symbolizer = symbolizer.with_kernel(kernel);
+    // The kernel's symbols: a saved run's by default only where it ran on this boot.
+    let kernel = match args.target {
+        crate::cli::Target::Load(_) => args.kernel.for_saved(run.profile.source.kernel.as_ref()),
+        _ => args.kernel.for_live(),
+    };
+    if let Some(file) = &kernel.file {
+        symbolizer = symbolizer.with_kernel(file);
     }
+    let kernel_note = kernel.note(kernel_samples(&run.profile));
     // A child running the program's own file (a fork of it) is named as the program.
     let real = std::fs::canonicalize(path).ok().filter(|_| recording.children).map(|r| r.to_string_lossy().into_owned());
     if let Some(real) = &real {
@@ -205,7 +213,7 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
             crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, processes)
         })
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
-    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline })
+    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's
@@ -232,6 +240,8 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     // In a tree the program's own flat profile is one process's: its header says whose.
     let whose = (!a.children.is_empty()).then(|| format!("{} [pid {}]", processes::base_name(name), profile.pid));
     out.push(a.flat.render_of(whose.as_deref(), top) + "\n");
+    // After it, why its kernel samples have no names, where they have none.
+    out.extend(a.kernel_note.as_ref().map(|note| format!("{note}\n")));
     if args.sections.threads {
         out.push(crate::threads::render(&a.threads) + "\n");
     }
@@ -289,8 +299,12 @@ pub(super) fn base_warning(base: &crate::compare::Base, program: &str, with_stac
 pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
     let (saved, _, image) = read_saved(file, "compare with", "base", &args.objects)?;
     let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects.clone());
-    if let Some(kernel) = &args.kernel {
-        symbolizer = symbolizer.with_kernel(kernel);
+    let kernel = args.kernel.for_saved(saved.run.profile.source.kernel.as_ref());
+    if let Some(file) = &kernel.file {
+        symbolizer = symbolizer.with_kernel(file);
+    }
+    if let Some(why) = kernel.why_unnamed(kernel_samples(&saved.run.profile)) {
+        crate::report_out::to_stderr(format_args!("profil: warning: the base run's kernel functions are not named: {why}; --kernel FILE names them"));
     }
     let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
     Ok(crate::compare::Base {
@@ -300,4 +314,10 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
         stacks,
         frequency_hz: saved.run.frequency_hz,
     })
+}
+
+/// How many of a run's samples are the kernel's: counted (`kernel_ticks`), or by address.
+pub(super) fn kernel_samples(p: &crate::profile::Profile) -> u64 {
+    let by_address = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    p.kernel_ticks.unwrap_or(0).max(by_address)
 }

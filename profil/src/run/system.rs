@@ -61,10 +61,16 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let run = &*super::finish::filtered(args, run, "")?.0;
     let mut out = exports.report_out(false);
     let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-    // The kernel's symbols: --kernel (on Redox, the installed kernel's by default), else
-    // Linux's kallsyms.
-    let kernel = args.kernel.clone().unwrap_or_else(|| crate::platform::KALLSYMS.into());
-    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects.clone()).with_kernel(&kernel);
+    // The kernel's symbols: --kernel, else the running kernel's (a saved run's only where it
+    // ran on this boot).
+    let kernel_names = match args.target {
+        crate::cli::Target::Load(_) => args.kernel.for_saved(run.profile.source.kernel.as_ref()),
+        _ => args.kernel.for_live(),
+    };
+    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects.clone());
+    if let Some(file) = &kernel_names.file {
+        symbolizer = symbolizer.with_kernel(file);
+    }
     let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
@@ -79,7 +85,8 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     }
     // After a Ctrl-C at the terminal, past its `^C`.
     out.start_line()?;
-    out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, &symbolizer).as_bytes())?;
+    let note = kernel_names.note(super::program_report::kernel_samples(&run.profile));
+    out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, note.as_deref(), &symbolizer).as_bytes())?;
     out.flush()?;
     // Every process in time order, for the Firefox Profiler's file (a track each).
     let timeline = args.exports.firefox.is_some().then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true));

@@ -25,6 +25,9 @@ pub const FORMAT: &str = "profil-run";
 /// The version this profil writes. Version 2 added the samples in time order (`timeline`);
 /// a version 1 file reads as a run without them. Version 3 keeps the call stacks beside the
 /// run as rows (`call_stacks`), not as the profile's `stacks` objects, which it still reads.
+/// The kernel a run was recorded on (`run.profile.kernel`) came later, optional as the
+/// build-ids are: a file without it reads as a run on a kernel not known (its kernel samples
+/// unnamed by default), and an older profil reads the rest of a file with it.
 pub const VERSION: u32 = 3;
 /// The oldest version it reads.
 pub const OLDEST_VERSION: u32 = 1;
@@ -307,6 +310,7 @@ mod tests {
         p.later_execs = vec!["/bin/true".into()];
         p.source.typed_records = true;
         p.source.cpus = Some(2);
+        p.source.kernel = Some(crate::kernel::KernelId { boot_id: "5d1f7a4e-0c2b-4b8e-9a61-3f0e2d7c8b19".into(), stext: Some(0xffff_ffff_8100_0000) });
         p.clock.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
         p.by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 6)] }];
         p.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });

@@ -64,6 +64,10 @@ pub struct SavedProfile {
     record_span: Option<RecordSpan>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     daemons: Vec<SavedChild>,
+    /// The kernel the run was recorded on (Linux; absent in older files, and a process's):
+    /// its kernel samples are named by default only on that boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kernel: Option<crate::kernel::KernelId>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -138,7 +142,7 @@ impl SavedProfile {
             idle_ticks,
             servers,
             daemons,
-            source: Source { sampling, cpus, record_span, typed_records },
+            source: Source { sampling, cpus, record_span, typed_records, kernel },
             clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
         } = p;
         let mappings = match ids.as_deref_mut() {
@@ -174,6 +178,7 @@ impl SavedProfile {
             idle_ticks: *idle_ticks,
             record_span: *record_span,
             daemons: daemons.iter().map(|c| SavedChild::of(c, None)).collect(),
+            kernel: kernel.clone(),
         }
     }
 
@@ -202,7 +207,7 @@ impl SavedProfile {
             idle_ticks: s.idle_ticks,
             servers: s.servers,
             daemons: s.daemons.into_iter().map(SavedChild::into_child).collect(),
-            source: Source { sampling: s.sampling, cpus: s.cpus, record_span: s.record_span, typed_records: s.typed_records },
+            source: Source { sampling: s.sampling, cpus: s.cpus, record_span: s.record_span, typed_records: s.typed_records, kernel: s.kernel },
             clock: Clock { elapsed: s.elapsed, threads: s.threads, wait_sites: s.wait_sites, off_cpu: s.off_cpu, served: s.served },
         }
     }

@@ -96,6 +96,26 @@ pub fn ticks(out: &str) -> (u64, u64) {
     (num(w[0]), num(w[2]))
 }
 
+/// The samples the flat profile holds, and how many of them are the kernel's (named where the
+/// kernel's symbols show its addresses: root, by default), from its heading: "Flat profile (N
+/// user ticks):", or "Flat profile (N ticks, K of them in the kernel):".
+pub fn flat_ticks(out: &str) -> (u64, u64) {
+    let l = out.lines().find(|l| l.starts_with("Flat profile")).unwrap_or_else(|| panic!("no flat profile in:\n{out}"));
+    let inside = l.rsplit_once(" (").unwrap_or_else(|| panic!("{l}")).1;
+    let all = num(inside.split_whitespace().next().unwrap());
+    let kernel = inside.split_once(" ticks, ").map_or(0, |(_, k)| num(k.split_whitespace().next().unwrap()));
+    (all, kernel)
+}
+
+/// The report's "Call stacks: A of B user samples, C truncated" (or "… of B samples (user and
+/// kernel), …", where the kernel's samples are named): (A, B, C).
+pub fn call_stacks(out: &str) -> (u64, u64, u64) {
+    let line = field(out, "Call stacks:");
+    let (head, tail) = line.split_once(", ").unwrap_or_else(|| panic!("{line}"));
+    let words: Vec<&str> = head.split_whitespace().collect();
+    (num(words[0]), num(words[2]), num(tail.split_whitespace().next().unwrap()))
+}
+
 /// Per-function shares in percent from profil's flat profile.
 pub fn flat_shares(out: &str) -> Vec<(String, f64)> {
     flat_rows(out).into_iter().map(|(_, pct, name)| (name, pct)).collect()
