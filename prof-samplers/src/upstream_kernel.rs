@@ -553,7 +553,10 @@ impl Seen<'_> {
             }
         }
         view.name_execs(batch, |pid| name_in_context_table(table, pid));
-        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+        // Every daemon the session lists is named: one sampled working for the program, and
+        // one that took its requests (the scheme's daemon) or served one whole, unsampled.
+        let served = batch.servers.served.iter().map(|s| s.0).chain(batch.servers.schemes.iter().map(|s| s.1));
+        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).chain(served).filter(|&pid| program.daemons.insert(pid)).collect();
         for pid in new {
             let name = process_name(pid, view.name_of(pid), table);
             batch.servers.names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));

@@ -55,7 +55,22 @@ pub fn base_name(path: &str) -> &str {
 
 /// The root frame of a process's stacks in the exports: `spin [pid 1234]`.
 pub fn root_frame(program: &str, pid: u32) -> String {
-    format!("{} [pid {pid}]", base_name(program))
+    crate::profile::process_label(base_name(program), pid)
+}
+
+/// The root frame of one of `p`'s processes, by the word its ids are
+/// ([`Profile::process_id_word`]): `spin [pid 1234]`, or a stock kernel's `-a` row `fib
+/// [context 24]`.
+pub fn row_frame(p: &Profile, program: &str, id: u32) -> String {
+    crate::profile::row_label(base_name(program), id, p.process_id_word())
+}
+
+/// "1 process", "2 processes"; "1 context", "2 contexts" where the rows are contexts.
+fn rows_count(n: usize, word: &str) -> String {
+    match word {
+        crate::profile::CONTEXT => count(n as u64, "context"),
+        _ => process_count(n),
+    }
 }
 
 /// Locate and name every child's samples and stacks (inlined functions as their own with
@@ -165,7 +180,7 @@ fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
 /// The busiest programs' top functions, a section each: a program run once as its process
 /// (`fib [pid 4242]`), one run many times as its runs together (`true ×300`); those with at
 /// least a hundredth of the processes' user samples, [`TOP_PROCESSES`] at most.
-fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
+fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
     let mut groups: Vec<(&str, Vec<&ProcessAnalysis>)> = Vec::new();
     for c in processes.iter().filter(|c| c.flat.total > 0) {
         match groups.iter_mut().find(|g| g.0 == c.program) {
@@ -181,7 +196,7 @@ fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer:
         let kernel = runs.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
         match runs[..] {
             [c] => {
-                let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", root_frame(program, c.pid), count(c.flat.total, "user sample"));
+                let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", row_frame(p, program, c.pid), count(c.flat.total, "user sample"));
                 top_functions(out, &c.flat, TOP_FUNCTIONS);
             }
             _ => {
@@ -250,7 +265,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let rows = rows.min(MAX_PROCESS_ROWS);
     let _ = writeln!(out);
     // Its typed records name each sample's process.
-    match upstream && !p.source.typed_records {
+    let word = p.process_id_word();
+    match word == crate::profile::CONTEXT {
         true => {
             let _ = writeln!(out, "Contexts: {} seen, {} with samples (upstream's profiler names threads by debug_id, not processes):", processes.len(), busy.len());
             let _ = writeln!(out, "  context   parent   samples       %  program");
@@ -265,10 +281,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     }
     if let Some(rest) = busy.get(rows..).filter(|r| !r.is_empty()) {
         let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
-        let more = match rest.len() {
-            1 => "1 more process".to_string(),
-            n => format!("{n} more processes"),
-        };
+        // "1 more process", "2 more contexts".
+        let more = rows_count(rest.len(), word).replacen(' ', " more ", 1);
         let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({more}, each with less: By program below, --json has each)", "", "", percent(samples, all));
     }
     // Programs with samples, or run more than once (a storm of short runs); the rest counted.
@@ -285,7 +299,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     if !quiet.is_empty() {
         let _ = writeln!(out, "{:>9} {:>9} {:>7.2}  ({}, each run once, without samples)", quiet.len(), 0, 0.0, count(quiet.len() as u64, "more program"));
     }
-    program_sections(&mut out, processes, symbolizer);
+    program_sections(&mut out, p, processes, symbolizer);
     if kernel.total > 0 {
         let _ = writeln!(out);
         let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
@@ -295,7 +309,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
         let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
         let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
-        let _ = writeln!(out, "All {} together: {}:", process_count(processes.len()), count(total.total, "user sample"));
+        let _ = writeln!(out, "All {} together: {}:", rows_count(processes.len(), word), count(total.total, "user sample"));
         top_functions(&mut out, &total, TOP_TOTAL);
     }
     out
@@ -571,6 +585,12 @@ mod tests {
                 "Contexts: 6 seen, 4 with samples (upstream's profiler names threads by debug_id, not processes):",
             ]
         );
+        // A row is a context by its debug id, not a process by its pid, wherever it is named.
+        assert!(text.contains("\nhog [context 10] (/bin/hog): 30 user samples, 2 in the kernel:\n"), "{text}");
+        assert!(text.contains("\nAll 6 contexts together: 33 user samples:\n"), "{text}");
+        assert!(!text.contains("[pid"), "{text}");
+        assert_eq!(row_frame(&stock, "/bin/hog", 10), "hog [context 10]");
+        assert_eq!(row_frame(&stock, "", 24), "[context 24]");
         // Where upstream's records have idle samples, they are a row: the rows add up.
         let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
         let text = render_system(&idle, &processes, &kernel, &symbolizer);
@@ -598,6 +618,8 @@ mod tests {
                 "Processes: 6 seen, 4 with samples:",
             ]
         );
+        assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
+        assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
     }
 
     /// A build runs hundreds of processes: the table has every one, sections only the

@@ -170,7 +170,12 @@ impl StackProfile {
             let root_location = Location { object, address: None, function: None, inlined: None };
             // One root per daemon, even for two instances of one executable.
             let root_key = FunctionKey { object, function: Some(u64::MAX - u64::from(server.pid)), inlined: None };
-            let name = format!("{} [pid {}]", symbolizer.object(root_location.object).name, server.pid);
+            // A daemon profd could not name: by its pid.
+            let short = match server.path.as_str() {
+                "" => "",
+                _ => symbolizer.object(root_location.object).name.as_str(),
+            };
+            let name = crate::profile::process_label(short, server.pid);
             let root = intern(&mut self.functions, &mut by_key, root_key, || StackFunction {
                 key: root_key,
                 name,

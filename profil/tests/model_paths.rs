@@ -273,6 +273,45 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     assert!(out.contains(" overflow [fib]\n"), "{out}");
 }
 
+/// A daemon that served the program's read whole but was never sampled doing it (ramfs, pid
+/// 20), and the bootstrap's manager (no pid) that took a request of it: profd names both in
+/// `servers` (ramfs as `sys:context` has it, the manager `[bootstrap]`), with 0 samples; the
+/// report has a row for neither, and no section, where it had ` [pid 20] (), 0 samples`.
+#[test]
+fn a_daemon_that_served_unsampled_is_named_and_has_no_row() {
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let (fib, ramfs, manager) = (who(10, 100), who(20, 200), Ids { pid: None, thread: 300 });
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: fib, entry: 0x40_1000 }];
+    events.extend((0..3).map(|i| sample(3_100_000 + i, fib, &[0x40_1100, 0x40_1005])));
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |time, daemon, scheme, answered| Event::Request { cpu: 0, time, daemon, caller: who(10, 0), scheme, tag: 1, answered };
+    events.extend([
+        switch(3_500_000, fib, ramfs, Reason::Scheme, scheme_call(3, 1)),
+        request(3_600_000, ramfs, 3, false),
+        request(3_800_000, ramfs, 3, true),
+        switch(4_500_000, ramfs, fib, Reason::SchemeIdle, 0),
+        switch(4_600_000, fib, manager, Reason::Scheme, scheme_call(5, 1)),
+        request(4_700_000, manager, 5, false),
+        request(4_800_000, manager, 5, true),
+        switch(4_900_000, manager, fib, Reason::SchemeIdle, 0),
+    ]);
+    record(&mut s, events);
+    exit(&mut s, 10);
+    let files = scheme_files(&mut s);
+    let servers = files.servers.clone().unwrap();
+    assert!(servers.contains("\nserver 0 0 [bootstrap]\n") && servers.contains("\nserver 20 0 /scheme/initfs/bin/ramfs\n"), "{servers}");
+    let (p, _) = Profile::from_scheme(&files, true, |_| Vec::new()).unwrap();
+    // The wait on ramfs is named by it.
+    assert_eq!(p.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
+    let named = profil::servers::name_servers(p.servers.as_ref().unwrap(), &mut symbolizer);
+    let text = profil::servers::render("fib", &p, Some((p.servers.as_ref().unwrap(), &named)));
+    assert!(text.starts_with("Where the time went (3 ticks of the run, every CPU):\n"), "{text}");
+    assert!(!text.contains("[pid") && !text.contains("()") && !text.contains(" 0 samples"), "{text}");
+}
+
 /// Every file of the program's that profil on Redox reads back after a session, `-g` asked.
 fn scheme_files(s: &mut Scheme) -> SchemeFiles {
     SchemeFiles {

@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use crate::exports::Analysis;
 use crate::flat::FlatProfile;
-use crate::processes::root_frame;
+use crate::processes::{root_frame, row_frame};
 use crate::stacks::StackProfile;
 
 /// The frame under which truncated stacks hang.
@@ -31,7 +31,7 @@ pub fn render_all(a: &Analysis) -> String {
     };
     let mut out = render_rooted(&root, a.flat, a.stacks);
     for c in a.processes {
-        out.push_str(&render_rooted(&root_frame(&c.program, c.pid), &c.flat, c.stacks.as_ref()));
+        out.push_str(&render_rooted(&row_frame(&a.run.profile, &c.program, c.pid), &c.flat, c.stacks.as_ref()));
     }
     match a.run.profile.clock.off_cpu {
         Some(_) => by_the_clock(&root, &out, a.run.frequency_hz, a.waits),

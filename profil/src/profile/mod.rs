@@ -259,10 +259,47 @@ impl Profile {
         self.idle_ticks.is_some()
     }
 
+    /// What the ids of its `processes` are: pids ([`PID`]), or, where they come from
+    /// upstream's records without types (a stock kernel's `-a`: they name the running
+    /// context, a thread, by its debug id, never its process), contexts' debug ids
+    /// ([`CONTEXT`]).
+    pub fn process_id_word(&self) -> &'static str {
+        let upstream = self.source.sampling.is_some_and(|s| s.is_upstreams());
+        match upstream && !self.source.typed_records {
+            true => CONTEXT,
+            false => PID,
+        }
+    }
+
 }
 
 /// A later exec whose file is not among the mappings.
 pub const ANOTHER_PROGRAM: &str = "another program";
+
+/// A process (or a daemon) as the report names it, by what is known of it: its program's
+/// short `name` and its pid (`ramfs [pid 7]`); without a name, pid 0 is the bootstrap's
+/// managers, which have no pid of their own (`[bootstrap] [pid 0]`), another its pid alone
+/// (`[pid 7]`), never an empty name.
+pub fn process_label(name: &str, pid: u32) -> String {
+    row_label(name, pid, PID)
+}
+
+/// The word a process's id is: its pid.
+pub const PID: &str = "pid";
+/// The word a row's id is where the rows are upstream's contexts, by debug id (a stock
+/// kernel's `-a`): not a pid.
+pub const CONTEXT: &str = "context";
+
+/// A row of a run's processes as the report names it: [`process_label`], or, where the rows
+/// are contexts (`word` [`CONTEXT`]), by the context's debug id (`fib [context 24]`,
+/// `[context 24]`).
+pub fn row_label(name: &str, id: u32, word: &str) -> String {
+    match (name, id) {
+        ("", 0) if word == PID => format!("{} [pid 0]", prof_samplers::context_table::BOOTSTRAP),
+        ("", id) => format!("[{word} {id}]"),
+        (name, id) => format!("{name} [{word} {id}]"),
+    }
+}
 
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
 /// its child, so no status), whether it had exited.
