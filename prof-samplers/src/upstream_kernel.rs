@@ -348,6 +348,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
+        batch.rings = Some(s.decoders.len() as u64);
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;

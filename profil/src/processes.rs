@@ -227,7 +227,19 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
     let all = user.saturating_add(in_kernel).saturating_add(idle);
     let seconds = p.clock.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
-    let cpus = p.source.cpus.map_or(String::new(), |n| format!(" on {}", count(n, "CPU")));
+    let cpus = match (p.source.cpus, p.sampled_cpus()) {
+        (None, _) => String::new(),
+        // Upstream's profiler: a CPU of its own sends the NMIs, with no ring, sampling nothing.
+        (Some(n), Some(sampled)) if sampled < n => {
+            let why = match (n - sampled, p.source.sampling.is_some_and(|s| s.is_upstreams())) {
+                (1, true) => "the other sends the NMIs",
+                (1, false) => "the other has no ring",
+                _ => "the others have no ring",
+            };
+            format!(" on {sampled} of {} ({why})", count(n, "CPU"))
+        }
+        (Some(n), _) => format!(" on {}", count(n, "CPU")),
+    };
     let _ = writeln!(out, "System-wide (-a){seconds}{cpus}: {}:", count(all, "sample"));
     let _ = writeln!(out, "  samples       %  where");
     let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
@@ -575,7 +587,8 @@ mod tests {
         assert_eq!(
             head,
             [
-                "System-wide (-a) in 0.05 s on 2 CPUs: 36 samples:",
+                // Its NMIs come from a CPU of their own, which has no ring: the other is sampled.
+                "System-wide (-a) in 0.05 s on 1 of 2 CPUs (the other sends the NMIs): 36 samples:",
                 "  samples       %  where",
                 "       33   91.67  processes, in user mode",
                 "        3    8.33  processes, in the kernel (their system calls and faults, kernel threads)",
@@ -598,7 +611,7 @@ mod tests {
         assert_eq!(
             head,
             [
-                "System-wide (-a) in 0.05 s on 2 CPUs: 40 samples:",
+                "System-wide (-a) in 0.05 s on 1 of 2 CPUs (the other sends the NMIs): 40 samples:",
                 "  samples       %  where",
                 "       33   82.50  processes, in user mode",
                 "        3    7.50  processes, in the kernel (their system calls and faults, kernel threads)",
@@ -619,6 +632,12 @@ mod tests {
             ]
         );
         assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
+        // The CPUs sampled as profd says, the kernel's rings: every one with a ring of its own.
+        let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source }, ..typed.clone() };
+        assert!(render_system(&four, &processes, &kernel, &symbolizer).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
+        let three = Profile { source: crate::profile::Source { rings: Some(3), ..four.source }, ..four };
+        let text = render_system(&three, &processes, &kernel, &symbolizer);
+        assert!(text.starts_with("System-wide (-a) in 0.05 s on 3 of 4 CPUs (the other sends the NMIs): 36 samples:\n"), "{text}");
         assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
     }
 

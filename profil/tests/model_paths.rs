@@ -413,6 +413,61 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert_eq!(fib20.profile.timeline.samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
 }
 
+/// `profil -a` on a stock kernel, as profil on Redox reads it back: upstream's records name
+/// contexts by debug id, so each row is a context, and the report says so wherever it names
+/// one (`fib [context 24]`, never `[pid 24]`); of the machine's 2 CPUs the kernel has a ring
+/// for 1 (the other sends the NMIs), as `status` now says (`rings`), so the run is "on 1 of 2
+/// CPUs".
+#[test]
+fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
+    use prof_objects::object_file::ObjectFile;
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
+    let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
+    let fib_path = fib.display().to_string();
+    // A stock kernel: no typed records, no rate; one ring.
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], ..Default::default() };
+    files.names.insert(24, fib_path.clone());
+    let mut s: Scheme = ProfScheme::new(Profd::new(UpstreamSampler::new(files)));
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all\n", 0).unwrap();
+    let f = s.profd_mut().sampler_mut().files();
+    for _ in 0..4 {
+        f.sample(0, 24, work + 4, &[]);
+    }
+    f.sample(0, 24, KERNEL + 0x1000, &[KERNEL + 0x1010]);
+    s.write(starter, b"stop\n", 0).unwrap();
+    s.close(starter);
+    let read_as_root = |s: &mut Scheme, path: &str| {
+        let id = s.open(path, Access::Read, 0).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = s.read(id, &mut buf, 0).unwrap();
+        s.close(id);
+        String::from_utf8(buf[..n].to_vec()).unwrap()
+    };
+    let (servers, status) = (read_as_root(&mut s, "servers"), read_as_root(&mut s, "status"));
+    assert!(status.contains(" records=none ") && status.ends_with(" rings=1\n"), "{status}");
+    let report = prof_core::formats::parse_servers(&servers).unwrap();
+    let mut p = Profile::from_scheme_system(&status, &report, None, &Default::default(), false);
+    assert_eq!((p.source.rings, p.process_id_word()), (Some(1), "context"));
+    // profil reads the machine's CPUs from sys:cpu.
+    p.source.cpus = Some(2);
+    for c in &mut p.processes {
+        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
+    }
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
+    let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
+    let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
+    let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
+    assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
+    assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
+    assert!(out.contains(&format!("\nfib [context 24] ({fib_path}): 4 user samples, 1 in the kernel:\n")), "{out}");
+    assert!(out.contains("\nAll 1 context together: 4 user samples:\n"), "{out}");
+    assert!(!out.contains("[pid"), "{out}");
+    assert_eq!(profil::processes::row_frame(&p, &fib_path, 24), "fib [context 24]");
+}
+
 /// A `--children` run on Redox's path: profd follows the program's tree from the records (a
 /// fork that execs fib, a fork of that which does not exec), serves it in `children`, profil
 /// reads it into one process a pid, each placed in the static executable it ran (its exec's,

@@ -105,8 +105,12 @@ pub struct Recording {
 pub struct Source {
     /// The kernel's source and its rate.
     pub sampling: Option<Sampling>,
-    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
+    /// The machine's CPUs, where that matters (Redox: its NMIs reach every CPU but the one
+    /// that sends them).
     pub cpus: Option<u64>,
+    /// The CPUs the kernel samples, a ring each, where profd says (Redox: every CPU but the
+    /// one that sends upstream's NMIs).
+    pub rings: Option<u64>,
     /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
     /// source sent and the span the records cover.
     pub record_span: Option<prof_core::sampler::RecordSpan>,
@@ -210,11 +214,7 @@ impl Profile {
     /// program's, the daemons', idle's and other processes': the account closes over them) over
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
     pub fn achieved_rate(&self) -> Option<f64> {
-        // Upstream's profiler samples every CPU but the one that sends its NMIs.
-        let cpus = match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
-            true => self.source.cpus?.saturating_sub(1),
-            false => self.source.cpus?,
-        };
+        let cpus = self.sampled_cpus()?;
         // Over the span the records cover, where they have times: profil's wall time also
         // holds the fork before the program and the reap after it, the session not.
         let span = match self.source.record_span {
@@ -252,6 +252,16 @@ impl Profile {
     /// Whether any process of the run has its samples in time order.
     pub fn has_times(&self) -> bool {
         self.with_processes().any(|p| !p.timeline.is_empty())
+    }
+
+    /// The CPUs sampled: those the kernel has a ring for, where profd says; else every CPU
+    /// but, on upstream's profiler, the one that sends its NMIs (which has no ring).
+    pub fn sampled_cpus(&self) -> Option<u64> {
+        match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
+            _ if self.source.rings.is_some() => self.source.rings,
+            true => Some(self.source.cpus?.saturating_sub(1)),
+            false => self.source.cpus,
+        }
     }
 
     /// Is this a system-wide run's (`-a`): no program, every process among `processes`?

@@ -370,6 +370,7 @@ impl Profile {
         }
         profile.source.typed_records = typed;
         profile.source.record_span = prof_core::formats::record_span(&status);
+        profile.source.rings = prof_core::formats::rings(&status);
         if !upstream || typed {
             profile = profile.with_process_table(table);
         }
@@ -391,6 +392,7 @@ impl Profile {
             typed_records: get("records") == "typed",
             record_span: prof_core::formats::record_span(&st),
             cpus: None,
+            rings: prof_core::formats::rings(&st),
         };
         Ok(Profile {
             pid: num("pid") as u32,
