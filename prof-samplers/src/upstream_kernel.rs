@@ -336,11 +336,15 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.typed_records = s.typed;
-        if s.clock.is_some() {
+        if let (Some(_), Some(tsc)) = (&s.clock, s.tsc) {
             // Read before the rings: every switch stamped earlier is in this batch or before.
+            // In the records' clock (the TSC at the rate measured at the start), as the
+            // switches are: the monotonic clock of a guest under a busy host runs slow (it
+            // loses ticks), so a thread blocked most of the run was blocked longer than that
+            // clock's span, and its time on a CPU came out none.
             batch.clock.extend(s.began.take());
-            if let Ok((_, ns)) = self.files.clocks() {
-                batch.clock.push(ns);
+            if let Ok((now, _)) = self.files.clocks() {
+                batch.clock.push(tsc.ns(now));
             }
         }
         let events = read_rings(&mut self.files, &mut s.decoders)?;

@@ -312,6 +312,44 @@ fn a_daemon_that_served_unsampled_is_named_and_has_no_row() {
     assert!(!text.contains("[pid") && !text.contains("()") && !text.contains(" 0 samples"), "{text}");
 }
 
+/// `profil --children sh -c 'fib …'` on Redox: sh runs 1 ms, waits for its child 37 ms,
+/// runs 1 ms and exits; under a busy host the guest's monotonic clock runs 10 % slow against
+/// the TSC the records are stamped by. Read back, sh's thread by the clock is 2 ms on a CPU,
+/// as its switches say (it showed 0.000 s on a CPU, blocked 100 %: its wait, in the records'
+/// clock, was longer than the session's span in the monotonic one), and its span is in the
+/// records' clock too.
+#[test]
+fn a_thread_blocked_most_of_a_run_keeps_its_time_on_a_cpu() {
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], typed_records: true, rates: true, ..Default::default() };
+    files.contexts = format!(
+        "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+         10    {ALICE}  {ALICE}  UR    0     0-1        00:00:00.00 1 MB    0 B     /usr/bin/sh\n"
+    );
+    // Calibrated at 2 TSC ticks a ns; after it, the monotonic clock gains 36 ms for 40 ms of TSC.
+    files.clocks_measured_up_to((3_000_000, 1_000_000), (80_000_000, 40_000_000));
+    files.tick = (80_000_000, 36_000_000);
+    let mut s: Scheme = ProfScheme::new(Profd::new(UpstreamSampler::new(files)));
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let sh = who(10, 100);
+    let switch = |time, left, entered, reason| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail: 0, stack: vec![] });
+    let other = who(20, 200);
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: sh, entry: 0x40_1000 }];
+    events.extend((0..2).map(|i| sample(3_100_000 + i, sh, &[0x40_1100, 0x40_1005])));
+    // ns 2.0 ms to 39.0 ms blocked (the TSC at 2 a ns, from 1.0 ms at TSC 3,000,000).
+    events.push(switch(5_000_000, sh, other, Reason::Waitpid));
+    events.push(switch(79_000_000, other, sh, Reason::Preempted));
+    events.push(sample(80_000_000, sh, &[0x40_1100, 0x40_1005]));
+    events.push(switch(81_000_000, sh, other, Reason::Exit));
+    record(&mut s, events);
+    exit(&mut s, 10);
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let t = &p.clock.threads[0];
+    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 39_000_000, 37_000_000, 2_000_000), "{:?}", p.clock.threads);
+    let section = profil::report::clock_section(&p);
+    assert!(section.contains("\n    0.002    5.13  on a CPU\n"), "{section}");
+}
+
 /// Every file of the program's that profil on Redox reads back after a session, `-g` asked.
 fn scheme_files(s: &mut Scheme) -> SchemeFiles {
     SchemeFiles {
