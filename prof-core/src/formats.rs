@@ -14,10 +14,11 @@ use crate::session::{ChildProcess, Placed, PlacedSample, ServerProfile, Session,
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
 /// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base
-/// ticks_servers ticks_idle ticks_other source rate` (`ticks_servers`, `ticks_idle`,
-/// `ticks_other`: ticks of daemons working for the program, of idle, of other processes, 0
-/// where the backend does not see them; `source` and `rate`: what samples and how often per
-/// second and CPU, `timer` or `nmi-hpet` on Redox, `none 0` before the backend said)
+/// ticks_servers ticks_idle ticks_other source rate later_execs records rate_sent span_ns rings`
+/// (`ticks_servers`, `ticks_idle`, `ticks_other`: ticks of daemons working for the program, of
+/// idle, of other processes, 0 where the backend does not see them; `source` and `rate`: what
+/// samples and how often per second and CPU, `timer` or `nmi-hpet` on Redox, `none 0` before
+/// the backend said; `rings`: the CPUs sampled, each by its ring, 0 where not said)
 pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let reason = match state {
         SessionState::Stopped(r) => r.as_str(),
@@ -33,12 +34,13 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let sampling = session.and_then(|s| s.sampling);
     let span = session.and_then(|s| s.record_span).unwrap_or_default();
     // The keys after load_base came later (server attribution, then the sampling source, then
-    // the execs after the profiled one, then the records' timing); earlier ones keep their places.
+    // the execs after the profiled one, then the records' timing, then the rings); earlier
+    // ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
          ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={} records={} \
-         rate_sent={} span_ns={}\n",
+         rate_sent={} span_ns={} rings={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -53,6 +55,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         if session.is_some_and(|s| s.typed_records) { "typed" } else { "none" },
         span.rate_sent,
         span.span_ns,
+        session.and_then(|s| s.rings).unwrap_or(0),
     )
 }
 
@@ -621,6 +624,12 @@ pub fn record_span(status: &[(String, String)]) -> Option<crate::sampler::Record
     (span.span_ns > 0).then_some(span)
 }
 
+/// The CPUs a status line says the kernel samples, a ring each (`rings`); `None` where it
+/// says none (a profd from before the key, a backend that does not say).
+pub fn rings(status: &[(String, String)]) -> Option<u64> {
+    Some(status_number(status, "rings")).filter(|&n| n > 0)
+}
+
 /// The stop reason named in a status line.
 pub fn reason_from_str(s: &str) -> Option<StopReason> {
     [StopReason::Request, StopReason::Exit, StopReason::Overflow].into_iter().find(|r| r.as_str() == s)
@@ -655,7 +664,7 @@ mod tests {
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
              start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
-             source=none rate=0 later_execs=0 records=none rate_sent=0 span_ns=0\n"
+             source=none rate=0 later_execs=0 records=none rate_sent=0 span_ns=0 rings=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
@@ -663,7 +672,7 @@ mod tests {
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
                 "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate",
-                "later_execs", "records", "rate_sent", "span_ns"
+                "later_execs", "records", "rate_sent", "span_ns", "rings"
             ]
         );
     }
@@ -681,6 +690,10 @@ mod tests {
         assert_eq!(record_span(&st), None);
         assert_eq!(sampling(&parse_status("source=none rate=0")), None);
         assert_eq!(sampling(&parse_status("state=idle")), None);
+        // The CPUs sampled: none said by a profd from before the key, nor by 0.
+        assert_eq!(rings(&parse_status("source=nmi-ipi rate=0 rings=1")), Some(1));
+        assert_eq!(rings(&parse_status("source=nmi-ipi rate=0 rings=0")), None);
+        assert_eq!(rings(&parse_status("source=nmi-ipi rate=0 rate_sent=0 span_ns=0")), None);
     }
 
     #[test]

@@ -384,8 +384,6 @@ impl Ledger {
                     None => {}
                 }
                 let wall = end - start;
-                let preempted = preempted.min(wall);
-                let blocked = blocked.min(wall - preempted);
                 // On a CPU as measured: its periods from in to out, from its start to a first
                 // out, from a last in to its end; a thread never switched ran all along.
                 let on = match t.seen {
@@ -394,7 +392,13 @@ impl Ledger {
                         .on_cpu
                         .saturating_add(t.first_out.map_or(0, |o| o.clamp(start, end) - start))
                         .saturating_add(t.on_since.map_or(0, |since| end - since.clamp(start, end))),
-                };
+                }
+                .min(wall);
+                // Periods that add up to more than the span (a span read in a clock other than
+                // the switches') are cut off its time off the CPU, never off what it was seen
+                // running: a thread blocked nearly all along still ran what it ran.
+                let preempted = preempted.min(wall - on);
+                let blocked = blocked.min(wall - on - preempted);
                 // The three add up to the span but where a switch record was lost: that time
                 // is none of them, and said so, never counted as on a CPU.
                 let unknown = wall.saturating_sub(preempted).saturating_sub(blocked).saturating_sub(on);
@@ -438,6 +442,22 @@ mod tests {
         let a = l.accounts(0, 1000);
         assert_eq!(times_of(&a), [times(7, 1000, 50, 400)]);
         assert_eq!(a[0].on_cpu(), 550);
+    }
+
+    /// A session's span read in a clock that runs slow against the switches' (a guest's
+    /// monotonic clock under a busy host): its blocked period alone is longer than the span.
+    /// What it was seen running stays on a CPU; the span's rest is blocked.
+    #[test]
+    fn a_span_shorter_than_its_periods_keeps_the_time_seen_on_a_cpu() {
+        let mut l = Ledger::default();
+        // On a CPU 0..10, blocked 10..1050, on 1050..1060 then it exits; the span says 1000.
+        for s in [out(4, 10, false), back(4, 1050), out(4, 1060, false)] {
+            l.switch(s);
+        }
+        l.end(4, 1060);
+        let a = l.accounts(0, 1000);
+        assert_eq!(times_of(&a), [times(4, 1000, 0, 980)]);
+        assert_eq!((a[0].on_cpu(), a[0].unknown), (20, 0));
     }
 
     /// Two CPUs' rings are read one after the other: a thread's in (on CPU 1) can arrive before

@@ -257,6 +257,9 @@ pub struct SampleBatch {
     pub later_execs: u32,
     /// The session so far as the records time it (a later value replaces an earlier one).
     pub record_span: Option<RecordSpan>,
+    /// The CPUs whose samples the backend reads (Redox: the kernel's `profiling-N` rings, one
+    /// a CPU but the one that sends upstream's NMIs), where it says.
+    pub rings: Option<u64>,
     /// The kernel's records name each sample's process (Redox's typed records): a system-wide
     /// run's rows are processes, not threads.
     pub typed_records: bool,

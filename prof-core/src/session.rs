@@ -263,6 +263,8 @@ pub struct Session {
     pub sampling: Option<Sampling>,
     /// The session as its records time it, where the backend's records have times.
     pub record_span: Option<crate::sampler::RecordSpan>,
+    /// The CPUs the backend reads samples from, where it says ([`crate::sampler::SampleBatch::rings`]).
+    pub rings: Option<u64>,
     /// Samples of processes the program started, by pid: not in the profile.
     pub children: BTreeMap<u32, u64>,
     /// Those processes' own profiles, where the backend follows them (`--children`).
@@ -580,6 +582,7 @@ impl Session {
             kernel_samples: BTreeMap::new(),
             sampling: None,
             record_span: None,
+            rings: None,
             children: BTreeMap::new(),
             processes: BTreeMap::new(),
             lost: 0,
@@ -670,6 +673,9 @@ impl<S: Sampler> Profd<S> {
         }
         if batch.record_span.is_some() {
             s.record_span = batch.record_span;
+        }
+        if batch.rings.is_some() {
+            s.rings = batch.rings;
         }
         for (pid, n) in batch.children {
             let c = s.children.entry(pid).or_insert(0);

@@ -336,11 +336,15 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.typed_records = s.typed;
-        if s.clock.is_some() {
+        if let (Some(_), Some(tsc)) = (&s.clock, s.tsc) {
             // Read before the rings: every switch stamped earlier is in this batch or before.
+            // In the records' clock (the TSC at the rate measured at the start), as the
+            // switches are: the monotonic clock of a guest under a busy host runs slow (it
+            // loses ticks), so a thread blocked most of the run was blocked longer than that
+            // clock's span, and its time on a CPU came out none.
             batch.clock.extend(s.began.take());
-            if let Ok((_, ns)) = self.files.clocks() {
-                batch.clock.push(ns);
+            if let Ok((now, _)) = self.files.clocks() {
+                batch.clock.push(tsc.ns(now));
             }
         }
         let events = read_rings(&mut self.files, &mut s.decoders)?;
@@ -348,6 +352,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
+        batch.rings = Some(s.decoders.len() as u64);
         let damaged: u64 = s.decoders.iter().map(|d| d.counts.damaged + d.counts.lost).sum();
         batch.lost = damaged.saturating_sub(s.damaged);
         s.damaged = damaged;
@@ -553,7 +558,10 @@ impl Seen<'_> {
             }
         }
         view.name_execs(batch, |pid| name_in_context_table(table, pid));
-        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).filter(|&pid| program.daemons.insert(pid)).collect();
+        // Every daemon the session lists is named: one sampled working for the program, and
+        // one that took its requests (the scheme's daemon) or served one whole, unsampled.
+        let served = batch.servers.served.iter().map(|s| s.0).chain(batch.servers.schemes.iter().map(|s| s.1));
+        let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).chain(served).filter(|&pid| program.daemons.insert(pid)).collect();
         for pid in new {
             let name = process_name(pid, view.name_of(pid), table);
             batch.servers.names.push((pid, name.unwrap_or_else(|| "[exited]".to_string())));

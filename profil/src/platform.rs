@@ -73,6 +73,23 @@ pub fn busy_hint() -> Option<String> {
     None
 }
 
+/// The file at `path` by its real path (absolute, without links), `None` where there is no
+/// such file. Where the system's answer is another file or none (Redox's initfs answers
+/// `/scheme/initfsbin/sh` for `/scheme/initfs/bin/sh`: its fpath joins its scheme's root and
+/// the file's name without the slash between), `path` made absolute as it is.
+pub fn real_path(path: &Path) -> Option<PathBuf> {
+    real_path_by(path, |p| std::fs::canonicalize(p))
+}
+
+/// [`real_path`], the system's answer from `resolve`: taken where it is the same file as
+/// `path` (device and inode).
+fn real_path_by(path: &Path, resolve: impl Fn(&Path) -> std::io::Result<PathBuf>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let file = std::fs::metadata(path).ok()?;
+    let same = |m: std::fs::Metadata| (m.dev(), m.ino()) == (file.dev(), file.ino());
+    resolve(path).ok().filter(|r| std::fs::metadata(r).is_ok_and(same)).or_else(|| std::path::absolute(path).ok())
+}
+
 /// What profd's `status` line says holds the session, as a hint under "Already profiling".
 pub fn busy_text(status: &str) -> Option<String> {
     let pid = status.split_whitespace().find_map(|w| w.strip_prefix("pid="))?;
@@ -106,6 +123,33 @@ fn user_name(uid: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link resolved to its file; an answer that is not the file (Redox's initfs loses the
+    /// slash after its root) is not taken: the path as given, absolute; no file, no path.
+    #[test]
+    fn the_real_path_is_the_same_file_or_the_path_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let sh = bin.join("sh");
+        std::fs::write(&sh, b"#!").unwrap();
+        let link = dir.path().join("link-to-sh");
+        std::os::unix::fs::symlink(&sh, &link).unwrap();
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap();
+        assert_eq!(real_path(&link), Some(real(&sh)));
+        // What Redox's initfs answers for /scheme/initfs/bin/sh: the root and "bin/sh" joined.
+        let slash_lost = |p: &Path| -> std::io::Result<PathBuf> {
+            let s = p.display().to_string();
+            Ok(PathBuf::from(s.replacen("/bin/", "bin/", 1)))
+        };
+        assert!(!slash_lost(&sh).unwrap().exists());
+        assert_eq!(real_path_by(&sh, slash_lost), Some(sh.clone()));
+        // Another file that is there is not this one either.
+        let other = dir.path().join("other");
+        std::fs::write(&other, b"#!").unwrap();
+        assert_eq!(real_path_by(&sh, |_| Ok(other.clone())), Some(sh.clone()));
+        assert_eq!(real_path(&dir.path().join("none")), None);
+    }
 
     #[test]
     fn a_busy_session_is_named_from_profds_status() {

@@ -55,7 +55,22 @@ pub fn base_name(path: &str) -> &str {
 
 /// The root frame of a process's stacks in the exports: `spin [pid 1234]`.
 pub fn root_frame(program: &str, pid: u32) -> String {
-    format!("{} [pid {pid}]", base_name(program))
+    crate::profile::process_label(base_name(program), pid)
+}
+
+/// The root frame of one of `p`'s processes, by the word its ids are
+/// ([`Profile::process_id_word`]): `spin [pid 1234]`, or a stock kernel's `-a` row `fib
+/// [context 24]`.
+pub fn row_frame(p: &Profile, program: &str, id: u32) -> String {
+    crate::profile::row_label(base_name(program), id, p.process_id_word())
+}
+
+/// "1 process", "2 processes"; "1 context", "2 contexts" where the rows are contexts.
+fn rows_count(n: usize, word: &str) -> String {
+    match word {
+        crate::profile::CONTEXT => count(n as u64, "context"),
+        _ => process_count(n),
+    }
 }
 
 /// Locate and name every child's samples and stacks (inlined functions as their own with
@@ -165,7 +180,7 @@ fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
 /// The busiest programs' top functions, a section each: a program run once as its process
 /// (`fib [pid 4242]`), one run many times as its runs together (`true ×300`); those with at
 /// least a hundredth of the processes' user samples, [`TOP_PROCESSES`] at most.
-fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
+fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
     let mut groups: Vec<(&str, Vec<&ProcessAnalysis>)> = Vec::new();
     for c in processes.iter().filter(|c| c.flat.total > 0) {
         match groups.iter_mut().find(|g| g.0 == c.program) {
@@ -181,7 +196,7 @@ fn program_sections(out: &mut String, processes: &[ProcessAnalysis], symbolizer:
         let kernel = runs.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
         match runs[..] {
             [c] => {
-                let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", root_frame(program, c.pid), count(c.flat.total, "user sample"));
+                let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", row_frame(p, program, c.pid), count(c.flat.total, "user sample"));
                 top_functions(out, &c.flat, TOP_FUNCTIONS);
             }
             _ => {
@@ -212,7 +227,19 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
     let all = user.saturating_add(in_kernel).saturating_add(idle);
     let seconds = p.clock.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
-    let cpus = p.source.cpus.map_or(String::new(), |n| format!(" on {}", count(n, "CPU")));
+    let cpus = match (p.source.cpus, p.sampled_cpus()) {
+        (None, _) => String::new(),
+        // Upstream's profiler: a CPU of its own sends the NMIs, with no ring, sampling nothing.
+        (Some(n), Some(sampled)) if sampled < n => {
+            let why = match (n - sampled, p.source.sampling.is_some_and(|s| s.is_upstreams())) {
+                (1, true) => "the other sends the NMIs",
+                (1, false) => "the other has no ring",
+                _ => "the others have no ring",
+            };
+            format!(" on {sampled} of {} ({why})", count(n, "CPU"))
+        }
+        (Some(n), _) => format!(" on {}", count(n, "CPU")),
+    };
     let _ = writeln!(out, "System-wide (-a){seconds}{cpus}: {}:", count(all, "sample"));
     let _ = writeln!(out, "  samples       %  where");
     let _ = writeln!(out, "{user:>9} {:>7.2}  processes, in user mode", percent(user, all));
@@ -250,7 +277,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     let rows = rows.min(MAX_PROCESS_ROWS);
     let _ = writeln!(out);
     // Its typed records name each sample's process.
-    match upstream && !p.source.typed_records {
+    let word = p.process_id_word();
+    match word == crate::profile::CONTEXT {
         true => {
             let _ = writeln!(out, "Contexts: {} seen, {} with samples (upstream's profiler names threads by debug_id, not processes):", processes.len(), busy.len());
             let _ = writeln!(out, "  context   parent   samples       %  program");
@@ -265,10 +293,8 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     }
     if let Some(rest) = busy.get(rows..).filter(|r| !r.is_empty()) {
         let samples = rest.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
-        let more = match rest.len() {
-            1 => "1 more process".to_string(),
-            n => format!("{n} more processes"),
-        };
+        // "1 more process", "2 more contexts".
+        let more = rows_count(rest.len(), word).replacen(' ', " more ", 1);
         let _ = writeln!(out, "{:>9} {:>8} {samples:>9} {:>7.2}  ({more}, each with less: By program below, --json has each)", "", "", percent(samples, all));
     }
     // Programs with samples, or run more than once (a storm of short runs); the rest counted.
@@ -285,7 +311,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     if !quiet.is_empty() {
         let _ = writeln!(out, "{:>9} {:>9} {:>7.2}  ({}, each run once, without samples)", quiet.len(), 0, 0.0, count(quiet.len() as u64, "more program"));
     }
-    program_sections(&mut out, processes, symbolizer);
+    program_sections(&mut out, p, processes, symbolizer);
     if kernel.total > 0 {
         let _ = writeln!(out);
         let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
@@ -298,7 +324,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
         let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
         let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
-        let _ = writeln!(out, "All {} together: {}:", process_count(processes.len()), count(total.total, "user sample"));
+        let _ = writeln!(out, "All {} together: {}:", rows_count(processes.len(), word), count(total.total, "user sample"));
         top_functions(&mut out, &total, TOP_TOTAL);
     }
     out
@@ -575,7 +601,8 @@ mod tests {
         assert_eq!(
             head,
             [
-                "System-wide (-a) in 0.05 s on 2 CPUs: 36 samples:",
+                // Its NMIs come from a CPU of their own, which has no ring: the other is sampled.
+                "System-wide (-a) in 0.05 s on 1 of 2 CPUs (the other sends the NMIs): 36 samples:",
                 "  samples       %  where",
                 "       33   91.67  processes, in user mode",
                 "        3    8.33  processes, in the kernel (their system calls and faults, kernel threads)",
@@ -585,6 +612,12 @@ mod tests {
                 "Contexts: 6 seen, 4 with samples (upstream's profiler names threads by debug_id, not processes):",
             ]
         );
+        // A row is a context by its debug id, not a process by its pid, wherever it is named.
+        assert!(text.contains("\nhog [context 10] (/bin/hog): 30 user samples, 2 in the kernel:\n"), "{text}");
+        assert!(text.contains("\nAll 6 contexts together: 33 user samples:\n"), "{text}");
+        assert!(!text.contains("[pid"), "{text}");
+        assert_eq!(row_frame(&stock, "/bin/hog", 10), "hog [context 10]");
+        assert_eq!(row_frame(&stock, "", 24), "[context 24]");
         // Where upstream's records have idle samples, they are a row: the rows add up.
         let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
         let text = render_system(&idle, &processes, &kernel, None, &symbolizer);
@@ -592,7 +625,7 @@ mod tests {
         assert_eq!(
             head,
             [
-                "System-wide (-a) in 0.05 s on 2 CPUs: 40 samples:",
+                "System-wide (-a) in 0.05 s on 1 of 2 CPUs (the other sends the NMIs): 40 samples:",
                 "  samples       %  where",
                 "       33   82.50  processes, in user mode",
                 "        3    7.50  processes, in the kernel (their system calls and faults, kernel threads)",
@@ -612,6 +645,14 @@ mod tests {
                 "Processes: 6 seen, 4 with samples:",
             ]
         );
+        assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
+        // The CPUs sampled as profd says, the kernel's rings: every one with a ring of its own.
+        let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source }, ..typed.clone() };
+        assert!(render_system(&four, &processes, &kernel, &symbolizer).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
+        let three = Profile { source: crate::profile::Source { rings: Some(3), ..four.source }, ..four };
+        let text = render_system(&three, &processes, &kernel, &symbolizer);
+        assert!(text.starts_with("System-wide (-a) in 0.05 s on 3 of 4 CPUs (the other sends the NMIs): 36 samples:\n"), "{text}");
+        assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
     }
 
     /// `sh -c 'fib 26 100'` with --children: dash execs fib in its own pid, so the program's

@@ -702,7 +702,7 @@ mod tests {
         assert_eq!(p.achieved_rate(), Some(675.0));
         // One CPU, the tick (kernel-patch/events): every CPU is sampled; idle is.
         let tick = Profile {
-            source: crate::profile::Source { sampling: Some(Sampling { source: "timer", rate: 0 }), typed_records: true, cpus: Some(1), record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }), kernel: None },
+            source: crate::profile::Source { sampling: Some(Sampling { source: "timer", rate: 0 }), typed_records: true, cpus: Some(1), rings: None, record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }), kernel: None },
             ..p
         };
         assert_eq!(tick.achieved_rate(), Some(270.0));

@@ -33,6 +33,14 @@ pub struct ServerFunctions {
     pub functions: Vec<(String, u64)>,
 }
 
+impl ServerFunctions {
+    /// The daemon as the report names it: `ramfs [pid 7]`, or by its pid where profd had no
+    /// name for it (a profd before it named every daemon it lists).
+    pub fn label(&self) -> String {
+        crate::profile::process_label(&self.name, self.pid)
+    }
+}
+
 /// Name each daemon's samples (their innermost frame) with the run's `symbolizer`: its own code
 /// from its executable (Redox daemons are static, linked at their run addresses; a daemon whose
 /// file cannot be read keeps its addresses), its kernel samples from the kernel's ELF
@@ -101,7 +109,8 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         (kernel, "the kernel, for it".to_string()),
     ]
     .into_iter()
-    .chain(named.iter().map(|s| (s.ticks, format!("{} [pid {}] working for it", s.name, s.pid))))
+    // A daemon with no sample (it took a request no tick fell in) has no row.
+    .chain(named.iter().filter(|s| s.ticks > 0).map(|s| (s.ticks, format!("{} working for it", s.label()))))
     .chain((a.servers_dropped > 0).then(|| (a.servers_dropped, "daemons working for it, samples not kept".to_string())))
     .chain((kernel_elsewhere > 0).then(|| (kernel_elsewhere, "the kernel, for those daemons".to_string())))
     .chain((!upstream).then(|| (a.idle, "idle".to_string())))
@@ -128,14 +137,18 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         percent(for_it, all),
         percent(a.servers(), for_it)
     );
-    for s in named {
+    for s in named.iter().filter(|s| s.ticks > 0) {
         let _ = writeln!(out);
         let samples = crate::words::count(s.ticks, "sample");
         let kernel = match s.kernel_ticks {
             0 => String::new(),
             k => format!(" ({k} in the kernel)"),
         };
-        let _ = writeln!(out, "{} [pid {}] ({}), {samples} working for '{program}'{kernel}:", s.name, s.pid, s.path);
+        let path = match s.path.as_str() {
+            "" => String::new(),
+            path => format!(" ({path})"),
+        };
+        let _ = writeln!(out, "{}{path}, {samples} working for '{program}'{kernel}:", s.label());
         let _ = writeln!(out, "  samples       %  function");
         for (name, n) in s.functions.iter().take(TOP_FUNCTIONS) {
             let _ = writeln!(out, "{n:>9} {:>7.2}  {name}", percent(*n, s.ticks));
@@ -262,6 +275,28 @@ mod tests {
              \x20 samples       %  function\n\
              \x20       4  100.00  0x409000\n"
         );
+    }
+
+    /// A daemon that took the program's requests but was never sampled doing so has no row
+    /// and no section; one the session could not name is named by its pid (the bootstrap's
+    /// managers, pid 0, as such), never by an empty name.
+    #[test]
+    fn daemons_without_samples_have_no_row_and_none_is_unnamed() {
+        let mut r = report();
+        r.servers.push(ServerEntry { pid: 7, ticks: 0, path: String::new(), stacks: Vec::new() });
+        r.servers.push(ServerEntry { pid: 2, ticks: 0, path: "/scheme/initfs/bin/logd".into(), stacks: Vec::new() });
+        r.servers.push(ServerEntry { pid: 9, ticks: 2, path: String::new(), stacks: vec![(vec![0x40_7000], true, 2)] });
+        r.servers.push(ServerEntry { pid: 0, ticks: 1, path: String::new(), stacks: vec![(vec![0x9000], true, 1)] });
+        r.account.server_user += 3;
+        let named = name_servers(&r, &mut symbolizer());
+        let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
+        let text = render("iowork", &p, Some((&r, &named)));
+        assert!(!text.contains("[pid 7]") && !text.contains("[pid 2]"), "{text}");
+        assert!(!text.contains("()") && !text.contains(" 0 samples"), "{text}");
+        assert!(text.contains("\n        2    1.90  [pid 9] working for it\n"), "{text}");
+        assert!(text.contains("\n        1    0.95  [bootstrap] [pid 0] working for it\n"), "{text}");
+        assert!(text.contains("\n[pid 9], 2 samples working for 'iowork':\n"), "{text}");
+        assert!(text.contains("\n[bootstrap] [pid 0], 1 sample working for 'iowork':\n"), "{text}");
     }
 
     /// A daemon's kernel samples are in its row; counting them again in the kernel's row made

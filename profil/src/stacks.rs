@@ -39,6 +39,10 @@ pub struct NamedStack {
     pub frames: Vec<usize>,
     pub truncated: bool,
     pub count: u64,
+    /// A daemon's stack hung under the program's wait it served (Redox): `Some`, with whether
+    /// that wait's stack is truncated (its frames, the program's part, may be none at all);
+    /// `None` for the program's stacks and a daemon's work under no wait of the program's.
+    pub under_wait: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -89,9 +93,9 @@ impl StackProfile {
         let mut by_frame: HashMap<Frame, Vec<usize>> = HashMap::default();
         let mut by_key: HashMap<FunctionKey, usize> = HashMap::default();
         // Stacks that differ only in addresses inside the same functions are one stack.
-        let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
+        let mut merged: HashMap<(Vec<usize>, bool, Option<bool>), u64> = HashMap::default();
         for st in &p.stacks {
-            let mut frames = Vec::with_capacity(st.frames.len());
+            let mut frames: Vec<usize> = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
                 let functions = by_frame.entry(f).or_insert_with(|| {
                     let location = symbolizer.frame(f.into(), &p.mappings);
@@ -115,12 +119,12 @@ impl StackProfile {
                 });
                 frames.extend_from_slice(functions);
             }
-            let rooted = frames.first().is_some_and(|&f| out.functions[f].starts_a_process());
+            let (rooted, cut) = root(&out.functions, &mut frames);
             if rooted {
                 out.rooted = out.rooted.saturating_add(st.count);
             }
-            let truncated = st.truncated && !rooted;
-            let n = merged.entry((frames, truncated)).or_insert(0);
+            let truncated = (st.truncated || cut) && !rooted;
+            let n = merged.entry((frames, truncated, None)).or_insert(0);
             *n = n.saturating_add(st.count);
             out.total = out.total.saturating_add(st.count);
             if truncated {
@@ -140,14 +144,15 @@ impl StackProfile {
     fn add_servers(&mut self, report: &prof_core::formats::ServersReport, p: &Profile, symbolizer: &mut Symbolizer) {
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
-        // The program's stack at each wait site, outermost first, named as its own stacks are.
-        let mut site_frames: HashMap<u32, Vec<usize>> = HashMap::default();
+        // The program's stack at each wait site, outermost first, named as its own stacks are,
+        // and whether it is truncated (a wait whose stack the kernel did not walk has none).
+        let mut site_frames: HashMap<u32, (Vec<usize>, bool)> = HashMap::default();
         for s in &p.clock.served {
             if site_frames.contains_key(&s.site) {
                 continue;
             }
             let Some(site) = p.clock.wait_sites.get(s.site as usize) else { continue };
-            let named = site
+            let mut named: Vec<usize> = site
                 .stack
                 .frames
                 .iter()
@@ -163,40 +168,49 @@ impl StackProfile {
                     })
                 })
                 .collect();
-            site_frames.insert(s.site, named);
+            // Rooted and cut as the program's own stacks are.
+            let (rooted, cut) = root(&self.functions, &mut named);
+            let truncated = (site.stack.truncated || cut || named.is_empty()) && !rooted;
+            site_frames.insert(s.site, (named, truncated));
         }
         for server in &report.servers {
             let object = symbolizer.server_object(&server.path);
             let root_location = Location { object, address: None, function: None, inlined: None };
             // One root per daemon, even for two instances of one executable.
             let root_key = FunctionKey { object, function: Some(u64::MAX - u64::from(server.pid)), inlined: None };
-            let name = format!("{} [pid {}]", symbolizer.object(root_location.object).name, server.pid);
+            // A daemon profd could not name: by its pid.
+            let short = match server.path.as_str() {
+                "" => "",
+                _ => symbolizer.object(root_location.object).name.as_str(),
+            };
+            let name = crate::profile::process_label(short, server.pid);
             let root = intern(&mut self.functions, &mut by_key, root_key, || StackFunction {
                 key: root_key,
                 name,
                 location: root_location,
                 server: true,
             });
-            let mut merged: HashMap<(Vec<usize>, bool), u64> = HashMap::default();
-            // Its samples under the program's waits, and the rest under its root alone.
-            let stitched: Vec<(&[usize], &crate::profile::ServedStack)> = p
+            let mut merged: HashMap<(Vec<usize>, bool, Option<bool>), u64> = HashMap::default();
+            // Its samples under the program's waits (each with its wait's truncation), and the
+            // rest under its root alone.
+            let stitched: Vec<(&[usize], Option<bool>, &crate::profile::ServedStack)> = p
                 .clock.served
                 .iter()
                 .filter(|s| s.pid == server.pid)
-                .filter_map(|s| Some((site_frames.get(&s.site)?.as_slice(), s)))
+                .filter_map(|s| site_frames.get(&s.site).map(|(prefix, cut)| (prefix.as_slice(), Some(*cut), s)))
                 .collect();
             let stacks = stitched
                 .iter()
-                .map(|(prefix, s)| (*prefix, &s.frames, &s.truncated, s.count))
+                .map(|(prefix, under_wait, s)| (*prefix, *under_wait, &s.frames, &s.truncated, s.count))
                 .chain(server.stacks.iter().filter_map(|(frames, truncated, count)| {
                     let under_waits = stitched
                         .iter()
-                        .filter(|(_, s)| &s.frames == frames && s.truncated == *truncated)
-                        .fold(0u64, |n, (_, s)| n.saturating_add(s.count));
+                        .filter(|(_, _, s)| &s.frames == frames && s.truncated == *truncated)
+                        .fold(0u64, |n, (_, _, s)| n.saturating_add(s.count));
                     let rest = count.saturating_sub(under_waits);
-                    (rest > 0).then_some((&[][..], frames, truncated, rest))
+                    (rest > 0).then_some((&[][..], None, frames, truncated, rest))
                 }));
-            for (prefix, frames, truncated, count) in stacks {
+            for (prefix, under_wait, frames, truncated, count) in stacks {
                 let mut named = prefix.to_vec();
                 named.push(root);
                 // Outermost first; a caller is named by its return address minus one.
@@ -216,7 +230,7 @@ impl StackProfile {
                         server: true,
                     }));
                 }
-                let n = merged.entry((named, *truncated)).or_insert(0);
+                let n = merged.entry((named, *truncated, under_wait)).or_insert(0);
                 *n = n.saturating_add(count);
             }
             self.servers.extend(sorted(merged));
@@ -326,11 +340,30 @@ fn intern(
 }
 
 /// Merged stacks, most samples first.
-fn sorted(merged: HashMap<(Vec<usize>, bool), u64>) -> Vec<NamedStack> {
-    let mut stacks: Vec<NamedStack> =
-        merged.into_iter().map(|((frames, truncated), count)| NamedStack { frames, truncated, count }).collect();
+fn sorted(merged: HashMap<(Vec<usize>, bool, Option<bool>), u64>) -> Vec<NamedStack> {
+    let mut stacks: Vec<NamedStack> = merged
+        .into_iter()
+        .map(|((frames, truncated, under_wait), count)| NamedStack { frames, truncated, count, under_wait })
+        .collect();
     stacks.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.frames.cmp(&b.frames)));
     stacks
+}
+
+/// A stack's root (its `frames` outermost first, named in `functions`): `(rooted, cut)`.
+/// Rooted where it reaches a process's start routine, nothing but unnamed frames above it:
+/// those are dropped (what a frame-pointer walk read past a start routine whose caller left
+/// no frame record, relibc's entry stub: garbage, none of the program's). Cut where it does
+/// not, and its outermost frame names nothing (`[unknown]`, in no object's function): the
+/// walk went astray there, its callers are missing.
+fn root(functions: &[StackFunction], frames: &mut Vec<usize>) -> (bool, bool) {
+    let unnamed = |f: usize| functions[f].location.function.is_none() && functions[f].name == "[unknown]";
+    match frames.iter().position(|&f| functions[f].starts_a_process()) {
+        Some(at) if frames[..at].iter().all(|&f| unnamed(f)) => {
+            frames.drain(..at);
+            (true, false)
+        }
+        _ => (false, frames.first().is_some_and(|&f| unnamed(f))),
+    }
 }
 
 /// Where the stacks of processes start: the ELF entry stub and the C libraries' start routines
@@ -463,6 +496,49 @@ pub mod tests {
             ]
         );
         assert_eq!((sp.total, sp.truncated), (11, 2));
+    }
+
+    /// A Redox walk that read past relibc's start routine into its entry stub's garbage (an
+    /// address in no object: `[unknown]`) reached the root all the same: the garbage is
+    /// dropped and the stack is whole. One whose outermost frame is such garbage without a
+    /// start routine under it went astray: it is truncated, and counted so.
+    #[test]
+    fn garbage_above_a_start_routine_is_dropped_and_garbage_alone_is_a_cut() {
+        let symbols = SymbolTable::new(vec![
+            Function { addr: 0x1000, size: 0x100, name: "main".into() },
+            Function { addr: 0x1100, size: 0x100, name: "fib".into() },
+            Function { addr: 0x1400, size: 0x100, name: "relibc_start_v1".into() },
+        ]);
+        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
+        let garbage = Frame::Foreign(0x7f00_dead_0000);
+        let frames = |addrs: &[u64], above: bool| -> Vec<Frame> {
+            addrs.iter().map(|&a| Frame::Program(a)).chain(above.then_some(garbage)).collect()
+        };
+        let p = Profile {
+            stacks_recorded: true,
+            stacks: vec![
+                Stack { frames: frames(&[0x1110, 0x1020, 0x1410], true), truncated: false, count: 32 },
+                Stack { frames: frames(&[0x1110, 0x1020, 0x1410], false), truncated: false, count: 5 },
+                Stack { frames: frames(&[0x1110, 0x1020], true), truncated: false, count: 3 },
+                Stack { frames: frames(&[0x1110], false), truncated: true, count: 1 },
+            ],
+            ..Default::default()
+        };
+        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let got: Vec<(Vec<&str>, bool, u64)> = sp
+            .stacks
+            .iter()
+            .map(|st| (st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect(), st.truncated, st.count))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["relibc_start_v1", "main", "fib"], false, 37),
+                (vec!["[unknown]", "main", "fib"], true, 3),
+                (vec!["fib"], true, 1),
+            ]
+        );
+        assert_eq!((sp.total, sp.truncated, sp.rooted), (41, 4, 37));
     }
 
     /// The test symbolizer, with ramfs's executable (`read_block`, `handle`) at /bin/ramfs.

@@ -206,7 +206,8 @@ fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
         .servers
         .as_ref()
         .and_then(|r| r.servers.iter().find(|s| s.pid == pid))
-        .map_or("?", |s| s.path.rsplit('/').next().unwrap_or(&s.path));
+        .map_or("", |s| s.path.rsplit('/').next().unwrap_or(&s.path));
+    let daemon = crate::profile::process_label(name, pid);
     let samples_word = if samples == 1 { "sample" } else { "samples" };
     match p.source.sampling.map(|s| s.rate).filter(|&r| r > 0) {
         Some(rate) => {
@@ -214,12 +215,12 @@ fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
             // Samples stand for time in steps of a period: a wait the daemon worked through
             // can come out a little over 100 %; it is all of it.
             format!(
-                "{name} [pid {pid}] on a CPU for it: {} ({samples} {samples_word}, {:.1} % of the wait); the rest it waited itself or for a CPU",
+                "{daemon} on a CPU for it: {} ({samples} {samples_word}, {:.1} % of the wait); the rest it waited itself or for a CPU",
                 ms(ns),
                 crate::words::percent(ns, w.ns).min(100.0)
             )
         }
-        None => format!("{name} [pid {pid}] on a CPU for it: {samples} {samples_word}"),
+        None => format!("{daemon} on a CPU for it: {samples} {samples_word}"),
     }
 }
 

@@ -274,6 +274,83 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     assert!(out.contains(" overflow [fib]\n"), "{out}");
 }
 
+/// A daemon that served the program's read whole but was never sampled doing it (ramfs, pid
+/// 20), and the bootstrap's manager (no pid) that took a request of it: profd names both in
+/// `servers` (ramfs as `sys:context` has it, the manager `[bootstrap]`), with 0 samples; the
+/// report has a row for neither, and no section, where it had ` [pid 20] (), 0 samples`.
+#[test]
+fn a_daemon_that_served_unsampled_is_named_and_has_no_row() {
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let (fib, ramfs, manager) = (who(10, 100), who(20, 200), Ids { pid: None, thread: 300 });
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: fib, entry: 0x40_1000 }];
+    events.extend((0..3).map(|i| sample(3_100_000 + i, fib, &[0x40_1100, 0x40_1005])));
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |time, daemon, scheme, answered| Event::Request { cpu: 0, time, daemon, caller: who(10, 0), scheme, tag: 1, answered };
+    events.extend([
+        switch(3_500_000, fib, ramfs, Reason::Scheme, scheme_call(3, 1)),
+        request(3_600_000, ramfs, 3, false),
+        request(3_800_000, ramfs, 3, true),
+        switch(4_500_000, ramfs, fib, Reason::SchemeIdle, 0),
+        switch(4_600_000, fib, manager, Reason::Scheme, scheme_call(5, 1)),
+        request(4_700_000, manager, 5, false),
+        request(4_800_000, manager, 5, true),
+        switch(4_900_000, manager, fib, Reason::SchemeIdle, 0),
+    ]);
+    record(&mut s, events);
+    exit(&mut s, 10);
+    let files = scheme_files(&mut s);
+    let servers = files.servers.clone().unwrap();
+    assert!(servers.contains("\nserver 0 0 [bootstrap]\n") && servers.contains("\nserver 20 0 /scheme/initfs/bin/ramfs\n"), "{servers}");
+    let (p, _) = Profile::from_scheme(&files, true, |_| Vec::new()).unwrap();
+    // The wait on ramfs is named by it.
+    assert_eq!(p.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
+    let named = profil::servers::name_servers(p.servers.as_ref().unwrap(), &mut symbolizer);
+    let text = profil::servers::render("fib", &p, Some((p.servers.as_ref().unwrap(), &named)));
+    assert!(text.starts_with("Where the time went (3 ticks of the run, every CPU):\n"), "{text}");
+    assert!(!text.contains("[pid") && !text.contains("()") && !text.contains(" 0 samples"), "{text}");
+}
+
+/// `profil --children sh -c 'fib …'` on Redox: sh runs 1 ms, waits for its child 37 ms,
+/// runs 1 ms and exits; under a busy host the guest's monotonic clock runs 10 % slow against
+/// the TSC the records are stamped by. Read back, sh's thread by the clock is 2 ms on a CPU,
+/// as its switches say (it showed 0.000 s on a CPU, blocked 100 %: its wait, in the records'
+/// clock, was longer than the session's span in the monotonic one), and its span is in the
+/// records' clock too.
+#[test]
+fn a_thread_blocked_most_of_a_run_keeps_its_time_on_a_cpu() {
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], typed_records: true, rates: true, ..Default::default() };
+    files.contexts = format!(
+        "PID   EUID  EGID  STAT  CPU   AFFINITY   TIME        PRIVATE SHARED  NAME\n\
+         10    {ALICE}  {ALICE}  UR    0     0-1        00:00:00.00 1 MB    0 B     /usr/bin/sh\n"
+    );
+    // Calibrated at 2 TSC ticks a ns; after it, the monotonic clock gains 36 ms for 40 ms of TSC.
+    files.clocks_measured_up_to((3_000_000, 1_000_000), (80_000_000, 40_000_000));
+    files.tick = (80_000_000, 36_000_000);
+    let mut s: Scheme = ProfScheme::new(Profd::new(UpstreamSampler::new(files)));
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let sh = who(10, 100);
+    let switch = |time, left, entered, reason| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail: 0, stack: vec![] });
+    let other = who(20, 200);
+    let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: sh, entry: 0x40_1000 }];
+    events.extend((0..2).map(|i| sample(3_100_000 + i, sh, &[0x40_1100, 0x40_1005])));
+    // ns 2.0 ms to 39.0 ms blocked (the TSC at 2 a ns, from 1.0 ms at TSC 3,000,000).
+    events.push(switch(5_000_000, sh, other, Reason::Waitpid));
+    events.push(switch(79_000_000, other, sh, Reason::Preempted));
+    events.push(sample(80_000_000, sh, &[0x40_1100, 0x40_1005]));
+    events.push(switch(81_000_000, sh, other, Reason::Exit));
+    record(&mut s, events);
+    exit(&mut s, 10);
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let t = &p.clock.threads[0];
+    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 39_000_000, 37_000_000, 2_000_000), "{:?}", p.clock.threads);
+    let section = profil::report::clock_section(&p);
+    assert!(section.contains("\n    0.002    5.13  on a CPU\n"), "{section}");
+}
+
 /// Every file of the program's that profil on Redox reads back after a session, `-g` asked.
 fn scheme_files(s: &mut Scheme) -> SchemeFiles {
     SchemeFiles {
@@ -373,6 +450,61 @@ fn a_system_wide_run_from_the_scheme_files() {
     }
     let fib20 = p.processes.iter().find(|c| c.pid == 20).unwrap();
     assert_eq!(fib20.profile.timeline.samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
+}
+
+/// `profil -a` on a stock kernel, as profil on Redox reads it back: upstream's records name
+/// contexts by debug id, so each row is a context, and the report says so wherever it names
+/// one (`fib [context 24]`, never `[pid 24]`); of the machine's 2 CPUs the kernel has a ring
+/// for 1 (the other sends the NMIs), as `status` now says (`rings`), so the run is "on 1 of 2
+/// CPUs".
+#[test]
+fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
+    use prof_objects::object_file::ObjectFile;
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
+    let work = file.symbols.by_name("fib::overflow").or_else(|| file.symbols.by_name("overflow")).expect("fib's overflow").addr;
+    let fib_path = fib.display().to_string();
+    // A stock kernel: no typed records, no rate; one ring.
+    let mut files = FakeDebugFiles { rings: vec![Vec::new()], ..Default::default() };
+    files.names.insert(24, fib_path.clone());
+    let mut s: Scheme = ProfScheme::new(Profd::new(UpstreamSampler::new(files)));
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all\n", 0).unwrap();
+    let f = s.profd_mut().sampler_mut().files();
+    for _ in 0..4 {
+        f.sample(0, 24, work + 4, &[]);
+    }
+    f.sample(0, 24, KERNEL + 0x1000, &[KERNEL + 0x1010]);
+    s.write(starter, b"stop\n", 0).unwrap();
+    s.close(starter);
+    let read_as_root = |s: &mut Scheme, path: &str| {
+        let id = s.open(path, Access::Read, 0).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = s.read(id, &mut buf, 0).unwrap();
+        s.close(id);
+        String::from_utf8(buf[..n].to_vec()).unwrap()
+    };
+    let (servers, status) = (read_as_root(&mut s, "servers"), read_as_root(&mut s, "status"));
+    assert!(status.contains(" records=none ") && status.ends_with(" rings=1\n"), "{status}");
+    let report = prof_core::formats::parse_servers(&servers).unwrap();
+    let mut p = Profile::from_scheme_system(&status, &report, None, &Default::default(), false);
+    assert_eq!((p.source.rings, p.process_id_word()), (Some(1), "context"));
+    // profil reads the machine's CPUs from sys:cpu.
+    p.source.cpus = Some(2);
+    for c in &mut p.processes {
+        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
+    }
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
+    let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
+    let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
+    let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
+    assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
+    assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
+    assert!(out.contains(&format!("\nfib [context 24] ({fib_path}): 4 user samples, 1 in the kernel:\n")), "{out}");
+    assert!(out.contains("\nAll 1 context together: 4 user samples:\n"), "{out}");
+    assert!(!out.contains("[pid"), "{out}");
+    assert_eq!(profil::processes::row_frame(&p, &fib_path, 24), "fib [context 24]");
 }
 
 /// A `--children` run on Redox's path: profd follows the program's tree from the records (a

@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use crate::exports::Analysis;
 use crate::flat::FlatProfile;
-use crate::processes::root_frame;
+use crate::processes::{root_frame, row_frame};
 use crate::stacks::StackProfile;
 
 /// The frame under which truncated stacks hang.
@@ -31,7 +31,7 @@ pub fn render_all(a: &Analysis) -> String {
     };
     let mut out = render_rooted(&root, a.flat, a.stacks);
     for c in a.processes {
-        out.push_str(&render_rooted(&root_frame(&c.program, c.pid), &c.flat, c.stacks.as_ref()));
+        out.push_str(&render_rooted(&row_frame(&a.run.profile, &c.program, c.pid), &c.flat, c.stacks.as_ref()));
     }
     match a.run.profile.clock.off_cpu {
         Some(_) => by_the_clock(&root, &out, a.run.frequency_hz, a.waits),
@@ -112,12 +112,17 @@ fn render_rooted(root: &str, flat: &FlatProfile, stacks: Option<&StackProfile>) 
                 let _ = writeln!(out, " {}", st.count);
             }
             // The daemons that worked for the program: under the program's call they served
-            // (Redox: stitched), else each its own root (`ramfs [pid 7]`).
+            // (Redox: stitched), under the program's root, marked where that call's stack is
+            // truncated (or was never walked) as the program's own are; else each its own
+            // root (`ramfs [pid 7]`).
             for st in sp.servers.iter().filter(|s| s.count > 0) {
                 let (program, daemon) = sp.stitched_parts(st);
                 let mut names: Vec<String> = Vec::new();
-                if !program.is_empty() {
+                if st.under_wait.is_some() || !program.is_empty() {
                     names.push(root.clone());
+                    if st.under_wait == Some(true) {
+                        names.push(TRUNCATED.to_string());
+                    }
                     names.extend(program.iter().map(|&f| frame(&sp.functions[f].name)));
                 }
                 let (daemon_root, rest) = daemon.split_first().map_or((None, &[][..]), |(r, rest)| (Some(*r), rest));
@@ -193,6 +198,31 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// A daemon's work under a wait of the program's whose stack the kernel never walked (a
+    /// wait on the bootstrap's managers, say): under the program's root and a `[truncated]`,
+    /// as the program's own cut stacks are, not a root of its own. The program's lines
+    /// marked `[truncated]` are the report's truncated samples, one count.
+    #[test]
+    fn a_daemons_work_under_a_wait_never_walked_keeps_the_programs_root() {
+        let (_, mut s, mut p) = crate::stacks::tests::with_a_stitched_server();
+        p.clock.wait_sites[0].stack = crate::profile::Stack { frames: vec![], truncated: true, count: 0 };
+        let sp = crate::stacks::StackProfile::build(&p, &mut s, None).unwrap();
+        let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
+        let text = render("/bin/abc", &flat, Some(&sp));
+        assert!(
+            text.ends_with(
+                "abc;[truncated];ramfs [pid 7];handle [ramfs];read_block [ramfs] 3\n\
+                 abc;[truncated];ramfs [pid 7];[truncated];handle [ramfs] 2\n\
+                 ramfs [pid 7];handle [ramfs];read_block [ramfs] 1\n"
+            ),
+            "{text}"
+        );
+        let count = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
+        let program = text.lines().filter(|l| !l.contains(" [pid "));
+        let marked: u64 = program.filter(|l| l.starts_with("abc;[truncated];")).map(count).sum();
+        assert_eq!((marked, sp.truncated), (1, 1), "{text}");
     }
 
     #[test]

@@ -336,7 +336,7 @@ impl Libraries {
                 "" => o.file.as_ref().map_or_else(|| std::path::PathBuf::from(&o.name), |f| f.path.clone()),
                 p => std::path::PathBuf::from(p),
             };
-            let path = std::fs::canonicalize(&path).unwrap_or(path).to_string_lossy().into_owned();
+            let path = crate::platform::real_path(&path).unwrap_or(path).to_string_lossy().into_owned();
             let info = LibraryInfo {
                 name: o.name.clone(),
                 debug_name: o.name.clone(),

@@ -266,7 +266,8 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
         if a.processes.is_empty() {
             return Vec::new();
         }
-        let (pid_key, process_key) = (b.strings.get("pid"), b.strings.get("process"));
+        // A stock kernel's -a rows are contexts by debug id, not processes by pid.
+        let (pid_key, process_key) = (b.strings.get(run.profile.process_id_word()), b.strings.get("process"));
         let name = b.strings.get(crate::processes::base_name(program));
         vec![Label { key: pid_key, str: 0, num: i64::from(pid) }, Label { key: process_key, str: name, num: 0 }]
     };

@@ -180,7 +180,9 @@ pub fn render(a: &Analysis) -> String {
     // A system-wide run (-a) saw every process: those that were sampled have a profile.
     let system = run.profile.is_system_wide();
     for c in a.processes.iter().filter(|c| !system || c.ticks() > 0) {
-        let mut p = Profile::new(format!("{} (pid {}): {BY_STACK}", crate::processes::base_name(&c.program), c.pid), unit);
+        // A stock kernel's -a rows are contexts by debug id, not processes by pid.
+        let word = run.profile.process_id_word();
+        let mut p = Profile::new(format!("{} ({word} {}): {BY_STACK}", crate::processes::base_name(&c.program), c.pid), unit);
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
         profiles.push(p);
     }

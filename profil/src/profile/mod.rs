@@ -105,8 +105,12 @@ pub struct Recording {
 pub struct Source {
     /// The kernel's source and its rate.
     pub sampling: Option<Sampling>,
-    /// CPUs the source samples, where that matters (Redox: its NMIs reach every CPU).
+    /// The machine's CPUs, where that matters (Redox: its NMIs reach every CPU but the one
+    /// that sends them).
     pub cpus: Option<u64>,
+    /// The CPUs the kernel samples, a ring each, where profd says (Redox: every CPU but the
+    /// one that sends upstream's NMIs).
+    pub rings: Option<u64>,
     /// The session as the kernel's records time it (Redox, upstream's profiler): the rate its
     /// source sent and the span the records cover.
     pub record_span: Option<prof_core::sampler::RecordSpan>,
@@ -213,11 +217,7 @@ impl Profile {
     /// program's, the daemons', idle's and other processes': the account closes over them) over
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
     pub fn achieved_rate(&self) -> Option<f64> {
-        // Upstream's profiler samples every CPU but the one that sends its NMIs.
-        let cpus = match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
-            true => self.source.cpus?.saturating_sub(1),
-            false => self.source.cpus?,
-        };
+        let cpus = self.sampled_cpus()?;
         // Over the span the records cover, where they have times: profil's wall time also
         // holds the fork before the program and the reap after it, the session not.
         let span = match self.source.record_span {
@@ -257,15 +257,62 @@ impl Profile {
         self.with_processes().any(|p| !p.timeline.is_empty())
     }
 
+    /// The CPUs sampled: those the kernel has a ring for, where profd says; else every CPU
+    /// but, on upstream's profiler, the one that sends its NMIs (which has no ring).
+    pub fn sampled_cpus(&self) -> Option<u64> {
+        match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
+            _ if self.source.rings.is_some() => self.source.rings,
+            true => Some(self.source.cpus?.saturating_sub(1)),
+            false => self.source.cpus,
+        }
+    }
+
     /// Is this a system-wide run's (`-a`): no program, every process among `processes`?
     pub fn is_system_wide(&self) -> bool {
         self.idle_ticks.is_some()
+    }
+
+    /// What the ids of its `processes` are: pids ([`PID`]), or, where they come from
+    /// upstream's records without types (a stock kernel's `-a`: they name the running
+    /// context, a thread, by its debug id, never its process), contexts' debug ids
+    /// ([`CONTEXT`]).
+    pub fn process_id_word(&self) -> &'static str {
+        let upstream = self.source.sampling.is_some_and(|s| s.is_upstreams());
+        match upstream && !self.source.typed_records {
+            true => CONTEXT,
+            false => PID,
+        }
     }
 
 }
 
 /// A later exec whose file is not among the mappings.
 pub const ANOTHER_PROGRAM: &str = "another program";
+
+/// A process (or a daemon) as the report names it, by what is known of it: its program's
+/// short `name` and its pid (`ramfs [pid 7]`); without a name, pid 0 is the bootstrap's
+/// managers, which have no pid of their own (`[bootstrap] [pid 0]`), another its pid alone
+/// (`[pid 7]`), never an empty name.
+pub fn process_label(name: &str, pid: u32) -> String {
+    row_label(name, pid, PID)
+}
+
+/// The word a process's id is: its pid.
+pub const PID: &str = "pid";
+/// The word a row's id is where the rows are upstream's contexts, by debug id (a stock
+/// kernel's `-a`): not a pid.
+pub const CONTEXT: &str = "context";
+
+/// A row of a run's processes as the report names it: [`process_label`], or, where the rows
+/// are contexts (`word` [`CONTEXT`]), by the context's debug id (`fib [context 24]`,
+/// `[context 24]`).
+pub fn row_label(name: &str, id: u32, word: &str) -> String {
+    match (name, id) {
+        ("", 0) if word == PID => format!("{} [pid 0]", prof_samplers::context_table::BOOTSTRAP),
+        ("", id) => format!("[{word} {id}]"),
+        (name, id) => format!("{name} [{word} {id}]"),
+    }
+}
 
 /// How the program ended, as `wait` reported it; or, for a process profil attached to (not
 /// its child, so no status), whether it had exited.

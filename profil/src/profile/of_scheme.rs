@@ -370,6 +370,7 @@ impl Profile {
         }
         profile.source.typed_records = typed;
         profile.source.record_span = prof_core::formats::record_span(&status);
+        profile.source.rings = prof_core::formats::rings(&status);
         if !upstream || typed {
             profile = profile.with_process_table(table);
         }
@@ -392,6 +393,7 @@ impl Profile {
             record_span: prof_core::formats::record_span(&st),
             cpus: None,
             kernel: None,
+            rings: prof_core::formats::rings(&st),
         };
         Ok(Profile {
             pid: num("pid") as u32,

@@ -149,7 +149,7 @@ impl Profile {
             stacks_recorded,
             stacks: s.program.stacks.iter().map(|(st, c)| Stack::new(s.stack_frames(st), st.truncated, c.ticks)).collect(),
             servers: None,
-            source: Source { sampling: s.sampling, cpus: None, record_span: s.record_span, typed_records: s.typed_records, kernel: None },
+            source: Source { sampling: s.sampling, cpus: None, rings: s.rings, record_span: s.record_span, typed_records: s.typed_records, kernel: None },
             clock: Clock { elapsed: None, threads, wait_sites, off_cpu: None, served: Vec::new() },
             idle_ticks: None,
             daemons: Vec::new(),

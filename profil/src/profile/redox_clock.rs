@@ -38,8 +38,8 @@ fn target(clock: &ClockReport, site: &ClockSite) -> Option<String> {
     (site.reason == "scheme-call").then(|| match clock.daemon_of(site.scheme) {
         Some(d) if d.daemon == 0 => format!("{} (scheme {})", d.name.as_deref().unwrap_or(prof_samplers::context_table::BOOTSTRAP), site.scheme),
         Some(d) => {
-            let name = d.name.as_deref().map_or("?", |n| n.rsplit('/').next().unwrap_or(n));
-            format!("{name} [pid {}]", d.daemon)
+            let name = d.name.as_deref().map_or("", |n| n.rsplit('/').next().unwrap_or(n));
+            crate::profile::process_label(name, u32::try_from(d.daemon).unwrap_or(u32::MAX))
         }
         None => format!("scheme {}", site.scheme),
     })
@@ -184,6 +184,11 @@ mod tests {
         let clock = prof_core::kernel_clock::parse(text).unwrap();
         let (_, sites, _) = threads_and_sites(&clock, 13);
         assert_eq!(sites[0].target.as_deref(), Some("[bootstrap] (scheme 18)"));
+        // A daemon profd could not name (a profd before it named every daemon it lists): by
+        // its pid alone, not as `?`.
+        let unnamed = text.replace("scheme id=18 daemon=0 name=[bootstrap]", "scheme id=18 daemon=7");
+        let (_, sites, _) = threads_and_sites(&prof_core::kernel_clock::parse(&unnamed).unwrap(), 13);
+        assert_eq!(sites[0].target.as_deref(), Some("[pid 7]"));
     }
 
     #[test]

@@ -150,7 +150,7 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
     }
     let kernel_note = kernel.note(kernel_samples(&run.profile));
     // A child running the program's own file (a fork of it) is named as the program.
-    let real = std::fs::canonicalize(path).ok().filter(|_| recording.children).map(|r| r.to_string_lossy().into_owned());
+    let real = crate::platform::real_path(path).filter(|_| recording.children).map(|r| r.to_string_lossy().into_owned());
     if let Some(real) = &real {
         symbolizer = symbolizer.program_also_at(real);
     }

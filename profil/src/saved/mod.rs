@@ -101,16 +101,11 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
         CallGraph::FramePointers => Stacks::Fp,
         CallGraph::Dwarf { .. } => Stacks::Dwarf,
     };
-    // Where the file is, absolute and without links; a resolved path that is not there is
-    // not taken (Redox's initfs resolves `/scheme/initfs/bin/x` to `/scheme/initfsbin/x`).
-    // A system-wide run (-a) has no program file.
+    // Where the file is, absolute and without links (as platform::real_path finds it, past
+    // Redox's initfs). A system-wide run (-a) has no program file.
     let system = run.profile.is_system_wide();
     let file = if system { Path::new("") } else { file };
-    let file = std::fs::canonicalize(file)
-        .ok()
-        .filter(|resolved| resolved.exists())
-        .or_else(|| std::path::absolute(file).ok())
-        .unwrap_or_else(|| file.to_path_buf());
+    let file = crate::platform::real_path(file).or_else(|| std::path::absolute(file).ok()).unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
     // A daemon's work for the program can be all its timeline has (a request no tick fell in).
     let timeline_of = |p: &crate::profile::Profile| Some(p.timeline.saved(&first_frames(&p.stacks))).filter(|t| !t.is_empty());

@@ -62,6 +62,9 @@ pub struct SavedProfile {
     idle_ticks: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     record_span: Option<RecordSpan>,
+    /// The CPUs the kernel sampled (Redox, a profd that says): absent before, and elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rings: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     daemons: Vec<SavedChild>,
     /// The kernel the run was recorded on (Linux; absent in older files, and a process's):
@@ -142,7 +145,7 @@ impl SavedProfile {
             idle_ticks,
             servers,
             daemons,
-            source: Source { sampling, cpus, record_span, typed_records, kernel },
+            source: Source { sampling, cpus, rings, record_span, typed_records, kernel },
             clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
         } = p;
         let mappings = match ids.as_deref_mut() {
@@ -170,6 +173,7 @@ impl SavedProfile {
             processes: processes.iter().map(|c| SavedChild::of(c, ids.as_deref_mut())).collect(),
             elapsed: *elapsed,
             cpus: *cpus,
+            rings: *rings,
             threads: threads.clone(),
             wait_sites: wait_sites.clone(),
             off_cpu: off_cpu.clone(),
@@ -207,7 +211,7 @@ impl SavedProfile {
             idle_ticks: s.idle_ticks,
             servers: s.servers,
             daemons: s.daemons.into_iter().map(SavedChild::into_child).collect(),
-            source: Source { sampling: s.sampling, cpus: s.cpus, record_span: s.record_span, typed_records: s.typed_records, kernel: s.kernel },
+            source: Source { sampling: s.sampling, cpus: s.cpus, rings: s.rings, record_span: s.record_span, typed_records: s.typed_records, kernel: s.kernel },
             clock: Clock { elapsed: s.elapsed, threads: s.threads, wait_sites: s.wait_sites, off_cpu: s.off_cpu, served: s.served },
         }
     }
