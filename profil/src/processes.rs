@@ -647,10 +647,10 @@ mod tests {
         );
         assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
         // The CPUs sampled as profd says, the kernel's rings: every one with a ring of its own.
-        let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source }, ..typed.clone() };
-        assert!(render_system(&four, &processes, &kernel, &symbolizer).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
+        let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source.clone() }, ..typed.clone() };
+        assert!(render_system(&four, &processes, &kernel, None, &symbolizer).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
         let three = Profile { source: crate::profile::Source { rings: Some(3), ..four.source }, ..four };
-        let text = render_system(&three, &processes, &kernel, &symbolizer);
+        let text = render_system(&three, &processes, &kernel, None, &symbolizer);
         assert!(text.starts_with("System-wide (-a) in 0.05 s on 3 of 4 CPUs (the other sends the NMIs): 36 samples:\n"), "{text}");
         assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
     }

@@ -498,7 +498,7 @@ fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
     let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
-    let out = profil::processes::render_system(&p, &processes, &kernel, &symbolizer);
+    let out = profil::processes::render_system(&p, &processes, &kernel, None, &symbolizer);
     assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
     assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
     assert!(out.contains(&format!("\nfib [context 24] ({fib_path}): 4 user samples, 1 in the kernel:\n")), "{out}");
