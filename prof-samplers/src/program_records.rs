@@ -102,7 +102,6 @@ fn wait_call(reason: Option<Reason>, detail: u64) -> (String, Option<String>) {
         Some(Reason::Sleep) => "sleep",
         Some(Reason::Scheme) => return ("scheme-call".into(), Some(call_of(detail).0.to_string())),
         Some(Reason::Pipe) => "pipe",
-        Some(Reason::Waitpid) => "waitpid",
         Some(Reason::Event) => "event",
         Some(Reason::Stopped) => "stopped",
         Some(Reason::SchemeIdle) => "scheme-requests",
