@@ -1,4 +1,5 @@
-//! One CPU's ring into events.
+//! One CPU's ring into events, and the reader's half of the layout (the kernel's
+//! [`layout`](crate::layout) is what it writes).
 //!
 //! Reads of `debug:profiling-N` copy as many bytes as the reader's buffer takes but consume
 //! whole words only (a word cut by the buffer's end comes again, whole, in the next read), so
@@ -10,9 +11,111 @@
 //! a record is counted as damaged, never read as a sample. Every other kind is written whole
 //! or not at all, so its words are read by its length; a kind this reader does not know is
 //! skipped by its length and counted.
+//!
+//! A kernel that versions its layout begins each typed session on each ring with a
+//! [`Kind::Start`] record, which becomes [`Event::Start`]: the records after it are of its CPU
+//! (the events carry the kernel's number), and a major version newer than this reader's stops
+//! the ring's reading ([`NewerLayout`]). Records without one (a stock kernel's kind 0, and the
+//! typed records of a kernel from before versions) are read as before, of the CPU the decoder
+//! was made for.
 
-use crate::event::{Event, Ids, Sample, Switch};
-use crate::layout::{self, Header, Kind, Reason, Source, MAX_WORDS};
+use std::fmt;
+
+use crate::event::{Event, Ids, Sample, Start, Switch, Version};
+use crate::layout::{self, Kind, Reason, Source, MAX_WORDS};
+
+/// What of a header word is the marker.
+pub const MARKER_MASK: u64 = 0xffff_ff00;
+
+/// A header word's fields, if it is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub len: usize,
+    pub kind: u8,
+    pub flags: u8,
+    pub aux: u16,
+}
+
+impl Header {
+    /// The fields of `word`, if its marker is there (its kind and length are the reader's to
+    /// check).
+    pub const fn parse(word: u64) -> Option<Header> {
+        if word & MARKER_MASK != layout::MARKER {
+            return None;
+        }
+        Some(Header { len: (word & 0xff) as usize, kind: (word >> 32) as u8, flags: (word >> 40) as u8, aux: (word >> 48) as u16 })
+    }
+}
+
+/// The kind numbered `kind`, if this reader knows it.
+pub const fn kind_of(kind: u8) -> Option<Kind> {
+    Some(match kind {
+        0 => Kind::Upstream,
+        1 => Kind::Sample,
+        2 => Kind::Switch,
+        3 => Kind::Lost,
+        4 => Kind::Context,
+        5 => Kind::Exec,
+        6 => Kind::NewContext,
+        8 => Kind::Request,
+        9 => Kind::Start,
+        _ => return None,
+    })
+}
+
+/// The fewest words a record of `kind` has, its header included.
+pub const fn min_words(kind: Kind) -> usize {
+    match kind {
+        Kind::Upstream => 4,
+        Kind::Sample => 4,
+        Kind::Switch => 5,
+        Kind::Lost => 3,
+        Kind::Context => 3,
+        Kind::Exec => 4,
+        Kind::NewContext => 4,
+        Kind::Request => 6,
+        Kind::Start => 6,
+    }
+}
+
+/// The reason numbered `reason`, if this reader knows it.
+pub const fn reason_of(reason: u16) -> Option<Reason> {
+    Some(match reason {
+        0 => Reason::Preempted,
+        1 => Reason::Blocked,
+        2 => Reason::Futex,
+        3 => Reason::Sleep,
+        4 => Reason::Scheme,
+        5 => Reason::Pipe,
+        7 => Reason::Event,
+        8 => Reason::Stopped,
+        9 => Reason::Exit,
+        10 => Reason::SchemeIdle,
+        _ => return None,
+    })
+}
+
+/// A ring whose kernel writes a major version of the layout newer than this reader's: its
+/// records from its `Start` on are not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewerLayout {
+    pub cpu: u32,
+    pub version: Version,
+}
+
+impl fmt::Display for NewerLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CPU {}'s profiling records are of layout version {}, newer than the {}.x this reader knows: not read (a newer profd reads them)",
+            self.cpu,
+            self.version,
+            Version::OURS.major
+        )
+    }
+}
+
+impl std::error::Error for NewerLayout {}
 
 /// The longest record upstream's profiler writes (kind 0: its `nmi_handler`'s `[usize; 32]`).
 pub const UPSTREAM_MAX_WORDS: usize = 32;
@@ -40,8 +143,8 @@ pub struct Counts {
 /// and length.
 fn record_start(word: u64) -> Option<(Option<Kind>, usize)> {
     let h = Header::parse(word)?;
-    let kind = Kind::from_u8(h.kind);
-    let shortest = kind.map_or(2, Kind::min_words);
+    let kind = kind_of(h.kind);
+    let shortest = kind.map_or(2, min_words);
     let longest = match kind {
         Some(Kind::Upstream) => UPSTREAM_MAX_WORDS,
         _ => MAX_WORDS,
@@ -63,9 +166,14 @@ fn is_upstream_marker(word: u64) -> bool {
 /// One CPU's decoder: bytes in as `debug:profiling-N` reads give them, events out.
 #[derive(Debug, Default)]
 pub struct RingDecoder {
+    /// The CPU of the events: the one the decoder was made for until a `Start` names one.
     cpu: u32,
     /// Words of a record not yet whole.
     pending: Vec<u64>,
+    /// The last `Start` read.
+    start: Option<Start>,
+    /// The version of a `Start` this reader does not read: nothing after it is read.
+    refused: Option<Version>,
     pub counts: Counts,
 }
 
@@ -74,11 +182,31 @@ impl RingDecoder {
         RingDecoder { cpu, ..RingDecoder::default() }
     }
 
-    /// Decode `bytes`, the next read of this CPU's ring, into `out`.
-    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Event>) {
+    /// Decode `bytes`, the next read of this CPU's ring, into `out`. A `Start` of a newer
+    /// major version of the layout ends the ring's reading: that read's events before it are
+    /// in `out`, and this and every later push answer [`NewerLayout`].
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Event>) -> Result<(), NewerLayout> {
         for word in bytes.chunks_exact(8) {
+            if self.refused.is_some() {
+                break;
+            }
             self.word(u64::from_le_bytes(word.try_into().expect("8 bytes")), out);
         }
+        match self.refused {
+            Some(version) => Err(NewerLayout { cpu: self.cpu, version }),
+            None => Ok(()),
+        }
+    }
+
+    /// The last `Start` read: the layout's version, the clock's rate, the CPU. `None`: a stock
+    /// kernel's records, or typed ones from before versions.
+    pub fn start(&self) -> Option<&Start> {
+        self.start.as_ref()
+    }
+
+    /// The CPU of the events decoded from now on.
+    pub fn cpu(&self) -> u32 {
+        self.cpu
     }
 
     fn word(&mut self, word: u64, out: &mut Vec<Event>) {
@@ -113,8 +241,19 @@ impl RingDecoder {
         match kind {
             Some(kind) => {
                 let event = event(self.cpu, kind, &self.pending);
-                if let Event::Lost { count, .. } = event {
-                    self.counts.lost += count;
+                match event {
+                    Event::Lost { count, .. } => self.counts.lost += count,
+                    Event::Start(start) if start.version.major > Version::OURS.major => {
+                        self.refused = Some(start.version);
+                        self.cpu = start.cpu;
+                        self.pending.clear();
+                        return;
+                    }
+                    Event::Start(start) => {
+                        self.cpu = start.cpu;
+                        self.start = Some(start);
+                    }
+                    _ => {}
                 }
                 out.push(event);
                 self.counts.records += 1;
@@ -183,7 +322,7 @@ fn event(cpu: u32, kind: Kind, w: &[u64]) -> Event {
             time,
             left: Ids::from_word(w[2]),
             entered: Ids::from_word(w[3]),
-            reason: Reason::from_u16(h.aux),
+            reason: reason_of(h.aux),
             detail: w[4],
             stack: w[5..].to_vec(),
         }),
@@ -195,7 +334,6 @@ fn event(cpu: u32, kind: Kind, w: &[u64]) -> Event {
         }
         Kind::Exec => Event::Exec { cpu, time, who: Ids::from_word(w[2]), entry: w[3] },
         Kind::NewContext => Event::NewThread { cpu, time, who: Ids::from_word(w[2]), giver: Ids::from_word(w[3]) },
-        Kind::Exit => Event::Exit { cpu, time, who: Ids::from_word(w[2]) },
         Kind::Request => Event::Request {
             cpu,
             time,
@@ -205,5 +343,77 @@ fn event(cpu: u32, kind: Kind, w: &[u64]) -> Event {
             tag: w[5],
             answered: h.flags & layout::REQUEST_ANSWERED != 0,
         },
+        Kind::Start => Event::Start(Start {
+            cpu: w[4] as u32,
+            time,
+            version: Version::from_word(w[2]),
+            clock_hz: Some(w[3]).filter(|&hz| hz != 0),
+            session: w[5],
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::header;
+
+    const KINDS: [Kind; 9] =
+        [Kind::Upstream, Kind::Sample, Kind::Switch, Kind::Lost, Kind::Context, Kind::Exec, Kind::NewContext, Kind::Request, Kind::Start];
+    const REASONS: [Reason; 10] = [
+        Reason::Preempted,
+        Reason::Blocked,
+        Reason::Futex,
+        Reason::Sleep,
+        Reason::Scheme,
+        Reason::Pipe,
+        Reason::Event,
+        Reason::Stopped,
+        Reason::Exit,
+        Reason::SchemeIdle,
+    ];
+
+    #[test]
+    fn every_kind_and_reason_of_the_layout_is_read_back_by_its_number() {
+        for kind in KINDS {
+            assert_eq!(kind_of(kind as u8), Some(kind));
+        }
+        for reason in REASONS {
+            assert_eq!(reason_of(reason as u16), Some(reason));
+        }
+        // The numbers no record has: kind 7 and reason 6 were never written, and later ones
+        // are a later layout's.
+        assert_eq!((kind_of(7), kind_of(10), kind_of(0xff)), (None, None, None));
+        assert_eq!((reason_of(6), reason_of(11), reason_of(u16::MAX)), (None, None, None));
+    }
+
+    #[test]
+    fn a_header_is_parsed_where_its_marker_is_and_only_there() {
+        let word = header(Kind::Request, 6, layout::REQUEST_ANSWERED, 0x1234);
+        assert_eq!(Header::parse(word), Some(Header { len: 6, kind: 8, flags: 1, aux: 0x1234 }));
+        assert_eq!(Header::parse(word ^ (1 << 8)), None);
+        assert_eq!(Header::parse(0), None);
+        // Upstream's kind 0: the marker and the length alone.
+        assert_eq!(Header::parse(layout::MARKER | 7), Some(Header { len: 7, kind: 0, flags: 0, aux: 0 }));
+    }
+
+    #[test]
+    fn a_start_shorter_than_its_words_is_damaged_not_read() {
+        let mut d = RingDecoder::new(1);
+        let mut out = Vec::new();
+        let words = [header(Kind::Start, 5, 0, 0), 1, layout::VERSION, 0, 1];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        d.push(&bytes, &mut out).unwrap();
+        assert!(out.is_empty() && d.start().is_none());
+        assert_eq!(d.finish(), Counts { damaged: 1, stray_words: 4, ..Counts::default() });
+    }
+
+    #[test]
+    fn the_refusal_says_the_cpu_and_both_versions() {
+        let e = NewerLayout { cpu: 2, version: Version { major: 3, minor: 1 } };
+        assert_eq!(
+            e.to_string(),
+            "CPU 2's profiling records are of layout version 3.1, newer than the 1.x this reader knows: not read (a newer profd reads them)"
+        );
     }
 }

@@ -53,10 +53,13 @@ pub fn record_words(event: &Event) -> Vec<u64> {
         }
         Event::Exec { time, who, entry, .. } => record(Kind::Exec, 0, 0, &[*time, ids(*who), *entry]),
         Event::NewThread { time, who, giver, .. } => record(Kind::NewContext, 0, 0, &[*time, ids(*who), ids(*giver)]),
-        Event::Exit { time, who, .. } => record(Kind::Exit, 0, 0, &[*time, ids(*who)]),
         Event::Request { time, daemon, caller, scheme, tag, answered, .. } => {
             let flags = u8::from(*answered) * layout::REQUEST_ANSWERED;
             record(Kind::Request, flags, 0, &[*time, ids(*daemon), ids(*caller), *scheme, *tag])
+        }
+        Event::Start(s) => {
+            let words = [s.time, s.version.word(), s.clock_hz.unwrap_or(0), u64::from(s.cpu), s.session];
+            record(Kind::Start, 0, 0, &words)
         }
     }
 }

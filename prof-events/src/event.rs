@@ -1,6 +1,7 @@
 //! The events, as both systems give them.
 
 use crate::layout::{Reason, Source};
+use std::fmt;
 
 /// Who: a process and one of its threads. On Redox the thread is a context's debug id, and
 /// the process id is unknown in the records of upstream's profiler (kind 0); on Linux they
@@ -66,9 +67,53 @@ pub enum Event {
     Exec { cpu: u32, time: u64, who: Ids, entry: u64 },
     /// A new thread, given `giver`'s address space.
     NewThread { cpu: u32, time: u64, who: Ids, giver: Ids },
-    Exit { cpu: u32, time: u64, who: Ids },
     /// A scheme request taken by `daemon` for `caller`, or (`answered`) its answer.
     Request { cpu: u32, time: u64, daemon: Ids, caller: Ids, scheme: u64, tag: u64, answered: bool },
+    /// A typed session's first record on `cpu`'s ring (Redox, a kernel that versions its
+    /// layout): what the records after it are.
+    Start(Start),
+}
+
+/// A layout's version: a reader reads its own major version and older ones, of any minor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Version {
+    /// The layout this crate reads and writes ([`layout::VERSION`](crate::layout::VERSION)).
+    pub const OURS: Version = Version::from_word(crate::layout::VERSION);
+
+    /// From a `Start` record's version word (the major version above, the minor below).
+    pub const fn from_word(word: u64) -> Version {
+        Version { major: (word >> 32) as u32, minor: word as u32 }
+    }
+
+    pub const fn word(self) -> u64 {
+        ((self.major as u64) << 32) | self.minor as u64
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// A session's first record on a CPU's ring: the layout's version, the clock's rate, the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    /// The CPU whose ring it is (the kernel's number): every record after it is that CPU's.
+    pub cpu: u32,
+    pub time: u64,
+    pub version: Version,
+    /// The records' clock's counts a second, where the kernel knows them (`CNTFRQ_EL0` on
+    /// aarch64, the device tree's timebase on riscv64, the TSC's rate where x86_64 measured it
+    /// against the HPET).
+    pub clock_hz: Option<u64>,
+    /// The session's number: the same in every CPU's `Start` of one session, larger later.
+    pub session: u64,
 }
 
 impl Event {
@@ -80,8 +125,8 @@ impl Event {
             | Event::Name { time, .. }
             | Event::Exec { time, .. }
             | Event::NewThread { time, .. }
-            | Event::Exit { time, .. }
             | Event::Request { time, .. } => *time,
+            Event::Start(s) => s.time,
         }
     }
 }

@@ -14,22 +14,33 @@
 //! Kind 0 is the record the profiler wrote before kinds existed, which its readers
 //! (`profiled`) still expect when a session is started with `1`: its header is the marker and
 //! the length alone, then the interrupted IP, the TSC, the running context's debug id, and
-//! the walked frames. Every other kind has the time (the TSC on x86) in its second word and
-//! is written only in a session started with `2`; a reader that knows only kind 0 sees their
-//! headers as no marker at all. A record is written whole or not at all; the records a full
-//! ring refused are counted, and said by a [`Kind::Lost`] record once the ring has room.
+//! the walked frames. Every other kind has the time (the records' clock: the TSC on x86) in
+//! its second word and is written only in a session started with `2`; a reader that knows only
+//! kind 0 sees their headers as no marker at all. A record is written whole or not at all; the
+//! records a full ring refused are counted, and said by a [`Kind::Lost`] record once the ring
+//! has room.
+//!
+//! A session's first record on each CPU's ring is a [`Kind::Start`]: the layout's
+//! [`VERSION`], the clock's rate and the CPU, so a reader that keys records by ring knows the
+//! CPU of every record after it.
 //!
 //! "ids" below is one word: the context's debug id in bits 0..32, its process id in 32..64.
 //!
-//! This module is the whole ABI, with no dependency but `core`, so that it can move into
-//! `redox_syscall` as it is.
+//! This module is the whole ABI, with no dependency but `core`: the kernel writes it and
+//! userspace reads it (`redox_syscall::profiling`; the kernel carries the same text as
+//! `src/profiling/record.rs` until `redox_syscall` has it).
 
 /// Bits 8..32 of every header.
 pub const MARKER: u64 = 0xfedf_ac00;
-/// What of a header word is the marker.
-pub const MARKER_MASK: u64 = 0xffff_ff00;
 /// The longest record, in words.
 pub const MAX_WORDS: usize = 64;
+
+/// The layout's version, in a [`Kind::Start`] record: the major version in bits 32..64, the
+/// minor in 0..32. A minor version only adds (kinds, flags, reasons, words after the ones a
+/// record has), which a reader of an earlier minor skips; a reader refuses a major version
+/// newer than its own. What no version changes: the header word, and a `Start` record's kind
+/// and its words up to the CPU.
+pub const VERSION: u64 = 1 << 32;
 
 /// What a record is, and the words after its header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,9 +53,9 @@ pub enum Kind {
     /// sample taken in a system call the user frames begin with the call's user IP.
     Sample = 1,
     /// `[time, ids left, ids entered, detail]`: a context switch. Aux: why the context left
-    /// ([`Reason`]); detail: by reason (a scheme call's scheme and tag, [`scheme_call`]; the
-    /// futex's address). Where it blocked is the sample of source [`Source::Block`] it wrote
-    /// when it blocked.
+    /// ([`Reason`]; a context's end is its switch with [`Reason::Exit`]); detail: by reason (a
+    /// scheme call's scheme and tag, [`scheme_call`]; the futex's address). Where it blocked is
+    /// the sample of source [`Source::Block`] it wrote when it blocked.
     Switch = 2,
     /// `[time, count]`: records the ring had no room for since the last record.
     Lost = 3,
@@ -55,45 +66,19 @@ pub enum Kind {
     Exec = 5,
     /// `[time, ids, ids of the giver]`: a new context, given the address space of another.
     NewContext = 6,
-    /// `[time, ids]`: a context ended.
-    Exit = 7,
+    // 7 is not assigned (a draft of this layout had an exit record: a context's end is its
+    // switch).
     /// `[time, ids of the daemon, ids of the caller, scheme id, tag]`: a scheme request was
     /// taken by its daemon (flags 0), or answered (flags [`REQUEST_ANSWERED`]). The caller's
     /// ids hold its pid alone (its context is the one whose switch has the same scheme and
     /// tag); an answer's, none.
     Request = 8,
-}
-
-impl Kind {
-    pub const fn from_u8(kind: u8) -> Option<Kind> {
-        Some(match kind {
-            0 => Kind::Upstream,
-            1 => Kind::Sample,
-            2 => Kind::Switch,
-            3 => Kind::Lost,
-            4 => Kind::Context,
-            5 => Kind::Exec,
-            6 => Kind::NewContext,
-            7 => Kind::Exit,
-            8 => Kind::Request,
-            _ => return None,
-        })
-    }
-
-    /// The fewest words a record of this kind has, its header included.
-    pub const fn min_words(self) -> usize {
-        match self {
-            Kind::Upstream => 4,
-            Kind::Sample => 4,
-            Kind::Switch => 5,
-            Kind::Lost => 3,
-            Kind::Context => 3,
-            Kind::Exec => 4,
-            Kind::NewContext => 4,
-            Kind::Exit => 3,
-            Kind::Request => 6,
-        }
-    }
+    /// `[time, version, clock rate, cpu, session]`: a typed session's first record on a CPU's
+    /// ring, before that session's first other record there. The [`VERSION`] of this layout;
+    /// the rate of the records' clock in counts a second where the kernel knows it (0: it does
+    /// not); the CPU whose ring it is; the session, a number the kernel counts up (every CPU's
+    /// `Start` of one session has the same, a later session a larger one).
+    Start = 9,
 }
 
 /// A sample's IP is the kernel's.
@@ -125,12 +110,13 @@ pub enum Reason {
     Futex = 2,
     /// A sleep (nanosleep).
     Sleep = 3,
-    /// A call to a scheme, waiting for its daemon's answer (detail: the scheme's id).
+    /// A call to a scheme, waiting for its daemon's answer (detail: the scheme's id and the
+    /// request's tag, [`scheme_call`]).
     Scheme = 4,
     /// A pipe, empty or full.
     Pipe = 5,
-    /// Waiting for a child (detail: the pid waited for, 0 for any).
-    Waitpid = 6,
+    // 6 is not assigned (a draft of this layout had waitpid: the kernel has no such wait, a
+    // process waits for a child in a call to procmgr).
     /// Waiting on an event queue.
     Event = 7,
     /// Stopped (a signal, a tracer).
@@ -139,25 +125,6 @@ pub enum Reason {
     Exit = 9,
     /// A daemon waiting for its scheme's next request.
     SchemeIdle = 10,
-}
-
-impl Reason {
-    pub const fn from_u16(reason: u16) -> Option<Reason> {
-        Some(match reason {
-            0 => Reason::Preempted,
-            1 => Reason::Blocked,
-            2 => Reason::Futex,
-            3 => Reason::Sleep,
-            4 => Reason::Scheme,
-            5 => Reason::Pipe,
-            6 => Reason::Waitpid,
-            7 => Reason::Event,
-            8 => Reason::Stopped,
-            9 => Reason::Exit,
-            10 => Reason::SchemeIdle,
-            _ => return None,
-        })
-    }
 }
 
 /// A header word. `len` counts the header; it must be at most [`MAX_WORDS`].
@@ -178,29 +145,4 @@ pub const fn ids(pid: usize, debug_id: u32) -> u64 {
 /// tag (32..64), which the daemon's request records carry too.
 pub const fn scheme_call(scheme: usize, tag: u32) -> u64 {
     (scheme as u64 & 0xffff_ffff) | ((tag as u64) << 32)
-}
-
-/// A header word's fields, if it is one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Header {
-    pub len: usize,
-    pub kind: u8,
-    pub flags: u8,
-    pub aux: u16,
-}
-
-impl Header {
-    /// The fields of `word`, if its marker is there (its kind and length are the reader's to
-    /// check).
-    pub const fn parse(word: u64) -> Option<Header> {
-        if word & MARKER_MASK != MARKER {
-            return None;
-        }
-        Some(Header {
-            len: (word & 0xff) as usize,
-            kind: (word >> 32) as u8,
-            flags: (word >> 40) as u8,
-            aux: (word >> 48) as u16,
-        })
-    }
 }
