@@ -112,6 +112,9 @@ pub(crate) const CALIBRATION_WINDOWS: usize = 3;
 /// that never got a name leave gaps).
 const SCAN_GAP: u32 = 512;
 
+/// Why a session's rings are not read: the kernel writes a layout newer than prof-events reads.
+const NEWER_LAYOUT: &str = "reading debug:profiling-N: records of a newer layout version than this profd reads";
+
 /// Bytes read from a ring at once (a whole number of words).
 const READ_SIZE: usize = 64 << 10;
 
@@ -387,7 +390,8 @@ fn read_rings(files: &mut impl DebugFiles, decoders: &mut [RingDecoder]) -> Resu
             if n == 0 {
                 break;
             }
-            decoder.push(&buf[..n], &mut events);
+            // A ring of a newer record layout (its start record's major version) is not read.
+            decoder.push(&buf[..n], &mut events).map_err(|_| ProfError::failed_at(NEWER_LAYOUT))?;
         }
     }
     Ok(events)
