@@ -169,16 +169,10 @@ fn where_kallsyms_hides_the_addresses_the_report_says_why() {
 /// on, and the kernel's samples are named by default only where that is this boot's. Edited to
 /// say another boot (or another place of the kernel's text), they stay unnamed, with the reason
 /// under the table; `--kernel FILE` names them all the same; `--diff` against it warns.
-#[test]
-fn a_saved_run_of_another_boot_keeps_its_kernel_unnamed() {
-    if !kernel_samples_counted() {
-        return;
-    }
-    let Some(stext) = kallsyms_stext() else {
-        eprintln!("skipped: /proc/kallsyms hides the kernel's addresses here: a run keeps none to name");
-        return;
-    };
-    let dir = scratch("kernel-saved");
+/// `dd` profiled (`-f`) and saved in a scratch directory `name`: the directory, the saved
+/// file and the live report.
+fn saved_dd_run(name: &str) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let dir = scratch(name);
     let saved = dir.join("run.profil");
     let mut args = vec!["-f", "--save", saved.to_str().unwrap()];
     args.extend(DD);
@@ -188,6 +182,19 @@ fn a_saved_run_of_another_boot_keeps_its_kernel_unnamed() {
     };
     let (live, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
+    (dir, saved, live)
+}
+
+#[test]
+fn a_saved_run_of_another_boot_keeps_its_kernel_unnamed() {
+    if !kernel_samples_counted() {
+        return;
+    }
+    let Some(stext) = kallsyms_stext() else {
+        eprintln!("skipped: /proc/kallsyms hides the kernel's addresses here: a run keeps none to name");
+        return;
+    };
+    let (dir, saved, live) = saved_dd_run("kernel-saved");
     assert_named(&live);
     // The boot and the kernel's text, as this machine says them.
     let mut doc = saved_run_json(&saved);
@@ -253,15 +260,7 @@ fn a_saved_run_without_its_kernel_loads_with_the_kernel_unnamed() {
         eprintln!("skipped: /proc/kallsyms hides the kernel's addresses here: a run keeps none to name");
         return;
     }
-    let dir = scratch("kernel-older");
-    let saved = dir.join("run.profil");
-    let mut args = vec!["-f", "--save", saved.to_str().unwrap()];
-    args.extend(DD);
-    let o = {
-        let _s = session();
-        profil(&args)
-    };
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let (dir, saved, _) = saved_dd_run("kernel-older");
     let mut doc = saved_run_json(&saved);
     assert!(doc["run"]["profile"].as_object_mut().unwrap().remove("kernel").is_some());
     assert_eq!(doc["version"], 3);
