@@ -337,7 +337,8 @@ fn a_thread_blocked_most_of_a_run_keeps_its_time_on_a_cpu() {
     let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: sh, entry: 0x40_1000 }];
     events.extend((0..2).map(|i| sample(3_100_000 + i, sh, &[0x40_1100, 0x40_1005])));
     // ns 2.0 ms to 39.0 ms blocked (the TSC at 2 a ns, from 1.0 ms at TSC 3,000,000).
-    events.push(switch(5_000_000, sh, other, Reason::Waitpid));
+    // sh waits for its child: a call to procmgr (the kernel has no waitpid of its own).
+    events.push(switch(5_000_000, sh, other, Reason::Scheme));
     events.push(switch(79_000_000, other, sh, Reason::Preempted));
     events.push(sample(80_000_000, sh, &[0x40_1100, 0x40_1005]));
     events.push(switch(81_000_000, sh, other, Reason::Exit));
