@@ -238,7 +238,12 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
         None => args.sections.top,
     };
     // In a tree the program's own flat profile is one process's: its header says whose.
-    let whose = (!a.children.is_empty()).then(|| format!("{} [pid {}]", processes::base_name(name), profile.pid));
+    // A program that exec'd in its own pid (dash's last command) ran that image too.
+    let became = match profile.later_execs.last() {
+        Some(image) => format!(" (then {})", processes::base_name(image)),
+        None => String::new(),
+    };
+    let whose = (!a.children.is_empty()).then(|| format!("{} [pid {}]{became}", processes::base_name(name), profile.pid));
     out.push(a.flat.render_of(whose.as_deref(), top) + "\n");
     // After it, why its kernel samples have no names, where they have none.
     out.extend(a.kernel_note.as_ref().map(|note| format!("{note}\n")));
