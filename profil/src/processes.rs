@@ -347,10 +347,10 @@ pub fn render<'a>(
     let own_ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
     let all = processes.iter().fold(own_ticks, |n, c| n.saturating_add(c.ticks()));
     let started = match processes.len() {
-        0 => "no other process".to_string(),
-        n => process_count(n),
+        0 => format!("'{program}', which started no other process"),
+        n => format!("'{program}' and the {} it started", process_count(n)),
     };
-    let _ = writeln!(out, "Processes (--children): '{program}' and the {started} it started, {}:", count(all, "sample"));
+    let _ = writeln!(out, "Processes (--children): {started}, {}:", count(all, "sample"));
     let _ = writeln!(out, "      pid   parent   samples       %  program");
     // A program that exec'd again ran those images in its own pid: its row says so.
     let row = match p.later_execs.is_empty() {
