@@ -482,11 +482,7 @@ pub mod tests {
             ..Default::default()
         };
         let sp = StackProfile::build(&p, &mut s, None).unwrap();
-        let got: Vec<(Vec<&str>, bool, u64)> = sp
-            .stacks
-            .iter()
-            .map(|st| (st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect(), st.truncated, st.count))
-            .collect();
+        let got = named(&sp);
         assert_eq!(
             got,
             vec![
@@ -496,6 +492,11 @@ pub mod tests {
             ]
         );
         assert_eq!((sp.total, sp.truncated), (11, 2));
+    }
+
+    /// Each stack of `sp` as its functions' names, whether truncated, and its count.
+    fn named(sp: &StackProfile) -> Vec<(Vec<&str>, bool, u64)> {
+        sp.stacks.iter().map(|st| (st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect(), st.truncated, st.count)).collect()
     }
 
     /// A Redox walk that read past relibc's start routine into its entry stub's garbage (an
@@ -525,11 +526,7 @@ pub mod tests {
             ..Default::default()
         };
         let sp = StackProfile::build(&p, &mut s, None).unwrap();
-        let got: Vec<(Vec<&str>, bool, u64)> = sp
-            .stacks
-            .iter()
-            .map(|st| (st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect(), st.truncated, st.count))
-            .collect();
+        let got = named(&sp);
         assert_eq!(
             got,
             vec![

@@ -15,6 +15,19 @@ fn process_rows(out: &str) -> Vec<(u32, Option<u32>, u64, String)> {
         .collect()
 }
 
+/// `profil -f --children ARGS…`, which must succeed: its report.
+fn children_report(args: &[&str]) -> String {
+    let mut all = vec!["-f", "--children"];
+    all.extend_from_slice(args);
+    let o = {
+        let _s = session();
+        profil(&all)
+    };
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    out
+}
+
 /// The section of one child process: its heading's line and the function rows under it.
 fn process_section<'a>(out: &'a str, heading: &str) -> Vec<&'a str> {
     let mut lines = out.lines().skip_while(|l| !l.starts_with(heading));
@@ -102,12 +115,7 @@ fn exec_children_are_named_by_their_programs() {
     let dir = scratch("children-exec");
     let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
     let script = format!("{b} 300; {b} 150; exit 0", b = busy.display());
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "/bin/sh", "-c", &script])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["/bin/sh", "-c", &script]);
     let rows = process_rows(&out);
     let programs: Vec<&str> = rows.iter().skip(1).map(|r| r.3.as_str()).collect();
     assert_eq!(programs, [busy.to_str().unwrap(); 2], "{out}");
@@ -131,12 +139,7 @@ fn a_chain_of_execs_is_named_by_its_last_image() {
     let dir = scratch("children-exec-chain");
     let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
     let script = format!("/usr/bin/env {} 200; exit 0", busy.display());
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "/bin/sh", "-c", &script])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["/bin/sh", "-c", &script]);
     let rows = process_rows(&out);
     let programs: Vec<&str> = rows.iter().skip(1).map(|r| r.3.as_str()).collect();
     assert_eq!(programs, [busy.to_str().unwrap()], "{out}");
@@ -150,12 +153,7 @@ fn a_chain_of_execs_is_named_by_its_last_image() {
 fn a_program_that_execs_in_place_says_what_it_became() {
     let dir = scratch("children-exec-in-place");
     let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "/bin/sh", "-c", &format!("exec {} 200", busy.display())])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["/bin/sh", "-c", &format!("exec {} 200", busy.display())]);
     let rows = process_rows(&out);
     assert_eq!(rows[0].3, format!("/bin/sh (exec'd {})", busy.display()), "{out}");
     assert!(out.contains("  spin [busy]\n"), "{out}");
@@ -187,12 +185,7 @@ fn pprof_samples_are_tagged_with_their_process() {
     let dir = scratch("children-pprof");
     let exe = compile("cc", "forks.c", &["-O1"], &dir);
     let pb = dir.join("p.pb.gz");
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "--pprof", pb.to_str().unwrap(), exe.to_str().unwrap(), "100"])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["--pprof", pb.to_str().unwrap(), exe.to_str().unwrap(), "100"]);
     let g = std::process::Command::new("go").args(["tool", "pprof", "-tags"]).arg(&pb).env("HOME", &dir).output().unwrap();
     let tags = String::from_utf8_lossy(&g.stdout).into_owned();
     assert!(g.status.success(), "{tags}\n{}", String::from_utf8_lossy(&g.stderr));
@@ -243,12 +236,7 @@ fn a_child_still_running_when_the_program_exits_is_said_to_be() {
     let json = dir.join("p.json");
     // The shell starts busy in the background and exits at once; busy spins 3 s of CPU.
     let script = format!("{} 3000 & {} 100", busy.display(), busy.display());
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "--json", json.to_str().unwrap(), "sh", "-c", &script])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["--json", json.to_str().unwrap(), "sh", "-c", &script]);
     let rows = process_rows(&out);
     let running: Vec<&(u32, Option<u32>, u64, String)> = rows.iter().filter(|r| r.3.ends_with("(still running)")).collect();
     assert_eq!(running.len(), 1, "{out}");
@@ -269,12 +257,7 @@ fn runs_of_one_program_are_grouped() {
     let dir = scratch("children-grouped");
     let busy = compile("cc", "busy.c", &["-O1"], &dir);
     let script = format!("for i in 1 2 3 4 5; do {} 30; done", busy.display());
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "sh", "-c", &script])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["sh", "-c", &script]);
     let rows = process_rows(&out);
     let busy_name = busy.to_str().unwrap();
     let runs: Vec<&(u32, Option<u32>, u64, String)> = rows.iter().filter(|r| r.3 == busy_name).collect();
@@ -336,12 +319,7 @@ fn a_tree_keeps_its_time_axis() {
     let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
     let script = format!("{b} 300; {b} 300; exit 0", b = busy.display());
     let (saved, samples) = (dir.join("run.profil"), dir.join("samples.txt"));
-    let o = {
-        let _s = session();
-        profil(&["-f", "--children", "--save", saved.to_str().unwrap(), "--samples", samples.to_str().unwrap(), "/bin/sh", "-c", &script])
-    };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let out = children_report(&["--save", saved.to_str().unwrap(), "--samples", samples.to_str().unwrap(), "/bin/sh", "-c", &script]);
     let rows = process_rows(&out);
     assert_eq!(rows.len(), 3, "sh and two busy runs: {out}");
     let (first, second) = (rows[1].0, rows[2].0);
