@@ -54,6 +54,9 @@ pub struct Args {
     /// `-t`: with `-p` or `-a`, stop after this long (default: until the process exits or
     /// Ctrl-C).
     pub duration: Option<std::time::Duration>,
+    /// The first option given that is about one program (refused with `-a`): a loaded run
+    /// that turns out system-wide refuses it as `-a` does.
+    pub one_program: Option<String>,
 }
 
 /// What profil profiles, one of its modes (`run/`).
@@ -180,7 +183,8 @@ pub fn parse<I: IntoIterator<Item = S>, S: Into<OsString>>(args: I) -> Result<Co
     }
     let free: Vec<OsString> = raw.into_iter().skip(first_free).collect();
     let target = target(&a, &present, free)?;
-    Ok(Command::Profile(Box::new(args_of(a, target)?)))
+    let one_program = present.iter().find(|o| o.one_program).map(|o| o.flag());
+    Ok(Command::Profile(Box::new(Args { one_program, ..args_of(a, target)? })))
 }
 
 /// What is profiled, checked against the options that go with it.
@@ -283,6 +287,7 @@ fn args_of(a: Asked, target: Target) -> Result<Args, UsageError> {
         },
         target,
         duration: a.duration,
+        one_program: None,
     })
 }
 
@@ -429,12 +434,18 @@ mod tests {
         assert_eq!((&a.target, a.duration), (&Target::System, None));
         let a = profile(&["-a", "-t", "1.5", "-g", "--collapsed", "x"]);
         assert_eq!((&a.target, a.duration), (&Target::System, Some(std::time::Duration::from_millis(1500))));
+        // The views of every process go with it.
+        let a = profile(&["-a", "--threads", "--timeline", "--time", "1,2", "--diff", "r"]);
+        assert_eq!((a.sections.threads, a.sections.timeline, a.diff.is_some(), a.one_program), (true, Some(20), true, None));
+        // A loaded run learns only later that it is system-wide: the first option about one
+        // program is kept to refuse it then.
+        assert_eq!(profile(&["--load", "r", "--lines", "--asm"]).one_program.as_deref(), Some("--asm"));
         for (bad, why) in [
             (&["-a", "fib"][..], "-a profiles every process: no program to run (-t SECONDS says how long)"),
             (&["-a", "-p", "1"], "-p does not go with -a: it profiles every process, not one program"),
             (&["-a", "-o", "g.out"], "-o does not go with -a: it profiles every process, not one program"),
             (&["-a", "--children"], "--children does not go with -a: it profiles every process, not one program"),
-            (&["-a", "--diff", "r"], "--diff does not go with -a: it profiles every process, not one program"),
+            (&["-a", "--asm"], "--asm does not go with -a: it profiles every process, not one program"),
             (&["--load", "r", "-a"], "-a does not go with --load: the saved run was recorded with its own"),
         ] {
             assert_eq!(args(bad), Err(UsageError(why.into())), "{bad:?}");

@@ -32,6 +32,16 @@ pub struct Base {
     pub flat: FlatProfile,
     pub stacks: Option<crate::stacks::StackProfile>,
     pub frequency_hz: u64,
+    /// A tree's (`--children`) or a system-wide run's processes together, which the
+    /// comparison is of: the run as a whole. `None`: one process, `flat`.
+    pub together: Option<FlatProfile>,
+}
+
+impl Base {
+    /// What the comparison is of: the run as a whole.
+    pub fn whole(&self) -> &FlatProfile {
+        self.together.as_ref().unwrap_or(&self.flat)
+    }
 }
 
 /// One run's side of a comparison: its samples and each function's (self, total) samples.
@@ -47,9 +57,20 @@ impl Side {
     /// A run's flat profile as one side, functions by name (so two builds of a program
     /// compare: addresses move, names stay).
     pub fn of(flat: &FlatProfile, frequency_hz: u64) -> Side {
+        Side::of_programs(flat, frequency_hz, &[])
+    }
+
+    /// As [`Side::of`], the functions of the programs `programs` (base names) by their own
+    /// names: a program's functions are untagged in its own run and `[fib]` in a tree's, so a
+    /// tree compares with a run of the program it ran.
+    pub fn of_programs(flat: &FlatProfile, frequency_hz: u64, programs: &[&str]) -> Side {
         let mut functions: BTreeMap<String, (u64, Option<u64>)> = BTreeMap::new();
         for e in &flat.entries {
-            let f = functions.entry(e.name()).or_insert((0, None));
+            let name = match (&e.function, &e.object) {
+                (Some(f), Some(o)) if programs.contains(&o.as_str()) => f.clone(),
+                _ => e.name(),
+            };
+            let f = functions.entry(name).or_insert((0, None));
             f.0 = f.0.saturating_add(e.samples);
             if let Some(t) = e.total {
                 f.1 = Some(f.1.unwrap_or(0).saturating_add(t));
@@ -318,5 +339,20 @@ mod tests {
         // No sample at all of main's own: one sample's worth of doubt, never significant.
         assert!(text.contains("     0.00     0.00  +0.00 pp ± 0.04, noise             +0.000  +0.00 pp ± 0.04, noise            main\n"), "{text}");
         assert!(text.ends_with("  1 of 2 functions changed more than sampling noise explains\n"), "{text}");
+    }
+
+    /// A tree's side names its program's functions as the program's own run does: `spin
+    /// [busy]` of a child is `spin`, beside busy's own run's `spin`; other objects keep theirs.
+    #[test]
+    fn a_program_s_functions_compare_by_their_own_names() {
+        let entry = |f: &str, o: Option<&str>, samples: u64| crate::flat::FlatEntry { function: Some(f.into()), object: o.map(str::to_string), samples, total: None, code: None };
+        let tree = FlatProfile {
+            entries: vec![entry("spin", Some("busy"), 90), entry("spin", None, 5), entry("memcpy", Some("libc.so.6"), 5)],
+            total: 100,
+            ..Default::default()
+        };
+        let side = Side::of_programs(&tree, 1000, &["busy", "sh"]);
+        assert_eq!(side.functions.into_iter().collect::<Vec<_>>(), [("memcpy [libc.so.6]".to_string(), (5, None)), ("spin".to_string(), (95, None))]);
+        assert_eq!(Side::of(&tree, 1000).functions.len(), 3, "without programs every object keeps its tag");
     }
 }

@@ -110,13 +110,33 @@ impl SourceFiles {
     }
 }
 
-/// The instruction view of the `top` hottest functions whose code can be read. With
-/// `sources` and line tables, each run of instructions from one source line has the line
-/// above it (`; inline.c:13  return …;`, the innermost line, as `objdump -S` and perf annotate
-/// interleave them).
-pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: Option<&Sources>) -> String {
+/// One hot function's instructions, read from its object, decoded and each run of them
+/// placed at its source line: what the view shows, made before it is rendered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// The function's name as the flat profile prints it.
+    pub name: String,
+    pub samples: u64,
+    /// Its share of the flat profile, in percent.
+    pub share: f64,
+    pub start: u64,
+    pub end: u64,
+    /// Its object's name.
+    pub object: String,
+    /// The instructions shown: those with hits, or all of a short function; each with the
+    /// source line above it where that line begins a run (`; inline.c:13  return …;`).
+    pub lines: Vec<(Option<String>, AsmLine)>,
+    /// Instructions without hits left out.
+    pub hidden: usize,
+    /// Hits between instruction boundaries.
+    pub stray: u64,
+}
+
+/// The listings of the `top` hottest functions whose code can be read. With `sources` and
+/// line tables, each run of instructions from one source line has the line above it (the
+/// innermost line, as `objdump -S` and perf annotate interleave them).
+pub fn listings(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: Option<&Sources>) -> Vec<Listing> {
     let mut files = SourceFiles::default();
-    let mut out = String::new();
     let hottest: Vec<(&FlatEntry, &[u8])> = flat
         .entries
         .iter()
@@ -127,62 +147,89 @@ pub fn render(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: 
         })
         .take(top)
         .collect();
-    match hottest.len() {
-        1 => out.push_str("Instructions of the hottest function:\n"),
-        n => {
-            let _ = writeln!(out, "Instructions of the {n} hottest functions:");
-        }
-    }
+    let mut out = Vec::new();
     for (e, bytes) in hottest {
         let Some(c) = &e.code else { continue };
         let object = symbolizer.object(c.object);
         let symbols = object.file.as_ref().map(|f| &f.symbols);
         let a = annotate(bytes, c.start, &c.hits, symbols);
-        let _ = writeln!(
-            out,
-            "\n{} ({}, {:.2}%), {:#x}-{:#x} in {}:",
-            e.name(),
-            crate::words::count(e.samples, "sample"),
-            flat.share(e.samples),
-            c.start,
-            c.end,
-            object.name
-        );
-        let width = format!("{:x}", c.end).len().max(7);
-        let _ = writeln!(out, "  {:>width$} {:>8} {:>7}  instruction", "address", "hits", "%");
         let full = a.lines.len() <= MAX_FULL_LISTING;
-        let mut hidden = 0;
+        let mut listing = Listing {
+            name: e.name(),
+            samples: e.samples,
+            share: flat.share(e.samples),
+            start: c.start,
+            end: c.end,
+            object: object.name.clone(),
+            lines: Vec::new(),
+            hidden: 0,
+            stray: a.stray,
+        };
         let mut last_line = None;
-        for l in &a.lines {
-            let shown = l.hits > 0 || full;
-            if let Some(sources) = sources.filter(|_| shown) {
+        for l in a.lines {
+            if l.hits == 0 && !full {
+                listing.hidden += 1;
+                continue;
+            }
+            let mut above = None;
+            if let Some(sources) = sources {
                 let at = Location { object: c.object, address: Some(l.address), function: None, inlined: None };
                 let frames = sources.frames(symbolizer, &at);
                 let here = frames.first().map(|f| (f.file.clone(), f.line));
-                if here.is_some() && here != last_line {
-                    let (file, line) = here.clone().unwrap_or_default();
+                if let Some((file, line)) = here.clone().filter(|_| here != last_line) {
                     let base = file.rsplit('/').next().unwrap_or(&file).to_string();
-                    match files.line(&file, line) {
-                        Some(text) => _ = writeln!(out, "  {:>width$} ; {base}:{line}  {text}", ""),
-                        None => _ = writeln!(out, "  {:>width$} ; {base}:{line}", ""),
-                    }
+                    above = Some(match files.line(&file, line) {
+                        Some(text) => format!("; {base}:{line}  {text}"),
+                        None => format!("; {base}:{line}"),
+                    });
                 }
                 last_line = here;
             }
+            listing.lines.push((above, l));
+        }
+        out.push(listing);
+    }
+    out
+}
+
+/// The instruction view of the listings.
+pub fn render(listings: &[Listing]) -> String {
+    let mut out = String::new();
+    match listings.len() {
+        1 => out.push_str("Instructions of the hottest function:\n"),
+        n => {
+            let _ = writeln!(out, "Instructions of the {n} hottest functions:");
+        }
+    }
+    for f in listings {
+        let _ = writeln!(
+            out,
+            "\n{} ({}, {:.2}%), {:#x}-{:#x} in {}:",
+            f.name,
+            crate::words::count(f.samples, "sample"),
+            f.share,
+            f.start,
+            f.end,
+            f.object
+        );
+        let width = format!("{:x}", f.end).len().max(7);
+        let _ = writeln!(out, "  {:>width$} {:>8} {:>7}  instruction", "address", "hits", "%");
+        for (above, l) in &f.lines {
+            if let Some(above) = above {
+                let _ = writeln!(out, "  {:>width$} {above}", "");
+            }
             if l.hits > 0 {
-                let pct = l.hits as f64 * 100.0 / e.samples as f64;
+                let pct = l.hits as f64 * 100.0 / f.samples as f64;
                 let _ = writeln!(out, "  {:>width$x} {:>8} {:>7.2}  {}", l.address, l.hits, pct, l.text);
-            } else if full {
-                let _ = writeln!(out, "  {:>width$x} {:>8} {:>7}  {}", l.address, "", "", l.text);
             } else {
-                hidden += 1;
+                let _ = writeln!(out, "  {:>width$x} {:>8} {:>7}  {}", l.address, "", "", l.text);
             }
         }
-        if hidden > 0 {
-            let _ = writeln!(out, "  ({hidden} instructions without hits not shown)");
+        if f.hidden > 0 {
+            let _ = writeln!(out, "  ({} instructions without hits not shown)", f.hidden);
         }
-        if a.stray > 0 {
-            let _ = writeln!(out, "  ({} hits between instruction boundaries)", a.stray);
+        if f.stray > 0 {
+            let _ = writeln!(out, "  ({} hits between instruction boundaries)", f.stray);
         }
     }
     out
@@ -275,8 +322,8 @@ mod tests {
             with_totals: false,
             whole: None,
         };
-        expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&flat, &symbolizer, 1, None));
+        expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&listings(&flat, &symbolizer, 1, None)));
         // helper's bytes are not in the file: skipped, not a half-empty listing.
-        assert_eq!(render(&flat, &symbolizer, 3, None).matches("samples, ").count(), 1);
+        assert_eq!(render(&listings(&flat, &symbolizer, 3, None)).matches("samples, ").count(), 1);
     }
 }

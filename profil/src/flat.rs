@@ -68,7 +68,7 @@ pub fn analyse(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources
 }
 
 /// Ticks per function, most first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FlatProfile {
     pub entries: Vec<FlatEntry>,
     pub total: u64,

@@ -545,7 +545,7 @@ pub const OPTIONS: &[Opt] = &[
         default: "the whole run",
         more: "report only the samples of this window of the run, as `perf report --time` takes it: `START,END` in seconds from the program's start (`1.5,3`) or percentages of its span (`10%,20%`); either may be left out (`2,`: from 2 s to the end). Every section and export is of the window; the clock, the waits by the clock and the children are of the whole run, so they are left out. Needs a run whose samples have times (Linux, and Redox from the kernel's records; a run saved by an older profil has none)",
         recorded: false,
-        one_program: true,
+        one_program: false,
         set: |a, v| {
             a.window = Some(window(v)?);
             Ok(())
@@ -813,9 +813,9 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Nothing,
         help: "a By thread section: each thread's samples, share and top functions",
         default: "",
-        more: "a `By thread` section after the flat profile: each thread of the program with its tid, name (as the kernel had it when the thread was first sampled; on Redox, where threads share their process's name, the program's), samples, share and top functions (on Redox the tid is the kernel's context id, the clock's, and the samples those with a call stack: all but the few taken in a context switch)",
+        more: "a `By thread` section after the flat profile: each thread of the program (with `--children` or `-a`, of every process, with its pid) with its tid, name (as the kernel had it when the thread was first sampled; on Redox, where threads share their process's name, the program's), samples, share and top functions (on Redox the tid is the kernel's context id, the clock's, and the samples those with a call stack: all but the few taken in a context switch)",
         recorded: false,
-        one_program: true,
+        one_program: false,
         set: |a, _| {
             a.threads = true;
             Ok(())
@@ -830,7 +830,7 @@ pub const OPTIONS: &[Opt] = &[
         default: "",
         more: "a `Timeline` section after the flat profile: the run (or the `--time` window) cut in N slices of equal time (20 unless given), each with the CPU the program used in it (its samples over the slice's time at the sampling rate: 100 % is one CPU), its busiest function and that function's share of the slice's samples, and, with `--off-cpu`, the call its threads were most found blocked in. A phase change shows as a change of function; then `--time` reports one phase alone. Needs a run whose samples have times (Linux, and Redox from the kernel's records)",
         recorded: false,
-        one_program: true,
+        one_program: false,
         set: |a, v| {
             a.timeline = Some(slices(v)?);
             Ok(())
@@ -860,7 +860,7 @@ pub const OPTIONS: &[Opt] = &[
         default: "",
         more: "compare this run (live, or `--load`) with a saved one: a `Compared with` section after the flat profile, each function's share in both, its change in percentage points with a 95 % interval (for the whole table) and the verdict `significant` or `noise`, and the change of its own time in seconds; `--collapsed`, `--svg` and `--pprof` then write the difference (inferno's differential folded lines, `stack base now`, the base scaled to this run; a differential flame graph, red where this run has more; pprof samples of this run less the base's, as `go tool pprof -diff_base` makes them)",
         recorded: false,
-        one_program: true,
+        one_program: false,
         set: |a, v| {
             a.diff = Some(file(v, "diff")?);
             Ok(())

@@ -73,9 +73,59 @@ fn rows_count(n: usize, word: &str) -> String {
     }
 }
 
+/// A run's processes named: each one's own profile, and what the sections show of them
+/// together, so the sections only render it.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    /// The processes the program started (`--children`), or every process (`-a`).
+    pub processes: Vec<ProcessAnalysis>,
+    /// Their user samples together: with the program's own in a tree (its kernel samples,
+    /// named by address where its children's are only counted, are the table's rows).
+    pub together: FlatProfile,
+    /// Each program run more than once (`-a`): its runs' samples together.
+    pub runs: Vec<(String, FlatProfile)>,
+}
+
+impl Tree {
+    /// The program's tree: the processes it started and, together, them with `own` (the
+    /// program's located samples).
+    pub fn of_program(own: &[Sample], children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Tree {
+        let processes = analyse(children, symbolizer, inline);
+        let together = match processes.is_empty() {
+            true => FlatProfile::default(),
+            false => {
+                let user = |s: &&Sample| !symbolizer.is_kernel(s.location.object);
+                let all: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).filter(user).cloned().collect();
+                FlatProfile::build(&all, symbolizer, None)
+            }
+        };
+        Tree { processes, together, runs: Vec::new() }
+    }
+
+    /// A system-wide run's processes, together and by program.
+    pub fn of_system(processes: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Tree {
+        let processes = analyse(processes, symbolizer, inline);
+        let all: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
+        let together = FlatProfile::build(&all, symbolizer, None);
+        let mut runs: Vec<(String, Vec<Sample>)> = Vec::new();
+        for c in processes.iter().filter(|c| c.flat.total > 0) {
+            match runs.iter_mut().find(|r| r.0 == c.program) {
+                Some(r) => r.1.extend(c.samples.iter().cloned()),
+                None => runs.push((c.program.clone(), c.samples.clone())),
+            }
+        }
+        let runs = runs
+            .into_iter()
+            .filter(|r| processes.iter().filter(|c| c.flat.total > 0 && c.program == r.0).count() > 1)
+            .map(|(program, samples)| (program, FlatProfile::build(&samples, symbolizer, None)))
+            .collect();
+        Tree { processes, together, runs }
+    }
+}
+
 /// Locate and name every child's samples and stacks (inlined functions as their own with
 /// `inline`, as the program's).
-pub fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Vec<ProcessAnalysis> {
+fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Vec<ProcessAnalysis> {
     children
         .iter()
         .map(|c| {
@@ -180,7 +230,7 @@ fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
 /// The busiest programs' top functions, a section each: a program run once as its process
 /// (`fib [pid 4242]`), one run many times as its runs together (`true ×300`); those with at
 /// least a hundredth of the processes' user samples, [`TOP_PROCESSES`] at most.
-fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis], symbolizer: &Symbolizer) {
+fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis], runs_together: &[(String, FlatProfile)]) {
     let mut groups: Vec<(&str, Vec<&ProcessAnalysis>)> = Vec::new();
     for c in processes.iter().filter(|c| c.flat.total > 0) {
         match groups.iter_mut().find(|g| g.0 == c.program) {
@@ -200,8 +250,7 @@ fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis]
                 top_functions(out, &c.flat, TOP_FUNCTIONS);
             }
             _ => {
-                let together: Vec<Sample> = runs.iter().flat_map(|c| &c.samples).cloned().collect();
-                let flat = FlatProfile::build(&together, symbolizer, None);
+                let Some((_, flat)) = runs_together.iter().find(|r| r.0 == *program) else { continue };
                 let _ = writeln!(
                     out,
                     "{} ×{} ({program}, the runs with samples together): {}, {kernel} in the kernel:",
@@ -220,7 +269,8 @@ fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis]
 /// [`MAX_PROCESS_ROWS`]), the processes by program (a storm of short runs as one row), the
 /// busiest ones' top functions, the kernel's (`kernel`: its samples named, where they are;
 /// `kernel_note`: why they are not, where they are not), and all processes together.
-pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatProfile, kernel_note: Option<&str>, symbolizer: &Symbolizer) -> String {
+pub fn render_system(p: &Profile, tree: &Tree, kernel: &FlatProfile, kernel_note: Option<&str>) -> String {
+    let processes = &tree.processes[..];
     let mut out = String::new();
     let idle = p.idle_ticks.unwrap_or(0);
     let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
@@ -311,7 +361,7 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
     if !quiet.is_empty() {
         let _ = writeln!(out, "{:>9} {:>9} {:>7.2}  ({}, each run once, without samples)", quiet.len(), 0, 0.0, count(quiet.len() as u64, "more program"));
     }
-    program_sections(&mut out, p, processes, symbolizer);
+    program_sections(&mut out, p, processes, &tree.runs);
     if kernel.total > 0 {
         let _ = writeln!(out);
         let _ = writeln!(out, "The kernel, for every process: {}:", count(kernel.total, "sample"));
@@ -321,28 +371,24 @@ pub fn render_system(p: &Profile, processes: &[ProcessAnalysis], kernel: &FlatPr
         }
     }
     if !processes.is_empty() {
-        let together: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
-        let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
-        let _ = writeln!(out, "All {} together: {}:", rows_count(processes.len(), word), count(total.total, "user sample"));
-        top_functions(&mut out, &total, TOP_TOTAL);
+        let _ = writeln!(out, "All {} together: {}:", rows_count(processes.len(), word), count(tree.together.total, "user sample"));
+        top_functions(&mut out, &tree.together, TOP_TOTAL);
     }
     out
 }
 
 /// The section: every process with its share of the tree's samples, each child's top
-/// functions, then the top functions of all processes together. `own` is the program's
-/// located samples.
+/// functions, then the top functions of all processes together.
 /// `file`: the program's file as its children's are named (its path without links), so a
 /// program that also runs in its children is one row of `By program`.
 pub fn render<'a>(
     program: &'a str,
     file: Option<&'a str>,
     p: &Profile,
-    own: &[Sample],
-    processes: &'a [ProcessAnalysis],
-    symbolizer: &Symbolizer,
+    tree: &'a Tree,
 ) -> String {
+    let processes = &tree.processes[..];
     let mut out = String::new();
     let own_ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
     let all = processes.iter().fold(own_ticks, |n, c| n.saturating_add(c.ticks()));
@@ -397,14 +443,9 @@ pub fn render<'a>(
     }
     busiest_sections(&mut out, processes);
     if !processes.is_empty() {
-        // User samples: the program's kernel samples (named by address, where its children's
-        // are only counted) are the table's rows, not these.
-        let user = |s: &&Sample| !symbolizer.is_kernel(s.location.object);
-        let together: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).filter(user).cloned().collect();
-        let total = FlatProfile::build(&together, symbolizer, None);
         let _ = writeln!(out);
-        let _ = writeln!(out, "All {} together: {}:", process_count(processes.len() + 1), count(total.total, "user sample"));
-        top_functions(&mut out, &total, TOP_TOTAL);
+        let _ = writeln!(out, "All {} together: {}:", process_count(processes.len() + 1), count(tree.together.total, "user sample"));
+        top_functions(&mut out, &tree.together, TOP_TOTAL);
     }
     out
 }
@@ -473,9 +514,9 @@ mod tests {
             running: true,
         };
         let own = symbolizer.locate(program.samples());
-        let children = analyse(&[forked, tool], &mut symbolizer, None);
+        let tree = Tree::of_program(&own, &[forked, tool], &mut symbolizer, None);
         assert_eq!(
-            render("./prog", Some("/bin/prog"), &program, &own, &children, &symbolizer),
+            render("./prog", Some("/bin/prog"), &program, &tree),
             "Processes (--children): './prog' and the 2 processes it started, 34 samples:\n\
              \x20     pid   parent   samples       %  program\n\
              \x20      10        -        10   29.41  ./prog\n\
@@ -507,7 +548,7 @@ mod tests {
              \x20       2    6.45  main\n\
              \x20       1    3.23  [unknown]\n"
         );
-        assert_eq!(root_frame(&children[1].program, children[1].pid), "tool [pid 12]");
+        assert_eq!(root_frame(&tree.processes[1].program, tree.processes[1].pid), "tool [pid 12]");
     }
 
     /// A system-wide run: the CPUs' time (user, kernel, idle), the busy processes, a program
@@ -551,9 +592,9 @@ mod tests {
             ..Default::default()
         };
         let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
-        let processes = analyse(&all, &mut symbolizer, None);
+        let processes = Tree::of_system(&all, &mut symbolizer, None);
         assert_eq!(
-            render_system(&p, &processes, &kernel, None, &symbolizer),
+            render_system(&p, &processes, &kernel, None),
             "System-wide (-a) in 0.05 s on 2 CPUs: 100 samples:\n\
              \x20 samples       %  where\n\
              \x20      33   33.00  processes, in user mode\n\
@@ -596,7 +637,7 @@ mod tests {
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
         // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
         let stock = Profile { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source }, ..p };
-        let text = render_system(&stock, &processes, &kernel, None, &symbolizer);
+        let text = render_system(&stock, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().take(8).collect();
         assert_eq!(
             head,
@@ -620,7 +661,7 @@ mod tests {
         assert_eq!(row_frame(&stock, "", 24), "[context 24]");
         // Where upstream's records have idle samples, they are a row: the rows add up.
         let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
-        let text = render_system(&idle, &processes, &kernel, None, &symbolizer);
+        let text = render_system(&idle, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().take(5).collect();
         assert_eq!(
             head,
@@ -634,7 +675,7 @@ mod tests {
         );
         // With typed records (kernel-patch/events) each row is a process.
         let typed = Profile { source: crate::profile::Source { typed_records: true, ..stock.source }, ..stock };
-        let text = render_system(&typed, &processes, &kernel, None, &symbolizer);
+        let text = render_system(&typed, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().skip(4).take(4).collect();
         assert_eq!(
             head,
@@ -648,9 +689,9 @@ mod tests {
         assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
         // The CPUs sampled as profd says, the kernel's rings: every one with a ring of its own.
         let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source.clone() }, ..typed.clone() };
-        assert!(render_system(&four, &processes, &kernel, None, &symbolizer).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
+        assert!(render_system(&four, &processes, &kernel, None).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
         let three = Profile { source: crate::profile::Source { rings: Some(3), ..four.source }, ..four };
-        let text = render_system(&three, &processes, &kernel, None, &symbolizer);
+        let text = render_system(&three, &processes, &kernel, None);
         assert!(text.starts_with("System-wide (-a) in 0.05 s on 3 of 4 CPUs (the other sends the NMIs): 36 samples:\n"), "{text}");
         assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
     }
@@ -659,9 +700,8 @@ mod tests {
     /// row says what it became, not `sh` alone, beside 4,100 samples of fib's.
     #[test]
     fn a_program_that_execd_says_what_it_became() {
-        let symbolizer = Symbolizer::new(object("/bin/sh", &[(0x1000, "main")]), "sh", Default::default());
         let p = Profile { pid: 177, user_ticks: 4100, later_execs: vec!["/scheme/initfs/bin/fib".into()], ..Default::default() };
-        let text = render("sh", None, &p, &[], &[], &symbolizer);
+        let text = render("sh", None, &p, &Tree::default());
         assert!(text.contains("\n      177        -      4100  100.00  sh (exec'd /scheme/initfs/bin/fib)\n"), "{text}");
     }
 
@@ -685,8 +725,8 @@ mod tests {
                 running: false,
             })
             .collect();
-        let analysed = analyse(&children, &mut symbolizer, None);
-        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
+        let tree = Tree::of_program(&[], &children, &mut symbolizer, None);
+        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
         let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("prog [pid ")).collect();
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");
         assert!(sections[0].starts_with("prog [pid 112] ") && sections[9].starts_with("prog [pid 103] "), "{text}");
@@ -711,8 +751,8 @@ mod tests {
                 running: false,
             })
             .collect();
-        let analysed = analyse(&children, &mut symbolizer, None);
-        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &[], &analysed, &symbolizer);
+        let tree = Tree::of_program(&[], &children, &mut symbolizer, None);
+        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
         let rows = text.lines().filter(|l| l.ends_with("  /bin/true")).count();
         // 50 rows, then the group's.
         assert_eq!(rows, MAX_PROCESS_ROWS + 1, "{text}");
@@ -735,9 +775,9 @@ mod tests {
             profile: Profile { user_ticks: 3, kernel_ticks: Some(0), ..Default::default() },
             running: false,
         };
-        let analysed = analyse(&[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")], &mut symbolizer, None);
+        let tree = Tree::of_program(&[], &[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")], &mut symbolizer, None);
         let main = Profile { pid: 10, user_ticks: 1, kernel_ticks: Some(0), ..Default::default() };
-        let text = render("make", Some("/usr/bin/make"), &main, &[], &analysed, &symbolizer);
+        let text = render("make", Some("/usr/bin/make"), &main, &tree);
         let by_program = &text[text.find("By program").unwrap()..];
         assert!(by_program.contains("\n        3         7   70.00  /usr/bin/make\n        1         3   30.00  /usr/bin/dash\n"), "{text}");
         assert!(!by_program.contains("  make\n"), "{text}");

@@ -356,3 +356,42 @@ fn a_tree_keeps_its_time_axis() {
     assert!(timeline[2].contains("spin [busy]") && timeline[3].contains("spin [busy]"), "{timeline:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tree's `--threads` and `--diff` are of every process: each busy run's thread is a row
+/// with its pid, and the comparison with a saved run of busy alone is of the tree's
+/// processes together, busy's functions by their own names on both sides (`spin`, not
+/// `spin [busy]`), live and loaded.
+#[test]
+fn a_tree_s_threads_and_comparison_are_of_every_process() {
+    let dir = scratch("children-threads-diff");
+    let busy = compile("cc", "busy.c", &["-O1", "-g"], &dir);
+    let (alone, tree) = (dir.join("alone.profil"), dir.join("tree.profil"));
+    {
+        let _s = session();
+        let o = profil(&["-f", "--save", alone.to_str().unwrap(), busy.to_str().unwrap(), "200"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let script = format!("{b} 200; {b} 200; exit 0", b = busy.display());
+    let live = children_report(&["--threads", "--diff", alone.to_str().unwrap(), "--save", tree.to_str().unwrap(), "/bin/sh", "-c", &script]);
+    let o = profil(&["-f", "--load", tree.to_str().unwrap(), "--threads", "--diff", alone.to_str().unwrap()]);
+    let (loaded, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for out in [&live, &loaded] {
+        let runs: Vec<u32> = process_rows(out).iter().filter(|r| r.3.ends_with("/busy")).map(|r| r.0).collect();
+        assert_eq!(runs.len(), 2, "{out}");
+        let threads = table_rows(out, "By thread (");
+        let heading = out.lines().find(|l| l.starts_with("By thread (")).unwrap();
+        assert!(heading.contains(" processes, "), "{heading}");
+        for pid in &runs {
+            // pid, tid (its one thread is the process), name, samples, %, top function.
+            let row = threads.iter().find(|w| w[0] == pid.to_string()).unwrap_or_else(|| panic!("no thread of {pid}: {out}"));
+            assert_eq!((row[1], row[2], row[5..7].join(" ")), (pid.to_string().as_str(), "busy", "spin [busy]".to_string()), "{out}");
+        }
+        let compared = out.lines().find(|l| l.starts_with("Compared with ")).unwrap_or_else(|| panic!("{out}"));
+        assert!(compared.contains(", every process together ("), "{compared}");
+        let spin = table_rows(out, "Compared with ").into_iter().find(|w| w.last() == Some(&"spin")).unwrap_or_else(|| panic!("{out}"));
+        let (base, new): (f64, f64) = (spin[0].parse().unwrap(), spin[1].parse().unwrap());
+        assert!(base > 80.0 && new > 80.0, "{spin:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -415,8 +415,8 @@ fn a_system_wide_run_from_the_scheme_files() {
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
-    let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
-    let out = profil::processes::render_system(&p, &processes, &kernel, None, &symbolizer);
+    let processes = profil::processes::Tree::of_system(&p.processes, &mut symbolizer, None);
+    let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a): 11 samples:\n"), "{out}");
     assert!(out.contains(&format!("       10        -         7   63.64  {fib_path}\n")), "{out}");
     assert!(out.contains(&format!("        2         8   72.73  {fib_path}\n")), "{out}");
@@ -498,8 +498,8 @@ fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
-    let processes = profil::processes::analyse(&p.processes, &mut symbolizer, None);
-    let out = profil::processes::render_system(&p, &processes, &kernel, None, &symbolizer);
+    let processes = profil::processes::Tree::of_system(&p.processes, &mut symbolizer, None);
+    let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
     assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
     assert!(out.contains(&format!("\nfib [context 24] ({fib_path}): 4 user samples, 1 in the kernel:\n")), "{out}");
@@ -587,8 +587,8 @@ fn a_process_tree_from_the_scheme_files() {
 
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
-    let processes = profil::processes::analyse(&from_files.processes, &mut symbolizer, None);
-    let out = profil::processes::render("fib", None, &from_files, &[], &processes, &symbolizer);
+    let tree = profil::processes::Tree::of_program(&[], &from_files.processes, &mut symbolizer, None);
+    let out = profil::processes::render("fib", None, &from_files, &tree);
     assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
     assert!(out.contains(&format!("       11       10         5   62.50  {fib_path}  (still running)\n")), "{out}");
     assert!(out.contains(&format!("       12       11         2   25.00  {fib_path}\n")), "{out}");

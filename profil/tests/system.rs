@@ -228,15 +228,32 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
     // In the Firefox Profiler's file every process sampled is a track: the hog's samples
     // there, in time order, their stacks ending in its spin.
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("live.firefox")).unwrap()).unwrap();
-    let hog = doc["threads"].as_array().unwrap().iter().find(|t| t["processName"] == "busy").expect("the hog's track");
-    let times = hog["samples"]["timeDeltas"].as_array().unwrap();
+    let track = doc["threads"].as_array().unwrap().iter().find(|t| t["processName"] == "busy").expect("the hog's track");
+    let times = track["samples"]["timeDeltas"].as_array().unwrap();
     assert!(times.len() > 50 && times.iter().all(|d| d.as_f64().unwrap() >= 0.0), "{} samples", times.len());
-    let names = hog["stringArray"].as_array().unwrap();
+    let names = track["stringArray"].as_array().unwrap();
     assert!(names.iter().any(|n| n == "spin"), "{names:?}");
-    let o = profil(&["-f", "--diff", saved.to_str().unwrap(), fib_bin().to_str().unwrap(), "20"]);
+    // Every view is of every process: its threads (the hog's with its pid), its timeline, its
+    // samples in time order, and a comparison with itself (nothing changed). What is about one
+    // program is refused, as -a refuses it.
+    let samples = dir.join("samples.txt");
+    let o = profil(&["--load", saved.to_str().unwrap(), "--threads", "--timeline=2", "--diff", saved.to_str().unwrap(), "--samples", samples.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let hog_pid = table_rows(&out, "Processes: ").into_iter().find(|w| w.last() == Some(&hog.to_str().unwrap())).map(|w| w[0].to_string());
+    let hog_pid = hog_pid.unwrap_or_else(|| panic!("no row of the hog: {out}"));
+    let thread = table_rows(&out, "By thread (").into_iter().find(|w| w[0] == hog_pid).unwrap_or_else(|| panic!("{out}"));
+    assert_eq!((thread[1], thread[2], thread[5..7].join(" ")), (hog_pid.as_str(), "busy", "spin [busy]".to_string()), "{out}");
+    assert!(out.contains("\nTimeline (2 slices of "), "{out}");
+    let compared = out.lines().find(|l| l.starts_with("Compared with ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(compared.contains(", every process together ("), "{compared}");
+    assert!(out.contains(" functions changed more than sampling noise explains") && out.contains("  0 of "), "{out}");
+    let lines = std::fs::read_to_string(&samples).unwrap();
+    assert!(lines.lines().any(|l| l.split('\t').nth(1) == Some(hog_pid.as_str()) && l.ends_with("spin [busy]")), "{lines}");
+    let o = profil(&["--load", saved.to_str().unwrap(), "--asm"]);
     let err = text(&o).1;
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("is a system-wide run (-a): it has no program to compare with"), "{err}");
+    assert!(err.contains("--asm does not go with '") && err.contains("a system-wide run (-a)"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -203,7 +203,12 @@ pub fn render(a: &Analysis) -> String {
     }
     if a.threads.len() > 1 {
         for t in a.threads {
-            let mut p = Profile::new(format!("{name} thread {} ({}): functions", t.tid, t.name), unit);
+            // A thread of another process of the run (--children, -a) says whose.
+            let whose = match t.pid == run.profile.pid {
+                true => name.to_string(),
+                false => format!("{name} pid {}", t.pid),
+            };
+            let mut p = Profile::new(format!("{whose} thread {} ({}): functions", t.tid, t.name), unit);
             for (function, n) in &t.functions {
                 let stack = vec![frames.of(function)];
                 p.push(stack, n.saturating_mul(per_sample));

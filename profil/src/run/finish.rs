@@ -83,8 +83,8 @@ pub enum RunError {
 /// which run it is, "saved" or "base").
 #[derive(Debug, thiserror::Error)]
 pub enum SavedError {
-    #[error("'{}' is a system-wide run (-a): it has no program to {verb}", file.display())]
-    SystemWide { file: std::path::PathBuf, verb: String },
+    #[error("{flag} does not go with '{}', a system-wide run (-a): it is of every process, not one program", file.display())]
+    SystemWide { file: std::path::PathBuf, flag: String },
     #[error("Cannot read '{}': {}", file.display(), os_message(source))]
     Read { file: std::path::PathBuf, #[source] source: io::Error },
     #[error("'{}' is not a run profil can {verb}: {why}", file.display())]

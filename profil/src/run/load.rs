@@ -15,7 +15,7 @@ pub(super) fn load(args: &Args, file: &std::path::Path) -> Result<Ending, RunErr
     let recording = Recording { call_graph: saved.call_graph, children: saved.children };
     // A system-wide run (-a) has no program: its report is of every process.
     if saved.run.profile.is_system_wide() {
-        return crate::run::system::load(args, &saved.run, recording);
+        return crate::run::system::load(args, file, &saved.run, recording);
     }
     let (program, image) = saved_program(&saved, "saved", &args.objects)?;
     let program = &program;

@@ -10,7 +10,6 @@ use prof_objects::symbolize::Symbolizer;
 
 use super::finish::{filtered, unread_objects_warning, write_exports, RunError};
 use super::prepare::Prepared;
-use super::saved_file::read_saved;
 use crate::callgraph;
 use crate::cli::Args;
 use crate::disasm;
@@ -68,7 +67,8 @@ struct Analysed<'a> {
     samples: Vec<prof_objects::symbolize::Sample>,
     stacks: Option<crate::stacks::StackProfile>,
     flat: crate::flat::FlatProfile,
-    children: Vec<processes::ProcessAnalysis>,
+    /// The processes it started (`--children`), named, and them together with it.
+    tree: processes::Tree,
     lines: Option<prof_objects::lines::LineProfile>,
     base: Option<crate::compare::Base>,
     changes: Option<(crate::compare::Side, crate::compare::Side, Vec<crate::compare::Change>)>,
@@ -82,6 +82,8 @@ struct Analysed<'a> {
     named_timeline: Option<crate::exports::time_order::NamedTimeline>,
     /// Why the run's kernel samples are not named, where they are not (a line of the report).
     kernel_note: Option<String>,
+    /// `--asm`: the hottest functions' instructions, read and placed at their lines.
+    asm: Vec<disasm::Listing>,
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
@@ -96,8 +98,7 @@ pub(super) fn report_run(
 ) -> Result<(), RunError> {
     let (run, whole) = filtered(args, run, &path.to_string_lossy())?;
     let run = &*run;
-    let mut a = analyse(args, recording, path, image, run)?;
-    a.flat.whole = whole;
+    let a = analyse(args, recording, path, image, run, whole)?;
     // A report that cannot be written (a full disk) does not cost the exports: ReportOut
     // keeps its error, the exports are written, then the error is returned.
     out.start_line()?;
@@ -111,7 +112,7 @@ pub(super) fn report_run(
         samples: &a.samples,
         symbolizer: &a.symbolizer,
         stacks: a.stacks.as_ref(),
-        processes: &a.children,
+        processes: &a.tree.processes,
         lines: a.lines.as_ref(),
         sources: (args.sections.lines.is_some() || args.inline).then_some(&a.sources),
         waits: &a.waits,
@@ -121,23 +122,39 @@ pub(super) fn report_run(
     };
     write_exports(exports, &analysis, &mut out)?;
     // The gate, last: everything asked for is written.
-    if let (Some(points), Some((_, _, changes))) = (args.fail_above.map(|h| f64::from(h) / 100.0), &a.changes) {
-        let grew = crate::compare::regressions(changes, points);
-        if !grew.is_empty() {
-            let names: Vec<String> = grew.iter().map(|c| format!("{} ({:+.2} pp ± {:.2})", c.name, c.own.pp, c.own.within)).collect();
-            return Err(RunError::Regressed(format!(
-                "{} grew by more than {points} points of the samples since {}: {}",
-                if grew.len() == 1 { "1 function's share" } else { "functions' shares" },
-                a.base.as_ref().map_or("", |b| b.file.as_str()),
-                names.join(", ")
-            )));
-        }
+    match &a.changes {
+        Some((_, _, changes)) => gate(args, a.base.as_ref(), changes),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `--fail-above PP`: a run whose functions' shares grew by more than PP points since the
+/// base fails (exit 3), after its report and exports are written.
+pub(super) fn gate(args: &Args, base: Option<&crate::compare::Base>, changes: &[crate::compare::Change]) -> Result<(), RunError> {
+    let Some(points) = args.fail_above.map(|h| f64::from(h) / 100.0) else { return Ok(()) };
+    let grew = crate::compare::regressions(changes, points);
+    if grew.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = grew.iter().map(|c| format!("{} ({:+.2} pp ± {:.2})", c.name, c.own.pp, c.own.within)).collect();
+    Err(RunError::Regressed(format!(
+        "{} grew by more than {points} points of the samples since {}: {}",
+        if grew.len() == 1 { "1 function's share" } else { "functions' shares" },
+        base.map_or("", |b| b.file.as_str()),
+        names.join(", ")
+    )))
 }
 
 /// The run of the program file `path` analysed for its report and exports.
-fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image: ProgramImage, run: &'a Outcome) -> Result<Analysed<'a>, RunError> {
+/// `whole`: the samples the shares are of where the filters kept fewer (`FlatProfile::whole`).
+fn analyse<'a>(
+    args: &Args,
+    recording: Recording,
+    path: &std::path::Path,
+    image: ProgramImage,
+    run: &'a Outcome,
+    whole: Option<u64>,
+) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
     // The kernel's symbols: a saved run's by default only where it ran on this boot.
@@ -158,6 +175,7 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
     let sources = prof_objects::lines::Sources::new();
     let inline = args.inline.then_some(&sources);
     let (samples, mut stacks, mut flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    flat.whole = whole;
     // A script's profile is its interpreter's code: its rows say whose (`[sh]`), as another
     // object's do, since the name on the command line is the script's.
     if let Some(interpreter) = run.interpreters.last() {
@@ -166,10 +184,10 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
             e.object = Some(tag.clone());
         }
     }
-    let mut children = processes::analyse(&run.profile.processes, &mut symbolizer, inline);
+    let mut tree = processes::Tree::of_program(&samples, &run.profile.processes, &mut symbolizer, inline);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
     if recording.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
-        for sp in stacks.iter_mut().chain(children.iter_mut().filter_map(|c| c.stacks.as_mut())) {
+        for sp in stacks.iter_mut().chain(tree.processes.iter_mut().filter_map(|c| c.stacks.as_mut())) {
             sp.count_unrooted_as_truncated();
         }
     }
@@ -189,8 +207,12 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
     if let Some(warning) = base.as_ref().and_then(|b| base_warning(b, &run.program, stacks.is_some())) {
         crate::report_out::to_stderr(format_args!("{warning}"));
     }
+    // A tree compares as a whole: its processes together (as its base's, where it was one).
+    let as_a_whole = if tree.processes.is_empty() { &flat } else { &tree.together };
     let changes = base.as_ref().map(|b| {
-        let (old, new) = (crate::compare::Side::of(&b.flat, b.frequency_hz), crate::compare::Side::of(&flat, run.frequency_hz));
+        // A program's functions by their own names on both sides (`overflow`, not `overflow [fib]`).
+        let programs = [processes::base_name(&b.program), processes::base_name(&run.program)];
+        let (old, new) = (crate::compare::Side::of_programs(b.whole(), b.frequency_hz, &programs), crate::compare::Side::of_programs(as_a_whole, run.frequency_hz, &programs));
         let changes = crate::compare::compare(&old, &new);
         (old, new, changes)
     });
@@ -213,7 +235,11 @@ fn analyse<'a>(args: &Args, recording: Recording, path: &std::path::Path, image:
             crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, processes)
         })
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
-    Ok(Analysed { run, name, real, symbolizer, sources, samples, stacks, flat, children, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
+    let asm = match args.sections.asm_top {
+        Some(top) => disasm::listings(&flat, &symbolizer, top, Some(&sources)),
+        None => Vec::new(),
+    };
+    Ok(Analysed { asm, run, name, real, symbolizer, sources, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's
@@ -228,10 +254,10 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
     // with where the time went in its processes, then its own flat profile.
     let own = profile.user_ticks.saturating_add(profile.kernel_ticks.unwrap_or(0));
-    let theirs = a.children.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
+    let theirs = a.tree.processes.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
     let driver = recording.children && own.saturating_mul(20) < theirs;
     let processes_section =
-        recording.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.samples, &a.children, &a.symbolizer) + "\n");
+        recording.children.then(|| processes::render(name, a.real.as_deref(), profile, &a.tree) + "\n");
     out.extend(processes_section.clone().filter(|_| driver));
     let top = match args.sections.percent_limit {
         Some(limit) => Some(args.sections.top.unwrap_or(usize::MAX).min(a.flat.rows_at_least(f64::from(limit) / 100.0))),
@@ -243,7 +269,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
         Some(image) => format!(" (then {})", processes::base_name(image)),
         None => String::new(),
     };
-    let whose = (!a.children.is_empty()).then(|| format!("{} [pid {}]{became}", processes::base_name(name), profile.pid));
+    let whose = (!a.tree.processes.is_empty()).then(|| format!("{} [pid {}]{became}", processes::base_name(name), profile.pid));
     out.push(a.flat.render_of(whose.as_deref(), top) + "\n");
     // After it, why its kernel samples have no names, where they have none.
     out.extend(a.kernel_note.as_ref().map(|note| format!("{note}\n")));
@@ -255,7 +281,12 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     }
     if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
         let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);
-        out.push(crate::compare::render(&b.file, old, new, changes, top) + "\n");
+        // A tree's comparison is of its processes together, not of the flat profile above it.
+        let of = match a.tree.processes.is_empty() && b.together.is_none() {
+            true => b.file.clone(),
+            false => format!("{}, every process together", b.file),
+        };
+        out.push(crate::compare::render(&of, old, new, changes, top) + "\n");
     }
     if let (Some(top), Some(lines)) = (args.sections.lines, &a.lines) {
         out.push(crate::flat::render_lines(lines, top) + "\n");
@@ -263,8 +294,8 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     if let Some(sp) = a.stacks.as_ref().filter(|_| args.sections.callers) {
         out.push(callgraph::render(sp, &a.flat, callgraph::DEFAULT_TOP) + "\n");
     }
-    if let Some(top) = args.sections.asm_top {
-        out.push(disasm::render(&a.flat, &a.symbolizer, top, Some(&a.sources)) + "\n");
+    if args.sections.asm_top.is_some() {
+        out.push(disasm::render(&a.asm) + "\n");
     }
     let servers = profile.servers.as_ref().zip(a.servers.as_deref());
     out.push(servers::render(name, profile, servers));
@@ -302,7 +333,26 @@ pub(super) fn base_warning(base: &crate::compare::Base, program: &str, with_stac
 /// `--diff FILE`: the saved base run, its flat profile and stacks named from its own program
 /// file (so two builds compare by function name).
 pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
-    let (saved, _, image) = read_saved(file, "compare with", "base", &args.objects)?;
+    let saved = super::saved_file::parse_saved(file, "compare with")?;
+    // A system-wide base: no program file, its processes together.
+    if saved.run.profile.is_system_wide() {
+        let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+        let mut symbolizer = Symbolizer::new(empty, super::system::SYSTEM, args.objects.clone());
+        let kernel = args.kernel.for_saved(saved.run.profile.source.kernel.as_ref());
+        if let Some(file) = &kernel.file {
+            symbolizer = symbolizer.with_kernel(file);
+        }
+        let tree = processes::Tree::of_system(&saved.run.profile.processes, &mut symbolizer, None);
+        return Ok(crate::compare::Base {
+            file: file.display().to_string(),
+            program: saved.run.program.clone(),
+            flat: tree.together.clone(),
+            stacks: None,
+            frequency_hz: saved.run.frequency_hz,
+            together: Some(tree.together),
+        });
+    }
+    let (_, image) = super::saved_file::saved_program(&saved, "base", &args.objects)?;
     let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects.clone());
     let kernel = args.kernel.for_saved(saved.run.profile.source.kernel.as_ref());
     if let Some(file) = &kernel.file {
@@ -311,13 +361,16 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
     if let Some(why) = kernel.why_unnamed(kernel_samples(&saved.run.profile)) {
         crate::report_out::to_stderr(format_args!("profil: warning: the base run's kernel functions are not named: {why}; --kernel FILE names them"));
     }
-    let (_, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
+    let (samples, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
+    // A tree's base: its processes together too, which a tree's comparison is of.
+    let tree = processes::Tree::of_program(&samples, &saved.run.profile.processes, &mut symbolizer, None);
     Ok(crate::compare::Base {
         file: file.display().to_string(),
         program: saved.run.program.clone(),
         flat,
         stacks,
         frequency_hz: saved.run.frequency_hz,
+        together: (!tree.processes.is_empty()).then_some(tree.together),
     })
 }
 

@@ -6,18 +6,6 @@ use prof_objects::elf::{self, ProgramImage};
 
 use super::finish::{RunError, SavedError};
 
-/// A saved run (`--load`, `--diff`) and its program file, found where the run recorded it or
-/// under `--sysroot`, and read: what profil does with it (`verb`) and which run it is (`role`)
-/// name it in the errors.
-pub(super) fn read_saved(file: &std::path::Path, verb: &str, role: &str, options: &prof_objects::Options) -> Result<(crate::saved::SavedRun, PathBuf, ProgramImage), RunError> {
-    let saved = parse_saved(file, verb)?;
-    if saved.run.profile.is_system_wide() {
-        return Err(SavedError::SystemWide { file: file.to_path_buf(), verb: verb.into() }.into());
-    }
-    let (program, image) = saved_program(&saved, role, options)?;
-    Ok((saved, program, image))
-}
-
 /// The saved run in `file`, read and parsed (`verb` names what profil would do with it).
 pub(super) fn parse_saved(file: &std::path::Path, verb: &str) -> Result<crate::saved::SavedRun, RunError> {
     let bytes = prof_objects::bounded::read_file_or_stream(file, crate::saved::MAX_FILE)

@@ -50,7 +50,11 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
 }
 
 /// `--load` of a saved system-wide run: its report and exports, as the live run made them.
-pub fn load(args: &Args, run: &Outcome, recording: crate::profile::Recording) -> Result<Ending, RunError> {
+pub fn load(args: &Args, file: &Path, run: &Outcome, recording: crate::profile::Recording) -> Result<Ending, RunError> {
+    // What -a refuses (one program's bins, its lines, its instructions) a loaded one does too.
+    if let Some(flag) = &args.one_program {
+        return Err(super::finish::SavedError::SystemWide { file: file.to_path_buf(), flag: flag.clone() }.into());
+    }
     let exports = Exports::create(args, Path::new("/"), recording)?;
     ending_of_report(report(args, run, exports))
 }
@@ -75,7 +79,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let inline = args.inline.then_some(&sources);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
     let (samples, _, kernel) = crate::flat::analyse(&run.profile, &mut symbolizer, None);
-    let processes = crate::processes::analyse(&run.profile.processes, &mut symbolizer, inline);
+    let tree = crate::processes::Tree::of_system(&run.profile.processes, &mut symbolizer, inline);
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
     if matches!(args.target, crate::cli::Target::Load(_)) {
@@ -83,28 +87,71 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
+    // The sections beside the table, each of every process: by thread, over time, and the
+    // comparison with a base run (the run as a whole: its processes together).
+    let threads = match args.sections.threads || args.exports.speedscope.is_some() {
+        true => crate::threads::threads(&run.profile, SYSTEM, &mut symbolizer),
+        false => Vec::new(),
+    };
+    let slices = match args.sections.timeline {
+        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
+        None => Vec::new(),
+    };
+    let base = match &args.diff {
+        Some(file) => Some(super::program_report::load_base(args, file)?),
+        None => None,
+    };
+    if let Some(warning) = base.as_ref().and_then(|b| super::program_report::base_warning(b, SYSTEM, false)) {
+        crate::report_out::to_stderr(format_args!("{warning}"));
+    }
+    let changes = base.as_ref().map(|b| {
+        // A program's functions by their own names on both sides (`overflow`, not `overflow [fib]`).
+        let programs = [crate::processes::base_name(&b.program), crate::processes::base_name(&run.program)];
+        let (old, new) = (crate::compare::Side::of_programs(b.whole(), b.frequency_hz, &programs), crate::compare::Side::of_programs(&tree.together, run.frequency_hz, &programs));
+        let changes = crate::compare::compare(&old, &new);
+        (old, new, changes)
+    });
+    // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
+    // speedscope's threads over time.
+    let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
+        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true))
+        .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     // After a Ctrl-C at the terminal, past its `^C`.
     out.start_line()?;
     let note = kernel_names.note(super::program_report::kernel_samples(&run.profile));
-    out.write_all(crate::processes::render_system(&run.profile, &processes, &kernel, note.as_deref(), &symbolizer).as_bytes())?;
+    out.write_all(crate::processes::render_system(&run.profile, &tree, &kernel, note.as_deref()).as_bytes())?;
+    if args.sections.threads {
+        out.write_all(format!("\n{}", crate::threads::render(&threads)).as_bytes())?;
+    }
+    if args.sections.timeline.is_some() {
+        let processes = run.profile.with_processes().filter(|p| !p.timeline.is_empty()).count();
+        out.write_all(format!("\n{}", crate::slices::render(&slices, run.frequency_hz, processes)).as_bytes())?;
+    }
+    if let (Some(b), Some((old, new, changes))) = (&base, &changes) {
+        let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);
+        let of = format!("{}, every process together", b.file);
+        out.write_all(format!("\n{}", crate::compare::render(&of, old, new, changes, top)).as_bytes())?;
+    }
     out.flush()?;
-    // Every process in time order, for the Firefox Profiler's file (a track each).
-    let timeline = args.exports.firefox.is_some().then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true));
     let analysis = Analysis {
         run,
         flat: &kernel,
         samples: &samples,
         symbolizer: &symbolizer,
         stacks: None,
-        processes: &processes,
+        processes: &tree.processes,
         lines: None,
         sources: inline,
         waits: &[],
         base: None,
-        threads: &[],
+        threads: &threads,
         timeline: timeline.as_ref(),
     };
-    write_exports(exports, &analysis, &mut out)
+    write_exports(exports, &analysis, &mut out)?;
+    match changes {
+        Some((_, _, changes)) => super::program_report::gate(args, base.as_ref(), &changes),
+        None => Ok(()),
+    }
 }
 
 /// Why the system cannot be profiled, as the user can act on it.
