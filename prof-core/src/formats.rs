@@ -14,11 +14,13 @@ use crate::session::{ChildProcess, Placed, PlacedSample, ServerProfile, Session,
 /// `/scheme/prof/status`: one line of `key=value` pairs, always the same keys in the same order:
 ///
 /// `state pid reason ticks_in_bins ticks_user ticks_kernel dropped start end bin_sz nr_bins load_base
-/// ticks_servers ticks_idle ticks_other source rate later_execs records rate_sent span_ns rings`
+/// ticks_servers ticks_idle ticks_other source rate later_execs records rate_sent span_ns rings
+/// clock_hz`
 /// (`ticks_servers`, `ticks_idle`, `ticks_other`: ticks of daemons working for the program, of
 /// idle, of other processes, 0 where the backend does not see them; `source` and `rate`: what
 /// samples and how often per second and CPU, `timer` or `nmi-hpet` on Redox, `none 0` before
-/// the backend said; `rings`: the CPUs sampled, each by its ring, 0 where not said)
+/// the backend said; `rings`: the CPUs sampled, each by its ring, 0 where not said; `clock_hz`:
+/// the records' clock's counts a second as the kernel stated them, 0 where it did not)
 pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let reason = match state {
         SessionState::Stopped(r) => r.as_str(),
@@ -34,13 +36,13 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
     let sampling = session.and_then(|s| s.sampling);
     let span = session.and_then(|s| s.record_span).unwrap_or_default();
     // The keys after load_base came later (server attribution, then the sampling source, then
-    // the execs after the profiled one, then the records' timing, then the rings); earlier
-    // ones keep their places.
+    // the execs after the profiled one, then the records' timing, then the rings, then the
+    // kernel's clock rate); earlier ones keep their places.
     format!(
         "state={} pid={pid} reason={reason} ticks_in_bins={in_bins} ticks_user={user} ticks_kernel={kernel} \
          dropped={lost} start={:#x} end={:#x} bin_sz={} nr_bins={} load_base={base} \
          ticks_servers={} ticks_idle={} ticks_other={} source={} rate={} later_execs={} records={} \
-         rate_sent={} span_ns={} rings={}\n",
+         rate_sent={} span_ns={} rings={} clock_hz={}\n",
         state.as_str(),
         d.start_addr,
         d.end_addr,
@@ -56,6 +58,7 @@ pub fn status_line(state: SessionState, session: Option<&Session>) -> String {
         span.rate_sent,
         span.span_ns,
         session.and_then(|s| s.rings).unwrap_or(0),
+        session.and_then(|s| s.clock_hz).unwrap_or(0),
     )
 }
 
@@ -664,7 +667,7 @@ mod tests {
             line,
             "state=idle pid=0 reason=none ticks_in_bins=0 ticks_user=0 ticks_kernel=0 dropped=0 \
              start=0x0 end=0x0 bin_sz=0 nr_bins=0 load_base=unknown ticks_servers=0 ticks_idle=0 ticks_other=0 \
-             source=none rate=0 later_execs=0 records=none rate_sent=0 span_ns=0 rings=0\n"
+             source=none rate=0 later_execs=0 records=none rate_sent=0 span_ns=0 rings=0 clock_hz=0\n"
         );
         let keys: Vec<String> = parse_status(&line).into_iter().map(|kv| kv.0).collect();
         assert_eq!(
@@ -672,7 +675,7 @@ mod tests {
             [
                 "state", "pid", "reason", "ticks_in_bins", "ticks_user", "ticks_kernel", "dropped", "start", "end",
                 "bin_sz", "nr_bins", "load_base", "ticks_servers", "ticks_idle", "ticks_other", "source", "rate",
-                "later_execs", "records", "rate_sent", "span_ns", "rings"
+                "later_execs", "records", "rate_sent", "span_ns", "rings", "clock_hz"
             ]
         );
     }

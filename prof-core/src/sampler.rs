@@ -260,6 +260,9 @@ pub struct SampleBatch {
     /// The CPUs whose samples the backend reads (Redox: the kernel's `profiling-N` rings, one
     /// a CPU but the one that sends upstream's NMIs), where it says.
     pub rings: Option<u64>,
+    /// The rate of the records' clock in counts a second, as the kernel stated it (Redox: its
+    /// start records, kernel-patch/events), where it knows it.
+    pub clock_hz: Option<u64>,
     /// The kernel's records name each sample's process (Redox's typed records): a system-wide
     /// run's rows are processes, not threads.
     pub typed_records: bool,

@@ -265,6 +265,8 @@ pub struct Session {
     pub record_span: Option<crate::sampler::RecordSpan>,
     /// The CPUs the backend reads samples from, where it says ([`crate::sampler::SampleBatch::rings`]).
     pub rings: Option<u64>,
+    /// The records' clock's rate as the kernel stated it ([`crate::sampler::SampleBatch::clock_hz`]).
+    pub clock_hz: Option<u64>,
     /// Samples of processes the program started, by pid: not in the profile.
     pub children: BTreeMap<u32, u64>,
     /// Those processes' own profiles, where the backend follows them (`--children`).
@@ -583,6 +585,7 @@ impl Session {
             sampling: None,
             record_span: None,
             rings: None,
+            clock_hz: None,
             children: BTreeMap::new(),
             processes: BTreeMap::new(),
             lost: 0,
@@ -676,6 +679,9 @@ impl<S: Sampler> Profd<S> {
         }
         if batch.rings.is_some() {
             s.rings = batch.rings;
+        }
+        if batch.clock_hz.is_some() {
+            s.clock_hz = batch.clock_hz;
         }
         for (pid, n) in batch.children {
             let c = s.children.entry(pid).or_insert(0);

@@ -185,8 +185,13 @@ struct Session {
     typed: bool,
     /// The rate the kernel took (a kernel with our series); `None`: its own.
     rate: Option<u64>,
-    /// The records' clock (the TSC) against the monotonic clock, measured at the start.
+    /// The records' clock (the TSC) against the monotonic clock, measured at the start; where
+    /// the readings gave no rate, at the rate the kernel states from the last reading.
     tsc: Option<TscClock>,
+    /// The last reading of the clocks at the start, where they gave no rate.
+    unmeasured: Option<(u64, u64)>,
+    /// The records' clock's rate as the kernel states it in the session's start records.
+    clock_hz: Option<u64>,
     /// The rate sent and the session's span, from the records' times.
     meter: SpanMeter,
     /// The kernel samples at its timer tick (a machine with one CPU: none sends NMIs).
@@ -282,7 +287,11 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             self.files.pause(CALIBRATION);
             readings.extend(self.files.clocks().ok());
         }
+        // The kernel's start records state the TSC's rate too (where it measured it against
+        // the HPET), but the programs' own timings are the monotonic clock's, which in QEMU runs
+        // a few percent off the TSC: the measurement converts, the kernel's rate is the fallback.
         let tsc = TscClock::from_windows(&readings);
+        let unmeasured = readings.last().copied().filter(|_| tsc.is_none());
         let (mut clock, mut began) = (None, None);
         if let (true, Target::Program(p), Some(tsc)) = (typed, &target, tsc) {
             clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
@@ -291,7 +300,22 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
         let meter = SpanMeter::default();
         let (ticked, idle) = (false, BTreeMap::new());
-        self.session = Some(Session { target, decoders, clock, began, typed, rate, tsc, meter, ticked, idle, damaged: 0, ended: false });
+        self.session = Some(Session {
+            target,
+            decoders,
+            clock,
+            began,
+            typed,
+            rate,
+            tsc,
+            unmeasured,
+            clock_hz: None,
+            meter,
+            ticked,
+            idle,
+            damaged: 0,
+            ended: false,
+        });
         Ok(())
     }
 }
@@ -351,8 +375,16 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             }
         }
         let events = read_rings(&mut self.files, &mut s.decoders)?;
+        s.note_kernel_clock();
+        if s.clock.is_some() {
+            batch.clock.extend(s.began.take());
+        }
+        batch.clock_hz = s.clock_hz;
         s.note_sources(&events, &mut self.files);
-        batch.record_span = s.tsc.and_then(|tsc| s.meter.record_span(&tsc));
+        // Without readings of the clocks (an arch whose counter profd does not read), the
+        // kernel's rate still times the records among themselves.
+        let rate_only = s.clock_hz.map(|hz| TscClock { tsc: 0, ns: 0, ns_per_tick: 1e9 / hz as f64 });
+        batch.record_span = s.tsc.or(rate_only).and_then(|tsc| s.meter.record_span(&tsc));
         let source = if s.ticked { TICK_SOURCE } else { SOURCE };
         batch.sampling = Some(Sampling { source, rate: s.rate.unwrap_or(0) });
         batch.rings = Some(s.decoders.len() as u64);
@@ -413,6 +445,22 @@ fn may_be_idle(r: &Record) -> bool {
 }
 
 impl Session {
+    /// The records' clock's rate as the session's start records state it (the first ring's
+    /// that does); where the readings at the start gave no rate, the records' clock at the
+    /// kernel's rate from the last reading, and the program's threads by it from then.
+    fn note_kernel_clock(&mut self) {
+        if self.clock_hz.is_none() {
+            self.clock_hz = self.decoders.iter().find_map(|d| d.start()?.clock_hz);
+        }
+        let (None, Some(hz), Some((tsc, ns))) = (self.tsc, self.clock_hz, self.unmeasured) else { return };
+        let clock = TscClock { tsc, ns, ns_per_tick: 1e9 / hz as f64 };
+        self.tsc = Some(clock);
+        if let (true, Target::Program(p)) = (self.typed, &self.target) {
+            self.clock = Some(ProgramRecords::new(p.pid, clock, p.children));
+            self.began = Some(ns);
+        }
+    }
+
     /// The rate and span the records show, whether the tick samples, and which contexts
     /// without a pid are a CPU's idle context (their name says, asked once).
     fn note_sources(&mut self, events: &[Event], files: &mut impl DebugFiles) {

@@ -279,6 +279,62 @@ fn a_calibration_window_whose_clock_lost_a_tick_does_not_skew_the_rate() {
     assert_eq!((st["rate_sent"].as_str(), st["span_ns"].as_str()), ("1000", "40000000"));
 }
 
+/// A typed session's start record as the kernel writes it on CPU 0 at TSC `time`, stating
+/// its clock's rate `hz` (0: the kernel does not know it).
+fn start_record(time: u64, hz: u64) -> prof_events::Event {
+    let version = prof_events::Version::OURS;
+    prof_events::Event::Start(prof_events::Start { cpu: 0, time, version, clock_hz: Some(hz).filter(|&hz| hz != 0), session: 1 })
+}
+
+/// The kernel's start record states its clock's rate: `status` says it (`clock_hz`), 0 where
+/// the kernel does not know it, and 0 on a stock kernel, which writes no start record. The
+/// session still times its records by profd's own measurement against the monotonic clock
+/// (here 2 ticks a ns: 1000 a second, not the 800 the stated 2.5 GHz would make of it).
+#[test]
+fn the_kernels_clock_rate_is_in_status() {
+    for (hz, said) in [(2_500_000_000, "2500000000"), (0, "0")] {
+        let mut s = typed_session("start 10 0 0 0 0x401000 0x402000");
+        let f = files(&mut s);
+        f.pids.insert(21, 10);
+        (f.sample_time, f.sample_gap) = (5_000_000, 2_000_000);
+        f.record(0, start_record(5_000_000, hz));
+        for _ in 0..41 {
+            f.sample(0, 21, 0x40_1100, &[]);
+        }
+        let st = status(&mut s);
+        let got = (st["clock_hz"].as_str(), st["rate_sent"].as_str(), st["span_ns"].as_str());
+        assert_eq!(got, (said, "1000", "40000000"), "hz {hz}");
+    }
+    let mut s = scheme();
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000").unwrap();
+    files(&mut s).sample(0, 21, 0x40_1100, &[]);
+    assert_eq!(status(&mut s)["clock_hz"], "0");
+}
+
+/// Where profd's readings of the clocks give no rate (here the monotonic clock stands still
+/// through the calibration), the kernel's stated rate times the records: 2 GHz, a sample
+/// every 2,000,000 ticks, 1000 a second.
+#[test]
+fn the_kernels_clock_rate_where_the_clocks_give_none() {
+    let mut s = scheme();
+    let f = files(&mut s);
+    f.typed_records = true;
+    f.pids.insert(21, 10);
+    (f.now, f.tick) = ((3_000_000, 1_000_000), (2_000_000, 0));
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000").unwrap();
+    let st = status(&mut s);
+    assert_eq!((st["rate_sent"].as_str(), st["span_ns"].as_str()), ("0", "0"), "no rate yet");
+    let f = files(&mut s);
+    (f.sample_time, f.sample_gap) = (20_000_000, 2_000_000);
+    f.record(0, start_record(20_000_000, 2_000_000_000));
+    for _ in 0..41 {
+        f.sample(0, 21, 0x40_1100, &[]);
+    }
+    let st = status(&mut s);
+    let got = (st["clock_hz"].as_str(), st["rate_sent"].as_str(), st["span_ns"].as_str());
+    assert_eq!(got, ("2000000000", "1000", "40000000"));
+}
+
 /// One CPU (kernel-patch/events): the kernel samples at its timer tick, so the source is the
 /// timer, and the CPU's idle context (`[kmain]`, debug id 1, no pid) is sampled: its ticks are
 /// idle's, not another process's.

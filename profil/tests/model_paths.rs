@@ -486,7 +486,7 @@ fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
         String::from_utf8(buf[..n].to_vec()).unwrap()
     };
     let (servers, status) = (read_as_root(&mut s, "servers"), read_as_root(&mut s, "status"));
-    assert!(status.contains(" records=none ") && status.ends_with(" rings=1\n"), "{status}");
+    assert!(status.contains(" records=none ") && status.contains(" rings=1 "), "{status}");
     let report = prof_core::formats::parse_servers(&servers).unwrap();
     let mut p = Profile::from_scheme_system(&status, &report, None, &Default::default(), false);
     assert_eq!((p.source.rings, p.process_id_word()), (Some(1), "context"));
