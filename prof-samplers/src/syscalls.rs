@@ -30,9 +30,9 @@ use crate::perf_event::{attr_format, page_size, rings_on, threads_of, Record, Re
 /// Where the tracepoints' ids are: tracefs, where it is mounted on its own, else under debugfs.
 const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// Data pages of a CPU's ring (a power of two): 1 MiB holds about 11,000 calls (enter and
-/// exit records, 152 bytes together), so a program making 100,000 calls a second loses none
-/// while profil reads the rings every 25 ms; where the memory-lock limit refuses it, half.
+/// Data pages of a CPU's ring (a power of two): 1 MiB holds about 6,900 calls (enter and exit
+/// records, 152 bytes together), and profil is woken to read it at a quarter full; where the
+/// memory-lock limit refuses it, half, down to 64 KiB. Records lost are counted.
 const DATA_PAGES: usize = 256;
 const MIN_DATA_PAGES: usize = 16;
 
