@@ -162,7 +162,7 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
         false => format!("  {} seen, {:.6} s blocked", crate::words::count(count, "wait"), total as f64 / 1e9),
     };
     if t.unfinished > 0 {
-        let _ = write!(summary, "; {} seen to start or end alone (not timed: the program's own exec, a child's return from clone, exit_group)", t.unfinished);
+        let _ = write!(summary, "; {} seen to start or end alone, not timed (under way when the events were armed, as the program's own exec; a child's return from clone; exit_group)", t.unfinished);
     }
     if t.lost > 0 {
         let _ = write!(summary, "; {} lost: the counts are short", crate::words::count(t.lost, "record"));
@@ -270,7 +270,7 @@ mod tests {
         let text = render(&t, "fib", 42, 3);
         let expected = "\
 Requests (system calls of fib [pid 42], each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):
-  106 requests, 2.505303 s in them; 2 seen to start or end alone (not timed: the program's own exec, a child's return from clone, exit_group)
+  106 requests, 2.505303 s in them; 2 seen to start or end alone, not timed (under way when the events were armed, as the program's own exec; a child's return from clone; exit_group)
   call         count      total s       min    median       p90       p99       max
   wait4            1     2.500000    2.50 s    2.50 s    2.50 s    2.50 s    2.50 s
   read           100     0.005050    1.0 us   50.0 us   90.0 us   99.0 us  100.0 us
