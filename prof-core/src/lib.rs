@@ -18,6 +18,8 @@
 //! * [`ctl`] — the `prof:` scheme's commands, [`formats`] its text files and [`kernel_clock`]
 //!   the clock accounts it serves (the files themselves: `profd`'s `scheme`).
 //! * [`system`] — a system-wide run's record: every process, the kernel, idle (`profil -a`).
+//! * [`requests`] — requests and their latencies (system calls, scheme requests), per what
+//!   they went to, in bounded memory.
 //! * [`timeline`] — the program's samples in time order (a window of the run, its phases).
 
 pub mod ctl;
@@ -28,6 +30,7 @@ pub mod kernel_clock;
 pub mod layout;
 pub mod ledger;
 pub mod process;
+pub mod requests;
 pub mod program_clock;
 pub mod prof_data;
 pub mod sample;

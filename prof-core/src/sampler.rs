@@ -272,6 +272,9 @@ pub struct SampleBatch {
     /// The daemons that worked for the program (Redox), or (`start all`, `-a`) every process,
     /// and the ticks outside the program.
     pub servers: ServersBatch,
+    /// The program's requests (system calls, scheme requests) ended in this batch, where the
+    /// backend records them.
+    pub requests: crate::requests::RequestsBatch,
     /// The backend's session ended (the process exited, the kernel's counter would have
     /// overflowed, or someone stopped it underneath us); this batch holds everything counted.
     pub ended: Option<StopReason>,

@@ -292,6 +292,9 @@ pub struct Session {
     /// The program's samples by thread (Linux): tid -> runtime address -> samples; names.
     pub thread_samples: BTreeMap<u32, BTreeMap<u64, u64>>,
     pub thread_names: BTreeMap<u32, String>,
+    /// The requests of the program (and of the processes it started, where they are
+    /// followed), where the backend records them.
+    pub requests: Option<crate::requests::RequestLog>,
 }
 
 impl Session {
@@ -600,6 +603,7 @@ impl Session {
             kernel_clock: None,
             thread_samples: BTreeMap::new(),
             thread_names: BTreeMap::new(),
+            requests: None,
         }
     }
 }
@@ -695,6 +699,9 @@ impl<S: Sampler> Profd<S> {
             s.kernel_clock = batch.kernel_clock;
         }
         s.thread_names.extend(batch.thread_names);
+        if let Some(source) = batch.requests.source {
+            s.requests.get_or_insert_with(|| crate::requests::RequestLog::new(source)).take(batch.requests);
+        }
         s.mappings.extend(batch.mappings);
         s.later_execs += batch.later_execs;
         s.typed_records |= batch.typed_records;

@@ -2,8 +2,8 @@
 //! counts the profiled process's instruction pointers (the rules stay in `prof-core`).
 //!
 //! * Linux: [`perf_event::PerfEventSampler`] (`perf_event_open(2)` on the process and its
-//!   children), with [`unwind`] (call stacks from copied user stacks) and [`off_cpu`] (where
-//!   threads blocked).
+//!   children), with [`unwind`] (call stacks from copied user stacks), [`off_cpu`] (where
+//!   threads blocked) and [`syscalls`] (every system call's latency).
 //! * Redox: [`upstream_kernel::UpstreamSampler`] over the kernel's own profiler (its `profiling`
 //!   feature: `debug:ctl-profiling`, `debug:profiling-N`), whose records `prof_events` decodes:
 //!   upstream's, or the typed, timestamped records of kernel-patch/events, from which
@@ -22,6 +22,8 @@ pub mod program_records;
 pub mod record_span;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod syscall_names;
+#[cfg(target_os = "linux")]
+pub mod syscalls;
 #[cfg(target_os = "linux")]
 pub mod system_wide;
 #[cfg(target_os = "linux")]

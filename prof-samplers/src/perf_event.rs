@@ -133,7 +133,25 @@ pub struct PerfConfig {
     /// Look at each blocked thread of the program at the sampling rate for its wait site
     /// (`--off-cpu`; [`crate::off_cpu`]).
     pub off_cpu: bool,
+    /// Record every system call with its latency (`--requests`): how to open the rings that
+    /// do (`crate::syscalls::SyscallTracer::open`, named by the caller: that module reads its
+    /// rings with this one's reader).
+    pub requests: Option<OpenRequestRings>,
 }
+
+/// Rings read beside the sampling event's, with records of their own: the system calls'
+/// tracepoints (`--requests`, `crate::syscalls`).
+pub trait RequestRings {
+    /// Its rings, to wait on.
+    fn rings(&self) -> Vec<&OwnedFd>;
+    /// The requests ended up to `until` (ns of the events' clock, read before the rings) into
+    /// `batch`; with `last`, every record there is, and those still under way unfinished.
+    fn collect(&mut self, until: u64, last: bool, batch: &mut prof_core::requests::RequestsBatch);
+}
+
+/// Opens a process's [`RequestRings`]: its pid, from its exec or now, with the processes it
+/// starts or not.
+pub type OpenRequestRings = fn(u32, CountFrom, bool) -> io::Result<Box<dyn RequestRings>>;
 
 /// The identity of the profiled executable's file.
 #[derive(Debug, Clone)]
@@ -178,6 +196,8 @@ struct Event {
     last_site: std::collections::BTreeMap<u32, prof_core::sampler::WaitSite>,
     /// The program's threads whose name was read (`--threads`).
     named_threads: std::collections::BTreeSet<u32>,
+    /// With `--requests` where the kernel allows it: its system calls.
+    syscalls: Option<Box<dyn RequestRings>>,
     _lock: Option<UnixListener>,
 }
 
@@ -265,6 +285,7 @@ pub struct PerfEventSampler {
     children: bool,
     kernel_samples: bool,
     off_cpu: bool,
+    requests: Option<OpenRequestRings>,
     /// Unwinding time of events already closed.
     unwound: std::time::Duration,
     program: ProgramId,
@@ -300,6 +321,7 @@ impl PerfEventSampler {
             children: config.children,
             kernel_samples: config.kernel_samples,
             off_cpu: config.off_cpu,
+            requests: config.requests,
             unwound: std::time::Duration::ZERO,
             program,
             event: None,
@@ -335,7 +357,8 @@ impl PerfEventSampler {
             (Some(_), t) if !(0..=50).contains(&t) => 50,
             (_, t) => t,
         };
-        poll_readable(std::iter::once(&ev.pidfd).chain(ev.rings.iter().map(|r| &r.fd)), timeout_ms)
+        let syscalls = ev.syscalls.iter().flat_map(|t| t.rings());
+        poll_readable(std::iter::once(&ev.pidfd).chain(ev.rings.iter().map(|r| &r.fd)).chain(syscalls), timeout_ms)
     }
 
     fn spec(&self, count_kernel: bool, from: CountFrom, data_pages: usize) -> EventSpec {
@@ -369,47 +392,61 @@ impl PerfEventSampler {
     }
 
     fn open_rings_of(&self, pid: u32, count_kernel: bool, from: CountFrom, data_pages: usize) -> io::Result<Vec<Ring>> {
-        // SAFETY: sysconf has no preconditions.
-        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
+        let spec = self.spec(count_kernel, from, data_pages);
         let threads = match from {
             CountFrom::Exec => vec![pid],
             CountFrom::Now => threads_of(pid)?,
         };
-        let spec = self.spec(count_kernel, from, data_pages);
-        let mut rings = Vec::new();
-        for cpu in 0..cpus {
-            let mut fds = Vec::new();
-            for &tid in &threads {
-                match open_event(&spec, tid as libc::pid_t, cpu) {
-                    Ok(fd) => fds.push(fd),
-                    // An offline CPU, or a thread that has just ended.
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV) | Some(libc::ESRCH)) && tid != pid => {}
-                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            if fds.is_empty() {
-                continue;
-            }
-            let fd = fds.remove(0);
-            // The Ring owns the mapping from here, so an error below unmaps it.
-            let mut ring = Ring::map(fd, &spec)?;
-            // Redirect the other threads' events only now: the kernel refuses (EINVAL) a
-            // redirect into an event whose buffer is not mapped yet.
-            for other in &fds {
-                // SAFETY: two perf event fds on the same CPU; the kernel checks the rest.
-                if unsafe { sys::ioctls::SET_OUTPUT(other.as_raw_fd(), ring.fd.as_raw_fd()) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            ring._more = fds;
-            rings.push(ring);
-        }
-        if rings.is_empty() {
-            return Err(io::Error::from_raw_os_error(libc::ENODEV));
-        }
-        Ok(rings)
+        rings_on(pid, &threads, data_pages, record_format(&spec), |tid, cpu| Ok(vec![open_event(&spec, tid as libc::pid_t, cpu)?]))
     }
+}
+
+/// A ring on every CPU for events on process `pid`'s `threads` (launched: `pid` alone, whose
+/// events its threads inherit), each of `data_pages` with records laid out as `format` says:
+/// `open(tid, cpu)` opens a thread's events on a CPU, the first of a CPU's events the ring's,
+/// the others writing into it.
+pub(crate) fn rings_on(
+    pid: u32,
+    threads: &[u32],
+    data_pages: usize,
+    format: RecordParseInfo,
+    open: impl Fn(u32, i32) -> io::Result<Vec<OwnedFd>>,
+) -> io::Result<Vec<Ring>> {
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as i32;
+    let mut rings = Vec::new();
+    for cpu in 0..cpus {
+        let mut fds = Vec::new();
+        for &tid in threads {
+            match open(tid, cpu) {
+                Ok(more) => fds.extend(more),
+                // An offline CPU, or a thread that has just ended.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV) | Some(libc::ESRCH)) && tid != pid => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        if fds.is_empty() {
+            continue;
+        }
+        let fd = fds.remove(0);
+        // The Ring owns the mapping from here, so an error below unmaps it.
+        let mut ring = Ring::map(fd, data_pages, format)?;
+        // Redirect the other events only now: the kernel refuses (EINVAL) a redirect into an
+        // event whose buffer is not mapped yet.
+        for other in &fds {
+            // SAFETY: two perf event fds on the same CPU; the kernel checks the rest.
+            if unsafe { sys::ioctls::SET_OUTPUT(other.as_raw_fd(), ring.fd.as_raw_fd()) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        ring._more = fds;
+        rings.push(ring);
+    }
+    if rings.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::ENODEV));
+    }
+    Ok(rings)
 }
 
 /// What a sampling event counts and records (see the module's doc).
@@ -444,9 +481,13 @@ pub(crate) fn open_event(spec: &EventSpec, pid: libc::pid_t, cpu: i32) -> io::Re
 /// has, where the sample_id every other record ends with sits), read by
 /// linux-perf-event-reader from the very attr the event is opened with.
 pub(crate) fn record_format(spec: &EventSpec) -> RecordParseInfo {
-    let attr = event_attr(spec);
+    attr_format(&event_attr(spec))
+}
+
+/// How the records of an event opened with `attr` are laid out.
+pub(crate) fn attr_format(attr: &b::perf_event_attr) -> RecordParseInfo {
     // SAFETY: perf_event_attr is plain integer fields (bindgen's repr(C)), read as its bytes.
-    let bytes = unsafe { std::slice::from_raw_parts((&attr as *const b::perf_event_attr).cast::<u8>(), std::mem::size_of_val(&attr)) };
+    let bytes = unsafe { std::slice::from_raw_parts((attr as *const b::perf_event_attr).cast::<u8>(), std::mem::size_of_val(attr)) };
     let (attr, _) = PerfEventAttr::parse::<_, byteorder::NativeEndian>(bytes).expect("the attr profil builds is one perf reads");
     RecordParseInfo::new(&attr, Endianness::NATIVE)
 }
@@ -517,7 +558,7 @@ pub(crate) fn poll_readable<'a>(fds: impl Iterator<Item = &'a OwnedFd>, timeout_
 }
 
 /// The threads of `pid` (`/proc/PID/task`), the main thread first.
-fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
+pub(crate) fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
     let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
         .map_err(|e| if e.kind() == io::ErrorKind::NotFound { io::Error::from_raw_os_error(libc::ESRCH) } else { e })?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
@@ -659,6 +700,8 @@ fn take_record(rec: Record, batch: &mut SampleBatch, ev: &mut Event, program: &P
                 }
             }
         }
+        // Only in the system calls' own rings (crate::syscalls), never in these.
+        Record::Syscall { .. } => {}
         Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
             let path = String::from_utf8_lossy(&raw).into_owned();
             let is_program = program.matches(&path, dev, ino);
@@ -732,6 +775,17 @@ impl Sampler for PerfEventSampler {
             pending.load_base = load_base;
         }
         let children = self.children.then(|| Children { program_mappings: pending.mappings.clone(), ..Default::default() });
+        // Where the kernel refuses the tracepoints, the report says why (and shows what the
+        // off-CPU looks saw instead).
+        let syscalls = match self.requests.map(|open| open(pid, from, self.children)) {
+            Some(Ok(t)) => Some(t),
+            Some(Err(e)) => {
+                pending.requests.source = Some(prof_core::requests::RequestSource::SystemCalls);
+                pending.requests.refused = Some(format!("the raw_syscalls tracepoints could not be opened: {e}"));
+                None
+            }
+            None => None,
+        };
         let prober = match self.off_cpu {
             true => {
                 let stack_size = match self.call_graph {
@@ -759,6 +813,7 @@ impl Sampler for PerfEventSampler {
             prober,
             last_site: Default::default(),
             named_threads: Default::default(),
+            syscalls,
             _lock: lock,
         });
         Ok(())
@@ -783,6 +838,9 @@ impl Sampler for PerfEventSampler {
         batch.clock.push(now);
         for rec in drained_in_order(ev) {
             self.unwound += take_record(rec, &mut batch, ev, program, self.kernel_samples);
+        }
+        if let Some(t) = ev.syscalls.as_mut() {
+            t.collect(now, ev.exited, &mut batch.requests);
         }
         if let (Some((raw, until)), Some(prober)) = (probes, ev.prober.as_ref()) {
             batch.threads.probed_until = Some(until.min(now));
@@ -847,13 +905,17 @@ pub(crate) enum Record {
     Switch { pid: u32, tid: u32, time: u64, out: Option<bool> },
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
+    /// A tracepoint's sample (its raw data: `event`, the tracepoint's id, then the system
+    /// call's number at offset 8, as `raw_syscalls`' two lay it out): thread `tid` of process
+    /// `pid` entered or left system call `nr` ([`crate::syscalls`]).
+    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64 },
 }
 
 impl Ring {
-    /// The ring buffer of event `fd`, opened as `spec` says: `spec.data_pages` (a power of
-    /// two) after the metadata page.
-    pub(crate) fn map(fd: OwnedFd, spec: &EventSpec) -> io::Result<Ring> {
-        let len = (spec.data_pages + 1) * page_size();
+    /// The ring buffer of event `fd`: `data_pages` (a power of two) after the metadata page,
+    /// its records laid out as `format` says (the event's attr).
+    pub(crate) fn map(fd: OwnedFd, data_pages: usize, format: RecordParseInfo) -> io::Result<Ring> {
+        let len = (data_pages + 1) * page_size();
         // SAFETY: mapping the event's ring buffer as perf_event_open(2) describes.
         let ptr = unsafe {
             libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
@@ -861,7 +923,7 @@ impl Ring {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Ring { fd, ptr: ptr as *mut u8, len, format: record_format(spec), _more: Vec::new() })
+        Ok(Ring { fd, ptr: ptr as *mut u8, len, format, _more: Vec::new() })
     }
 
     /// Read every complete record between the kernel's head and our tail, then release them.
@@ -1041,6 +1103,18 @@ fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> 
     // Records other than samples end with the sample_id (sample_id_all): thread and time.
     let sample_id = || raw.common_data().ok();
     match raw.parse().ok()? {
+        // A tracepoint's: its fields are in its raw data.
+        EventRecord::Sample(s) if s.raw.is_some() => {
+            let (mut raw, mut data) = (s.raw?, [0u8; 16]);
+            raw.read_exact(&mut data).ok()?;
+            Some(Record::Syscall {
+                pid: s.pid? as u32,
+                tid: s.tid? as u32,
+                time: s.timestamp?,
+                event: u16::from_ne_bytes([data[0], data[1]]),
+                nr: i64::from_ne_bytes(data[8..16].try_into().ok()?),
+            })
+        }
         EventRecord::Sample(s) => {
             let stack = match (s.callchain, s.user_regs) {
                 (Some(chain), _) => Some(RawStack::Chain((0..chain.len()).filter_map(|i| chain.get(i)).collect())),

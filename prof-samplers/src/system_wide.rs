@@ -26,7 +26,7 @@ use crate::off_cpu::monotonic_ns;
 use crate::proc_maps::executable_mapping;
 use crate::perf_event::{
     child_part, lock_session, mapping_file, open_event, os_error, page_size,
-    poll_readable, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    poll_readable, record_format, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 
 /// How to sample the whole system.
@@ -165,7 +165,7 @@ impl SystemSampler {
                     self.processes.mapped(pid, &m);
                     child_part(&mut batch, pid).mappings.push(m);
                 }
-                Record::Fork { .. } | Record::Exit { .. } | Record::Switch { .. } => {}
+                Record::Fork { .. } | Record::Exit { .. } | Record::Switch { .. } | Record::Syscall { .. } => {}
             }
         }
         batch
@@ -203,7 +203,7 @@ fn open_rings(spec: &EventSpec) -> io::Result<Vec<Ring>> {
     let mut rings = Vec::new();
     for cpu in 0..cpus {
         match open_event(spec, -1, cpu) {
-            Ok(fd) => rings.push(Ring::map(fd, spec)?),
+            Ok(fd) => rings.push(Ring::map(fd, spec.data_pages, record_format(spec))?),
             // An offline CPU.
             Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {}
             Err(e) => return Err(e),

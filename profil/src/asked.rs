@@ -62,6 +62,7 @@ pub struct Asked {
     pub save: Option<PathBuf>,
     pub load: Option<PathBuf>,
     pub off_cpu: bool,
+    pub requests: bool,
     pub threads: bool,
     pub timeline: Option<usize>,
     pub sysroot: Option<PathBuf>,

@@ -25,6 +25,9 @@ pub struct Args {
     /// `--off-cpu`: why and where the program waited (Linux: looks at each blocked thread at
     /// the sampling rate; Redox: the kernel's account of every block).
     pub off_cpu: bool,
+    /// `--requests`: every request with its latency (Linux: the system calls, from the
+    /// kernel's tracepoints), in the Requests section.
+    pub requests: bool,
     /// `--kernel`: what names kernel samples: a file (the kernel's ELF, kallsyms), none, or by
     /// default the running kernel's symbols ([`crate::kernel`]).
     pub kernel: crate::kernel::KernelChoice,
@@ -257,6 +260,7 @@ fn args_of(a: Asked, target: Target) -> Result<Args, UsageError> {
         call_graph,
         children: a.children,
         off_cpu: a.off_cpu,
+        requests: a.requests,
         kernel: a.kernel,
         objects,
         inline: a.inline,

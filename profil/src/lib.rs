@@ -16,7 +16,8 @@
 //!   per-function profile; [`disasm`] — the instruction view.
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
-//! * [`waiting`] — where the program waited (`--off-cpu`): blocked time by call and stack.
+//! * [`waiting`] — where the program waited (`--off-cpu`): blocked time by call and stack;
+//!   [`requests`] — what it asked of the system and how long each took (`--requests`).
 //! * [`processes`] — the processes the program started (`--children`), each and together;
 //!   `run::system` — every process of the system (`-a`).
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
@@ -44,6 +45,7 @@ pub mod platform;
 pub mod processes;
 pub mod profile;
 pub mod report;
+pub mod requests;
 pub mod report_out;
 pub mod run;
 pub mod saved;

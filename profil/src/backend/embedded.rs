@@ -25,18 +25,22 @@ impl Profiler {
     /// (keep the kernel-mode samples' addresses where they will be named: by default, where
     /// `/proc/kallsyms` shows them).
     pub fn new(program: &Path, args: &Args) -> io::Result<Profiler> {
+        // --requests where the kernel refuses the system calls' tracepoints: what the off-CPU
+        // looks see stands in for them (the Requests section says so).
+        let off_cpu = args.off_cpu || (args.requests && prof_samplers::syscalls::available().is_err());
         let config = PerfConfig {
             frequency_hz: args.frequency_hz,
             program: program.to_path_buf(),
             call_graph: args.call_graph,
             children: args.children,
             kernel_samples: args.kernel.for_live().file.is_some(),
-            off_cpu: args.off_cpu,
+            off_cpu,
+            requests: args.requests.then_some(prof_samplers::syscalls::SyscallTracer::open),
         };
         let sampler = PerfEventSampler::new(config)?;
         // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };
-        Ok(Profiler { profd: Profd::new(sampler), uid, off_cpu: args.off_cpu.then_some(args.frequency_hz) })
+        Ok(Profiler { profd: Profd::new(sampler), uid, off_cpu: off_cpu.then_some(args.frequency_hz) })
     }
 
     /// `profile(pid, start, end, interval)`.

@@ -88,6 +88,10 @@ pub struct Profile {
     pub daemons: Vec<ChildProfile>,
     pub source: Source,
     pub clock: Clock,
+    /// Its requests with their latencies (`--requests`: Linux, its system calls; with
+    /// `--children` also those of the processes it started, by pid), or why the backend
+    /// could not record them.
+    pub requests: Option<prof_core::requests::RequestLog>,
 }
 
 /// How a run was recorded, beside its samples: a loaded run's report takes these from the
@@ -414,6 +418,7 @@ pub(crate) fn example() -> Profile {
             off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }),
             served: Vec::new(),
         },
+        requests: None,
     }
 }
 

@@ -154,6 +154,7 @@ impl Profile {
             idle_ticks: None,
             daemons: Vec::new(),
             timeline: crate::timeline::Timeline::of_session(s),
+            requests: s.requests.clone(),
             by_thread: s
                 .thread_samples
                 .iter()

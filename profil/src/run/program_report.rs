@@ -305,6 +305,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     if args.sections.callers && !a.waits.is_empty() {
         out.push(callgraph::render_waits(&a.waits, callgraph::DEFAULT_TOP) + "\n");
     }
+    out.extend(crate::requests::section(profile, name, args.requests, args.sections.top));
     out.extend(processes_section.filter(|_| !driver));
     out.push(report::summary(profile, a.stacks.as_ref(), name, &a.run.interpreters, a.run.exit));
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,

@@ -71,6 +71,10 @@ pub struct SavedProfile {
     /// its kernel samples are named by default only on that boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kernel: Option<crate::kernel::KernelId>,
+    /// The requests and their latencies (`--requests`; absent in older files, and where not
+    /// recorded): each key's figures and values as the aggregator keeps them, bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    requests: Option<prof_core::requests::RequestLog>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -147,6 +151,7 @@ impl SavedProfile {
             daemons,
             source: Source { sampling, cpus, rings, record_span, typed_records, kernel },
             clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
+            requests,
         } = p;
         let mappings = match ids.as_deref_mut() {
             Some(ids) => mappings.iter().map(|m| ids.of(m)).collect(),
@@ -183,6 +188,7 @@ impl SavedProfile {
             record_span: *record_span,
             daemons: daemons.iter().map(|c| SavedChild::of(c, None)).collect(),
             kernel: kernel.clone(),
+            requests: requests.clone(),
         }
     }
 
@@ -213,6 +219,7 @@ impl SavedProfile {
             daemons: s.daemons.into_iter().map(SavedChild::into_child).collect(),
             source: Source { sampling: s.sampling, cpus: s.cpus, rings: s.rings, record_span: s.record_span, typed_records: s.typed_records, kernel: s.kernel },
             clock: Clock { elapsed: s.elapsed, threads: s.threads, wait_sites: s.wait_sites, off_cpu: s.off_cpu, served: s.served },
+            requests: s.requests,
         }
     }
 }

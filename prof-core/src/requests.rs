@@ -1,0 +1,469 @@
+//! Requests and their latencies: what a process asked of the system and how long each took
+//! (Linux: its system calls, enter to exit; Redox: its requests to schemes, taken to
+//! answered, by the daemon that served them), summed per what they went to.
+//!
+//! [`Latencies`] keeps one key's figures in bounded memory however many requests there are:
+//! count, total, minimum and maximum exactly; the values themselves exactly up to
+//! [`EXACT_CAP`], so the quantiles of a short run are exact; past that a log-linear histogram
+//! (HdrHistogram's idea: every power of two cut in [`SUB_BUCKETS`] equal buckets, values below
+//! [`SUB_BUCKETS`] ns each their own), whose quantiles are a bucket's middle, within 1/128 (0.8 %)
+//! of the true value, at most 3,776 counters a key. Nothing here panics on any input, a saved
+//! file's included.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// Values kept exactly per key before the histogram takes over (32 KiB of them).
+pub const EXACT_CAP: usize = 4096;
+
+/// Buckets per power of two in the histogram (a power of two itself).
+pub const SUB_BUCKETS: u64 = 64;
+const SUB_BITS: u32 = SUB_BUCKETS.trailing_zeros();
+
+/// What a request went to: a system call (`read`), or on Redox a scheme (`file:`) and the
+/// daemon that served it (`ramfs [pid 7]`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct RequestKey {
+    pub to: Cow<'static, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+impl RequestKey {
+    /// A system call's key.
+    pub fn call(name: impl Into<Cow<'static, str>>) -> RequestKey {
+        RequestKey { to: name.into(), server: None }
+    }
+}
+
+/// One request, whole: process `pid`'s thread `tid` asked `key` at `from` and had its answer
+/// at `to` (ns of the backend's clock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub pid: u32,
+    pub tid: u32,
+    pub key: RequestKey,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Where a run's requests come from, which says what their figures mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestSource {
+    /// Linux: the kernel's `raw_syscalls` tracepoints, every call's enter and exit.
+    SystemCalls,
+    /// Redox: the kernel's records of each request a daemon took and answered.
+    SchemeRequests,
+}
+
+/// One key's latencies (ns). See the module's doc for what is exact.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Latencies {
+    pub count: u64,
+    pub total: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Every value, while there are at most [`EXACT_CAP`]; then empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    exact: Vec<u64>,
+    /// Past [`EXACT_CAP`]: (bucket, count) of the log-linear histogram, by bucket.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    buckets: BTreeMap<u16, u64>,
+}
+
+/// The figures of one key: what the Requests table shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub count: u64,
+    pub total: u64,
+    pub min: u64,
+    pub median: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl Latencies {
+    /// One more request that took `ns`.
+    pub fn add(&mut self, ns: u64) {
+        self.min = if self.count == 0 { ns } else { self.min.min(ns) };
+        self.max = self.max.max(ns);
+        self.count = self.count.saturating_add(1);
+        self.total = self.total.saturating_add(ns);
+        self.keep(ns);
+    }
+
+    /// The value `ns` among the values: exact, or past the cap the histogram's.
+    fn keep(&mut self, ns: u64) {
+        if self.buckets.is_empty() && self.exact.len() < EXACT_CAP {
+            self.exact.push(ns);
+            return;
+        }
+        self.fold_into_histogram();
+        let c = self.buckets.entry(bucket_of(ns)).or_insert(0);
+        *c = c.saturating_add(1);
+    }
+
+    /// The exact values into the histogram (from now on it holds them all).
+    fn fold_into_histogram(&mut self) {
+        for v in std::mem::take(&mut self.exact) {
+            let c = self.buckets.entry(bucket_of(v)).or_insert(0);
+            *c = c.saturating_add(1);
+        }
+    }
+
+    /// Another's requests of the same key, as if added here.
+    pub fn merge(&mut self, other: &Latencies) {
+        if other.count == 0 {
+            return;
+        }
+        self.min = if self.count == 0 { other.min } else { self.min.min(other.min) };
+        self.max = self.max.max(other.max);
+        self.count = self.count.saturating_add(other.count);
+        self.total = self.total.saturating_add(other.total);
+        for &v in &other.exact {
+            self.keep(v);
+        }
+        if !other.buckets.is_empty() {
+            // Its values are buckets already: this key's quantiles are the histogram's too.
+            self.fold_into_histogram();
+        }
+        for (&b, &n) in &other.buckets {
+            let c = self.buckets.entry(b).or_insert(0);
+            *c = c.saturating_add(n);
+        }
+    }
+
+    /// Are the quantiles exact (every value kept)?
+    pub fn is_exact(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// The `q` quantile (0 < q <= 1), by nearest rank: the value at rank ceil(q × n) of the n
+    /// values in order (the median of 1, 2, 3, 4 is 2). From the histogram, the middle of the
+    /// bucket that rank falls in, kept within the minimum and maximum. 0 where there is none.
+    pub fn quantile(&self, q: f64) -> u64 {
+        let held = match self.buckets.is_empty() {
+            true => self.exact.len() as u64,
+            false => self.buckets.values().fold(0u64, |n, &c| n.saturating_add(c)),
+        };
+        if held == 0 {
+            return 0;
+        }
+        let q = if q.is_nan() { 1.0 } else { q.clamp(0.0, 1.0) };
+        // (Less a hair: 0.9 × 100 must be rank 90 whatever the rounding of 0.9.)
+        let rank = ((q * held as f64 - 1e-9).ceil() as u64).clamp(1, held);
+        if self.buckets.is_empty() {
+            let mut sorted = self.exact.clone();
+            sorted.sort_unstable();
+            return sorted[(rank - 1) as usize];
+        }
+        let mut seen = 0u64;
+        for (&b, &n) in &self.buckets {
+            seen = seen.saturating_add(n);
+            if seen >= rank {
+                let (low, width) = bucket_range(b);
+                return low.saturating_add(width / 2).clamp(self.min.min(self.max), self.max);
+            }
+        }
+        self.max
+    }
+
+    /// Count, total, minimum, median, 90th and 99th percentile, maximum.
+    pub fn summary(&self) -> Summary {
+        Summary {
+            count: self.count,
+            total: self.total,
+            min: self.min,
+            median: self.quantile(0.5),
+            p90: self.quantile(0.9),
+            p99: self.quantile(0.99),
+            max: self.max,
+        }
+    }
+
+    /// How many values fall in each power of two: `(k, n)` for the n values from 2^k up to
+    /// (not including) 2^(k+1) ns (k 0 also holds 0), every k from the lowest to the highest
+    /// that has one.
+    pub fn log2_histogram(&self) -> Vec<(u32, u64)> {
+        let mut by_power = [0u64; 64];
+        for &v in &self.exact {
+            by_power[power_of(v) as usize] += 1;
+        }
+        for (&b, &n) in &self.buckets {
+            let p = power_of(bucket_range(b).0) as usize;
+            by_power[p] = by_power[p].saturating_add(n);
+        }
+        let Some(first) = by_power.iter().position(|&n| n > 0) else { return Vec::new() };
+        let last = by_power.iter().rposition(|&n| n > 0).unwrap_or(first);
+        (first..=last).map(|k| (k as u32, by_power[k])).collect()
+    }
+}
+
+/// The power of two `v` is in: floor(log2 v), 0 for 0.
+fn power_of(v: u64) -> u32 {
+    63u32.saturating_sub(v.leading_zeros())
+}
+
+/// The histogram bucket of `v`: below [`SUB_BUCKETS`] its own, else the power of two it is
+/// in cut in [`SUB_BUCKETS`] equal parts.
+fn bucket_of(v: u64) -> u16 {
+    if v < SUB_BUCKETS {
+        return v as u16;
+    }
+    let e = power_of(v);
+    let top = v >> (e - SUB_BITS);
+    (u64::from(e - SUB_BITS + 1) * SUB_BUCKETS + (top - SUB_BUCKETS)) as u16
+}
+
+/// A bucket's lowest value and width (a bucket no value has, from a damaged file: its
+/// nearest real one's).
+fn bucket_range(b: u16) -> (u64, u64) {
+    let b = u64::from(b);
+    if b < SUB_BUCKETS {
+        return (b, 1);
+    }
+    let e = (b / SUB_BUCKETS + u64::from(SUB_BITS) - 1).min(63) as u32;
+    let shift = e - SUB_BITS;
+    ((SUB_BUCKETS + b % SUB_BUCKETS) << shift, 1 << shift)
+}
+
+/// A process's requests, by what they went to, and what the backend could not pair.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Requests {
+    #[serde(with = "pairs")]
+    pub by_key: BTreeMap<RequestKey, Latencies>,
+    /// Requests seen to start and never seen to end (the process ended in one: `exit_group`;
+    /// the run stopped during it), and ends without their start (the run began in one).
+    #[serde(default)]
+    pub unfinished: u64,
+}
+
+impl Requests {
+    pub fn add(&mut self, key: RequestKey, ns: u64) {
+        self.by_key.entry(key).or_default().add(ns);
+    }
+
+    /// Another process's requests, as if made here (a tree's table).
+    pub fn merge(&mut self, other: &Requests) {
+        for (k, l) in &other.by_key {
+            self.by_key.entry(k.clone()).or_default().merge(l);
+        }
+        self.unfinished = self.unfinished.saturating_add(other.unfinished);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.by_key.values().fold(0u64, |n, l| n.saturating_add(l.count))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty() && self.unfinished == 0
+    }
+}
+
+/// The requests a session recorded: where from, and each process's (the program's, each
+/// followed child's), by pid; what the backend lost.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RequestLog {
+    pub source: RequestSource,
+    #[serde(with = "pairs")]
+    pub by_pid: BTreeMap<u32, Requests>,
+    /// Records the backend lost (its rings were full): requests missing from the counts.
+    #[serde(default)]
+    pub lost: u64,
+    /// Why the backend could not record them (Linux without the privilege the tracepoints
+    /// need), where it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl RequestLog {
+    pub fn new(source: RequestSource) -> RequestLog {
+        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None }
+    }
+
+    /// A whole request.
+    pub fn add(&mut self, r: Request) {
+        let ns = r.to.saturating_sub(r.from);
+        self.by_pid.entry(r.pid).or_default().add(r.key, ns);
+    }
+
+    /// What a batch saw.
+    pub fn take(&mut self, b: RequestsBatch) {
+        for r in b.done {
+            self.add(r);
+        }
+        for pid in b.unfinished {
+            let r = self.by_pid.entry(pid).or_default();
+            r.unfinished = r.unfinished.saturating_add(1);
+        }
+        self.lost = self.lost.saturating_add(b.lost);
+        if b.refused.is_some() {
+            self.refused = b.refused;
+        }
+    }
+
+    /// Every process's requests as one process's (a tree's table).
+    pub fn merged(&self) -> Requests {
+        let mut all = Requests::default();
+        for r in self.by_pid.values() {
+            all.merge(r);
+        }
+        all
+    }
+}
+
+/// What a backend hands over of the requests in a batch: from where (`None`: it records
+/// none), those ended in it, the processes of each seen to start or end alone, the records it
+/// lost, and why it records none where it was asked to and cannot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestsBatch {
+    pub source: Option<RequestSource>,
+    pub done: Vec<Request>,
+    pub unfinished: Vec<u32>,
+    pub lost: u64,
+    pub refused: Option<String>,
+}
+
+/// A map as a list of pairs in the saved JSON (its keys are not all strings).
+mod pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(m: &BTreeMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, K: Deserialize<'de> + Ord, V: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<K, V>, D::Error> {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(values: impl IntoIterator<Item = u64>) -> Latencies {
+        let mut l = Latencies::default();
+        for v in values {
+            l.add(v);
+        }
+        l
+    }
+
+    #[test]
+    fn quantiles_of_known_values_are_exact_by_nearest_rank() {
+        // 1..=100: the q quantile is 100 q itself.
+        let l = of(1..=100);
+        assert!(l.is_exact());
+        assert_eq!(l.summary(), Summary { count: 100, total: 5050, min: 1, median: 50, p90: 90, p99: 99, max: 100 });
+        // In any order; the median of four is the second.
+        let l = of([40, 10, 30, 20]);
+        assert_eq!((l.quantile(0.5), l.quantile(0.9), l.quantile(0.99), l.quantile(1.0)), (20, 40, 40, 40));
+        assert_eq!(of([7]).summary(), Summary { count: 1, total: 7, min: 7, median: 7, p90: 7, p99: 7, max: 7 });
+        // 1000 values: 990 of 1 ns, 9 of 1 ms, 1 of 1 s; p99 is rank 990, the last of 1 ns.
+        let l = of(std::iter::repeat_n(1, 990).chain(std::iter::repeat_n(1_000_000, 9)).chain([1_000_000_000]));
+        assert_eq!((l.quantile(0.99), l.quantile(0.991), l.quantile(1.0)), (1, 1_000_000, 1_000_000_000));
+        assert_eq!(l.total, 990 + 9_000_000 + 1_000_000_000);
+    }
+
+    #[test]
+    fn an_empty_key_and_odd_quantiles_do_not_panic() {
+        let l = Latencies::default();
+        assert_eq!(l.summary(), Summary::default());
+        assert!(l.log2_histogram().is_empty());
+        let l = of([5, 6]);
+        assert_eq!((l.quantile(0.0), l.quantile(-3.0), l.quantile(f64::NAN), l.quantile(7.0)), (5, 5, 6, 6));
+        // Extreme values: 0 and u64::MAX, totals saturate.
+        let l = of([0, u64::MAX, u64::MAX]);
+        assert_eq!((l.min, l.max, l.total, l.quantile(0.5)), (0, u64::MAX, u64::MAX, u64::MAX));
+        assert_eq!(l.log2_histogram().first(), Some(&(0, 1)));
+        assert_eq!(l.log2_histogram().last(), Some(&(63, 2)));
+    }
+
+    #[test]
+    fn buckets_tile_every_value() {
+        // Each bucket starts where the previous ended; a value is in its bucket's range.
+        let mut next = 0u64;
+        for b in 0..=bucket_of(u64::MAX) {
+            let (low, width) = bucket_range(b);
+            assert_eq!(low, next, "bucket {b}");
+            assert_eq!(bucket_of(low), b);
+            assert_eq!(bucket_of(low + (width - 1)), b);
+            next = low.wrapping_add(width);
+        }
+        assert_eq!(next, 0, "the last bucket ends at 2^64");
+        assert_eq!(bucket_of(u64::MAX), 3775);
+        // Buckets past the last (a damaged file) still have a range, and no panic.
+        assert_eq!(bucket_range(u16::MAX).0 >> 63, 1);
+    }
+
+    #[test]
+    fn past_the_cap_the_histogram_is_within_its_error() {
+        // 1..=100_000 ns: the quantiles within 1/128 of the exact ones, count, total, min and
+        // max exact.
+        let n = 100_000u64;
+        let l = of(1..=n);
+        assert!(!l.is_exact());
+        let s = l.summary();
+        assert_eq!((s.count, s.total, s.min, s.max), (n, n * (n + 1) / 2, 1, n));
+        for (got, want) in [(s.median, 50_000), (s.p90, 90_000), (s.p99, 99_000)] {
+            assert!(got.abs_diff(want) * 128 <= want, "{got} for {want}");
+        }
+        // Memory stays bounded: at most one counter a bucket, whatever the count.
+        assert!(l.buckets.len() <= 3776 && l.exact.is_empty());
+        // The log2 histogram is exact even so: 2^k..2^(k+1) holds 2^k values.
+        let h = l.log2_histogram();
+        assert_eq!(h[0], (0, 1));
+        assert_eq!(h[10], (10, 1024));
+        assert_eq!(h.iter().map(|x| x.1).sum::<u64>(), n);
+    }
+
+    #[test]
+    fn merging_is_adding() {
+        let (a, b) = (of(1..=3000), of(3001..=6000));
+        let mut m = a.clone();
+        m.merge(&b);
+        let whole = of(1..=6000);
+        assert_eq!(m.summary(), whole.summary());
+        assert_eq!(m.log2_histogram(), whole.log2_histogram());
+        let mut e = Latencies::default();
+        e.merge(&a);
+        assert_eq!(e, a);
+        // Exact values merged into a histogram, and a histogram into exact values.
+        let mut h = of(1..=5000);
+        h.merge(&of([7, 9]));
+        assert_eq!((h.count, h.min, h.max), (5002, 1, 5000));
+        let mut x = of([7, 9]);
+        x.merge(&of(1..=5000));
+        assert_eq!(x.summary(), h.summary());
+    }
+
+    #[test]
+    fn the_log2_histogram_counts_powers_of_two() {
+        let l = of([0, 1, 2, 3, 4, 1000, 1023, 1024]);
+        assert_eq!(l.log2_histogram(), vec![(0, 2), (1, 2), (2, 1), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0), (9, 2), (10, 1)]);
+    }
+
+    #[test]
+    fn a_log_saves_and_reads_back() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350 });
+        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300 });
+        let mut big = Requests::default();
+        for v in 0..5000 {
+            big.add(RequestKey { to: "file:".into(), server: Some("ramfs [pid 3]".into()) }, v);
+        }
+        log.by_pid.insert(9, big);
+        let json = serde_json::to_string(&log).unwrap();
+        let back: RequestLog = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, log);
+        // A time running backwards is 0, not a wrap.
+        assert_eq!(log.by_pid[&7].by_key[&RequestKey::call("read")].summary().min, 0);
+        // A damaged file: counts that disagree with the values, buckets past the last.
+        let odd = r#"{"count":3,"total":1,"min":9,"max":2,"buckets":[[65535,1],[70,5]]}"#;
+        let l: Latencies = serde_json::from_str(odd).unwrap();
+        let _ = (l.summary(), l.log2_histogram());
+    }
+}

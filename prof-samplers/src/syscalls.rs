@@ -1,0 +1,308 @@
+//! Linux: every system call of the program, with its latency (`--requests`), from the kernel's
+//! `raw_syscalls:sys_enter` and `sys_exit` tracepoints, what `perf trace -s` reads.
+//!
+//! * Two tracepoint events per CPU (`PERF_TYPE_TRACEPOINT`, their ids from tracefs), inherited
+//!   as the sampling event is, armed at the program's exec (or, attached, on each thread), the
+//!   exit event writing into the enter event's ring: [`crate::perf_event`]'s rings, read by its
+//!   reader, a record's tracepoint told by its raw data's `common_type`.
+//! * Records of different CPUs' rings come in no common order, and a thread may enter a call
+//!   on one CPU and leave it on another: each batch's records up to the clock's reading are
+//!   put in time order and paired per thread (latency = exit − enter); later ones wait for the
+//!   next batch.
+//! * A call seen to end without its start (the program's own exec, which began before the
+//!   events were armed; a child's return from `clone`) or to start without its end
+//!   (`exit_group`; a call the run stopped in) is counted as unfinished, not timed.
+//! * The tracepoints' raw data needs privilege (root, `CAP_PERFMON`, or
+//!   `kernel.perf_event_paranoid` -1) and tracefs readable; [`available`] says why not.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+use perf_event_open_sys as sys;
+use sys::bindings as b;
+
+use prof_core::requests::{Request, RequestKey, RequestSource, RequestsBatch};
+use prof_core::sampler::CountFrom;
+
+use crate::perf_event::{attr_format, page_size, rings_on, threads_of, Record, RequestRings, Ring};
+
+/// Where the tracepoints' ids are: tracefs, where it is mounted on its own, else under debugfs.
+const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// Data pages of a CPU's ring (a power of two): 1 MiB holds about 6,900 calls (enter and exit
+/// records, 152 bytes together), and profil is woken to read it at a quarter full; where the
+/// memory-lock limit refuses it, half, down to 64 KiB. Records lost are counted.
+const DATA_PAGES: usize = 256;
+const MIN_DATA_PAGES: usize = 16;
+
+/// The two tracepoints' ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ids {
+    enter: u16,
+    exit: u16,
+}
+
+/// The ids of `raw_syscalls:sys_enter` and `sys_exit`, checked to lay out the call's number
+/// where [`crate::perf_event`]'s parser reads it (offset 8, after the common fields).
+fn tracepoint_ids() -> io::Result<Ids> {
+    // The first place's error says why (a tracefs root alone may read), the second's mostly
+    // that debugfs is not there.
+    let mut first = None;
+    for dir in TRACEFS {
+        let read = |name: &str, file: &str| std::fs::read_to_string(format!("{dir}/events/raw_syscalls/{name}/{file}"));
+        let id = |name: &str| -> io::Result<u16> {
+            let format = read(name, "format")?;
+            if !format.lines().any(|l| l.contains("field:long id;") && l.contains("offset:8;")) {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("raw_syscalls:{name} lays its fields out otherwise")));
+            }
+            read(name, "id")?.trim().parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a tracepoint id that is not a number"))
+        };
+        match (id("sys_enter"), id("sys_exit")) {
+            (Ok(enter), Ok(exit)) => return Ok(Ids { enter, exit }),
+            (Err(e), _) | (_, Err(e)) => {
+                first.get_or_insert(io::Error::new(e.kind(), format!("{dir}: {e}")));
+            }
+        }
+    }
+    Err(first.unwrap_or_else(|| io::ErrorKind::NotFound.into()))
+}
+
+/// The attr of tracepoint `id`'s event: every hit a sample with its thread, time and raw data,
+/// on the sampling event's clock; `at_exec` as the sampling event's.
+fn attr(id: u16, at_exec: bool, data_pages: usize) -> b::perf_event_attr {
+    // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
+    let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = b::PERF_TYPE_TRACEPOINT;
+    attr.size = std::mem::size_of::<b::perf_event_attr>() as u32;
+    attr.config = u64::from(id);
+    attr.__bindgen_anon_1.sample_period = 1;
+    attr.sample_type = (b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_RAW) as u64;
+    attr.set_disabled(u64::from(at_exec));
+    attr.set_enable_on_exec(u64::from(at_exec));
+    attr.set_inherit(1);
+    // A tracepoint fires in the kernel: excluding the kernel would exclude every hit.
+    attr.set_exclude_hv(1);
+    attr.set_sample_id_all(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.set_watermark(1);
+    attr.__bindgen_anon_2.wakeup_watermark = (data_pages * page_size() / 4) as u32;
+    attr
+}
+
+fn open(attr: &b::perf_event_attr, pid: libc::pid_t, cpu: i32) -> io::Result<OwnedFd> {
+    let mut attr = *attr;
+    // SAFETY: attr is initialised; the event only observes.
+    let fd = unsafe { sys::perf_event_open(&mut attr, pid, cpu, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned to us and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Can this process record system calls? `Err`: why not, in a few words (tracefs unreadable,
+/// the kernel's policy), for the report's hint.
+pub fn available() -> Result<(), String> {
+    let ids = tracepoint_ids().map_err(|e| format!("the raw_syscalls tracepoints cannot be read in tracefs ({e})"))?;
+    // A disabled event on profil itself, closed at once: what the kernel allows.
+    open(&attr(ids.enter, true, MIN_DATA_PAGES), 0, -1).map(drop).map_err(|e| format!("the kernel refuses their events ({e})"))
+}
+
+/// One side of a call: a record of a tracepoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Edge {
+    time: u64,
+    pid: u32,
+    tid: u32,
+    enter: bool,
+    nr: i64,
+}
+
+/// The system calls of a session's processes: the rings, and each thread's call under way.
+pub struct SyscallTracer {
+    rings: Vec<Ring>,
+    ids: Ids,
+    /// The program's pid; with `children` the processes it starts are kept too.
+    pid: u32,
+    children: bool,
+    /// Each thread's call entered and not yet left: (pid, nr, time).
+    open: BTreeMap<u32, (u32, i64, u64)>,
+    /// Records stamped after the latest reading of the clock, for the next batch.
+    held: Vec<Edge>,
+}
+
+impl SyscallTracer {
+    /// The events on process `pid` (and, `children`, those it starts) from its exec or now:
+    /// [`crate::perf_event::PerfConfig::requests`].
+    pub fn open(pid: u32, from: CountFrom, children: bool) -> io::Result<Box<dyn RequestRings>> {
+        Ok(Box::new(SyscallTracer::start(pid, from, children)?))
+    }
+
+    fn start(pid: u32, from: CountFrom, children: bool) -> io::Result<SyscallTracer> {
+        let ids = tracepoint_ids()?;
+        let threads = match from {
+            CountFrom::Exec => vec![pid],
+            CountFrom::Now => threads_of(pid)?,
+        };
+        let mut data_pages = DATA_PAGES;
+        let rings = loop {
+            let (enter, exit) = (attr(ids.enter, from == CountFrom::Exec, data_pages), attr(ids.exit, from == CountFrom::Exec, data_pages));
+            let opened = rings_on(pid, &threads, data_pages, attr_format(&enter), |tid, cpu| {
+                Ok(vec![open(&enter, tid as libc::pid_t, cpu)?, open(&exit, tid as libc::pid_t, cpu)?])
+            });
+            match opened {
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) && data_pages > MIN_DATA_PAGES => data_pages /= 2,
+                other => break other?,
+            }
+        };
+        Ok(SyscallTracer { rings, ids, pid, children, open: BTreeMap::new(), held: Vec::new() })
+    }
+
+    /// The calls ended up to `until` (ns of the events' clock, read before the rings) into
+    /// `batch`; with `last`, every record there is, and the calls still under way unfinished.
+    fn take(&mut self, until: u64, last: bool, batch: &mut RequestsBatch) {
+        batch.source = Some(RequestSource::SystemCalls);
+        let mut edges = std::mem::take(&mut self.held);
+        for ring in &mut self.rings {
+            for r in ring.drain() {
+                match r {
+                    Record::Syscall { pid, tid, time, event, nr } if event == self.ids.enter || event == self.ids.exit => {
+                        edges.push(Edge { time, pid, tid, enter: event == self.ids.enter, nr });
+                    }
+                    Record::Lost(n) => batch.lost = batch.lost.saturating_add(n),
+                    _ => {}
+                }
+            }
+        }
+        edges.retain(|e| e.pid == self.pid || self.children);
+        // In time order (stable: a thread's two records of one instant stay as written).
+        edges.sort_by_key(|e| e.time);
+        if !last {
+            let now = edges.partition_point(|e| e.time <= until);
+            self.held = edges.split_off(now);
+        }
+        for e in edges {
+            self.pair(e, batch);
+        }
+        if last {
+            for (_, (pid, _, _)) in std::mem::take(&mut self.open) {
+                batch.unfinished.push(pid);
+            }
+        }
+    }
+
+    /// One record: a call entered, or one left (timed where its start was seen).
+    fn pair(&mut self, e: Edge, batch: &mut RequestsBatch) {
+        if e.enter {
+            // A thread enters a call only after leaving its last: a start whose end never came
+            // (records lost) is unfinished.
+            if let Some((pid, _, _)) = self.open.insert(e.tid, (e.pid, e.nr, e.time)) {
+                batch.unfinished.push(pid);
+            }
+            return;
+        }
+        match self.open.remove(&e.tid) {
+            // rt_sigreturn leaves with the number -1: it restored the registers the signal
+            // interrupted, the call's number among them, and -1 keeps it from restarting.
+            Some((pid, nr, from)) if nr == e.nr || e.nr == -1 => {
+                batch.done.push(Request { pid, tid: e.tid, key: RequestKey::call(call_name(nr)), from, to: e.time });
+            }
+            Some((pid, _, _)) => batch.unfinished.extend([pid, e.pid]),
+            None => batch.unfinished.push(e.pid),
+        }
+    }
+}
+
+impl RequestRings for SyscallTracer {
+    fn rings(&self) -> Vec<&OwnedFd> {
+        self.rings.iter().map(|r| &r.fd).collect()
+    }
+
+    fn collect(&mut self, until: u64, last: bool, batch: &mut RequestsBatch) {
+        self.take(until, last, batch);
+    }
+}
+
+/// A call's name (`read`), or its number where it has none here (`syscall 1000`).
+fn call_name(nr: i64) -> std::borrow::Cow<'static, str> {
+    match u64::try_from(nr).ok().and_then(crate::off_cpu::syscall_name) {
+        Some(name) => name.into(),
+        None => format!("syscall {nr}").into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IDS: Ids = Ids { enter: 10, exit: 11 };
+
+    fn tracer(children: bool) -> SyscallTracer {
+        SyscallTracer { rings: Vec::new(), ids: IDS, pid: 7, children, open: BTreeMap::new(), held: Vec::new() }
+    }
+
+    fn edge(time: u64, pid: u32, tid: u32, enter: bool, nr: i64) -> Edge {
+        Edge { time, pid, tid, enter, nr }
+    }
+
+    /// Records as the rings would give them, in no order, through the tracer's pairing.
+    fn run(t: &mut SyscallTracer, edges: &[Edge], until: u64, last: bool) -> RequestsBatch {
+        t.held.extend_from_slice(edges);
+        let mut b = RequestsBatch::default();
+        t.take(until, last, &mut b);
+        b
+    }
+
+    #[test]
+    fn calls_pair_per_thread_in_time_order_across_batches() {
+        let mut t = tracer(false);
+        // Thread 7 reads (0: read) from 100 to 250, on two CPUs: the exit's ring came first.
+        // Thread 8 writes (1) from 120, and leaves it at 400, after the batch's reading (300).
+        let b = run(&mut t, &[edge(250, 7, 7, false, 0), edge(120, 7, 8, true, 1), edge(100, 7, 7, true, 0), edge(400, 7, 8, false, 1)], 300, false);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 250 }]);
+        assert!(b.unfinished.is_empty());
+        // The next batch ends thread 8's write; a child's calls are not the program's.
+        let b = run(&mut t, &[edge(410, 9, 9, true, 0), edge(420, 9, 9, false, 0)], 500, false);
+        assert_eq!(b.done, [Request { pid: 7, tid: 8, key: RequestKey::call("write"), from: 120, to: 400 }]);
+        // The last: exit_group (231) entered, never left; an end without its start (the exec,
+        // 59, begun before the events were armed).
+        let b = run(&mut t, &[edge(600, 7, 7, true, 231), edge(550, 7, 8, false, 59)], 0, true);
+        assert!(b.done.is_empty());
+        assert_eq!(b.unfinished, [7, 7]);
+        assert_eq!(b.source, Some(RequestSource::SystemCalls));
+    }
+
+    #[test]
+    fn children_are_kept_where_followed_and_odd_pairs_are_unfinished() {
+        let mut t = tracer(true);
+        // A child (pid 9): its return from clone (56) without a start, then a read.
+        let b = run(&mut t, &[edge(10, 9, 9, false, 56), edge(20, 9, 9, true, 0), edge(30, 9, 9, false, 0)], 100, false);
+        assert_eq!(b.done, [Request { pid: 9, tid: 9, key: RequestKey::call("read"), from: 20, to: 30 }]);
+        assert_eq!(b.unfinished, [9]);
+        // An exit of another call than the one entered (records lost): neither is timed; a
+        // second enter before an exit: the first is unfinished.
+        let b = run(&mut t, &[edge(110, 7, 7, true, 0), edge(120, 7, 7, false, 1), edge(130, 7, 7, true, 3), edge(140, 7, 7, true, 3)], 200, false);
+        assert!(b.done.is_empty());
+        assert_eq!(b.unfinished, [7, 7, 7]);
+        // rt_sigreturn (15) leaves as call -1.
+        let b = run(&mut t, &[edge(150, 7, 7, false, 3), edge(160, 7, 7, true, 15), edge(170, 7, 7, false, -1)], 200, false);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("close"), from: 140, to: 150 }, Request { pid: 7, tid: 7, key: RequestKey::call("rt_sigreturn"), from: 160, to: 170 }]);
+        assert_eq!(call_name(100_000), "syscall 100000");
+        assert_eq!(call_name(-1), "syscall -1");
+    }
+
+    /// As root (CI runs as root): the tracepoints open, and a call of this very process's
+    /// children is recorded. Elsewhere the reason they cannot is said.
+    #[test]
+    fn the_tracepoints_open_where_allowed() {
+        match available() {
+            Ok(()) => assert!(tracepoint_ids().is_ok()),
+            Err(why) => {
+                // SAFETY: geteuid has no preconditions.
+                assert_ne!(unsafe { libc::geteuid() }, 0, "root cannot record system calls: {why}");
+            }
+        }
+    }
+}

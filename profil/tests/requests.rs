@@ -1,0 +1,171 @@
+//! `--requests` on Linux: every system call of the program, counted as `strace -f -c` counts
+//! them, each timed enter to exit; kept by a saved run; without privilege, the off-CPU looks'
+//! blocked time per call instead, labelled as such.
+//!
+//! The rule the counts follow: profil's events are armed at the program's exec
+//! (`enable_on_exec`), so that exec's end is seen and its start is not: strace counts one
+//! `execve` more, and profil counts it among the calls "seen to start or end alone", with the
+//! `exit_group` that never returns (which strace -c leaves out of its table too). Every other
+//! call's count is the same.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{profil_bin, session};
+
+/// A directory of its own for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("profil-requests-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The Requests table of a report: each call's count (every row: run with a large `--top`),
+/// and the line of calls seen to start or end alone.
+fn profil_counts(report: &str) -> (BTreeMap<String, u64>, u64) {
+    let section = report.split("\nRequests (system calls of ").nth(1).unwrap_or_else(|| panic!("no Requests section in:\n{report}"));
+    let mut lines = section.lines().skip(1);
+    let summary = lines.next().unwrap();
+    let alone = summary.split("; ").nth(1).and_then(|s| s.split_whitespace().next()).map_or(0, |n| n.parse().unwrap());
+    assert!(lines.next().unwrap().trim_start().starts_with("call "), "{section}");
+    let mut counts = BTreeMap::new();
+    for l in lines.take_while(|l| !l.is_empty() && !l.contains("latency, log2 buckets")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert!(!w[0].starts_with('('), "a row left out: run with a larger --top\n{section}");
+        counts.insert(w[0].to_string(), w[1].parse().unwrap());
+    }
+    (counts, alone)
+}
+
+/// `strace -f -c`'s table: each call's count.
+fn strace_counts(table: &str) -> BTreeMap<String, u64> {
+    table
+        .lines()
+        .filter(|l| l.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.last() != Some(&"total")).then(|| (w.last().unwrap().to_string(), w[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// `program args` under profil --requests --children (report to a file) and under
+/// `strace -f -c`, each with its output thrown away: (profil's counts, its calls alone,
+/// strace's counts).
+fn both(program: &Path, args: &[&str], dir: &Path) -> (BTreeMap<String, u64>, u64, BTreeMap<String, u64>) {
+    let quiet = |c: &mut Command| -> std::process::ExitStatus { c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap() };
+    // Once first: what a first run writes (python's compiled modules) is there for both.
+    quiet(Command::new(program).args(args));
+    let report = dir.join("report.txt");
+    let status = quiet(Command::new(profil_bin()).args(["--requests", "--children", "--top", "100000", "--report"]).arg(&report).arg(program).args(args));
+    assert!(status.success(), "profil {program:?} {args:?}: {status}");
+    let table = dir.join("strace.txt");
+    let status = quiet(Command::new("strace").args(["-f", "-c", "-o"]).arg(&table).arg(program).args(args));
+    assert!(status.success(), "strace {program:?}: {status}");
+    let (counts, alone) = profil_counts(&std::fs::read_to_string(&report).unwrap());
+    (counts, alone, strace_counts(&std::fs::read_to_string(&table).unwrap()))
+}
+
+/// The real python3 (not a shim: a `#!` script runs through env's search of PATH, whose calls
+/// differ from run to run of a launcher).
+fn python3() -> Option<PathBuf> {
+    let o = Command::new("python3").args(["-c", "import os, sys; print(os.path.realpath(sys.executable))"]).output().ok()?;
+    o.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+}
+
+/// As root: the per-call counts of three real programs are strace's, but for the program's
+/// own exec (the module's rule).
+#[test]
+fn per_call_counts_are_strace_s() {
+    if !common::root("to read the system calls' tracepoints") || !common::installed("strace", "strace") {
+        return;
+    }
+    let Some(python) = python3() else { return common::skip("python3 is not installed") };
+    let _s = session();
+    let dir = scratch("strace");
+    // A file for gzip to compress: 2 MB of text that compresses some.
+    let data = dir.join("data.txt");
+    std::fs::write(&data, (0..200_000).map(|i| format!("line {i} {}\n", i * 7919 % 1000)).collect::<String>()).unwrap();
+    let data = data.to_string_lossy().into_owned();
+    let ls = which("ls");
+    let gzip = which("gzip");
+    for (program, args) in [(ls.as_path(), vec!["-l", "/usr/bin"]), (python.as_path(), vec!["-c", "import json"]), (gzip.as_path(), vec!["-c", &data])] {
+        let (mut profil, alone, strace) = both(program, &args, &dir);
+        // The program's own exec: its end seen, its start not.
+        *profil.entry("execve".into()).or_insert(0) += 1;
+        assert_eq!(profil, strace, "{program:?} {args:?}: profil's counts (its execve + 1), then strace's");
+        // That exec's end, and exit_group's start.
+        assert_eq!(alone, 2, "{program:?}");
+        assert!(strace.values().sum::<u64>() > 50, "{strace:?}");
+    }
+}
+
+/// The path of `tool` on PATH.
+fn which(tool: &str) -> PathBuf {
+    let o = Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap();
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+}
+
+/// As root: a run saved with its requests reports the same Requests section loaded, and a
+/// child's calls are the tree's with --children.
+#[test]
+fn a_saved_run_keeps_its_requests_and_children_count() {
+    if !common::root("to read the system calls' tracepoints") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("saved");
+    let saved = dir.join("run.profil");
+    let report = dir.join("live.txt");
+    // sh starts two children (ls and wc), each an exec of its own, seen whole.
+    let o = Command::new(profil_bin())
+        .args(["--requests", "--children", "--top", "1000", "--save"])
+        .arg(&saved)
+        .arg("--report")
+        .arg(&report)
+        .args(["sh", "-c", "ls /usr >/dev/null; wc -c /etc/hostname >/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let live = std::fs::read_to_string(&report).unwrap();
+    let (counts, _) = profil_counts(&live);
+    assert_eq!(counts.get("execve"), Some(&2), "ls's and wc's execs, whole; sh's own not\n{live}");
+    assert!(live.contains("and the processes it started, 3 in all"), "{live}");
+    let loaded = Command::new(profil_bin()).args(["--top", "1000", "--load"]).arg(&saved).output().unwrap();
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let section = |r: &str| r.split("\nRequests (").nth(1).map(|s| s.split("\n\n").next().unwrap().to_string());
+    let loaded = String::from_utf8_lossy(&loaded.stdout).into_owned();
+    assert_eq!(section(&loaded), section(&live));
+    assert!(section(&live).is_some());
+}
+
+/// Without the privilege the tracepoints need (as nobody): the table holds the blocked time
+/// the off-CPU looks saw, says so, and says how to get the latencies.
+#[test]
+fn without_privilege_the_looks_stand_in_labelled() {
+    if !common::root("to run profil as nobody") || !common::installed("setpriv", "util-linux") {
+        return;
+    }
+    let _s = session();
+    let o = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(profil_bin())
+        .args(["--report", "-", "--requests", "sleep", "0.3"])
+        .current_dir("/")
+        .output()
+        .expect("setpriv (util-linux)");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("\nRequests: not measured; blocked time per call of sleep [pid "), "{out}");
+    assert!(out.contains("as --off-cpu's looks saw it (not system-call latencies):"), "{out}");
+    assert!(out.contains("Note: the raw_syscalls tracepoints could not be opened"), "{out}");
+    let row = out.lines().find(|l| l.trim_start().starts_with("clock_nanosleep ")).unwrap_or_else(|| panic!("{out}"));
+    // Seen once or more, at least most of its 0.3 s blocked, no latency figures.
+    let w: Vec<&str> = row.split_whitespace().collect();
+    assert!(w[1].parse::<u64>().unwrap() >= 1 && w[2].parse::<f64>().unwrap() > 0.2 && w[3..] == ["-"; 5], "{row}");
+    assert!(out.contains("  Every call's latency: run profil as root"), "{out}");
+}
