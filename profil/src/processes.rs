@@ -258,7 +258,7 @@ fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis]
                     runs.len(),
                     count(flat.total, "user sample")
                 );
-                top_functions(out, &flat, TOP_FUNCTIONS);
+                top_functions(out, flat, TOP_FUNCTIONS);
             }
         }
     }
