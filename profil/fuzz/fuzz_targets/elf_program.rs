@@ -96,7 +96,7 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
     let flat = FlatProfile::build(&samples, &symbolizer, None);
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render(None);
-    let _ = disasm::render(&flat, &symbolizer, 3, None);
+    let _ = disasm::render(&disasm::listings(&flat, &symbolizer, 3, None));
     let _ = report::summary(&profile, None, "fuzz", &[], ExitKind::Exited(0));
 }
 
