@@ -25,6 +25,7 @@
 //! * [`exports`] — gmon.out (gprof), folded stacks, flame graph SVG, pprof, JSON;
 //!   [`saved`] — the run itself, saved and loaded (`--save`, `--load`).
 
+pub mod address_lines;
 pub mod asked;
 pub mod backend;
 pub mod callgraph;

@@ -26,7 +26,7 @@ use fxprof_processed_profile::{
     MarkerFieldFormat, MarkerTiming, Profile, ReferenceTimestamp, SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField,
     StackHandle, StringHandle, Symbol, SymbolTable, ThreadHandle, Timestamp,
 };
-use prof_objects::symbolize::{Location, Symbolizer};
+use prof_objects::symbolize::Location;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::exports::time_order::{NamedFrame, NamedSample, NamedTimeline};
@@ -156,7 +156,7 @@ fn build(a: &Analysis) -> Profile {
     let empty = NamedTimeline::default();
     let t = a.timeline.unwrap_or(&empty);
     let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
-    let libs = Libraries::of(&mut out, a.symbolizer, all_stacks);
+    let libs = Libraries::of(&mut out, a.objects, all_stacks);
     let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
     let look = p.clock.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
     let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.clock.wait_sites };
@@ -313,7 +313,7 @@ struct Libraries {
 }
 
 impl Libraries {
-    fn of<'a>(out: &mut Profile, symbolizer: &Symbolizer, stacks: impl Iterator<Item = &'a Vec<NamedFrame>>) -> Libraries {
+    fn of<'a>(out: &mut Profile, objects: &[prof_objects::symbolize::Object], stacks: impl Iterator<Item = &'a Vec<NamedFrame>>) -> Libraries {
         let mut symbols: BTreeMap<usize, Vec<Symbol>> = BTreeMap::new();
         for f in stacks.flatten() {
             let Some(location) = f.place.as_ref().map(|p| &p.location) else { continue };
@@ -328,7 +328,7 @@ impl Libraries {
         }
         let mut handles = HashMap::default();
         for (object, list) in symbols {
-            let o = symbolizer.object(object);
+            let o = &objects[object];
             let build_id = o.file.as_ref().and_then(|f| f.build_id());
             // Each file by its real path, where it is here: the same for a run and the run
             // saved and loaded (which records the program's so), whatever link named it.

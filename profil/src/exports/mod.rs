@@ -47,7 +47,9 @@ use crate::cli::Args;
 use crate::flat::FlatProfile;
 use crate::profile::Outcome;
 use crate::stacks::StackProfile;
-use prof_objects::symbolize::{Sample, Symbolizer};
+use prof_objects::symbolize::Sample;
+#[cfg(test)]
+use prof_objects::symbolize::Symbolizer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -92,15 +94,16 @@ pub struct Analysis<'a> {
     pub run: &'a Outcome,
     pub flat: &'a FlatProfile,
     pub samples: &'a [Sample],
-    pub symbolizer: &'a Symbolizer,
+    /// The objects the run's samples were named from (the program first), as named.
+    pub objects: &'a [prof_objects::symbolize::Object],
     pub stacks: Option<&'a StackProfile>,
     /// The processes the program started, where followed (`--children`).
     pub processes: &'a [crate::processes::ProcessAnalysis],
     /// The profile by source line (`--lines`).
     pub lines: Option<&'a prof_objects::lines::LineProfile>,
-    /// Source frames of addresses, where lines were asked for (`--lines`, `--inline`): pprof
-    /// then has a location per address with its lines.
-    pub sources: Option<&'a prof_objects::lines::Sources>,
+    /// The sampled addresses' names and source lines, where lines were asked for (`--lines`,
+    /// `--inline`): pprof then has a location per address with its lines.
+    pub address_lines: Option<&'a crate::address_lines::AddressLines>,
     /// Where the program waited (`--off-cpu`), most blocked time first; empty without it.
     pub waits: &'a [crate::waiting::Wait],
     /// `--diff`: the base run; `--collapsed` and `--svg` then write the difference.
@@ -116,8 +119,8 @@ pub struct Analysis<'a> {
 impl<'a> Analysis<'a> {
     /// The analysis of `run` with only its flat profile, names and stacks (tests of an export).
     pub(crate) fn bare(run: &'a Outcome, flat: &'a FlatProfile, symbolizer: &'a Symbolizer, stacks: Option<&'a StackProfile>) -> Analysis<'a> {
-        let (processes, waits, threads) = (&[][..], &[][..], &[][..]);
-        Analysis { run, flat, samples: &[], symbolizer, stacks, processes, lines: None, sources: None, waits, base: None, threads, timeline: None }
+        let (processes, waits, threads, objects) = (&[][..], &[][..], &[][..], symbolizer.objects());
+        Analysis { run, flat, samples: &[], objects, stacks, processes, lines: None, address_lines: None, waits, base: None, threads, timeline: None }
     }
 }
 

@@ -173,9 +173,9 @@ impl Builder {
         self.profile.sample.push(Sample { location_id, value, label: label.to_vec() });
     }
 
-    /// The mapping of object `i` of `symbolizer`, named by its path (or name, for the vdso).
-    fn object_mapping(&mut self, symbolizer: &prof_objects::symbolize::Symbolizer, i: usize) -> u64 {
-        let ob = symbolizer.object(i);
+    /// The mapping of object `i` of `objects`, named by its path (or name, for the vdso).
+    fn object_mapping(&mut self, objects: &[prof_objects::symbolize::Object], i: usize) -> u64 {
+        let ob = &objects[i];
         self.mapping(i, if ob.path.is_empty() { &ob.name } else { &ob.path })
     }
 
@@ -205,15 +205,19 @@ impl Builder {
 
     /// The location of one address of an object, with its source lines (innermost first,
     /// as pprof lists inlined frames) or, where it has none, the report's name of it.
-    fn address(&mut self, a: &Analysis, sources: &prof_objects::lines::Sources, l: &prof_objects::symbolize::Location) -> u64 {
+    fn address(&mut self, a: &Analysis, names: &crate::address_lines::AddressLines, l: &prof_objects::symbolize::Location) -> u64 {
         let key = (l.object, l.address.unwrap_or(u64::MAX));
         if let Some(&id) = self.addresses.get(&key) {
             return id;
         }
-        let mapping_id = self.object_mapping(a.symbolizer, l.object);
-        let frames = sources.frames(a.symbolizer, l);
+        let mapping_id = self.object_mapping(a.objects, l.object);
+        // Every address the samples and stacks hit was named with its lines in the naming.
+        let (name, frames) = match names.get(l) {
+            Some(n) => (n.name.as_str(), &n.frames[..]),
+            None => ("[unknown]", &[][..]),
+        };
         let line: Vec<Line> = if frames.is_empty() {
-            vec![Line { function_id: self.function(&a.symbolizer.name(l), ""), line: 0 }]
+            vec![Line { function_id: self.function(name, ""), line: 0 }]
         } else {
             frames.iter().map(|f| Line { function_id: self.function(&f.function, &f.file), line: i64::from(f.line) }).collect()
         };
@@ -260,7 +264,7 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     b.profile.comment = vec![comment];
     // The first mapping is the main file to pprof ("File:"): the program's, whatever comes
     // first among the samples (a library's function, or a child's with --children).
-    b.object_mapping(a.symbolizer, prof_objects::symbolize::PROGRAM);
+    b.object_mapping(a.objects, prof_objects::symbolize::PROGRAM);
     // With --children every sample says its process; without, none does (one process).
     let labels = |b: &mut Builder, program: &str, pid: u32| -> Vec<Label> {
         if a.processes.is_empty() {
@@ -272,15 +276,15 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
         vec![Label { key: pid_key, str: 0, num: i64::from(pid) }, Label { key: process_key, str: name, num: 0 }]
     };
     let label = labels(&mut b, &run.program, run.profile.pid);
-    match a.sources {
-        Some(sources) => add_addresses(&mut b, a, sources, &run.profile, a.samples, a.stacks, &label),
-        None => add_samples(&mut b, a.symbolizer, a.flat, a.stacks, &label),
+    match a.address_lines {
+        Some(names) => add_addresses(&mut b, a, names, &run.profile, a.samples, a.stacks, &label),
+        None => add_samples(&mut b, a.objects, a.flat, a.stacks, &label),
     }
     for c in a.processes {
         let label = labels(&mut b, &c.program, c.pid);
-        match a.sources {
-            Some(sources) => add_addresses(&mut b, a, sources, &c.profile, &c.samples, c.stacks.as_ref(), &label),
-            None => add_samples(&mut b, a.symbolizer, &c.flat, c.stacks.as_ref(), &label),
+        match a.address_lines {
+            Some(names) => add_addresses(&mut b, a, names, &c.profile, &c.samples, c.stacks.as_ref(), &label),
+            None => add_samples(&mut b, a.objects, &c.flat, c.stacks.as_ref(), &label),
         }
     }
     // The waits, each a sample of its blocked time: its call, then its stack, leaf first.
@@ -364,7 +368,7 @@ pub fn render_diff(a: &Analysis, base: &crate::compare::Base) -> std::io::Result
 fn add_addresses(
     b: &mut Builder,
     a: &Analysis,
-    sources: &prof_objects::lines::Sources,
+    names: &crate::address_lines::AddressLines,
     profile: &crate::profile::Profile,
     samples: &[prof_objects::symbolize::Sample],
     stacks: Option<&crate::stacks::StackProfile>,
@@ -372,27 +376,27 @@ fn add_addresses(
 ) {
     let Some(sp) = stacks else {
         for s in samples {
-            let id = b.address(a, sources, &s.location);
+            let id = b.address(a, names, &s.location);
             b.sample(vec![id], s.count, label);
         }
         return;
     };
     for st in &profile.stacks {
         let located: Vec<&prof_objects::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
-        let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, sources, l)).collect();
+        let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, names, l)).collect();
         // As in the stacks by function: a stack that reaches a start routine is whole.
         if st.truncated && !located.last().is_some_and(|l| crate::stacks::starts_a_process(l)) {
             ids.push(b.location(None, TRUNCATED));
         }
         b.sample(ids, st.count, label);
     }
-    add_named_stacks(b, a.symbolizer, sp, &sp.servers, label);
+    add_named_stacks(b, a.objects, sp, &sp.servers, label);
 }
 
 /// One process's samples: its stacks, or its flat profile's functions, each with `label`.
 fn add_samples(
     b: &mut Builder,
-    symbolizer: &prof_objects::symbolize::Symbolizer,
+    objects: &[prof_objects::symbolize::Object],
     flat: &crate::flat::FlatProfile,
     stacks: Option<&crate::stacks::StackProfile>,
     label: &[Label],
@@ -400,13 +404,13 @@ fn add_samples(
     match stacks {
         // The daemons' stacks (Redox) are rooted at their daemon, `ramfs [pid 7]`.
         Some(sp) => {
-            add_named_stacks(b, symbolizer, sp, &sp.stacks, label);
-            add_named_stacks(b, symbolizer, sp, &sp.servers, label);
+            add_named_stacks(b, objects, sp, &sp.stacks, label);
+            add_named_stacks(b, objects, sp, &sp.servers, label);
         }
         None => {
             for e in flat.entries.iter().filter(|e| e.samples > 0) {
                 let object = e.code.as_ref().map_or(PROGRAM, |c| c.object);
-                let mapping = b.object_mapping(symbolizer, object);
+                let mapping = b.object_mapping(objects, object);
                 let start = e.code.as_ref().map_or(0, |c| c.start);
                 let id = b.location(Some((object, mapping, start)), &e.name());
                 b.sample(vec![id], e.samples, label);
@@ -418,14 +422,14 @@ fn add_samples(
 /// `stacks` of `sp`, a location per function, leaf first, each with `label`.
 fn add_named_stacks(
     b: &mut Builder,
-    symbolizer: &prof_objects::symbolize::Symbolizer,
+    objects: &[prof_objects::symbolize::Object],
     sp: &crate::stacks::StackProfile,
     stacks: &[crate::stacks::NamedStack],
     label: &[Label],
 ) {
     let location = |b: &mut Builder, f: usize| {
         let func = &sp.functions[f];
-        let mapping = b.object_mapping(symbolizer, func.location.object);
+        let mapping = b.object_mapping(objects, func.location.object);
         b.location(Some((func.location.object, mapping, func.key.function.unwrap_or(0))), &func.name)
     };
     for st in stacks {
@@ -483,7 +487,7 @@ mod tests {
         let profile = crate::stacks::tests::profile();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], objects: s.objects(), stacks: Some(&sp), processes: &[], lines: None, address_lines: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> =
             p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
@@ -504,7 +508,7 @@ mod tests {
         let (sp, s, profile) = crate::stacks::tests::with_a_stitched_server();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], objects: s.objects(), stacks: Some(&sp), processes: &[], lines: None, address_lines: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, i64)> = p.sample.iter().skip(4).map(|s| (frame_names(&p, s), s.value[0])).collect();
         assert_eq!(
@@ -524,7 +528,7 @@ mod tests {
         let sp = StackProfile::build(&profile, &mut s, None).unwrap();
         let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
-        let a = Analysis { run: &run, flat: &flat, samples: &[], symbolizer: &s, stacks: Some(&sp), processes: &[], lines: None, sources: None, waits: &[], base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &[], objects: s.objects(), stacks: Some(&sp), processes: &[], lines: None, address_lines: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
         let got: Vec<(Vec<&str>, Vec<i64>)> = p.sample.iter().map(|s| (frame_names(&p, s), s.value.clone())).collect();
         assert_eq!(
@@ -552,15 +556,16 @@ mod tests {
         let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let sources = prof_objects::lines::Sources::new();
+        let names = crate::address_lines::AddressLines::of_run(&s, &sources, &[], Some(&sp), &[]);
         let a = Analysis {
             run: &run,
             flat: &flat,
             samples: &[],
-            symbolizer: &s,
+            objects: s.objects(),
             stacks: Some(&sp),
             processes: &[],
             lines: None,
-            sources: Some(&sources),
+            address_lines: Some(&names),
             waits: &[],
             base: None,
             threads: &[],

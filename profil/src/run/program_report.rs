@@ -63,7 +63,6 @@ struct Analysed<'a> {
     /// The program's file by its real path, where `--children` names a child running it.
     real: Option<String>,
     symbolizer: Symbolizer,
-    sources: prof_objects::lines::Sources,
     samples: Vec<prof_objects::symbolize::Sample>,
     stacks: Option<crate::stacks::StackProfile>,
     flat: crate::flat::FlatProfile,
@@ -84,6 +83,8 @@ struct Analysed<'a> {
     kernel_note: Option<String>,
     /// `--asm`: the hottest functions' instructions, read and placed at their lines.
     asm: Vec<disasm::Listing>,
+    /// `--pprof` by address (with `--lines` or `--inline`): each address's name and lines.
+    address_lines: Option<crate::address_lines::AddressLines>,
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
@@ -110,11 +111,11 @@ pub(super) fn report_run(
         run,
         flat: &a.flat,
         samples: &a.samples,
-        symbolizer: &a.symbolizer,
+        objects: a.symbolizer.objects(),
         stacks: a.stacks.as_ref(),
         processes: &a.tree.processes,
         lines: a.lines.as_ref(),
-        sources: (args.sections.lines.is_some() || args.inline).then_some(&a.sources),
+        address_lines: a.address_lines.as_ref(),
         waits: &a.waits,
         base: a.base.as_ref(),
         threads: &a.threads,
@@ -239,7 +240,9 @@ fn analyse<'a>(
         Some(top) => disasm::listings(&flat, &symbolizer, top, Some(&sources)),
         None => Vec::new(),
     };
-    Ok(Analysed { asm, run, name, real, symbolizer, sources, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
+    let by_address = args.exports.pprof.is_some() && (args.sections.lines.is_some() || args.inline);
+    let address_lines = by_address.then(|| crate::address_lines::AddressLines::of_run(&symbolizer, &sources, &samples, stacks.as_ref(), &tree.processes));
+    Ok(Analysed { address_lines, asm, run, name, real, symbolizer, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's

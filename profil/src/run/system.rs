@@ -133,15 +133,17 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         out.write_all(format!("\n{}", crate::compare::render(&of, old, new, changes, top)).as_bytes())?;
     }
     out.flush()?;
+    // --pprof by address (--inline): every process's addresses named with their lines.
+    let address_lines = (args.exports.pprof.is_some() && args.inline).then(|| crate::address_lines::AddressLines::of_run(&symbolizer, &sources, &[], None, &tree.processes));
     let analysis = Analysis {
         run,
         flat: &kernel,
         samples: &samples,
-        symbolizer: &symbolizer,
+        objects: symbolizer.objects(),
         stacks: None,
         processes: &tree.processes,
         lines: None,
-        sources: inline,
+        address_lines: address_lines.as_ref(),
         waits: &[],
         base: None,
         threads: &threads,

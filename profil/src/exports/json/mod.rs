@@ -232,10 +232,10 @@ pub fn render(a: &Analysis) -> String {
 }
 
 fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
-    let Analysis { run, flat, samples, symbolizer, stacks, processes, lines, waits, .. } = *a;
+    let Analysis { run, flat, samples, objects, stacks, processes, lines, waits, .. } = *a;
     let p = &run.profile;
     let d = &p.data;
-    let object = |i: usize| (i != PROGRAM).then(|| symbolizer.object(i).name.as_str());
+    let object = |i: usize| (i != PROGRAM).then(|| objects[i].name.as_str());
     let (code, signal, attached_pid, running) = match run.exit {
         ExitKind::Exited(c) => (Some(c), None, None, None),
         ExitKind::Signaled(s) => (None, Some(s), None, None),
@@ -253,7 +253,7 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
         ticks: Ticks { user: p.user_ticks, in_bins: d.total(), kernel: p.kernel_ticks, lost: p.lost, idle: p.idle_ticks },
         stop_reason: p.stop_reason.map(|r| r.as_str()),
         exit: Exit { code, signal, attached_pid, running },
-        objects: symbolizer.objects()[PROGRAM + 1..].iter().map(|o| Object { name: &o.name, path: &o.path }).collect(),
+        objects: objects[PROGRAM + 1..].iter().map(|o| Object { name: &o.name, path: &o.path }).collect(),
         flat: flat_rows(flat),
         samples: samples
             .iter()
@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn document_matches_the_golden_file() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         // UPDATE_EXPECT=1 rewrites the file after a deliberate change (review the diff).
         expect_test::expect_file!["../../../tests/golden/profile.json"].assert_eq(&render(&a));
     }
@@ -435,7 +435,7 @@ mod tests {
     #[test]
     fn a_run_without_stacks_is_valid_json() {
         let (run, flat, samples, symbolizer, _, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: None, processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: None, processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn document_parses_with_the_documented_fields() {
         let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, symbolizer: &symbolizer, stacks: Some(&stacks), processes: &[], lines: None, sources: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(v["version"], 8);
         assert!(v["ticks"]["idle"].is_null(), "only a system-wide run has idle samples");
