@@ -13,6 +13,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+/// Requests kept whole, with their times, for the run over time (`--time`'s window, the
+/// Firefox Profiler's markers): at most this many a run; past it they are counted only.
+pub const MAX_TIMED: usize = 100_000;
+
 /// Values kept exactly per key before the histogram takes over (32 KiB of them).
 pub const EXACT_CAP: usize = 4096;
 
@@ -37,8 +41,8 @@ impl RequestKey {
 }
 
 /// One request, whole: process `pid`'s thread `tid` asked `key` at `from` and had its answer
-/// at `to` (ns of the backend's clock).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// at `to` (ns of the backend's clock; in a profile, from the run's start).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     pub pid: u32,
     pub tid: u32,
@@ -276,17 +280,51 @@ pub struct RequestLog {
     /// need), where it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// The first [`MAX_TIMED`] requests whole, in the order they ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timed: Vec<Request>,
+    /// Requests past [`MAX_TIMED`]: in the counts, not in `timed`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RequestLog {
     pub fn new(source: RequestSource) -> RequestLog {
-        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None }
+        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None, timed: Vec::new(), untimed: 0 }
     }
 
     /// A whole request.
     pub fn add(&mut self, r: Request) {
         let ns = r.to.saturating_sub(r.from);
-        self.by_pid.entry(r.pid).or_default().add(r.key, ns);
+        self.by_pid.entry(r.pid).or_default().add(r.key.clone(), ns);
+        match self.timed.len() < MAX_TIMED {
+            true => self.timed.push(r),
+            false => self.untimed = self.untimed.saturating_add(1),
+        }
+    }
+
+    /// The requests that began in `[from, to)` (ns, as `timed` has them), counted again from
+    /// `timed`: a window of the run (`--time`). Where some were not kept whole, the window
+    /// has those that were, and `untimed` says how many the run had past them.
+    pub fn within(&self, from: u64, to: u64) -> RequestLog {
+        let mut out = RequestLog { untimed: self.untimed, ..RequestLog::new(self.source) };
+        out.refused.clone_from(&self.refused);
+        for r in self.timed.iter().filter(|r| r.from >= from && r.from < to) {
+            out.add(r.clone());
+        }
+        out
+    }
+
+    /// `timed`'s times from `origin` (ns of the backend's clock): from the run's start.
+    pub fn timed_from(mut self, origin: u64) -> RequestLog {
+        for r in &mut self.timed {
+            (r.from, r.to) = (r.from.saturating_sub(origin), r.to.saturating_sub(origin));
+        }
+        self
     }
 
     /// What a batch saw.
@@ -465,5 +503,29 @@ mod tests {
         let odd = r#"{"count":3,"total":1,"min":9,"max":2,"buckets":[[65535,1],[70,5]]}"#;
         let l: Latencies = serde_json::from_str(odd).unwrap();
         let _ = (l.summary(), l.log2_histogram());
+    }
+
+    /// A run's requests on its time axis: their times from the run's start; a window counts
+    /// those that began in it, so two halves add up to the whole; past MAX_TIMED requests are
+    /// counted, not kept whole.
+    #[test]
+    fn a_window_counts_the_requests_that_began_in_it() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to };
+        for r in [at(1, 1_000, 1_500, "read"), at(1, 2_000, 2_100, "write"), at(2, 2_500, 9_000, "read"), at(1, 3_000, 3_010, "read")] {
+            log.add(r);
+        }
+        let log = log.timed_from(1_000);
+        assert_eq!(log.timed.iter().map(|r| (r.from, r.to)).collect::<Vec<_>>(), [(0, 500), (1_000, 1_100), (1_500, 8_000), (2_000, 2_010)]);
+        let (first, second) = (log.within(0, 1_500), log.within(1_500, u64::MAX));
+        let count = |l: &RequestLog, pid: u32, call: &str| l.by_pid.get(&pid).and_then(|r| r.by_key.get(&RequestKey::call(call.to_string()))).map_or(0, |l| l.summary().count);
+        assert_eq!((count(&first, 1, "read"), count(&first, 1, "write"), count(&first, 2, "read")), (1, 1, 0));
+        assert_eq!((count(&second, 1, "read"), count(&second, 2, "read")), (1, 1));
+        assert_eq!(second.by_pid[&2].by_key[&RequestKey::call("read")].summary().max, 6_500, "a request whole, past the window's end");
+        let mut many = RequestLog::new(RequestSource::SystemCalls);
+        for i in 0..(MAX_TIMED as u64 + 3) {
+            many.add(at(1, i, i + 1, "getpid"));
+        }
+        assert_eq!((many.timed.len(), many.untimed, many.merged().count()), (MAX_TIMED, 3, MAX_TIMED as u64 + 3));
     }
 }

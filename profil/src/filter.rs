@@ -284,6 +284,8 @@ fn keep_window(p: &mut Profile, from: u64, to: u64, span: u64) {
     }));
     p.timeline.samples = kept;
     p.timeline.waits.retain(|w| w.from < to && w.to > from);
+    // The requests that began in the window, counted again from those kept whole.
+    p.requests = p.requests.take().map(|log| log.within(from, to));
     for (i, st) in p.stacks.iter_mut().enumerate() {
         st.count = stacks.get(&(i as u32)).copied().unwrap_or(0);
     }

@@ -169,3 +169,59 @@ fn without_privilege_the_looks_stand_in_labelled() {
     assert!(w[1].parse::<u64>().unwrap() >= 1 && w[2].parse::<f64>().unwrap() > 0.2 && w[3..] == ["-"; 5], "{row}");
     assert!(out.contains("  Every call's latency: run profil as root"), "{out}");
 }
+
+/// As root: the requests are on the run's time axis. Two halves of the run (`--time`) count
+/// every request the whole run does, each call's count adding up; the Firefox Profiler's file
+/// has each request as a marker on its thread's track, as many of each call as the report
+/// counts.
+#[test]
+fn requests_are_on_the_run_s_time_axis() {
+    if !common::root("to read the system calls' tracepoints") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("time");
+    let (saved, firefox) = (dir.join("run.profil"), dir.join("run.json.gz"));
+    let o = Command::new(profil_bin())
+        .args(["-f", "--requests", "--top", "1000", "--save"])
+        .arg(&saved)
+        .arg("--firefox")
+        .arg(&firefox)
+        .args(["ls", "-l", "/usr/bin"])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = |window: Option<&str>| {
+        let mut args = vec!["-f", "--top", "1000", "--load", saved.to_str().unwrap()];
+        args.extend(window.map(|w| ["--time", w]).into_iter().flatten());
+        let o = Command::new(profil_bin()).args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        profil_counts(&String::from_utf8_lossy(&o.stdout)).0
+    };
+    let (whole, first, second) = (report(None), report(Some("0%,50%")), report(Some("50%,")));
+    let (n_first, n_second): (u64, u64) = (first.values().sum(), second.values().sum());
+    assert!(n_first > 0 && n_second > 0, "{first:?} {second:?}");
+    for (call, n) in &whole {
+        let halves = first.get(call).unwrap_or(&0) + second.get(call).unwrap_or(&0);
+        assert_eq!(halves, *n, "{call}: {first:?} + {second:?} against {whole:?}");
+    }
+    // The markers: gzip'd JSON, a track per thread, each request an interval marker named by
+    // its call.
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(&firefox).unwrap()), &mut json).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let strings = doc["shared"]["stringArray"].as_array().or_else(|| doc["threads"][0]["stringArray"].as_array()).unwrap();
+    let thread = &doc["threads"][0];
+    let mut markers: BTreeMap<String, u64> = BTreeMap::new();
+    let m = &thread["markers"];
+    for (i, data) in m["data"].as_array().unwrap().iter().enumerate() {
+        if data["type"] == "Request" {
+            let name = strings[m["name"][i].as_u64().unwrap() as usize].as_str().unwrap().to_string();
+            assert!(m["endTime"][i].as_f64().unwrap() >= m["startTime"][i].as_f64().unwrap());
+            *markers.entry(name).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(markers, whole, "a marker a request, by call");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -86,6 +86,46 @@ impl StaticSchemaMarker for WaitMarker {
     }
 }
 
+/// One request of a thread (`--requests`): what it went to (a system call; a scheme) and,
+/// on Redox, the daemon that served it.
+struct RequestMarker {
+    name: StringHandle,
+    category: CategoryHandle,
+    to: StringHandle,
+    server: StringHandle,
+}
+
+impl StaticSchemaMarker for RequestMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Request";
+    const DESCRIPTION: Option<&'static str> = Some("A request of the thread (profil --requests): a system call, enter to exit; on Redox a scheme's, taken to answered.");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.to}");
+    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.data.to} {marker.data.server}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.to} {marker.data.server}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField { key: "to", label: "Request to", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+        StaticSchemaMarkerField { key: "server", label: "Served by", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+    ];
+
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        self.category
+    }
+
+    fn string_field_value(&self, field: u32) -> StringHandle {
+        match field {
+            0 => self.to,
+            _ => self.server,
+        }
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        0.0
+    }
+}
+
 /// A daemon's work on a request of the program's: the wait it served and whose.
 struct ServedMarker {
     name: StringHandle,
@@ -134,6 +174,9 @@ struct Categories {
     kernel: CategoryPairHandle,
     /// A wait's frame, and the markers of waits and of the daemons' work for them.
     blocked: CategoryHandle,
+    /// The markers of requests (`--requests`; a category of its own only where there are
+    /// any, so a run without them is written as before).
+    requests: CategoryHandle,
 }
 
 fn build(a: &Analysis) -> Profile {
@@ -148,13 +191,13 @@ fn build(a: &Analysis) -> Profile {
     let mut out = Profile::new(name, ReferenceTimestamp::from_millis_since_unix_epoch(0.0), interval);
     out.set_os_name(std::env::consts::OS);
     out.set_symbolicated(true);
-    let categories = Categories {
-        blocked: out.add_category("Blocked", CategoryColor::Blue),
-        user: out.add_category("User", CategoryColor::Yellow).into(),
-        kernel: out.add_category("Kernel", CategoryColor::Orange).into(),
-    };
     let empty = NamedTimeline::default();
     let t = a.timeline.unwrap_or(&empty);
+    let blocked = out.add_category("Blocked", CategoryColor::Blue);
+    let (user, kernel) = (out.add_category("User", CategoryColor::Yellow).into(), out.add_category("Kernel", CategoryColor::Orange).into());
+    let any_requests = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).any(|t| !t.requests.is_empty());
+    let requests = if any_requests { out.add_category("Requests", CategoryColor::Green) } else { blocked };
+    let categories = Categories { blocked, user, kernel, requests };
     let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
     let libs = Libraries::of(&mut out, a.objects, all_stacks);
     let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
@@ -212,9 +255,10 @@ impl Tracks<'_> {
         for &s in samples {
             by_thread.entry((s.tid != pid, s.tid)).or_default().push(s);
         }
-        // A daemon's thread that worked for the program but was never sampled has a track too.
-        for w in &t.served {
-            by_thread.entry((w.tid != pid, w.tid)).or_default();
+        // A daemon's thread that worked for the program but was never sampled has a track
+        // too, as a thread with requests but no sample.
+        for tid in t.served.iter().map(|w| w.tid).chain(t.requests.iter().map(|r| r.tid)) {
+            by_thread.entry((tid != pid, tid)).or_default();
         }
         if by_thread.is_empty() {
             by_thread.insert((false, pid), Vec::new());
@@ -260,6 +304,12 @@ impl Tracks<'_> {
                     thread: out.intern_string(&w.for_tid.to_string()),
                 };
                 out.add_marker(thread, timing, marker);
+            }
+            for r in t.requests.iter().filter(|r| r.tid == tid) {
+                let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(r.from), Timestamp::from_nanos_since_reference(r.till));
+                let to = out.intern_string(&r.to);
+                let server = out.intern_string(r.server.as_deref().unwrap_or(""));
+                out.add_marker(thread, timing, RequestMarker { name: to, category: categories.requests, to, server });
             }
             for w in thread_waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };

@@ -39,6 +39,30 @@ pub struct NamedTimeline {
     pub spans: Vec<NamedWait>,
     /// A daemon's work for the program (Redox): each request, whole, with the wait it served.
     pub served: Vec<NamedServed>,
+    /// Its requests (`--requests`), whole, where the run kept their times, in the order they
+    /// ended.
+    pub requests: Vec<NamedRequest>,
+}
+
+/// A request of thread `tid` to `to` (a system call; a scheme, and `server`, the daemon that
+/// served it), from `from` to `till` (ns from the program's start).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRequest {
+    pub tid: u32,
+    pub from: u64,
+    pub till: u64,
+    pub to: String,
+    pub server: Option<String>,
+}
+
+/// Process `pid`'s requests that `log` kept whole.
+fn requests_of(log: Option<&prof_core::requests::RequestLog>, pid: u32) -> Vec<NamedRequest> {
+    let timed = log.map_or(&[][..], |l| &l.timed[..]);
+    timed
+        .iter()
+        .filter(|r| r.pid == pid)
+        .map(|r| NamedRequest { tid: r.tid, from: r.from, till: r.to, to: r.key.to.to_string(), server: r.key.server.clone() })
+        .collect()
 }
 
 /// A daemon's thread `tid` working from `from` to `to` (ns from the program's start) for the
@@ -107,9 +131,12 @@ enum Key {
 /// worked for it (Redox).
 pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: bool) -> NamedTimeline {
     let mut t = name(p, symbolizer);
+    t.requests = requests_of(p.requests.as_ref(), p.pid);
     if processes {
         for c in p.processes.iter().chain(&p.daemons) {
             let mut timeline = name(&c.profile, symbolizer);
+            // The run's one log has every followed process's requests.
+            timeline.requests = requests_of(p.requests.as_ref(), c.pid);
             // A daemon's work, named by the program's wait it served.
             timeline.served = c
                 .profile
@@ -123,7 +150,7 @@ pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: 
                     NamedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, call, target }
                 })
                 .collect();
-            if !timeline.samples.is_empty() || !timeline.served.is_empty() {
+            if !timeline.samples.is_empty() || !timeline.served.is_empty() || !timeline.requests.is_empty() {
                 t.processes.push(ProcessTimeline { pid: c.pid, program: c.program.clone(), timeline });
             }
         }
@@ -191,5 +218,5 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
         .iter()
         .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(symbolizer, Key::Wait(w.site)) })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new() }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new() }
 }

@@ -154,7 +154,8 @@ impl Profile {
             idle_ticks: None,
             daemons: Vec::new(),
             timeline: crate::timeline::Timeline::of_session(s),
-            requests: s.requests.clone(),
+            // Each request's times from the run's start, as the timeline's samples.
+            requests: s.requests.clone().map(|log| log.timed_from(s.origin().unwrap_or(0))),
             by_thread: s
                 .thread_samples
                 .iter()
