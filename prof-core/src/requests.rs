@@ -34,6 +34,18 @@ impl RequestKey {
     pub fn call(name: impl Into<Cow<'static, str>>) -> RequestKey {
         RequestKey { to: name.into(), server: None }
     }
+
+    /// A Redox request as the records say it, before anyone names it: the kernel's number of
+    /// the scheme and the pid of the daemon that took it (0: the bootstrap's managers, which
+    /// have none). [`RequestKey::as_scheme`] reads it back; `prof:requests` says it so.
+    pub fn scheme(scheme: u64, daemon: u32) -> RequestKey {
+        RequestKey { to: Cow::Owned(scheme.to_string()), server: Some(daemon.to_string()) }
+    }
+
+    /// The scheme's number and the daemon's pid of a key made by [`RequestKey::scheme`].
+    pub fn as_scheme(&self) -> Option<(u64, u32)> {
+        Some((self.to.parse().ok()?, self.server.as_deref()?.parse().ok()?))
+    }
 }
 
 /// One request, whole: process `pid`'s thread `tid` asked `key` at `from` and had its answer
@@ -133,6 +145,23 @@ impl Latencies {
             let c = self.buckets.entry(b).or_insert(0);
             *c = c.saturating_add(n);
         }
+    }
+
+    /// What it holds of the values: each value (while exact), and the histogram's (bucket,
+    /// count) pairs (past the cap), for a file that carries them whole (`prof:requests`).
+    pub fn held(&self) -> (&[u64], &BTreeMap<u16, u64>) {
+        (&self.exact, &self.buckets)
+    }
+
+    /// A key's latencies as another process held them ([`Latencies::held`]), with its count,
+    /// total, minimum and maximum: the same figures, whatever the input (values past the cap
+    /// go into the histogram; a histogram takes the values in with it).
+    pub fn from_held(count: u64, total: u64, min: u64, max: u64, exact: Vec<u64>, buckets: BTreeMap<u16, u64>) -> Latencies {
+        let mut l = Latencies { count, total, min, max, exact: Vec::new(), buckets };
+        for v in exact {
+            l.keep(v);
+        }
+        l
     }
 
     /// Are the quantiles exact (every value kept)?
@@ -276,11 +305,16 @@ pub struct RequestLog {
     /// need), where it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// Redox: the requests a daemon made while it served one (of the program's, or one
+    /// such), by (the request it served, the one it made): `file:` (ramfs) waiting on
+    /// `disk:` (ahcid). Each is the made request's latency.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub chains: BTreeMap<(RequestKey, RequestKey), Latencies>,
 }
 
 impl RequestLog {
     pub fn new(source: RequestSource) -> RequestLog {
-        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None }
+        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None, chains: BTreeMap::new() }
     }
 
     /// A whole request.
@@ -293,6 +327,9 @@ impl RequestLog {
     pub fn take(&mut self, b: RequestsBatch) {
         for r in b.done {
             self.add(r);
+        }
+        for (outer, inner, ns) in b.nested {
+            self.chains.entry((outer, inner)).or_default().add(ns);
         }
         for pid in b.unfinished {
             let r = self.by_pid.entry(pid).or_default();
@@ -324,6 +361,9 @@ pub struct RequestsBatch {
     pub unfinished: Vec<u32>,
     pub lost: u64,
     pub refused: Option<String>,
+    /// Redox: requests a daemon made while serving one, (the one served, the one made, its
+    /// latency in ns), ended in this batch.
+    pub nested: Vec<(RequestKey, RequestKey, u64)>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).

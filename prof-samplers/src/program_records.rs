@@ -10,6 +10,10 @@
 //!   program's thread is blocked on that request, stitched under that wait. The caller's
 //!   thread of a request is the one whose switch into the call has the request's scheme and
 //!   tag;
+//! * its requests to schemes, each timed from its daemon's taking it to its answer, by scheme
+//!   and daemon (the program's, and with `children` those of the processes it follows); and
+//!   where a daemon, serving one, made a request of its own (ramfs asking the disk's daemon),
+//!   that one as a link of the chain, by the request served and the one made;
 //! * its children, where the session follows them: a process whose first context another
 //!   process of the tree gave its address space (a fork) is followed, its samples its own, its
 //!   exec and its name as procmgr gives them, its end when its last thread exits.
@@ -20,6 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
+use prof_core::requests::{Request, RequestKey};
 use prof_core::sampler::{ChildBatch, Probe, SampleBatch, WaitSite};
 use prof_core::sample::{CallStack, Sample as Taken};
 use prof_events::layout::{Reason, Source};
@@ -110,6 +115,18 @@ fn wait_call(reason: Option<Reason>, detail: u64) -> (String, Option<String>) {
     (call.into(), None)
 }
 
+/// A request being timed, as its daemon took it: when (TSC), whose (the process of the tree
+/// and its thread, 0 where its switch into the call was not seen), to what, and for a
+/// daemon's request made while it served another, that other one's key.
+#[derive(Debug, Clone)]
+struct Timed {
+    at: u64,
+    pid: u32,
+    tid: u32,
+    key: RequestKey,
+    within: Option<RequestKey>,
+}
+
 /// One session's clock of the program's threads.
 #[derive(Debug)]
 pub struct ProgramRecords {
@@ -135,6 +152,9 @@ pub struct ProgramRecords {
     open: BTreeMap<(u32, Call), (u64, u32, Option<WaitSite>)>,
     /// Each scheme's daemon, as seen taking the program's requests.
     schemes: BTreeMap<u64, u32>,
+    /// Requests of the tree's, and those daemons made while serving them, taken and not yet
+    /// answered: (the daemon's thread, the call) -> the request.
+    timed: BTreeMap<(u32, Call), Timed>,
     /// Whether the session follows the program's children, and those it follows: pid ->
     /// (its live threads, an exec whose name has not come yet).
     children: bool,
@@ -164,6 +184,7 @@ impl ProgramRecords {
             waiting: BTreeMap::new(),
             open: BTreeMap::new(),
             schemes: BTreeMap::new(),
+            timed: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
@@ -325,6 +346,47 @@ impl ProgramRecords {
         }
     }
 
+    /// The request daemon thread `thread` serves now, where it is timed (the newest taken).
+    fn served_by(&self, thread: u32) -> Option<&Timed> {
+        self.timed.range((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|e| e.1).max_by_key(|t| t.at)
+    }
+
+    /// A daemon's thread took a request: timed where a process of the tree made it, or a
+    /// daemon's thread serving one of those (a link of a chain).
+    fn time_taken(&mut self, daemon: Ids, caller: Ids, call: Call, time: u64) {
+        let key = RequestKey::scheme(call.0, daemon.pid.unwrap_or(0));
+        let from = self.caller_of(call, time);
+        let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
+            Some(pid) => {
+                let tid = from.filter(|f| f.pid == Some(pid)).map_or(0, |f| f.thread);
+                Timed { at: time, pid, tid, key, within: None }
+            }
+            None => {
+                let Some(within) = from.and_then(|f| self.served_by(f.thread)) else { return };
+                let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
+                Timed { at: time, pid, tid, key, within }
+            }
+        };
+        self.timed.insert((daemon.thread, call), timed);
+    }
+
+    /// A daemon's thread answered request `call`: whole, where it was timed.
+    fn time_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
+        let Some(t) = self.timed.remove(&(daemon.thread, call)) else { return };
+        let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
+        match t.within {
+            None => batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to }),
+            Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
+        }
+    }
+
+    /// At the session's end: the tree's requests taken and never answered, each counted
+    /// with its process as unfinished.
+    pub fn unanswered(&mut self, batch: &mut SampleBatch) {
+        let open = std::mem::take(&mut self.timed);
+        batch.requests.unfinished.extend(open.into_values().filter(|t| t.within.is_none()).map(|t| t.pid));
+    }
+
     /// A daemon's thread answered request `call`: its work for the program, whole.
     fn request_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
         if let Some(open) = self.serving.get_mut(&daemon.thread) {
@@ -408,8 +470,14 @@ impl ProgramRecords {
                     threads.insert(who.thread);
                 }
             }
-            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch),
-            Event::Request { daemon, scheme, tag, answered: true, time, .. } => self.request_answered(*daemon, (*scheme, *tag), *time, batch),
+            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
+                self.time_taken(*daemon, *caller, (*scheme, *tag), *time);
+                self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch)
+            }
+            Event::Request { daemon, scheme, tag, answered: true, time, .. } => {
+                self.time_answered(*daemon, (*scheme, *tag), *time, batch);
+                self.request_answered(*daemon, (*scheme, *tag), *time, batch)
+            }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }
