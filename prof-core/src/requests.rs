@@ -267,6 +267,11 @@ pub struct Requests {
     /// the run stopped during it), and ends without their start (the run began in one).
     #[serde(default)]
     pub unfinished: u64,
+    /// Redox: the same requests from their callers' side, by key: from the caller's switch
+    /// into the call to its switch back after the answer (what the caller's own clock sees of
+    /// a request but for the system call's entry and exit), where both were seen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub waited: BTreeMap<RequestKey, Latencies>,
 }
 
 impl Requests {
@@ -278,6 +283,9 @@ impl Requests {
     pub fn merge(&mut self, other: &Requests) {
         for (k, l) in &other.by_key {
             self.by_key.entry(k.clone()).or_default().merge(l);
+        }
+        for (k, l) in &other.waited {
+            self.waited.entry(k.clone()).or_default().merge(l);
         }
         self.unfinished = self.unfinished.saturating_add(other.unfinished);
     }
@@ -328,6 +336,10 @@ impl RequestLog {
         for r in b.done {
             self.add(r);
         }
+        for r in b.waited {
+            let ns = r.to.saturating_sub(r.from);
+            self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
+        }
         for (outer, inner, ns) in b.nested {
             self.chains.entry((outer, inner)).or_default().add(ns);
         }
@@ -364,6 +376,8 @@ pub struct RequestsBatch {
     /// Redox: requests a daemon made while serving one, (the one served, the one made, its
     /// latency in ns), ended in this batch.
     pub nested: Vec<(RequestKey, RequestKey, u64)>,
+    /// Redox: requests of the tree's from their callers' side ([`Requests::waited`]).
+    pub waited: Vec<Request>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).

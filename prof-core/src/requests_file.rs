@@ -8,6 +8,8 @@
 //! daemon 7 /scheme/initfs/bin/ramfs
 //! request 10 24 7 3 35000 5000 10000 20000 20000 20000
 //! values exact 10000 20000 5000
+//! waited 10 24 7 3 65000 15000 20000 30000 30000 30000
+//! values exact 20000 30000 15000
 //! chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
 //! values exact 8000
 //! unfinished 10 1
@@ -24,6 +26,10 @@
 //!   maximum;
 //! * `values exact V…` or `values buckets B:N…`: what the line before is made of, for profil
 //!   (every latency while there are at most 4096, else the log-linear histogram's buckets);
+//! * `waited PID SCHEME DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the same requests from
+//!   their callers' side, those whose caller was seen to switch into the call and back: from
+//!   the one switch to the other, in ns (what the caller's own clock sees of a request, but
+//!   the system call's entry and exit);
 //! * `chain SCHEME DAEMON INNER_SCHEME INNER_DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the
 //!   requests daemon `DAEMON` made to `INNER_SCHEME` (taken by `INNER_DAEMON`) while it served
 //!   a request on `SCHEME` (the program's, or one of a chain), and their latencies;
@@ -61,6 +67,7 @@ pub struct RequestsFile {
     pub lost: u64,
     pub daemons: BTreeMap<u32, String>,
     pub requests: Vec<RequestRow>,
+    pub waited: Vec<RequestRow>,
     pub chains: Vec<ChainRow>,
     pub unfinished: BTreeMap<u32, u64>,
 }
@@ -108,10 +115,12 @@ pub fn requests_text(session: Option<&Session>) -> String {
         let _ = writeln!(out, "daemon {pid} {name}");
     }
     for (pid, r) in &log.by_pid {
-        for (key, l) in &r.by_key {
-            let Some((scheme, daemon)) = key.as_scheme() else { continue };
-            let _ = write!(out, "request {pid} {scheme} {daemon}");
-            write_latencies(&mut out, l);
+        for (word, map) in [("request", &r.by_key), ("waited", &r.waited)] {
+            for (key, l) in map {
+                let Some((scheme, daemon)) = key.as_scheme() else { continue };
+                let _ = write!(out, "{word} {pid} {scheme} {daemon}");
+                write_latencies(&mut out, l);
+            }
         }
     }
     for ((outer, inner), l) in &log.chains {
@@ -163,11 +172,12 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 let Ok(pid) = pid.parse() else { continue };
                 file.daemons.insert(pid, name.to_string());
             }
-            "request" if w.len() == 10 => {
+            "request" | "waited" if w.len() == 10 => {
                 let values = lines.next_if(|l| l.starts_with("values "));
                 let (Ok(pid), Ok(scheme), Ok(daemon)) = (w[0].parse(), w[1].parse(), w[2].parse()) else { continue };
                 let Some(latencies) = latencies_of(&w[3..], values) else { continue };
-                file.requests.push(RequestRow { pid, scheme, daemon, latencies });
+                let rows = if kind == "request" { &mut file.requests } else { &mut file.waited };
+                rows.push(RequestRow { pid, scheme, daemon, latencies });
             }
             "chain" if w.len() == 11 => {
                 let values = lines.next_if(|l| l.starts_with("values "));
@@ -198,6 +208,9 @@ impl RequestsFile {
         for r in &self.requests {
             log.by_pid.entry(r.pid).or_default().by_key.entry(named((r.scheme, r.daemon))).or_default().merge(&r.latencies);
         }
+        for r in &self.waited {
+            log.by_pid.entry(r.pid).or_default().waited.entry(named((r.scheme, r.daemon))).or_default().merge(&r.latencies);
+        }
         for c in &self.chains {
             log.chains.entry((named(c.outer), named(c.inner))).or_default().merge(&c.latencies);
         }
@@ -222,6 +235,8 @@ request 10 24 7 3 35000 5000 10000 20000 20000 20000
 values exact 10000 20000 5000
 request 11 3 0 1 40 40 40 40 40 40
 values buckets 70:1
+waited 10 24 7 1 9000 9000 9000 9000 9000 9000
+values exact 9000
 chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
 values exact 8000
 unfinished 10 1
@@ -236,6 +251,7 @@ later kinds are skipped
         assert!(!f.requests[1].latencies.is_exact());
         let log = f.log(|s, d, name| RequestKey { to: format!("scheme {s}").into(), server: Some(format!("{} {d}", name.unwrap_or("?"))) });
         assert_eq!(log.by_pid[&10].count(), 3);
+        assert_eq!(log.by_pid[&10].waited.values().map(|l| l.total).sum::<u64>(), 9000);
         assert_eq!(log.chains.len(), 1);
         // Another version, or none: not read.
         assert_eq!(parse_requests("requests version=2 lost=0\n"), None);

@@ -125,6 +125,8 @@ struct Timed {
     tid: u32,
     key: RequestKey,
     within: Option<RequestKey>,
+    /// When the caller switched into the call (TSC), where seen.
+    called: Option<u64>,
 }
 
 /// One session's clock of the program's threads.
@@ -155,6 +157,9 @@ pub struct ProgramRecords {
     /// Requests of the tree's, and those daemons made while serving them, taken and not yet
     /// answered: (the daemon's thread, the call) -> the request.
     timed: BTreeMap<(u32, Call), Timed>,
+    /// Requests of the tree's answered, whose caller has not switched back yet: its thread ->
+    /// the request, from its switch into the call (ns).
+    answered: BTreeMap<u32, Request>,
     /// Whether the session follows the program's children, and those it follows: pid ->
     /// (its live threads, an exec whose name has not come yet).
     children: bool,
@@ -185,6 +190,7 @@ impl ProgramRecords {
             open: BTreeMap::new(),
             schemes: BTreeMap::new(),
             timed: BTreeMap::new(),
+            answered: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
@@ -296,8 +302,12 @@ impl ProgramRecords {
     /// The thread that made call `call`, taken at `time`: the one whose switch into a call of
     /// that scheme and tag is nearest in time (a tag comes back only after a round trip).
     fn caller_of(&self, call: Call, time: u64) -> Option<Ids> {
-        let calls = self.calls.get(&call)?;
-        calls.iter().min_by_key(|c| c.0.abs_diff(time)).map(|c| c.1)
+        self.nearest_call(call, time).map(|c| c.1)
+    }
+
+    /// That switch into call `call` nearest `time`: when (TSC), and whose.
+    fn nearest_call(&self, call: Call, time: u64) -> Option<(u64, Ids)> {
+        self.calls.get(&call)?.iter().min_by_key(|c| c.0.abs_diff(time)).copied()
     }
 
     /// Does this thread work for the program (a thread of it, or a daemon's serving it), and
@@ -351,20 +361,34 @@ impl ProgramRecords {
         self.timed.range((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|e| e.1).max_by_key(|t| t.at)
     }
 
+    /// The request daemon `pid` (0: the bootstrap's managers) serves now, where it is timed
+    /// (the newest taken).
+    fn served_in(&self, pid: u32) -> Option<&Timed> {
+        self.timed.values().filter(|t| t.key.as_scheme().is_some_and(|k| k.1 == pid)).max_by_key(|t| t.at)
+    }
+
     /// A daemon's thread took a request: timed where a process of the tree made it, or a
     /// daemon's thread serving one of those (a link of a chain).
     fn time_taken(&mut self, daemon: Ids, caller: Ids, call: Call, time: u64) {
         let key = RequestKey::scheme(call.0, daemon.pid.unwrap_or(0));
-        let from = self.caller_of(call, time);
+        let nearest = self.nearest_call(call, time);
+        let from = nearest.map(|c| c.1);
         let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
             Some(pid) => {
-                let tid = from.filter(|f| f.pid == Some(pid)).map_or(0, |f| f.thread);
-                Timed { at: time, pid, tid, key, within: None }
+                let seen = nearest.filter(|c| c.1.pid == Some(pid));
+                let tid = seen.map_or(0, |c| c.1.thread);
+                Timed { at: time, pid, tid, key, within: None, called: seen.map(|c| c.0) }
             }
             None => {
-                let Some(within) = from.and_then(|f| self.served_by(f.thread)) else { return };
+                // The daemon's thread that made it, by its switch into the call; where none was
+                // seen (the answer came before it blocked), the request its process serves now.
+                let within = match from {
+                    Some(f) => self.served_by(f.thread),
+                    None => self.served_in(caller.pid.unwrap_or(0)),
+                };
+                let Some(within) = within else { return };
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
-                Timed { at: time, pid, tid, key, within }
+                Timed { at: time, pid, tid, key, within, called: None }
             }
         };
         self.timed.insert((daemon.thread, call), timed);
@@ -374,6 +398,10 @@ impl ProgramRecords {
     fn time_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
         let Some(t) = self.timed.remove(&(daemon.thread, call)) else { return };
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
+        if let (None, Some(called)) = (&t.within, t.called) {
+            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0 };
+            self.answered.insert(t.tid, waited);
+        }
         match t.within {
             None => batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to }),
             Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
@@ -429,6 +457,11 @@ impl ProgramRecords {
                 self.waiting.insert(tid, (site.clone(), time));
                 batch.threads.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
             }
+        }
+        if let Some(mut waited) = self.answered.remove(&sw.entered.thread).filter(|w| sw.entered.pid == Some(w.pid)) {
+            // A caller back from its answered request: the request from its side.
+            waited.to = time;
+            batch.requests.waited.push(waited);
         }
         if sw.entered.pid == Some(self.pid) {
             // A wait ends: both its ends are the kernel's switches.

@@ -380,7 +380,8 @@ fn scheme_files(s: &mut Scheme) -> SchemeFiles {
 /// model, the schemes named by their numbers as it found them, the daemons by their
 /// executables; the Requests section shows them by scheme and daemon, with the chain of a
 /// request ramfs made of another scheme's daemon (whose scheme profil could not name) while it
-/// served one of the program's. (Saved runs keep them: the run of
+/// served one of the program's; and the same requests from fib's side, from its switch into
+/// each call to its switch back (500 us and 50 us). (Saved runs keep them: the run of
 /// `a_profile_from_the_scheme_files_saves_and_loads_unchanged` has its read.)
 #[test]
 fn requests_on_redox_s_path() {
@@ -409,6 +410,8 @@ Requests (to schemes, of fib [pid 10], each timed from taken to answered by the 
   2 requests, 0.000140 s in them
   scheme (daemon)           count      total s       min    median       p90       p99       max
   tmp: (ramfs [pid 20])         2     0.000140   40.0 us   40.0 us  100.0 us  100.0 us  100.0 us
+  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):
+  tmp: (ramfs [pid 20])         2     0.000550   50.0 us   50.0 us  500.0 us  500.0 us  500.0 us
   Chains: what the daemons asked of other schemes while serving these requests (the request served, then the one made; each made request timed as above):
   served -> made while serving it                        count      total s       min    median       max
   tmp: (ramfs [pid 20]) -> scheme 9 (ahcid [pid 21])         1     0.000010   10.0 us   10.0 us   10.0 us
