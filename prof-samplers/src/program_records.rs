@@ -157,6 +157,8 @@ pub struct ProgramRecords {
     /// Requests of the tree's, and those daemons made while serving them, taken and not yet
     /// answered: (the daemon's thread, the call) -> the request.
     timed: BTreeMap<(u32, Call), Timed>,
+    /// When each call (scheme and tag) was last answered (TSC).
+    freed: BTreeMap<Call, u64>,
     /// Requests of the tree's answered, whose caller has not switched back yet: its thread ->
     /// the request, from its switch into the call (ns).
     answered: BTreeMap<u32, Request>,
@@ -190,6 +192,7 @@ impl ProgramRecords {
             open: BTreeMap::new(),
             schemes: BTreeMap::new(),
             timed: BTreeMap::new(),
+            freed: BTreeMap::new(),
             answered: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
@@ -375,16 +378,18 @@ impl ProgramRecords {
         let from = nearest.map(|c| c.1);
         let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
             Some(pid) => {
-                let seen = nearest.filter(|c| c.1.pid == Some(pid));
-                let tid = seen.map_or(0, |c| c.1.thread);
-                Timed { at: time, pid, tid, key, within: None, called: seen.map(|c| c.0) }
+                let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
+                Timed { at: time, pid, tid, key, within: None, called: None }
             }
             None => {
                 // The daemon's thread that made it, by its switch into the call; where none was
                 // seen (the answer came before it blocked), the request its process serves now.
-                let within = match from {
-                    Some(f) => self.served_by(f.thread),
-                    None => self.served_in(caller.pid.unwrap_or(0)),
+                // (Not the kernel's close messages, which name no caller and are never
+                // answered, nor the bootstrap's managers, which have no pid to tell apart.)
+                let within = match (from, caller.pid.filter(|&p| p != 0)) {
+                    (Some(f), _) => self.served_by(f.thread),
+                    (None, Some(pid)) => self.served_in(pid),
+                    (None, None) => None,
                 };
                 let Some(within) = within else { return };
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
@@ -396,7 +401,19 @@ impl ProgramRecords {
 
     /// A daemon's thread answered request `call`: whole, where it was timed.
     fn time_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
-        let Some(t) = self.timed.remove(&(daemon.thread, call)) else { return };
+        // The tag is free again from now: an earlier switch into this call was another request's.
+        let since = self.freed.insert(call, time).unwrap_or(0);
+        let Some(mut t) = self.timed.remove(&(daemon.thread, call)) else { return };
+        if t.within.is_none() {
+            // The caller's switch into this call: its thread's last before the answer, since
+            // the tag's last answer (where none was recorded, it had its answer before it
+            // blocked, and its side is not timed).
+            let calls = self.calls.get(&call).into_iter().flatten();
+            let mine = calls.filter(|c| c.1.pid == Some(t.pid) && (t.tid == 0 || c.1.thread == t.tid) && (since..=time).contains(&c.0));
+            if let Some(&(at, who)) = mine.max_by_key(|c| c.0) {
+                (t.called, t.tid) = (Some(at), who.thread);
+            }
+        }
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
         if let (None, Some(called)) = (&t.within, t.called) {
             let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0 };
