@@ -12,6 +12,12 @@
 //! Each phase's wall time goes to stderr as `iowork.time.file: SECONDS` and
 //! `iowork.time.pipe: SECONDS`, so a profile can be checked against it.
 //!
+//! With `IOWORK_REQUESTS=1` in the environment, iowork also counts the calls it makes to the
+//! file's scheme (opens, reads, writes, closes, removes) and times each read and write with
+//! its own clock, and prints them (`iowork.requests.file: opens=N reads=N writes=N closes=N
+//! removes=N read_ns=T write_ns=T`, `iowork.requests.calls: …` for `--calls`), so a profile
+//! of its requests to schemes can be checked against them.
+//!
 //! `iowork --calls DIR N`: N one-byte reads of a one-byte file in DIR, timed
 //! (`iowork.time.calls`): the cost of small scheme calls, with and without a profiler.
 //!
@@ -30,23 +36,112 @@ use std::time::Instant;
 const FILE_LEN: usize = 64 * 1024;
 const CHUNK: usize = 4096;
 
+/// The calls iowork makes to a file's scheme, counted where `IOWORK_REQUESTS` is set.
+mod count {
+    use std::io::{self, Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    pub static OPENS: AtomicU64 = AtomicU64::new(0);
+    pub static READS: AtomicU64 = AtomicU64::new(0);
+    pub static WRITES: AtomicU64 = AtomicU64::new(0);
+    pub static CLOSES: AtomicU64 = AtomicU64::new(0);
+    pub static REMOVES: AtomicU64 = AtomicU64::new(0);
+    pub static READ_NS: AtomicU64 = AtomicU64::new(0);
+    pub static WRITE_NS: AtomicU64 = AtomicU64::new(0);
+
+    pub fn on() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| std::env::var_os("IOWORK_REQUESTS").is_some_and(|v| !v.is_empty() && v != "0"))
+    }
+
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Relaxed);
+    }
+
+    /// One `read` call, counted and timed.
+    pub fn read(f: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+        let t = Instant::now();
+        let r = f.read(buf);
+        add(&READ_NS, t.elapsed().as_nanos() as u64);
+        add(&READS, 1);
+        r
+    }
+
+    /// `read_exact`, each call counted.
+    pub fn read_exact(f: &mut impl Read, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match read(f, buf)? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => buf = &mut buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// `write_all`, each call counted and timed.
+    pub fn write_all(f: &mut impl Write, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let t = Instant::now();
+            let r = f.write(buf);
+            add(&WRITE_NS, t.elapsed().as_nanos() as u64);
+            add(&WRITES, 1);
+            match r? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// What was counted, as one line for `what`, and the counts back to 0.
+    pub fn report(what: &str) {
+        if !on() {
+            return;
+        }
+        let take = |c: &AtomicU64| c.swap(0, Relaxed);
+        eprintln!(
+            "iowork.requests.{what}: opens={} reads={} writes={} closes={} removes={} read_ns={} write_ns={}",
+            take(&OPENS),
+            take(&READS),
+            take(&WRITES),
+            take(&CLOSES),
+            take(&REMOVES),
+            take(&READ_NS),
+            take(&WRITE_NS)
+        );
+    }
+}
+
 /// Write the file in chunks, read it back, check it: one round.
 #[inline(never)]
 fn file_round(path: &PathBuf, round: u32) -> io::Result<()> {
     let pattern: Vec<u8> = (0..CHUNK).map(|i| (i as u32 ^ round) as u8).collect();
     let mut f = File::create(path)?;
+    count::add(&count::OPENS, 1);
     for _ in 0..FILE_LEN / CHUNK {
-        f.write_all(&pattern)?;
+        match count::on() {
+            true => count::write_all(&mut f, &pattern)?,
+            false => f.write_all(&pattern)?,
+        }
     }
     drop(f);
+    count::add(&count::CLOSES, 1);
     let mut f = File::open(path)?;
+    count::add(&count::OPENS, 1);
     let mut buf = vec![0u8; CHUNK];
     for _ in 0..FILE_LEN / CHUNK {
-        f.read_exact(&mut buf)?;
+        match count::on() {
+            true => count::read_exact(&mut f, &mut buf)?,
+            false => f.read_exact(&mut buf)?,
+        }
         if buf != pattern {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "read back differs"));
         }
     }
+    drop(f);
+    count::add(&count::CLOSES, 1);
     Ok(())
 }
 
@@ -80,11 +175,19 @@ fn calls(dir: &Path, calls: u32) -> io::Result<f64> {
     let mut byte = [0u8; 1];
     let t = Instant::now();
     for _ in 0..calls {
-        let _ = f.read(&mut byte).map_err(|e| at("reading", e))?;
+        let _ = match count::on() {
+            true => count::read(&mut f, &mut byte),
+            false => f.read(&mut byte),
+        }
+        .map_err(|e| at("reading", e))?;
     }
     let secs = t.elapsed().as_secs_f64();
     drop(f);
     remove_or_warn(&path);
+    // std::fs::write: an open, a write, a close; then the open, the reads, the close.
+    count::add(&count::OPENS, 2);
+    count::add(&count::WRITES, 1);
+    count::add(&count::CLOSES, 2);
     Ok(secs)
 }
 
@@ -141,6 +244,7 @@ fn cpu_in_context_table(table: &str, pid: u32) -> Option<f64> {
 /// Remove a file of ours; a filesystem that refuses (a Redox ramfs root may) gets a warning,
 /// not a failure: the work is done.
 fn remove_or_warn(path: &Path) {
+    count::add(&count::REMOVES, 1);
     if let Err(e) = std::fs::remove_file(path) {
         eprintln!("iowork: warning: cannot remove {}: {e}", path.display());
     }
@@ -191,6 +295,7 @@ fn run(args: &[String]) -> Result<(), String> {
         let n = number(args.get(2), 100_000, "N")?;
         let secs = calls(&dir, n).map_err(|e| format!("iowork --calls: {e}"))?;
         eprintln!("iowork.time.calls: {secs:.6}");
+        count::report("calls");
         return Ok(());
     }
     let dir = args.first().map_or_else(std::env::temp_dir, PathBuf::from);
@@ -202,6 +307,7 @@ fn run(args: &[String]) -> Result<(), String> {
     (0..rounds).try_for_each(|r| file_round(&path, r)).map_err(|e| format!("iowork: {}: {e}", path.display()))?;
     remove_or_warn(&path);
     eprintln!("iowork.time.file: {:.6}", t.elapsed().as_secs_f64());
+    count::report("file");
 
     if trips > 0 {
         let t = Instant::now();

@@ -19,7 +19,7 @@
 //!   the clock accounts it serves (the files themselves: `profd`'s `scheme`).
 //! * [`system`] — a system-wide run's record: every process, the kernel, idle (`profil -a`).
 //! * [`requests`] — requests and their latencies (system calls, scheme requests), per what
-//!   they went to, in bounded memory.
+//!   they went to, in bounded memory; [`requests_file`] Redox's as `prof:requests` serves them.
 //! * [`timeline`] — the program's samples in time order (a window of the run, its phases).
 
 pub mod ctl;
@@ -31,6 +31,7 @@ pub mod layout;
 pub mod ledger;
 pub mod process;
 pub mod requests;
+pub mod requests_file;
 pub mod program_clock;
 pub mod prof_data;
 pub mod sample;

@@ -38,6 +38,18 @@ impl RequestKey {
     pub fn call(name: impl Into<Cow<'static, str>>) -> RequestKey {
         RequestKey { to: name.into(), server: None }
     }
+
+    /// A Redox request as the records say it, before anyone names it: the kernel's number of
+    /// the scheme and the pid of the daemon that took it (0: the bootstrap's managers, which
+    /// have none). [`RequestKey::as_scheme`] reads it back; `prof:requests` says it so.
+    pub fn scheme(scheme: u64, daemon: u32) -> RequestKey {
+        RequestKey { to: Cow::Owned(scheme.to_string()), server: Some(daemon.to_string()) }
+    }
+
+    /// The scheme's number and the daemon's pid of a key made by [`RequestKey::scheme`].
+    pub fn as_scheme(&self) -> Option<(u64, u32)> {
+        Some((self.to.parse().ok()?, self.server.as_deref()?.parse().ok()?))
+    }
 }
 
 /// One request, whole: process `pid`'s thread `tid` asked `key` at `from` and had its answer
@@ -137,6 +149,23 @@ impl Latencies {
             let c = self.buckets.entry(b).or_insert(0);
             *c = c.saturating_add(n);
         }
+    }
+
+    /// What it holds of the values: each value (while exact), and the histogram's (bucket,
+    /// count) pairs (past the cap), for a file that carries them whole (`prof:requests`).
+    pub fn held(&self) -> (&[u64], &BTreeMap<u16, u64>) {
+        (&self.exact, &self.buckets)
+    }
+
+    /// A key's latencies as another process held them ([`Latencies::held`]), with its count,
+    /// total, minimum and maximum: the same figures, whatever the input (values past the cap
+    /// go into the histogram; a histogram takes the values in with it).
+    pub fn from_held(count: u64, total: u64, min: u64, max: u64, exact: Vec<u64>, buckets: BTreeMap<u16, u64>) -> Latencies {
+        let mut l = Latencies { count, total, min, max, exact: Vec::new(), buckets };
+        for v in exact {
+            l.keep(v);
+        }
+        l
     }
 
     /// Are the quantiles exact (every value kept)?
@@ -242,6 +271,11 @@ pub struct Requests {
     /// the run stopped during it), and ends without their start (the run began in one).
     #[serde(default)]
     pub unfinished: u64,
+    /// Redox: the same requests from their callers' side, by key: from the caller's switch
+    /// into the call to its switch back after the answer (what the caller's own clock sees of
+    /// a request but for the system call's entry and exit), where both were seen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub waited: BTreeMap<RequestKey, Latencies>,
 }
 
 impl Requests {
@@ -253,6 +287,9 @@ impl Requests {
     pub fn merge(&mut self, other: &Requests) {
         for (k, l) in &other.by_key {
             self.by_key.entry(k.clone()).or_default().merge(l);
+        }
+        for (k, l) in &other.waited {
+            self.waited.entry(k.clone()).or_default().merge(l);
         }
         self.unfinished = self.unfinished.saturating_add(other.unfinished);
     }
@@ -280,6 +317,11 @@ pub struct RequestLog {
     /// need), where it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// Redox: the requests a daemon made while it served one (of the program's, or one
+    /// such), by (the request it served, the one it made): `file:` (ramfs) waiting on
+    /// `disk:` (ahcid). Each is the made request's latency.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub chains: BTreeMap<(RequestKey, RequestKey), Latencies>,
     /// The first [`MAX_TIMED`] requests whole, in the order they ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timed: Vec<Request>,
@@ -294,7 +336,7 @@ fn is_zero(n: &u64) -> bool {
 
 impl RequestLog {
     pub fn new(source: RequestSource) -> RequestLog {
-        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None, timed: Vec::new(), untimed: 0 }
+        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None, chains: BTreeMap::new(), timed: Vec::new(), untimed: 0 }
     }
 
     /// A whole request.
@@ -332,6 +374,13 @@ impl RequestLog {
         for r in b.done {
             self.add(r);
         }
+        for r in b.waited {
+            let ns = r.to.saturating_sub(r.from);
+            self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
+        }
+        for (outer, inner, ns) in b.nested {
+            self.chains.entry((outer, inner)).or_default().add(ns);
+        }
         for pid in b.unfinished {
             let r = self.by_pid.entry(pid).or_default();
             r.unfinished = r.unfinished.saturating_add(1);
@@ -362,6 +411,11 @@ pub struct RequestsBatch {
     pub unfinished: Vec<u32>,
     pub lost: u64,
     pub refused: Option<String>,
+    /// Redox: requests a daemon made while serving one, (the one served, the one made, its
+    /// latency in ns), ended in this batch.
+    pub nested: Vec<(RequestKey, RequestKey, u64)>,
+    /// Redox: requests of the tree's from their callers' side ([`Requests::waited`]).
+    pub waited: Vec<Request>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).

@@ -10,6 +10,10 @@
 //!   program's thread is blocked on that request, stitched under that wait. The caller's
 //!   thread of a request is the one whose switch into the call has the request's scheme and
 //!   tag;
+//! * its requests to schemes, each timed from its daemon's taking it to its answer, by scheme
+//!   and daemon (the program's, and with `children` those of the processes it follows); and
+//!   where a daemon, serving one, made a request of its own (ramfs asking the disk's daemon),
+//!   that one as a link of the chain, by the request served and the one made;
 //! * its children, where the session follows them: a process whose first context another
 //!   process of the tree gave its address space (a fork) is followed, its samples its own, its
 //!   exec and its name as procmgr gives them, its end when its last thread exits.
@@ -20,6 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
+use prof_core::requests::{Request, RequestKey};
 use prof_core::sampler::{ChildBatch, Probe, SampleBatch, WaitSite};
 use prof_core::sample::{CallStack, Sample as Taken};
 use prof_events::layout::{Reason, Source};
@@ -110,6 +115,20 @@ fn wait_call(reason: Option<Reason>, detail: u64) -> (String, Option<String>) {
     (call.into(), None)
 }
 
+/// A request being timed, as its daemon took it: when (TSC), whose (the process of the tree
+/// and its thread, 0 where its switch into the call was not seen), to what, and for a
+/// daemon's request made while it served another, that other one's key.
+#[derive(Debug, Clone)]
+struct Timed {
+    at: u64,
+    pid: u32,
+    tid: u32,
+    key: RequestKey,
+    within: Option<RequestKey>,
+    /// When the caller switched into the call (TSC), where seen.
+    called: Option<u64>,
+}
+
 /// One session's clock of the program's threads.
 #[derive(Debug)]
 pub struct ProgramRecords {
@@ -135,6 +154,14 @@ pub struct ProgramRecords {
     open: BTreeMap<(u32, Call), (u64, u32, Option<WaitSite>)>,
     /// Each scheme's daemon, as seen taking the program's requests.
     schemes: BTreeMap<u64, u32>,
+    /// Requests of the tree's, and those daemons made while serving them, taken and not yet
+    /// answered: (the daemon's thread, the call) -> the request.
+    timed: BTreeMap<(u32, Call), Timed>,
+    /// When each call (scheme and tag) was last answered (TSC).
+    freed: BTreeMap<Call, u64>,
+    /// Requests of the tree's answered, whose caller has not switched back yet: its thread ->
+    /// the request, from its switch into the call (ns).
+    answered: BTreeMap<u32, Request>,
     /// Whether the session follows the program's children, and those it follows: pid ->
     /// (its live threads, an exec whose name has not come yet).
     children: bool,
@@ -164,6 +191,9 @@ impl ProgramRecords {
             waiting: BTreeMap::new(),
             open: BTreeMap::new(),
             schemes: BTreeMap::new(),
+            timed: BTreeMap::new(),
+            freed: BTreeMap::new(),
+            answered: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
@@ -275,8 +305,12 @@ impl ProgramRecords {
     /// The thread that made call `call`, taken at `time`: the one whose switch into a call of
     /// that scheme and tag is nearest in time (a tag comes back only after a round trip).
     fn caller_of(&self, call: Call, time: u64) -> Option<Ids> {
-        let calls = self.calls.get(&call)?;
-        calls.iter().min_by_key(|c| c.0.abs_diff(time)).map(|c| c.1)
+        self.nearest_call(call, time).map(|c| c.1)
+    }
+
+    /// That switch into call `call` nearest `time`: when (TSC), and whose.
+    fn nearest_call(&self, call: Call, time: u64) -> Option<(u64, Ids)> {
+        self.calls.get(&call)?.iter().min_by_key(|c| c.0.abs_diff(time)).copied()
     }
 
     /// Does this thread work for the program (a thread of it, or a daemon's serving it), and
@@ -325,6 +359,79 @@ impl ProgramRecords {
         }
     }
 
+    /// The request daemon thread `thread` serves now, where it is timed (the newest taken).
+    fn served_by(&self, thread: u32) -> Option<&Timed> {
+        self.timed.range((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|e| e.1).max_by_key(|t| t.at)
+    }
+
+    /// The request daemon `pid` (0: the bootstrap's managers) serves now, where it is timed
+    /// (the newest taken).
+    fn served_in(&self, pid: u32) -> Option<&Timed> {
+        self.timed.values().filter(|t| t.key.as_scheme().is_some_and(|k| k.1 == pid)).max_by_key(|t| t.at)
+    }
+
+    /// A daemon's thread took a request: timed where a process of the tree made it, or a
+    /// daemon's thread serving one of those (a link of a chain).
+    fn time_taken(&mut self, daemon: Ids, caller: Ids, call: Call, time: u64) {
+        let key = RequestKey::scheme(call.0, daemon.pid.unwrap_or(0));
+        let nearest = self.nearest_call(call, time);
+        let from = nearest.map(|c| c.1);
+        let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
+            Some(pid) => {
+                let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
+                Timed { at: time, pid, tid, key, within: None, called: None }
+            }
+            None => {
+                // The daemon's thread that made it, by its switch into the call; where none was
+                // seen (the answer came before it blocked), the request its process serves now.
+                // (Not the kernel's close messages, which name no caller and are never
+                // answered, nor the bootstrap's managers, which have no pid to tell apart.)
+                let within = match (from, caller.pid.filter(|&p| p != 0)) {
+                    (Some(f), _) => self.served_by(f.thread),
+                    (None, Some(pid)) => self.served_in(pid),
+                    (None, None) => None,
+                };
+                let Some(within) = within else { return };
+                let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
+                Timed { at: time, pid, tid, key, within, called: None }
+            }
+        };
+        self.timed.insert((daemon.thread, call), timed);
+    }
+
+    /// A daemon's thread answered request `call`: whole, where it was timed.
+    fn time_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
+        // The tag is free again from now: an earlier switch into this call was another request's.
+        let since = self.freed.insert(call, time).unwrap_or(0);
+        let Some(mut t) = self.timed.remove(&(daemon.thread, call)) else { return };
+        if t.within.is_none() {
+            // The caller's switch into this call: its thread's last before the answer, since
+            // the tag's last answer (where none was recorded, it had its answer before it
+            // blocked, and its side is not timed).
+            let calls = self.calls.get(&call).into_iter().flatten();
+            let mine = calls.filter(|c| c.1.pid == Some(t.pid) && (t.tid == 0 || c.1.thread == t.tid) && (since..=time).contains(&c.0));
+            if let Some(&(at, who)) = mine.max_by_key(|c| c.0) {
+                (t.called, t.tid) = (Some(at), who.thread);
+            }
+        }
+        let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
+        if let (None, Some(called)) = (&t.within, t.called) {
+            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0 };
+            self.answered.insert(t.tid, waited);
+        }
+        match t.within {
+            None => batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to }),
+            Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
+        }
+    }
+
+    /// At the session's end: the tree's requests taken and never answered, each counted
+    /// with its process as unfinished.
+    pub fn unanswered(&mut self, batch: &mut SampleBatch) {
+        let open = std::mem::take(&mut self.timed);
+        batch.requests.unfinished.extend(open.into_values().filter(|t| t.within.is_none()).map(|t| t.pid));
+    }
+
     /// A daemon's thread answered request `call`: its work for the program, whole.
     fn request_answered(&mut self, daemon: Ids, call: Call, time: u64, batch: &mut SampleBatch) {
         if let Some(open) = self.serving.get_mut(&daemon.thread) {
@@ -368,6 +475,11 @@ impl ProgramRecords {
                 batch.threads.blocked_at.push(Probe { tid, from: time, to: time, sched: None, site: Some(site) });
             }
         }
+        if let Some(mut waited) = self.answered.remove(&sw.entered.thread).filter(|w| sw.entered.pid == Some(w.pid)) {
+            // A caller back from its answered request: the request from its side.
+            waited.to = time;
+            batch.requests.waited.push(waited);
+        }
         if sw.entered.pid == Some(self.pid) {
             // A wait ends: both its ends are the kernel's switches.
             if let Some((site, from)) = self.waiting.remove(&sw.entered.thread) {
@@ -408,8 +520,14 @@ impl ProgramRecords {
                     threads.insert(who.thread);
                 }
             }
-            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch),
-            Event::Request { daemon, scheme, tag, answered: true, time, .. } => self.request_answered(*daemon, (*scheme, *tag), *time, batch),
+            Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
+                self.time_taken(*daemon, *caller, (*scheme, *tag), *time);
+                self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch)
+            }
+            Event::Request { daemon, scheme, tag, answered: true, time, .. } => {
+                self.time_answered(*daemon, (*scheme, *tag), *time, batch);
+                self.request_answered(*daemon, (*scheme, *tag), *time, batch)
+            }
             Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }

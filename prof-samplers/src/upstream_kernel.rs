@@ -560,7 +560,8 @@ impl Seen<'_> {
         }
         // The context table: the names of daemons and children, and whether the program lives.
         let table = files.contexts().map_err(|e| errno("reading sys:context", &e))?;
-        match clock {
+        let mut clock = clock;
+        match clock.as_deref_mut() {
             Some(view) => self.program_in_time_order(program, view, counted, &table, batch),
             None => {
                 for r in cpu_samples(events) {
@@ -576,6 +577,10 @@ impl Seen<'_> {
         }
         if !alive_in_context_table(&table, program.pid) {
             batch.ended = Some(StopReason::Exit);
+            // The tree's requests taken and not answered: the program ended in them.
+            if let Some(view) = clock {
+                view.unanswered(batch);
+            }
         }
         Ok(())
     }
@@ -584,6 +589,8 @@ impl Seen<'_> {
     /// later exec, the image it became), a child's its, a daemon's working for it the
     /// daemons', the rest the others'; the other events the clock's.
     fn program_in_time_order(&self, program: &mut Program, view: &mut ProgramRecords, counted: impl Fn(u64) -> bool, table: &str, batch: &mut SampleBatch) {
+        // Every request the records show is timed: a typed session has them all.
+        batch.requests.source = Some(prof_core::requests::RequestSource::SchemeRequests);
         view.calls_in(self.events);
         let mut ordered: Vec<&Event> = self.events.iter().collect();
         ordered.sort_by_key(|e| e.time());
@@ -612,7 +619,10 @@ impl Seen<'_> {
         view.name_execs(batch, |pid| name_in_context_table(table, pid));
         // Every daemon the session lists is named: one sampled working for the program, and
         // one that took its requests (the scheme's daemon) or served one whole, unsampled.
-        let served = batch.servers.served.iter().map(|s| s.0).chain(batch.servers.schemes.iter().map(|s| s.1));
+        // And the daemons of the requests timed (a child's, a link of a chain).
+        let timed = batch.requests.done.iter().map(|r| &r.key).chain(batch.requests.nested.iter().map(|n| &n.1));
+        let timed = timed.filter_map(|k| k.as_scheme()).map(|k| k.1).filter(|&pid| pid != 0);
+        let served = batch.servers.served.iter().map(|s| s.0).chain(batch.servers.schemes.iter().map(|s| s.1)).chain(timed);
         let new: Vec<u32> = batch.servers.samples.iter().map(|s| s.0).chain(served).filter(|&pid| program.daemons.insert(pid)).collect();
         for pid in new {
             let name = process_name(pid, view.name_of(pid), table);

@@ -16,6 +16,7 @@
 //! | `children`| read   | [`prof_core::formats::children_text`] (root or the session's starter) |
 //! | `threads` | read   | [`prof_core::formats::threads_text`] (root or the session's starter) |
 //! | `timeline`| read   | [`prof_core::formats::timeline_text`] (root or the session's starter; empty where the records have no times) |
+//! | `requests`| read   | [`prof_core::requests_file::requests_text`] (root or the session's starter; empty where the records have no requests) |
 //!
 //! A file's content is rendered when it is read at offset 0 and served from that snapshot for
 //! later offsets, so a reader sees one consistent profile however small its buffer. Reads come
@@ -71,10 +72,11 @@ pub enum Node {
     Threads,
     Clock,
     Timeline,
+    Requests,
 }
 
 /// Entries of the root directory, in listing order.
-pub const ENTRIES: [(&str, Node); 11] = [
+pub const ENTRIES: [(&str, Node); 12] = [
     ("ctl", Node::Ctl),
     ("status", Node::Status),
     ("bins", Node::Bins),
@@ -86,6 +88,7 @@ pub const ENTRIES: [(&str, Node); 11] = [
     ("children", Node::Children),
     ("threads", Node::Threads),
     ("timeline", Node::Timeline),
+    ("requests", Node::Requests),
 ];
 
 /// How a file is opened.
@@ -309,6 +312,9 @@ impl<S: Sampler> ProfScheme<S> {
             Node::Children => formats::children_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Threads => formats::threads_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
             Node::Timeline => formats::timeline_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes(),
+            Node::Requests => {
+                prof_core::requests_file::requests_text(self.profd.session(uid).map_err(ProfError::errno)?).into_bytes()
+            }
             Node::Clock => {
                 let session = self.profd.session(uid).map_err(ProfError::errno)?;
                 let placed = |s: &prof_core::session::Session| {

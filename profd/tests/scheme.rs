@@ -141,7 +141,7 @@ fn full_session_through_the_scheme() {
         "0x401000 1 text\n0x401001 1 text\n0x4010ff 1 text\n0x401300 1 text\n0x401500 1 text\n\
          0xffff800000001000 1 kernel\n"
     );
-    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\nchildren\nthreads\ntimeline\n");
+    assert_eq!(text(&mut s, ROOT, ""), "ctl\nstatus\nbins\ndata\nsamples\nstacks\nservers\nclock\nchildren\nthreads\ntimeline\nrequests\n");
     assert_eq!(s.open_files(), 0);
 }
 
@@ -309,7 +309,7 @@ fn uid_rules() {
     assert_eq!(ctl(&mut s, ALICE, "start 10 0 0 0"), Ok(()));
     // Bob may see that the profiler is busy, but not read, stop or take over the session.
     assert_eq!(status(&mut s)["state"], "running");
-    for path in ["bins", "data", "samples", "stacks", "servers", "clock", "children", "threads", "timeline"] {
+    for path in ["bins", "data", "samples", "stacks", "servers", "clock", "children", "threads", "timeline", "requests"] {
         assert_eq!(read(&mut s, BOB, path), Err(libc::EPERM), "{path}");
         assert!(read(&mut s, ALICE, path).is_ok());
         assert!(read(&mut s, ROOT, path).is_ok());
@@ -442,7 +442,7 @@ fn stat_opens_every_file_by_its_path_alone() {
 }
 
 #[test]
-fn ls_and_stat_see_a_directory_of_eleven_files() {
+fn ls_and_stat_see_a_directory_of_twelve_files() {
     use profd::scheme::FileStat;
     let mut s = scheme(u64::MAX);
     let root = s.open("", Access::Read, BOB).unwrap();
@@ -455,11 +455,11 @@ fn ls_and_stat_see_a_directory_of_eleven_files() {
         .map(|()| got)
     };
     let all = list(&s, 0, usize::MAX).unwrap();
-    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock"), (8, "children"), (9, "threads"), (10, "timeline")]);
+    assert_eq!(all, vec![(0, "ctl"), (1, "status"), (2, "bins"), (3, "data"), (4, "samples"), (5, "stacks"), (6, "servers"), (7, "clock"), (8, "children"), (9, "threads"), (10, "timeline"), (11, "requests")]);
     // A small buffer: the listing resumes at the index after the last entry given.
     assert_eq!(list(&s, 0, 2).unwrap(), vec![(0, "ctl"), (1, "status")]);
     assert_eq!(list(&s, 2, usize::MAX).unwrap(), all[2..].to_vec());
-    assert_eq!(list(&s, 11, usize::MAX).unwrap(), vec![]);
+    assert_eq!(list(&s, 12, usize::MAX).unwrap(), vec![]);
     assert_eq!(list(&s, u64::MAX, usize::MAX).unwrap(), vec![]);
 
     let st = s.stat(root).unwrap();
@@ -480,7 +480,7 @@ fn ls_and_stat_see_a_directory_of_eleven_files() {
         inodes.push(s.stat(id).unwrap().inode);
         s.close(id);
     }
-    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert_eq!(inodes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     assert_eq!(s.path(status_id).unwrap(), "/scheme/prof/status");
     for id in [root, ctl_id, status_id] {
         s.close(id);

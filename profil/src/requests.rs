@@ -55,6 +55,20 @@ pub struct RequestTable {
     pub unfinished: u64,
     /// Records the backend lost.
     pub lost: u64,
+    /// Redox: what the daemons asked of other schemes while serving these requests, by (the
+    /// request served, the one made), most total time first.
+    pub chains: Vec<Chain>,
+    /// Redox: the same requests from their callers' side (the caller's switch into the call to
+    /// its switch back), in the rows' order.
+    pub waited: Vec<(RequestKey, Summary)>,
+}
+
+/// A link of a chain: the requests a daemon made of another scheme while it served one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    pub served: RequestKey,
+    pub made: RequestKey,
+    pub latencies: Summary,
 }
 
 impl RequestTable {
@@ -70,7 +84,7 @@ impl RequestTable {
                 latencies: Some((l.summary(), l.log2_histogram())),
             })
             .collect();
-        RequestTable { measured: Measured::Latencies(source), processes, rows: ranked(rows), unfinished: requests.unfinished, lost }
+        RequestTable { measured: Measured::Latencies(source), processes, rows: ranked(rows), unfinished: requests.unfinished, lost, chains: Vec::new(), waited: Vec::new() }
     }
 }
 
@@ -92,7 +106,11 @@ pub fn table(p: &Profile) -> Option<RequestTable> {
         true => log.merged(),
         false => log.by_pid.get(&p.pid).cloned().unwrap_or_default(),
     };
-    Some(RequestTable::of(&requests, log.source, processes, log.lost))
+    let mut t = RequestTable::of(&requests, log.source, processes, log.lost);
+    t.waited = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
+    t.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
+    t.chains.sort_by(|a, b| b.latencies.total.cmp(&a.latencies.total).then(b.latencies.count.cmp(&a.latencies.count)).then_with(|| (&a.served, &a.made).cmp(&(&b.served, &b.made))));
+    Some(t)
 }
 
 /// The blocked time per call the off-CPU looks saw (every thread's, the calls no look named
@@ -109,7 +127,7 @@ fn blocked_table(p: &Profile, why: &str) -> RequestTable {
         .map(|(call, (count, total))| Row { key: RequestKey::call(call.to_string()), count, total, latencies: None })
         .collect();
     let processes = 1 + p.processes.len();
-    RequestTable { measured: Measured::BlockedTime(why.to_string()), processes, rows: ranked(rows), unfinished: 0, lost: 0 }
+    RequestTable { measured: Measured::BlockedTime(why.to_string()), processes, rows: ranked(rows), unfinished: 0, lost: 0, chains: Vec::new(), waited: Vec::new() }
 }
 
 /// A latency in the unit that suits it: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
@@ -207,6 +225,47 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
         let rest = &t.rows[top..];
         let (n, ns) = rest.iter().fold((0u64, 0u64), |(n, ns), r| (n.saturating_add(r.count), ns.saturating_add(r.total)));
         let _ = writeln!(out, "  {more:<width$} {n:>9} {:>12.6}", ns as f64 / 1e9);
+    }
+    if !t.waited.is_empty() {
+        let _ = writeln!(out, "  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):");
+        for (key, s) in t.waited.iter().take(top) {
+            let figures = [s.min, s.median, s.p90, s.p99, s.max].map(latency);
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>9} {:>12.6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                key_name(key),
+                s.count,
+                s.total as f64 / 1e9,
+                figures[0],
+                figures[1],
+                figures[2],
+                figures[3],
+                figures[4]
+            );
+        }
+    }
+    if !t.chains.is_empty() {
+        let name = |c: &Chain| format!("{} -> {}", key_name(&c.served), key_name(&c.made));
+        let word = "served -> made while serving it";
+        let width = t.chains.iter().take(top).map(|c| name(c).len()).max().unwrap_or(0).max(word.len());
+        let _ = writeln!(out, "  Chains: what the daemons asked of other schemes while serving these requests (the request served, then the one made; each made request timed as above):");
+        let _ = writeln!(out, "  {word:<width$} {:>9} {:>12} {:>9} {:>9} {:>9}", "count", "total s", "min", "median", "max");
+        for c in t.chains.iter().take(top) {
+            let s = &c.latencies;
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>9} {:>12.6} {:>9} {:>9} {:>9}",
+                name(c),
+                s.count,
+                s.total as f64 / 1e9,
+                latency(s.min),
+                latency(s.median),
+                latency(s.max)
+            );
+        }
+        if t.chains.len() > top {
+            let _ = writeln!(out, "  ({} more)", t.chains.len() - top);
+        }
     }
     for r in t.rows.iter().take(HISTOGRAMS) {
         let Some((_, histogram)) = &r.latencies else { continue };

@@ -102,6 +102,11 @@ fn text(s: &mut Scheme, path: &str) -> String {
 /// kernel, one outside its text), a read that blocks it on ramfs (pid 20), which works for
 /// it, its thread by the clock, its exit.
 fn a_finished_session() -> Scheme {
+    a_finished_session_with(|_| {})
+}
+
+/// [`a_finished_session`], with `more` events after its read, before its exit.
+fn a_finished_session_with(more: impl FnOnce(&mut Vec<Event>)) -> Scheme {
     let mut s = scheme();
     start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
     let (fib, ramfs) = (who(10, 100), who(20, 200));
@@ -126,6 +131,7 @@ fn a_finished_session() -> Scheme {
         request(3_800_000, true),
         switch(4_500_000, ramfs, fib, Reason::SchemeIdle, 0),
     ]);
+    more(&mut events);
     record(&mut s, events);
     exit(&mut s, 10);
     s
@@ -364,7 +370,57 @@ fn scheme_files(s: &mut Scheme) -> SchemeFiles {
         servers: Some(text(s, "servers")),
         clock: Some(text(s, "clock")),
         children: Some(text(s, "children")),
+        requests: Some(text(s, "requests")),
+        scheme_names: [(3, "tmp".to_string())].into(),
     }
+}
+
+/// `profil --requests` on Redox's path: profd times the program's requests from the kernel's
+/// request records, serves them as `requests`, and profil reads the file into the run's
+/// model, the schemes named by their numbers as it found them, the daemons by their
+/// executables; the Requests section shows them by scheme and daemon, with the chain of a
+/// request ramfs made of another scheme's daemon (whose scheme profil could not name) while it
+/// served one of the program's; and the same requests from fib's side, from its switch into
+/// each call to its switch back (500 us and 50 us). (Saved runs keep them: the run of
+/// `a_profile_from_the_scheme_files_saves_and_loads_unchanged` has its read.)
+#[test]
+fn requests_on_redox_s_path() {
+    let mut s = a_finished_session_with(|events| {
+        let (fib, ramfs, disk) = (who(10, 100), who(20, 200), who(21, 210));
+        let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+        let request = |time, daemon, caller, scheme, tag, answered| Event::Request { cpu: 0, time, daemon, caller: who(caller, 0), scheme, tag, answered };
+        events.extend([
+            Event::Name { cpu: 0, time: 4_550_000, who: disk, name: "/scheme/initfs/bin/ahcid".into() },
+            // A second read from ramfs (40 us), which asks the disk's daemon (scheme 9) for 10 us.
+            switch(4_600_000, fib, ramfs, Reason::Scheme, scheme_call(3, 2)),
+            request(4_610_000, ramfs, 10, 3, 2, false),
+            switch(4_620_000, ramfs, disk, Reason::Scheme, scheme_call(9, 1)),
+            request(4_630_000, disk, 20, 9, 1, false),
+            request(4_650_000, disk, 20, 9, 1, true),
+            switch(4_660_000, disk, ramfs, Reason::SchemeIdle, 0),
+            request(4_690_000, ramfs, 10, 3, 2, true),
+            switch(4_700_000, ramfs, fib, Reason::SchemeIdle, 0),
+        ]);
+    });
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let section = profil::requests::section(&p, "/usr/bin/fib", true, None).unwrap();
+    let expected = "\
+Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):
+  2 requests, 0.000140 s in them
+  scheme (daemon)           count      total s       min    median       p90       p99       max
+  tmp: (ramfs [pid 20])         2     0.000140   40.0 us   40.0 us  100.0 us  100.0 us  100.0 us
+  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):
+  tmp: (ramfs [pid 20])         2     0.000550   50.0 us   50.0 us  500.0 us  500.0 us  500.0 us
+  Chains: what the daemons asked of other schemes while serving these requests (the request served, then the one made; each made request timed as above):
+  served -> made while serving it                        count      total s       min    median       max
+  tmp: (ramfs [pid 20]) -> scheme 9 (ahcid [pid 21])         1     0.000010   10.0 us   10.0 us   10.0 us
+  tmp: (ramfs [pid 20]) latency, log2 buckets:
+      32.8 us ..   65.5 us         1  ########################################
+      65.5 us ..  131.1 us         1  ########################################
+
+";
+    assert_eq!(section, expected, "got:\n{section}");
 }
 
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's

@@ -13,6 +13,10 @@
 //! `spin` runs a fixed amount of work (no wait) between phases. `waits [DIR [SCALE]]`: every
 //! known wait is SCALE times as long (default 1).
 //!
+//! With `WAITS_REQUESTS=1` in the environment, the disk phase also prints the calls it made
+//! to the file's scheme and its own time in each kind (`waits.requests.disk: opens=1 writes=N
+//! fsyncs=1 closes=1 removes=1 write_ns=T fsync_ns=T`), to check a profile of its requests.
+//!
 //! `waits --trips N`: N one-byte round trips between two threads over two pipes, each side
 //! blocking in `read` every trip (a switch-heavy program, for the benchmark); prints
 //! `waits.trips: SECONDS`, the trips a second and its own CPU time (`waits.cpu_seconds`).
@@ -107,14 +111,27 @@ fn disk_phase(dir: &std::path::Path) -> Duration {
     let path = dir.join(format!("waits.{}", std::process::id()));
     let mut f = std::fs::File::create(&path).expect("create");
     let block = vec![0x5au8; 1 << 20];
+    // Each write call, counted and timed with its own clock.
+    let (mut writes, mut write_ns) = (0u64, 0u128);
     for _ in 0..8 {
-        f.write_all(&block).expect("write");
+        let mut left = &block[..];
+        while !left.is_empty() {
+            let t = Instant::now();
+            let n = f.write(left).expect("write");
+            write_ns += t.elapsed().as_nanos();
+            writes += 1;
+            assert!(n > 0, "write wrote nothing");
+            left = &left[n..];
+        }
     }
     let t = Instant::now();
     f.sync_all().expect("fsync");
     let blocked = t.elapsed();
     drop(f);
     let _ = std::fs::remove_file(&path);
+    if std::env::var_os("WAITS_REQUESTS").is_some_and(|v| !v.is_empty() && v != "0") {
+        eprintln!("waits.requests.disk: opens=1 writes={writes} fsyncs=1 closes=1 removes=1 write_ns={write_ns} fsync_ns={}", blocked.as_nanos());
+    }
     blocked
 }
 

@@ -20,6 +20,9 @@ const CLOCK: &str = "/scheme/prof/clock";
 const CHILDREN: &str = "/scheme/prof/children";
 const THREADS: &str = "/scheme/prof/threads";
 const TIMELINE: &str = "/scheme/prof/timeline";
+const REQUESTS: &str = "/scheme/prof/requests";
+/// Where the schemes are: a directory of their names.
+const SCHEMES: &str = "/scheme";
 /// procmgr's process table (pid, parent, name), for `-a`.
 const PS: &str = "/scheme/proc/ps";
 /// The kernel's CPU report: std has no CPU count on Redox, this has a `CPUs: 2` line.
@@ -31,6 +34,8 @@ const SYS_CPU: &str = "/scheme/sys/cpu";
 pub struct Profiler {
     stacks: bool,
     off_cpu: bool,
+    /// `--requests`: read them back, and name the schemes.
+    requests: bool,
     children: Option<ProcessTable>,
     /// The program's file: where a child that has not exec'd finds its code.
     program: std::path::PathBuf,
@@ -78,6 +83,20 @@ impl Drop for ProcessTable {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// The schemes' names by the kernel's numbers for them: the kernel gives a file's scheme
+/// number as its `st_dev`, so a `stat` of each `/scheme/NAME` says it (a scheme whose root
+/// cannot be stat'd is left out, and its requests keep their number).
+fn scheme_names() -> std::collections::BTreeMap<u64, String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(SCHEMES) else { return Default::default() };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        Some((std::fs::metadata(e.path()).ok()?.dev(), name))
+    })
+    .collect()
 }
 
 fn errno(e: io::Error) -> ProfError {
@@ -129,7 +148,7 @@ impl Profiler {
         std::fs::File::open(STATUS).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {STATUS}: {} (is profd running?)", prof_objects::os_message(&e)))
         })?;
-        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, children: None, program: program.to_path_buf(), objects: args.objects.clone() })
+        Ok(Profiler { stacks: call_graph != CallGraph::None, off_cpu: args.off_cpu, requests: args.requests, children: None, program: program.to_path_buf(), objects: args.objects.clone() })
     }
 
     /// `profile(pid, start, end, interval)`: one line to `/scheme/prof/ctl`, with the text
@@ -186,6 +205,8 @@ impl Profiler {
             servers: text(SERVERS).ok(),
             clock: text(CLOCK).ok(),
             children: text(CHILDREN).ok(),
+            requests: if self.requests { text(REQUESTS).ok() } else { None },
+            scheme_names: if self.requests { scheme_names() } else { Default::default() },
         };
         let objects = &self.objects;
         let (mut profile, timeline) =

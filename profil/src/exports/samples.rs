@@ -57,6 +57,7 @@ mod tests {
             processes: Vec::new(),
             spans: Vec::new(),
             served: Vec::new(),
+            requests: Vec::new(),
         };
         assert_eq!(
             render(&t),
@@ -77,6 +78,7 @@ mod tests {
             processes: Vec::new(),
             spans: Vec::new(),
             served: Vec::new(),
+            requests: Vec::new(),
         };
         let mut t = timeline(vec![NamedSample { time: 2_000_000, tid: 7, on_cpu: true, stack: 0 }], vec![vec!["sh", "main"]]);
         let child = timeline(

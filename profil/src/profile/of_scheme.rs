@@ -224,6 +224,29 @@ pub struct SchemeFiles {
     /// The processes of the tree (`children`): with `--children`, and where the program exec'd
     /// again, the image it became (its own pid's line).
     pub children: Option<String>,
+    /// The requests to schemes (`requests`): read with `--requests`.
+    pub requests: Option<String>,
+    /// The schemes' names by the kernel's numbers for them, as profil found them (the
+    /// `st_dev` of each `/scheme/NAME`); a number without one is `scheme N`.
+    pub scheme_names: BTreeMap<u64, String>,
+}
+
+/// A request's key as the Requests section shows it: the scheme by its name (`tmp:`), else its
+/// number, and the daemon that took it by its executable's name and pid (`ramfs [pid 7]`;
+/// the bootstrap's managers, which have none, `[bootstrap]`).
+pub fn scheme_request_key(names: &BTreeMap<u64, String>, scheme: u64, daemon: u32, path: Option<&str>) -> prof_core::requests::RequestKey {
+    let to = match names.get(&scheme) {
+        Some(name) => format!("{name}:"),
+        None => format!("scheme {scheme}"),
+    };
+    let server = match (daemon, path) {
+        (0, _) => "[bootstrap]".to_string(),
+        (pid, path) => {
+            let path = path.unwrap_or("[exited]");
+            super::process_label(path.rsplit('/').next().unwrap_or(path), pid)
+        }
+    };
+    prof_core::requests::RequestKey { to: to.into(), server: Some(server) }
 }
 
 impl Profile {
@@ -268,6 +291,9 @@ impl Profile {
             let part = timeline.children.iter().find(|c| c.0 == profile.pid).map(|c| (c.1, c.2.as_slice()));
             profile = profile.with_later_image(became, part, &mappings_of);
         }
+        // The requests to schemes, named (where asked: a file of a newer version is not read).
+        let requests = files.requests.as_deref().and_then(prof_core::requests_file::parse_requests);
+        profile.requests = requests.map(|r| r.log(|scheme, daemon, path| scheme_request_key(&files.scheme_names, scheme, daemon, path)));
         profile.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {

@@ -1,0 +1,260 @@
+//! `/scheme/prof/requests` (Redox): the program's requests to schemes, each timed from the
+//! moment its daemon took it to its answer by the kernel's request records, per process of the
+//! tree, scheme and daemon; and the requests the daemons made while serving them (the chains).
+//! A stable contract (docs/prof-scheme.md); a reader skips kinds of line it does not know.
+//!
+//! ```text
+//! requests version=1 lost=0
+//! daemon 7 /scheme/initfs/bin/ramfs
+//! request 10 24 7 3 35000 5000 10000 20000 20000 20000
+//! values exact 10000 20000 5000
+//! waited 10 24 7 3 65000 15000 20000 30000 30000 30000
+//! values exact 20000 30000 15000
+//! chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
+//! values exact 8000
+//! unfinished 10 1
+//! ```
+//!
+//! * `requests`: the header (`lost`: records the rings had no room for, the counts short by
+//!   as many at most);
+//! * `daemon PID NAME`: each daemon of the lines below, its executable as profd names it (the
+//!   rest of the line); `0 [bootstrap]`: the bootstrap's process and namespace managers;
+//! * `request PID SCHEME DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the requests process
+//!   `PID` (the program, or a process it started) made to scheme number `SCHEME` (the kernel's:
+//!   `st_dev` of a `stat` of any of the scheme's files) that daemon `DAEMON` took: how many,
+//!   and in ns their total, minimum, median, 90th and 99th percentile (nearest rank) and
+//!   maximum;
+//! * `values exact V…` or `values buckets B:N…`: what the line before is made of, for profil
+//!   (every latency while there are at most 4096, else the log-linear histogram's buckets);
+//! * `waited PID SCHEME DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the same requests from
+//!   their callers' side, those whose caller was seen to switch into the call and back: from
+//!   the one switch to the other, in ns (what the caller's own clock sees of a request, but
+//!   the system call's entry and exit);
+//! * `chain SCHEME DAEMON INNER_SCHEME INNER_DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the
+//!   requests daemon `DAEMON` made to `INNER_SCHEME` (taken by `INNER_DAEMON`) while it served
+//!   a request on `SCHEME` (the program's, or one of a chain), and their latencies;
+//! * `unfinished PID N`: requests of process `PID` taken and not seen answered.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::requests::{Latencies, RequestKey, RequestLog, RequestSource};
+use crate::session::Session;
+
+/// The file's version (its header says it).
+pub const VERSION: u32 = 1;
+
+/// One `request` line read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRow {
+    pub pid: u32,
+    pub scheme: u64,
+    pub daemon: u32,
+    pub latencies: Latencies,
+}
+
+/// One `chain` line read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainRow {
+    pub outer: (u64, u32),
+    pub inner: (u64, u32),
+    pub latencies: Latencies,
+}
+
+/// The file read back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestsFile {
+    pub lost: u64,
+    pub daemons: BTreeMap<u32, String>,
+    pub requests: Vec<RequestRow>,
+    pub waited: Vec<RequestRow>,
+    pub chains: Vec<ChainRow>,
+    pub unfinished: BTreeMap<u32, u64>,
+}
+
+/// The figures of a line: `COUNT TOTAL MIN MEDIAN P90 P99 MAX`, then its `values` line.
+fn write_latencies(out: &mut String, l: &Latencies) {
+    let s = l.summary();
+    let _ = writeln!(out, " {} {} {} {} {} {} {}", s.count, s.total, s.min, s.median, s.p90, s.p99, s.max);
+    let (exact, buckets) = l.held();
+    match buckets.is_empty() {
+        true => {
+            out.push_str("values exact");
+            for v in exact {
+                let _ = write!(out, " {v}");
+            }
+        }
+        false => {
+            out.push_str("values buckets");
+            for (b, n) in buckets {
+                let _ = write!(out, " {b}:{n}");
+            }
+        }
+    }
+    out.push('\n');
+}
+
+/// The file of a session (its requests, where the backend recorded them: empty where it did
+/// not, or there is no session).
+pub fn requests_text(session: Option<&Session>) -> String {
+    let Some(log) = session.and_then(|s| s.requests.as_ref()).filter(|l| l.source == RequestSource::SchemeRequests) else {
+        return String::new();
+    };
+    let session = session.expect("a log is a session's");
+    let mut out = format!("requests version={VERSION} lost={}\n", log.lost);
+    let mut daemons: BTreeMap<u32, &str> = BTreeMap::new();
+    let keys = log.by_pid.values().flat_map(|r| r.by_key.keys()).chain(log.chains.keys().flat_map(|(a, b)| [a, b]));
+    for (_, daemon) in keys.filter_map(RequestKey::as_scheme) {
+        let name = match daemon {
+            0 => "[bootstrap]",
+            pid => session.servers.get(&pid).map_or("[exited]", |s| s.path.as_str()),
+        };
+        daemons.insert(daemon, name);
+    }
+    for (pid, name) in &daemons {
+        let _ = writeln!(out, "daemon {pid} {name}");
+    }
+    for (pid, r) in &log.by_pid {
+        for (word, map) in [("request", &r.by_key), ("waited", &r.waited)] {
+            for (key, l) in map {
+                let Some((scheme, daemon)) = key.as_scheme() else { continue };
+                let _ = write!(out, "{word} {pid} {scheme} {daemon}");
+                write_latencies(&mut out, l);
+            }
+        }
+    }
+    for ((outer, inner), l) in &log.chains {
+        let (Some(o), Some(i)) = (outer.as_scheme(), inner.as_scheme()) else { continue };
+        let _ = write!(out, "chain {} {} {} {}", o.0, o.1, i.0, i.1);
+        write_latencies(&mut out, l);
+    }
+    for (pid, r) in log.by_pid.iter().filter(|(_, r)| r.unfinished > 0) {
+        let _ = writeln!(out, "unfinished {pid} {}", r.unfinished);
+    }
+    out
+}
+
+/// `COUNT TOTAL MIN MEDIAN P90 P99 MAX` and the `values` line after: the latencies (the
+/// quantiles are recomputed from the values).
+fn latencies_of(figures: &[&str], values: Option<&str>) -> Option<Latencies> {
+    let n: Vec<u64> = figures.iter().map(|w| w.parse().ok()).collect::<Option<_>>()?;
+    let &[count, total, min, _, _, _, max] = n.as_slice() else { return None };
+    let mut w = values?.strip_prefix("values ")?.split_ascii_whitespace();
+    let (mut exact, mut buckets) = (Vec::new(), BTreeMap::new());
+    match w.next()? {
+        "exact" => exact = w.map(|v| v.parse().ok()).collect::<Option<_>>()?,
+        "buckets" => {
+            for pair in w {
+                let (b, n) = pair.split_once(':')?;
+                buckets.insert(b.parse().ok()?, n.parse().ok()?);
+            }
+        }
+        _ => return None,
+    }
+    Some(Latencies::from_held(count, total, min, max, exact, buckets))
+}
+
+/// The file read back; `None`: not this version's header (or no session).
+pub fn parse_requests(text: &str) -> Option<RequestsFile> {
+    let mut lines = text.lines().peekable();
+    let mut header = lines.next()?.split_ascii_whitespace();
+    if header.next()? != "requests" || header.next()? != format!("version={VERSION}") {
+        return None;
+    }
+    let lost = header.find_map(|w| w.strip_prefix("lost=")?.parse().ok()).unwrap_or(0);
+    let mut file = RequestsFile { lost, ..Default::default() };
+    while let Some(line) = lines.next() {
+        let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let w: Vec<&str> = rest.split_ascii_whitespace().collect();
+        match kind {
+            "daemon" => {
+                let Some((pid, name)) = rest.split_once(' ') else { continue };
+                let Ok(pid) = pid.parse() else { continue };
+                file.daemons.insert(pid, name.to_string());
+            }
+            "request" | "waited" if w.len() == 10 => {
+                let values = lines.next_if(|l| l.starts_with("values "));
+                let (Ok(pid), Ok(scheme), Ok(daemon)) = (w[0].parse(), w[1].parse(), w[2].parse()) else { continue };
+                let Some(latencies) = latencies_of(&w[3..], values) else { continue };
+                let rows = if kind == "request" { &mut file.requests } else { &mut file.waited };
+                rows.push(RequestRow { pid, scheme, daemon, latencies });
+            }
+            "chain" if w.len() == 11 => {
+                let values = lines.next_if(|l| l.starts_with("values "));
+                let ids: Vec<u64> = w[..4].iter().filter_map(|v| v.parse().ok()).collect();
+                let &[os, od, is, id] = ids.as_slice() else { continue };
+                let (Ok(od), Ok(id)) = (u32::try_from(od), u32::try_from(id)) else { continue };
+                let Some(latencies) = latencies_of(&w[4..], values) else { continue };
+                file.chains.push(ChainRow { outer: (os, od), inner: (is, id), latencies });
+            }
+            "unfinished" if w.len() == 2 => {
+                if let (Ok(pid), Ok(n)) = (w[0].parse(), w[1].parse()) {
+                    file.unfinished.insert(pid, n);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(file)
+}
+
+impl RequestsFile {
+    /// As the run's request log, each key named by `key` (a scheme's number and a daemon's
+    /// pid and name).
+    pub fn log(&self, key: impl Fn(u64, u32, Option<&str>) -> RequestKey) -> RequestLog {
+        let mut log = RequestLog::new(RequestSource::SchemeRequests);
+        log.lost = self.lost;
+        let named = |(scheme, daemon): (u64, u32)| key(scheme, daemon, self.daemons.get(&daemon).map(String::as_str));
+        for r in &self.requests {
+            log.by_pid.entry(r.pid).or_default().by_key.entry(named((r.scheme, r.daemon))).or_default().merge(&r.latencies);
+        }
+        for r in &self.waited {
+            log.by_pid.entry(r.pid).or_default().waited.entry(named((r.scheme, r.daemon))).or_default().merge(&r.latencies);
+        }
+        for c in &self.chains {
+            log.chains.entry((named(c.outer), named(c.inner))).or_default().merge(&c.latencies);
+        }
+        for (&pid, &n) in &self.unfinished {
+            log.by_pid.entry(pid).or_default().unfinished = n;
+        }
+        log
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_reads_back_whole() {
+        let text = "\
+requests version=1 lost=2
+daemon 0 [bootstrap]
+daemon 7 /scheme/initfs/bin/ramfs two words
+request 10 24 7 3 35000 5000 10000 20000 20000 20000
+values exact 10000 20000 5000
+request 11 3 0 1 40 40 40 40 40 40
+values buckets 70:1
+waited 10 24 7 1 9000 9000 9000 9000 9000 9000
+values exact 9000
+chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
+values exact 8000
+unfinished 10 1
+later kinds are skipped
+";
+        let f = parse_requests(text).unwrap();
+        assert_eq!(f.lost, 2);
+        assert_eq!(f.daemons[&7], "/scheme/initfs/bin/ramfs two words");
+        assert_eq!((f.requests.len(), f.chains.len(), f.unfinished[&10]), (2, 1, 1));
+        let s = f.requests[0].latencies.summary();
+        assert_eq!((s.count, s.total, s.min, s.median, s.max), (3, 35000, 5000, 10000, 20000));
+        assert!(!f.requests[1].latencies.is_exact());
+        let log = f.log(|s, d, name| RequestKey { to: format!("scheme {s}").into(), server: Some(format!("{} {d}", name.unwrap_or("?"))) });
+        assert_eq!(log.by_pid[&10].count(), 3);
+        assert_eq!(log.by_pid[&10].waited.values().map(|l| l.total).sum::<u64>(), 9000);
+        assert_eq!(log.chains.len(), 1);
+        // Another version, or none: not read.
+        assert_eq!(parse_requests("requests version=2 lost=0\n"), None);
+        assert_eq!(parse_requests(""), None);
+    }
+}
