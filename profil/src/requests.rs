@@ -208,18 +208,7 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
             Some((s, _)) => [s.min, s.median, s.p90, s.p99, s.max].map(latency),
             None => std::array::from_fn(|_| "-".to_string()),
         };
-        let _ = writeln!(
-            out,
-            "  {:<width$} {:>9} {:>12.6} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            key_name(&r.key),
-            r.count,
-            r.total as f64 / 1e9,
-            figures[0],
-            figures[1],
-            figures[2],
-            figures[3],
-            figures[4]
-        );
+        row(&mut out, width, &key_name(&r.key), r.count, r.total, &figures);
     }
     if let Some(more) = more {
         let rest = &t.rows[top..];
@@ -230,18 +219,7 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
         let _ = writeln!(out, "  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):");
         for (key, s) in t.waited.iter().take(top) {
             let figures = [s.min, s.median, s.p90, s.p99, s.max].map(latency);
-            let _ = writeln!(
-                out,
-                "  {:<width$} {:>9} {:>12.6} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                key_name(key),
-                s.count,
-                s.total as f64 / 1e9,
-                figures[0],
-                figures[1],
-                figures[2],
-                figures[3],
-                figures[4]
-            );
+            row(&mut out, width, &key_name(key), s.count, s.total, &figures);
         }
     }
     if !t.chains.is_empty() {
@@ -297,6 +275,13 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>) -> Opti
 
 /// How to get the latencies where the looks stood in for them.
 const HINT: &str = "Every call's latency: run profil as root (or with CAP_PERFMON, or kernel.perf_event_paranoid -1, and tracefs readable).";
+
+/// A row of a latency table: what the requests went to, their count, total (ns) and the
+/// figures (minimum, median, 90th and 99th percentile, maximum) as written.
+fn row(out: &mut String, width: usize, name: &str, count: u64, total_ns: u64, figures: &[String; 5]) {
+    let [min, median, p90, p99, max] = figures;
+    let _ = writeln!(out, "  {name:<width$} {count:>9} {:>12.6} {min:>9} {median:>9} {p90:>9} {p99:>9} {max:>9}", total_ns as f64 / 1e9);
+}
 
 #[cfg(test)]
 mod tests {
