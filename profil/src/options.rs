@@ -543,7 +543,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "report only this window of the run: seconds from its start, or 10%,20%",
         default: "the whole run",
-        more: "report only the samples of this window of the run, as `perf report --time` takes it: `START,END` in seconds from the program's start (`1.5,3`) or percentages of its span (`10%,20%`); either may be left out (`2,`: from 2 s to the end). Every section and export is of the window; the clock, the waits by the clock and the children are of the whole run, so they are left out. Needs a run whose samples have times (Linux, and Redox from the kernel's records; a run saved by an older profil has none)",
+        more: "report only the samples of this window of the run, as `perf report --time` takes it: `START,END` in seconds from the program's start (`1.5,3`) or percentages of its span (`10%,20%`); either may be left out (`2,`: from 2 s to the end). Every section and export is of the window, each process's samples in it (`--children`, `-a`); the clock and the waits by the clock are of the whole run, so they are left out. Needs a run whose samples have times (Linux, and Redox from the kernel's records; a run saved by an older profil has none)",
         recorded: false,
         one_program: false,
         set: |a, v| {

@@ -93,7 +93,7 @@ pub fn render(slices: &[Slice], hz: u64, processes: usize) -> String {
     };
     let _ = writeln!(
         out,
-        "Timeline ({} slices of {:.1} ms, seconds from the program's start; cpu: {whose} over the slice's time at {hz} Hz):",
+        "Timeline ({} slices of {:.1} ms, seconds from the run's start; cpu: {whose} over the slice's time at {hz} Hz):",
         slices.len(),
         width as f64 / 1e6
     );
@@ -130,7 +130,7 @@ mod tests {
         ];
         assert_eq!(
             render(&slices, 1000, 1),
-            "Timeline (2 slices of 500.0 ms, seconds from the program's start; cpu: its samples over the slice's time at 1000 Hz):\n\
+            "Timeline (2 slices of 500.0 ms, seconds from the run's start; cpu: its samples over the slice's time at 1000 Hz):\n\
              \x20    from       to     cpu  busiest function (share), blocked in (looks)\n\
              \x20   0.000    0.500   100 %  fib 98.0 %\n\
              \x20   0.500    1.000    25 %  loop 100.0 %  | nanosleep (3)\n"
