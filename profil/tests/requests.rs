@@ -225,3 +225,50 @@ fn requests_are_on_the_run_s_time_axis() {
     assert_eq!(markers, whole, "a marker a request, by call");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A call's row in `perf trace -s`'s summary of the process named `process`: (calls, total
+/// ms).
+fn perf_trace_row(summary: &str, process: &str, call: &str) -> Option<(u64, f64)> {
+    let block = summary.split(&format!("\n {process} (")).nth(1)?;
+    let block = block.split("\n\n").nth(1)?;
+    let w: Vec<&str> = block.lines().map(str::split_whitespace).find_map(|mut w| (w.next() == Some(call)).then(|| w.collect()))?;
+    // calls errors total min avg max stddev%
+    Some((w.first()?.parse().ok()?, w.get(2)?.parse().ok()?))
+}
+
+/// As root, against `perf trace -s`, which reads the kernel's same tracepoints: profil run
+/// under perf trace, both timing the very same calls of one run of a program, give each call
+/// the same count and the same total time, within 2 % (or 0.2 ms): a 10 ms sleep's and a
+/// one-byte pipe write's alike (perf trace's own cost per call is in both: the calls of a run
+/// traced by it are slower, and two separate runs of a program differ by far more than the
+/// two tools do).
+#[test]
+fn the_same_calls_as_perf_trace_counts_and_times_them() {
+    if !common::root("to read the system calls' tracepoints") || !common::installed("perf", "linux-perf") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("perf-trace");
+    let naps = common::compile("cc", "naps.c", &["-O1"], &dir);
+    let (trace, report) = (dir.join("trace.txt"), dir.join("report.txt"));
+    let o = Command::new("perf")
+        .args(["trace", "-s", "-o"])
+        .arg(&trace)
+        .arg(profil_bin())
+        .args(["-f", "--requests", "--top", "1000", "--report"])
+        .arg(&report)
+        .arg(&naps)
+        .args(["20", "10", "1000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "perf trace: {}", String::from_utf8_lossy(&o.stderr));
+    let (trace, report) = (std::fs::read_to_string(&trace).unwrap(), std::fs::read_to_string(&report).unwrap());
+    for call in ["clock_nanosleep", "write"] {
+        let row = report.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|w| w.first() == Some(&call)).unwrap_or_else(|| panic!("no {call} in:\n{report}"));
+        let (count, total_ms): (u64, f64) = (row[1].parse().unwrap(), row[2].parse::<f64>().unwrap() * 1e3);
+        let (calls, their_ms) = perf_trace_row(&trace, "naps", call).unwrap_or_else(|| panic!("no {call} of naps in:\n{trace}"));
+        assert_eq!(count, calls, "{call}\n{report}\n{trace}");
+        assert!((total_ms - their_ms).abs() <= (0.02 * their_ms).max(0.2), "{call}: profil {total_ms:.3} ms, perf trace {their_ms:.3} ms\n{report}\n{trace}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
