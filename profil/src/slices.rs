@@ -25,6 +25,9 @@ pub struct Slice {
     pub top: Option<(String, u64)>,
     /// The call its threads were most found blocked in, and how many looks found them there.
     pub blocked: Option<(String, u64)>,
+    /// Where the run kept its requests whole (`--requests`): those that began in the slice,
+    /// and what they went to most, with how many.
+    pub requests: Option<(u64, Option<(String, u64)>)>,
 }
 
 /// The run of `p` from `window` (the whole run: `None`) in `n` slices, its functions named:
@@ -40,6 +43,7 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut S
     // A frame's name, by process: the same runtime address is other code in another process.
     let mut names: HashMap<(usize, Frame), String> = HashMap::default();
     let edge = |k: usize| from + ((to - from) as u128 * k as u128 / n as u128) as u64;
+    let timed = p.requests.as_ref().map(|l| &l.timed[..]).filter(|t| !t.is_empty());
     (0..n)
         .map(|k| {
             let (a, b) = (edge(k), if k + 1 == n { to.saturating_add(1) } else { edge(k + 1) });
@@ -68,7 +72,15 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut S
                     *functions.entry(name).or_insert(0) += 1;
                 }
             }
-            Slice { from: a, to: b.min(to), on_cpu, top: most(functions), blocked: most(waits) }
+            // The requests that began in the slice, by what they went to.
+            let requests = timed.map(|timed| {
+                let mut by_call: HashMap<String, u64> = HashMap::default();
+                for r in timed.iter().filter(|r| r.from >= a && r.from < b) {
+                    *by_call.entry(r.key.to.to_string()).or_insert(0) += 1;
+                }
+                (by_call.values().sum(), most(by_call))
+            });
+            Slice { from: a, to: b.min(to), on_cpu, top: most(functions), blocked: most(waits), requests }
         })
         .collect()
 }
@@ -98,7 +110,13 @@ pub fn render(slices: &[Slice], hz: u64, processes: usize) -> String {
         width as f64 / 1e6
     );
     let blocked = slices.iter().any(|s| s.blocked.is_some());
-    let _ = writeln!(out, "     from       to     cpu  busiest function{}", if blocked { " (share), blocked in (looks)" } else { " (share)" });
+    let requests = slices.iter().any(|s| s.requests.is_some());
+    let _ = writeln!(
+        out,
+        "     from       to     cpu  busiest function (share){}{}",
+        if blocked { ", blocked in (looks)" } else { "" },
+        if requests { ", requests begun (most to)" } else { "" }
+    );
     for s in slices {
         let seconds = s.to.saturating_sub(s.from) as f64 / 1e9;
         let cpu = match seconds * hz as f64 {
@@ -113,7 +131,12 @@ pub fn render(slices: &[Slice], hz: u64, processes: usize) -> String {
             Some((call, looks)) => format!("  | {call} ({looks})"),
             None => String::new(),
         };
-        let _ = writeln!(out, "{:>9.3}{:>9.3}  {cpu:>4.0} %  {top}{wait}", s.from as f64 / 1e9, s.to as f64 / 1e9);
+        let asked = match &s.requests {
+            Some((n, Some((to, m)))) => format!("  | {} ({to} {m})", crate::words::count(*n, "request")),
+            Some((n, None)) => format!("  | {}", crate::words::count(*n, "request")),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "{:>9.3}{:>9.3}  {cpu:>4.0} %  {top}{wait}{asked}", s.from as f64 / 1e9, s.to as f64 / 1e9);
     }
     out
 }
@@ -125,8 +148,8 @@ mod tests {
     #[test]
     fn each_slice_says_its_cpu_its_busiest_function_and_its_wait() {
         let slices = [
-            Slice { from: 0, to: 500_000_000, on_cpu: 500, top: Some(("fib".into(), 490)), blocked: None },
-            Slice { from: 500_000_000, to: 1_000_000_000, on_cpu: 125, top: Some(("loop".into(), 125)), blocked: Some(("nanosleep".into(), 3)) },
+            Slice { from: 0, to: 500_000_000, on_cpu: 500, top: Some(("fib".into(), 490)), blocked: None, requests: None },
+            Slice { from: 500_000_000, to: 1_000_000_000, on_cpu: 125, top: Some(("loop".into(), 125)), blocked: Some(("nanosleep".into(), 3)), requests: None },
         ];
         assert_eq!(
             render(&slices, 1000, 1),
@@ -136,5 +159,28 @@ mod tests {
              \x20   0.500    1.000    25 %  loop 100.0 %  | nanosleep (3)\n"
         );
         assert!(render(&[], 1000, 1).starts_with("Timeline: none: this run's samples have no times"));
+    }
+
+    /// A run with its requests timed (`--requests`): each slice counts those that began in
+    /// it, and names what they went to most.
+    #[test]
+    fn each_slice_counts_the_requests_begun_in_it() {
+        use prof_core::requests::{Request, RequestKey, RequestLog, RequestSource};
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let at = |from: u64, call: &'static str| Request { pid: 7, tid: 7, key: RequestKey::call(call), from, to: from + 10 };
+        for r in [at(100, "read"), at(200, "read"), at(300, "write"), at(600_000_000, "openat")] {
+            log.add(r);
+        }
+        let p = Profile { pid: 7, requests: Some(log), timeline: crate::timeline::Timeline { span: 1_000_000_000, ..Default::default() }, ..Default::default() };
+        let mut s = crate::stacks::tests::symbolizer();
+        let got = slices(&p, None, 2, &mut s);
+        assert_eq!(got.iter().map(|s| s.requests.clone()).collect::<Vec<_>>(), [Some((3, Some(("read".to_string(), 2)))), Some((1, Some(("openat".to_string(), 1))))]);
+        assert_eq!(
+            render(&got, 1000, 1),
+            "Timeline (2 slices of 500.0 ms, seconds from the run's start; cpu: its samples over the slice's time at 1000 Hz):\n\
+             \x20    from       to     cpu  busiest function (share), requests begun (most to)\n\
+             \x20   0.000    0.500     0 %  -  | 3 requests (read 2)\n\
+             \x20   0.500    1.000     0 %  -  | 1 request (openat 1)\n"
+        );
     }
 }

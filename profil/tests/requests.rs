@@ -206,6 +206,15 @@ fn requests_are_on_the_run_s_time_axis() {
         let halves = first.get(call).unwrap_or(&0) + second.get(call).unwrap_or(&0);
         assert_eq!(halves, *n, "{call}: {first:?} + {second:?} against {whole:?}");
     }
+    // The Timeline's slices count the requests begun in each: all of them, once.
+    let o = Command::new(profil_bin()).args(["-f", "--timeline=3", "--load"]).arg(&saved).output().unwrap();
+    let timeline = String::from_utf8_lossy(&o.stdout).into_owned();
+    let begun: u64 = timeline
+        .lines()
+        .skip_while(|l| !l.starts_with("Timeline ("))
+        .filter_map(|l| l.split("  | ").nth(1)?.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(begun, whole.values().sum::<u64>(), "{timeline}");
     // The markers: gzip'd JSON, a track per thread, each request an interval marker named by
     // its call.
     let mut json = String::new();
