@@ -42,6 +42,16 @@ impl Base {
     pub fn whole(&self) -> &FlatProfile {
         self.together.as_ref().unwrap_or(&self.flat)
     }
+
+    /// This base against a run of `program` whose whole is `whole` (sampled at `frequency_hz`):
+    /// both sides, and each function's change. A program's functions go by their own names on
+    /// both sides (`overflow`, not `overflow [fib]` as a tree tags them).
+    pub fn against(&self, whole: &FlatProfile, program: &str, frequency_hz: u64) -> (Side, Side, Vec<Change>) {
+        let programs = [crate::processes::base_name(&self.program), crate::processes::base_name(program)];
+        let (old, new) = (Side::of_programs(self.whole(), self.frequency_hz, &programs), Side::of_programs(whole, frequency_hz, &programs));
+        let changes = compare(&old, &new);
+        (old, new, changes)
+    }
 }
 
 /// One run's side of a comparison: its samples and each function's (self, total) samples.

@@ -210,13 +210,7 @@ fn analyse<'a>(
     }
     // A tree compares as a whole: its processes together (as its base's, where it was one).
     let as_a_whole = if tree.processes.is_empty() { &flat } else { &tree.together };
-    let changes = base.as_ref().map(|b| {
-        // A program's functions by their own names on both sides (`overflow`, not `overflow [fib]`).
-        let programs = [processes::base_name(&b.program), processes::base_name(&run.program)];
-        let (old, new) = (crate::compare::Side::of_programs(b.whole(), b.frequency_hz, &programs), crate::compare::Side::of_programs(as_a_whole, run.frequency_hz, &programs));
-        let changes = crate::compare::compare(&old, &new);
-        (old, new, changes)
-    });
+    let changes = base.as_ref().map(|b| b.against(as_a_whole, &run.program, run.frequency_hz));
     // The thread view is named only where it is shown: the section, or the speedscope file.
     let threads = match args.sections.threads || args.exports.speedscope.is_some() {
         true => crate::threads::threads(&run.profile, &name, &mut symbolizer),

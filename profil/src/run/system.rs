@@ -104,13 +104,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     if let Some(warning) = base.as_ref().and_then(|b| super::program_report::base_warning(b, SYSTEM, false)) {
         crate::report_out::to_stderr(format_args!("{warning}"));
     }
-    let changes = base.as_ref().map(|b| {
-        // A program's functions by their own names on both sides (`overflow`, not `overflow [fib]`).
-        let programs = [crate::processes::base_name(&b.program), crate::processes::base_name(&run.program)];
-        let (old, new) = (crate::compare::Side::of_programs(b.whole(), b.frequency_hz, &programs), crate::compare::Side::of_programs(&tree.together, run.frequency_hz, &programs));
-        let changes = crate::compare::compare(&old, &new);
-        (old, new, changes)
-    });
+    let changes = base.as_ref().map(|b| b.against(&tree.together, &run.program, run.frequency_hz));
     // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
     // speedscope's threads over time.
     let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
