@@ -242,8 +242,12 @@ fn a_saved_system_wide_run_is_reported_again_byte_for_byte() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     let hog_pid = table_rows(&out, "Processes: ").into_iter().find(|w| w.last() == Some(&hog.to_str().unwrap())).map(|w| w[0].to_string());
     let hog_pid = hog_pid.unwrap_or_else(|| panic!("no row of the hog: {out}"));
-    let thread = table_rows(&out, "By thread (").into_iter().find(|w| w[0] == hog_pid).unwrap_or_else(|| panic!("{out}"));
-    assert_eq!((thread[1], thread[2], thread[5..7].join(" ")), (hog_pid.as_str(), "busy", "spin [busy]".to_string()), "{out}");
+    // The hog's one thread (its tid its pid), named busy, its top function spin; a pid column
+    // comes first where more than one process's threads were sampled.
+    let thread = table_rows(&out, "By thread (").into_iter().find(|w| w.iter().position(|x| *x == "busy").is_some_and(|i| i > 0 && w[i - 1] == hog_pid));
+    let thread = thread.unwrap_or_else(|| panic!("no thread of the hog: {out}"));
+    let name = thread.iter().position(|x| *x == "busy").unwrap();
+    assert_eq!(thread[name + 3..name + 5].join(" "), "spin [busy]", "{out}");
     assert!(out.contains("\nTimeline (2 slices of "), "{out}");
     let compared = out.lines().find(|l| l.starts_with("Compared with ")).unwrap_or_else(|| panic!("{out}"));
     assert!(compared.contains(", every process together ("), "{compared}");
