@@ -37,6 +37,9 @@ pub struct Base {
     pub together: Option<FlatProfile>,
 }
 
+/// A comparison: the base's side, this run's, and each function's change.
+pub type Comparison = (Side, Side, Vec<Change>);
+
 impl Base {
     /// What the comparison is of: the run as a whole.
     pub fn whole(&self) -> &FlatProfile {
@@ -46,7 +49,7 @@ impl Base {
     /// This base against a run of `program` whose whole is `whole` (sampled at `frequency_hz`):
     /// both sides, and each function's change. A program's functions go by their own names on
     /// both sides (`overflow`, not `overflow [fib]` as a tree tags them).
-    pub fn against(&self, whole: &FlatProfile, program: &str, frequency_hz: u64) -> (Side, Side, Vec<Change>) {
+    pub fn against(&self, whole: &FlatProfile, program: &str, frequency_hz: u64) -> Comparison {
         let programs = [crate::processes::base_name(&self.program), crate::processes::base_name(program)];
         let (old, new) = (Side::of_programs(self.whole(), self.frequency_hz, &programs), Side::of_programs(whole, frequency_hz, &programs));
         let changes = compare(&old, &new);

@@ -70,7 +70,7 @@ struct Analysed<'a> {
     tree: processes::Tree,
     lines: Option<prof_objects::lines::LineProfile>,
     base: Option<crate::compare::Base>,
-    changes: Option<(crate::compare::Side, crate::compare::Side, Vec<crate::compare::Change>)>,
+    changes: Option<crate::compare::Comparison>,
     threads: Vec<crate::threads::ThreadView>,
     /// The daemons that worked for the program (Redox), named.
     servers: Option<Vec<servers::ServerFunctions>>,
@@ -158,11 +158,7 @@ fn analyse<'a>(
 ) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
     let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
-    // The kernel's symbols: a saved run's by default only where it ran on this boot.
-    let kernel = match args.target {
-        crate::cli::Target::Load(_) => args.kernel.for_saved(run.profile.source.kernel.as_ref()),
-        _ => args.kernel.for_live(),
-    };
+    let kernel = kernel_names(args, &run.profile);
     if let Some(file) = &kernel.file {
         symbolizer = symbolizer.with_kernel(file);
     }
@@ -192,25 +188,11 @@ fn analyse<'a>(
             sp.count_unrooted_as_truncated();
         }
     }
-    // A saved run reported elsewhere: the files it names that are not here, in one warning
-    // (their samples keep their addresses).
-    if matches!(args.target, crate::cli::Target::Load(_)) {
-        if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
-            crate::report_out::to_stderr(format_args!("{warning}"));
-        }
-    }
+    warn_of_unread_objects(args, &symbolizer);
     let lines = args.sections.lines.map(|_| prof_objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
-    // --diff: the base run, named from its own program file.
-    let base = match &args.diff {
-        Some(file) => Some(load_base(args, file)?),
-        None => None,
-    };
-    if let Some(warning) = base.as_ref().and_then(|b| base_warning(b, &run.program, stacks.is_some())) {
-        crate::report_out::to_stderr(format_args!("{warning}"));
-    }
     // A tree compares as a whole: its processes together (as its base's, where it was one).
     let as_a_whole = if tree.processes.is_empty() { &flat } else { &tree.together };
-    let changes = base.as_ref().map(|b| b.against(as_a_whole, &run.program, run.frequency_hz));
+    let (base, changes) = comparison(args, &run.program, as_a_whole, run.frequency_hz, stacks.is_some())?.unzip();
     // The thread view is named only where it is shown: the section, or the speedscope file.
     let threads = match args.sections.threads || args.exports.speedscope.is_some() {
         true => crate::threads::threads(&run.profile, &name, &mut symbolizer),
@@ -313,6 +295,43 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     out
 }
 
+/// The kernel's names for the run `p`: `--kernel`, else the running kernel's (a saved run's
+/// by default only where it ran on this boot).
+pub(super) fn kernel_names(args: &Args, p: &crate::profile::Profile) -> crate::kernel::KernelNames {
+    match args.target {
+        crate::cli::Target::Load(_) => args.kernel.for_saved(p.source.kernel.as_ref()),
+        _ => args.kernel.for_live(),
+    }
+}
+
+/// A saved run reported elsewhere: the files it names that are not here, in one warning
+/// (their samples keep their addresses).
+pub(super) fn warn_of_unread_objects(args: &Args, symbolizer: &Symbolizer) {
+    if matches!(args.target, crate::cli::Target::Load(_)) {
+        if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
+            crate::report_out::to_stderr(format_args!("{warning}"));
+        }
+    }
+}
+
+/// `--diff BASE`: the base run, and it against this run of `program`, whose whole is `whole`
+/// (what a warning says where the two compare less than they seem to, on standard error).
+pub(super) fn comparison(
+    args: &Args,
+    program: &str,
+    whole: &crate::flat::FlatProfile,
+    frequency_hz: u64,
+    with_stacks: bool,
+) -> Result<Option<(crate::compare::Base, crate::compare::Comparison)>, RunError> {
+    let Some(file) = &args.diff else { return Ok(None) };
+    let base = load_base(args, file)?;
+    if let Some(warning) = base_warning(&base, program, with_stacks) {
+        crate::report_out::to_stderr(format_args!("{warning}"));
+    }
+    let changes = base.against(whole, program, frequency_hz);
+    Ok(Some((base, changes)))
+}
+
 /// What makes a comparison with `base` say less than it seems to, in one warning: a base of
 /// another program (every function then differs), or a base without call stacks against a
 /// run with them (the total shares and the stacks' difference compare with nothing).
@@ -332,44 +351,34 @@ pub(super) fn base_warning(base: &crate::compare::Base, program: &str, with_stac
 /// file (so two builds compare by function name).
 pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::compare::Base, RunError> {
     let saved = super::saved_file::parse_saved(file, "compare with")?;
-    // A system-wide base: no program file, its processes together.
-    if saved.run.profile.is_system_wide() {
-        let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
-        let mut symbolizer = Symbolizer::new(empty, super::system::SYSTEM, args.objects.clone());
-        let kernel = args.kernel.for_saved(saved.run.profile.source.kernel.as_ref());
-        if let Some(file) = &kernel.file {
-            symbolizer = symbolizer.with_kernel(file);
-        }
-        let tree = processes::Tree::of_system(&saved.run.profile.processes, &mut symbolizer, None);
-        return Ok(crate::compare::Base {
-            file: file.display().to_string(),
-            program: saved.run.program.clone(),
-            flat: tree.together.clone(),
-            stacks: None,
-            frequency_hz: saved.run.frequency_hz,
-            together: Some(tree.together),
-        });
-    }
-    let (_, image) = super::saved_file::saved_program(&saved, "base", &args.objects)?;
-    let mut symbolizer = Symbolizer::new(image.object, &saved.run.program, args.objects.clone());
-    let kernel = args.kernel.for_saved(saved.run.profile.source.kernel.as_ref());
+    let profile = &saved.run.profile;
+    // A system-wide base has no program file: its processes together are what it compares as.
+    let system = profile.is_system_wide();
+    let mut symbolizer = match system {
+        true => super::system::symbolizer(args),
+        false => Symbolizer::new(super::saved_file::saved_program(&saved, "base", &args.objects)?.1.object, &saved.run.program, args.objects.clone()),
+    };
+    let kernel = args.kernel.for_saved(profile.source.kernel.as_ref());
     if let Some(file) = &kernel.file {
         symbolizer = symbolizer.with_kernel(file);
     }
-    if let Some(why) = kernel.why_unnamed(kernel_samples(&saved.run.profile)) {
+    // (A system-wide base's kernel samples are not among its processes' user samples.)
+    if let Some(why) = kernel.why_unnamed(kernel_samples(profile)).filter(|_| !system) {
         crate::report_out::to_stderr(format_args!("profil: warning: the base run's kernel functions are not named: {why}; --kernel FILE names them"));
     }
-    let (samples, stacks, flat) = crate::flat::analyse(&saved.run.profile, &mut symbolizer, None);
-    // A tree's base: its processes together too, which a tree's comparison is of.
-    let tree = processes::Tree::of_program(&samples, &saved.run.profile.processes, &mut symbolizer, None);
-    Ok(crate::compare::Base {
-        file: file.display().to_string(),
-        program: saved.run.program.clone(),
-        flat,
-        stacks,
-        frequency_hz: saved.run.frequency_hz,
-        together: (!tree.processes.is_empty()).then_some(tree.together),
-    })
+    let (flat, stacks, together) = match system {
+        true => {
+            let tree = processes::Tree::of_system(&profile.processes, &mut symbolizer, None);
+            (tree.together.clone(), None, Some(tree.together))
+        }
+        false => {
+            let (samples, stacks, flat) = crate::flat::analyse(profile, &mut symbolizer, None);
+            // A tree's base: its processes together too, which a tree's comparison is of.
+            let tree = processes::Tree::of_program(&samples, &profile.processes, &mut symbolizer, None);
+            (flat, stacks, (!tree.processes.is_empty()).then_some(tree.together))
+        }
+    };
+    Ok(crate::compare::Base { file: file.display().to_string(), program: saved.run.program.clone(), flat, stacks, frequency_hz: saved.run.frequency_hz, together })
 }
 
 /// How many of a run's samples are the kernel's: counted (`kernel_ticks`), or by address.

@@ -64,14 +64,8 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     // -a's tables are of the processes kept (as perf's --sort comm): the shares, of them.
     let run = &*super::finish::filtered(args, run, "")?.0;
     let mut out = exports.report_out(false);
-    let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-    // The kernel's symbols: --kernel, else the running kernel's (a saved run's only where it
-    // ran on this boot).
-    let kernel_names = match args.target {
-        crate::cli::Target::Load(_) => args.kernel.for_saved(run.profile.source.kernel.as_ref()),
-        _ => args.kernel.for_live(),
-    };
-    let mut symbolizer = Symbolizer::new(empty, SYSTEM, args.objects.clone());
+    let kernel_names = super::program_report::kernel_names(args, &run.profile);
+    let mut symbolizer = symbolizer(args);
     if let Some(file) = &kernel_names.file {
         symbolizer = symbolizer.with_kernel(file);
     }
@@ -82,11 +76,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let tree = crate::processes::Tree::of_system(&run.profile.processes, &mut symbolizer, inline);
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
-    if matches!(args.target, crate::cli::Target::Load(_)) {
-        if let Some(warning) = super::finish::unread_objects_warning(symbolizer.objects()) {
-            crate::report_out::to_stderr(format_args!("{warning}"));
-        }
-    }
+    super::program_report::warn_of_unread_objects(args, &symbolizer);
     // The sections beside the table, each of every process: by thread, over time, and the
     // comparison with a base run (the run as a whole: its processes together).
     let threads = match args.sections.threads || args.exports.speedscope.is_some() {
@@ -97,14 +87,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
         None => Vec::new(),
     };
-    let base = match &args.diff {
-        Some(file) => Some(super::program_report::load_base(args, file)?),
-        None => None,
-    };
-    if let Some(warning) = base.as_ref().and_then(|b| super::program_report::base_warning(b, SYSTEM, false)) {
-        crate::report_out::to_stderr(format_args!("{warning}"));
-    }
-    let changes = base.as_ref().map(|b| b.against(&tree.together, &run.program, run.frequency_hz));
+    let (base, changes) = super::program_report::comparison(args, &run.program, &tree.together, run.frequency_hz, false)?.unzip();
     // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
     // speedscope's threads over time.
     let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
@@ -148,6 +131,13 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         Some((_, _, changes)) => super::program_report::gate(args, base.as_ref(), &changes),
         None => Ok(()),
     }
+}
+
+/// The symbolizer of a system-wide run: no program file, the processes' own files named as
+/// their samples ask.
+pub(super) fn symbolizer(args: &Args) -> Symbolizer {
+    let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
+    Symbolizer::new(empty, SYSTEM, args.objects.clone())
 }
 
 /// Why the system cannot be profiled, as the user can act on it.
