@@ -107,18 +107,18 @@ impl Tree {
         let processes = analyse(processes, symbolizer, inline);
         let all: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
         let together = FlatProfile::build(&all, symbolizer, None);
-        let mut runs: Vec<(String, Vec<Sample>)> = Vec::new();
+        // The runs with samples of each program: how many, and their samples together.
+        let mut runs: Vec<(String, usize, Vec<Sample>)> = Vec::new();
         for c in processes.iter().filter(|c| c.flat.total > 0) {
             match runs.iter_mut().find(|r| r.0 == c.program) {
-                Some(r) => r.1.extend(c.samples.iter().cloned()),
-                None => runs.push((c.program.clone(), c.samples.clone())),
+                Some(r) => {
+                    r.1 += 1;
+                    r.2.extend(c.samples.iter().cloned());
+                }
+                None => runs.push((c.program.clone(), 1, c.samples.clone())),
             }
         }
-        let runs = runs
-            .into_iter()
-            .filter(|r| processes.iter().filter(|c| c.flat.total > 0 && c.program == r.0).count() > 1)
-            .map(|(program, samples)| (program, FlatProfile::build(&samples, symbolizer, None)))
-            .collect();
+        let runs = runs.into_iter().filter(|r| r.1 > 1).map(|(program, _, samples)| (program, FlatProfile::build(&samples, symbolizer, None))).collect();
         Tree { processes, together, runs }
     }
 }

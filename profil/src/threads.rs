@@ -55,10 +55,16 @@ fn process_threads(p: &Profile, pid: u32, program: &str, symbolizer: &mut Symbol
             }
         }
         true => {
+            // Each thread's samples by address first: an address is named once, however often
+            // it was sampled.
+            let mut counted: BTreeMap<(u32, crate::frame::Frame), u64> = BTreeMap::new();
             for s in &p.timeline.samples {
                 if let crate::timeline::At::Cpu(frame) = s.at {
-                    add(symbolizer, s.tid, "", frame, 1);
+                    *counted.entry((s.tid, frame)).or_insert(0) += 1;
                 }
+            }
+            for ((tid, frame), n) in counted {
+                add(symbolizer, tid, "", frame, n);
             }
         }
     }
