@@ -47,24 +47,43 @@ pub fn render(a: &Analysis, gzip: bool) -> Vec<u8> {
     z.finish().unwrap_or_default()
 }
 
-/// One wait of a thread, as its marker shows it: its call and what it waited on.
-struct WaitMarker {
-    name: StringHandle,
-    category: CategoryHandle,
-    call: StringHandle,
-    target: StringHandle,
+/// A marker's schema whose fields are all strings: its type, how the profiler labels it, its
+/// fields in order.
+trait StringsSchema {
+    const TYPE: &'static str;
+    const DESCRIPTION: &'static str;
+    const CHART_LABEL: &'static str;
+    const TOOLTIP_LABEL: &'static str;
+    const FIELDS: &'static [StaticSchemaMarkerField];
 }
 
-impl StaticSchemaMarker for WaitMarker {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Wait";
-    const DESCRIPTION: Option<&'static str> = Some("A thread blocked (profil --off-cpu): the call it waited in and on what.");
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.call}");
-    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.data.call} {marker.data.target}");
-    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.call} {marker.data.target}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField { key: "call", label: "Call", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-        StaticSchemaMarkerField { key: "target", label: "Waiting on", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-    ];
+/// A string field of a marker, searchable.
+const fn field(key: &'static str, label: &'static str) -> StaticSchemaMarkerField {
+    StaticSchemaMarkerField { key, label, format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE }
+}
+
+/// A marker of schema `S`: its name, category and its `N` string fields' values, in the
+/// schema's order.
+struct StringsMarker<S, const N: usize> {
+    name: StringHandle,
+    category: CategoryHandle,
+    fields: [StringHandle; N],
+    schema: std::marker::PhantomData<S>,
+}
+
+impl<S, const N: usize> StringsMarker<S, N> {
+    fn new(name: StringHandle, category: CategoryHandle, fields: [StringHandle; N]) -> Self {
+        StringsMarker { name, category, fields, schema: std::marker::PhantomData }
+    }
+}
+
+impl<S: StringsSchema, const N: usize> StaticSchemaMarker for StringsMarker<S, N> {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = S::TYPE;
+    const DESCRIPTION: Option<&'static str> = Some(S::DESCRIPTION);
+    const CHART_LABEL: Option<&'static str> = Some(S::CHART_LABEL);
+    const TOOLTIP_LABEL: Option<&'static str> = Some(S::TOOLTIP_LABEL);
+    const TABLE_LABEL: Option<&'static str> = Some(S::TOOLTIP_LABEL);
+    const FIELDS: &'static [StaticSchemaMarkerField] = S::FIELDS;
 
     fn name(&self, _: &mut Profile) -> StringHandle {
         self.name
@@ -75,97 +94,47 @@ impl StaticSchemaMarker for WaitMarker {
     }
 
     fn string_field_value(&self, field: u32) -> StringHandle {
-        match field {
-            0 => self.call,
-            _ => self.target,
-        }
+        self.fields[(field as usize).min(N - 1)]
     }
 
     fn number_field_value(&self, _: u32) -> f64 {
         0.0
     }
+}
+
+/// One wait of a thread, as its marker shows it: its call and what it waited on.
+struct WaitSchema;
+
+impl StringsSchema for WaitSchema {
+    const TYPE: &'static str = "Wait";
+    const DESCRIPTION: &'static str = "A thread blocked (profil --off-cpu): the call it waited in and on what.";
+    const CHART_LABEL: &'static str = "{marker.data.call}";
+    const TOOLTIP_LABEL: &'static str = "{marker.data.call} {marker.data.target}";
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[field("call", "Call"), field("target", "Waiting on")];
 }
 
 /// One request of a thread (`--requests`): what it went to (a system call; a scheme) and,
 /// on Redox, the daemon that served it.
-struct RequestMarker {
-    name: StringHandle,
-    category: CategoryHandle,
-    to: StringHandle,
-    server: StringHandle,
-}
+struct RequestSchema;
 
-impl StaticSchemaMarker for RequestMarker {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Request";
-    const DESCRIPTION: Option<&'static str> = Some("A request of the thread (profil --requests): a system call, enter to exit; on Redox a scheme's, taken to answered.");
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.to}");
-    const TOOLTIP_LABEL: Option<&'static str> = Some("{marker.data.to} {marker.data.server}");
-    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.to} {marker.data.server}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField { key: "to", label: "Request to", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-        StaticSchemaMarkerField { key: "server", label: "Served by", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-    ];
-
-    fn name(&self, _: &mut Profile) -> StringHandle {
-        self.name
-    }
-
-    fn category(&self, _: &mut Profile) -> CategoryHandle {
-        self.category
-    }
-
-    fn string_field_value(&self, field: u32) -> StringHandle {
-        match field {
-            0 => self.to,
-            _ => self.server,
-        }
-    }
-
-    fn number_field_value(&self, _: u32) -> f64 {
-        0.0
-    }
+impl StringsSchema for RequestSchema {
+    const TYPE: &'static str = "Request";
+    const DESCRIPTION: &'static str = "A request of the thread (profil --requests): a system call, enter to exit; on Redox a scheme's, taken to answered.";
+    const CHART_LABEL: &'static str = "{marker.data.to}";
+    const TOOLTIP_LABEL: &'static str = "{marker.data.to} {marker.data.server}";
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[field("to", "Request to"), field("server", "Served by")];
 }
 
 /// A daemon's work on a request of the program's: the wait it served and whose.
-struct ServedMarker {
-    name: StringHandle,
-    category: CategoryHandle,
-    call: StringHandle,
-    target: StringHandle,
-    thread: StringHandle,
-}
+struct ServedSchema;
 
-impl StaticSchemaMarker for ServedMarker {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "Served";
-    const DESCRIPTION: Option<&'static str> = Some("A daemon working on a request of the profiled program's (Redox): from taking it to answering it.");
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.call} of {marker.data.thread}");
-    const TOOLTIP_LABEL: Option<&'static str> = Some("served {marker.data.call} {marker.data.target} of thread {marker.data.thread}");
-    const TABLE_LABEL: Option<&'static str> = Some("served {marker.data.call} {marker.data.target} of thread {marker.data.thread}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = &[
-        StaticSchemaMarkerField { key: "call", label: "The program's call", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-        StaticSchemaMarkerField { key: "target", label: "Waiting on", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-        StaticSchemaMarkerField { key: "thread", label: "The program's thread", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
-    ];
-
-    fn name(&self, _: &mut Profile) -> StringHandle {
-        self.name
-    }
-
-    fn category(&self, _: &mut Profile) -> CategoryHandle {
-        self.category
-    }
-
-    fn string_field_value(&self, field: u32) -> StringHandle {
-        match field {
-            0 => self.call,
-            1 => self.target,
-            _ => self.thread,
-        }
-    }
-
-    fn number_field_value(&self, _: u32) -> f64 {
-        0.0
-    }
+impl StringsSchema for ServedSchema {
+    const TYPE: &'static str = "Served";
+    const DESCRIPTION: &'static str = "A daemon working on a request of the profiled program's (Redox): from taking it to answering it.";
+    const CHART_LABEL: &'static str = "{marker.data.call} of {marker.data.thread}";
+    const TOOLTIP_LABEL: &'static str = "served {marker.data.call} {marker.data.target} of thread {marker.data.thread}";
+    const FIELDS: &'static [StaticSchemaMarkerField] =
+        &[field("call", "The program's call"), field("target", "Waiting on"), field("thread", "The program's thread")];
 }
 
 /// The categories frames are drawn in.
@@ -296,27 +265,23 @@ impl Tracks<'_> {
             let thread_waits = if exact.is_empty() { waits(&samples, t, self.look) } else { exact };
             for w in t.served.iter().filter(|w| w.tid == tid) {
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
-                let marker = ServedMarker {
-                    name: out.intern_string("served"),
-                    category: categories.blocked,
-                    call: out.intern_string(if w.call.is_empty() { "a request" } else { &w.call }),
-                    target: out.intern_string(&w.target),
-                    thread: out.intern_string(&w.for_tid.to_string()),
-                };
-                out.add_marker(thread, timing, marker);
+                let name = out.intern_string("served");
+                let call = out.intern_string(if w.call.is_empty() { "a request" } else { &w.call });
+                let fields = [call, out.intern_string(&w.target), out.intern_string(&w.for_tid.to_string())];
+                out.add_marker(thread, timing, StringsMarker::<ServedSchema, 3>::new(name, categories.blocked, fields));
             }
             for r in t.requests.iter().filter(|r| r.tid == tid) {
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(r.from), Timestamp::from_nanos_since_reference(r.till));
                 let to = out.intern_string(&r.to);
                 let server = out.intern_string(r.server.as_deref().unwrap_or(""));
-                out.add_marker(thread, timing, RequestMarker { name: to, category: categories.requests, to, server });
+                out.add_marker(thread, timing, StringsMarker::<RequestSchema, 2>::new(to, categories.requests, [to, server]));
             }
             for w in thread_waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };
                 let call = out.intern_string(&site.call);
                 let target = out.intern_string(site.target.as_deref().unwrap_or(""));
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(w.from), Timestamp::from_nanos_since_reference(w.to));
-                let marker = out.add_marker(thread, timing, WaitMarker { name: call, category: categories.blocked, call, target });
+                let marker = out.add_marker(thread, timing, StringsMarker::<WaitSchema, 2>::new(call, categories.blocked, [call, target]));
                 let stack = *stacks.entry(w.stack).or_insert_with(|| intern(libs, categories, out, thread, t, w.stack));
                 out.set_marker_stack(thread, marker, stack);
             }
