@@ -95,7 +95,7 @@ pub struct Probe {
 
 /// An executable mapping of some object (the program, ld.so, libc, the vdso) in the profiled
 /// process, in runtime addresses, so samples outside the program can be attributed by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Mapping {
     pub start: u64,
     pub len: u64,

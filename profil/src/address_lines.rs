@@ -8,7 +8,9 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use prof_objects::lines::{SourceLine, Sources};
-use prof_objects::symbolize::{Location, Symbolizer};
+use prof_objects::symbolize::Location;
+
+use crate::naming::Names;
 
 /// An address's name as the report prints it, and its source frames, innermost first (empty
 /// where it has no line).
@@ -25,10 +27,10 @@ pub struct AddressLines(FxHashMap<(usize, u64), AddressName>);
 
 impl AddressLines {
     /// The names and lines of `locations`.
-    pub fn of<'a>(symbolizer: &Symbolizer, sources: &Sources, locations: impl IntoIterator<Item = &'a Location>) -> AddressLines {
+    pub fn of<'a>(names: &Names, sources: &Sources, locations: impl IntoIterator<Item = &'a Location>) -> AddressLines {
         let mut out = AddressLines::default();
         for l in locations {
-            out.0.entry(key(l)).or_insert_with(|| AddressName { name: symbolizer.name(l), frames: sources.frames(symbolizer, l) });
+            out.0.entry(key(l)).or_insert_with(|| AddressName { name: names.name(l).to_string(), frames: names.source_frames(sources, l) });
         }
         out
     }
@@ -36,7 +38,7 @@ impl AddressLines {
     /// The names and lines of every address a run's samples and stacks hit: the program's
     /// (`samples`, `stacks`) and each process's it started.
     pub fn of_run(
-        symbolizer: &Symbolizer,
+        names: &Names,
         sources: &Sources,
         samples: &[prof_objects::symbolize::Sample],
         stacks: Option<&crate::stacks::StackProfile>,
@@ -48,7 +50,7 @@ impl AddressLines {
             all.extend(samples.iter().map(|s| &s.location));
             all.extend(stacks.into_iter().flat_map(|sp| sp.frame_locations.values()));
         }
-        AddressLines::of(symbolizer, sources, all)
+        AddressLines::of(names, sources, all)
     }
 
     /// The name and lines of `l`, where the run's naming read them.

@@ -10,7 +10,9 @@ use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, Op
 
 use crate::flat::{FlatEntry, FlatProfile};
 use prof_objects::lines::Sources;
-use prof_objects::symbolize::{Location, Symbolizer};
+use prof_objects::symbolize::Location;
+
+use crate::naming::Names as RunNames;
 use prof_objects::symbols::SymbolTable;
 
 /// How many functions `--asm` shows unless `--asm-top` says otherwise.
@@ -135,22 +137,21 @@ pub struct Listing {
 /// The listings of the `top` hottest functions whose code can be read. With `sources` and
 /// line tables, each run of instructions from one source line has the line above it (the
 /// innermost line, as `objdump -S` and perf annotate interleave them).
-pub fn listings(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources: Option<&Sources>) -> Vec<Listing> {
+pub fn listings(flat: &FlatProfile, names: &RunNames, top: usize, sources: Option<&Sources>) -> Vec<Listing> {
     let mut files = SourceFiles::default();
     let hottest: Vec<(&FlatEntry, &[u8])> = flat
         .entries
         .iter()
         .filter_map(|e| {
             let c = e.code.as_ref()?;
-            let file = symbolizer.object(c.object).file.as_ref()?;
-            Some((e, file.code(c.start, c.end)?))
+            Some((e, names.code(c.object, c.start, c.end)?))
         })
         .take(top)
         .collect();
     let mut out = Vec::new();
     for (e, bytes) in hottest {
         let Some(c) = &e.code else { continue };
-        let object = symbolizer.object(c.object);
+        let object = names.object(c.object);
         let symbols = object.file.as_ref().map(|f| &f.symbols);
         let a = annotate(bytes, c.start, &c.hits, symbols);
         let full = a.lines.len() <= MAX_FULL_LISTING;
@@ -174,7 +175,7 @@ pub fn listings(flat: &FlatProfile, symbolizer: &Symbolizer, top: usize, sources
             let mut above = None;
             if let Some(sources) = sources {
                 let at = Location { object: c.object, address: Some(l.address), function: None, inlined: None };
-                let frames = sources.frames(symbolizer, &at);
+                let frames = names.source_frames(sources, &at);
                 let here = frames.first().map(|f| (f.file.clone(), f.line));
                 if let Some((file, line)) = here.clone().filter(|_| here != last_line) {
                     let base = file.rsplit('/').next().unwrap_or(&file).to_string();
@@ -305,7 +306,7 @@ mod tests {
     fn view_of_the_hottest_functions() {
         let mut file = ObjectFile::from_symbols(std::path::Path::new("/bin/hot"), symbols());
         file.set_test_code(0x1010, CODE);
-        let symbolizer = Symbolizer::new(file, "hot", Default::default());
+        let names = RunNames::of_run(prof_objects::symbolize::Symbolizer::new(file, "hot", Default::default()), &Default::default(), Default::default());
         let entry = |name: &str, samples, code| FlatEntry { function: Some(name.into()), object: None, samples, total: None, code };
         let flat = FlatProfile {
             entries: vec![
@@ -322,8 +323,8 @@ mod tests {
             with_totals: false,
             whole: None,
         };
-        expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&listings(&flat, &symbolizer, 1, None)));
+        expect_test::expect_file!["../tests/golden/asm_hot.txt"].assert_eq(&render(&listings(&flat, &names, 1, None)));
         // helper's bytes are not in the file: skipped, not a half-empty listing.
-        assert_eq!(render(&listings(&flat, &symbolizer, 3, None)).matches("samples, ").count(), 1);
+        assert_eq!(render(&listings(&flat, &names, 3, None)).matches("samples, ").count(), 1);
     }
 }

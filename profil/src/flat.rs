@@ -8,15 +8,16 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
-use prof_objects::lines::{LineProfile, Sources};
+use prof_objects::lines::LineProfile;
+use crate::naming::Names;
 use crate::profile::Profile;
 use crate::stacks::StackProfile;
-use prof_objects::symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
+use prof_objects::symbolize::{FunctionKey, Location, Sample, PROGRAM};
 
 /// Where a function's code is, and its exact hits, for the instruction view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Code {
-    /// Index of the object ([`Symbolizer::object`]).
+    /// Index of the object ([`Names::object`]).
     pub object: usize,
     /// `[start, end)` in the object's link-time addresses.
     pub start: u64,
@@ -50,20 +51,15 @@ impl FlatEntry {
     }
 }
 
-/// One process's profile named: its exact samples located, its stacks (`-g`) and its flat
-/// profile, the three every report and export of it is made from. With `inline`
-/// (`--inline`), inlined functions are functions of their own, in the stacks and in the flat
-/// profile (a sample's self time goes to the innermost).
-pub fn analyse(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> (Vec<Sample>, Option<StackProfile>, FlatProfile) {
-    let samples = symbolizer.locate(p.samples());
-    let stacks = StackProfile::build(p, symbolizer, inline);
-    let flat = match inline {
-        Some(sources) => {
-            let innermost = crate::stacks::innermost_inlined(&samples, symbolizer, sources);
-            FlatProfile::build(&innermost, symbolizer, stacks.as_ref())
-        }
-        None => FlatProfile::build(&samples, symbolizer, stacks.as_ref()),
-    };
+/// One process's profile from the run's names: its exact samples located, its stacks (`-g`)
+/// and its flat profile, the three every report and export of it is made from. Where the
+/// names have inlined functions (`--inline`), they are functions of their own, in the stacks
+/// and in the flat profile (a sample's self time goes to the innermost).
+pub fn analyse(p: &Profile, names: &Names) -> (Vec<Sample>, Option<StackProfile>, FlatProfile) {
+    let samples = names.samples(p);
+    let stacks = StackProfile::build(p, names);
+    let innermost = names.innermost_inlined(&samples);
+    let flat = FlatProfile::build(innermost.as_deref().unwrap_or(&samples), names, stacks.as_ref());
     (samples, stacks, flat)
 }
 
@@ -84,11 +80,11 @@ pub struct FlatProfile {
 impl FlatProfile {
     /// Group located samples by (object, function); with call stacks, every function on
     /// them gets its inclusive total (those that never ran themselves with 0 samples).
-    pub fn build(samples: &[Sample], symbolizer: &Symbolizer, stacks: Option<&StackProfile>) -> FlatProfile {
+    pub fn build(samples: &[Sample], names: &Names, stacks: Option<&StackProfile>) -> FlatProfile {
         let mut groups: HashMap<FunctionKey, FlatEntry> = HashMap::default();
         let new_entry = |l: &Location| FlatEntry {
-            function: symbolizer.function_name(l),
-            object: (l.object != PROGRAM).then(|| symbolizer.object(l.object).name.clone()),
+            function: names.function_name(l),
+            object: (l.object != PROGRAM).then(|| names.object(l.object).name.clone()),
             samples: 0,
             total: stacks.map(|_| 0),
             // An inlined function has no code of its own: its instructions are its caller's.
@@ -120,7 +116,7 @@ impl FlatProfile {
         let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.samples));
         let kernel = samples
             .iter()
-            .filter(|s| symbolizer.is_kernel(s.location.object))
+            .filter(|s| names.is_kernel(s.location.object))
             .fold(0u64, |sum, s| sum.saturating_add(s.count));
         FlatProfile { entries, total, kernel, with_totals: stacks.is_some(), whole: None }
     }
@@ -211,17 +207,24 @@ pub mod tests {
     /// The stacks' test profile with the samples behind its stacks, as stacks and the flat
     /// profile.
     pub fn stacks_and_flat() -> (StackProfile, FlatProfile) {
-        let mut s = crate::stacks::tests::symbolizer();
         let mut p = crate::stacks::tests::profile();
         p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
-        let sp = StackProfile::build(&p, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(p.samples()), &s, Some(&sp));
+        let names = Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default());
+        let sp = StackProfile::build(&p, &names).unwrap();
+        let flat = FlatProfile::build(&names.samples(&p), &names, Some(&sp));
         (sp, flat)
     }
     use prof_objects::object_file::ObjectFile;
     use crate::profile::Profile;
+    use prof_objects::symbolize::Symbolizer;
     use prof_objects::symbols::{Function, SymbolTable};
     use std::path::Path;
+
+    /// The flat profile of `p` with the test program's symbols.
+    fn flat(p: &Profile) -> FlatProfile {
+        let names = Names::of_run(symbolizer(), p, Default::default());
+        FlatProfile::build(&names.samples(p), &names, None)
+    }
 
     fn symbolizer() -> Symbolizer {
         let symbols = SymbolTable::new(vec![
@@ -241,8 +244,7 @@ pub mod tests {
             mappings: crate::profile::example().mappings,
             ..Default::default()
         };
-        let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
+        let f = flat(&p);
         assert_eq!(f.total, 13);
         assert_eq!(
             f.render(None),
@@ -298,8 +300,7 @@ pub mod tests {
             image_samples: vec![(0x1000, u64::MAX), (0x1001, 2), (0x2000, u64::MAX - 1)],
             ..Default::default()
         };
-        let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
+        let f = flat(&p);
         let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
         assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
         assert!(f.render(None).ends_with(&format!("{}  100.00  100.00  loop\n", u64::MAX - 1)), "{}", f.render(None));
@@ -308,11 +309,10 @@ pub mod tests {
     #[test]
     fn ties_sort_by_name_and_empty_profiles_render() {
         let p = Profile { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() };
-        let mut s = symbolizer();
-        let f = FlatProfile::build(&s.locate(p.samples()), &s, None);
+        let f = flat(&p);
         let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
         assert_eq!(names, ["fib", "loop"]);
-        let empty = FlatProfile::build(&[], &s, None);
+        let empty = flat(&Profile::default());
         assert_eq!(empty.render(None), "Flat profile (0 user ticks):\n  samples       %   cum %  function\n");
         assert_eq!(empty.percent("fib"), 0.0);
     }

@@ -40,6 +40,7 @@ pub mod interrupt;
 pub mod kernel;
 pub mod launch;
 pub mod manual;
+pub mod naming;
 pub mod options;
 pub mod privilege;
 pub mod platform;

@@ -1,16 +1,16 @@
 //! `--children`: the processes the program started, each profiled on its own and all of them
 //! together with the program. Each child's samples are named like the program's foreign ones,
 //! from the mappings it had (inherited, or its own after an exec), with the run's one
-//! [`Symbolizer`], so a function is the same entry in every process and in the total.
+//! [`Names`] of the run, so a function is the same entry in every process and in the total.
 
 use std::fmt::Write;
 
 use crate::flat::FlatProfile;
-use prof_objects::lines::Sources;
+use crate::naming::Names;
 use crate::profile::{ChildProfile, Profile};
 use crate::words::{count, percent};
 use crate::stacks::StackProfile;
-use prof_objects::symbolize::{Sample, Symbolizer};
+use prof_objects::symbolize::Sample;
 
 /// Functions shown per child process.
 pub const TOP_FUNCTIONS: usize = 10;
@@ -89,24 +89,24 @@ pub struct Tree {
 impl Tree {
     /// The program's tree: the processes it started and, together, them with `own` (the
     /// program's located samples).
-    pub fn of_program(own: &[Sample], children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Tree {
-        let processes = analyse(children, symbolizer, inline);
+    pub fn of_program(own: &[Sample], children: &[ChildProfile], names: &Names) -> Tree {
+        let processes = analyse(children, names);
         let together = match processes.is_empty() {
             true => FlatProfile::default(),
             false => {
-                let user = |s: &&Sample| !symbolizer.is_kernel(s.location.object);
+                let user = |s: &&Sample| !names.is_kernel(s.location.object);
                 let all: Vec<Sample> = own.iter().chain(processes.iter().flat_map(|c| &c.samples)).filter(user).cloned().collect();
-                FlatProfile::build(&all, symbolizer, None)
+                FlatProfile::build(&all, names, None)
             }
         };
         Tree { processes, together, runs: Vec::new() }
     }
 
     /// A system-wide run's processes, together and by program.
-    pub fn of_system(processes: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Tree {
-        let processes = analyse(processes, symbolizer, inline);
+    pub fn of_system(processes: &[ChildProfile], names: &Names) -> Tree {
+        let processes = analyse(processes, names);
         let all: Vec<Sample> = processes.iter().flat_map(|c| &c.samples).cloned().collect();
-        let together = FlatProfile::build(&all, symbolizer, None);
+        let together = FlatProfile::build(&all, names, None);
         // The runs with samples of each program: how many, and their samples together.
         let mut runs: Vec<(String, usize, Vec<Sample>)> = Vec::new();
         for c in processes.iter().filter(|c| c.flat.total > 0) {
@@ -118,18 +118,18 @@ impl Tree {
                 None => runs.push((c.program.clone(), 1, c.samples.clone())),
             }
         }
-        let runs = runs.into_iter().filter(|r| r.1 > 1).map(|(program, _, samples)| (program, FlatProfile::build(&samples, symbolizer, None))).collect();
+        let runs = runs.into_iter().filter(|r| r.1 > 1).map(|(program, _, samples)| (program, FlatProfile::build(&samples, names, None))).collect();
         Tree { processes, together, runs }
     }
 }
 
-/// Locate and name every child's samples and stacks (inlined functions as their own with
-/// `inline`, as the program's).
-fn analyse(children: &[ChildProfile], symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Vec<ProcessAnalysis> {
+/// Every child's samples and stacks by the run's names (inlined functions as their own with
+/// `--inline`, as the program's).
+fn analyse(children: &[ChildProfile], names: &Names) -> Vec<ProcessAnalysis> {
     children
         .iter()
         .map(|c| {
-            let (samples, stacks, flat) = crate::flat::analyse(&c.profile, symbolizer, inline);
+            let (samples, stacks, flat) = crate::flat::analyse(&c.profile, names);
             ProcessAnalysis {
                 pid: c.pid,
                 parent: c.parent,
@@ -456,7 +456,15 @@ mod tests {
     use prof_objects::object_file::ObjectFile;
     use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::sampler::Mapping;
+    use prof_objects::symbolize::Symbolizer;
     use std::path::Path;
+
+    /// The tree of `program` and `children`, named with `symbolizer` as a run of them is.
+    fn tree_of(symbolizer: Symbolizer, program: &Profile, children: &[ChildProfile]) -> Tree {
+        let run = Profile { processes: children.to_vec(), ..program.clone() };
+        let names = Names::of_run(symbolizer, &run, Default::default());
+        Tree::of_program(&names.samples(program), children, &names)
+    }
 
     fn object(path: &str, functions: &[(u64, &str)]) -> ObjectFile {
         let symbols = functions.iter().map(|&(addr, name)| Function { addr, size: 0x100, name: name.into() }).collect();
@@ -472,7 +480,7 @@ mod tests {
     /// are not among the user samples.
     #[test]
     fn each_process_and_all_together() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog", Default::default())
+        let symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work"), (0x1100, "main")]), "./prog", Default::default())
             .program_also_at("/bin/prog")
             .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
             .with_kernel_object(object("/proc/kallsyms", &[(0xffff_ffff_8100_0000, "do_syscall_64")]));
@@ -513,8 +521,7 @@ mod tests {
             },
             running: true,
         };
-        let own = symbolizer.locate(program.samples());
-        let tree = Tree::of_program(&own, &[forked, tool], &mut symbolizer, None);
+        let tree = tree_of(symbolizer, &program, &[forked, tool]);
         assert_eq!(
             render("./prog", Some("/bin/prog"), &program, &tree),
             "Processes (--children): './prog' and the 2 processes it started, 34 samples:\n\
@@ -557,7 +564,7 @@ mod tests {
     #[test]
     fn a_system_wide_run() {
         let empty = ObjectFile::from_symbols(Path::new(""), SymbolTable::new(Vec::new()));
-        let mut symbolizer = Symbolizer::new(empty, "system", Default::default())
+        let symbolizer = Symbolizer::new(empty, "system", Default::default())
             .with_object("/bin/hog", object("/bin/hog", &[(0x1000, "spin")]))
             .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
             .with_kernel_object(object("/proc/kallsyms", &[(0x1000, "schedule")]));
@@ -591,8 +598,10 @@ mod tests {
             clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_millis(50)), ..Default::default() },
             ..Default::default()
         };
-        let (_, _, kernel) = crate::flat::analyse(&p, &mut symbolizer, None);
-        let processes = Tree::of_system(&all, &mut symbolizer, None);
+        let run = Profile { processes: all.to_vec(), ..p.clone() };
+        let names = Names::of_run(symbolizer, &run, Default::default());
+        let (_, _, kernel) = crate::flat::analyse(&p, &names);
+        let processes = Tree::of_system(&all, &names);
         assert_eq!(
             render_system(&p, &processes, &kernel, None),
             "System-wide (-a) in 0.05 s on 2 CPUs: 100 samples:\n\
@@ -709,7 +718,7 @@ mod tests {
     /// busiest, and a line says how much the others had.
     #[test]
     fn only_the_busiest_processes_get_a_section() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
+        let symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
         let children: Vec<ChildProfile> = (1..=12u64)
             .map(|i| ChildProfile {
                 pid: 100 + i as u32,
@@ -725,7 +734,7 @@ mod tests {
                 running: false,
             })
             .collect();
-        let tree = Tree::of_program(&[], &children, &mut symbolizer, None);
+        let tree = tree_of(symbolizer, &Profile::default(), &children);
         let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
         let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("prog [pid ")).collect();
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");
@@ -740,7 +749,7 @@ mod tests {
     /// for the rest; `By program` has them all.
     #[test]
     fn a_long_table_keeps_its_busiest_rows() {
-        let mut symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
+        let symbolizer = Symbolizer::new(object("/bin/prog", &[(0x1000, "work")]), "prog", Default::default()).program_also_at("/bin/prog");
         let n = MAX_PROCESS_ROWS as u64 + 10;
         let children: Vec<ChildProfile> = (1..=n)
             .map(|i| ChildProfile {
@@ -751,7 +760,7 @@ mod tests {
                 running: false,
             })
             .collect();
-        let tree = Tree::of_program(&[], &children, &mut symbolizer, None);
+        let tree = tree_of(symbolizer, &Profile::default(), &children);
         let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
         let rows = text.lines().filter(|l| l.ends_with("  /bin/true")).count();
         // 50 rows, then the group's.
@@ -767,7 +776,7 @@ mod tests {
     /// file it exec'd are one program in `By program`, named by the file.
     #[test]
     fn the_program_and_its_exec_d_runs_are_one_program() {
-        let mut symbolizer = Symbolizer::new(object("/usr/bin/make", &[(0x1000, "work")]), "make", Default::default()).program_also_at("/usr/bin/make");
+        let symbolizer = Symbolizer::new(object("/usr/bin/make", &[(0x1000, "work")]), "make", Default::default()).program_also_at("/usr/bin/make");
         let run = |pid: u32, program: &str| ChildProfile {
             pid,
             parent: Some(10),
@@ -775,7 +784,7 @@ mod tests {
             profile: Profile { user_ticks: 3, kernel_ticks: Some(0), ..Default::default() },
             running: false,
         };
-        let tree = Tree::of_program(&[], &[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")], &mut symbolizer, None);
+        let tree = tree_of(symbolizer, &Profile::default(), &[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")]);
         let main = Profile { pid: 10, user_ticks: 1, kernel_ticks: Some(0), ..Default::default() };
         let text = render("make", Some("/usr/bin/make"), &main, &tree);
         let by_program = &text[text.find("By program").unwrap()..];

@@ -805,8 +805,7 @@ mod tests {
     /// program's stacks (dwarf), code without frame pointers (fp).
     #[test]
     fn hints_for_cut_stacks() {
-        let mut symbolizer = crate::stacks::tests::symbolizer();
-        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut symbolizer, None).unwrap();
+        let sp = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &crate::stacks::tests::profile()).0.unwrap();
         // 1 of 10 truncated: no hint (10 %, not more); 2 of 9: one.
         let few = StackProfile { truncated: 1, total: 10, ..sp.clone() };
         assert_eq!(hints(Some(&few), CallGraph::Dwarf { stack_size: 16384 }), "");
@@ -828,10 +827,9 @@ mod tests {
     /// process's start routine is whole (`stacks::StackProfile`), in the summary too.
     #[test]
     fn the_stacks_line_counts_the_named_stacks() {
-        let mut symbolizer = crate::stacks::tests::symbolizer();
         let mut p = crate::stacks::tests::profile();
         p.user_ticks = 9;
-        let sp = StackProfile::build(&p, &mut symbolizer, None).unwrap();
+        let sp = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &p).0.unwrap();
         let line = summary(&p, Some(&sp), "abc", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
         // The raw walks: a relibc start routine ends them "truncated"; named, they are whole.
@@ -839,7 +837,7 @@ mod tests {
             prof_objects::symbols::Function { addr: 0x1000, size: 0x100, name: "main".into() },
             prof_objects::symbols::Function { addr: 0x1100, size: 0x100, name: "relibc_start_v1".into() },
         ]);
-        let mut s = prof_objects::symbolize::Symbolizer::new(
+        let s = prof_objects::symbolize::Symbolizer::new(
             prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
             "fib", Default::default(),
         );
@@ -853,7 +851,7 @@ mod tests {
             user_ticks: 4,
             ..Default::default()
         };
-        let sp = StackProfile::build(&walked, &mut s, None).unwrap();
+        let sp = crate::stacks::tests::built(s, &walked).0.unwrap();
         let line = summary(&walked, Some(&sp), "fib", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 4 of 4 user samples, 0 truncated"), "{line}");
     }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use prof_core::formats::{ServerEntry, ServersReport};
 
-use prof_objects::symbolize::Symbolizer;
+use crate::naming::Names;
 use crate::profile::Profile;
 use crate::words::percent;
 
@@ -41,11 +41,11 @@ impl ServerFunctions {
     }
 }
 
-/// Name each daemon's samples (their innermost frame) with the run's `symbolizer`: its own code
+/// Each daemon's samples (their innermost frame) by the run's `names`: its own code
 /// from its executable (Redox daemons are static, linked at their run addresses; a daemon whose
 /// file cannot be read keeps its addresses), its kernel samples from the kernel's ELF
 /// (`sys_read [kernel]`, as the program's are).
-pub fn name_servers(report: &ServersReport, symbolizer: &mut Symbolizer) -> Vec<ServerFunctions> {
+pub fn name_servers(report: &ServersReport, names: &Names) -> Vec<ServerFunctions> {
     report
         .servers
         .iter()
@@ -55,13 +55,10 @@ pub fn name_servers(report: &ServersReport, symbolizer: &mut Symbolizer) -> Vec<
             for (frames, _, count) in &s.stacks {
                 let Some(&pc) = frames.first() else { continue };
                 let in_kernel = pc >= prof_core::sampler::KERNEL_SPACE_START;
-                let location = match in_kernel {
-                    true => symbolizer.kernel_sample(pc),
-                    false => symbolizer.server_sample(&s.path, pc),
-                };
+                let frame = names.server_frame(&s.path, pc);
                 // Without the kernel's ELF its samples are one `[kernel]`, as the program's are.
-                let name = match (&location.function, in_kernel) {
-                    (_, true) => symbolizer.name(&location),
+                let name = match (&frame.location.function, in_kernel) {
+                    (_, true) => frame.name.to_string(),
                     (Some(f), false) => f.name.clone(),
                     (None, false) => format!("{pc:#x}"),
                 };
@@ -165,6 +162,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
 mod tests {
     use super::*;
     use prof_objects::object_file::ObjectFile;
+    use prof_objects::symbolize::Symbolizer;
     use prof_objects::symbols::{Function, SymbolTable};
     use prof_core::sampler::Account;
 
@@ -193,6 +191,12 @@ mod tests {
 
     const KERNEL_TEXT: u64 = 0xffff_ffff_8010_0000;
 
+    /// The daemons of `r` named as a run with them is, with `symbolizer`.
+    fn named(r: &ServersReport, symbolizer: Symbolizer) -> Vec<ServerFunctions> {
+        let p = Profile { servers: Some(r.clone()), ..Default::default() };
+        name_servers(r, &Names::of_run(symbolizer, &p, Default::default()))
+    }
+
     /// The run's symbolizer: ramfs's executable and the kernel's ELF (ahcid's file is not
     /// here).
     fn symbolizer() -> Symbolizer {
@@ -212,15 +216,15 @@ mod tests {
 
     #[test]
     fn daemons_are_named_from_their_own_executables_and_the_kernel() {
-        let named = name_servers(&report(), &mut symbolizer());
-        assert_eq!(named[0].name, "ramfs");
+        let daemons = named(&report(), symbolizer());
+        assert_eq!(daemons[0].name, "ramfs");
         assert_eq!(
-            named[0].functions,
+            daemons[0].functions,
             vec![("read_block".to_string(), 18), ("sys_read [kernel]".to_string(), 3), ("handle".to_string(), 2)]
         );
-        assert_eq!((named[0].ticks, named[0].kernel_ticks), (23, 3));
+        assert_eq!((daemons[0].ticks, daemons[0].kernel_ticks), (23, 3));
         // A file that cannot be read: addresses.
-        assert_eq!((named[1].name.as_str(), named[1].functions.clone()), ("ahcid", vec![("0x409000".to_string(), 4)]));
+        assert_eq!((daemons[1].name.as_str(), daemons[1].functions.clone()), ("ahcid", vec![("0x409000".to_string(), 4)]));
     }
 
     /// On upstream's profiler (a stock kernel) no idle is recorded and no daemon's work is
@@ -249,10 +253,10 @@ mod tests {
     #[test]
     fn the_account_closes_over_every_tick_of_the_run() {
         let r = report();
-        let named = name_servers(&r, &mut symbolizer());
+        let daemons = named(&r, symbolizer());
         let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
         assert_eq!(
-            render("iowork", &p, Some((&r, &named))),
+            render("iowork", &p, Some((&r, &daemons))),
             "Where the time went (102 ticks of the run, every CPU):\n\
              \x20   ticks       %  where\n\
              \x20      10    9.80  its own code\n\
@@ -288,9 +292,9 @@ mod tests {
         r.servers.push(ServerEntry { pid: 9, ticks: 2, path: String::new(), stacks: vec![(vec![0x40_7000], true, 2)] });
         r.servers.push(ServerEntry { pid: 0, ticks: 1, path: String::new(), stacks: vec![(vec![0x9000], true, 1)] });
         r.account.server_user += 3;
-        let named = name_servers(&r, &mut symbolizer());
+        let daemons = named(&r, symbolizer());
         let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
-        let text = render("iowork", &p, Some((&r, &named)));
+        let text = render("iowork", &p, Some((&r, &daemons)));
         assert!(!text.contains("[pid 7]") && !text.contains("[pid 2]"), "{text}");
         assert!(!text.contains("()") && !text.contains(" 0 samples"), "{text}");
         assert!(text.contains("\n        2    1.90  [pid 9] working for it\n"), "{text}");
@@ -305,9 +309,9 @@ mod tests {
     fn kernel_samples_of_the_daemons_are_counted_once() {
         let mut r = report();
         r.account.server_kernel = 3; // all of them ramfs's
-        let named = name_servers(&r, &mut symbolizer());
+        let daemons = named(&r, symbolizer());
         let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
-        let text = render("iowork", &p, Some((&r, &named)));
+        let text = render("iowork", &p, Some((&r, &daemons)));
         assert!(text.starts_with("Where the time went (100 ticks of the run, every CPU):\n"), "{text}");
         assert!(!text.contains("the kernel, for those daemons"), "{text}");
         let rows: u64 = text.lines().skip(2).take_while(|l| !l.starts_with('\'')).map(|l| l.split_whitespace().next().unwrap().parse::<u64>().unwrap()).sum();
@@ -318,8 +322,8 @@ mod tests {
         r.account.server_kernel = 0;
         r.servers[0].stacks.pop();
         r.servers[0].ticks = 20;
-        let named = name_servers(&r, &mut symbolizer());
-        assert!(!render("iowork", &p, Some((&r, &named))).contains("the kernel, for those daemons"));
+        let daemons = named(&r, symbolizer());
+        assert!(!render("iowork", &p, Some((&r, &daemons))).contains("the kernel, for those daemons"));
     }
 
     /// Without the kernel's ELF a daemon's kernel samples are `[kernel]`, as the program's are
@@ -327,11 +331,11 @@ mod tests {
     #[test]
     fn without_the_kernel_elf_a_daemons_kernel_samples_are_one_kernel() {
         let file = |path: &str| ObjectFile::from_symbols(Path::new(path), SymbolTable::new(Vec::new()));
-        let mut s = Symbolizer::new(file("/usr/bin/iowork"), "iowork", Default::default()).with_kernel(Path::new("/no/such/kernel"));
+        let s = Symbolizer::new(file("/usr/bin/iowork"), "iowork", Default::default()).with_kernel(Path::new("/no/such/kernel"));
         let mut r = report();
         r.servers[0].stacks.push((vec![KERNEL_TEXT + 0x40], false, 2));
-        let named = name_servers(&r, &mut s);
-        assert!(named[0].functions.contains(&("[kernel]".to_string(), 5)), "{:?}", named[0].functions);
+        let daemons = named(&r, s);
+        assert!(daemons[0].functions.contains(&("[kernel]".to_string(), 5)), "{:?}", daemons[0].functions);
     }
 
     #[test]

@@ -6,10 +6,10 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
 
-use prof_objects::symbolize::Symbolizer;
+use crate::naming::Names;
 
 use crate::timeline::{At, Window};
-use crate::profile::{Frame, Profile};
+use crate::profile::Profile;
 
 /// The section's slices unless `--timeline=N` says.
 pub const DEFAULT_SLICES: usize = 20;
@@ -33,34 +33,29 @@ pub struct Slice {
 /// The run of `p` from `window` (the whole run: `None`) in `n` slices, its functions named:
 /// every process of the run (the program, and the processes it started), on the clock they
 /// share.
-pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut Symbolizer) -> Vec<Slice> {
+pub fn slices(p: &Profile, window: Option<&Window>, n: usize, names: &Names) -> Vec<Slice> {
     let span = p.run_span();
     let (from, to) = window.map_or((0, u64::MAX), |w| w.ns(span));
     let to = to.min(span);
     if to <= from || n == 0 {
         return Vec::new();
     }
-    // A frame's name, by process: the same runtime address is other code in another process.
-    let mut names: HashMap<(usize, Frame), String> = HashMap::default();
+    // A frame's name is by its process's space: the same runtime address is other code in
+    // another process.
+    let spaces: Vec<crate::naming::Space> = p.with_processes().map(|process| names.space(&process.mappings)).collect();
     let edge = |k: usize| from + ((to - from) as u128 * k as u128 / n as u128) as u64;
     let timed = p.requests.as_ref().map(|l| &l.timed[..]).filter(|t| !t.is_empty());
     (0..n)
         .map(|k| {
             let (a, b) = (edge(k), if k + 1 == n { to.saturating_add(1) } else { edge(k + 1) });
-            let mut functions: HashMap<String, u64> = HashMap::default();
+            let mut functions: HashMap<std::rc::Rc<str>, u64> = HashMap::default();
             let mut waits: HashMap<String, u64> = HashMap::default();
             let mut on_cpu = 0;
             for (i, process) in p.with_processes().enumerate() {
                 for s in process.timeline.between(a, b) {
                     let name = match s.at {
-                        At::Cpu(frame) => names
-                            .entry((i, frame))
-                            .or_insert_with(|| {
-                                let location = symbolizer.frame(frame.into(), &process.mappings);
-                                symbolizer.name(&location)
-                            })
-                            .clone(),
-                        At::Kernel(_) => "[kernel]".to_string(),
+                        At::Cpu(frame) => names.frame(spaces[i], frame).name.clone(),
+                        At::Kernel(_) => std::rc::Rc::from("[kernel]"),
                         At::Blocked(site) => {
                             // The run's wait sites are the program's, whichever process waited.
                             let call = p.clock.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
@@ -86,8 +81,8 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, symbolizer: &mut S
 }
 
 /// The entry with the most, the first by name where two tie.
-fn most(counts: HashMap<String, u64>) -> Option<(String, u64)> {
-    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+fn most<S: AsRef<str> + Ord>(counts: HashMap<S, u64>) -> Option<(String, u64)> {
+    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0))).map(|(name, n)| (name.as_ref().to_string(), n))
 }
 
 /// The section: a line per slice. `hz`: the samples a second of CPU time (100 % is one CPU);
@@ -172,8 +167,8 @@ mod tests {
             log.add(r);
         }
         let p = Profile { pid: 7, requests: Some(log), timeline: crate::timeline::Timeline { span: 1_000_000_000, ..Default::default() }, ..Default::default() };
-        let mut s = crate::stacks::tests::symbolizer();
-        let got = slices(&p, None, 2, &mut s);
+        let names = crate::naming::Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default());
+        let got = slices(&p, None, 2, &names);
         assert_eq!(got.iter().map(|s| s.requests.clone()).collect::<Vec<_>>(), [Some((3, Some(("read".to_string(), 2)))), Some((1, Some(("openat".to_string(), 1))))]);
         assert_eq!(
             render(&got, 1000, 1),

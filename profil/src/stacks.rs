@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use prof_objects::lines::Sources;
+use crate::naming::Names;
 use crate::profile::{Frame, Profile};
-use prof_objects::symbolize::{FunctionKey, Location, Sample, Symbolizer};
+use prof_objects::symbolize::{FunctionKey, Location};
 
 /// A function that appears on some stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,14 +81,16 @@ impl StackProfile {
         self.truncated = truncated;
     }
 
-    /// Name every frame of the profile's stacks; `None` when no stacks were recorded. With
-    /// `inline` (`--inline`), a frame in inlined code is its function then the functions
-    /// inlined into it there, each a frame named `name (inlined)`, as perf shows them.
-    pub fn build(p: &Profile, symbolizer: &mut Symbolizer, inline: Option<&Sources>) -> Option<StackProfile> {
+    /// Every frame of the profile's stacks by its function in the run's names; `None` when no
+    /// stacks were recorded. Where the names have inlined functions (`--inline`), a frame in
+    /// inlined code is its function then the functions inlined into it there, each a frame
+    /// named `name (inlined)`, as perf shows them.
+    pub fn build(p: &Profile, names: &Names) -> Option<StackProfile> {
         if !p.stacks_recorded {
             return None;
         }
         let mut out = StackProfile::default();
+        let space = names.space(&p.mappings);
         // Each address's functions, outermost first (more than one: inlined code).
         let mut by_frame: HashMap<Frame, Vec<usize>> = HashMap::default();
         let mut by_key: HashMap<FunctionKey, usize> = HashMap::default();
@@ -98,20 +100,16 @@ impl StackProfile {
             let mut frames: Vec<usize> = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
                 let functions = by_frame.entry(f).or_insert_with(|| {
-                    let location = symbolizer.frame(f.into(), &p.mappings);
-                    let inlined = match inline {
-                        Some(sources) => inlined_chain(symbolizer, sources, &location),
-                        None => Vec::new(),
-                    };
-                    out.frame_locations.insert(f, location.clone());
-                    std::iter::once(location)
-                        .chain(inlined)
+                    let named = names.frame(space, f);
+                    out.frame_locations.insert(f, named.location.clone());
+                    std::iter::once(&named.location)
+                        .chain(&named.inlined)
                         .map(|location| {
-                            let key = FunctionKey::of(&location);
+                            let key = FunctionKey::of(location);
                             intern(&mut out.functions, &mut by_key, key, || StackFunction {
                                 key,
-                                name: symbolizer.name(&location),
-                                location,
+                                name: names.name(location).to_string(),
+                                location: location.clone(),
                                 server: false,
                             })
                         })
@@ -133,7 +131,7 @@ impl StackProfile {
         }
         out.stacks = sorted(merged);
         if let Some(report) = &p.servers {
-            out.add_servers(report, p, symbolizer);
+            out.add_servers(report, p, names);
         }
         Some(out)
     }
@@ -141,7 +139,8 @@ impl StackProfile {
     /// Name the daemons' stacks, each from its own executable, under a root frame per daemon;
     /// a sample the kernel tied to the program's wait it served (Redox, `Profile::served`)
     /// under that wait's stack: `main;read;ramfs [pid 7];handle_read;memcpy`.
-    fn add_servers(&mut self, report: &prof_core::formats::ServersReport, p: &Profile, symbolizer: &mut Symbolizer) {
+    fn add_servers(&mut self, report: &prof_core::formats::ServersReport, p: &Profile, names: &Names) {
+        let space = names.space(&p.mappings);
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
         // The program's stack at each wait site, outermost first, named as its own stacks are,
@@ -158,12 +157,12 @@ impl StackProfile {
                 .iter()
                 .rev()
                 .map(|&f| {
-                    let location = symbolizer.frame(f.into(), &p.mappings);
-                    let key = FunctionKey::of(&location);
+                    let named = names.frame(space, f);
+                    let key = FunctionKey::of(&named.location);
                     intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,
-                        name: symbolizer.name(&location),
-                        location,
+                        name: named.name.to_string(),
+                        location: named.location.clone(),
                         server: false,
                     })
                 })
@@ -174,14 +173,14 @@ impl StackProfile {
             site_frames.insert(s.site, (named, truncated));
         }
         for server in &report.servers {
-            let object = symbolizer.server_object(&server.path);
+            let Some(object) = names.server_object(&server.path) else { continue };
             let root_location = Location { object, address: None, function: None, inlined: None };
             // One root per daemon, even for two instances of one executable.
             let root_key = FunctionKey { object, function: Some(u64::MAX - u64::from(server.pid)), inlined: None };
             // A daemon profd could not name: by its pid.
             let short = match server.path.as_str() {
                 "" => "",
-                _ => symbolizer.object(root_location.object).name.as_str(),
+                _ => names.object(root_location.object).name.as_str(),
             };
             let name = crate::profile::process_label(short, server.pid);
             let root = intern(&mut self.functions, &mut by_key, root_key, || StackFunction {
@@ -217,16 +216,12 @@ impl StackProfile {
                 for (i, &addr) in frames.iter().enumerate().rev() {
                     // A daemon's kernel frames (the NMI source samples the kernel) are the
                     // kernel's, named from its ELF as in the daemon's flat table.
-                    let addr = addr.wrapping_sub(u64::from(i > 0));
-                    let location = match addr >= prof_core::sampler::KERNEL_SPACE_START {
-                        true => symbolizer.kernel_sample(addr),
-                        false => symbolizer.server_sample(&server.path, addr),
-                    };
-                    let key = FunctionKey::of(&location);
+                    let frame = names.server_frame(&server.path, addr.wrapping_sub(u64::from(i > 0)));
+                    let key = FunctionKey::of(&frame.location);
                     named.push(intern(&mut self.functions, &mut by_key, key, || StackFunction {
                         key,
-                        name: symbolizer.name(&location),
-                        location,
+                        name: frame.name.to_string(),
+                        location: frame.location.clone(),
                         server: true,
                     }));
                 }
@@ -306,26 +301,6 @@ impl StackProfile {
     }
 }
 
-/// The inlined functions at `l`, outermost first (the ones its source frames name above the
-/// function itself).
-pub fn inlined_chain(symbolizer: &mut Symbolizer, sources: &Sources, l: &Location) -> Vec<Location> {
-    let frames = sources.frames(symbolizer, l);
-    let inner = frames.len().saturating_sub(1);
-    frames[..inner].iter().rev().map(|f| symbolizer.inlined_at(l, &f.function)).collect()
-}
-
-/// `samples` with each one's location replaced by the innermost inlined function it is in,
-/// where it is in one (`--inline`: the flat profile's self samples go to inlined code).
-pub fn innermost_inlined(samples: &[Sample], symbolizer: &mut Symbolizer, sources: &Sources) -> Vec<Sample> {
-    samples
-        .iter()
-        .map(|s| match inlined_chain(symbolizer, sources, &s.location).pop() {
-            Some(location) => Sample { location, ..s.clone() },
-            None => s.clone(),
-        })
-        .collect()
-}
-
 /// The index of function `key` in `functions`, added as `make` builds it on first sight.
 fn intern(
     functions: &mut Vec<StackFunction>,
@@ -397,8 +372,15 @@ pub mod tests {
     use super::*;
     use prof_objects::object_file::ObjectFile;
     use crate::profile::Stack;
+    use prof_objects::symbolize::Symbolizer;
     use prof_objects::symbols::{Function, SymbolTable};
     use std::path::Path;
+
+    /// `p`'s stacks named with `s`, and the names.
+    pub fn built(s: Symbolizer, p: &Profile) -> (Option<StackProfile>, Names) {
+        let names = Names::of_run(s, p, Default::default());
+        (StackProfile::build(p, &names), names)
+    }
 
     pub fn symbolizer() -> Symbolizer {
         let symbols = SymbolTable::new(vec![
@@ -431,8 +413,7 @@ pub mod tests {
 
     #[test]
     fn names_merges_and_counts_stacks() {
-        let mut s = symbolizer();
-        let sp = StackProfile::build(&profile(), &mut s, None).unwrap();
+        let sp = built(symbolizer(), &profile()).0.unwrap();
         let names = |st: &NamedStack| st.frames.iter().map(|&f| sp.functions[f].name.as_str()).collect::<Vec<_>>();
         let got: Vec<_> = sp.stacks.iter().map(|st| (names(st), st.truncated, st.count)).collect();
         assert_eq!(
@@ -466,7 +447,7 @@ pub mod tests {
             Function { addr: 0x1400, size: 0x100, name: "relibc_start_v1".into() },
             Function { addr: 0x1500, size: 0x40, name: "_start".into() },
         ]);
-        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
+        let s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
         let p = Profile {
             stacks_recorded: true,
             stacks: vec![
@@ -481,7 +462,7 @@ pub mod tests {
             ],
             ..Default::default()
         };
-        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let sp = built(s, &p).0.unwrap();
         let got = named(&sp);
         assert_eq!(
             got,
@@ -510,7 +491,7 @@ pub mod tests {
             Function { addr: 0x1100, size: 0x100, name: "fib".into() },
             Function { addr: 0x1400, size: 0x100, name: "relibc_start_v1".into() },
         ]);
-        let mut s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
+        let s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
         let garbage = Frame::Foreign(0x7f00_dead_0000);
         let frames = |addrs: &[u64], above: bool| -> Vec<Frame> {
             addrs.iter().map(|&a| Frame::Program(a)).chain(above.then_some(garbage)).collect()
@@ -525,7 +506,7 @@ pub mod tests {
             ],
             ..Default::default()
         };
-        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let sp = built(s, &p).0.unwrap();
         let got = named(&sp);
         assert_eq!(
             got,
@@ -539,7 +520,7 @@ pub mod tests {
     }
 
     /// The test symbolizer, with ramfs's executable (`read_block`, `handle`) at /bin/ramfs.
-    fn with_ramfs() -> Symbolizer {
+    pub fn with_ramfs() -> Symbolizer {
         let ramfs = SymbolTable::new(vec![
             Function { addr: 0x40_2000, size: 0x100, name: "read_block".into() },
             Function { addr: 0x40_3000, size: 0x100, name: "handle".into() },
@@ -549,10 +530,16 @@ pub mod tests {
 
     /// ramfs worked for the program: its stacks, named from its own executable, under a root
     /// of their own; the program's stacks, totals and flat profile are untouched.
-    pub fn with_a_server() -> (StackProfile, Symbolizer) {
-        let mut s = with_ramfs();
+    pub fn with_a_server() -> (StackProfile, Names) {
         let mut p = profile();
-        p.servers = Some(prof_core::formats::ServersReport {
+        p.servers = Some(ramfs_worked());
+        let (sp, names) = built(with_ramfs(), &p);
+        (sp.unwrap(), names)
+    }
+
+    /// ramfs's work for the program: 6 samples at three stacks.
+    pub fn ramfs_worked() -> prof_core::formats::ServersReport {
+        prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 6,
@@ -564,14 +551,12 @@ pub mod tests {
                 ],
             }],
             ..Default::default()
-        });
-        (StackProfile::build(&p, &mut s, None).unwrap(), s)
+        }
     }
 
     /// Redox: the kernel tied 3 of ramfs's samples to the program's wait in `c` (a read):
     /// those go under the program's stack there, the rest stay under ramfs's own root.
-    pub fn with_a_stitched_server() -> (StackProfile, Symbolizer, Profile) {
-        let mut s = with_ramfs();
+    pub fn with_a_stitched_server() -> (StackProfile, Names, Profile) {
         let mut p = profile();
         p.servers = Some(prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry {
@@ -596,7 +581,8 @@ pub mod tests {
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 3 },
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_3010], truncated: true, count: 2 },
         ];
-        (StackProfile::build(&p, &mut s, None).unwrap(), s, p)
+        let (sp, names) = built(with_ramfs(), &p);
+        (sp.unwrap(), names, p)
     }
 
     #[test]
@@ -652,7 +638,7 @@ pub mod tests {
     #[test]
     fn a_daemons_kernel_frames_are_the_kernels() {
         let ramfs = SymbolTable::new(vec![Function { addr: 0x40_3000, size: 0x100, name: "handle".into() }]);
-        let mut s = symbolizer()
+        let s = symbolizer()
             .with_object("/bin/ramfs", ObjectFile::from_symbols(Path::new("/bin/ramfs"), ramfs))
             .with_kernel(Path::new("/no/such/kernel"));
         let mut p = profile();
@@ -666,14 +652,13 @@ pub mod tests {
             }],
             ..Default::default()
         });
-        let sp = StackProfile::build(&p, &mut s, None).unwrap();
+        let sp = built(s, &p).0.unwrap();
         let names: Vec<&str> = sp.servers[0].frames.iter().map(|&f| sp.functions[f].name.as_str()).collect();
         assert_eq!(names, ["ramfs [pid 7]", "handle [ramfs]", "[kernel]", "[kernel]"]);
     }
 
     #[test]
     fn no_stacks_recorded_is_none() {
-        let mut s = symbolizer();
-        assert_eq!(StackProfile::build(&Profile::default(), &mut s, None), None);
+        assert_eq!(built(symbolizer(), &Profile::default()).0, None);
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use prof_objects::symbolize::Symbolizer;
+use crate::naming::Names;
 use crate::profile::Profile;
 
 /// Functions shown for each thread.
@@ -27,10 +27,10 @@ pub struct ThreadView {
 
 /// Every sampled thread of the run whose program is `program`: the program's, then every
 /// process's it started (or `-a`'s), most samples first, their functions named.
-pub fn threads(p: &Profile, program: &str, symbolizer: &mut Symbolizer) -> Vec<ThreadView> {
-    let mut out = process_threads(p, p.pid, program, symbolizer);
+pub fn threads(p: &Profile, program: &str, names: &Names) -> Vec<ThreadView> {
+    let mut out = process_threads(p, p.pid, program, names);
     for c in &p.processes {
-        out.extend(process_threads(&c.profile, c.pid, &c.program, symbolizer));
+        out.extend(process_threads(&c.profile, c.pid, &c.program, names));
     }
     out.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
     out
@@ -38,19 +38,19 @@ pub fn threads(p: &Profile, program: &str, symbolizer: &mut Symbolizer) -> Vec<T
 
 /// One process's threads: its samples by thread where the backend keeps them so (the
 /// program's), else its samples in time order by thread (a process it started, `-a`'s).
-fn process_threads(p: &Profile, pid: u32, program: &str, symbolizer: &mut Symbolizer) -> Vec<ThreadView> {
-    let mut by_tid: BTreeMap<u32, (String, BTreeMap<String, u64>)> = BTreeMap::new();
-    let mut add = |symbolizer: &mut Symbolizer, tid: u32, name: &str, frame: crate::frame::Frame, n: u64| {
-        let location = symbolizer.frame(frame.into(), &p.mappings);
+fn process_threads(p: &Profile, pid: u32, program: &str, names: &Names) -> Vec<ThreadView> {
+    let space = names.space(&p.mappings);
+    let mut by_tid: BTreeMap<u32, (String, BTreeMap<std::rc::Rc<str>, u64>)> = BTreeMap::new();
+    let mut add = |tid: u32, name: &str, frame: crate::frame::Frame, n: u64| {
         let thread = by_tid.entry(tid).or_insert_with(|| (name.to_string(), BTreeMap::new()));
-        let e = thread.1.entry(symbolizer.name(&location)).or_insert(0);
+        let e = thread.1.entry(names.frame(space, frame).name.clone()).or_insert(0);
         *e = e.saturating_add(n);
     };
     match p.by_thread.is_empty() {
         false => {
             for t in &p.by_thread {
                 for &(frame, n) in &t.samples {
-                    add(symbolizer, t.tid, &t.name, frame, n);
+                    add(t.tid, &t.name, frame, n);
                 }
             }
         }
@@ -64,14 +64,14 @@ fn process_threads(p: &Profile, pid: u32, program: &str, symbolizer: &mut Symbol
                 }
             }
             for ((tid, frame), n) in counted {
-                add(symbolizer, tid, "", frame, n);
+                add(tid, "", frame, n);
             }
         }
     }
     by_tid
         .into_iter()
         .map(|(tid, (name, by_name))| {
-            let mut functions: Vec<(String, u64)> = by_name.into_iter().collect();
+            let mut functions: Vec<(String, u64)> = by_name.into_iter().map(|(name, n)| (name.to_string(), n)).collect();
             functions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             let samples = functions.iter().fold(0u64, |n, f| n.saturating_add(f.1));
             // A thread that ended before the sampler read its name has the one the kernel
@@ -126,9 +126,14 @@ mod tests {
     use super::*;
     use crate::profile::{Frame, ThreadSamples};
 
+    /// The threads of `p`, named with the stacks' test symbols.
+    fn named(p: &Profile, program: &str) -> Vec<ThreadView> {
+        let wanted = crate::naming::Wanted { threads: true, ..Default::default() };
+        threads(p, program, &Names::of_run(crate::stacks::tests::symbolizer(), p, wanted))
+    }
+
     #[test]
     fn each_thread_with_its_share_and_functions() {
-        let mut s = crate::stacks::tests::symbolizer();
         let p = Profile {
             by_thread: vec![
                 ThreadSamples { tid: 7, name: String::new(), samples: vec![(Frame::Program(0x1010), 2)] },
@@ -140,7 +145,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let t = threads(&p, "/usr/bin/a-program-named-long", &mut s);
+        let t = named(&p, "/usr/bin/a-program-named-long");
         assert_eq!((t[0].tid, t[0].samples), (8, 8));
         assert_eq!(t[0].functions, [("c".to_string(), 6), ("a".to_string(), 2)]);
         assert_eq!(
@@ -158,7 +163,6 @@ mod tests {
     #[test]
     fn every_process_s_threads_with_their_pids() {
         use crate::timeline::{At, TimedSample};
-        let mut s = crate::stacks::tests::symbolizer();
         let child = |pid: u32, tids: &[u32]| crate::profile::ChildProfile {
             pid,
             parent: Some(7),
@@ -179,7 +183,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            render(&threads(&p, "sh", &mut s)),
+            render(&named(&p, "sh")),
             "By thread (4 threads of 3 processes, 7 samples):\n\
              \x20     pid      tid  name             samples       %  top functions\n\
              \x20       8        8  abc                    3   42.86  c 3\n\

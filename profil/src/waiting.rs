@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use prof_core::ledger::UNSEEN;
 
-use prof_objects::symbolize::Symbolizer;
+use crate::naming::Names;
 use crate::profile::{Frame, Profile};
 
 /// Waits the section shows unless `--top` says otherwise.
@@ -56,26 +56,17 @@ pub fn unseen(p: &Profile) -> (u64, u64) {
 
 /// Name a stack's frames, innermost first, with the mappings of the process they are of
 /// (`pid`: the program, or a child it started).
-pub fn frame_names(p: &Profile, pid: u32, frames: &[Frame], symbolizer: &mut Symbolizer) -> Vec<String> {
-    let mappings = match p.processes.iter().find(|c| c.pid == pid && pid != p.pid) {
-        Some(child) => &child.profile.mappings,
-        None => &p.mappings,
-    };
-    frames
-        .iter()
-        .map(|&f| {
-            let location = symbolizer.frame(f.into(), mappings);
-            symbolizer.name(&location)
-        })
-        .collect()
+fn frame_names(p: &Profile, pid: u32, frames: &[Frame], names: &Names) -> Vec<String> {
+    let space = names.space(crate::naming::mappings_of(p, pid));
+    frames.iter().map(|&f| names.frame(space, f).name.to_string()).collect()
 }
 
 /// The run's waits, most blocked time first; empty without `--off-cpu`.
-pub fn waits(p: &Profile, symbolizer: &mut Symbolizer) -> Vec<Wait> {
+pub fn waits(p: &Profile, names: &Names) -> Vec<Wait> {
     if p.clock.off_cpu.is_none() {
         return Vec::new();
     }
-    let named: Vec<Vec<String>> = p.clock.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, symbolizer)).collect();
+    let named: Vec<Vec<String>> = p.clock.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, names)).collect();
     let mut by_key: BTreeMap<(u32, &str, &[String]), Wait> = BTreeMap::new();
     let mut key_of_site: BTreeMap<u32, (u32, &str, &[String])> = BTreeMap::new();
     for t in &p.clock.threads {
@@ -372,7 +363,7 @@ mod tests {
     #[test]
     fn waits_are_grouped_named_and_ranked() {
         let p = profile();
-        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         assert_eq!(w.len(), 3);
         assert_eq!((w[0].call.as_str(), w[0].ns, w[0].count), ("read", 1_000_000_000, 4));
         assert_eq!(w[0].frames, ["a", "main"]);
@@ -384,7 +375,7 @@ mod tests {
     #[test]
     fn the_waiting_section() {
         let p = profile();
-        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         assert_eq!(
             render(&p, &w, 2),
             "Waiting (--off-cpu: each thread looked at 1000 times a second; its blocked time, the kernel's figure, is split over the calls by the looks that found it there):\n\
@@ -408,7 +399,7 @@ mod tests {
     fn the_waiting_section_of_the_kernels_account() {
         let mut p = profile();
         p.clock.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
-        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         let text = render(&p, &w, 1);
         assert!(
             text.starts_with(
@@ -426,7 +417,7 @@ mod tests {
             ..Default::default()
         });
         p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
-        let w = waits(&p, &mut crate::stacks::tests::symbolizer());
+        let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         assert_eq!(w[0].served, [(7, 250)]);
         let text = render(&p, &w, 1);
         let under_the_stack = format!(

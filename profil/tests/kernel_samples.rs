@@ -11,6 +11,7 @@ use std::process::Command;
 use prof_core::image::TextSegment;
 use prof_core::{BinLayout, ProfData};
 use profil::flat::FlatProfile;
+use profil::naming::Names;
 use prof_objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{summary, ExitKind};
@@ -75,10 +76,11 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
     assert_eq!(p.source.sampling, Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }));
     assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (6, Some(4), 6));
 
-    let mut symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(&elf);
-    let samples = symbolizer.locate(p.samples());
-    let stacks = StackProfile::build(&p, &mut symbolizer, None).unwrap();
-    let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
+    let symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(&elf);
+    let run_names = Names::of_run(symbolizer, &p, Default::default());
+    let samples = run_names.samples(&p);
+    let stacks = StackProfile::build(&p, &run_names).unwrap();
+    let flat = FlatProfile::build(&samples, &run_names, Some(&stacks));
     let names: Vec<(String, u64, Option<u64>)> = flat.entries.iter().map(|e| (e.name(), e.samples, e.total)).collect();
     assert_eq!(
         names,
@@ -114,7 +116,7 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
         run: &run,
         flat: &flat,
         samples: &samples,
-        objects: symbolizer.objects(),
+        objects: run_names.objects(),
         stacks: Some(&stacks),
         processes: &[],
         lines: None,
@@ -143,9 +145,9 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
 #[test]
 fn without_the_kernel_elf_kernel_samples_keep_their_place() {
     let p = scheme_profile(0xffff_ffff_8010_0000, 0xffff_ffff_8010_0040);
-    let mut symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(Path::new("/no/such/kernel"));
-    let samples = symbolizer.locate(p.samples());
-    let flat = FlatProfile::build(&samples, &symbolizer, None);
+    let symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(Path::new("/no/such/kernel"));
+    let run = Names::of_run(symbolizer, &p, Default::default());
+    let flat = FlatProfile::build(&run.samples(&p), &run, None);
     let names: Vec<(String, u64)> = flat.entries.iter().map(|e| (e.name(), e.samples)).collect();
     assert_eq!(names, [("fib".to_string(), 6), ("[kernel]".to_string(), 4)]);
 }

@@ -274,8 +274,8 @@ fn a_later_exec_is_named_by_the_image_it_became() {
         assert_eq!(t.at, At::Cpu(Frame::Foreign(work + 4)));
         assert_eq!(p.stacks[t.stack.unwrap() as usize].frames[0], Frame::Foreign(work + 4));
     }
-    let mut symbolizer = prof_objects::Symbolizer::new(first_image, "sh", Default::default());
-    let (_, _, flat) = profil::flat::analyse(&p, &mut symbolizer, None);
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(first_image, "sh", Default::default()), &p, Default::default());
+    let (_, _, flat) = profil::flat::analyse(&p, &names);
     let out = flat.render(None);
     assert!(out.contains(" overflow [fib]\n"), "{out}");
 }
@@ -312,8 +312,8 @@ fn a_daemon_that_served_unsampled_is_named_and_has_no_row() {
     // The wait on ramfs is named by it.
     assert_eq!(p.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
     let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
-    let named = profil::servers::name_servers(p.servers.as_ref().unwrap(), &mut symbolizer);
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "fib", Default::default()), &p, Default::default());
+    let named = profil::servers::name_servers(p.servers.as_ref().unwrap(), &names);
     let text = profil::servers::render("fib", &p, Some((p.servers.as_ref().unwrap(), &named)));
     assert!(text.starts_with("Where the time went (3 ticks of the run, every CPU):\n"), "{text}");
     assert!(!text.contains("[pid") && !text.contains("()") && !text.contains(" 0 samples"), "{text}");
@@ -469,9 +469,9 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert_eq!((fib10.profile.user_ticks, fib10.profile.kernel_ticks, fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
     assert_eq!(p.kernel_samples, vec![(KERNEL + 0x1000, 1)]);
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
-    let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
-    let processes = profil::processes::Tree::of_system(&p.processes, &mut symbolizer, None);
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "system", Default::default()), &p, Default::default());
+    let (_, _, kernel) = profil::flat::analyse(&p, &names);
+    let processes = profil::processes::Tree::of_system(&p.processes, &names);
     let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a): 11 samples:\n"), "{out}");
     assert!(out.contains(&format!("       10        -         7   63.64  {fib_path}\n")), "{out}");
@@ -552,9 +552,9 @@ fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
         c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
     }
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = prof_objects::Symbolizer::new(empty, "system", Default::default());
-    let (_, _, kernel) = profil::flat::analyse(&p, &mut symbolizer, None);
-    let processes = profil::processes::Tree::of_system(&p.processes, &mut symbolizer, None);
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "system", Default::default()), &p, Default::default());
+    let (_, _, kernel) = profil::flat::analyse(&p, &names);
+    let processes = profil::processes::Tree::of_system(&p.processes, &names);
     let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
     assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
@@ -642,8 +642,8 @@ fn a_process_tree_from_the_scheme_files() {
     assert_eq!(from_files.processes[0].profile.timeline.samples[0].at, At::Cpu(Frame::Foreign(0)));
 
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
-    let mut symbolizer = prof_objects::Symbolizer::new(empty, "fib", Default::default());
-    let tree = profil::processes::Tree::of_program(&[], &from_files.processes, &mut symbolizer, None);
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "fib", Default::default()), &from_files, Default::default());
+    let tree = profil::processes::Tree::of_program(&[], &from_files.processes, &names);
     let out = profil::processes::render("fib", None, &from_files, &tree);
     assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
     assert!(out.contains(&format!("       11       10         5   62.50  {fib_path}  (still running)\n")), "{out}");
@@ -680,8 +680,9 @@ fn threads_from_the_scheme_files() {
     assert_eq!(from_files.by_thread, from_session.by_thread);
     let mut p = from_files;
     p.mappings = prof_objects::elf::static_mappings(&fib.display().to_string(), &Default::default());
-    let mut symbolizer = prof_objects::Symbolizer::new(file.clone(), "fib", Default::default());
-    let view = profil::threads::threads(&p, "fib", &mut symbolizer);
+    let wanted = profil::naming::Wanted { threads: true, ..Default::default() };
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(file.clone(), "fib", Default::default()), &p, wanted);
+    let view = profil::threads::threads(&p, "fib", &names);
     assert_eq!(
         profil::threads::render(&view),
         "By thread (2 threads, 5 samples):\n\

@@ -91,12 +91,12 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
         kernel_ticks: Some(0),
         ..Default::default()
     };
-    let mut symbolizer = Symbolizer::new(object, "fuzz", Default::default());
-    let samples = symbolizer.locate(profile.samples());
-    let flat = FlatProfile::build(&samples, &symbolizer, None);
+    let names = profil::naming::Names::of_run(Symbolizer::new(object, "fuzz", Default::default()), &profile, Default::default());
+    let samples = names.samples(&profile);
+    let flat = FlatProfile::build(&samples, &names, None);
     let _ = report::minix_statistics(&profile.data);
     let _ = flat.render(None);
-    let _ = disasm::render(&disasm::listings(&flat, &symbolizer, 3, None));
+    let _ = disasm::render(&disasm::listings(&flat, &names, 3, None));
     let _ = report::summary(&profile, None, "fuzz", &[], ExitKind::Exited(0));
 }
 

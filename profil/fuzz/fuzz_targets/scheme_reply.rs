@@ -16,6 +16,7 @@ use libfuzzer_sys::fuzz_target;
 use prof_core::prof_data::PROF_DATA_SIZE;
 use profil::disasm;
 use profil::flat::FlatProfile;
+use profil::naming::Names;
 use prof_objects::object_file::ObjectFile;
 use profil::profile::Profile;
 use profil::report::{self, ExitKind};
@@ -49,27 +50,31 @@ fuzz_target!(|input: &[u8]| {
         Function { addr: 0x2000, size: 0, name: "loop".into() },
     ])
     .with_code(vec![(0x1000, 0x6000)]);
-    let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
+    let symbolizer = || Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols.clone()), "fib", Default::default());
     // The same text as a `servers` reply, and the "Where the time went" section from it.
     if let Some(servers) = prof_core::formats::parse_servers(&samples_text) {
-        let named = profil::servers::name_servers(&servers, &mut symbolizer);
+        let with_servers = Profile { servers: Some(servers.clone()), ..profile.clone() };
+        let names = Names::of_run(symbolizer(), &with_servers, Default::default());
+        let named = profil::servers::name_servers(&servers, &names);
         let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));
     }
-    let samples = symbolizer.locate(profile.samples());
-    let flat = FlatProfile::build(&samples, &symbolizer, None);
+    let names = Names::of_run(symbolizer(), &profile, Default::default());
+    let samples = names.samples(&profile);
+    let flat = FlatProfile::build(&samples, &names, None);
     let _ = flat.render(None);
     // The same reply's `samples` text as `/scheme/prof/stacks`: parsed, named, reported.
     let with_stacks = profile.clone().with_scheme_stacks(&samples_text);
-    if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &mut symbolizer, None) {
-        let located = symbolizer.locate(with_stacks.samples());
-        let flat = FlatProfile::build(&located, &symbolizer, Some(&sp));
+    let stack_names = Names::of_run(symbolizer(), &with_stacks, Default::default());
+    if let Some(sp) = profil::stacks::StackProfile::build(&with_stacks, &stack_names) {
+        let located = stack_names.samples(&with_stacks);
+        let flat = FlatProfile::build(&located, &stack_names, Some(&sp));
         let _ = flat.render(None);
         let _ = profil::callgraph::render(&sp, &flat, 10);
         let _ = profil::exports::collapsed::render("fuzz", &flat, Some(&sp));
     }
     // `--asm` over the hits (on made-up code: the object has no bytes here).
     for c in flat.entries.iter().filter_map(|e| e.code.as_ref()).take(3) {
-        let symbols = symbolizer.object(c.object).file.as_ref().map(|f| &f.symbols);
+        let symbols = names.object(c.object).file.as_ref().map(|f| &f.symbols);
         let _ = disasm::annotate(&[0x90; 64], c.start, &c.hits, symbols);
     }
 });

@@ -206,9 +206,9 @@ mod tests {
     /// marked `[truncated]` are the report's truncated samples, one count.
     #[test]
     fn a_daemons_work_under_a_wait_never_walked_keeps_the_programs_root() {
-        let (_, mut s, mut p) = crate::stacks::tests::with_a_stitched_server();
+        let (_, _, mut p) = crate::stacks::tests::with_a_stitched_server();
         p.clock.wait_sites[0].stack = crate::profile::Stack { frames: vec![], truncated: true, count: 0 };
-        let sp = crate::stacks::StackProfile::build(&p, &mut s, None).unwrap();
+        let sp = crate::stacks::tests::built(crate::stacks::tests::with_ramfs(), &p).0.unwrap();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let text = render("/bin/abc", &flat, Some(&sp));
         assert!(
@@ -254,8 +254,7 @@ mod tests {
 
     #[test]
     fn recorded_stacks_root_first_truncated_ones_marked() {
-        let mut s = crate::stacks::tests::symbolizer();
-        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s, None).unwrap();
+        let sp = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &crate::stacks::tests::profile()).0.unwrap();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         assert_eq!(
             render("/bin/abc", &flat, Some(&sp)),

@@ -420,7 +420,7 @@ mod tests {
         use crate::exports::time_order::{NamedServed, ProcessTimeline};
         use crate::profile::{Frame, Stack, WaitSite};
         use crate::timeline::{At, TimedSample, TimedWait, Timeline};
-        let (sp, mut symbolizer) = crate::stacks::tests::with_a_server();
+        let (sp, _) = crate::stacks::tests::with_a_server();
         let site = WaitSite { pid: 42, call: "scheme call".into(), target: Some("ramfs [pid 7]".into()), stack: Stack { frames: vec![Frame::Program(0x40_1010)], truncated: false, count: 0 } };
         let on_cpu = |time| TimedSample { time, tid: 42, at: At::Cpu(Frame::Program(0x40_1010)), stack: None };
         let timeline = Timeline {
@@ -431,13 +431,17 @@ mod tests {
         };
         let profile = crate::profile::Profile { pid: 42, timeline, clock: crate::profile::Clock { wait_sites: vec![site], ..Default::default() }, ..Default::default() };
         let run = crate::profile::Outcome::exited("/bin/fib", profile);
-        let mut named = crate::exports::time_order::name(&run.profile, &mut symbolizer);
+        // Named as a run with ramfs's work is, its samples in time order shown.
+        let with_ramfs = crate::profile::Profile { servers: Some(crate::stacks::tests::ramfs_worked()), ..run.profile.clone() };
+        let wanted = crate::naming::Wanted { timeline: true, ..Default::default() };
+        let names = crate::naming::Names::of_run(crate::stacks::tests::with_ramfs(), &with_ramfs, wanted);
+        let mut named = crate::exports::time_order::name(&run.profile, &names);
         // ramfs's thread 8 worked on that wait's request from 2.5 to 7 ms, never sampled.
         let served = NamedServed { tid: 8, from: 2_500_000, to: 7_000_000, for_tid: 42, call: "scheme call".into(), target: "ramfs [pid 7]".into() };
         let daemon = NamedTimeline { served: vec![served], ..Default::default() };
         named.processes.push(ProcessTimeline { pid: 7, program: "/bin/ramfs".into(), timeline: daemon });
         let flat = crate::flat::FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true, whole: None };
-        let a = Analysis { timeline: Some(&named), ..Analysis::bare(&run, &flat, &symbolizer, Some(&sp)) };
+        let a = Analysis { timeline: Some(&named), ..Analysis::bare(&run, &flat, &names, Some(&sp)) };
         let doc: serde_json::Value = serde_json::from_slice(&render(&a, false)).unwrap();
         let thread = &doc["threads"][0];
         let m = &thread["markers"];

@@ -49,7 +49,7 @@ use crate::profile::Outcome;
 use crate::stacks::StackProfile;
 use prof_objects::symbolize::Sample;
 #[cfg(test)]
-use prof_objects::symbolize::Symbolizer;
+use crate::naming::Names;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -118,8 +118,8 @@ pub struct Analysis<'a> {
 #[cfg(test)]
 impl<'a> Analysis<'a> {
     /// The analysis of `run` with only its flat profile, names and stacks (tests of an export).
-    pub(crate) fn bare(run: &'a Outcome, flat: &'a FlatProfile, symbolizer: &'a Symbolizer, stacks: Option<&'a StackProfile>) -> Analysis<'a> {
-        let (processes, waits, threads, objects) = (&[][..], &[][..], &[][..], symbolizer.objects());
+    pub(crate) fn bare(run: &'a Outcome, flat: &'a FlatProfile, names: &'a Names, stacks: Option<&'a StackProfile>) -> Analysis<'a> {
+        let (processes, waits, threads, objects) = (&[][..], &[][..], &[][..], names.objects());
         Analysis { run, flat, samples: &[], objects, stacks, processes, lines: None, address_lines: None, waits, base: None, threads, timeline: None }
     }
 }

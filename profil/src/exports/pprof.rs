@@ -459,7 +459,6 @@ mod tests {
     use crate::flat::FlatProfile;
     use crate::profile::Outcome;
     use crate::report::ExitKind;
-    use crate::stacks::StackProfile;
     use std::io::Read;
 
     /// The profile.proto a render gives, gunzipped and decoded.
@@ -523,10 +522,10 @@ mod tests {
 
     #[test]
     fn stacks_leaf_first_with_both_values() {
-        let mut s = crate::stacks::tests::symbolizer();
         let profile = crate::stacks::tests::profile();
-        let sp = StackProfile::build(&profile, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
+        let (sp, s) = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &profile);
+        let sp = sp.unwrap();
+        let flat = FlatProfile::build(&s.samples(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let a = Analysis { run: &run, flat: &flat, samples: &[], objects: s.objects(), stacks: Some(&sp), processes: &[], lines: None, address_lines: None, waits: &[], base: None, threads: &[], timeline: None };
         let p = decoded(&a);
@@ -550,10 +549,10 @@ mod tests {
     /// truncation marker's too (function ids of the two kinds of location once collided).
     #[test]
     fn by_address_stacks_name_every_frame() {
-        let mut s = crate::stacks::tests::symbolizer();
         let profile = crate::stacks::tests::profile();
-        let sp = StackProfile::build(&profile, &mut s, None).unwrap();
-        let flat = FlatProfile::build(&s.locate(profile.samples()), &s, Some(&sp));
+        let (sp, s) = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &profile);
+        let sp = sp.unwrap();
+        let flat = FlatProfile::build(&s.samples(&profile), &s, Some(&sp));
         let run = Outcome { program: "abc".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() };
         let sources = prof_objects::lines::Sources::new();
         let names = crate::address_lines::AddressLines::of_run(&s, &sources, &[], Some(&sp), &[]);

@@ -112,8 +112,7 @@ mod tests {
 
     #[test]
     fn frames_carry_their_samples() {
-        let mut s = crate::stacks::tests::symbolizer();
-        let sp = StackProfile::build(&crate::stacks::tests::profile(), &mut s, None).unwrap();
+        let sp = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &crate::stacks::tests::profile()).0.unwrap();
         let flat = FlatProfile { entries: Vec::new(), total: 9, kernel: 0, with_totals: true, whole: None };
         // (tests/call_stacks.rs reads real runs' flame graphs with an XML parser.)
         let svg = String::from_utf8(render("/bin/abc", &flat, Some(&sp)).unwrap()).unwrap();

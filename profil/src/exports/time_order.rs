@@ -7,7 +7,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use prof_objects::symbolize::{Location, Symbolizer};
+use prof_objects::symbolize::Location;
+
+use crate::naming::Names;
 
 use super::collapsed::{off_cpu_frame, TRUNCATED};
 use crate::timeline::At;
@@ -129,12 +131,12 @@ enum Key {
 
 /// `p`'s samples in time order, named, and (`processes`) its processes' and the daemons' that
 /// worked for it (Redox).
-pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: bool) -> NamedTimeline {
-    let mut t = name(p, symbolizer);
+pub fn name_with_processes(p: &Profile, names: &Names, processes: bool) -> NamedTimeline {
+    let mut t = name(p, names);
     t.requests = requests_of(p.requests.as_ref(), p.pid);
     if processes {
         for c in p.processes.iter().chain(&p.daemons) {
-            let mut timeline = name(&c.profile, symbolizer);
+            let mut timeline = name(&c.profile, names);
             // The run's one log has every followed process's requests.
             timeline.requests = requests_of(p.requests.as_ref(), c.pid);
             // A daemon's work, named by the program's wait it served.
@@ -159,33 +161,34 @@ pub fn name_with_processes(p: &Profile, symbolizer: &mut Symbolizer, processes: 
 }
 
 /// `p`'s samples in time order, named.
-pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
+pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
     let mut ids: HashMap<Key, u32> = HashMap::default();
     let mut stacks: Vec<Vec<NamedFrame>> = Vec::new();
     let mut waits: Vec<Option<u32>> = Vec::new();
-    let named_frame = |symbolizer: &mut Symbolizer, f: Frame, caller: bool| {
-        let location = symbolizer.frame(f.into(), &p.mappings);
-        NamedFrame { name: symbolizer.name(&location), place: Some(Place { location, caller }) }
+    let space = names.space(&p.mappings);
+    let named_frame = |f: Frame, caller: bool| {
+        let named = names.frame(space, f);
+        NamedFrame { name: named.name.to_string(), place: Some(Place { location: named.location.clone(), caller }) }
     };
-    let named_stack = |symbolizer: &mut Symbolizer, st: &Stack| -> Vec<NamedFrame> {
+    let named_stack = |st: &Stack| -> Vec<NamedFrame> {
         let mut names: Vec<NamedFrame> = Vec::with_capacity(st.frames.len() + 1);
         if st.truncated {
             names.push(NamedFrame::label(TRUNCATED));
         }
         let leaf = st.frames.len().saturating_sub(1);
-        names.extend(st.frames.iter().rev().enumerate().map(|(i, &f)| named_frame(symbolizer, f, i < leaf)));
+        names.extend(st.frames.iter().rev().enumerate().map(|(i, &f)| named_frame(f, i < leaf)));
         names
     };
     // Each key's named stack, once: its number among `stacks`.
-    let mut id_of = |symbolizer: &mut Symbolizer, key: Key| -> u32 {
+    let mut id_of = |key: Key| -> u32 {
         *ids.entry(key).or_insert_with(|| {
             let names = match key {
-                Key::Stack(i) => named_stack(symbolizer, &p.stacks[i as usize]),
-                Key::Frame(f) => vec![named_frame(symbolizer, f, false)],
+                Key::Stack(i) => named_stack(&p.stacks[i as usize]),
+                Key::Frame(f) => vec![named_frame(f, false)],
                 Key::Kernel => vec![NamedFrame::label("[kernel]")],
                 Key::Wait(site) => match p.clock.wait_sites.get(site as usize) {
                     Some(w) => {
-                        let mut names = named_stack(symbolizer, &w.stack);
+                        let mut names = named_stack(&w.stack);
                         names.push(NamedFrame::label(off_cpu_frame(&w.call)));
                         names
                     }
@@ -209,14 +212,32 @@ pub fn name(p: &Profile, symbolizer: &mut Symbolizer) -> NamedTimeline {
             (At::Cpu(f), None) => Key::Frame(f),
             (At::Kernel(_), None) => Key::Kernel,
         };
-        let id = id_of(symbolizer, key);
+        let id = id_of(key);
         samples.push(NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id });
     }
     let spans = p
         .timeline
         .waits
         .iter()
-        .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(symbolizer, Key::Wait(w.site)) })
+        .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(Key::Wait(w.site)) })
         .collect();
     NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every process's track finds its frames among the run's names: the program's and each
+    /// child's samples over time, the same runtime address named in each child's own space.
+    #[test]
+    fn every_process_s_track_is_named_by_the_pass() {
+        let (symbolizer, p) = crate::naming::tests::tree();
+        let names = Names::of_run(symbolizer, &p, crate::naming::Wanted { timeline: true, ..Default::default() });
+        let t = name_with_processes(&p, &names, true);
+        assert_eq!(names.misses(), 0);
+        let leaf = |t: &NamedTimeline| t.stacks[t.samples[0].stack as usize][0].name.clone();
+        let children: Vec<String> = t.processes.iter().map(|c| leaf(&c.timeline)).collect();
+        assert_eq!((leaf(&t), children), ("fib".to_string(), vec!["[libm.so]".to_string(), "[libc.so.6]".to_string()]));
+    }
 }

@@ -13,6 +13,7 @@ use super::prepare::Prepared;
 use crate::callgraph;
 use crate::cli::Args;
 use crate::disasm;
+use crate::naming::{Names, Wanted};
 use crate::exports::{Analysis, Exports};
 use crate::processes;
 use crate::profile::{Outcome, Recording};
@@ -54,15 +55,14 @@ pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapse
     Ok(())
 }
 
-/// A program's run analysed: what every section of its report and every export is made of.
-/// The analyses that name new objects (`&mut Symbolizer`) run here, in one order, so the
-/// objects' order (and so the exports' bytes) is the same whichever sections are asked for.
+/// A program's run analysed: what every section of its report and every export is made of,
+/// from the run's names (`naming`: every address located once, before any of it is made).
 struct Analysed<'a> {
     run: &'a Outcome,
     name: String,
     /// The program's file by its real path, where `--children` names a child running it.
     real: Option<String>,
-    symbolizer: Symbolizer,
+    names: Names,
     samples: Vec<prof_objects::symbolize::Sample>,
     stacks: Option<crate::stacks::StackProfile>,
     flat: crate::flat::FlatProfile,
@@ -111,7 +111,7 @@ pub(super) fn report_run(
         run,
         flat: &a.flat,
         samples: &a.samples,
-        objects: a.symbolizer.objects(),
+        objects: a.names.objects(),
         stacks: a.stacks.as_ref(),
         processes: &a.tree.processes,
         lines: a.lines.as_ref(),
@@ -170,8 +170,15 @@ fn analyse<'a>(
     }
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = prof_objects::lines::Sources::new();
-    let inline = args.inline.then_some(&sources);
-    let (samples, mut stacks, mut flat) = crate::flat::analyse(&run.profile, &mut symbolizer, inline);
+    // The one naming pass: every address of every process the sections and exports show.
+    let exported_in_time_order = args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some();
+    let wanted = Wanted {
+        threads: args.sections.threads || args.exports.speedscope.is_some(),
+        timeline: args.sections.timeline.is_some() || exported_in_time_order,
+        inline: args.inline.then_some(&sources),
+    };
+    let names = Names::of_run(symbolizer, &run.profile, wanted);
+    let (samples, mut stacks, mut flat) = crate::flat::analyse(&run.profile, &names);
     flat.whole = whole;
     // A script's profile is its interpreter's code: its rows say whose (`[sh]`), as another
     // object's do, since the name on the command line is the script's.
@@ -181,44 +188,45 @@ fn analyse<'a>(
             e.object = Some(tag.clone());
         }
     }
-    let mut tree = processes::Tree::of_program(&samples, &run.profile.processes, &mut symbolizer, inline);
+    let mut tree = processes::Tree::of_program(&samples, &run.profile.processes, &names);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
     if recording.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
         for sp in stacks.iter_mut().chain(tree.processes.iter_mut().filter_map(|c| c.stacks.as_mut())) {
             sp.count_unrooted_as_truncated();
         }
     }
-    warn_of_unread_objects(args, &symbolizer);
-    let lines = args.sections.lines.map(|_| prof_objects::lines::LineProfile::build(&samples, &symbolizer, &sources));
+    warn_of_unread_objects(args, names.objects());
+    let lines = args.sections.lines.map(|_| names.lines(&samples, &sources));
     // A tree compares as a whole: its processes together (as its base's, where it was one).
     let as_a_whole = if tree.processes.is_empty() { &flat } else { &tree.together };
     let (base, changes) = comparison(args, &run.program, as_a_whole, run.frequency_hz, stacks.is_some())?.unzip();
     // The thread view is named only where it is shown: the section, or the speedscope file.
-    let threads = match args.sections.threads || args.exports.speedscope.is_some() {
-        true => crate::threads::threads(&run.profile, &name, &mut symbolizer),
+    let threads = match wanted.threads {
+        true => crate::threads::threads(&run.profile, &name, &names),
         false => Vec::new(),
     };
-    let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &mut symbolizer));
-    let waits = crate::waiting::waits(&run.profile, &mut symbolizer);
+    let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &names));
+    let waits = crate::waiting::waits(&run.profile, &names);
     let timeline = match args.sections.timeline {
-        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
+        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &names),
         None => Vec::new(),
     };
     // The processes the program started are tracks of the Firefox Profiler's file, and lines
     // of --samples.
-    let named_timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
+    let named_timeline = exported_in_time_order
         .then(|| {
             let processes = args.exports.firefox.is_some() || args.exports.samples.is_some();
-            crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, processes)
+            crate::exports::time_order::name_with_processes(&run.profile, &names, processes)
         })
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     let asm = match args.sections.asm_top {
-        Some(top) => disasm::listings(&flat, &symbolizer, top, Some(&sources)),
+        Some(top) => disasm::listings(&flat, &names, top, Some(&sources)),
         None => Vec::new(),
     };
     let by_address = args.exports.pprof.is_some() && (args.sections.lines.is_some() || args.inline);
-    let address_lines = by_address.then(|| crate::address_lines::AddressLines::of_run(&symbolizer, &sources, &samples, stacks.as_ref(), &tree.processes));
-    Ok(Analysed { address_lines, asm, run, name, real, symbolizer, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
+    let address_lines = by_address.then(|| crate::address_lines::AddressLines::of_run(&names, &sources, &samples, stacks.as_ref(), &tree.processes));
+    debug_assert_eq!(names.misses(), 0, "an address named after the naming pass");
+    Ok(Analysed { address_lines, asm, run, name, real, names, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's
@@ -306,9 +314,9 @@ pub(super) fn kernel_names(args: &Args, p: &crate::profile::Profile) -> crate::k
 
 /// A saved run reported elsewhere: the files it names that are not here, in one warning
 /// (their samples keep their addresses).
-pub(super) fn warn_of_unread_objects(args: &Args, symbolizer: &Symbolizer) {
+pub(super) fn warn_of_unread_objects(args: &Args, objects: &[prof_objects::symbolize::Object]) {
     if matches!(args.target, crate::cli::Target::Load(_)) {
-        if let Some(warning) = unread_objects_warning(symbolizer.objects()) {
+        if let Some(warning) = unread_objects_warning(objects) {
             crate::report_out::to_stderr(format_args!("{warning}"));
         }
     }
@@ -366,15 +374,16 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
     if let Some(why) = kernel.why_unnamed(kernel_samples(profile)).filter(|_| !system) {
         crate::report_out::to_stderr(format_args!("profil: warning: the base run's kernel functions are not named: {why}; --kernel FILE names them"));
     }
+    let names = Names::of_run(symbolizer, profile, Wanted::default());
     let (flat, stacks, together) = match system {
         true => {
-            let tree = processes::Tree::of_system(&profile.processes, &mut symbolizer, None);
+            let tree = processes::Tree::of_system(&profile.processes, &names);
             (tree.together.clone(), None, Some(tree.together))
         }
         false => {
-            let (samples, stacks, flat) = crate::flat::analyse(profile, &mut symbolizer, None);
+            let (samples, stacks, flat) = crate::flat::analyse(profile, &names);
             // A tree's base: its processes together too, which a tree's comparison is of.
-            let tree = processes::Tree::of_program(&samples, &profile.processes, &mut symbolizer, None);
+            let tree = processes::Tree::of_program(&samples, &profile.processes, &names);
             (flat, stacks, (!tree.processes.is_empty()).then_some(tree.together))
         }
     };
@@ -385,4 +394,32 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
 pub(super) fn kernel_samples(p: &crate::profile::Profile) -> u64 {
     let by_address = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
     p.kernel_ticks.unwrap_or(0).max(by_address)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every view finds each address it shows among the names: none is named after the pass
+    /// (the exports' time order: `exports::time_order`'s tests). Here, above every view, as
+    /// the module graph has it.
+    #[test]
+    fn every_view_finds_its_frames_named_by_the_pass() {
+        let (symbolizer, p) = crate::naming::tests::tree();
+        let names = crate::naming::Names::of_run(symbolizer, &p, crate::naming::Wanted { threads: true, timeline: true, inline: None });
+        let (samples, stacks, flat) = crate::flat::analyse(&p, &names);
+        let tree = crate::processes::Tree::of_program(&samples, &p.processes, &names);
+        let threads = crate::threads::threads(&p, "fib", &names);
+        let waits = crate::waiting::waits(&p, &names);
+        let slices = crate::slices::slices(&p, None, 2, &names);
+        let servers = crate::servers::name_servers(p.servers.as_ref().unwrap(), &names);
+        assert_eq!(names.misses(), 0);
+        assert!(stacks.is_some() && flat.total > 0 && !threads.is_empty() && !waits.is_empty() && !slices.is_empty());
+        assert_eq!(servers.len(), 1);
+        // The same runtime address is libm's in one child and libc's in the other.
+        let by_child: Vec<String> = tree.processes.iter().map(|c| c.flat.entries[0].name()).collect();
+        assert_eq!(by_child, ["[libm.so]", "[libc.so.6]"]);
+        assert_eq!(flat.entries.iter().find(|e| e.object.is_some()).unwrap().name(), "[libc.so.6]");
+        // The second child has the program's mappings: one space, one frame for both.
+        assert_eq!(names.space(&p.mappings), names.space(&p.processes[1].profile.mappings));
+        assert_ne!(names.space(&p.mappings), names.space(&p.processes[0].profile.mappings));
+    }
 }

@@ -13,6 +13,7 @@ use prof_core::ProfError;
 
 use crate::cli::Args;
 use crate::exports::{Analysis, Exports};
+use crate::naming::{Names, Wanted};
 use prof_objects::object_file::ObjectFile;
 use prof_objects::symbolize::Symbolizer;
 use prof_objects::symbols::SymbolTable;
@@ -70,28 +71,35 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         symbolizer = symbolizer.with_kernel(file);
     }
     let sources = prof_objects::lines::Sources::new();
-    let inline = args.inline.then_some(&sources);
+    // The one naming pass: every process's addresses the sections and exports show.
+    let in_time_order = args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some();
+    let wanted = Wanted {
+        threads: args.sections.threads || args.exports.speedscope.is_some(),
+        timeline: args.sections.timeline.is_some() || in_time_order,
+        inline: args.inline.then_some(&sources),
+    };
+    let names = Names::of_run(symbolizer, &run.profile, wanted);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
-    let (samples, _, kernel) = crate::flat::analyse(&run.profile, &mut symbolizer, None);
-    let tree = crate::processes::Tree::of_system(&run.profile.processes, &mut symbolizer, inline);
+    let (samples, _, kernel) = crate::flat::analyse(&run.profile, &names);
+    let tree = crate::processes::Tree::of_system(&run.profile.processes, &names);
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
-    super::program_report::warn_of_unread_objects(args, &symbolizer);
+    super::program_report::warn_of_unread_objects(args, names.objects());
     // The sections beside the table, each of every process: by thread, over time, and the
     // comparison with a base run (the run as a whole: its processes together).
-    let threads = match args.sections.threads || args.exports.speedscope.is_some() {
-        true => crate::threads::threads(&run.profile, SYSTEM, &mut symbolizer),
+    let threads = match wanted.threads {
+        true => crate::threads::threads(&run.profile, SYSTEM, &names),
         false => Vec::new(),
     };
     let slices = match args.sections.timeline {
-        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &mut symbolizer),
+        Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &names),
         None => Vec::new(),
     };
     let (base, changes) = super::program_report::comparison(args, &run.program, &tree.together, run.frequency_hz, false)?.unzip();
     // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
     // speedscope's threads over time.
     let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
-        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &mut symbolizer, true))
+        .then(|| crate::exports::time_order::name_with_processes(&run.profile, &names, true))
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     // After a Ctrl-C at the terminal, past its `^C`.
     out.start_line()?;
@@ -111,12 +119,12 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     }
     out.flush()?;
     // --pprof by address (--inline): every process's addresses named with their lines.
-    let address_lines = (args.exports.pprof.is_some() && args.inline).then(|| crate::address_lines::AddressLines::of_run(&symbolizer, &sources, &[], None, &tree.processes));
+    let address_lines = (args.exports.pprof.is_some() && args.inline).then(|| crate::address_lines::AddressLines::of_run(&names, &sources, &[], None, &tree.processes));
     let analysis = Analysis {
         run,
         flat: &kernel,
         samples: &samples,
-        objects: symbolizer.objects(),
+        objects: names.objects(),
         stacks: None,
         processes: &tree.processes,
         lines: None,

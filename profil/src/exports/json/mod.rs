@@ -387,6 +387,7 @@ mod tests {
     use crate::stacks::StackProfile;
     use prof_objects::object_file::ObjectFile;
     use prof_objects::symbolize::{Sample, Symbolizer};
+    use crate::naming::Names;
     use prof_objects::symbols::{Function, SymbolTable};
     use std::path::Path;
 
@@ -401,17 +402,18 @@ mod tests {
         assert_eq!(serde_json::from_str::<String>(&lit).unwrap(), nasty);
     }
 
-    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Symbolizer, StackProfile, Vec<crate::waiting::Wait>) {
+    fn outcome() -> (Outcome, FlatProfile, Vec<Sample>, Names, StackProfile, Vec<crate::waiting::Wait>) {
         let profile = crate::profile::example();
         let symbols = SymbolTable::new(vec![
             Function { addr: 0x1000, size: 0x100, name: "fib".into() },
             Function { addr: 0x2000, size: 0x100, name: "say \"hi\"\n".into() },
         ]);
-        let mut symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib", Default::default());
-        let samples = symbolizer.locate(profile.samples());
-        let stacks = StackProfile::build(&profile, &mut symbolizer, None).unwrap();
-        let flat = FlatProfile::build(&samples, &symbolizer, Some(&stacks));
-        let waits = crate::waiting::waits(&profile, &mut symbolizer);
+        let symbolizer = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "./fib", Default::default());
+        let names = Names::of_run(symbolizer, &profile, Default::default());
+        let samples = names.samples(&profile);
+        let stacks = StackProfile::build(&profile, &names).unwrap();
+        let flat = FlatProfile::build(&samples, &names, Some(&stacks));
+        let waits = crate::waiting::waits(&profile, &names);
         let run = Outcome {
             program: "./fib".into(),
             arguments: vec!["30".into(), "a b\\".into()],
@@ -420,13 +422,13 @@ mod tests {
             exit: ExitKind::Signaled(9),
             interpreters: Vec::new(),
         };
-        (run, flat, samples, symbolizer, stacks, waits)
+        (run, flat, samples, names, stacks, waits)
     }
 
     #[test]
     fn document_matches_the_golden_file() {
-        let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let (run, flat, samples, names, stacks, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: names.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         // UPDATE_EXPECT=1 rewrites the file after a deliberate change (review the diff).
         expect_test::expect_file!["../../../tests/golden/profile.json"].assert_eq(&render(&a));
     }
@@ -434,16 +436,16 @@ mod tests {
     /// Without -g: stacks null, processes null, still one valid document.
     #[test]
     fn a_run_without_stacks_is_valid_json() {
-        let (run, flat, samples, symbolizer, _, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: None, processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let (run, flat, samples, names, _, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: names.objects(), stacks: None, processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert!(v["stacks"].is_null() && v["server_stacks"].is_null() && v["processes"].is_null(), "{v}");
     }
 
     #[test]
     fn document_parses_with_the_documented_fields() {
-        let (run, flat, samples, symbolizer, stacks, waits) = outcome();
-        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: symbolizer.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
+        let (run, flat, samples, names, stacks, waits) = outcome();
+        let a = Analysis { run: &run, flat: &flat, samples: &samples, objects: names.objects(), stacks: Some(&stacks), processes: &[], lines: None, address_lines: None, waits: &waits, base: None, threads: &[], timeline: None };
         let v: serde_json::Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(v["version"], 8);
         assert!(v["ticks"]["idle"].is_null(), "only a system-wide run has idle samples");
