@@ -53,7 +53,8 @@ impl RequestKey {
 }
 
 /// One request, whole: process `pid`'s thread `tid` asked `key` at `from` and had its answer
-/// at `to` (ns of the backend's clock; in a profile, from the run's start).
+/// at `to` (ns of the backend's clock; in a profile, from the run's start); on Redox, the
+/// daemon's pid and the thread of it that took it (`taken_by`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     pub pid: u32,
@@ -61,6 +62,38 @@ pub struct Request {
     pub key: RequestKey,
     pub from: u64,
     pub to: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<(u32, u32)>,
+}
+
+/// Redox: how a daemon's thread spent its requests' time, from taking each to answering it
+/// (ns): on a CPU (its switches in and out between the two), blocked in a request of its own
+/// to another scheme (`waiting`, by that scheme as the key names schemes), and the rest
+/// (preempted or runnable, or blocked on anything but a scheme). `total` is their sum exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DaemonSplit {
+    pub count: u64,
+    pub total: u64,
+    pub on_cpu: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub waiting: BTreeMap<String, u64>,
+}
+
+impl DaemonSplit {
+    /// Neither on a CPU nor waiting on a scheme: preempted, runnable, blocked otherwise.
+    pub fn other(&self) -> u64 {
+        self.total.saturating_sub(self.on_cpu).saturating_sub(self.waiting.values().fold(0u64, |n, &w| n.saturating_add(w)))
+    }
+
+    pub fn merge(&mut self, o: &DaemonSplit) {
+        self.count = self.count.saturating_add(o.count);
+        self.total = self.total.saturating_add(o.total);
+        self.on_cpu = self.on_cpu.saturating_add(o.on_cpu);
+        for (scheme, &ns) in &o.waiting {
+            let w = self.waiting.entry(scheme.clone()).or_insert(0);
+            *w = w.saturating_add(ns);
+        }
+    }
 }
 
 /// Where a run's requests come from, which says what their figures mean.
@@ -276,6 +309,9 @@ pub struct Requests {
     /// a request but for the system call's entry and exit), where both were seen.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
     pub waited: BTreeMap<RequestKey, Latencies>,
+    /// Redox: how the daemons spent these requests' time, by key ([`DaemonSplit`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub split: BTreeMap<RequestKey, DaemonSplit>,
 }
 
 impl Requests {
@@ -290,6 +326,9 @@ impl Requests {
         }
         for (k, l) in &other.waited {
             self.waited.entry(k.clone()).or_default().merge(l);
+        }
+        for (k, d) in &other.split {
+            self.split.entry(k.clone()).or_default().merge(d);
         }
         self.unfinished = self.unfinished.saturating_add(other.unfinished);
     }
@@ -378,6 +417,9 @@ impl RequestLog {
             let ns = r.to.saturating_sub(r.from);
             self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
         }
+        for (pid, key, d) in b.split {
+            self.by_pid.entry(pid).or_default().split.entry(key).or_default().merge(&d);
+        }
         for (outer, inner, ns) in b.nested {
             self.chains.entry((outer, inner)).or_default().add(ns);
         }
@@ -416,6 +458,8 @@ pub struct RequestsBatch {
     pub nested: Vec<(RequestKey, RequestKey, u64)>,
     /// Redox: requests of the tree's from their callers' side ([`Requests::waited`]).
     pub waited: Vec<Request>,
+    /// Redox: how the daemon spent each request of the tree's, by its process and key.
+    pub split: Vec<(u32, RequestKey, DaemonSplit)>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).
@@ -541,8 +585,8 @@ mod tests {
     #[test]
     fn a_log_saves_and_reads_back() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350 });
-        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300 });
+        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350, taken_by: None });
+        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300, taken_by: None });
         let mut big = Requests::default();
         for v in 0..5000 {
             big.add(RequestKey { to: "file:".into(), server: Some("ramfs [pid 3]".into()) }, v);
@@ -565,7 +609,7 @@ mod tests {
     #[test]
     fn a_window_counts_the_requests_that_began_in_it() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to };
+        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to, taken_by: None };
         for r in [at(1, 1_000, 1_500, "read"), at(1, 2_000, 2_100, "write"), at(2, 2_500, 9_000, "read"), at(1, 3_000, 3_010, "read")] {
             log.add(r);
         }

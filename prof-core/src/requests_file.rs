@@ -13,6 +13,9 @@
 //! chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
 //! values exact 8000
 //! unfinished 10 1
+//! split 10 24 7 3 35000 20000 5000 31:10000
+//! timed 10 11 24 7 30 250000 260000
+//! untimed 0
 //! ```
 //!
 //! * `requests`: the header (`lost`: records the rings had no room for, the counts short by
@@ -33,12 +36,21 @@
 //! * `chain SCHEME DAEMON INNER_SCHEME INNER_DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the
 //!   requests daemon `DAEMON` made to `INNER_SCHEME` (taken by `INNER_DAEMON`) while it served
 //!   a request on `SCHEME` (the program's, or one of a chain), and their latencies;
-//! * `unfinished PID N`: requests of process `PID` taken and not seen answered.
+//! * `unfinished PID N`: requests of process `PID` taken and not seen answered;
+//! * `split PID SCHEME DAEMON COUNT TOTAL ON_CPU OTHER [WAIT_SCHEME:NS]…`: how the daemon's
+//!   thread spent those requests' time, from taking each to answering it: on a CPU, blocked in
+//!   a request of its own to scheme `WAIT_SCHEME`, and the rest (preempted, runnable, blocked
+//!   otherwise); `TOTAL` = `ON_CPU` + `OTHER` + the waits, and is the `request` line's total;
+//! * `timed PID TID SCHEME DAEMON DAEMON_TID FROM TO`: each request whole (the first
+//!   [`MAX_TIMED`](crate::requests::MAX_TIMED), in the order they were answered): the caller's
+//!   process and thread (0: not seen), the scheme, the daemon and its thread that took it, and
+//!   taken and answered in ns from the program's start (the `timeline` file's origin);
+//! * `untimed N`: requests past those, in the figures but not timed whole.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::requests::{Latencies, RequestKey, RequestLog, RequestSource};
+use crate::requests::{DaemonSplit, Latencies, Request, RequestKey, RequestLog, RequestSource};
 use crate::session::Session;
 
 /// The file's version (its header says it).
@@ -61,6 +73,30 @@ pub struct ChainRow {
     pub latencies: Latencies,
 }
 
+/// One `timed` line read back: a request whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedRow {
+    pub pid: u32,
+    pub tid: u32,
+    pub scheme: u64,
+    pub daemon: u32,
+    pub daemon_tid: u32,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// One `split` line read back: (pid, scheme, daemon), the split, its waits by scheme number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitRow {
+    pub pid: u32,
+    pub scheme: u64,
+    pub daemon: u32,
+    pub count: u64,
+    pub total: u64,
+    pub on_cpu: u64,
+    pub waiting: BTreeMap<u64, u64>,
+}
+
 /// The file read back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestsFile {
@@ -70,6 +106,9 @@ pub struct RequestsFile {
     pub waited: Vec<RequestRow>,
     pub chains: Vec<ChainRow>,
     pub unfinished: BTreeMap<u32, u64>,
+    pub splits: Vec<SplitRow>,
+    pub timed: Vec<TimedRow>,
+    pub untimed: u64,
 }
 
 /// The figures of a line: `COUNT TOTAL MIN MEDIAN P90 P99 MAX`, then its `values` line.
@@ -131,6 +170,24 @@ pub fn requests_text(session: Option<&Session>) -> String {
     for (pid, r) in log.by_pid.iter().filter(|(_, r)| r.unfinished > 0) {
         let _ = writeln!(out, "unfinished {pid} {}", r.unfinished);
     }
+    for (pid, r) in &log.by_pid {
+        for (key, d) in &r.split {
+            let Some((scheme, daemon)) = key.as_scheme() else { continue };
+            let _ = write!(out, "split {pid} {scheme} {daemon} {} {} {} {}", d.count, d.total, d.on_cpu, d.other());
+            for (on, ns) in &d.waiting {
+                let _ = write!(out, " {on}:{ns}");
+            }
+            out.push('\n');
+        }
+    }
+    // Each request whole, from the program's start as `timeline` counts its times.
+    let origin = session.origin().unwrap_or(0);
+    for r in &log.timed {
+        let (Some((scheme, daemon)), Some((_, daemon_tid))) = (r.key.as_scheme(), r.taken_by) else { continue };
+        let (from, to) = (r.from.saturating_sub(origin), r.to.saturating_sub(origin));
+        let _ = writeln!(out, "timed {} {} {scheme} {daemon} {daemon_tid} {from} {to}", r.pid, r.tid);
+    }
+    let _ = writeln!(out, "untimed {}", log.untimed);
     out
 }
 
@@ -192,6 +249,22 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                     file.unfinished.insert(pid, n);
                 }
             }
+            "split" if w.len() >= 7 => {
+                let n: Vec<u64> = w[..7].iter().filter_map(|v| v.parse().ok()).collect();
+                let &[pid, scheme, daemon, count, total, on_cpu, _] = n.as_slice() else { continue };
+                let (Ok(pid), Ok(daemon)) = (u32::try_from(pid), u32::try_from(daemon)) else { continue };
+                let waiting: Option<BTreeMap<u64, u64>> = w[7..].iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect();
+                let Some(waiting) = waiting else { continue };
+                file.splits.push(SplitRow { pid, scheme, daemon, count, total, on_cpu, waiting });
+            }
+            "timed" if w.len() == 7 => {
+                let n: Vec<u64> = w.iter().filter_map(|v| v.parse().ok()).collect();
+                let &[pid, tid, scheme, daemon, daemon_tid, from, to] = n.as_slice() else { continue };
+                let ids = [pid, tid, daemon, daemon_tid].map(u32::try_from);
+                let [Ok(pid), Ok(tid), Ok(daemon), Ok(daemon_tid)] = ids else { continue };
+                file.timed.push(TimedRow { pid, tid, scheme, daemon, daemon_tid, from, to });
+            }
+            "untimed" if w.len() == 1 => file.untimed = w[0].parse().unwrap_or(0),
             _ => {}
         }
     }
@@ -217,6 +290,19 @@ impl RequestsFile {
         for (&pid, &n) in &self.unfinished {
             log.by_pid.entry(pid).or_default().unfinished = n;
         }
+        // A scheme a daemon waited on, as the keys name schemes.
+        let scheme_name = |scheme: u64| key(scheme, 0, None).to.into_owned();
+        for r in &self.splits {
+            let waiting = r.waiting.iter().map(|(&s, &ns)| (scheme_name(s), ns)).collect();
+            let split = DaemonSplit { count: r.count, total: r.total, on_cpu: r.on_cpu, waiting };
+            log.by_pid.entry(r.pid).or_default().split.entry(named((r.scheme, r.daemon))).or_default().merge(&split);
+        }
+        log.timed = self
+            .timed
+            .iter()
+            .map(|r| Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)) })
+            .collect();
+        log.untimed = self.untimed;
         log
     }
 }
@@ -240,6 +326,11 @@ values exact 9000
 chain 24 7 31 9 1 8000 8000 8000 8000 8000 8000
 values exact 8000
 unfinished 10 1
+split 10 24 7 3 35000 20000 5000 31:8000 9:2000
+split 10 24 7 x 1 1 1
+timed 10 11 24 7 30 250000 260000
+timed 10 11 24 7 30 250000
+untimed 4
 later kinds are skipped
 ";
         let f = parse_requests(text).unwrap();
@@ -253,6 +344,14 @@ later kinds are skipped
         assert_eq!(log.by_pid[&10].count(), 3);
         assert_eq!(log.by_pid[&10].waited.values().map(|l| l.total).sum::<u64>(), 9000);
         assert_eq!(log.chains.len(), 1);
+        // The daemon's split, its waits' schemes named as the keys name them; each request
+        // whole (a line cut short is skipped), who took it, and those past the kept ones.
+        let split = &log.by_pid[&10].split[&RequestKey { to: "scheme 24".into(), server: Some("/scheme/initfs/bin/ramfs two words 7".into()) }];
+        assert_eq!((split.count, split.total, split.on_cpu, split.other()), (3, 35000, 20000, 5000));
+        assert_eq!(split.waiting, [("scheme 31".to_string(), 8000), ("scheme 9".to_string(), 2000)].into());
+        assert_eq!(f.timed, [TimedRow { pid: 10, tid: 11, scheme: 24, daemon: 7, daemon_tid: 30, from: 250_000, to: 260_000 }]);
+        assert_eq!(log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect::<Vec<_>>(), [(10, 11, "scheme 24", 250_000, 260_000, Some((7, 30)))]);
+        assert_eq!(log.untimed, 4);
         // Another version, or none: not read.
         assert_eq!(parse_requests("requests version=2 lost=0\n"), None);
         assert_eq!(parse_requests(""), None);

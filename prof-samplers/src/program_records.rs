@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
-use prof_core::requests::{Request, RequestKey};
+use prof_core::requests::{DaemonSplit, Request, RequestKey};
 use prof_core::sampler::{ChildBatch, Probe, SampleBatch, WaitSite};
 use prof_core::sample::{CallStack, Sample as Taken};
 use prof_events::layout::{Reason, Source};
@@ -127,6 +127,27 @@ struct Timed {
     within: Option<RequestKey>,
     /// When the caller switched into the call (TSC), where seen.
     called: Option<u64>,
+    /// The daemon's thread since it took it: where it is (`None` on a CPU; blocked in a call
+    /// to a scheme; off a CPU otherwise) and since when (ns), and its time so far.
+    state: (Option<Option<u64>>, u64),
+    split: DaemonSplit,
+}
+
+impl Timed {
+    /// The daemon's thread, at `now` (ns), goes to `next`: the time since its last change is
+    /// on a CPU, waiting on that scheme, or (neither) left for the remainder.
+    fn moved(&mut self, now: u64, next: Option<Option<u64>>) {
+        let ns = now.saturating_sub(self.state.1);
+        match self.state.0 {
+            None => self.split.on_cpu = self.split.on_cpu.saturating_add(ns),
+            Some(Some(scheme)) => {
+                let w = self.split.waiting.entry(scheme.to_string()).or_insert(0);
+                *w = w.saturating_add(ns);
+            }
+            Some(None) => {}
+        }
+        self.state = (next, now.max(self.state.1));
+    }
 }
 
 /// One session's clock of the program's threads.
@@ -379,7 +400,7 @@ impl ProgramRecords {
         let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
             Some(pid) => {
                 let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
-                Timed { at: time, pid, tid, key, within: None, called: None }
+                Timed { at: time, pid, tid, key, within: None, called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
             None => {
                 // The daemon's thread that made it, by its switch into the call; where none was
@@ -393,7 +414,7 @@ impl ProgramRecords {
                 };
                 let Some(within) = within else { return };
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
-                Timed { at: time, pid, tid, key, within, called: None }
+                Timed { at: time, pid, tid, key, within, called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
         };
         self.timed.insert((daemon.thread, call), timed);
@@ -416,11 +437,18 @@ impl ProgramRecords {
         }
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
         if let (None, Some(called)) = (&t.within, t.called) {
-            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0 };
+            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None };
             self.answered.insert(t.tid, waited);
         }
+        // The daemon's time on it, whole: its parts add up to taken -> answered.
+        t.moved(to, None);
+        (t.split.count, t.split.total) = (1, to.saturating_sub(from));
         match t.within {
-            None => batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to }),
+            None => {
+                batch.requests.split.push((t.pid, t.key.clone(), t.split));
+                let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
+                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by });
+            }
             Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
         }
     }
@@ -447,6 +475,17 @@ impl ProgramRecords {
     /// program's threads their switches, where they blocked and why, and their waits' ends.
     fn switch(&mut self, sw: &prof_events::Switch, batch: &mut SampleBatch) {
         let time = self.tsc.ns(sw.time);
+        // A daemon's thread serving timed requests: off a CPU (blocked in a scheme call of its
+        // own, or otherwise), or back on one.
+        let off = match sw.reason {
+            Some(Reason::Scheme) => Some(Some(call_of(sw.detail).0)),
+            _ => Some(None),
+        };
+        for (thread, next) in [(sw.left.thread, off), (sw.entered.thread, None)] {
+            for t in self.timed.range_mut((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|e| e.1) {
+                t.moved(time, next);
+            }
+        }
         if sw.reason == Some(Reason::SchemeIdle) {
             // A daemon back at its queue is done with what it took.
             self.serving.remove(&sw.left.thread);

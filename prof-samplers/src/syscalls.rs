@@ -207,7 +207,7 @@ impl SyscallTracer {
             // rt_sigreturn leaves with the number -1: it restored the registers the signal
             // interrupted, the call's number among them, and -1 keeps it from restarting.
             Some((pid, nr, from)) if nr == e.nr || e.nr == -1 => {
-                batch.done.push(Request { pid, tid: e.tid, key: RequestKey::call(call_name(nr)), from, to: e.time });
+                batch.done.push(Request { pid, tid: e.tid, key: RequestKey::call(call_name(nr)), from, to: e.time, taken_by: None });
             }
             Some((pid, _, _)) => batch.unfinished.extend([pid, e.pid]),
             None => batch.unfinished.push(e.pid),
@@ -261,11 +261,11 @@ mod tests {
         // Thread 7 reads (0: read) from 100 to 250, on two CPUs: the exit's ring came first.
         // Thread 8 writes (1) from 120, and leaves it at 400, after the batch's reading (300).
         let b = run(&mut t, &[edge(250, 7, 7, false, 0), edge(120, 7, 8, true, 1), edge(100, 7, 7, true, 0), edge(400, 7, 8, false, 1)], 300, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 250 }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 250, taken_by: None }]);
         assert!(b.unfinished.is_empty());
         // The next batch ends thread 8's write; a child's calls are not the program's.
         let b = run(&mut t, &[edge(410, 9, 9, true, 0), edge(420, 9, 9, false, 0)], 500, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 8, key: RequestKey::call("write"), from: 120, to: 400 }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 8, key: RequestKey::call("write"), from: 120, to: 400, taken_by: None }]);
         // The last: exit_group (231) entered, never left; an end without its start (the exec,
         // 59, begun before the events were armed).
         let b = run(&mut t, &[edge(600, 7, 7, true, 231), edge(550, 7, 8, false, 59)], 0, true);
@@ -279,7 +279,7 @@ mod tests {
         let mut t = tracer(true);
         // A child (pid 9): its return from clone (56) without a start, then a read.
         let b = run(&mut t, &[edge(10, 9, 9, false, 56), edge(20, 9, 9, true, 0), edge(30, 9, 9, false, 0)], 100, false);
-        assert_eq!(b.done, [Request { pid: 9, tid: 9, key: RequestKey::call("read"), from: 20, to: 30 }]);
+        assert_eq!(b.done, [Request { pid: 9, tid: 9, key: RequestKey::call("read"), from: 20, to: 30, taken_by: None }]);
         assert_eq!(b.unfinished, [9]);
         // An exit of another call than the one entered (records lost): neither is timed; a
         // second enter before an exit: the first is unfinished.
@@ -288,7 +288,7 @@ mod tests {
         assert_eq!(b.unfinished, [7, 7, 7]);
         // rt_sigreturn (15) leaves as call -1.
         let b = run(&mut t, &[edge(150, 7, 7, false, 3), edge(160, 7, 7, true, 15), edge(170, 7, 7, false, -1)], 200, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("close"), from: 140, to: 150 }, Request { pid: 7, tid: 7, key: RequestKey::call("rt_sigreturn"), from: 160, to: 170 }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("close"), from: 140, to: 150, taken_by: None }, Request { pid: 7, tid: 7, key: RequestKey::call("rt_sigreturn"), from: 160, to: 170, taken_by: None }]);
         assert_eq!(call_name(100_000), "syscall 100000");
         assert_eq!(call_name(-1), "syscall -1");
     }

@@ -588,7 +588,10 @@ fn every_process_on_typed_records() {
 /// a link of a chain (ramfs's scheme, then the disk's), not the program's own; another
 /// process's requests and one taken before the exec are not the program's; one taken and not
 /// answered when the program ends is unfinished. From fib's side (its switch into each call
-/// to its switch back) they took 15.5, 25.5 and 6.5 us. The file's text, whole.
+/// to its switch back) they took 15.5, 25.5 and 6.5 us. ramfs's 30 us on them: 20.5 on its
+/// CPU, 6.5 blocked in its call to the disk's scheme (its switch out to its switch back), 3
+/// preempted. Each request whole, from the session's start (ns 1,000,000: fib has no sample),
+/// with ramfs's thread that took it. The file's text, whole.
 #[test]
 fn the_requests_by_scheme_and_daemon_and_their_chains() {
     use prof_events::layout::{scheme_call, Reason};
@@ -623,6 +626,9 @@ fn the_requests_by_scheme_and_daemon_and_their_chains() {
         // was recorded: charged to the request its process serves then.
         request(3_115_000, disk, 7, 31, 12, false),
         request(3_116_000, disk, 7, 31, 12, true),
+        // ramfs preempted for 3 us meanwhile: another process has its CPU.
+        switch(3_118_000, ramfs, other, Reason::Preempted, 0),
+        switch(3_124_000, other, ramfs, Reason::Preempted, 0),
         request(3_130_000, ramfs, 10, 24, 1, true),
         switch(3_131_000, ramfs, fib, Reason::SchemeIdle, 0),
         // One that ramfs serves by asking the disk's daemon (scheme 31): 5 us of its 20 us.
@@ -675,12 +681,19 @@ values exact 6500
 chain 24 7 31 9 2 5500 500 500 5000 5000 5000
 values exact 500 5000
 unfinished 10 1
+split 10 24 7 2 30000 20500 3000 31:6500
+split 10 3 0 1 1000 1000 0
+timed 10 21 24 7 5 55000 65000
+timed 10 21 24 7 5 100000 120000
+timed 10 21 3 0 3 150000 151000
+untimed 0
 ";
     assert_eq!(text, expected, "got:\n{text}");
     // As profil on Redox reads it back: the same figures.
     let file = prof_core::requests_file::parse_requests(&text).unwrap();
     assert_eq!(file.requests.len(), 2);
     assert_eq!(file.chains[0].latencies.summary().total, 5500);
+    assert_eq!((file.timed.len(), file.splits[0].on_cpu, file.splits[0].waiting[&31]), (3, 20_500, 6_500));
     // Bob may not read alice's requests.
     let id = s.open("requests", Access::Read, 2000).unwrap();
     assert_eq!(s.read(id, &mut [0u8; 64], 0), Err(libc::EPERM));

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use prof_core::ledger::UNSEEN;
-use prof_core::requests::{Latencies, RequestKey, RequestSource, Requests, Summary};
+use prof_core::requests::{DaemonSplit, Latencies, RequestKey, RequestSource, Requests, Summary};
 
 use crate::profile::Profile;
 
@@ -61,6 +61,9 @@ pub struct RequestTable {
     /// Redox: the same requests from their callers' side (the caller's switch into the call to
     /// its switch back), in the rows' order.
     pub waited: Vec<(RequestKey, Summary)>,
+    /// Redox: how the daemons spent these requests' time, from taking each to answering it, in
+    /// the rows' order.
+    pub split: Vec<(RequestKey, DaemonSplit)>,
 }
 
 /// A link of a chain: the requests a daemon made of another scheme while it served one.
@@ -84,7 +87,7 @@ impl RequestTable {
                 latencies: Some((l.summary(), l.log2_histogram())),
             })
             .collect();
-        RequestTable { measured: Measured::Latencies(source), processes, rows: ranked(rows), unfinished: requests.unfinished, lost, chains: Vec::new(), waited: Vec::new() }
+        RequestTable { measured: Measured::Latencies(source), processes, rows: ranked(rows), unfinished: requests.unfinished, lost, chains: Vec::new(), waited: Vec::new(), split: Vec::new() }
     }
 }
 
@@ -108,6 +111,7 @@ pub fn table(p: &Profile) -> Option<RequestTable> {
     };
     let mut t = RequestTable::of(&requests, log.source, processes, log.lost);
     t.waited = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
+    t.split = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.split.get(&r.key)?.clone()))).collect();
     t.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
     t.chains.sort_by(|a, b| b.latencies.total.cmp(&a.latencies.total).then(b.latencies.count.cmp(&a.latencies.count)).then_with(|| (&a.served, &a.made).cmp(&(&b.served, &b.made))));
     Some(t)
@@ -127,7 +131,7 @@ fn blocked_table(p: &Profile, why: &str) -> RequestTable {
         .map(|(call, (count, total))| Row { key: RequestKey::call(call.to_string()), count, total, latencies: None })
         .collect();
     let processes = 1 + p.processes.len();
-    RequestTable { measured: Measured::BlockedTime(why.to_string()), processes, rows: ranked(rows), unfinished: 0, lost: 0, chains: Vec::new(), waited: Vec::new() }
+    RequestTable { measured: Measured::BlockedTime(why.to_string()), processes, rows: ranked(rows), unfinished: 0, lost: 0, chains: Vec::new(), waited: Vec::new(), split: Vec::new() }
 }
 
 /// A latency in the unit that suits it: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
@@ -222,6 +226,16 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
             row(&mut out, width, &key_name(key), s.count, s.total, &figures);
         }
     }
+    if !t.split.is_empty() {
+        let _ = writeln!(out, "  The daemons' time on them (from taking each to answering it, by their switch records): on a CPU, blocked in their own requests to other schemes, otherwise off a CPU (preempted, runnable, blocked on anything else):");
+        for (key, d) in t.split.iter().take(top) {
+            let part = |ns: u64| format!("{} ({:.1} %)", latency(ns), ns as f64 * 100.0 / d.total.max(1) as f64);
+            let mut parts = vec![format!("on a CPU {}", part(d.on_cpu))];
+            parts.extend(d.waiting.iter().map(|(scheme, &ns)| format!("waiting on {scheme} {}", part(ns))));
+            parts.push(format!("otherwise {}", part(d.other())));
+            let _ = writeln!(out, "  {:<width$}  {}", key_name(key), parts.join(", "));
+        }
+    }
     if !t.chains.is_empty() {
         let name = |c: &Chain| format!("{} -> {}", key_name(&c.served), key_name(&c.made));
         let word = "served -> made while serving it";
@@ -293,7 +307,7 @@ mod tests {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         let mut t = 0;
         let mut call = |name: &'static str, ns: u64| {
-            log.add(Request { pid: 42, tid: 42, key: RequestKey::call(name), from: t, to: t + ns });
+            log.add(Request { pid: 42, tid: 42, key: RequestKey::call(name), from: t, to: t + ns, taken_by: None });
             t += ns + 10;
         };
         for us in 1..=100 {
@@ -349,7 +363,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
     fn a_tree_s_table_sums_its_processes() {
         let mut p = example();
         let log = p.requests.as_mut().unwrap();
-        log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5 });
+        log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5, taken_by: None });
         log.lost = 3;
         let t = table(&p).unwrap();
         assert_eq!((t.processes, t.lost), (2, 3));

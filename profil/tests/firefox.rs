@@ -197,24 +197,6 @@ fn the_processes_it_starts_are_tracks_of_their_own_in_order() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The Firefox Profiler's own command-line client (`@firefox-devtools/profiler-cli` on npm,
-/// installed by `.ci/run` into ~/.cache/profil-ci/profiler-cli, or PROFILER_CLI), the
-/// profiler's code run offline.
-fn profiler_cli() -> Option<std::path::PathBuf> {
-    let cli = match std::env::var_os("PROFILER_CLI") {
-        Some(c) => std::path::PathBuf::from(c),
-        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/profil-ci/profiler-cli/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js"),
-    };
-    cli.is_file().then_some(cli)
-}
-
-/// Its answer to `args` in session `session`, as JSON.
-fn ask(cli: &Path, session: &str, args: &[&str]) -> Value {
-    let o = Command::new("node").arg(cli).args(args).args(["--session", session, "--json"]).output().unwrap();
-    assert!(o.status.success(), "profiler-cli {args:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("profiler-cli {args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
-}
-
 /// The profiler's own client reads the file as the report reads the run: the process's
 /// threads by tid with their CPU time, each function's samples in the flat profile, and the
 /// call tree's root.

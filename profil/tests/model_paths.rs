@@ -6,6 +6,8 @@
 //! files carry (the daemons, the clock) is there. Then the profile made from the files is
 //! saved and loaded back unchanged.
 
+mod common;
+
 use profd::scheme::{Access, ProfScheme};
 use prof_core::Profd;
 use prof_events::layout::{scheme_call, Reason, Source};
@@ -375,33 +377,41 @@ fn scheme_files(s: &mut Scheme) -> SchemeFiles {
     }
 }
 
+/// A second read of fib's, after its first (`a_finished_session`): from ramfs (40 us from
+/// taken to answered), which asks the disk's daemon (scheme 9) for 10 us of it, blocked in
+/// that call 20 us by its switches, and is preempted 5 us.
+fn a_read_through_a_chain(events: &mut Vec<Event>) {
+    let (fib, ramfs, disk, other) = (who(10, 100), who(20, 200), who(21, 210), who(22, 220));
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |time, daemon, caller, scheme, tag, answered| Event::Request { cpu: 0, time, daemon, caller: who(caller, 0), scheme, tag, answered };
+    events.extend([
+        Event::Name { cpu: 0, time: 4_550_000, who: disk, name: "/scheme/initfs/bin/ahcid".into() },
+        switch(4_600_000, fib, ramfs, Reason::Scheme, scheme_call(3, 2)),
+        request(4_610_000, ramfs, 10, 3, 2, false),
+        switch(4_620_000, ramfs, disk, Reason::Scheme, scheme_call(9, 1)),
+        request(4_630_000, disk, 20, 9, 1, false),
+        request(4_650_000, disk, 20, 9, 1, true),
+        switch(4_660_000, disk, ramfs, Reason::SchemeIdle, 0),
+        switch(4_670_000, ramfs, other, Reason::Preempted, 0),
+        switch(4_680_000, other, ramfs, Reason::Preempted, 0),
+        request(4_690_000, ramfs, 10, 3, 2, true),
+        switch(4_700_000, ramfs, fib, Reason::SchemeIdle, 0),
+    ]);
+}
+
 /// `profil --requests` on Redox's path: profd times the program's requests from the kernel's
 /// request records, serves them as `requests`, and profil reads the file into the run's
 /// model, the schemes named by their numbers as it found them, the daemons by their
 /// executables; the Requests section shows them by scheme and daemon, with the chain of a
 /// request ramfs made of another scheme's daemon (whose scheme profil could not name) while it
 /// served one of the program's; and the same requests from fib's side, from its switch into
-/// each call to its switch back (500 us and 50 us). (Saved runs keep them: the run of
+/// each call to its switch back (500 us and 50 us); and how ramfs spent its 140 us on them: on
+/// its CPU but for its 20 us blocked in its call to scheme 9 (its switch out to its switch
+/// back) and 5 us preempted. (Saved runs keep them: the run of
 /// `a_profile_from_the_scheme_files_saves_and_loads_unchanged` has its read.)
 #[test]
 fn requests_on_redox_s_path() {
-    let mut s = a_finished_session_with(|events| {
-        let (fib, ramfs, disk) = (who(10, 100), who(20, 200), who(21, 210));
-        let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
-        let request = |time, daemon, caller, scheme, tag, answered| Event::Request { cpu: 0, time, daemon, caller: who(caller, 0), scheme, tag, answered };
-        events.extend([
-            Event::Name { cpu: 0, time: 4_550_000, who: disk, name: "/scheme/initfs/bin/ahcid".into() },
-            // A second read from ramfs (40 us), which asks the disk's daemon (scheme 9) for 10 us.
-            switch(4_600_000, fib, ramfs, Reason::Scheme, scheme_call(3, 2)),
-            request(4_610_000, ramfs, 10, 3, 2, false),
-            switch(4_620_000, ramfs, disk, Reason::Scheme, scheme_call(9, 1)),
-            request(4_630_000, disk, 20, 9, 1, false),
-            request(4_650_000, disk, 20, 9, 1, true),
-            switch(4_660_000, disk, ramfs, Reason::SchemeIdle, 0),
-            request(4_690_000, ramfs, 10, 3, 2, true),
-            switch(4_700_000, ramfs, fib, Reason::SchemeIdle, 0),
-        ]);
-    });
+    let mut s = a_finished_session_with(a_read_through_a_chain);
     let files = scheme_files(&mut s);
     let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
     let section = profil::requests::section(&p, "/usr/bin/fib", true, None).unwrap();
@@ -412,6 +422,8 @@ Requests (to schemes, of fib [pid 10], each timed from taken to answered by the 
   tmp: (ramfs [pid 20])         2     0.000140   40.0 us   40.0 us  100.0 us  100.0 us  100.0 us
   From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):
   tmp: (ramfs [pid 20])         2     0.000550   50.0 us   50.0 us  500.0 us  500.0 us  500.0 us
+  The daemons' time on them (from taking each to answering it, by their switch records): on a CPU, blocked in their own requests to other schemes, otherwise off a CPU (preempted, runnable, blocked on anything else):
+  tmp: (ramfs [pid 20])  on a CPU 115.0 us (82.1 %), waiting on scheme 9 20.0 us (14.3 %), otherwise 5.0 us (3.6 %)
   Chains: what the daemons asked of other schemes while serving these requests (the request served, then the one made; each made request timed as above):
   served -> made while serving it                        count      total s       min    median       max
   tmp: (ramfs [pid 20]) -> scheme 9 (ahcid [pid 21])         1     0.000010   10.0 us   10.0 us   10.0 us
@@ -696,4 +708,107 @@ fn threads_from_the_scheme_files() {
 fn profil_bin_dir() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Redox's requests over time (`--requests`): profd serves each whole, from the program's start
+/// as `timeline` counts (fib's reads taken 300 and 805 us after its exec, answered 400 and 845
+/// us after it), with the thread of ramfs that took it; profil keeps them as an embedded
+/// session does, so a saved run loaded with `--time` counts the one that began in the window,
+/// and the Firefox Profiler's file has each request on fib's thread and on ramfs's, one flow.
+#[test]
+fn redox_requests_over_time_and_on_both_tracks() {
+    let mut s = a_finished_session_with(a_read_through_a_chain);
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let log = p.requests.as_ref().unwrap();
+    let timed: Vec<_> = log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect();
+    assert_eq!(timed, [(10, 100, "tmp:", 300_000, 400_000, Some((20, 200))), (10, 100, "tmp:", 805_000, 845_000, Some((20, 200)))]);
+    // As the session itself has them (Linux's path: its times from the run's start).
+    let session = s.profd().session(ALICE).unwrap().unwrap();
+    let from_session = Profile::from_session(session, "fib", true, true);
+    let theirs: Vec<_> = from_session.requests.as_ref().unwrap().timed.iter().map(|r| (r.from, r.to, r.taken_by)).collect();
+    assert_eq!(theirs, log.timed.iter().map(|r| (r.from, r.to, r.taken_by)).collect::<Vec<_>>());
+
+    // Saved, and loaded by profil: its Timeline's two slices have a read each; the Firefox
+    // Profiler's file has each read on fib's thread and on ramfs's, one flow a read.
+    let dir = common::scratch("redox-requests");
+    let run = profil::profile::Outcome { program: "fib".into(), arguments: vec![], frequency_hz: 1000, profile: p, exit: profil::report::ExitKind::Exited(0), interpreters: Vec::new() };
+    let saved = dir.join("run.profil");
+    // The program under a sysroot, as a Redox run is loaded elsewhere.
+    std::fs::create_dir_all(dir.join("usr/bin")).unwrap();
+    std::fs::copy(profil_bin_dir().join("fib"), dir.join("usr/bin/fib")).unwrap();
+    std::fs::write(&saved, profil::saved::render(&run, std::path::Path::new("/usr/bin/fib"), prof_core::sampler::CallGraph::FramePointers, false)).unwrap();
+    let load = |args: &[&str]| {
+        let json = dir.join(format!("{}.json", args.len()));
+        let o = std::process::Command::new(profil_bin_dir().join("profil"))
+            .args(["--load", saved.to_str().unwrap(), "--sysroot", dir.to_str().unwrap(), "--firefox", json.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+        (out, json)
+    };
+    // Each request marker of a thread of the file: (start, end ms, name, flow).
+    let requests_of = |doc: &serde_json::Value, tid: &str| -> Vec<(f64, f64, String, String)> {
+        let thread = doc["threads"].as_array().unwrap().iter().find(|t| t["tid"] == tid).unwrap_or_else(|| panic!("no thread {tid}"));
+        let strings = thread["stringArray"].as_array().unwrap();
+        let string = |v: &serde_json::Value| strings[v.as_u64().unwrap() as usize].as_str().unwrap().to_string();
+        let m = &thread["markers"];
+        (0..m["length"].as_u64().unwrap() as usize)
+            .filter(|&i| m["data"][i]["type"] == "SchemeRequest")
+            .map(|i| (m["startTime"][i].as_f64().unwrap(), m["endTime"][i].as_f64().unwrap(), string(&m["name"][i]), string(&m["data"][i]["flow"])))
+            .collect()
+    };
+    let (out, whole) = load(&["--timeline=2"]);
+    // 0 to 0.5 ms and 0.5 to 1 ms (three decimals of seconds): fib's samples are all in the first.
+    let slices: Vec<&str> = out.lines().filter(|l| l.contains("| ")).collect();
+    assert_eq!(slices, ["    0.000    0.001  1600 %  [0x401100-0x401101] 62.5 %  | 1 request (tmp: 1)", "    0.001    0.001     0 %  -  | 1 request (tmp: 1)"], "{out}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&whole).unwrap()).unwrap();
+    let schema = doc["meta"]["markerSchema"].as_array().unwrap().iter().find(|s| s["name"] == "SchemeRequest").unwrap();
+    assert_eq!(schema["fields"][3], serde_json::json!({"format": "flow-id", "key": "flow", "label": "Flow", "searchable": true}));
+    let flows = |name: &str| [(0.3, 0.4, name.to_string(), "request-0".to_string()), (0.805, 0.845, name.to_string(), "request-1".to_string())];
+    assert_eq!(requests_of(&doc, "100"), flows("tmp:"));
+    assert_eq!(requests_of(&doc, "200"), flows("served tmp:"));
+    // The window 0.5 to 1 ms: the second read alone, in the section and on both tracks.
+    let (out, window) = load(&["--time", "0.0005,0.001"]);
+    assert!(out.contains("\n  1 request, 0.000040 s in them\n"), "{out}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&window).unwrap()).unwrap();
+    assert_eq!(requests_of(&doc, "100"), [(0.805, 0.845, "tmp:".to_string(), "request-0".to_string())]);
+    assert_eq!(requests_of(&doc, "200"), [(0.805, 0.845, "served tmp:".to_string(), "request-0".to_string())]);
+
+    // The Firefox Profiler's own code reads both ends of each with the same flow.
+    let Some(cli) = common::profiler_cli() else {
+        common::skip("the Firefox Profiler's client is not installed (.ci/run: npm install @firefox-devtools/profiler-cli into ~/.cache/profil-ci/profiler-cli)");
+        return;
+    };
+    if !common::installed("node", "nodejs") {
+        return;
+    }
+    let session = format!("profil-redox-requests-{}", std::process::id());
+    let o = std::process::Command::new("node").arg(&cli).arg("load").arg(&whole).args(["--session", &session]).output().unwrap();
+    assert!(o.status.success(), "profiler-cli load: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let threads = common::ask(&cli, &session, &["thread", "list"]);
+    let mut flows_by_thread = std::collections::BTreeMap::new();
+    for t in threads["threads"].as_array().unwrap() {
+        let handle = t["threadHandle"].as_str().unwrap();
+        let markers = common::ask(&cli, &session, &["thread", "markers", "--thread", handle, "--search", "type:SchemeRequest", "--list", "--limit", "0"]);
+        let mut flows: Vec<(String, String)> = markers["flatMarkers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let info = common::ask(&cli, &session, &["marker", "info", m["handle"].as_str().unwrap()]);
+                let flow = info["fields"].as_array().unwrap().iter().find(|f| f["key"] == "flow").unwrap_or_else(|| panic!("{info}"));
+                (info["markerType"].as_str().unwrap().to_string(), flow["value"].as_str().unwrap().to_string())
+            })
+            .collect();
+        flows.sort();
+        flows_by_thread.insert(t["tid"].as_str().unwrap().to_string(), flows);
+    }
+    let _ = std::process::Command::new("node").arg(&cli).args(["stop", &session]).output();
+    let both = vec![("SchemeRequest".to_string(), "request-0".to_string()), ("SchemeRequest".to_string(), "request-1".to_string())];
+    assert_eq!(flows_by_thread["100"], both, "{flows_by_thread:?}");
+    assert_eq!(flows_by_thread["200"], both, "{flows_by_thread:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

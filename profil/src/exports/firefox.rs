@@ -35,7 +35,9 @@ use crate::exports::Analysis;
 /// The run's file: JSON, gzipped where `gzip`.
 pub fn render(a: &Analysis, gzip: bool) -> Vec<u8> {
     let profile = build(a);
-    let mut json = serde_json::to_vec(&profile).unwrap_or_default();
+    let mut doc = serde_json::to_value(&profile).unwrap_or_default();
+    flow_fields(&mut doc);
+    let mut json = serde_json::to_vec(&doc).unwrap_or_default();
     // A text file ends its line (`cat` shows it whole, a line-buffered log keeps it).
     json.push(b'\n');
     if !gzip {
@@ -46,6 +48,23 @@ pub fn render(a: &Analysis, gzip: bool) -> Vec<u8> {
     let _ = z.write_all(&json);
     z.finish().unwrap_or_default()
 }
+
+/// The flow fields of the document's schemas as the profiler reads flows: the writer
+/// (`fxprof-processed-profile` 0.8) has no flow format, so they are written as its strings
+/// (`unique-string`: an index of the thread's string table, which is how the processed format
+/// of its version, 55, keeps a `flow-id` too) and their format is named here.
+fn flow_fields(doc: &mut serde_json::Value) {
+    let Some(schemas) = doc.pointer_mut("/meta/markerSchema").and_then(|s| s.as_array_mut()) else { return };
+    for schema in schemas.iter_mut().filter(|s| s["name"] == SchemeRequestSchema::TYPE) {
+        let Some(fields) = schema["fields"].as_array_mut() else { continue };
+        for f in fields.iter_mut().filter(|f| f["key"] == FLOW) {
+            f["format"] = serde_json::Value::from("flow-id");
+        }
+    }
+}
+
+/// The key of a request's flow field.
+const FLOW: &str = "flow";
 
 /// A marker's schema whose fields are all strings: its type, how the profiler labels it, its
 /// fields in order.
@@ -125,6 +144,20 @@ impl StringsSchema for RequestSchema {
     const FIELDS: &'static [StaticSchemaMarkerField] = &[field("to", "Request to"), field("server", "Served by")];
 }
 
+/// One request to a scheme (Redox, `--requests`), taken to answered: a marker on the caller's
+/// thread and one on the thread of the daemon that took it, both in one flow.
+struct SchemeRequestSchema;
+
+impl StringsSchema for SchemeRequestSchema {
+    const TYPE: &'static str = "SchemeRequest";
+    const DESCRIPTION: &'static str =
+        "A request to a scheme (profil --requests on Redox), from its daemon taking it to its answer: on the caller's thread and on the daemon's, one flow.";
+    const CHART_LABEL: &'static str = "{marker.data.to}";
+    const TOOLTIP_LABEL: &'static str = "{marker.data.to} {marker.data.server} for {marker.data.caller}";
+    const FIELDS: &'static [StaticSchemaMarkerField] =
+        &[field("to", "Request to"), field("server", "Served by"), field("caller", "For"), field(FLOW, "Flow")];
+}
+
 /// A daemon's work on a request of the program's: the wait it served and whose.
 struct ServedSchema;
 
@@ -164,7 +197,7 @@ fn build(a: &Analysis) -> Profile {
     let t = a.timeline.unwrap_or(&empty);
     let blocked = out.add_category("Blocked", CategoryColor::Blue);
     let (user, kernel) = (out.add_category("User", CategoryColor::Yellow).into(), out.add_category("Kernel", CategoryColor::Orange).into());
-    let any_requests = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).any(|t| !t.requests.is_empty());
+    let any_requests = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).any(|t| !t.requests.is_empty() || !t.taken.is_empty());
     let requests = if any_requests { out.add_category("Requests", CategoryColor::Green) } else { blocked };
     let categories = Categories { blocked, user, kernel, requests };
     let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
@@ -226,7 +259,7 @@ impl Tracks<'_> {
         }
         // A daemon's thread that worked for the program but was never sampled has a track
         // too, as a thread with requests but no sample.
-        for tid in t.served.iter().map(|w| w.tid).chain(t.requests.iter().map(|r| r.tid)) {
+        for tid in t.served.iter().map(|w| w.tid).chain(t.requests.iter().chain(&t.taken).map(|r| r.tid)) {
             by_thread.entry((tid != pid, tid)).or_default();
         }
         if by_thread.is_empty() {
@@ -270,11 +303,22 @@ impl Tracks<'_> {
                 let fields = [call, out.intern_string(&w.target), out.intern_string(&w.for_tid.to_string())];
                 out.add_marker(thread, timing, StringsMarker::<ServedSchema, 3>::new(name, categories.blocked, fields));
             }
-            for r in t.requests.iter().filter(|r| r.tid == tid) {
+            for r in t.requests.iter().chain(&t.taken).filter(|r| r.tid == tid) {
                 let timing = MarkerTiming::Interval(Timestamp::from_nanos_since_reference(r.from), Timestamp::from_nanos_since_reference(r.till));
                 let to = out.intern_string(&r.to);
                 let server = out.intern_string(r.server.as_deref().unwrap_or(""));
-                out.add_marker(thread, timing, StringsMarker::<RequestSchema, 2>::new(to, categories.requests, [to, server]));
+                let Some(flow) = &r.flow else {
+                    out.add_marker(thread, timing, StringsMarker::<RequestSchema, 2>::new(to, categories.requests, [to, server]));
+                    continue;
+                };
+                // Redox: the caller's end and the daemon's, one flow.
+                let (pid, caller) = r.caller.unwrap_or((pid, tid));
+                let name = match r.caller {
+                    Some(_) => out.intern_string(&format!("served {}", r.to)),
+                    None => to,
+                };
+                let fields = [to, server, out.intern_string(&format!("thread {caller} of pid {pid}")), out.intern_string(flow)];
+                out.add_marker(thread, timing, StringsMarker::<SchemeRequestSchema, 4>::new(name, categories.requests, fields));
             }
             for w in thread_waits {
                 let Some(site) = self.wait_sites.get(w.site as usize) else { continue };

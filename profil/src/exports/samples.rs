@@ -58,6 +58,7 @@ mod tests {
             spans: Vec::new(),
             served: Vec::new(),
             requests: Vec::new(),
+            taken: Vec::new(),
         };
         assert_eq!(
             render(&t),
@@ -79,6 +80,7 @@ mod tests {
             spans: Vec::new(),
             served: Vec::new(),
             requests: Vec::new(),
+            taken: Vec::new(),
         };
         let mut t = timeline(vec![NamedSample { time: 2_000_000, tid: 7, on_cpu: true, stack: 0 }], vec![vec!["sh", "main"]]);
         let child = timeline(

@@ -44,10 +44,15 @@ pub struct NamedTimeline {
     /// Its requests (`--requests`), whole, where the run kept their times, in the order they
     /// ended.
     pub requests: Vec<NamedRequest>,
+    /// Redox: the requests of the run's its threads took, whole (`tid` the thread that took
+    /// each, `caller` whose it was), each in the same flow as its caller's.
+    pub taken: Vec<NamedRequest>,
 }
 
 /// A request of thread `tid` to `to` (a system call; a scheme, and `server`, the daemon that
-/// served it), from `from` to `till` (ns from the program's start).
+/// served it), from `from` to `till` (ns from the program's start). On Redox, `flow` names it
+/// on both its tracks, the caller's and the daemon's; on the daemon's, `caller` is the
+/// process and thread it was for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamedRequest {
     pub tid: u32,
@@ -55,6 +60,13 @@ pub struct NamedRequest {
     pub till: u64,
     pub to: String,
     pub server: Option<String>,
+    pub flow: Option<String>,
+    pub caller: Option<(u32, u32)>,
+}
+
+/// The flow a request kept whole is in: its place among them (one id a request, both ends).
+fn flow_of(i: usize, r: &prof_core::requests::Request) -> Option<String> {
+    r.taken_by.map(|_| format!("request-{i}"))
 }
 
 /// Process `pid`'s requests that `log` kept whole.
@@ -62,8 +74,23 @@ fn requests_of(log: Option<&prof_core::requests::RequestLog>, pid: u32) -> Vec<N
     let timed = log.map_or(&[][..], |l| &l.timed[..]);
     timed
         .iter()
-        .filter(|r| r.pid == pid)
-        .map(|r| NamedRequest { tid: r.tid, from: r.from, till: r.to, to: r.key.to.to_string(), server: r.key.server.clone() })
+        .enumerate()
+        .filter(|(_, r)| r.pid == pid)
+        .map(|(i, r)| NamedRequest { tid: r.tid, from: r.from, till: r.to, to: r.key.to.to_string(), server: r.key.server.clone(), flow: flow_of(i, r), caller: None })
+        .collect()
+}
+
+/// The requests that daemon `pid`'s threads took (Redox), each on the thread that took it.
+fn taken_by(log: Option<&prof_core::requests::RequestLog>, pid: u32) -> Vec<NamedRequest> {
+    let timed = log.map_or(&[][..], |l| &l.timed[..]);
+    timed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let (_, tid) = r.taken_by.filter(|t| t.0 == pid)?;
+            let to = r.key.to.to_string();
+            Some(NamedRequest { tid, from: r.from, till: r.to, to, server: r.key.server.clone(), flow: flow_of(i, r), caller: Some((r.pid, r.tid)) })
+        })
         .collect()
 }
 
@@ -137,8 +164,9 @@ pub fn name_with_processes(p: &Profile, names: &Names, processes: bool) -> Named
     if processes {
         for c in p.processes.iter().chain(&p.daemons) {
             let mut timeline = name(&c.profile, names);
-            // The run's one log has every followed process's requests.
+            // The run's one log has every followed process's requests, and those each daemon took.
             timeline.requests = requests_of(p.requests.as_ref(), c.pid);
+            timeline.taken = taken_by(p.requests.as_ref(), c.pid);
             // A daemon's work, named by the program's wait it served.
             timeline.served = c
                 .profile
@@ -152,9 +180,23 @@ pub fn name_with_processes(p: &Profile, names: &Names, processes: bool) -> Named
                     NamedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, call, target }
                 })
                 .collect();
-            if !timeline.samples.is_empty() || !timeline.served.is_empty() || !timeline.requests.is_empty() {
+            if !timeline.samples.is_empty() || !timeline.served.is_empty() || !timeline.requests.is_empty() || !timeline.taken.is_empty() {
                 t.processes.push(ProcessTimeline { pid: c.pid, program: c.program.clone(), timeline });
             }
+        }
+        // A daemon that took the run's requests and is no process of the run (never sampled,
+        // serving no wait of it): a track of its own, named as the requests name it.
+        let timed = p.requests.as_ref().map_or(&[][..], |l| &l.timed[..]);
+        let mut daemons: Vec<(u32, String)> = timed.iter().filter_map(|r| Some((r.taken_by?.0, r.key.server.clone().unwrap_or_default()))).collect();
+        daemons.sort();
+        daemons.dedup_by_key(|d| d.0);
+        for (pid, server) in daemons {
+            if pid == p.pid || t.processes.iter().any(|c| c.pid == pid) {
+                continue;
+            }
+            let program = server.strip_suffix(&format!(" [pid {pid}]")).unwrap_or(&server).to_string();
+            let timeline = NamedTimeline { taken: taken_by(p.requests.as_ref(), pid), ..Default::default() };
+            t.processes.push(ProcessTimeline { pid, program, timeline });
         }
     }
     t
@@ -221,12 +263,43 @@ pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
         .iter()
         .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(Key::Wait(w.site)) })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new() }
+    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new(), taken: Vec::new() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prof_core::requests::{Request, RequestKey, RequestLog, RequestSource};
+
+    /// Redox: a request whole is on the caller's thread and on the daemon's thread that took
+    /// it, one flow; a daemon that is no process of the run (never sampled, serving no wait of
+    /// the program's: a child's request) gets a process of its own, named as the key names it.
+    #[test]
+    fn a_request_is_on_the_callers_thread_and_the_daemons_in_one_flow() {
+        let (_, names) = crate::stacks::tests::with_a_server();
+        let mut log = RequestLog::new(RequestSource::SchemeRequests);
+        let key = RequestKey { to: "tmp:".into(), server: Some("ramfs [pid 7]".into()) };
+        log.add(Request { pid: 42, tid: 43, key: key.clone(), from: 1_000, to: 3_000, taken_by: Some((7, 70)) });
+        log.add(Request { pid: 50, tid: 50, key, from: 4_000, to: 5_000, taken_by: Some((7, 71)) });
+        let child = crate::profile::ChildProfile { pid: 50, parent: Some(42), program: "/bin/cat".into(), profile: Profile { pid: 50, ..Default::default() }, running: false };
+        let p = Profile { pid: 42, requests: Some(log), processes: vec![child], ..Default::default() };
+        let t = name_with_processes(&p, &names, true);
+        let flows = |rs: &[NamedRequest]| rs.iter().map(|r| (r.tid, r.from, r.till, r.flow.clone(), r.caller)).collect::<Vec<_>>();
+        assert_eq!(flows(&t.requests), [(43, 1_000, 3_000, Some("request-0".to_string()), None)]);
+        let cat = t.processes.iter().find(|c| c.pid == 50).unwrap();
+        assert_eq!(flows(&cat.timeline.requests), [(50, 4_000, 5_000, Some("request-1".to_string()), None)]);
+        let ramfs = t.processes.iter().find(|c| c.pid == 7).unwrap();
+        assert_eq!(ramfs.program, "ramfs");
+        assert_eq!(
+            flows(&ramfs.timeline.taken),
+            [(70, 1_000, 3_000, Some("request-0".to_string()), Some((42, 43))), (71, 4_000, 5_000, Some("request-1".to_string()), Some((50, 50)))]
+        );
+        // A system call has no flow.
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        log.add(Request { pid: 42, tid: 42, key: RequestKey::call("read"), from: 0, to: 1, taken_by: None });
+        let t = name_with_processes(&Profile { pid: 42, requests: Some(log), ..Default::default() }, &names, true);
+        assert_eq!((t.requests[0].flow.as_ref(), t.processes.len()), (None, 0));
+    }
 
     /// Every process's track finds its frames among the run's names: the program's and each
     /// child's samples over time, the same runtime address named in each child's own space.

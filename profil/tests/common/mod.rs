@@ -372,3 +372,21 @@ pub fn write_saved_run(file: &Path, doc: &serde_json::Value) {
     gz.write_all(serde_json::to_string(doc).unwrap().as_bytes()).unwrap();
     gz.finish().unwrap();
 }
+
+/// The Firefox Profiler's own command-line client (`@firefox-devtools/profiler-cli` on npm,
+/// installed by `.ci/run` into ~/.cache/profil-ci/profiler-cli, or PROFILER_CLI), the
+/// profiler's code run offline.
+pub fn profiler_cli() -> Option<std::path::PathBuf> {
+    let cli = match std::env::var_os("PROFILER_CLI") {
+        Some(c) => std::path::PathBuf::from(c),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/profil-ci/profiler-cli/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js"),
+    };
+    cli.is_file().then_some(cli)
+}
+
+/// Its answer to `args` in session `session`, as JSON.
+pub fn ask(cli: &Path, session: &str, args: &[&str]) -> serde_json::Value {
+    let o = Command::new("node").arg(cli).args(args).args(["--session", session, "--json"]).output().unwrap();
+    assert!(o.status.success(), "profiler-cli {args:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("profiler-cli {args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
