@@ -303,11 +303,7 @@ pub fn render_system(p: &Profile, tree: &Tree, kernel: &FlatProfile, kernel_note
             let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
         }
         true => {
-            let _ = writeln!(
-                out,
-                "{idle:>9} {:>7.2}  idle, what upstream's profiler records of it (kernel code with interrupts off only)",
-                percent(idle, all)
-            );
+            let _ = writeln!(out, "{idle:>9} {:>7.2}  {}", percent(idle, all), crate::report::UPSTREAM_IDLE);
         }
         false => {
             let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));

@@ -412,8 +412,10 @@ pub fn hints(stacks: Option<&StackProfile>, call_graph: CallGraph) -> String {
 }
 
 /// The row a report's table of where the ticks went has for idle on upstream's profiler (its
-/// `samples` and `%` columns empty), which records no idle.
+/// `samples` and `%` columns empty), where its records have no idle sample.
 pub const UPSTREAM_IDLE_ROW: &str = "        -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)";
+/// ...and what the row says where they have some (a counted row: the rows add up).
+pub const UPSTREAM_IDLE: &str = "idle, what upstream's profiler records of it (kernel code with interrupts off only)";
 
 /// The `Sampling:` line (the source, its rate asked and delivered, what it samples), and a
 /// warning where the source delivered much less than asked; nothing where the run has no

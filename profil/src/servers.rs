@@ -95,8 +95,14 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         return out;
     };
     let a = &report.account;
-    // Upstream's profiler (a stock kernel) records no idle and tells no daemon's work apart.
+    // Upstream's profiler (a stock kernel) records idle only where interrupts are off, and
+    // tells no daemon's work apart.
     let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
+    // What it records of idle is a row, in the total (as -a's): the rows add up to it.
+    let idle = match upstream {
+        true => (a.idle > 0).then_some(crate::report::UPSTREAM_IDLE),
+        false => Some("idle"),
+    };
     // A daemon's row holds its kernel samples already (the NMI source samples the kernel, and
     // keeps them with the daemon's): the kernel's row has only those no daemon's row holds.
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));
@@ -110,7 +116,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     .chain(named.iter().filter(|s| s.ticks > 0).map(|s| (s.ticks, format!("{} working for it", s.label()))))
     .chain((a.servers_dropped > 0).then(|| (a.servers_dropped, "daemons working for it, samples not kept".to_string())))
     .chain((kernel_elsewhere > 0).then(|| (kernel_elsewhere, "the kernel, for those daemons".to_string())))
-    .chain((!upstream).then(|| (a.idle, "idle".to_string())))
+    .chain(idle.map(|what| (a.idle, what.to_string())))
     .chain([(a.other, "other processes".to_string())])
     .collect();
     let all = rows.iter().fold(0u64, |n, r| n.saturating_add(r.0));
@@ -120,7 +126,9 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
         let _ = writeln!(out, "{ticks:>9} {:>7.2}  {what}", percent(*ticks, all));
     }
     if upstream {
-        let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
+        if idle.is_none() {
+            let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
+        }
         // Its typed records have the requests too.
         if !p.source.typed_records {
             let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");
@@ -227,8 +235,8 @@ mod tests {
         assert_eq!((daemons[1].name.as_str(), daemons[1].functions.clone()), ("ahcid", vec![("0x409000".to_string(), 4)]));
     }
 
-    /// On upstream's profiler (a stock kernel) no idle is recorded and no daemon's work is
-    /// told apart: the report says so rather than show zeros.
+    /// On upstream's profiler (a stock kernel) idle is recorded only with interrupts off and no
+    /// daemon's work is told apart: the report says so rather than show zeros.
     #[test]
     fn a_stock_kernels_run_says_what_it_cannot_know() {
         let r = ServersReport { own_user: 14748, own_kernel: 310, account: Account { other: 83, ..Default::default() }, servers: Vec::new() };
@@ -246,6 +254,19 @@ mod tests {
              \x20     310    2.05  the kernel, for it\n\
              \x20      83    0.55  other processes\n\
              \x20       -       -  idle: not recorded by upstream's profiler (nor kernel code with interrupts on)\n\
+             The daemons' work for 'fib' is not told apart by upstream's profiler: it is among the other processes.\n"
+        );
+        // Where its records have idle samples (kernel code with interrupts off), they are a
+        // row, in the total, as -a's: the rows add up to it.
+        let r = ServersReport { account: Account { idle: 59, ..r.account }, ..r };
+        assert_eq!(
+            render("fib", &p, Some((&r, &[]))),
+            "Where the time went (15200 ticks of the run, every CPU):\n\
+             \x20   ticks       %  where\n\
+             \x20   14748   97.03  its own code\n\
+             \x20     310    2.04  the kernel, for it\n\
+             \x20      59    0.39  idle, what upstream's profiler records of it (kernel code with interrupts off only)\n\
+             \x20      83    0.55  other processes\n\
              The daemons' work for 'fib' is not told apart by upstream's profiler: it is among the other processes.\n"
         );
     }
