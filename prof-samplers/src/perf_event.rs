@@ -629,8 +629,24 @@ fn drained_in_order(ev: &mut Event) -> Vec<Record> {
             Record::Exit { .. } => 2,
             _ => 1,
         });
+        execs_in_time_order(&mut records);
     }
     records
+}
+
+/// The exec records among `records` put in the order they happened, each in one of their
+/// places: the rings are per CPU, and a process that exec'd twice on two CPUs (a shim, then
+/// the program) is named by its last image, not by the ring read last.
+fn execs_in_time_order(records: &mut [Record]) {
+    let slots: Vec<usize> = records.iter().enumerate().filter(|(_, r)| matches!(r, Record::Exec { .. })).map(|(i, _)| i).collect();
+    let mut execs: Vec<Record> = slots.iter().map(|&i| std::mem::replace(&mut records[i], Record::Lost(0))).collect();
+    execs.sort_by_key(|r| match r {
+        Record::Exec { time, .. } => *time,
+        _ => 0,
+    });
+    for (i, r) in slots.into_iter().zip(execs) {
+        records[i] = r;
+    }
 }
 
 /// One record into `batch`: the program's samples, a child's, its threads' starts, switches
@@ -1174,6 +1190,17 @@ fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two execs of one process read from two CPUs' rings, the later first: put in time
+    /// order, in the places exec records had, the other records where they were.
+    #[test]
+    fn execs_are_taken_in_the_order_they_happened() {
+        let exec = |comm: &str, time| Record::Exec { pid: 7, comm: comm.into(), time };
+        let fork = Record::Fork { pid: 7, ppid: 6, tid: 7, time: 1 };
+        let mut records = vec![exec("busy", 30), fork, Record::Lost(2), exec("env", 20)];
+        execs_in_time_order(&mut records);
+        assert_eq!(records, [exec("env", 20), Record::Fork { pid: 7, ppid: 6, tid: 7, time: 1 }, Record::Lost(2), exec("busy", 30)]);
+    }
     use std::os::unix::ffi::OsStrExt;
 
     #[test]

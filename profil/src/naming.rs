@@ -56,6 +56,8 @@ pub struct Wanted<'s> {
     pub timeline: bool,
     /// `--inline`: inlined functions as frames of their own, from these source lines.
     pub inline: Option<&'s Sources>,
+    /// `--lines`: the program's samples by source line, from these.
+    pub lines: Option<&'s Sources>,
 }
 
 /// A run named: the frame and function tables every section and export is made from.
@@ -72,6 +74,8 @@ pub struct Names {
     server_objects: HashMap<String, usize>,
     /// Each function's name, once (inlined functions' included).
     functions: HashMap<FunctionKey, Rc<str>>,
+    /// `--lines`: the program's samples by source line.
+    lines: Option<LineProfile>,
     /// `--inline`: the inlined functions at each location (object, address) that has any.
     inline: Option<HashMap<(usize, u64), Vec<Location>>>,
     /// Frames asked for that the walk did not name (a bug if ever non-zero).
@@ -93,6 +97,7 @@ impl Names {
             server_objects: HashMap::default(),
             functions: HashMap::default(),
             inline: None,
+            lines: None,
             misses: Cell::new(0),
             unknown: NamedFrame { location, name: Rc::from("[unknown]"), inlined: Vec::new() },
         }
@@ -123,7 +128,11 @@ impl Names {
                 pass.timeline(process, &p.clock.wait_sites);
             }
         }
-        pass.names
+        let mut names = pass.names;
+        if let Some(sources) = wanted.lines {
+            names.lines = Some(LineProfile::build(&names.samples(p), &names.symbolizer, sources));
+        }
+        names
     }
 
     /// The space of a process with `mappings` (its runtime addresses are named in).
@@ -199,9 +208,9 @@ impl Names {
         sources.frames(&self.symbolizer, l)
     }
 
-    /// Samples per source line (`--lines`).
-    pub fn lines(&self, samples: &[Sample], sources: &Sources) -> LineProfile {
-        LineProfile::build(samples, &self.symbolizer, sources)
+    /// The program's samples per source line, where `--lines` asked for them.
+    pub fn lines(&self) -> Option<&LineProfile> {
+        self.lines.as_ref()
     }
 
     /// The code of object `object` from `start` to `end` (link-time addresses), where its file
@@ -502,7 +511,7 @@ pub(crate) mod tests {
             let symbolizer = Symbolizer::new(object("/bin/fib", &[(0x1000, "fib")]), "fib", Default::default());
             Names::of_run(symbolizer, &p, wanted).objects().iter().map(|o| o.name.clone()).collect::<Vec<_>>()
         };
-        let all = order(Wanted { threads: true, timeline: true, inline: None });
+        let all = order(Wanted { threads: true, timeline: true, ..Default::default() });
         let none = order(Wanted::default());
         assert_eq!(none, ["fib", "libc.so.6", "ramfs", "libm.so"]);
         assert_eq!(all, ["fib", "libc.so.6", "ramfs", "libm.so", "netd"]);

@@ -5,7 +5,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{compile, cpu_ms, field, flat_shares, profil_bin, scratch, session, share, text};
+use common::{compile, cpu_ms, field, flat_shares, profil_bin, scratch, session, share, text, user_share};
 
 fn start(exe: &std::path::Path, args: &[&str]) -> Child {
     let child = Command::new(exe).args(args).stdout(Stdio::null()).spawn().unwrap();
@@ -166,7 +166,7 @@ fn attach_to_a_process_whose_program_was_deleted() {
     let o = Command::new(profil_bin()).args(["-f", "-p", &pid, "-t", "0.7"]).output().unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(share(&flat_shares(&out), "spin") > 90.0, "{out}");
+    assert!(user_share(&out, "spin") > 90.0, "{out}");
     assert!(out.contains(&format!("'{} (deleted)' (pid {pid}, attached)", gone.display())), "{out}");
     // -g: the deleted file's unwind tables are read through /proc/PID/exe; stacks are whole.
     let o = Command::new(profil_bin()).args(["-f", "-g", "-p", &pid, "-t", "0.7"]).output().unwrap();

@@ -176,7 +176,10 @@ fn analyse<'a>(
         threads: args.sections.threads || args.exports.speedscope.is_some(),
         timeline: args.sections.timeline.is_some() || exported_in_time_order,
         inline: args.inline.then_some(&sources),
+        lines: args.sections.lines.is_some().then_some(&sources),
     };
+    // `--diff`'s base run, named by a pass of its own (from its own program file), first.
+    let base = args.diff.as_deref().map(|file| load_base(args, file)).transpose()?;
     let names = Names::of_run(symbolizer, &run.profile, wanted);
     let (samples, mut stacks, mut flat) = crate::flat::analyse(&run.profile, &names);
     flat.whole = whole;
@@ -196,10 +199,10 @@ fn analyse<'a>(
         }
     }
     warn_of_unread_objects(args, names.objects());
-    let lines = args.sections.lines.map(|_| names.lines(&samples, &sources));
+    let lines = names.lines().cloned();
     // A tree compares as a whole: its processes together (as its base's, where it was one).
     let as_a_whole = if tree.processes.is_empty() { &flat } else { &tree.together };
-    let (base, changes) = comparison(args, &run.program, as_a_whole, run.frequency_hz, stacks.is_some())?.unzip();
+    let (base, changes) = comparison(base, &run.program, as_a_whole, run.frequency_hz, stacks.is_some()).unzip();
     // The thread view is named only where it is shown: the section, or the speedscope file.
     let threads = match wanted.threads {
         true => crate::threads::threads(&run.profile, &name, &names),
@@ -322,22 +325,22 @@ pub(super) fn warn_of_unread_objects(args: &Args, objects: &[prof_objects::symbo
     }
 }
 
-/// `--diff BASE`: the base run, and it against this run of `program`, whose whole is `whole`
-/// (what a warning says where the two compare less than they seem to, on standard error).
+/// `--diff BASE`: the base run (named by [`load_base`] before this run is), and it against
+/// this run of `program`, whose whole is `whole` (what a warning says where the two compare
+/// less than they seem to, on standard error).
 pub(super) fn comparison(
-    args: &Args,
+    base: Option<crate::compare::Base>,
     program: &str,
     whole: &crate::flat::FlatProfile,
     frequency_hz: u64,
     with_stacks: bool,
-) -> Result<Option<(crate::compare::Base, crate::compare::Comparison)>, RunError> {
-    let Some(file) = &args.diff else { return Ok(None) };
-    let base = load_base(args, file)?;
+) -> Option<(crate::compare::Base, crate::compare::Comparison)> {
+    let base = base?;
     if let Some(warning) = base_warning(&base, program, with_stacks) {
         crate::report_out::to_stderr(format_args!("{warning}"));
     }
     let changes = base.against(whole, program, frequency_hz);
-    Ok(Some((base, changes)))
+    Some((base, changes))
 }
 
 /// What makes a comparison with `base` say less than it seems to, in one warning: a base of
@@ -404,7 +407,7 @@ mod tests {
     #[test]
     fn every_view_finds_its_frames_named_by_the_pass() {
         let (symbolizer, p) = crate::naming::tests::tree();
-        let names = crate::naming::Names::of_run(symbolizer, &p, crate::naming::Wanted { threads: true, timeline: true, inline: None });
+        let names = crate::naming::Names::of_run(symbolizer, &p, crate::naming::Wanted { threads: true, timeline: true, ..Default::default() });
         let (samples, stacks, flat) = crate::flat::analyse(&p, &names);
         let tree = crate::processes::Tree::of_program(&samples, &p.processes, &names);
         let threads = crate::threads::threads(&p, "fib", &names);

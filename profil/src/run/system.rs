@@ -77,7 +77,10 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         threads: args.sections.threads || args.exports.speedscope.is_some(),
         timeline: args.sections.timeline.is_some() || in_time_order,
         inline: args.inline.then_some(&sources),
+        lines: None,
     };
+    // `--diff`'s base run, named by a pass of its own, first.
+    let base = args.diff.as_deref().map(|file| super::program_report::load_base(args, file)).transpose()?;
     let names = Names::of_run(symbolizer, &run.profile, wanted);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
     let (samples, _, kernel) = crate::flat::analyse(&run.profile, &names);
@@ -95,7 +98,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &names),
         None => Vec::new(),
     };
-    let (base, changes) = super::program_report::comparison(args, &run.program, &tree.together, run.frequency_hz, false)?.unzip();
+    let (base, changes) = super::program_report::comparison(base, &run.program, &tree.together, run.frequency_hz, false).unzip();
     // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
     // speedscope's threads over time.
     let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())

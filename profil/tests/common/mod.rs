@@ -121,6 +121,15 @@ pub fn flat_shares(out: &str) -> Vec<(String, f64)> {
     flat_rows(out).into_iter().map(|(_, pct, name)| (name, pct)).collect()
 }
 
+/// The share of the user samples (the kernel's rows left out) that the row `name` has: what a
+/// program that spins holds however much a busy machine's kernel takes of its ticks.
+pub fn user_share(out: &str, name: &str) -> f64 {
+    let rows = flat_rows(out);
+    let user: u64 = rows.iter().filter(|r| !r.2.ends_with(" [kernel]") && r.2 != "[kernel]").map(|r| r.0).sum();
+    let own = rows.iter().find(|r| r.2 == name).map_or(0, |r| r.0);
+    100.0 * own as f64 / user.max(1) as f64
+}
+
 pub fn share(shares: &[(String, f64)], name: &str) -> f64 {
     shares.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1)
 }
