@@ -32,7 +32,7 @@ fn attach_for_a_while_to_a_busy_process() {
     // while profil started and ended; /proc counts in 10 ms steps. Nearly all in spin().
     let user: u64 = field(&out, "Ticks:").split_whitespace().next().unwrap().parse().unwrap();
     assert!(user <= used + 20 && user as f64 >= used as f64 * 0.6 - 50.0, "{user} ticks for {used} ms of CPU:\n{out}");
-    assert!(share(&flat_shares(&out), "spin") > 90.0, "{out}");
+    assert!(user_share(&out, "spin") > 90.0, "{out}");
     assert_eq!(field(&out, "Session ended by:"), "request");
     assert!(out.contains(&format!("(pid {pid}, attached) was still running when profiling stopped")), "{out}");
     assert!(!out.contains("Output of"), "no program output banner when attaching:\n{out}");
@@ -83,12 +83,12 @@ fn attach_to_a_process_that_already_runs_threads() {
     let o = Command::new(profil_bin()).args(["-f", "-p", &pid.to_string(), "-t", "0.5"]).output().unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(share(&flat_shares(&out), "worker") > 90.0, "{out}");
+    assert!(user_share(&out, "worker") > 90.0, "{out}");
     // -g and --children take the same path.
     let o = Command::new(profil_bin()).args(["-f", "-g", "--children", "-p", &pid.to_string(), "-t", "0.5"]).output().unwrap();
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(share(&flat_shares(&out), "worker") > 90.0, "{out}");
+    assert!(user_share(&out, "worker") > 90.0, "{out}");
     target.kill().unwrap();
     target.wait().unwrap();
     let _ = std::fs::remove_dir_all(&dir);

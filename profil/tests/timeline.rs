@@ -89,7 +89,7 @@ fn fib_s_phases_come_in_order_at_their_own_times_and_a_window_reports_one_alone(
     let o = profil(&["--load", saved.to_str().unwrap(), "-f", "--time", &window]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(share(&flat_shares(&out), "loop") >= 95.0, "--time {window}:\n{out}");
+    assert!(user_share(&out, "loop") >= 95.0, "--time {window}:\n{out}");
     assert!(err.contains(&format!("Note: the report is of the samples --time {window} keeps: ")), "{err}");
     // The window's time is the report's time line.
     let elapsed: f64 = field(&out, "Time:").split_whitespace().next().unwrap().parse().unwrap();
