@@ -56,8 +56,8 @@ enum Name {
     /// A PLT stub, named after the function it calls, whose name is in the file.
     StubInFile { at: usize, end: usize },
     /// A mangled name, demangled when asked for; a PLT stub's (`stub`) gains `@plt`.
-    Mangled { name: String, stub: bool },
-    Given(String),
+    Mangled { name: Box<str>, stub: bool },
+    Given(Box<str>),
     /// Unnamed code: named by its range.
     Range,
 }
@@ -86,6 +86,36 @@ pub struct SymbolTable {
     short_names: bool,
 }
 
+/// A code symbol of a table, as the sort takes it: its place, its preference among aliases
+/// at one address (fewer leading underscores, then global before weak before local), its
+/// position in the file, and its name's offset in table `table`'s names (0 `.symtab`, 1
+/// `.dynsym`).
+#[derive(Clone, Copy)]
+struct Found {
+    addr: u64,
+    size: u64,
+    name: u32,
+    seq: u32,
+    table: u8,
+    preference: (u8, u8),
+}
+
+/// The bytes from a name's start to its table's end (`None`: no name there).
+fn name_bytes<'f>(names: Names<'f>, file: &'f [u8], offset: usize) -> Option<&'f [u8]> {
+    match names {
+        Names::Parsed(t) => t.get_at(offset).filter(|n| !n.is_empty()).map(str::as_bytes),
+        Names::InFile { start, end } => start.checked_add(offset).filter(|&at| at < end).map(|at| &file[at..end]),
+    }
+}
+
+/// Where a table's names end in the file (`Parsed`: not in the file).
+fn names_end(names: Names) -> usize {
+    match names {
+        Names::Parsed(_) => 0,
+        Names::InFile { end, .. } => end,
+    }
+}
+
 /// Functions whose symbol has no size (hand-written assembly) are taken to reach the next
 /// function, but no further than this.
 const MAX_UNSIZED_FUNCTION: u64 = 64 * 1024;
@@ -101,10 +131,11 @@ impl SymbolTable {
         unwind: &[(u64, u64)],
         code: Vec<(u64, u64)>,
     ) -> SymbolTable {
-        // (preference, entry, position in the file); the ends of unsized symbols' sections.
-        let mut found: Vec<((u8, u8), Entry, usize)> = Vec::with_capacity(elf.syms.len() + elf.dynsyms.len());
+        // Each code symbol, compact (the sort moves 120,000 of them in a large program); the
+        // ends of unsized symbols' sections.
+        let mut found: Vec<Found> = Vec::with_capacity(elf.syms.len() + elf.dynsyms.len());
         let mut section_ends: HashMap<u64, u64> = HashMap::default();
-        for (table, strtab) in [(&elf.syms, names[0]), (&elf.dynsyms, names[1])] {
+        for (t, (table, strtab)) in [(&elf.syms, names[0]), (&elf.dynsyms, names[1])].into_iter().enumerate() {
             for s in table.iter() {
                 // IFUNC resolvers (glibc's memcpy, strlen) are code too.
                 let is_code = s.st_type() == sym::STT_FUNC || s.st_type() == sym::STT_GNU_IFUNC;
@@ -112,16 +143,7 @@ impl SymbolTable {
                     continue;
                 }
                 // The name's first bytes: present, and how many leading underscores.
-                let (head, name) = match strtab {
-                    Names::Parsed(t) => match t.get_at(s.st_name).filter(|n| !n.is_empty()) {
-                        Some(n) => (n.as_bytes(), Name::Mangled { name: n.to_string(), stub: false }),
-                        None => continue,
-                    },
-                    Names::InFile { start, end } => match start.checked_add(s.st_name).filter(|&at| at < end) {
-                        Some(at) => (&file[at..end], Name::InFile { at, end }),
-                        None => continue,
-                    },
-                };
+                let Some(head) = name_bytes(strtab, file, s.st_name) else { continue };
                 if head.first().is_none_or(|&b| b == 0) {
                     continue;
                 }
@@ -135,14 +157,34 @@ impl SymbolTable {
                 if let Some(sh) = elf.section_headers.get(s.st_shndx).filter(|_| s.st_size == 0) {
                     section_ends.entry(s.st_value).or_insert(sh.sh_addr.saturating_add(sh.sh_size));
                 }
-                let seq = found.len();
-                found.push(((underscores, binding), Entry { addr: s.st_value, size: s.st_size, name }, seq));
+                let Ok(name) = u32::try_from(s.st_name) else { continue };
+                let seq = found.len() as u32;
+                found.push(Found { addr: s.st_value, size: s.st_size, name, seq, table: t as u8, preference: (underscores, binding) });
             }
         }
         // The table's order (address, larger first) with the preferred alias first and ties in
         // the file's order, in one sort: `from_entries` then finds it sorted.
-        found.sort_unstable_by_key(|f| (f.1.addr, std::cmp::Reverse(f.1.size), f.0, f.2));
-        let mut table = SymbolTable::from_entries(found.into_iter().map(|f| f.1).collect());
+        found.sort_unstable_by_key(|f| (f.addr, std::cmp::Reverse(f.size), f.preference, f.seq));
+        // PLT stubs, named by the dynamic symbol each calls.
+        let stubs: Vec<Entry> = crate::plt::stubs(elf, file).into_iter().filter_map(|stub| {
+            let s = elf.dynsyms.get(stub.symbol)?;
+            let name = match names[1] {
+                Names::Parsed(t) => Name::Mangled { name: t.get_at(s.st_name).filter(|n| !n.is_empty())?.into(), stub: true },
+                Names::InFile { start, end } => Name::StubInFile { at: start.checked_add(s.st_name).filter(|&at| at < end)?, end },
+            };
+            Some(Entry { addr: stub.addr, size: stub.size, name })
+        }).collect();
+        // Room for the stubs too: they are merged in place, not into a copy of the table.
+        let mut entries = Vec::with_capacity(found.len() + stubs.len());
+        entries.extend(found.iter().map(|f| {
+            let name = match names[usize::from(f.table)] {
+                Names::Parsed(t) => Name::Mangled { name: t.get_at(f.name as usize).unwrap_or_default().into(), stub: false },
+                Names::InFile { start, .. } => Name::InFile { at: start + f.name as usize, end: names_end(names[usize::from(f.table)]) },
+            };
+            Entry { addr: f.addr, size: f.size, name }
+        }));
+        drop(found);
+        let mut table = SymbolTable::from_entries(entries);
         table.file = Some(file.clone());
         // An unsized symbol (`_init`) stops at its section's end too: .plt is not part of it.
         for f in &mut table.entries {
@@ -152,26 +194,22 @@ impl SymbolTable {
                 }
             }
         }
-        // PLT stubs, named by the dynamic symbol each calls.
-        let stubs = crate::plt::stubs(elf, file).into_iter().filter_map(|stub| {
-            let s = elf.dynsyms.get(stub.symbol)?;
-            let name = match names[1] {
-                Names::Parsed(t) => Name::Mangled { name: t.get_at(s.st_name).filter(|n| !n.is_empty())?.to_string(), stub: true },
-                Names::InFile { start, end } => Name::StubInFile { at: start.checked_add(s.st_name).filter(|&at| at < end)?, end },
-            };
-            Some(Entry { addr: stub.addr, size: stub.size, name })
-        });
-        table.with_entries(stubs.collect()).with_unwind_ranges(unwind).with_code(code)
+        table.with_entries(stubs).with_unwind_ranges(unwind).with_code(code)
     }
 
     /// A table of the given functions (aliases at the same address keep the first name).
     pub fn new(functions: Vec<Function>) -> SymbolTable {
-        let entries = functions.into_iter().map(|f| Entry { addr: f.addr, size: f.size, name: Name::Given(f.name) });
+        let entries = functions.into_iter().map(|f| Entry { addr: f.addr, size: f.size, name: Name::Given(f.name.into_boxed_str()) });
         SymbolTable::from_entries(entries.collect())
     }
 
     fn from_entries(mut entries: Vec<Entry>) -> SymbolTable {
-        entries.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        // Sorted already where they come from a symbol table (the sort would still take a
+        // buffer of half their size).
+        let order = |a: &Entry, b: &Entry| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size));
+        if !entries.is_sorted_by(|a, b| order(a, b).is_le()) {
+            entries.sort_by(order);
+        }
         entries.dedup_by_key(|f| f.addr);
         // A size-0 symbol reaches the next function (gprof's rule for every symbol).
         for i in 0..entries.len() {
@@ -191,10 +229,25 @@ impl SymbolTable {
 
     /// Add the entries that no function of the table overlaps.
     fn with_entries(mut self, more: Vec<Entry>) -> SymbolTable {
-        let new: Vec<Entry> = more.into_iter().filter(|e| e.size > 0 && !self.overlaps(e.addr, e.end())).collect();
+        let mut new: Vec<Entry> = more.into_iter().filter(|e| e.size > 0 && !self.overlaps(e.addr, e.end())).collect();
         if !new.is_empty() {
-            self.entries.extend(new);
-            self.entries.sort_by_key(|f| f.addr);
+            // Merged in place, from the back, not sorted again: a few PLT stubs beside
+            // 100,000 functions (the table's room for them made when it was built).
+            new.sort_by_key(|f| f.addr);
+            let (n, k) = (self.entries.len(), new.len());
+            self.entries.resize_with(n + k, || Entry { addr: 0, size: 0, name: Name::Range });
+            // From the back: the larger of the table's last unplaced and the new ones' last
+            // into the last free slot (the table's own first where two start together).
+            let (mut i, mut out) = (n, n + k);
+            while let Some(last) = new.last() {
+                if i > 0 && self.entries[i - 1].addr > last.addr {
+                    self.entries.swap(i - 1, out - 1);
+                    i -= 1;
+                } else {
+                    self.entries[out - 1] = new.pop().expect("a last one");
+                }
+                out -= 1;
+            }
             self.entries.dedup_by_key(|f| f.addr);
         }
         self
@@ -224,7 +277,7 @@ impl SymbolTable {
 
     fn function(&self, e: &Entry) -> Function {
         let name = match &e.name {
-            Name::Given(n) => n.clone(),
+            Name::Given(n) => n.to_string(),
             Name::Range => return Function::range(e.addr, e.end()),
             Name::Mangled { name, stub: false } => demangle_as(name, self.short_names),
             Name::Mangled { name, stub: true } => format!("{}@plt", demangle_as(name, self.short_names)),
@@ -453,6 +506,19 @@ mod tests {
         // Before the first: from the segment's start; after the last: to its end.
         assert_eq!(t.resolve(0x15800).name, "[0x15780-0x15b70]");
         assert_eq!(t.resolve(0x20000).name, "[0x15e05-0x57200]");
+    }
+
+    /// Code no function covers, added before, between and after the functions, lands in
+    /// address order (merged in place, not sorted again); what a function covers is not added.
+    #[test]
+    fn added_code_is_merged_in_address_order() {
+        let f = |addr, name: &str| Function { addr, size: 0x100, name: name.into() };
+        let t = SymbolTable::new(vec![f(0x2000, "b"), f(0x4000, "d")]);
+        let range = |lo: u64, hi: u64| Entry { addr: lo, size: hi - lo, name: Name::Range };
+        let t = t.with_entries(vec![range(0x5000, 0x5010), range(0x1000, 0x1010), range(0x2010, 0x2020), range(0x3000, 0x3040)]);
+        let got: Vec<(u64, String)> = t.functions().into_iter().map(|f| (f.addr, f.name)).collect();
+        let want = [(0x1000, "[0x1000-0x1010]"), (0x2000, "b"), (0x3000, "[0x3000-0x3040]"), (0x4000, "d"), (0x5000, "[0x5000-0x5010]")];
+        assert_eq!(got, want.map(|(a, n)| (a, n.to_string())));
     }
 
     #[test]
