@@ -41,7 +41,7 @@ pub mod vdso;
 
 pub use lines::{LineProfile, Sources};
 pub use options::Options;
-pub use symbolize::{FunctionKey, Location, Sample, Samples, Symbolizer, PROGRAM};
+pub use symbolize::{FunctionKey, Location, Sample, Symbolizer, PROGRAM};
 
 /// An I/O error's message without its `(os error N)`: what a user is told.
 pub fn os_message(e: &std::io::Error) -> String {

@@ -67,18 +67,6 @@ impl FunctionKey {
     }
 }
 
-/// A run's exact samples, as [`Symbolizer::locate`] takes them: (address, count) pairs.
-#[derive(Debug, Clone, Copy)]
-pub struct Samples<'a> {
-    /// In the program: link-time addresses.
-    pub program: &'a [(u64, u64)],
-    /// Elsewhere: runtime addresses, in `mappings`.
-    pub foreign: &'a [(u64, u64)],
-    pub mappings: &'a [Mapping],
-    /// In the kernel.
-    pub kernel: &'a [(u64, u64)],
-}
-
 /// One exact sample and its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
@@ -154,24 +142,6 @@ impl Symbolizer {
 
     pub fn object(&self, i: usize) -> &Object {
         &self.objects[i]
-    }
-
-    /// Every exact sample of a run, the program's first, each in address order.
-    pub fn locate(&mut self, p: Samples) -> Vec<Sample> {
-        let mut out: Vec<Sample> = p
-            .program
-            .iter()
-            .map(|&(address, count)| Sample { address, count, location: self.program_sample(address) })
-            .collect();
-        for &(address, count) in p.foreign {
-            let location = self.foreign_sample(address, p.mappings);
-            out.push(Sample { address, count, location });
-        }
-        for &(address, count) in p.kernel {
-            let location = self.kernel_sample(address);
-            out.push(Sample { address, count, location });
-        }
-        out
     }
 
     /// The location of inlined function `name` at `l`'s address (a frame of its inline chain).

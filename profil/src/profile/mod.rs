@@ -205,18 +205,6 @@ pub struct ChildProfile {
 }
 
 impl Profile {
-    /// Its exact samples, as the symbolizer locates them.
-    pub fn samples(&self) -> prof_objects::Samples<'_> {
-        prof_objects::Samples {
-            program: &self.image_samples,
-            foreign: &self.foreign_samples,
-            mappings: &self.mappings,
-            kernel: &self.kernel_samples,
-        }
-    }
-}
-
-impl Profile {
     /// The samples a second and CPU the source delivered: every tick of the run (the
     /// program's, the daemons', idle's and other processes': the account closes over them) over
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
