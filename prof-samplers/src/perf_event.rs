@@ -150,8 +150,8 @@ pub trait RequestRings {
 }
 
 /// Opens a process's [`RequestRings`]: its pid, from its exec or now, with the processes it
-/// starts or not.
-pub type OpenRequestRings = fn(u32, CountFrom, bool) -> io::Result<Box<dyn RequestRings>>;
+/// starts or not, with each request's user call stack or not (`-g`).
+pub type OpenRequestRings = fn(u32, CountFrom, bool, bool) -> io::Result<Box<dyn RequestRings>>;
 
 /// The identity of the profiled executable's file.
 #[derive(Debug, Clone)]
@@ -777,7 +777,7 @@ impl Sampler for PerfEventSampler {
         let children = self.children.then(|| Children { program_mappings: pending.mappings.clone(), ..Default::default() });
         // Where the kernel refuses the tracepoints, the report says why (and shows what the
         // off-CPU looks saw instead).
-        let syscalls = match self.requests.map(|open| open(pid, from, self.children)) {
+        let syscalls = match self.requests.map(|open| open(pid, from, self.children, self.call_graph != CallGraph::None)) {
             Some(Ok(t)) => Some(t),
             Some(Err(e)) => {
                 pending.requests.source = Some(prof_core::requests::RequestSource::SystemCalls);
@@ -907,8 +907,9 @@ pub(crate) enum Record {
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
     /// A tracepoint's sample (its raw data: `event`, the tracepoint's id, then the system
     /// call's number at offset 8, as `raw_syscalls`' two lay it out): thread `tid` of process
-    /// `pid` entered or left system call `nr` ([`crate::syscalls`]).
-    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64 },
+    /// `pid` entered or left system call `nr` ([`crate::syscalls`]); `chain`: the kernel's
+    /// user call chain, where the event asks for one (its `PERF_CONTEXT_*` markers dropped).
+    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64, chain: Vec<u64> },
 }
 
 impl Ring {
@@ -1098,7 +1099,7 @@ fn name_thread(batch: &mut SampleBatch, ev: &mut Event, tid: u32) {
 /// `format` says, as far as we use it (linux-perf-event-reader parses it); `None` for records
 /// we do not use, and for any record that does not parse (cut short, or claiming more than
 /// it holds).
-fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> Option<Record> {
+pub(crate) fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> Option<Record> {
     let raw = RawEventRecord::new(RecordType(ty), misc, body, *format);
     // Records other than samples end with the sample_id (sample_id_all): thread and time.
     let sample_id = || raw.common_data().ok();
@@ -1113,6 +1114,7 @@ fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> 
                 time: s.timestamp?,
                 event: u16::from_ne_bytes([data[0], data[1]]),
                 nr: i64::from_ne_bytes(data[8..16].try_into().ok()?),
+                chain: s.callchain.map(|c| (0..c.len()).filter_map(|i| c.get(i)).filter(|&a| a < b::PERF_CONTEXT_MAX).collect()).unwrap_or_default(),
             })
         }
         EventRecord::Sample(s) => {

@@ -13,6 +13,10 @@
 //!   of the idle task are the account's `idle`.
 //! * The session lock is held as for a session on one program: a system-wide run is the one
 //!   session of the machine.
+//! * With `--requests`, every process's system calls from the `raw_syscalls` tracepoints on
+//!   every CPU ([`crate::syscalls::SyscallTracer::system_wide`], as `perf trace -a`), profil's
+//!   own left out; they are opened before the session lock is taken, so a run that holds the
+//!   lock records every call from then on.
 
 use std::io;
 use std::path::Path;
@@ -26,8 +30,9 @@ use crate::off_cpu::monotonic_ns;
 use crate::proc_maps::executable_mapping;
 use crate::perf_event::{
     child_part, lock_session, mapping_file, open_event, os_error, page_size,
-    poll_readable, record_format, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    poll_readable, record_format, Children, EventSpec, Record, RequestRings, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
+use crate::syscalls::SyscallTracer;
 
 /// How to sample the whole system.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +40,8 @@ pub struct SystemConfig {
     /// Samples per second and CPU.
     pub frequency_hz: u64,
     pub call_graph: CallGraph,
+    /// Every process's system calls with their latencies (`--requests`).
+    pub requests: bool,
 }
 
 /// The system-wide sampler. See the module's doc.
@@ -46,6 +53,8 @@ pub struct SystemSampler {
     processes: Children,
     /// Unwinding time of processes gone.
     unwound: std::time::Duration,
+    /// `--requests`: the system calls' tracepoints.
+    syscalls: Option<SyscallTracer>,
     _lock: Option<UnixListener>,
 }
 
@@ -61,6 +70,11 @@ impl SystemSampler {
                 return Err(ProfError::failed("--stack-size", &io::Error::new(io::ErrorKind::InvalidInput, why)));
             }
         }
+        // The calls' events first: once the lock is seen held, every call is recorded.
+        let syscalls = match config.requests {
+            true => Some(SyscallTracer::system_wide(std::process::id(), config.call_graph != CallGraph::None).map_err(|e| os_error("the raw_syscalls tracepoints", &e))?),
+            false => None,
+        };
         let lock = lock_session()?;
         let mut data_pages = match config.call_graph {
             CallGraph::Dwarf { stack_size } => {
@@ -98,13 +112,15 @@ impl SystemSampler {
             pending,
             processes,
             unwound: std::time::Duration::ZERO,
+            syscalls,
             _lock: lock,
         })
     }
 
     /// Block until a ring has samples past its watermark, or `timeout_ms` passes.
     pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
-        poll_readable(self.rings.iter().map(|r| &r.fd), timeout_ms)
+        let calls = self.syscalls.iter().flat_map(|t| t.rings());
+        poll_readable(self.rings.iter().map(|r| &r.fd).chain(calls), timeout_ms)
     }
 
     /// Time spent unwinding copied stacks so far.
@@ -112,10 +128,15 @@ impl SystemSampler {
         self.unwound + self.processes.busy()
     }
 
-    /// What the CPUs did since the last batch.
-    pub fn collect(&mut self) -> SampleBatch {
+    /// What the CPUs did since the last batch; `last`: the run's end (the calls still under
+    /// way are unfinished).
+    pub fn collect(&mut self, last: bool) -> SampleBatch {
         let mut batch = std::mem::take(&mut self.pending);
-        batch.clock.push(monotonic_ns());
+        let now = monotonic_ns();
+        batch.clock.push(now);
+        if let Some(t) = self.syscalls.as_mut() {
+            t.collect(now, last, &mut batch.requests);
+        }
         let mut records: Vec<Record> = self.rings.iter_mut().flat_map(Ring::drain).collect();
         // A process's start, exec and mappings before its samples (another CPU's ring may hold
         // them), its end after.
