@@ -25,7 +25,8 @@ use sys::bindings as b;
 use prof_core::requests::{Request, RequestKey, RequestSource, RequestsBatch};
 use prof_core::sampler::CountFrom;
 
-use crate::perf_event::{attr_format, page_size, rings_on, threads_of, Record, RequestRings, Ring};
+use crate::perf_event::{attr_format, page_size, rings_on, threads_of, Record, RequestRings, Ring, Unwind, PERF_REG_X86_BP, PERF_REG_X86_IP, PERF_REG_X86_SP};
+use crate::unwind::UserRegs;
 
 /// Where the tracepoints' ids are: tracefs, where it is mounted on its own, else under debugfs.
 const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
@@ -75,6 +76,11 @@ fn tracepoint_ids() -> io::Result<Ids> {
 /// callers, enough to name it (the kernel's walk stops there).
 const CHAIN_FRAMES: u16 = 32;
 
+/// Bytes of the user stack's top the enter event copies under `-g`, with the registers: the
+/// C library's frames and their callers', unwound by their unwind tables where the kernel's
+/// frame-pointer walk skips a frame (a wrapper that keeps none).
+const STACK_TOP: u32 = 512;
+
 /// How a tracepoint's events are armed: on a process (its threads inheriting them), from its
 /// exec or now; or on every task of a CPU (`-a`), now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +91,10 @@ enum Arming {
 
 /// The attr of tracepoint `id`'s event: every hit a sample with its thread, time and raw data,
 /// on the sampling event's clock; armed as `arming` says. `frames` > 0: with the user call
-/// chain (the kernel's frame-pointer walk), at most that many frames. The exit event of a ring
-/// asks for a chain (of 1) where its enter event does: the records of a ring share one layout.
-fn attr(id: u16, arming: Arming, data_pages: usize, frames: u16) -> b::perf_event_attr {
+/// chain (the kernel's frame-pointer walk), at most that many frames, the user registers and
+/// `stack` bytes of the user stack's top. The exit event of a ring asks for a chain of 1 and 8
+/// bytes where its enter event asks for them: the records of a ring share one layout.
+fn attr(id: u16, arming: Arming, data_pages: usize, frames: u16, stack: u32) -> b::perf_event_attr {
     // SAFETY: perf_event_attr is plain data; all-zero is its documented default.
     let mut attr: b::perf_event_attr = unsafe { std::mem::zeroed() };
     attr.type_ = b::PERF_TYPE_TRACEPOINT;
@@ -96,9 +103,11 @@ fn attr(id: u16, arming: Arming, data_pages: usize, frames: u16) -> b::perf_even
     attr.__bindgen_anon_1.sample_period = 1;
     attr.sample_type = (b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_RAW) as u64;
     if frames > 0 {
-        attr.sample_type |= b::PERF_SAMPLE_CALLCHAIN as u64;
+        attr.sample_type |= (b::PERF_SAMPLE_CALLCHAIN | b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER) as u64;
         attr.set_exclude_callchain_kernel(1);
         attr.sample_max_stack = frames;
+        attr.sample_regs_user = 1 << PERF_REG_X86_BP | 1 << PERF_REG_X86_SP | 1 << PERF_REG_X86_IP;
+        attr.sample_stack_user = stack;
     }
     if let Arming::Process { at_exec } = arming {
         attr.set_disabled(u64::from(at_exec));
@@ -117,8 +126,8 @@ fn attr(id: u16, arming: Arming, data_pages: usize, frames: u16) -> b::perf_even
 
 /// The enter and exit events' attrs (`stacks`: the enter event with the call chain).
 fn attrs(ids: Ids, arming: Arming, data_pages: usize, stacks: bool) -> (b::perf_event_attr, b::perf_event_attr) {
-    let (enter, exit) = if stacks { (CHAIN_FRAMES, 1) } else { (0, 0) };
-    (attr(ids.enter, arming, data_pages, enter), attr(ids.exit, arming, data_pages, exit))
+    let ((enter, top), (exit, bottom)) = if stacks { ((CHAIN_FRAMES, STACK_TOP), (1, 8)) } else { ((0, 0), (0, 0)) };
+    (attr(ids.enter, arming, data_pages, enter, top), attr(ids.exit, arming, data_pages, exit, bottom))
 }
 
 fn open(attr: &b::perf_event_attr, pid: libc::pid_t, cpu: i32) -> io::Result<OwnedFd> {
@@ -137,10 +146,11 @@ fn open(attr: &b::perf_event_attr, pid: libc::pid_t, cpu: i32) -> io::Result<Own
 pub fn available() -> Result<(), String> {
     let ids = tracepoint_ids().map_err(|e| format!("the raw_syscalls tracepoints cannot be read in tracefs ({e})"))?;
     // A disabled event on profil itself, closed at once: what the kernel allows.
-    open(&attr(ids.enter, Arming::Process { at_exec: true }, MIN_DATA_PAGES, 0), 0, -1).map(drop).map_err(|e| format!("the kernel refuses their events ({e})"))
+    open(&attr(ids.enter, Arming::Process { at_exec: true }, MIN_DATA_PAGES, 0, 0), 0, -1).map(drop).map_err(|e| format!("the kernel refuses their events ({e})"))
 }
 
-/// One side of a call: a record of a tracepoint; an enter's user call chain under `-g`.
+/// One side of a call: a record of a tracepoint; an enter's user call chain and stack top
+/// under `-g`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Edge {
     time: u64,
@@ -149,15 +159,17 @@ struct Edge {
     enter: bool,
     nr: i64,
     chain: Vec<u64>,
+    copy: Option<(UserRegs, Vec<u8>)>,
 }
 
-/// A call entered and not yet left: its process, number, start and call chain.
+/// A call entered and not yet left: its process, number, start, call chain and stack top.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Open {
     pid: u32,
     nr: i64,
     time: u64,
     chain: Vec<u64>,
+    copy: Option<(UserRegs, Vec<u8>)>,
 }
 
 /// Whose calls are kept.
@@ -227,15 +239,17 @@ impl SyscallTracer {
 
     /// The calls ended up to `until` (ns of the events' clock, read before the rings) into
     /// `batch`; with `last`, every record there is, and the calls still under way unfinished.
-    fn take(&mut self, until: u64, last: bool, batch: &mut RequestsBatch) {
+    /// `unwind`: a call's stack top unwound (`-g`), where the caller can.
+    fn take(&mut self, until: u64, last: bool, batch: &mut RequestsBatch, unwind: &mut Unwind) {
         batch.source = Some(RequestSource::SystemCalls);
         let mut edges = std::mem::take(&mut self.held);
         for ring in &mut self.rings {
             for r in ring.drain() {
                 match r {
-                    Record::Syscall { pid, tid, time, event, nr, chain } if event == self.ids.enter || event == self.ids.exit => {
+                    Record::Syscall { pid, tid, time, event, nr, chain, copy } if event == self.ids.enter || event == self.ids.exit => {
                         let enter = event == self.ids.enter;
-                        edges.push(Edge { time, pid, tid, enter, nr, chain: if enter { chain } else { Vec::new() } });
+                        let (chain, copy) = if enter { (chain, copy) } else { (Vec::new(), None) };
+                        edges.push(Edge { time, pid, tid, enter, nr, chain, copy });
                     }
                     Record::Lost(n) => batch.lost = batch.lost.saturating_add(n),
                     _ => {}
@@ -253,7 +267,7 @@ impl SyscallTracer {
             self.held = edges.split_off(now);
         }
         for e in edges {
-            self.pair(e, batch);
+            self.pair(e, batch, unwind);
         }
         if last {
             for (_, o) in std::mem::take(&mut self.open) {
@@ -263,11 +277,11 @@ impl SyscallTracer {
     }
 
     /// One record: a call entered, or one left (timed where its start was seen).
-    fn pair(&mut self, e: Edge, batch: &mut RequestsBatch) {
+    fn pair(&mut self, e: Edge, batch: &mut RequestsBatch, unwind: &mut Unwind) {
         if e.enter {
             // A thread enters a call only after leaving its last: a start whose end never came
             // (records lost) is unfinished.
-            if let Some(o) = self.open.insert(e.tid, Open { pid: e.pid, nr: e.nr, time: e.time, chain: e.chain }) {
+            if let Some(o) = self.open.insert(e.tid, Open { pid: e.pid, nr: e.nr, time: e.time, chain: e.chain, copy: e.copy }) {
                 batch.unfinished.push(o.pid);
             }
             return;
@@ -277,8 +291,10 @@ impl SyscallTracer {
             // interrupted, the call's number among them, and -1 keeps it from restarting.
             Some(o) if o.nr == e.nr || e.nr == -1 => {
                 let key = RequestKey::call(call_name(o.nr));
-                if !o.chain.is_empty() {
-                    batch.stacks.push((o.pid, key.clone(), o.chain));
+                let unwound = o.copy.and_then(|(regs, bytes)| unwind(o.pid, regs, &bytes));
+                let stack = joined(o.chain, unwound.map(|u| u.frames).unwrap_or_default());
+                if !stack.is_empty() {
+                    batch.stacks.push((o.pid, key.clone(), stack));
                 }
                 batch.done.push(Request { pid: o.pid, tid: e.tid, key, from: o.time, to: e.time });
             }
@@ -293,9 +309,22 @@ impl RequestRings for SyscallTracer {
         self.rings.iter().map(|r| &r.fd).collect()
     }
 
-    fn collect(&mut self, until: u64, last: bool, batch: &mut RequestsBatch) {
-        self.take(until, last, batch);
+    fn collect(&mut self, until: u64, last: bool, batch: &mut RequestsBatch, unwind: &mut Unwind) {
+        self.take(until, last, batch, unwind);
     }
+}
+
+/// A call's stack: the frames its stack top's unwind found (by the objects' unwind tables,
+/// through code that keeps no frame pointer: the C library's wrappers), where it went past the
+/// call's own address, then the kernel's frame-pointer chain on from the unwind's last frame
+/// where the chain has it; else the chain alone. Runtime addresses, innermost first.
+fn joined(chain: Vec<u64>, unwound: Vec<u64>) -> Vec<u64> {
+    let Some(&last) = unwound.last().filter(|_| unwound.len() >= 2) else { return chain };
+    let mut frames = unwound;
+    if let Some(i) = chain.iter().skip(1).position(|&a| a == last) {
+        frames.extend_from_slice(&chain[i + 2..]);
+    }
+    frames
 }
 
 /// A call's name (`read`), or its number where it has none here (`syscall 1000`).
@@ -317,14 +346,14 @@ mod tests {
     }
 
     fn edge(time: u64, pid: u32, tid: u32, enter: bool, nr: i64) -> Edge {
-        Edge { time, pid, tid, enter, nr, chain: Vec::new() }
+        Edge { time, pid, tid, enter, nr, chain: Vec::new(), copy: None }
     }
 
     /// Records as the rings would give them, in no order, through the tracer's pairing.
     fn run(t: &mut SyscallTracer, edges: &[Edge], until: u64, last: bool) -> RequestsBatch {
         t.held.extend_from_slice(edges);
         let mut b = RequestsBatch::default();
-        t.take(until, last, &mut b);
+        t.take(until, last, &mut b, &mut |_, _, _| None);
         b
     }
 
@@ -404,6 +433,7 @@ mod tests {
         let (enter, exit) = attrs(ids, Arming::Process { at_exec: true }, 16, true);
         assert_eq!((enter.sample_type & chain, exit.sample_type & chain), (chain, chain));
         assert_eq!((enter.sample_max_stack, exit.sample_max_stack), (CHAIN_FRAMES, 1));
+        assert_eq!((enter.sample_stack_user, exit.sample_stack_user, enter.sample_regs_user), (STACK_TOP, 8, exit.sample_regs_user));
         assert_eq!((enter.exclude_callchain_kernel(), enter.inherit(), enter.enable_on_exec()), (1, 1, 1));
         let (enter, exit) = attrs(ids, Arming::System, 16, false);
         assert_eq!((enter.sample_type & chain, exit.sample_type & chain), (0, 0));
@@ -411,14 +441,16 @@ mod tests {
     }
 
     /// An enter record under -g as the kernel writes it (thread, time, the user chain with its
-    /// marker, the raw data), read by perf_event's reader with the event's own layout: the
-    /// chain without its marker; the exit's chain of one goes.
+    /// marker, the raw data, the user registers and stack top), read by perf_event's reader with
+    /// the event's own layout: the chain without its marker, the bytes the kernel copied; the
+    /// exit's (a chain of one, 8 bytes) is read alike and not kept.
     #[test]
     fn an_enter_record_s_chain_is_read() {
         use linux_perf_event_reader::RawData;
         let (enter, exit) = attrs(IDS, Arming::Process { at_exec: true }, 16, true);
         let words = |w: &[u64]| w.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
-        let record = |event: u16, chain: &[u64]| {
+        // The sample's fields in their order: tid, time, callchain, raw, user regs, user stack.
+        let record = |event: u16, chain: &[u64], stack: &[u8]| {
             let mut body = words(&[7 | 8 << 32, 99, chain.len() as u64]);
             body.extend(words(chain));
             // The raw data: its size, then common_type and the other common fields, the call's
@@ -428,15 +460,49 @@ mod tests {
             raw[8..16].copy_from_slice(&1i64.to_ne_bytes());
             body.extend_from_slice(&20u32.to_ne_bytes());
             body.extend(raw);
+            // abi 2 (64-bit): bp, sp, ip; the stack's size, its bytes, the bytes copied.
+            body.extend(words(&[2, 0x7ff8, 0x7ff0, 0x7f00_1010, stack.len() as u64]));
+            body.extend_from_slice(stack);
+            body.extend(words(&[stack.len() as u64 / 2]));
             body
         };
         let user = b::PERF_CONTEXT_USER;
-        let body = record(IDS.enter, &[user, 0x7f00_1010, 0x5000_1234]);
+        let regs = UserRegs { bp: 0x7ff8, sp: 0x7ff0, ip: 0x7f00_1010 };
+        let body = record(IDS.enter, &[user, 0x7f00_1010, 0x5000_1234], &[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9]);
         let r = crate::perf_event::parse_record(b::PERF_RECORD_SAMPLE, 0, RawData::Single(&body), &attr_format(&enter));
-        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.enter, nr: 1, chain: vec![0x7f00_1010, 0x5000_1234] }));
-        let body = record(IDS.exit, &[user, 0x7f00_1012]);
+        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.enter, nr: 1, chain: vec![0x7f00_1010, 0x5000_1234], copy: Some((regs, vec![1, 2, 3, 4, 5, 6, 7, 8])) }));
+        let body = record(IDS.exit, &[user, 0x7f00_1012], &[0; 8]);
         let r = crate::perf_event::parse_record(b::PERF_RECORD_SAMPLE, 0, RawData::Single(&body), &attr_format(&exit));
-        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.exit, nr: 1, chain: vec![0x7f00_1012] }));
+        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.exit, nr: 1, chain: vec![0x7f00_1012], copy: Some((regs, vec![0; 4])) }));
+    }
+
+    /// A call's stack: the unwind of its stack top where it went past the call's address, the
+    /// chain on from its last frame; else the chain. The stack's top, unwound by the process's
+    /// unwinder, goes with the call it was copied at.
+    #[test]
+    fn a_call_s_stack_is_its_unwound_top_then_the_chain() {
+        // The chain skipped log_line (0x5010): write's wrapper keeps no frame.
+        let chain = vec![0x7f00_1010, 0x5100, 0x7f00_9000];
+        assert_eq!(joined(chain.clone(), vec![0x7f00_1010, 0x5010, 0x5100]), [0x7f00_1010, 0x5010, 0x5100, 0x7f00_9000]);
+        // The unwind ended where the chain has no frame: the unwind alone.
+        assert_eq!(joined(chain.clone(), vec![0x7f00_1010, 0x5010, 0x6000]), [0x7f00_1010, 0x5010, 0x6000]);
+        // No further than the call's own address, or none: the chain.
+        assert_eq!(joined(chain.clone(), vec![0x7f00_1010]), chain);
+        assert_eq!(joined(chain.clone(), Vec::new()), chain);
+        assert_eq!(joined(Vec::new(), Vec::new()), Vec::<u64>::new());
+        let mut t = tracer(false);
+        let regs = UserRegs { ip: 0x7f00_1010, sp: 0x7ff0, bp: 0x7ff8 };
+        let mut enter = edge(10, 7, 7, true, 1);
+        (enter.chain, enter.copy) = (chain.clone(), Some((regs, vec![1, 2, 3])));
+        t.held.extend([enter, edge(20, 7, 7, false, 1)]);
+        let mut b = RequestsBatch::default();
+        let mut asked = Vec::new();
+        t.take(100, false, &mut b, &mut |pid, r, bytes| {
+            asked.push((pid, r, bytes.to_vec()));
+            Some(prof_core::sample::CallStack { frames: vec![0x7f00_1010, 0x5010, 0x5100], truncated: false })
+        });
+        assert_eq!(asked, [(7, regs, vec![1, 2, 3])]);
+        assert_eq!(b.stacks, [(7, RequestKey::call("write"), vec![0x7f00_1010, 0x5010, 0x5100, 0x7f00_9000])]);
     }
 
     /// As root (CI runs as root): the tracepoints open, and a call of this very process's

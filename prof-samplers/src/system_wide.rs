@@ -134,9 +134,6 @@ impl SystemSampler {
         let mut batch = std::mem::take(&mut self.pending);
         let now = monotonic_ns();
         batch.clock.push(now);
-        if let Some(t) = self.syscalls.as_mut() {
-            t.collect(now, last, &mut batch.requests);
-        }
         let mut records: Vec<Record> = self.rings.iter_mut().flat_map(Ring::drain).collect();
         // A process's start, exec and mappings before its samples (another CPU's ring may hold
         // them), its end after.
@@ -188,6 +185,11 @@ impl SystemSampler {
                 }
                 Record::Fork { .. } | Record::Exit { .. } | Record::Switch { .. } | Record::Syscall { .. } => {}
             }
+        }
+        // After the records: the processes' mappings, to unwind their calls' stack tops (-g).
+        if let Some(t) = self.syscalls.as_mut() {
+            let processes = &mut self.processes;
+            t.collect(now, last, &mut batch.requests, &mut |pid, regs, bytes| Some(processes.unwinder(0, pid).unwind(regs, bytes)));
         }
         batch
     }

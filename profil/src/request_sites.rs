@@ -3,13 +3,12 @@
 //! made from and that site's caller, the one place they are named; the Requests section
 //! (`crate::requests`) renders what this gives.
 //!
-//! A stack is the kernel's frame-pointer walk of the user stack at the call's entry: its first
-//! frame, the address of the `syscall` instruction, is exact; the next ones are the return
-//! addresses the walk found. The site is the first frame outside the C library (`libc.so.6`,
-//! the dynamic linker, the vdso), where there is one, else the first frame. A C library's
-//! system-call wrapper keeps no frame of its own (glibc's `write`), so the walk's next frame
-//! is the return address of the function that called the wrapper into its caller: the
-//! function that made the call is skipped, and the site is its caller.
+//! A stack is the user stack at the call's entry as the sampler recorded it: its top (the
+//! C library's frames, which keep no frame pointer, and their callers) unwound by the objects'
+//! unwind tables, then the kernel's frame-pointer walk; its first frame, the `syscall`
+//! instruction's address, is exact. The site is the first frame outside the C library (the C
+//! library, the dynamic linker, the vdso) before the walk went astray (a frame in no mapping:
+//! code without frame pointers), else the first frame; its caller, the frame after it.
 
 use std::collections::BTreeMap;
 
@@ -159,7 +158,7 @@ mod tests {
     fn the_site_is_the_first_frame_of_other_code_before_the_walk_goes_astray() {
         let f = |kind, name: &str| Named { kind, name: name.into() };
         let (libc, code, lost) = (Kind::CLibrary, Kind::Code, Kind::Unmapped);
-        // write in libc, called (its caller skipped) from main, from libc's start.
+        // write in libc, called from main, from libc's start.
         let stack = [f(libc, "write [libc.so.6]"), f(code, "main [w]"), f(libc, "__libc_start_call_main [libc.so.6]")];
         assert_eq!(site_of(&stack), Some(("main [w]", Some("__libc_start_call_main [libc.so.6]"))));
         // The call made in the program itself (no wrapper): the first frame is the site.

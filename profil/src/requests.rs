@@ -321,7 +321,7 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: 
 }
 
 /// What the lines under a row are (`-g`).
-const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller), by the kernel's frame-pointer walk of the user stack at the call: the site is the first frame outside the C library; a C library wrapper that keeps no frame (glibc's system calls) hides the function that called it, so the site is then that function's caller.";
+const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
 
 /// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
 /// one line, each with its share of the row.
@@ -512,7 +512,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let expected = "\
 Requests (system calls of fib [pid 42], each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):
   106 requests, 2.505303 s in them; 2 seen to start or end alone, not timed (under way when the events were armed, as the program's own exec; a child's return from clone; exit_group)
-  Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller), by the kernel's frame-pointer walk of the user stack at the call: the site is the first frame outside the C library; a C library wrapper that keeps no frame (glibc's system calls) hides the function that called it, so the site is then that function's caller.
+  Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).
   call         count      total s       min    median       p90       p99       max
   wait4            1     2.500000    2.50 s    2.50 s    2.50 s    2.50 s    2.50 s
   read           100     0.005050    1.0 us   50.0 us   90.0 us   99.0 us  100.0 us

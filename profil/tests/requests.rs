@@ -301,10 +301,10 @@ fn the_same_calls_as_perf_trace_counts_and_times_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// As root, `-g`: each write's site, by the kernel's frame-pointer walk from the call, is the
-/// function that called `put` (the C library's `write` keeps no frame, so `put`, which called
-/// it, is skipped: writes.c), with its caller: 300 from log_line, 100 from log_other, exactly,
-/// as the program made them. A saved run keeps them; without -g there are none.
+/// As root, `-g`: each write's site is the function that called the C library's `write`, with
+/// its caller: 300 from log_line, 100 from log_other, exactly as writes.c made them (a
+/// frame-pointer walk alone would skip both: glibc's `write` keeps no frame). A saved run keeps
+/// them; without -g there are none.
 #[test]
 fn g_shows_each_call_s_sites() {
     if !common::root("to read the system calls' tracepoints") {
