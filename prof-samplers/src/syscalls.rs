@@ -40,6 +40,10 @@ const MIN_DATA_PAGES: usize = 16;
 /// A CPU's ring system-wide (`-a`): every process's calls, 4 MiB (about 27,000 calls).
 const SYSTEM_DATA_PAGES: usize = 1024;
 
+/// Under `-g` an enter record holds the chain and the stack's top (up to about 1 KiB a call
+/// with its exit, not 152): rings four times as large (4 MiB a CPU, 16 MiB system-wide).
+const STACKS_SCALE: usize = 4;
+
 /// The two tracepoints' ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Ids {
@@ -203,7 +207,7 @@ impl SyscallTracer {
     /// of every process but `but`'s (profil's own). `stacks` (`-g`): each call's user chain.
     pub fn system_wide(but: u32, stacks: bool) -> io::Result<SyscallTracer> {
         let ids = tracepoint_ids()?;
-        let mut data_pages = SYSTEM_DATA_PAGES;
+        let mut data_pages = if stacks { SYSTEM_DATA_PAGES * STACKS_SCALE } else { SYSTEM_DATA_PAGES };
         let rings = loop {
             let (enter, exit) = attrs(ids, Arming::System, data_pages, stacks);
             // One "thread", every task (-1), on each CPU in turn.
@@ -222,7 +226,7 @@ impl SyscallTracer {
             CountFrom::Exec => vec![pid],
             CountFrom::Now => threads_of(pid)?,
         };
-        let mut data_pages = DATA_PAGES;
+        let mut data_pages = if stacks { DATA_PAGES * STACKS_SCALE } else { DATA_PAGES };
         let rings = loop {
             let (enter, exit) = attrs(ids, Arming::Process { at_exec: from == CountFrom::Exec }, data_pages, stacks);
             let opened = rings_on(pid, &threads, data_pages, attr_format(&enter), |tid, cpu| {
