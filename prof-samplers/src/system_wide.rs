@@ -15,8 +15,8 @@
 //!   session of the machine.
 //! * With `--requests`, every process's system calls from the `raw_syscalls` tracepoints on
 //!   every CPU ([`crate::syscalls::SyscallTracer::system_wide`], as `perf trace -a`), profil's
-//!   own left out; they are opened before the session lock is taken, so a run that holds the
-//!   lock records every call from then on.
+//!   own left out. Every event is opened before the session lock is taken, so a run seen to
+//!   hold the lock records every process and call from then on.
 
 use std::io;
 use std::path::Path;
@@ -70,12 +70,13 @@ impl SystemSampler {
                 return Err(ProfError::failed("--stack-size", &io::Error::new(io::ErrorKind::InvalidInput, why)));
             }
         }
-        // The calls' events first: once the lock is seen held, every call is recorded.
+        // Every event before the lock: once it is seen held, every process started and every
+        // call made is recorded (a process that starts and ends before the rings are open is
+        // seen by no record, nor by /proc).
         let syscalls = match config.requests {
             true => Some(SyscallTracer::system_wide(std::process::id(), config.call_graph != CallGraph::None).map_err(|e| os_error("the raw_syscalls tracepoints", &e))?),
             false => None,
         };
-        let lock = lock_session()?;
         let mut data_pages = match config.call_graph {
             CallGraph::Dwarf { stack_size } => {
                 (STACK_SAMPLES_PER_RING * (stack_size as usize + 64) / page_size()).next_power_of_two().max(DATA_PAGES)
@@ -99,6 +100,7 @@ impl SystemSampler {
                 Ok(rings) => break rings,
             }
         };
+        let lock = lock_session()?;
         // Opened first: a process started from here on is seen by its records.
         let mut pending = SampleBatch { clock: vec![monotonic_ns()], ..Default::default() };
         let mut processes = Children::default();

@@ -108,11 +108,11 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     if !system_wide && !filter.keeps_process(p.pid, &run.program) {
         keep_samples(p, |_| false);
     }
-    p.processes.retain(|c| filter.keeps_process(c.pid, &c.program));
     if !filter.pids.is_empty() || !filter.comms.is_empty() {
-        let program_kept = !system_wide && filter.keeps_process(p.pid, &run.program);
-        keep_requests(p, program_kept);
+        let program = (!system_wide).then_some(run.program.as_str());
+        keep_requests(p, program, filter);
     }
+    p.processes.retain(|c| filter.keeps_process(c.pid, &c.program));
     if !filter.tids.is_empty() {
         keep_threads(p, &filter.tids);
         // A child's samples are not kept by thread: it is kept whole where its pid (its first
@@ -133,12 +133,13 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     Ok(Some(Kept { note, whole }))
 }
 
-/// The requests of the processes kept: the program's (where `program_kept`) and those of the
-/// processes left in `p.processes`.
-fn keep_requests(p: &mut Profile, program_kept: bool) {
-    let kept: std::collections::BTreeSet<u32> = p.processes.iter().map(|c| c.pid).chain(program_kept.then_some(p.pid)).collect();
+/// The requests of the processes `filter` keeps: the program's (named `program`, where the run
+/// has one), each other process's by its pid and program, a process the run has no other
+/// record of (none of its samples, its start or its exec was seen) by its pid alone.
+fn keep_requests(p: &mut Profile, program: Option<&str>, filter: &Filter) {
+    let programs: BTreeMap<u32, &str> = p.processes.iter().map(|c| (c.pid, c.program.as_str())).chain(program.map(|name| (p.pid, name))).collect();
     if let Some(log) = p.requests.as_mut() {
-        log.retain(|pid| kept.contains(&pid));
+        log.retain(|pid| filter.keeps_process(pid, programs.get(&pid).copied().unwrap_or("")));
     }
 }
 
@@ -457,6 +458,7 @@ mod tests {
         let logged = || {
             let mut r = run();
             let mut log = RequestLog::new(RequestSource::SystemCalls);
+            // Process 13 is in the log alone (none of its samples, start or exec seen).
             for (pid, call) in [(10, "read"), (12, "write"), (12, "write"), (13, "open")] {
                 log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: 1 });
             }
@@ -472,6 +474,12 @@ mod tests {
         assert_eq!(calls(&r), (vec![(12, 2)], vec![12, 12]));
         let mut r = logged();
         apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(10, 1)], vec![10]));
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { pids: vec![13, 12], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(12, 2), (13, 1)], vec![12, 12, 13]));
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["prog".into()], ..Default::default() }).unwrap();
         assert_eq!(calls(&r), (vec![(10, 1)], vec![10]));
         // The other filters keep every process's.
         let mut r = logged();
