@@ -324,22 +324,25 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: 
 const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
 
 /// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
-/// one line, each with its share of the row.
+/// one line (the other sites, the stacks past those a key keeps, the requests with no user
+/// stack: a kernel thread's), each with its share of the row.
 fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
     let share = |n: u64| n as f64 * 100.0 / count.max(1) as f64;
     for s in sites.sites.iter().take(SITES) {
         let caller = s.caller.as_ref().map_or(String::new(), |c| format!(" <- {c}"));
         let _ = writeln!(out, "  {:width$} {:>9} {:>11.1}%  {}{caller}", "", s.count, share(s.count), s.site);
     }
-    let rest = sites.sites.iter().skip(SITES).fold(sites.other, |n, s| n.saturating_add(s.count));
+    let others = &sites.sites[sites.sites.len().min(SITES)..];
+    let unstacked = count.saturating_sub(sites.count());
+    let parts = [
+        (others.iter().fold(0u64, |n, s| n.saturating_add(s.count)), crate::words::count(others.len() as u64, "other site")),
+        (sites.other, format!("stacks past the {} a call keeps", prof_core::requests::MAX_STACKS)),
+        (unstacked, "no user stack".to_string()),
+    ];
+    let rest = parts.iter().fold(0u64, |n, p| n.saturating_add(p.0));
     if rest > 0 {
-        let places = sites.sites.len().saturating_sub(SITES);
-        let what = match (places, sites.other) {
-            (0, _) => "stacks not kept (past the distinct ones a call keeps)".to_string(),
-            (n, 0) => crate::words::count(n as u64, "other site"),
-            (n, _) => format!("{} and stacks not kept", crate::words::count(n as u64, "other site")),
-        };
-        let _ = writeln!(out, "  {:width$} {rest:>9} {:>11.1}%  ({what})", "", share(rest));
+        let what: Vec<&str> = parts.iter().filter(|p| p.0 > 0).map(|p| p.1.as_str()).collect();
+        let _ = writeln!(out, "  {:width$} {rest:>9} {:>11.1}%  ({})", "", share(rest), what.join(", "));
     }
 }
 
@@ -504,7 +507,8 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
             ],
             other: 2,
         };
-        let write = KeySites { sites: vec![site(4, "log_line [fib]", Some("main [fib]"))], other: 0 };
+        // One write of the four had no user stack.
+        let write = KeySites { sites: vec![site(3, "log_line [fib]", Some("main [fib]"))], other: 0 };
         let sites = BTreeMap::from([(42, BTreeMap::from([(RequestKey::call("read"), read), (RequestKey::call("write"), write)]))]);
         let t = table(&example(), &sites).unwrap();
         let text = render(&t, "fib", 42, 3);
@@ -519,9 +523,10 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
                   60        60.0%  load [fib] <- main [fib]
                   25        25.0%  walk [fib] <- walk [fib]
                   10        10.0%  read [libc.so.6]
-                   5         5.0%  (1 other site and stacks not kept)
+                   5         5.0%  (1 other site, stacks past the 64 a call keeps)
   write            4     0.000253    700 ns    900 ns  250.0 us  250.0 us  250.0 us
-                   4       100.0%  log_line [fib] <- main [fib]
+                   3        75.0%  log_line [fib] <- main [fib]
+                   1        25.0%  (no user stack)
   (1 more)         1     0.000000
 ";
         assert_eq!(rows, expected, "got:\n{text}");
@@ -535,7 +540,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let mut more = sites.clone();
         more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0 })]));
         let t = table(&p, &more).unwrap();
-        assert_eq!(t.sites[&RequestKey::call("write")].sites, [site(5, "log_line [fib]", Some("main [fib]"))]);
+        assert_eq!(t.sites[&RequestKey::call("write")].sites, [site(4, "log_line [fib]", Some("main [fib]"))]);
     }
 
     fn table_of_example() -> RequestTable {
