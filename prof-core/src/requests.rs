@@ -290,15 +290,18 @@ pub struct Requests {
 }
 
 /// One key's call stacks: each distinct stack (runtime addresses, innermost first: the
-/// address the call was made at, then the return addresses the frame-pointer walk found) and
-/// how many requests it made, at most [`MAX_STACKS`] of them; the requests of the stacks past
-/// those (and of stacks with no frame) in `other`.
+/// address the call was made at, then its callers' return addresses) and how many requests it
+/// made, at most [`MAX_STACKS`] of them; the requests of the stacks past those (and of stacks
+/// with no frame) in `other`; those made before the process's latest exec, by the image it
+/// replaced, in `earlier`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stacks {
     #[serde(with = "pairs")]
     pub counts: BTreeMap<Vec<u64>, u64>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub other: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub earlier: u64,
 }
 
 impl Stacks {
@@ -315,9 +318,9 @@ impl Stacks {
         }
     }
 
-    /// The requests of every stack, `other`'s among them.
+    /// The requests of every stack, `other`'s and `earlier`'s among them.
     pub fn count(&self) -> u64 {
-        self.counts.values().fold(self.other, |n, &c| n.saturating_add(c))
+        self.counts.values().fold(self.other.saturating_add(self.earlier), |n, &c| n.saturating_add(c))
     }
 }
 
@@ -419,8 +422,15 @@ impl RequestLog {
         for r in b.done {
             self.add(r);
         }
-        for (pid, key, stack) in b.stacks {
+        let mut execs = b.execs.into_iter().peekable();
+        for (i, (pid, key, stack)) in b.stacks.into_iter().enumerate() {
+            while let Some((exec, _)) = execs.next_if(|e| e.1 <= i) {
+                self.exec(exec);
+            }
             self.by_pid.entry(pid).or_default().stacks.entry(key).or_default().add(stack);
+        }
+        for (exec, _) in execs {
+            self.exec(exec);
         }
         for r in b.waited {
             let ns = r.to.saturating_sub(r.from);
@@ -443,6 +453,16 @@ impl RequestLog {
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         self.by_pid.retain(|&pid, _| keep(pid));
         self.timed.retain(|r| keep(r.pid));
+    }
+
+    /// Process `pid` exec'd: the stacks it has are of the image it replaced, whose mappings
+    /// its run no longer has: each key's are counted in [`Stacks::earlier`].
+    fn exec(&mut self, pid: u32) {
+        for s in self.by_pid.get_mut(&pid).into_iter().flat_map(|r| r.stacks.values_mut()) {
+            let n = s.counts.values().fold(s.other, |n, &c| n.saturating_add(c));
+            s.earlier = s.earlier.saturating_add(n);
+            (s.counts, s.other) = (BTreeMap::new(), 0);
+        }
     }
 
     /// Every process's requests as one process's (a tree's table); their stacks are not.
@@ -473,6 +493,9 @@ pub struct RequestsBatch {
     /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded:
     /// (pid, key, runtime addresses innermost first).
     pub stacks: Vec<(u32, RequestKey, Vec<u64>)>,
+    /// `-g`: the processes that exec'd, each after how many of `stacks` (in time order): the
+    /// stacks of a process before its exec are of the image it replaced.
+    pub execs: Vec<(u32, usize)>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).
@@ -655,6 +678,29 @@ mod tests {
         let read: RequestLog = serde_json::from_str(older).unwrap();
         assert!(read.by_pid[&7].stacks.is_empty());
         assert_eq!(read.by_pid[&7].count(), 1);
+    }
+
+    /// A process's stacks before its exec are the replaced image's: counted as earlier, not
+    /// kept, however the batch interleaves them with the exec.
+    #[test]
+    fn an_exec_sets_the_stacks_before_it_aside() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let (read, execve) = (RequestKey::call("read"), RequestKey::call("execve"));
+        // Process 7 reads twice and execs (its execve's stack the old image's too), then
+        // reads once; process 8's read, between, stays.
+        let b = RequestsBatch {
+            stacks: vec![(7, read.clone(), vec![0x10]), (7, read.clone(), vec![0x10]), (8, read.clone(), vec![0x30]), (7, execve.clone(), vec![0x20]), (7, read.clone(), vec![0x40])],
+            execs: vec![(7, 4)],
+            ..Default::default()
+        };
+        log.take(b);
+        let stacks = &log.by_pid[&7].stacks;
+        assert_eq!((stacks[&read].counts.clone(), stacks[&read].earlier), (BTreeMap::from([(vec![0x40], 1)]), 2));
+        assert_eq!((stacks[&execve].counts.len(), stacks[&execve].earlier, stacks[&execve].count()), (0, 1, 1));
+        assert_eq!(log.by_pid[&8].stacks[&read].counts, BTreeMap::from([(vec![0x30], 1)]));
+        // An exec at a batch's end, after its every stack.
+        log.take(RequestsBatch { stacks: vec![(8, read.clone(), vec![0x30])], execs: vec![(8, 1)], ..Default::default() });
+        assert_eq!((log.by_pid[&8].stacks[&read].counts.len(), log.by_pid[&8].stacks[&read].earlier), (0, 2));
     }
 
     /// A run's requests on its time axis: their times from the run's start; a window counts

@@ -922,11 +922,12 @@ pub(crate) enum Record {
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
     /// A tracepoint's sample (its raw data: `event`, the tracepoint's id, then the system
-    /// call's number at offset 8, as `raw_syscalls`' two lay it out): thread `tid` of process
+    /// call's number at offset 8, as `raw_syscalls`' two lay it out, 24 bytes at least): thread `tid` of process
     /// `pid` entered or left system call `nr` ([`crate::syscalls`]); `chain`: the kernel's
     /// user call chain, where the event asks for one (its `PERF_CONTEXT_*` markers dropped);
-    /// `copy`: the user registers and the top of the user stack, where it asks for them.
-    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64, chain: Vec<u64>, copy: Option<(UserRegs, Vec<u8>)> },
+    /// `copy`: the user registers and the top of the user stack, where it asks for them;
+    /// `ret`: the word at offset 16, an exit's return value (`sys_exit`'s `ret`).
+    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64, ret: i64, chain: Vec<u64>, copy: Option<(UserRegs, Vec<u8>)> },
 }
 
 impl Ring {
@@ -1123,7 +1124,7 @@ pub(crate) fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordPar
     match raw.parse().ok()? {
         // A tracepoint's: its fields are in its raw data.
         EventRecord::Sample(s) if s.raw.is_some() => {
-            let (mut raw, mut data) = (s.raw?, [0u8; 16]);
+            let (mut raw, mut data) = (s.raw?, [0u8; 24]);
             raw.read_exact(&mut data).ok()?;
             Some(Record::Syscall {
                 pid: s.pid? as u32,
@@ -1131,6 +1132,7 @@ pub(crate) fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordPar
                 time: s.timestamp?,
                 event: u16::from_ne_bytes([data[0], data[1]]),
                 nr: i64::from_ne_bytes(data[8..16].try_into().ok()?),
+                ret: i64::from_ne_bytes(data[16..24].try_into().ok()?),
                 chain: s.callchain.map(|c| (0..c.len()).filter_map(|i| c.get(i)).filter(|&a| a < b::PERF_CONTEXT_MAX).collect()).unwrap_or_default(),
                 // No user registers (abi 0): a kernel thread's call.
                 copy: s.user_regs.zip(s.user_stack).and_then(|(regs, (copy, dyn_size))| {

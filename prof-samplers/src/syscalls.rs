@@ -52,7 +52,8 @@ struct Ids {
 }
 
 /// The ids of `raw_syscalls:sys_enter` and `sys_exit`, checked to lay out the call's number
-/// where [`crate::perf_event`]'s parser reads it (offset 8, after the common fields).
+/// where [`crate::perf_event`]'s parser reads it (offset 8, after the common fields), and the
+/// exit its return value (offset 16).
 fn tracepoint_ids() -> io::Result<Ids> {
     // The first place's error says why (a tracefs root alone may read), the second's mostly
     // that debugfs is not there.
@@ -61,7 +62,8 @@ fn tracepoint_ids() -> io::Result<Ids> {
         let read = |name: &str, file: &str| std::fs::read_to_string(format!("{dir}/events/raw_syscalls/{name}/{file}"));
         let id = |name: &str| -> io::Result<u16> {
             let format = read(name, "format")?;
-            if !format.lines().any(|l| l.contains("field:long id;") && l.contains("offset:8;")) {
+            let has = |field: &str, offset: &str| format.lines().any(|l| l.contains(field) && l.contains(offset));
+            if !has("field:long id;", "offset:8;") || (name == "sys_exit" && !has("field:long ret;", "offset:16;")) {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, format!("raw_syscalls:{name} lays its fields out otherwise")));
             }
             read(name, "id")?.trim().parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a tracepoint id that is not a number"))
@@ -162,6 +164,8 @@ struct Edge {
     tid: u32,
     enter: bool,
     nr: i64,
+    /// An exit's return value.
+    ret: i64,
     chain: Vec<u64>,
     copy: Option<(UserRegs, Vec<u8>)>,
 }
@@ -250,10 +254,10 @@ impl SyscallTracer {
         for ring in &mut self.rings {
             for r in ring.drain() {
                 match r {
-                    Record::Syscall { pid, tid, time, event, nr, chain, copy } if event == self.ids.enter || event == self.ids.exit => {
+                    Record::Syscall { pid, tid, time, event, nr, ret, chain, copy } if event == self.ids.enter || event == self.ids.exit => {
                         let enter = event == self.ids.enter;
                         let (chain, copy) = if enter { (chain, copy) } else { (Vec::new(), None) };
-                        edges.push(Edge { time, pid, tid, enter, nr, chain, copy });
+                        edges.push(Edge { time, pid, tid, enter, nr, ret, chain, copy });
                     }
                     Record::Lost(n) => batch.lost = batch.lost.saturating_add(n),
                     _ => {}
@@ -297,8 +301,14 @@ impl SyscallTracer {
                 let key = RequestKey::call(call_name(o.nr));
                 let unwound = o.copy.and_then(|(regs, bytes)| unwind(o.pid, regs, &bytes));
                 let stack = joined(o.chain, unwound.map(|u| u.frames).unwrap_or_default());
-                if !stack.is_empty() {
+                let stacks = !stack.is_empty();
+                if stacks {
                     batch.stacks.push((o.pid, key.clone(), stack));
+                }
+                // An exec that succeeded (under -g): the stacks so far are of the image it
+                // replaced, its own among them.
+                if stacks && EXECS.contains(&o.nr) && e.ret == 0 {
+                    batch.execs.push((o.pid, batch.stacks.len()));
                 }
                 batch.done.push(Request { pid: o.pid, tid: e.tid, key, from: o.time, to: e.time });
             }
@@ -331,6 +341,9 @@ fn joined(chain: Vec<u64>, unwound: Vec<u64>) -> Vec<u64> {
     frames
 }
 
+/// x86-64's `execve` and `execveat`.
+const EXECS: [i64; 2] = [59, 322];
+
 /// A call's name (`read`), or its number where it has none here (`syscall 1000`).
 fn call_name(nr: i64) -> std::borrow::Cow<'static, str> {
     match u64::try_from(nr).ok().and_then(crate::off_cpu::syscall_name) {
@@ -350,7 +363,7 @@ mod tests {
     }
 
     fn edge(time: u64, pid: u32, tid: u32, enter: bool, nr: i64) -> Edge {
-        Edge { time, pid, tid, enter, nr, chain: Vec::new(), copy: None }
+        Edge { time, pid, tid, enter, nr, ret: 0, chain: Vec::new(), copy: None }
     }
 
     /// Records as the rings would give them, in no order, through the tracer's pairing.
@@ -458,11 +471,13 @@ mod tests {
             let mut body = words(&[7 | 8 << 32, 99, chain.len() as u64]);
             body.extend(words(chain));
             // The raw data: its size, then common_type and the other common fields, the call's
-            // number at 8, padded to 8 bytes with the size.
-            let mut raw = vec![0u8; 20];
+            // number at 8, the exit's return value (the enter's first argument) at 16, padded
+            // to 8 bytes with the size.
+            let mut raw = vec![0u8; 28];
             raw[..2].copy_from_slice(&event.to_ne_bytes());
             raw[8..16].copy_from_slice(&1i64.to_ne_bytes());
-            body.extend_from_slice(&20u32.to_ne_bytes());
+            raw[16..24].copy_from_slice(&(-9i64).to_ne_bytes());
+            body.extend_from_slice(&28u32.to_ne_bytes());
             body.extend(raw);
             // abi 2 (64-bit): bp, sp, ip; the stack's size, its bytes, the bytes copied.
             body.extend(words(&[2, 0x7ff8, 0x7ff0, 0x7f00_1010, stack.len() as u64]));
@@ -474,10 +489,10 @@ mod tests {
         let regs = UserRegs { bp: 0x7ff8, sp: 0x7ff0, ip: 0x7f00_1010 };
         let body = record(IDS.enter, &[user, 0x7f00_1010, 0x5000_1234], &[1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9]);
         let r = crate::perf_event::parse_record(b::PERF_RECORD_SAMPLE, 0, RawData::Single(&body), &attr_format(&enter));
-        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.enter, nr: 1, chain: vec![0x7f00_1010, 0x5000_1234], copy: Some((regs, vec![1, 2, 3, 4, 5, 6, 7, 8])) }));
+        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.enter, nr: 1, ret: -9, chain: vec![0x7f00_1010, 0x5000_1234], copy: Some((regs, vec![1, 2, 3, 4, 5, 6, 7, 8])) }));
         let body = record(IDS.exit, &[user, 0x7f00_1012], &[0; 8]);
         let r = crate::perf_event::parse_record(b::PERF_RECORD_SAMPLE, 0, RawData::Single(&body), &attr_format(&exit));
-        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.exit, nr: 1, chain: vec![0x7f00_1012], copy: Some((regs, vec![0; 4])) }));
+        assert_eq!(r, Some(Record::Syscall { pid: 7, tid: 8, time: 99, event: IDS.exit, nr: 1, ret: -9, chain: vec![0x7f00_1012], copy: Some((regs, vec![0; 4])) }));
     }
 
     /// A call's stack: the unwind of its stack top where it went past the call's address, the
@@ -507,6 +522,31 @@ mod tests {
         });
         assert_eq!(asked, [(7, regs, vec![1, 2, 3])]);
         assert_eq!(b.stacks, [(7, RequestKey::call("write"), vec![0x7f00_1010, 0x5010, 0x5100, 0x7f00_9000])]);
+    }
+
+    /// An execve that succeeded ends the stacks of the image it replaced (after its own); one
+    /// that failed does not.
+    #[test]
+    fn a_successful_exec_is_marked_among_the_stacks() {
+        let mut t = tracer(true);
+        let with = |mut e: Edge, chain: &[u64], ret: i64| {
+            (e.chain, e.ret) = (chain.to_vec(), ret);
+            e
+        };
+        let edges = [
+            with(edge(10, 9, 9, true, 59), &[0x10], 0),
+            with(edge(20, 9, 9, false, 59), &[], -2),
+            with(edge(30, 9, 9, true, 59), &[0x10], 0),
+            with(edge(40, 9, 9, false, 59), &[], 0),
+            with(edge(50, 9, 9, true, 0), &[0x20], 0),
+            edge(60, 9, 9, false, 0),
+        ];
+        let b = run(&mut t, &edges, 100, false);
+        assert_eq!(b.stacks.len(), 3);
+        assert_eq!(b.execs, [(9, 2)]);
+        // Without stacks (no -g), no marks.
+        let b = run(&mut t, &[edge(110, 9, 9, true, 59), edge(120, 9, 9, false, 59)], 200, false);
+        assert!(b.execs.is_empty() && b.done.len() == 1);
     }
 
     /// As root (CI runs as root): the tracepoints open, and a call of this very process's

@@ -27,12 +27,14 @@ pub struct Site {
     pub count: u64,
 }
 
-/// One key's sites, most requests first, and the requests whose stacks were not kept (past
-/// `prof_core::requests::MAX_STACKS` distinct ones, or empty).
+/// One key's sites, most requests first, the requests whose stacks were not kept (past
+/// `prof_core::requests::MAX_STACKS` distinct ones, or empty), and those made before the
+/// process's latest exec (by the image it replaced, which its mappings no longer name).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeySites {
     pub sites: Vec<Site>,
     pub other: u64,
+    pub earlier: u64,
 }
 
 impl KeySites {
@@ -46,12 +48,13 @@ impl KeySites {
             }
         }
         self.other = self.other.saturating_add(other.other);
+        self.earlier = self.earlier.saturating_add(other.earlier);
         sort(&mut self.sites);
     }
 
     /// Every request it counts.
     pub fn count(&self) -> u64 {
-        self.sites.iter().fold(self.other, |n, s| n.saturating_add(s.count))
+        self.sites.iter().fold(self.other.saturating_add(self.earlier), |n, s| n.saturating_add(s.count))
     }
 }
 
@@ -91,7 +94,7 @@ pub fn sites(p: &Profile, symbolizer: &mut Symbolizer) -> BTreeMap<u32, BTreeMap
             }
             let mut sites: Vec<Site> = named.into_iter().map(|((site, caller), count)| Site { site, caller, count }).collect();
             sort(&mut sites);
-            by_key.insert(key.clone(), KeySites { sites, other: stacks.other });
+            by_key.insert(key.clone(), KeySites { sites, other: stacks.other, earlier: stacks.earlier });
         }
         out.insert(pid, by_key);
     }
@@ -172,13 +175,14 @@ mod tests {
     #[test]
     fn a_process_s_sites_merge_into_another_s_by_name() {
         let site = |site: &str, caller: Option<&str>, count| Site { site: site.into(), caller: caller.map(String::from), count };
-        let mut a = KeySites { sites: vec![site("log_line [naps]", Some("main [naps]"), 5), site("emit [naps]", None, 1)], other: 2 };
-        let b = KeySites { sites: vec![site("emit [naps]", None, 7), site("log_line [naps]", Some("run [naps]"), 1)], other: 1 };
+        let mut a = KeySites { sites: vec![site("log_line [naps]", Some("main [naps]"), 5), site("emit [naps]", None, 1)], other: 2, earlier: 0 };
+        let b = KeySites { sites: vec![site("emit [naps]", None, 7), site("log_line [naps]", Some("run [naps]"), 1)], other: 1, earlier: 4 };
         a.merge(&b);
         assert_eq!(a, KeySites {
             sites: vec![site("emit [naps]", None, 8), site("log_line [naps]", Some("main [naps]"), 5), site("log_line [naps]", Some("run [naps]"), 1)],
-            other: 3
+            other: 3,
+            earlier: 4
         });
-        assert_eq!(a.count(), 17);
+        assert_eq!(a.count(), 21);
     }
 }

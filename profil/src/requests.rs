@@ -324,8 +324,9 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: 
 const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
 
 /// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
-/// one line (the other sites, the stacks past those a key keeps, the requests with no user
-/// stack: a kernel thread's), each with its share of the row.
+/// one line (the other sites, the stacks past those a key keeps, the requests made before the
+/// process's exec, those with no user stack: a kernel thread's), each with its share of the
+/// row.
 fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
     let share = |n: u64| n as f64 * 100.0 / count.max(1) as f64;
     for s in sites.sites.iter().take(SITES) {
@@ -337,12 +338,13 @@ fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
     let parts = [
         (others.iter().fold(0u64, |n, s| n.saturating_add(s.count)), crate::words::count(others.len() as u64, "other site")),
         (sites.other, format!("stacks past the {} a call keeps", prof_core::requests::MAX_STACKS)),
+        (sites.earlier, "made before an exec by the image it replaced".to_string()),
         (unstacked, "no user stack".to_string()),
     ];
     let rest = parts.iter().fold(0u64, |n, p| n.saturating_add(p.0));
     if rest > 0 {
         let what: Vec<&str> = parts.iter().filter(|p| p.0 > 0).map(|p| p.1.as_str()).collect();
-        let _ = writeln!(out, "  {:width$} {rest:>9} {:>11.1}%  ({})", "", share(rest), what.join(", "));
+        let _ = writeln!(out, "  {:width$} {rest:>9} {:>11.1}%  ({})", "", share(rest), what.join("; "));
     }
 }
 
@@ -506,9 +508,10 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
                 site(3, "init [fib]", Some("main [fib]")),
             ],
             other: 2,
+            earlier: 0,
         };
-        // One write of the four had no user stack.
-        let write = KeySites { sites: vec![site(3, "log_line [fib]", Some("main [fib]"))], other: 0 };
+        // One write of the four had no user stack, one was made before an exec.
+        let write = KeySites { sites: vec![site(2, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 1 };
         let sites = BTreeMap::from([(42, BTreeMap::from([(RequestKey::call("read"), read), (RequestKey::call("write"), write)]))]);
         let t = table(&example(), &sites).unwrap();
         let text = render(&t, "fib", 42, 3);
@@ -523,10 +526,10 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
                   60        60.0%  load [fib] <- main [fib]
                   25        25.0%  walk [fib] <- walk [fib]
                   10        10.0%  read [libc.so.6]
-                   5         5.0%  (1 other site, stacks past the 64 a call keeps)
+                   5         5.0%  (1 other site; stacks past the 64 a call keeps)
   write            4     0.000253    700 ns    900 ns  250.0 us  250.0 us  250.0 us
-                   3        75.0%  log_line [fib] <- main [fib]
-                   1        25.0%  (no user stack)
+                   2        50.0%  log_line [fib] <- main [fib]
+                   2        50.0%  (made before an exec by the image it replaced; no user stack)
   (1 more)         1     0.000000
 ";
         assert_eq!(rows, expected, "got:\n{text}");
@@ -538,9 +541,9 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let mut p = example();
         p.requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5 });
         let mut more = sites.clone();
-        more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0 })]));
+        more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 0 })]));
         let t = table(&p, &more).unwrap();
-        assert_eq!(t.sites[&RequestKey::call("write")].sites, [site(4, "log_line [fib]", Some("main [fib]"))]);
+        assert_eq!(t.sites[&RequestKey::call("write")].sites, [site(3, "log_line [fib]", Some("main [fib]"))]);
     }
 
     fn table_of_example() -> RequestTable {

@@ -304,7 +304,7 @@ fn the_same_calls_as_perf_trace_counts_and_times_them() {
 /// As root, `-g`: each write's site is the function that called the C library's `write`, with
 /// its caller: 300 from log_line, 100 from log_other, exactly as writes.c made them (a
 /// frame-pointer walk alone would skip both: glibc's `write` keeps no frame). A saved run keeps
-/// them; without -g there are none.
+/// them; without -g there are none; a child's are named from its own files.
 #[test]
 fn g_shows_each_call_s_sites() {
     if !common::root("to read the system calls' tracepoints") {
@@ -334,5 +334,16 @@ fn g_shows_each_call_s_sites() {
     let plain = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success() && sites_of(&plain, "write").is_empty() && !plain.contains("Under each call"), "{plain}");
     assert_eq!(profil_counts(&plain).0.get("write"), Some(&400), "{plain}");
+    // Started by sh (--children): the same sites, named from the child's own files; its
+    // execve, made by sh's image, is counted apart from them.
+    let o = Command::new(profil_bin())
+        .args(["--requests", "-g", "--children", "--top", "1000", "--report", "-", "sh", "-c"])
+        .arg(format!("{} 300 100; true", writes.display()))
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(sites_of(&tree, "write"), sites, "{tree}");
+    assert_eq!(sites_of(&tree, "execve"), [(1, "100.0%".to_string(), "(made before an exec by the image it replaced)".to_string())], "{tree}");
     let _ = std::fs::remove_dir_all(&dir);
 }
