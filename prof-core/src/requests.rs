@@ -20,6 +20,13 @@ pub const MAX_TIMED: usize = 100_000;
 /// Values kept exactly per key before the histogram takes over (32 KiB of them).
 pub const EXACT_CAP: usize = 4096;
 
+/// Distinct call stacks kept per key and process (`-g`): past them a key's requests are
+/// counted in [`Stacks::other`], so the memory is bounded however many requests there are.
+pub const MAX_STACKS: usize = 64;
+
+/// Frames kept of a request's call stack (innermost first): enough for its site and callers.
+pub const MAX_STACK_FRAMES: usize = 32;
+
 /// Buckets per power of two in the histogram (a power of two itself).
 pub const SUB_BUCKETS: u64 = 64;
 const SUB_BITS: u32 = SUB_BUCKETS.trailing_zeros();
@@ -312,6 +319,45 @@ pub struct Requests {
     /// Redox: how the daemons spent these requests' time, by key ([`DaemonSplit`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
     pub split: BTreeMap<RequestKey, DaemonSplit>,
+    /// `-g` (Linux): the user call stacks the requests were made from, by key, as the
+    /// process's runtime addresses (so not merged with another process's).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", with = "pairs")]
+    pub stacks: BTreeMap<RequestKey, Stacks>,
+}
+
+/// One key's call stacks: each distinct stack (runtime addresses, innermost first: the
+/// address the call was made at, then its callers' return addresses) and how many requests it
+/// made, at most [`MAX_STACKS`] of them; the requests of the stacks past those (and of stacks
+/// with no frame) in `other`; those made before the process's latest exec, by the image it
+/// replaced, in `earlier`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stacks {
+    #[serde(with = "pairs")]
+    pub counts: BTreeMap<Vec<u64>, u64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub earlier: u64,
+}
+
+impl Stacks {
+    /// One more request made from `stack` (cut to [`MAX_STACK_FRAMES`]).
+    pub fn add(&mut self, mut stack: Vec<u64>) {
+        stack.truncate(MAX_STACK_FRAMES);
+        let known = self.counts.len() < MAX_STACKS || self.counts.contains_key(&stack);
+        match self.counts.get_mut(&stack) {
+            Some(n) => *n = n.saturating_add(1),
+            None if known && !stack.is_empty() => {
+                self.counts.insert(stack, 1);
+            }
+            None => self.other = self.other.saturating_add(1),
+        }
+    }
+
+    /// The requests of every stack, `other`'s and `earlier`'s among them.
+    pub fn count(&self) -> u64 {
+        self.counts.values().fold(self.other.saturating_add(self.earlier), |n, &c| n.saturating_add(c))
+    }
 }
 
 impl Requests {
@@ -319,7 +365,8 @@ impl Requests {
         self.by_key.entry(key).or_default().add(ns);
     }
 
-    /// Another process's requests, as if made here (a tree's table).
+    /// Another process's requests, as if made here (a tree's table). Their call stacks are
+    /// not merged: their addresses are of their own process.
     pub fn merge(&mut self, other: &Requests) {
         for (k, l) in &other.by_key {
             self.by_key.entry(k.clone()).or_default().merge(l);
@@ -390,7 +437,8 @@ impl RequestLog {
 
     /// The requests that began in `[from, to)` (ns, as `timed` has them), counted again from
     /// `timed`: a window of the run (`--time`). Where some were not kept whole, the window
-    /// has those that were, and `untimed` says how many the run had past them.
+    /// has those that were, and `untimed` says how many the run had past them. The call
+    /// stacks (`-g`) are counted for the whole run, not by time: a window has none.
     pub fn within(&self, from: u64, to: u64) -> RequestLog {
         let mut out = RequestLog { untimed: self.untimed, ..RequestLog::new(self.source) };
         out.refused.clone_from(&self.refused);
@@ -413,6 +461,16 @@ impl RequestLog {
         for r in b.done {
             self.add(r);
         }
+        let mut execs = b.execs.into_iter().peekable();
+        for (i, (pid, key, stack)) in b.stacks.into_iter().enumerate() {
+            while let Some((exec, _)) = execs.next_if(|e| e.1 <= i) {
+                self.exec(exec);
+            }
+            self.by_pid.entry(pid).or_default().stacks.entry(key).or_default().add(stack);
+        }
+        for (exec, _) in execs {
+            self.exec(exec);
+        }
         for r in b.waited {
             let ns = r.to.saturating_sub(r.from);
             self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
@@ -433,7 +491,23 @@ impl RequestLog {
         }
     }
 
-    /// Every process's requests as one process's (a tree's table).
+    /// The requests of the processes `keep` says (by pid), the others' left out.
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        self.by_pid.retain(|&pid, _| keep(pid));
+        self.timed.retain(|r| keep(r.pid));
+    }
+
+    /// Process `pid` exec'd: the stacks it has are of the image it replaced, whose mappings
+    /// its run no longer has: each key's are counted in [`Stacks::earlier`].
+    fn exec(&mut self, pid: u32) {
+        for s in self.by_pid.get_mut(&pid).into_iter().flat_map(|r| r.stacks.values_mut()) {
+            let n = s.counts.values().fold(s.other, |n, &c| n.saturating_add(c));
+            s.earlier = s.earlier.saturating_add(n);
+            (s.counts, s.other) = (BTreeMap::new(), 0);
+        }
+    }
+
+    /// Every process's requests as one process's (a tree's table); their stacks are not.
     pub fn merged(&self) -> Requests {
         let mut all = Requests::default();
         for r in self.by_pid.values() {
@@ -460,6 +534,12 @@ pub struct RequestsBatch {
     pub waited: Vec<Request>,
     /// Redox: how the daemon spent each request of the tree's, by its process and key.
     pub split: Vec<(u32, RequestKey, DaemonSplit)>,
+    /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded:
+    /// (pid, key, runtime addresses innermost first).
+    pub stacks: Vec<(u32, RequestKey, Vec<u64>)>,
+    /// `-g`: the processes that exec'd, each after how many of `stacks` (in time order): the
+    /// stacks of a process before its exec are of the image it replaced.
+    pub execs: Vec<(u32, usize)>,
 }
 
 /// A map as a list of pairs in the saved JSON (its keys are not all strings).
@@ -601,6 +681,70 @@ mod tests {
         let odd = r#"{"count":3,"total":1,"min":9,"max":2,"buckets":[[65535,1],[70,5]]}"#;
         let l: Latencies = serde_json::from_str(odd).unwrap();
         let _ = (l.summary(), l.log2_histogram());
+    }
+
+    /// Each key's stacks, bounded: at most MAX_STACKS distinct ones, each cut to
+    /// MAX_STACK_FRAMES; the requests of the others (and of empty ones) counted in `other`,
+    /// every request counted once; a log with stacks saves and reads back, one without them
+    /// saves as before.
+    #[test]
+    fn stacks_are_counted_in_bounded_memory() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let write = RequestKey::call("write");
+        let mut batch = RequestsBatch { source: Some(RequestSource::SystemCalls), ..Default::default() };
+        for i in 0..(MAX_STACKS as u64 + 10) {
+            // Stack i made i + 1 requests; the last ten are past the bound.
+            for _ in 0..=i {
+                batch.stacks.push((7, write.clone(), vec![0x1000 + i, 0x2000]));
+            }
+        }
+        batch.stacks.push((7, write.clone(), Vec::new()));
+        batch.stacks.push((7, write.clone(), (0..100).collect()));
+        let before = serde_json::to_string(&log).unwrap();
+        log.take(batch);
+        let stacks = &log.by_pid[&7].stacks[&write];
+        assert_eq!(stacks.counts.len(), MAX_STACKS);
+        assert_eq!(stacks.counts[&vec![0x1000, 0x2000]], 1);
+        assert_eq!(stacks.counts[&vec![0x1000 + MAX_STACKS as u64 - 1, 0x2000]], MAX_STACKS as u64);
+        let n = MAX_STACKS as u64 + 10;
+        assert_eq!(stacks.count(), n * (n + 1) / 2 + 2);
+        // Stacks past the bound, the empty one and the long one (a new stack past it too).
+        assert_eq!(stacks.other, (MAX_STACKS as u64 + 1..=n).sum::<u64>() + 2);
+        assert!(stacks.counts.keys().all(|s| s.len() <= MAX_STACK_FRAMES));
+        let mut one = Stacks::default();
+        one.add((0..100).collect());
+        assert_eq!(one.counts.keys().next().map(Vec::len), Some(MAX_STACK_FRAMES));
+        let json = serde_json::to_string(&log).unwrap();
+        assert_eq!(serde_json::from_str::<RequestLog>(&json).unwrap(), log);
+        // A log without stacks: no field for them (older files are the same, and read).
+        assert!(!before.contains("stacks"), "{before}");
+        let older = r#"{"source":"system-calls","by_pid":[[7,{"by_key":[[{"to":"read"},{"count":1,"total":5,"min":5,"max":5,"exact":[5]}]]}]]}"#;
+        let read: RequestLog = serde_json::from_str(older).unwrap();
+        assert!(read.by_pid[&7].stacks.is_empty());
+        assert_eq!(read.by_pid[&7].count(), 1);
+    }
+
+    /// A process's stacks before its exec are the replaced image's: counted as earlier, not
+    /// kept, however the batch interleaves them with the exec.
+    #[test]
+    fn an_exec_sets_the_stacks_before_it_aside() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let (read, execve) = (RequestKey::call("read"), RequestKey::call("execve"));
+        // Process 7 reads twice and execs (its execve's stack the old image's too), then
+        // reads once; process 8's read, between, stays.
+        let b = RequestsBatch {
+            stacks: vec![(7, read.clone(), vec![0x10]), (7, read.clone(), vec![0x10]), (8, read.clone(), vec![0x30]), (7, execve.clone(), vec![0x20]), (7, read.clone(), vec![0x40])],
+            execs: vec![(7, 4)],
+            ..Default::default()
+        };
+        log.take(b);
+        let stacks = &log.by_pid[&7].stacks;
+        assert_eq!((stacks[&read].counts.clone(), stacks[&read].earlier), (BTreeMap::from([(vec![0x40], 1)]), 2));
+        assert_eq!((stacks[&execve].counts.len(), stacks[&execve].earlier, stacks[&execve].count()), (0, 1, 1));
+        assert_eq!(log.by_pid[&8].stacks[&read].counts, BTreeMap::from([(vec![0x30], 1)]));
+        // An exec at a batch's end, after its every stack.
+        log.take(RequestsBatch { stacks: vec![(8, read.clone(), vec![0x30])], execs: vec![(8, 1)], ..Default::default() });
+        assert_eq!((log.by_pid[&8].stacks[&read].counts.len(), log.by_pid[&8].stacks[&read].earlier), (0, 2));
     }
 
     /// A run's requests on its time axis: their times from the run's start; a window counts

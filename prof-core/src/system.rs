@@ -24,6 +24,8 @@ pub struct SystemRecord {
     pub lost: u64,
     /// The clock's first and last readings (ns).
     pub clock: Option<(u64, u64)>,
+    /// Every process's requests, by pid (`--requests`), where the backend records them.
+    pub requests: Option<crate::requests::RequestLog>,
 }
 
 impl SystemRecord {
@@ -38,6 +40,9 @@ impl SystemRecord {
         }
         self.idle_ticks = self.idle_ticks.saturating_add(batch.servers.account.idle);
         self.lost = self.lost.saturating_add(batch.lost);
+        if let Some(source) = batch.requests.source {
+            self.requests.get_or_insert_with(|| crate::requests::RequestLog::new(source)).take(batch.requests);
+        }
         crate::program_clock::widen(&mut self.clock, &batch.clock);
     }
 

@@ -110,9 +110,9 @@ const MAX_CALLCHAIN: u16 = 127;
 
 /// perf's x86 user register numbers (`arch/x86/include/uapi/asm/perf_regs.h`): the three
 /// an unwind starts from, recorded in this order.
-const PERF_REG_X86_BP: u64 = 6;
-const PERF_REG_X86_SP: u64 = 7;
-const PERF_REG_X86_IP: u64 = 8;
+pub(crate) const PERF_REG_X86_BP: u64 = 6;
+pub(crate) const PERF_REG_X86_SP: u64 = 7;
+pub(crate) const PERF_REG_X86_IP: u64 = 8;
 
 /// How to sample.
 #[derive(Debug, Clone)]
@@ -146,12 +146,17 @@ pub trait RequestRings {
     fn rings(&self) -> Vec<&OwnedFd>;
     /// The requests ended up to `until` (ns of the events' clock, read before the rings) into
     /// `batch`; with `last`, every record there is, and those still under way unfinished.
-    fn collect(&mut self, until: u64, last: bool, batch: &mut prof_core::requests::RequestsBatch);
+    /// `unwind`: the copied top of process `pid`'s user stack unwound by its unwinder, where
+    /// the caller has one (`-g`).
+    fn collect(&mut self, until: u64, last: bool, batch: &mut prof_core::requests::RequestsBatch, unwind: &mut Unwind);
 }
 
+/// Unwinds the copied top of process `pid`'s user stack (its registers, its bytes from SP up).
+pub type Unwind<'a> = dyn FnMut(u32, UserRegs, &[u8]) -> Option<CallStack> + 'a;
+
 /// Opens a process's [`RequestRings`]: its pid, from its exec or now, with the processes it
-/// starts or not.
-pub type OpenRequestRings = fn(u32, CountFrom, bool) -> io::Result<Box<dyn RequestRings>>;
+/// starts or not, with each request's user call stack or not (`-g`).
+pub type OpenRequestRings = fn(u32, CountFrom, bool, bool) -> io::Result<Box<dyn RequestRings>>;
 
 /// The identity of the profiled executable's file.
 #[derive(Debug, Clone)]
@@ -761,9 +766,11 @@ impl Sampler for PerfEventSampler {
         let mut pending = SampleBatch { clock: vec![crate::off_cpu::monotonic_ns()], ..Default::default() };
         let mut load_base = None;
         // Off-CPU probes copy stacks too, unwound as dwarf samples are.
+        // And so do the system calls' under -g (their stack tops, through the C library).
+        let call_stacks = self.requests.is_some() && self.call_graph != CallGraph::None;
         let mut unwinder =
-            (self.off_cpu || matches!(self.call_graph, CallGraph::Dwarf { .. })).then(StackUnwinder::default);
-        if let (true, Some(u)) = (self.off_cpu, unwinder.as_mut()) {
+            (self.off_cpu || call_stacks || matches!(self.call_graph, CallGraph::Dwarf { .. })).then(StackUnwinder::default);
+        if let (true, Some(u)) = (self.off_cpu || call_stacks, unwinder.as_mut()) {
             u.process = Some(pid);
         }
         if from == CountFrom::Now {
@@ -793,7 +800,7 @@ impl Sampler for PerfEventSampler {
         let children = self.children.then(|| Children { program_mappings: pending.mappings.clone(), ..Default::default() });
         // Where the kernel refuses the tracepoints, the report says why (and shows what the
         // off-CPU looks saw instead).
-        let syscalls = match self.requests.map(|open| open(pid, from, self.children)) {
+        let syscalls = match self.requests.map(|open| open(pid, from, self.children, self.call_graph != CallGraph::None)) {
             Some(Ok(t)) => Some(t),
             Some(Err(e)) => {
                 pending.requests.source = Some(prof_core::requests::RequestSource::SystemCalls);
@@ -856,7 +863,16 @@ impl Sampler for PerfEventSampler {
             self.unwound += take_record(rec, &mut batch, ev, program, self.kernel_samples);
         }
         if let Some(t) = ev.syscalls.as_mut() {
-            t.collect(now, ev.exited, &mut batch.requests);
+            // -g: each call's copied stack top by its process's unwinder (the program's, or
+            // a followed child's).
+            let (main, unwinder, children) = (ev.pid, &mut ev.unwinder, &mut ev.children);
+            t.collect(now, ev.exited, &mut batch.requests, &mut |pid, regs, bytes| {
+                let u = match pid == main {
+                    true => unwinder.as_mut()?,
+                    false => children.as_mut()?.unwinder(main, pid),
+                };
+                Some(u.unwind(regs, bytes))
+            });
         }
         if let (Some((raw, until)), Some(prober)) = (probes, ev.prober.as_ref()) {
             batch.threads.probed_until = Some(until.min(now));
@@ -922,9 +938,12 @@ pub(crate) enum Record {
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
     Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
     /// A tracepoint's sample (its raw data: `event`, the tracepoint's id, then the system
-    /// call's number at offset 8, as `raw_syscalls`' two lay it out): thread `tid` of process
-    /// `pid` entered or left system call `nr` ([`crate::syscalls`]).
-    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64 },
+    /// call's number at offset 8, as `raw_syscalls`' two lay it out, 24 bytes at least): thread `tid` of process
+    /// `pid` entered or left system call `nr` ([`crate::syscalls`]); `chain`: the kernel's
+    /// user call chain, where the event asks for one (its `PERF_CONTEXT_*` markers dropped);
+    /// `copy`: the user registers and the top of the user stack, where it asks for them;
+    /// `ret`: the word at offset 16, an exit's return value (`sys_exit`'s `ret`).
+    Syscall { pid: u32, tid: u32, time: u64, event: u16, nr: i64, ret: i64, chain: Vec<u64>, copy: Option<(UserRegs, Vec<u8>)> },
 }
 
 impl Ring {
@@ -1114,14 +1133,14 @@ fn name_thread(batch: &mut SampleBatch, ev: &mut Event, tid: u32) {
 /// `format` says, as far as we use it (linux-perf-event-reader parses it); `None` for records
 /// we do not use, and for any record that does not parse (cut short, or claiming more than
 /// it holds).
-fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> Option<Record> {
+pub(crate) fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> Option<Record> {
     let raw = RawEventRecord::new(RecordType(ty), misc, body, *format);
     // Records other than samples end with the sample_id (sample_id_all): thread and time.
     let sample_id = || raw.common_data().ok();
     match raw.parse().ok()? {
         // A tracepoint's: its fields are in its raw data.
         EventRecord::Sample(s) if s.raw.is_some() => {
-            let (mut raw, mut data) = (s.raw?, [0u8; 16]);
+            let (mut raw, mut data) = (s.raw?, [0u8; 24]);
             raw.read_exact(&mut data).ok()?;
             Some(Record::Syscall {
                 pid: s.pid? as u32,
@@ -1129,6 +1148,15 @@ fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordParseInfo) -> 
                 time: s.timestamp?,
                 event: u16::from_ne_bytes([data[0], data[1]]),
                 nr: i64::from_ne_bytes(data[8..16].try_into().ok()?),
+                ret: i64::from_ne_bytes(data[16..24].try_into().ok()?),
+                chain: s.callchain.map(|c| (0..c.len()).filter_map(|i| c.get(i)).filter(|&a| a < b::PERF_CONTEXT_MAX).collect()).unwrap_or_default(),
+                // No user registers (abi 0): a kernel thread's call.
+                copy: s.user_regs.zip(s.user_stack).and_then(|(regs, (copy, dyn_size))| {
+                    let regs = UserRegs { bp: regs.get(PERF_REG_X86_BP)?, sp: regs.get(PERF_REG_X86_SP)?, ip: regs.get(PERF_REG_X86_IP)? };
+                    let copy = copy.as_slice();
+                    let copied = usize::try_from(dyn_size).unwrap_or(usize::MAX).min(copy.len());
+                    Some((regs, copy[..copied].to_vec()))
+                }),
             })
         }
         EventRecord::Sample(s) => {

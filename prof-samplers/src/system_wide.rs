@@ -13,6 +13,10 @@
 //!   of the idle task are the account's `idle`.
 //! * The session lock is held as for a session on one program: a system-wide run is the one
 //!   session of the machine.
+//! * With `--requests`, every process's system calls from the `raw_syscalls` tracepoints on
+//!   every CPU ([`crate::syscalls::SyscallTracer::system_wide`], as `perf trace -a`), profil's
+//!   own left out. Every event is opened before the session lock is taken, so a run seen to
+//!   hold the lock records every process and call from then on.
 
 use std::io;
 use std::path::Path;
@@ -26,8 +30,9 @@ use crate::off_cpu::monotonic_ns;
 use crate::proc_maps::executable_mapping;
 use crate::perf_event::{
     child_part, lock_session, mapping_file, open_event, os_error, page_size,
-    poll_readable, record_format, Children, EventSpec, Record, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
+    poll_readable, record_format, Children, EventSpec, Record, RequestRings, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
+use crate::syscalls::SyscallTracer;
 
 /// How to sample the whole system.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +40,8 @@ pub struct SystemConfig {
     /// Samples per second and CPU.
     pub frequency_hz: u64,
     pub call_graph: CallGraph,
+    /// Every process's system calls with their latencies (`--requests`).
+    pub requests: bool,
 }
 
 /// The system-wide sampler. See the module's doc.
@@ -46,6 +53,8 @@ pub struct SystemSampler {
     processes: Children,
     /// Unwinding time of processes gone.
     unwound: std::time::Duration,
+    /// `--requests`: the system calls' tracepoints.
+    syscalls: Option<SyscallTracer>,
     _lock: Option<UnixListener>,
 }
 
@@ -61,7 +70,13 @@ impl SystemSampler {
                 return Err(ProfError::failed("--stack-size", &io::Error::new(io::ErrorKind::InvalidInput, why)));
             }
         }
-        let lock = lock_session()?;
+        // Every event before the lock: once it is seen held, every process started and every
+        // call made is recorded (a process that starts and ends before the rings are open is
+        // seen by no record, nor by /proc).
+        let syscalls = match config.requests {
+            true => Some(SyscallTracer::system_wide(std::process::id(), config.call_graph != CallGraph::None).map_err(|e| os_error("the raw_syscalls tracepoints", &e))?),
+            false => None,
+        };
         let mut data_pages = match config.call_graph {
             CallGraph::Dwarf { stack_size } => {
                 (STACK_SAMPLES_PER_RING * (stack_size as usize + 64) / page_size()).next_power_of_two().max(DATA_PAGES)
@@ -85,6 +100,7 @@ impl SystemSampler {
                 Ok(rings) => break rings,
             }
         };
+        let lock = lock_session()?;
         // Opened first: a process started from here on is seen by its records.
         let mut pending = SampleBatch { clock: vec![monotonic_ns()], ..Default::default() };
         let mut processes = Children::default();
@@ -98,13 +114,15 @@ impl SystemSampler {
             pending,
             processes,
             unwound: std::time::Duration::ZERO,
+            syscalls,
             _lock: lock,
         })
     }
 
     /// Block until a ring has samples past its watermark, or `timeout_ms` passes.
     pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
-        poll_readable(self.rings.iter().map(|r| &r.fd), timeout_ms)
+        let calls = self.syscalls.iter().flat_map(|t| t.rings());
+        poll_readable(self.rings.iter().map(|r| &r.fd).chain(calls), timeout_ms)
     }
 
     /// Time spent unwinding copied stacks so far.
@@ -112,10 +130,12 @@ impl SystemSampler {
         self.unwound + self.processes.busy()
     }
 
-    /// What the CPUs did since the last batch.
-    pub fn collect(&mut self) -> SampleBatch {
+    /// What the CPUs did since the last batch; `last`: the run's end (the calls still under
+    /// way are unfinished).
+    pub fn collect(&mut self, last: bool) -> SampleBatch {
         let mut batch = std::mem::take(&mut self.pending);
-        batch.clock.push(monotonic_ns());
+        let now = monotonic_ns();
+        batch.clock.push(now);
         let mut records: Vec<Record> = self.rings.iter_mut().flat_map(Ring::drain).collect();
         // A process's start, exec and mappings before its samples (another CPU's ring may hold
         // them), its end after.
@@ -167,6 +187,11 @@ impl SystemSampler {
                 }
                 Record::Fork { .. } | Record::Exit { .. } | Record::Switch { .. } | Record::Syscall { .. } => {}
             }
+        }
+        // After the records: the processes' mappings, to unwind their calls' stack tops (-g).
+        if let Some(t) = self.syscalls.as_mut() {
+            let processes = &mut self.processes;
+            t.collect(now, last, &mut batch.requests, &mut |pid, regs, bytes| Some(processes.unwinder(0, pid).unwind(regs, bytes)));
         }
         batch
     }

@@ -108,6 +108,10 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     if !system_wide && !filter.keeps_process(p.pid, &run.program) {
         keep_samples(p, |_| false);
     }
+    if !filter.pids.is_empty() || !filter.comms.is_empty() {
+        let program = (!system_wide).then_some(run.program.as_str());
+        keep_requests(p, program, filter);
+    }
     p.processes.retain(|c| filter.keeps_process(c.pid, &c.program));
     if !filter.tids.is_empty() {
         keep_threads(p, &filter.tids);
@@ -127,6 +131,16 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
     let note = format!("Note: the report is of the samples {} keeps: {after} of {before}.", described(filter));
     let whole = whole.filter(|&w| w != flat_samples(&run.profile));
     Ok(Some(Kept { note, whole }))
+}
+
+/// The requests of the processes `filter` keeps: the program's (named `program`, where the run
+/// has one), each other process's by its pid and program, a process the run has no other
+/// record of (none of its samples, its start or its exec was seen) by its pid alone.
+fn keep_requests(p: &mut Profile, program: Option<&str>, filter: &Filter) {
+    let programs: BTreeMap<u32, &str> = p.processes.iter().map(|c| (c.pid, c.program.as_str())).chain(program.map(|name| (p.pid, name))).collect();
+    if let Some(log) = p.requests.as_mut() {
+        log.retain(|pid| filter.keeps_process(pid, programs.get(&pid).copied().unwrap_or("")));
+    }
 }
 
 /// The samples a process's flat profile is made of: by address, in its text, elsewhere and
@@ -435,6 +449,42 @@ mod tests {
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() }).unwrap();
         assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+    }
+
+    /// --comm and --pids keep the requests of the processes they keep, whole and timed.
+    #[test]
+    fn comm_and_pids_keep_those_processes_requests() {
+        use prof_core::requests::{Request, RequestKey, RequestLog, RequestSource};
+        let logged = || {
+            let mut r = run();
+            let mut log = RequestLog::new(RequestSource::SystemCalls);
+            // Process 13 is in the log alone (none of its samples, start or exec seen).
+            for (pid, call) in [(10, "read"), (12, "write"), (12, "write"), (13, "open")] {
+                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: 1, taken_by: None });
+            }
+            r.profile.requests = Some(log);
+            r
+        };
+        let calls = |r: &Outcome| {
+            let log = r.profile.requests.as_ref().unwrap();
+            (log.by_pid.iter().map(|(&pid, q)| (pid, q.count())).collect::<Vec<_>>(), log.timed.iter().map(|q| q.pid).collect::<Vec<_>>())
+        };
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(12, 2)], vec![12, 12]));
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(10, 1)], vec![10]));
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { pids: vec![13, 12], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(12, 2), (13, 1)], vec![12, 12, 13]));
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { comms: vec!["prog".into()], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r), (vec![(10, 1)], vec![10]));
+        // The other filters keep every process's.
+        let mut r = logged();
+        apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
+        assert_eq!(calls(&r).0.len(), 3);
     }
 
     #[test]

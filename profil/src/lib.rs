@@ -17,7 +17,8 @@
 //! * [`stacks`] — call stacks by function (`-g`): inclusive totals and arcs;
 //!   [`callgraph`] — the callers-and-callees report.
 //! * [`waiting`] — where the program waited (`--off-cpu`): blocked time by call and stack;
-//!   [`requests`] — what it asked of the system and how long each took (`--requests`).
+//!   [`requests`] — what it asked of the system and how long each took (`--requests`),
+//!   [`request_sites`] — where it asked from (`-g`), named.
 //! * [`processes`] — the processes the program started (`--children`), each and together;
 //!   `run::system` — every process of the system (`-a`).
 //! * [`servers`] — where the run's time went: the program, the daemons working for it
@@ -47,6 +48,7 @@ pub mod platform;
 pub mod processes;
 pub mod profile;
 pub mod report;
+pub mod request_sites;
 pub mod requests;
 pub mod report_out;
 pub mod run;

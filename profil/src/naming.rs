@@ -128,6 +128,8 @@ impl Names {
                 pass.timeline(process, &p.clock.wait_sites);
             }
         }
+        // Last: the objects the requests' call sites bring in come after every view's.
+        pass.request_sites(p);
         let mut names = pass.names;
         if let Some(sources) = wanted.lines {
             names.lines = Some(LineProfile::build(&names.samples(p), &names.symbolizer, sources));
@@ -403,6 +405,22 @@ impl Pass<'_> {
         let named = self.named(location);
         self.names.frames.push(named);
         self.names.servers.insert((object, addr), (self.names.frames.len() - 1) as u32);
+    }
+
+    /// The call stacks of each process's requests (`--requests -g`): runtime addresses in its
+    /// mappings, a caller by its return address minus one.
+    fn request_sites(&mut self, p: &Profile) {
+        let Some(log) = &p.requests else { return };
+        for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
+            let space = self.space(mappings_of(p, pid));
+            for stacks in requests.stacks.values() {
+                for stack in stacks.counts.keys() {
+                    for (i, &a) in stack.iter().enumerate() {
+                        self.frame(space, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
+                    }
+                }
+            }
+        }
     }
 
     /// A process's samples by thread: kept so (the program's), else its timed samples'.

@@ -4,6 +4,10 @@
 //! as one table, whichever system filled it: count, total, minimum, median, 90th and 99th
 //! percentile, maximum, most total time first, and a log2 histogram of the busiest.
 //!
+//! With `-g` (Linux), under each of the top rows its call sites: the program's site that made
+//! those calls and that site's caller, named by [`crate::request_sites`], the busiest
+//! [`SITES`] of them, the rest as one line.
+//!
 //! Where the tracepoints were refused (Linux without privilege), the same table holds what the
 //! off-CPU looks measured instead, blocked time per call, and says so: no latency columns, a
 //! hint how to get them.
@@ -15,12 +19,16 @@ use prof_core::ledger::UNSEEN;
 use prof_core::requests::{DaemonSplit, Latencies, RequestKey, RequestSource, Requests, Summary};
 
 use crate::profile::Profile;
+use crate::request_sites::KeySites;
 
 /// Rows the table shows unless `--top` says otherwise; the rest are summed in one line.
 pub const DEFAULT_TOP: usize = 20;
 
 /// Keys whose latency histogram is drawn (the most total time first).
 pub const HISTOGRAMS: usize = 3;
+
+/// Call sites shown under a row (`-g`); the rest are summed in one line.
+pub const SITES: usize = 3;
 
 /// Width of a histogram's longest bar.
 const BAR: u64 = 40;
@@ -64,6 +72,8 @@ pub struct RequestTable {
     /// Redox: how the daemons spent these requests' time, from taking each to answering it, in
     /// the rows' order.
     pub split: Vec<(RequestKey, DaemonSplit)>,
+    /// `-g`: each key's call sites, named; empty where no stacks were recorded.
+    pub sites: BTreeMap<RequestKey, KeySites>,
 }
 
 /// A link of a chain: the requests a daemon made of another scheme while it served one.
@@ -87,7 +97,17 @@ impl RequestTable {
                 latencies: Some((l.summary(), l.log2_histogram())),
             })
             .collect();
-        RequestTable { measured: Measured::Latencies(source), processes, rows: ranked(rows), unfinished: requests.unfinished, lost, chains: Vec::new(), waited: Vec::new(), split: Vec::new() }
+        RequestTable {
+            measured: Measured::Latencies(source),
+            processes,
+            rows: ranked(rows),
+            unfinished: requests.unfinished,
+            lost,
+            chains: Vec::new(),
+            waited: Vec::new(),
+            split: Vec::new(),
+            sites: BTreeMap::new(),
+        }
     }
 }
 
@@ -98,18 +118,26 @@ fn ranked(mut rows: Vec<Row>) -> Vec<Row> {
 }
 
 /// The run's requests as a table, where `--requests` recorded them (or said why it could
-/// not): the program's, or, where it followed the processes the program started, the tree's.
-pub fn table(p: &Profile) -> Option<RequestTable> {
+/// not): the program's, or, where it followed the processes the program started, the tree's;
+/// with the call sites of `sites` (by pid, [`crate::request_sites::sites`]), the tree's
+/// together.
+pub fn table(p: &Profile, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<RequestTable> {
     let log = p.requests.as_ref()?;
     if let Some(why) = &log.refused {
         return Some(blocked_table(p, why));
     }
     let processes = log.by_pid.len().max(1);
-    let requests = match log.by_pid.keys().any(|&pid| pid != p.pid) {
+    let tree = log.by_pid.keys().any(|&pid| pid != p.pid);
+    let requests = match tree {
         true => log.merged(),
         false => log.by_pid.get(&p.pid).cloned().unwrap_or_default(),
     };
     let mut t = RequestTable::of(&requests, log.source, processes, log.lost);
+    for (_, by_key) in sites.iter().filter(|&(&pid, _)| tree || pid == p.pid) {
+        for (key, s) in by_key {
+            t.sites.entry(key.clone()).or_default().merge(s);
+        }
+    }
     t.waited = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
     t.split = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.split.get(&r.key)?.clone()))).collect();
     t.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
@@ -131,7 +159,17 @@ fn blocked_table(p: &Profile, why: &str) -> RequestTable {
         .map(|(call, (count, total))| Row { key: RequestKey::call(call.to_string()), count, total, latencies: None })
         .collect();
     let processes = 1 + p.processes.len();
-    RequestTable { measured: Measured::BlockedTime(why.to_string()), processes, rows: ranked(rows), unfinished: 0, lost: 0, chains: Vec::new(), waited: Vec::new(), split: Vec::new() }
+    RequestTable {
+        measured: Measured::BlockedTime(why.to_string()),
+        processes,
+        rows: ranked(rows),
+        unfinished: 0,
+        lost: 0,
+        chains: Vec::new(),
+        waited: Vec::new(),
+        split: Vec::new(),
+        sites: BTreeMap::new(),
+    }
 }
 
 /// A latency in the unit that suits it: `850 ns`, `12.3 us`, `4.56 ms`, `1.23 s`.
@@ -158,11 +196,16 @@ fn key_name(k: &RequestKey) -> String {
 /// rows, the rest in one line, the histograms of the busiest; a hint where the figures are
 /// not latencies.
 pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
-    let mut out = String::new();
     let whose = match t.processes {
         0 | 1 => format!("{name} [pid {pid}]"),
         n => format!("{name} [pid {pid}] and the processes it started, {} in all", n),
     };
+    render_of(t, &whose, top)
+}
+
+/// The section of table `t` of the requests of `whose` (`fib [pid 42]`).
+fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
+    let mut out = String::new();
     let (heading, word) = match &t.measured {
         Measured::Latencies(RequestSource::SystemCalls) => {
             (format!("Requests (system calls of {whose}, each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):"), "call")
@@ -190,6 +233,9 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
         let _ = write!(summary, "; {} lost: the counts are short", crate::words::count(t.lost, "record"));
     }
     let _ = writeln!(out, "{summary}");
+    if !t.sites.is_empty() {
+        let _ = writeln!(out, "  {SITES_NOTE}");
+    }
     if let Measured::BlockedTime(why) = &t.measured {
         let _ = writeln!(out, "  Note: {why}");
     }
@@ -213,6 +259,9 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
             None => std::array::from_fn(|_| "-".to_string()),
         };
         row(&mut out, width, &key_name(&r.key), r.count, r.total, &figures);
+        if let Some(sites) = t.sites.get(&r.key) {
+            site_lines(&mut out, width, r.count, sites);
+        }
     }
     if let Some(more) = more {
         let rest = &t.rows[top..];
@@ -279,12 +328,114 @@ pub fn render(t: &RequestTable, name: &str, pid: u32, top: usize) -> String {
 
 /// The section where the run has requests (recorded with `--requests`, live or loaded), or a
 /// line where they were asked for and this system's backend records none; `top`: `--top`.
-pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>) -> Option<String> {
-    match table(p) {
+pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
+    match table(p, sites) {
         Some(t) => Some(render(&t, crate::processes::base_name(name), p.pid, top.unwrap_or(DEFAULT_TOP)) + "\n"),
         None if asked => Some("Requests: none recorded (this system's backend does not record them yet)\n\n".to_string()),
         None => None,
     }
+}
+
+/// What the lines under a row are (`-g`).
+const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
+
+/// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
+/// one line (the other sites, the stacks past those a key keeps, the requests made before the
+/// process's exec, those with no user stack: a kernel thread's), each with its share of the
+/// row.
+fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
+    let share = |n: u64| n as f64 * 100.0 / count.max(1) as f64;
+    for s in sites.sites.iter().take(SITES) {
+        let caller = s.caller.as_ref().map_or(String::new(), |c| format!(" <- {c}"));
+        let _ = writeln!(out, "  {:width$} {:>9} {:>11.1}%  {}{caller}", "", s.count, share(s.count), s.site);
+    }
+    let others = &sites.sites[sites.sites.len().min(SITES)..];
+    let unstacked = count.saturating_sub(sites.count());
+    let parts = [
+        (others.iter().fold(0u64, |n, s| n.saturating_add(s.count)), crate::words::count(others.len() as u64, "other site")),
+        (sites.other, format!("stacks past the {} a call keeps", prof_core::requests::MAX_STACKS)),
+        (sites.earlier, "made before an exec by the image it replaced".to_string()),
+        (unstacked, "no user stack".to_string()),
+    ];
+    let rest = parts.iter().fold(0u64, |n, p| n.saturating_add(p.0));
+    if rest > 0 {
+        let what: Vec<&str> = parts.iter().filter(|p| p.0 > 0).map(|p| p.1.as_str()).collect();
+        let _ = writeln!(out, "  {:width$} {rest:>9} {:>11.1}%  ({})", "", share(rest), what.join("; "));
+    }
+}
+
+/// Processes of a system-wide run (`-a`) whose own table is shown, the most time in their
+/// requests first.
+pub const SYSTEM_TABLES: usize = 5;
+
+/// One process's requests in a system-wide run: its pid, name, count and total (ns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessRow {
+    pub pid: u32,
+    pub name: String,
+    pub count: u64,
+    pub total: u64,
+}
+
+/// The Requests section of a system-wide run (`-a`, the run `p`): every process's requests
+/// but profil's own, the processes the most time in their requests first (`top` of them),
+/// the busiest [`SYSTEM_TABLES`] processes' tables, then every process's together; with their
+/// call sites (`sites`, by pid) under `-g`. A line where they were asked for and this
+/// system's backend records none.
+pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
+    let Some(log) = &p.requests else {
+        return asked.then(|| "Requests: none recorded (this system's backend does not record them for -a yet)\n".to_string());
+    };
+    let top = top.unwrap_or(DEFAULT_TOP);
+    let name = |pid: u32| p.processes.iter().find(|c| c.pid == pid).map_or("?", |c| crate::processes::base_name(&c.program)).to_string();
+    let mut rows: Vec<ProcessRow> = log
+        .by_pid
+        .iter()
+        .map(|(&pid, r)| ProcessRow { pid, name: name(pid), count: r.count(), total: r.by_key.values().fold(0u64, |n, l| n.saturating_add(l.total)) })
+        .collect();
+    rows.sort_by(|a, b| b.total.cmp(&a.total).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
+    let mut out = render_processes(&rows, top);
+    let with_sites = |mut t: RequestTable, pids: &mut dyn Iterator<Item = &u32>| {
+        for by_key in pids.filter_map(|pid| sites.get(pid)) {
+            for (key, s) in by_key {
+                t.sites.entry(key.clone()).or_default().merge(s);
+            }
+        }
+        t
+    };
+    for r in rows.iter().take(SYSTEM_TABLES) {
+        let Some(requests) = log.by_pid.get(&r.pid) else { continue };
+        let t = with_sites(RequestTable::of(requests, log.source, 1, 0), &mut std::iter::once(&r.pid));
+        out.push('\n');
+        out.push_str(&render_of(&t, &format!("{} [pid {}]", r.name, r.pid), top));
+    }
+    let t = with_sites(RequestTable::of(&log.merged(), log.source, rows.len(), log.lost), &mut log.by_pid.keys());
+    out.push('\n');
+    let processes = match rows.len() {
+        1 => "1 process".to_string(),
+        n => format!("{n} processes"),
+    };
+    out.push_str(&render_of(&t, &format!("every process together, {processes}"), top));
+    Some(out)
+}
+
+/// The processes of a system-wide run by the time in their requests: the first `top`, the rest
+/// in one line.
+fn render_processes(rows: &[ProcessRow], top: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Requests by process (system calls of every process but profil's, each timed from its enter to its exit by the kernel's raw_syscalls tracepoints; the tables of the {SYSTEM_TABLES} busiest below, then of all together):");
+    let names: Vec<String> = rows.iter().map(|r| format!("{} [pid {}]", r.name, r.pid)).collect();
+    let more = (rows.len() > top).then(|| format!("({} more)", rows.len() - top));
+    let width = names.iter().take(top).map(String::len).chain(more.as_ref().map(String::len)).max().unwrap_or(0).max("process".len());
+    let _ = writeln!(out, "  {:<width$} {:>9} {:>12}", "process", "count", "total s");
+    for (r, name) in rows.iter().zip(&names).take(top) {
+        let _ = writeln!(out, "  {name:<width$} {:>9} {:>12.6}", r.count, r.total as f64 / 1e9);
+    }
+    if let Some(more) = more {
+        let (n, ns) = rows[top..].iter().fold((0u64, 0u64), |(n, ns), r| (n.saturating_add(r.count), ns.saturating_add(r.total)));
+        let _ = writeln!(out, "  {more:<width$} {n:>9} {:>12.6}", ns as f64 / 1e9);
+    }
+    out
 }
 
 /// How to get the latencies where the looks stood in for them.
@@ -324,7 +475,7 @@ mod tests {
 
     #[test]
     fn the_section_s_exact_text() {
-        let t = table(&example()).unwrap();
+        let t = table(&example(), &BTreeMap::new()).unwrap();
         let text = render(&t, "fib", 42, 3);
         let expected = "\
 Requests (system calls of fib [pid 42], each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):
@@ -359,13 +510,110 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         assert_eq!(text, expected, "got:\n{text}");
     }
 
+    /// `-g`: under each row its busiest three sites, the rest in one line (other sites, and the
+    /// stacks a key did not keep); a row with no sites has none; the histograms as before.
+    #[test]
+    fn the_section_with_call_sites_exact_text() {
+        use crate::request_sites::Site;
+        let site = |count, site: &str, caller: Option<&str>| Site { count, site: site.into(), caller: caller.map(String::from) };
+        let read = KeySites {
+            sites: vec![
+                site(60, "load [fib]", Some("main [fib]")),
+                site(25, "walk [fib]", Some("walk [fib]")),
+                site(10, "read [libc.so.6]", None),
+                site(3, "init [fib]", Some("main [fib]")),
+            ],
+            other: 2,
+            earlier: 0,
+        };
+        // One write of the four had no user stack, one was made before an exec.
+        let write = KeySites { sites: vec![site(2, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 1 };
+        let sites = BTreeMap::from([(42, BTreeMap::from([(RequestKey::call("read"), read), (RequestKey::call("write"), write)]))]);
+        let t = table(&example(), &sites).unwrap();
+        let text = render(&t, "fib", 42, 3);
+        let rows = text.split("  wait4 latency").next().unwrap();
+        let expected = "\
+Requests (system calls of fib [pid 42], each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):
+  106 requests, 2.505303 s in them; 2 seen to start or end alone, not timed (under way when the events were armed, as the program's own exec; a child's return from clone; exit_group)
+  Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).
+  call         count      total s       min    median       p90       p99       max
+  wait4            1     2.500000    2.50 s    2.50 s    2.50 s    2.50 s    2.50 s
+  read           100     0.005050    1.0 us   50.0 us   90.0 us   99.0 us  100.0 us
+                  60        60.0%  load [fib] <- main [fib]
+                  25        25.0%  walk [fib] <- walk [fib]
+                  10        10.0%  read [libc.so.6]
+                   5         5.0%  (1 other site; stacks past the 64 a call keeps)
+  write            4     0.000253    700 ns    900 ns  250.0 us  250.0 us  250.0 us
+                   2        50.0%  log_line [fib] <- main [fib]
+                   2        50.0%  (made before an exec by the image it replaced; no user stack)
+  (1 more)         1     0.000000
+";
+        assert_eq!(rows, expected, "got:\n{text}");
+        // The histograms follow as without sites.
+        let plain = render(&table_of_example(), "fib", 42, 3);
+        assert_eq!(text.split_once("  wait4 latency").unwrap().1, plain.split_once("  wait4 latency").unwrap().1);
+        // A tree's sites add up by name over its processes; a process with no requests of a key
+        // brings none.
+        let mut p = example();
+        p.requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5, taken_by: None });
+        let mut more = sites.clone();
+        more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 0 })]));
+        let t = table(&p, &more).unwrap();
+        assert_eq!(t.sites[&RequestKey::call("write")].sites, [site(3, "log_line [fib]", Some("main [fib]"))]);
+    }
+
+    fn table_of_example() -> RequestTable {
+        table(&example(), &BTreeMap::new()).unwrap()
+    }
+
+    /// -a: the processes by the time in their requests, the busiest ones' tables, then all of
+    /// them together; a process is named by its program.
+    #[test]
+    fn a_system_wide_section_is_by_process_then_together() {
+        use crate::profile::ChildProfile;
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let mut add = |pid: u32, call: &'static str, ns: u64, n: u64| {
+            for _ in 0..n {
+                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: ns, taken_by: None });
+            }
+        };
+        add(7, "write", 1_000, 3);
+        add(8, "read", 500_000, 2);
+        add(8, "write", 2_000, 1);
+        add(9, "poll", 10, 1);
+        let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
+        let p = Profile {
+            idle_ticks: Some(0),
+            processes: vec![child(7, "/usr/bin/dd"), child(8, "/usr/bin/cat"), child(9, "/usr/sbin/sshd")],
+            requests: Some(log),
+            ..Default::default()
+        };
+        let text = system_section(&p, true, Some(2), &BTreeMap::new()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[..5], [
+            "Requests by process (system calls of every process but profil's, each timed from its enter to its exit by the kernel's raw_syscalls tracepoints; the tables of the 5 busiest below, then of all together):",
+            "  process         count      total s",
+            "  cat [pid 8]         3     0.001002",
+            "  dd [pid 7]          3     0.000003",
+            "  (1 more)            1     0.000000",
+        ]);
+        let headings: Vec<&str> = lines.iter().filter(|l| l.starts_with("Requests (")).map(|l| l.split(',').next().unwrap()).collect();
+        assert_eq!(headings, ["Requests (system calls of cat [pid 8]", "Requests (system calls of dd [pid 7]", "Requests (system calls of sshd [pid 9]", "Requests (system calls of every process together"]);
+        assert!(text.contains("Requests (system calls of every process together, 3 processes, each timed"), "{text}");
+        assert!(text.contains("\n  write            4     0.000005 "), "{text}");
+        // Nothing recorded: a line where asked, else nothing.
+        let none = Profile { idle_ticks: Some(0), ..Default::default() };
+        assert_eq!(system_section(&none, true, None, &BTreeMap::new()).as_deref(), Some("Requests: none recorded (this system's backend does not record them for -a yet)\n"));
+        assert_eq!(system_section(&none, false, None, &BTreeMap::new()), None);
+    }
+
     #[test]
     fn a_tree_s_table_sums_its_processes() {
         let mut p = example();
         let log = p.requests.as_mut().unwrap();
         log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5, taken_by: None });
         log.lost = 3;
-        let t = table(&p).unwrap();
+        let t = table(&p, &BTreeMap::new()).unwrap();
         assert_eq!((t.processes, t.lost), (2, 3));
         let read = t.rows.iter().find(|r| r.key.to == "read").unwrap();
         assert_eq!((read.count, read.latencies.as_ref().unwrap().0.min), (101, 5));
@@ -373,7 +621,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         assert!(text.starts_with("Requests (system calls of fib [pid 42] and the processes it started, 2 in all,"), "{text}");
         assert!(text.contains("; 3 records lost: the counts are short\n"), "{text}");
         // No run recorded: no table.
-        assert_eq!(table(&Profile::default()), None);
+        assert_eq!(table(&Profile::default(), &BTreeMap::new()), None);
     }
 
     #[test]
@@ -383,7 +631,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         log.refused = Some("the raw_syscalls tracepoints could not be opened: Permission denied (os error 13)".into());
         p.requests = Some(log);
-        let t = table(&p).unwrap();
+        let t = table(&p, &BTreeMap::new()).unwrap();
         let text = render(&t, "fib", 42, 20);
         let expected = "\
 Requests: not measured; blocked time per call of fib [pid 42] instead, as --off-cpu's looks saw it (not system-call latencies):

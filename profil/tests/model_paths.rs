@@ -414,7 +414,7 @@ fn requests_on_redox_s_path() {
     let mut s = a_finished_session_with(a_read_through_a_chain);
     let files = scheme_files(&mut s);
     let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
-    let section = profil::requests::section(&p, "/usr/bin/fib", true, None).unwrap();
+    let section = profil::requests::section(&p, "/usr/bin/fib", true, None, &Default::default()).unwrap();
     let expected = "\
 Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):
   2 requests, 0.000140 s in them

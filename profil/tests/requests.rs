@@ -28,17 +28,36 @@ fn scratch(name: &str) -> PathBuf {
 /// and the line of calls seen to start or end alone.
 fn profil_counts(report: &str) -> (BTreeMap<String, u64>, u64) {
     let section = report.split("\nRequests (system calls of ").nth(1).unwrap_or_else(|| panic!("no Requests section in:\n{report}"));
-    let mut lines = section.lines().skip(1);
+    let mut lines = section.lines().skip(1).filter(|l| !l.starts_with("  Under each call, "));
     let summary = lines.next().unwrap();
     let alone = summary.split("; ").nth(1).and_then(|s| s.split_whitespace().next()).map_or(0, |n| n.parse().unwrap());
     assert!(lines.next().unwrap().trim_start().starts_with("call "), "{section}");
     let mut counts = BTreeMap::new();
-    for l in lines.take_while(|l| !l.is_empty() && !l.contains("latency, log2 buckets")) {
+    // A row's call sites (-g) are the lines under it that start with a count.
+    let rows = lines.take_while(|l| !l.is_empty() && !l.contains("latency, log2 buckets"));
+    for l in rows.filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<u64>().is_err())) {
         let w: Vec<&str> = l.split_whitespace().collect();
         assert!(!w[0].starts_with('('), "a row left out: run with a larger --top\n{section}");
         counts.insert(w[0].to_string(), w[1].parse().unwrap());
     }
     (counts, alone)
+}
+
+/// The call sites under `call`'s row of a report's Requests section (`-g`): (count, share, site).
+fn sites_of(report: &str, call: &str) -> Vec<(u64, String, String)> {
+    let section = report.split("\nRequests (system calls of ").nth(1).unwrap_or_else(|| panic!("no Requests section in:\n{report}"));
+    let section = section.split("\n\n").next().unwrap();
+    section
+        .lines()
+        .skip_while(|l| l.split_whitespace().next() != Some(call))
+        .skip(1)
+        .map_while(|l| {
+            let (count, rest) = l.trim_start().split_once(' ')?;
+            let count = count.parse().ok()?;
+            let (share, site) = rest.trim_start().split_once("  ")?;
+            Some((count, share.to_string(), site.to_string()))
+        })
+        .collect()
 }
 
 /// `strace -f -c`'s table: each call's count.
@@ -279,5 +298,52 @@ fn the_same_calls_as_perf_trace_counts_and_times_them() {
         assert_eq!(count, calls, "{call}\n{report}\n{trace}");
         assert!((total_ms - their_ms).abs() <= (0.02 * their_ms).max(0.2), "{call}: profil {total_ms:.3} ms, perf trace {their_ms:.3} ms\n{report}\n{trace}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// As root, `-g`: each write's site is the function that called the C library's `write`, with
+/// its caller: 300 from log_line, 100 from log_other, exactly as writes.c made them (a
+/// frame-pointer walk alone would skip both: glibc's `write` keeps no frame). A saved run keeps
+/// them; without -g there are none; a child's are named from its own files.
+#[test]
+fn g_shows_each_call_s_sites() {
+    if !common::root("to read the system calls' tracepoints") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("sites");
+    let writes = common::compile("cc", "writes.c", &["-O0", "-fno-omit-frame-pointer"], &dir);
+    let (saved, report) = (dir.join("run.profil"), dir.join("report.txt"));
+    let o = Command::new(profil_bin()).args(["--requests", "-g", "--top", "1000", "--save"]).arg(&saved).arg("--report").arg(&report).arg(&writes).args(["300", "100"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let live = std::fs::read_to_string(&report).unwrap();
+    let sites = sites_of(&live, "write");
+    assert_eq!(sites, [
+        (300, "75.0%".to_string(), "log_line [writes] <- main [writes]".to_string()),
+        (100, "25.0%".to_string(), "log_other [writes] <- main [writes]".to_string())
+    ], "{live}");
+    assert_eq!(profil_counts(&live).0.get("write"), Some(&400), "{live}");
+    assert!(live.contains("\n  Under each call, the busiest sites it was made from"), "{live}");
+    // Loaded: the same section, byte for byte.
+    let loaded = Command::new(profil_bin()).args(["--top", "1000", "--load"]).arg(&saved).output().unwrap();
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let section = |r: &str| r.split("\nRequests (").nth(1).map(|s| s.split("\n\n").next().unwrap().to_string());
+    assert_eq!(section(&String::from_utf8_lossy(&loaded.stdout)), section(&live));
+    // Without -g: the same counts, no sites.
+    let o = Command::new(profil_bin()).args(["--requests", "--top", "1000", "--report", "-"]).arg(&writes).args(["300", "100"]).output().unwrap();
+    let plain = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && sites_of(&plain, "write").is_empty() && !plain.contains("Under each call"), "{plain}");
+    assert_eq!(profil_counts(&plain).0.get("write"), Some(&400), "{plain}");
+    // Started by sh (--children): the same sites, named from the child's own files; its
+    // execve, made by sh's image, is counted apart from them.
+    let o = Command::new(profil_bin())
+        .args(["--requests", "-g", "--children", "--top", "1000", "--report", "-", "sh", "-c"])
+        .arg(format!("{} 300 100; true", writes.display()))
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(sites_of(&tree, "write"), sites, "{tree}");
+    assert_eq!(sites_of(&tree, "execve"), [(1, "100.0%".to_string(), "(made before an exec by the image it replaced)".to_string())], "{tree}");
     let _ = std::fs::remove_dir_all(&dir);
 }

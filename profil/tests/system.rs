@@ -42,6 +42,11 @@ fn program_rows(out: &str) -> Vec<(u64, u64, String)> {
 /// `profil -a` with `args` from before `during` runs until after it has: started, its session
 /// taken, then ended by SIGINT (Ctrl-C) once `during` is over.
 fn system_run_around(args: &[&str], during: impl FnOnce()) -> std::process::Output {
+    system_run_around_with_pid(args, during).0
+}
+
+/// [`system_run_around`], and profil's pid.
+fn system_run_around_with_pid(args: &[&str], during: impl FnOnce()) -> (std::process::Output, u32) {
     // SIGINT as a terminal gives it, even where the suite runs as a background job (which
     // starts with SIGINT ignored, and profil keeps an ignored signal ignored).
     let p = with_default_signals(&mut Command::new(profil_bin()))
@@ -51,6 +56,7 @@ fn system_run_around(args: &[&str], during: impl FnOnce()) -> std::process::Outp
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = p.id();
     // Killed if the test fails: a run left sampling would hold the session for the others.
     let mut p = Reaped::new(p);
     wait_for_session("profil -a");
@@ -60,7 +66,7 @@ fn system_run_around(args: &[&str], during: impl FnOnce()) -> std::process::Outp
     let t = Instant::now();
     loop {
         if p.child().try_wait().unwrap().is_some() {
-            return p.let_go().wait_with_output().unwrap();
+            return (p.let_go().wait_with_output().unwrap(), pid);
         }
         assert!(t.elapsed() < Duration::from_secs(20), "profil -a did not end on SIGINT");
         std::thread::sleep(Duration::from_millis(20));
@@ -283,4 +289,67 @@ fn ctrl_c_at_a_terminal_ends_a_system_wide_run() {
     assert_eq!(status.code(), Some(0), "{screen}");
     assert!(screen.starts_with("profil: sampling every process until Ctrl-C\r\n"), "{screen:?}");
     assert!(screen.contains("^C\r\nSystem-wide (-a) in "), "{screen:?}");
+}
+
+/// `-a --requests`: every process's system calls but profil's own, by process. dd, started
+/// during the run, writes its bytes one at a time and nothing else (`status=none`: no
+/// statistics): its table has exactly that many writes, and its exec whole (the events were on
+/// before it began). No table or row is this profil's (others may run on the machine). Saved,
+/// the run keeps them; `--pids` keeps that process's alone. Under -g each process's calls have
+/// their sites, named from its own files: writes.c's 300 and 100 writes by log_line and
+/// log_other. (Processes by pid: one sampled before its exec may go by its parent's name.)
+#[test]
+fn requests_system_wide_count_a_known_program_s_calls() {
+    if !root("for -a (or kernel.perf_event_paranoid <= 0)") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("system-requests");
+    let saved = dir.join("run.profil");
+    let n = 1000;
+    let writes = compile("cc", "writes.c", &["-O0", "-fno-omit-frame-pointer"], &dir);
+    let (mut dd, mut logger) = (0, 0);
+    // By its path: a search of PATH would try an exec in each directory before it.
+    let path = std::env::var("PATH").unwrap_or_default();
+    let program = std::env::split_paths(&path).map(|d| d.join("dd")).find(|p| p.is_file()).expect("dd (coreutils)");
+    let (o, own) = system_run_around_with_pid(&["--requests", "-g", "--top", "100000", "--save", saved.to_str().unwrap()], || {
+        let child = Command::new(&program)
+            .args(["if=/dev/zero", "of=/dev/null", "bs=1", &format!("count={n}"), "status=none"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        dd = child.id();
+        assert!(child.wait_with_output().unwrap().status.success());
+        let mut child = Command::new(&writes).args(["300", "100"]).spawn().unwrap();
+        logger = child.id();
+        assert!(child.wait().unwrap().success());
+    });
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let list = out.split("\nRequests by process (").nth(1).unwrap_or_else(|| panic!("no Requests section: {out}"));
+    let list = list.split("\n\n").next().unwrap();
+    assert!(list.lines().any(|l| l.contains(&format!(" [pid {dd}] "))), "{list}");
+    assert!(!list.contains(&format!("[pid {own}] ")), "profil's own calls: {list}");
+    assert!(!out.contains("records lost"), "{out}");
+    let o = profil(&["--load", saved.to_str().unwrap(), "--pids", &dd.to_string(), "--top", "1000"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let table = out.split(&format!(" [pid {dd}], each timed ")).nth(1).unwrap_or_else(|| panic!("no table of dd: {out}\nlive: {list}"));
+    let table = table.split("\n\n").next().unwrap();
+    let count = |call: &str| table.lines().find_map(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        (w.first() == Some(&call)).then(|| w[1].parse::<u64>().unwrap())
+    });
+    assert_eq!((count("write"), count("execve")), (Some(n), Some(1)), "{table}");
+    // dd alone is kept: every process together is dd.
+    assert!(out.contains("\nRequests (system calls of every process together, 1 process, "), "{out}");
+    let o = profil(&["--load", saved.to_str().unwrap(), "--pids", &logger.to_string(), "--top", "1000"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let table = out.split(&format!(" [pid {logger}], each timed ")).nth(1).unwrap_or_else(|| panic!("no table of writes: {out}"));
+    let sites: Vec<String> = table.lines().skip_while(|l| !l.starts_with("  write ")).skip(1).take_while(|l| l.trim_start().starts_with(char::is_numeric)).map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(sites, ["300 75.0% log_line [writes] <- main [writes]", "100 25.0% log_other [writes] <- main [writes]"], "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

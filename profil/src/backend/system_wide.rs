@@ -15,7 +15,7 @@ use crate::profile::Profile;
 pub fn record_system(args: &Args) -> Result<(Profile, Duration), ProfError> {
     // Installed before counting starts, so Ctrl-C ends the run rather than profil.
     crate::interrupt::install();
-    let mut sampler = SystemSampler::start(SystemConfig { frequency_hz: args.frequency_hz, call_graph: args.call_graph })?;
+    let mut sampler = SystemSampler::start(SystemConfig { frequency_hz: args.frequency_hz, call_graph: args.call_graph, requests: args.requests })?;
     let started = Instant::now();
     let deadline = args.duration.map(|d| started + d);
     let mut record = SystemRecord::default();
@@ -26,10 +26,10 @@ pub fn record_system(args: &Args) -> Result<(Profile, Duration), ProfError> {
             Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(1000) as i32 + 1,
         };
         sampler.wait(timeout_ms).map_err(|e| ProfError::failed("poll", &e))?;
-        record.ingest(sampler.collect());
+        record.ingest(sampler.collect(false));
     }
     let elapsed = started.elapsed();
-    record.ingest(sampler.collect());
+    record.ingest(sampler.collect(true));
     // The session ends here: the lock is let go with the events.
     drop(sampler);
     let mut profile = Profile::from_system(&record, args.call_graph != prof_core::sampler::CallGraph::None);

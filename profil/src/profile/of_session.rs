@@ -103,6 +103,8 @@ impl Profile {
             lost: r.lost,
             stacks_recorded,
             idle_ticks: Some(r.idle_ticks),
+            // Each request's times from the run's start, as the samples'.
+            requests: r.requests.clone().map(|log| log.timed_from(origin)),
             ..Default::default()
         }
     }

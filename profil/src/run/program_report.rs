@@ -85,6 +85,8 @@ struct Analysed<'a> {
     asm: Vec<disasm::Listing>,
     /// `--pprof` by address (with `--lines` or `--inline`): each address's name and lines.
     address_lines: Option<crate::address_lines::AddressLines>,
+    /// `--requests -g`: each process's call sites of its requests, named, by pid.
+    request_sites: std::collections::BTreeMap<u32, std::collections::BTreeMap<prof_core::requests::RequestKey, crate::request_sites::KeySites>>,
 }
 
 /// The report (to `out`) and the exports of the run `run` of the program file `path`.
@@ -226,10 +228,32 @@ fn analyse<'a>(
         Some(top) => disasm::listings(&flat, &names, top, Some(&sources)),
         None => Vec::new(),
     };
+    let request_sites = crate::request_sites::sites(&run.profile, &names);
     let by_address = args.exports.pprof.is_some() && (args.sections.lines.is_some() || args.inline);
     let address_lines = by_address.then(|| crate::address_lines::AddressLines::of_run(&names, &sources, &samples, stacks.as_ref(), &tree.processes));
     debug_assert_eq!(names.misses(), 0, "an address named after the naming pass");
-    Ok(Analysed { address_lines, asm, run, name, real, names, samples, stacks, flat, tree, lines, base, changes, threads, servers, waits, timeline, named_timeline, kernel_note })
+    Ok(Analysed {
+        address_lines,
+        asm,
+        run,
+        name,
+        real,
+        names,
+        samples,
+        stacks,
+        flat,
+        tree,
+        lines,
+        base,
+        changes,
+        threads,
+        servers,
+        waits,
+        timeline,
+        named_timeline,
+        kernel_note,
+        request_sites,
+    })
 }
 
 /// The report's sections, in the order they are written: each the text of one module's
@@ -295,7 +319,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     if args.sections.callers && !a.waits.is_empty() {
         out.push(callgraph::render_waits(&a.waits, callgraph::DEFAULT_TOP) + "\n");
     }
-    out.extend(crate::requests::section(profile, name, args.requests, args.sections.top));
+    out.extend(crate::requests::section(profile, name, args.requests, args.sections.top, &a.request_sites));
     out.extend(processes_section.filter(|_| !driver));
     out.push(report::summary(profile, a.stacks.as_ref(), name, &a.run.interpreters, a.run.exit));
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,

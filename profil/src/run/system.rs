@@ -104,6 +104,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
         .then(|| crate::exports::time_order::name_with_processes(&run.profile, &names, true))
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
+    let request_sites = crate::request_sites::sites(&run.profile, &names);
     // After a Ctrl-C at the terminal, past its `^C`.
     out.start_line()?;
     let note = kernel_names.note(super::program_report::kernel_samples(&run.profile));
@@ -119,6 +120,9 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);
         let of = format!("{}, every process together", b.file);
         out.write_all(format!("\n{}", crate::compare::render(&of, old, new, changes, top)).as_bytes())?;
+    }
+    if let Some(requests) = crate::requests::system_section(&run.profile, args.requests, args.sections.top, &request_sites) {
+        out.write_all(format!("\n{requests}").as_bytes())?;
     }
     out.flush()?;
     // --pprof by address (--inline): every process's addresses named with their lines.

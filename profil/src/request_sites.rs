@@ -1,0 +1,185 @@
+//! The call sites of a run's requests (`--requests -g`), named: each process's call stacks of
+//! each key (`prof_core::requests::Stacks`, runtime addresses) as the site the request was
+//! made from and that site's caller, the one place they are named; the Requests section
+//! (`crate::requests`) renders what this gives.
+//!
+//! A stack is the user stack at the call's entry as the sampler recorded it: its top (the
+//! C library's frames, which keep no frame pointer, and their callers) unwound by the objects'
+//! unwind tables, then the kernel's frame-pointer walk; its first frame, the `syscall`
+//! instruction's address, is exact. The site is the first frame outside the C library (the C
+//! library, the dynamic linker, the vdso) before the walk went astray (a frame in no mapping:
+//! code without frame pointers), else the first frame; its caller, the frame after it.
+
+use std::collections::BTreeMap;
+
+use prof_core::requests::RequestKey;
+use crate::naming::Names;
+
+use crate::frame::Frame;
+use crate::profile::Profile;
+
+/// Requests of one key made from one site: the site's name (`log_line [naps]`) and its
+/// caller's (`None`: the stack ends at the site).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    pub site: String,
+    pub caller: Option<String>,
+    pub count: u64,
+}
+
+/// One key's sites, most requests first, the requests whose stacks were not kept (past
+/// `prof_core::requests::MAX_STACKS` distinct ones, or empty), and those made before the
+/// process's latest exec (by the image it replaced, which its mappings no longer name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeySites {
+    pub sites: Vec<Site>,
+    pub other: u64,
+    pub earlier: u64,
+}
+
+impl KeySites {
+    /// Another process's sites of the same key, as if made here (sites of the same names
+    /// add up).
+    pub fn merge(&mut self, other: &KeySites) {
+        for s in &other.sites {
+            match self.sites.iter_mut().find(|m| m.site == s.site && m.caller == s.caller) {
+                Some(m) => m.count = m.count.saturating_add(s.count),
+                None => self.sites.push(s.clone()),
+            }
+        }
+        self.other = self.other.saturating_add(other.other);
+        self.earlier = self.earlier.saturating_add(other.earlier);
+        sort(&mut self.sites);
+    }
+
+    /// Every request it counts.
+    pub fn count(&self) -> u64 {
+        self.sites.iter().fold(self.other.saturating_add(self.earlier), |n, s| n.saturating_add(s.count))
+    }
+}
+
+/// Each process's sites, by key, by pid: of every process of the run's request log that has
+/// stacks (the program, the processes it started, `-a`'s), named with that process's
+/// mappings. Empty where the run recorded no stacks.
+pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, KeySites>> {
+    let Some(log) = &p.requests else { return BTreeMap::new() };
+    let mut out = BTreeMap::new();
+    for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
+        let space = names.space(crate::naming::mappings_of(p, pid));
+        let mut by_key = BTreeMap::new();
+        for (key, stacks) in &requests.stacks {
+            let mut named: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
+            for (stack, &n) in &stacks.counts {
+                // Each frame's object and name; a caller by its return address minus one.
+                let frames: Vec<Named> = stack
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &a)| {
+                        let frame = names.frame(space, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
+                        let object = &names.object(frame.location.object).name;
+                        let kind = match object.as_str() {
+                            "unknown" => Kind::Unmapped,
+                            o if is_c_library(o) => Kind::CLibrary,
+                            _ => Kind::Code,
+                        };
+                        Named { kind, name: frame.name.to_string() }
+                    })
+                    .collect();
+                let Some((site, caller)) = site_of(&frames) else { continue };
+                let e = named.entry((site.to_string(), caller.map(String::from))).or_insert(0);
+                *e = e.saturating_add(n);
+            }
+            let mut sites: Vec<Site> = named.into_iter().map(|((site, caller), count)| Site { site, caller, count }).collect();
+            sort(&mut sites);
+            by_key.insert(key.clone(), KeySites { sites, other: stacks.other, earlier: stacks.earlier });
+        }
+        out.insert(pid, by_key);
+    }
+    out
+}
+
+/// What a frame is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The C library, the dynamic linker, the vdso.
+    CLibrary,
+    /// Other code: the program's, another library's.
+    Code,
+    /// No mapping of the process: where the walk went astray (a frame pointer register used
+    /// for something else, in code built without frame pointers).
+    Unmapped,
+}
+
+/// A frame named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Named {
+    kind: Kind,
+    name: String,
+}
+
+/// A stack's site and its caller: the first frame of other code before the walk went astray,
+/// else its first frame (the call's own address); the caller, the frame after the site, where
+/// the walk did not go astray there.
+fn site_of(frames: &[Named]) -> Option<(&str, Option<&str>)> {
+    let sane = frames.iter().position(|f| f.kind == Kind::Unmapped).unwrap_or(frames.len());
+    let at = frames[..sane].iter().position(|f| f.kind == Kind::Code).unwrap_or(0);
+    let site = frames.get(at)?;
+    let caller = frames.get(at + 1).filter(|f| f.kind != Kind::Unmapped);
+    Some((site.name.as_str(), caller.map(|f| f.name.as_str())))
+}
+
+/// Most requests first, then by name.
+fn sort(sites: &mut [Site]) {
+    sites.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.site, &a.caller).cmp(&(&b.site, &b.caller))));
+}
+
+/// Is the object (by its short name) the C library, the dynamic linker or the vdso: what
+/// stands between a program's code and the kernel on a system call.
+fn is_c_library(object: &str) -> bool {
+    let object = object.trim_start_matches('[').trim_end_matches(']');
+    ["libc.so", "libc-", "ld-linux", "ld-musl", "libpthread.so", "libpthread-"].iter().any(|p| object.starts_with(p)) || object == "vdso" || object.starts_with("linux-vdso")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_c_library_is_told_by_its_object_s_name() {
+        for libc in ["libc.so.6", "libc-2.31.so", "ld-linux-x86-64.so.2", "ld-musl-x86_64.so.1", "[vdso]", "vdso", "linux-vdso.so.1", "libpthread.so.0"] {
+            assert!(is_c_library(libc), "{libc}");
+        }
+        for other in ["naps", "libcrypto.so.3", "libcurl.so.4", "ld.so.conf", "busybox"] {
+            assert!(!is_c_library(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn the_site_is_the_first_frame_of_other_code_before_the_walk_goes_astray() {
+        let f = |kind, name: &str| Named { kind, name: name.into() };
+        let (libc, code, lost) = (Kind::CLibrary, Kind::Code, Kind::Unmapped);
+        // write in libc, called from main, from libc's start.
+        let stack = [f(libc, "write [libc.so.6]"), f(code, "main [w]"), f(libc, "__libc_start_call_main [libc.so.6]")];
+        assert_eq!(site_of(&stack), Some(("main [w]", Some("__libc_start_call_main [libc.so.6]"))));
+        // The call made in the program itself (no wrapper): the first frame is the site.
+        assert_eq!(site_of(&[f(code, "raw [w]"), f(code, "main [w]")]), Some(("raw [w]", Some("main [w]"))));
+        // The walk went astray in the dynamic linker: its frame is the site, nothing after.
+        assert_eq!(site_of(&[f(libc, "mmap [ld-linux-x86-64.so.2]"), f(lost, "[unknown]"), f(code, "x [w]")]), Some(("mmap [ld-linux-x86-64.so.2]", None)));
+        assert_eq!(site_of(&[f(libc, "brk [ld-linux-x86-64.so.2]")]), Some(("brk [ld-linux-x86-64.so.2]", None)));
+        assert_eq!(site_of(&[]), None);
+    }
+
+    #[test]
+    fn a_process_s_sites_merge_into_another_s_by_name() {
+        let site = |site: &str, caller: Option<&str>, count| Site { site: site.into(), caller: caller.map(String::from), count };
+        let mut a = KeySites { sites: vec![site("log_line [naps]", Some("main [naps]"), 5), site("emit [naps]", None, 1)], other: 2, earlier: 0 };
+        let b = KeySites { sites: vec![site("emit [naps]", None, 7), site("log_line [naps]", Some("run [naps]"), 1)], other: 1, earlier: 4 };
+        a.merge(&b);
+        assert_eq!(a, KeySites {
+            sites: vec![site("emit [naps]", None, 8), site("log_line [naps]", Some("main [naps]"), 5), site("log_line [naps]", Some("run [naps]"), 1)],
+            other: 3,
+            earlier: 4
+        });
+        assert_eq!(a.count(), 21);
+    }
+}
