@@ -123,19 +123,19 @@ fn separate_debug_files_are_found_by_debuglink_and_by_build_id() {
     let o = profil(&["-f", "--lines", "--debug-dir", debug_dir.to_str().unwrap(), by_id.to_str().unwrap(), "100000000"]);
     let out = text_of(&o);
     assert!(out.lines().any(|l| l.contains("inline.c:") && l.ends_with("  mix")), "{out}");
-    // The wholly stripped one: named as the unstripped one, function by function. Each run's
-    // functions of 5 % or more are named in the other run too, at whatever share sampling
-    // gave them there (a function near 5 % can fall either side of it from run to run).
+    // The wholly stripped one: named as the unstripped one, function by function: each of its
+    // functions of 5 % or more is a function of the unstripped program by that name (not an
+    // address range), and its hottest is the unstripped run's. (Which small functions reach
+    // 5 % differs from run to run: main's loop had 0 to 7 % of a run's samples.)
     let shares = |exe: &std::path::Path| -> Vec<(String, f64)> {
         let out = text_of(&profil(&["-f", exe.to_str().unwrap(), "100000000"]));
         flat_rows(&out).into_iter().map(|r| (r.2, r.1)).collect()
     };
     let (stripped, unstripped) = (shares(&linked), shares(&full));
-    for (one, other) in [(&stripped, &unstripped), (&unstripped, &stripped)] {
-        for (name, pct) in one.iter().filter(|r| r.1 >= 5.0) {
-            assert!(other.iter().any(|r| &r.0 == name), "{name} ({pct} %) in one run only: {stripped:?} / {unstripped:?}");
-        }
+    for (name, pct) in stripped.iter().filter(|r| r.1 >= 5.0 && !r.0.ends_with("[kernel]")) {
+        assert!(text.symbols().by_name(name).is_some(), "{name} ({pct} %) is no function of the program: {stripped:?} / {unstripped:?}");
     }
+    assert_eq!(stripped.first().map(|r| &r.0), unstripped.first().map(|r| &r.0), "{stripped:?} / {unstripped:?}");
     assert!(unstripped.iter().any(|r| r.0 == "step" && r.1 >= 5.0), "{unstripped:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
