@@ -48,16 +48,17 @@ impl Function {
     }
 }
 
-/// How an entry's name is had.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How an entry's name is had: a word beside its place, so a large program's table (120,000
+/// functions) is 24 bytes a function, built where its symbols were sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Name {
-    /// The mangled name at `[at, end)` of the object file (up to its NUL), read when asked for.
-    InFile { at: usize, end: usize },
-    /// A PLT stub, named after the function it calls, whose name is in the file.
-    StubInFile { at: usize, end: usize },
-    /// A mangled name, demangled when asked for; a PLT stub's (`stub`) gains `@plt`.
-    Mangled { name: Box<str>, stub: bool },
-    Given(Box<str>),
+    /// The mangled name at `offset` in symbol table `table`'s names in the object file (up to
+    /// its NUL: [`SymbolTable::names`]), read when asked for; a PLT stub's (`stub`) gains `@plt`.
+    InFile { table: u8, offset: u32, stub: bool },
+    /// A mangled name among the table's strings, demangled when asked for; a stub's gains `@plt`.
+    Mangled { index: u32, stub: bool },
+    /// A name among the table's strings, as it is.
+    Given(u32),
     /// Unnamed code: named by its range.
     Range,
 }
@@ -80,24 +81,27 @@ impl Entry {
 pub struct SymbolTable {
     entries: Vec<Entry>,
     code: Vec<(u64, u64)>,
-    /// The object file that [`Name::InFile`] names are in.
+    /// The object file that [`Name::InFile`] names are in, and where each table's names are in
+    /// it (`[start, end)`: `.symtab`'s, `.dynsym`'s).
     file: Option<Arc<FileBytes>>,
+    names: [(usize, usize); 2],
+    /// The names that are not in the file ([`Name::Mangled`], [`Name::Given`]).
+    strings: Vec<Box<str>>,
     /// Demangled names are shortened ([`crate::short_names`]).
     short_names: bool,
 }
 
-/// A code symbol of a table, as the sort takes it: its place, its preference among aliases
-/// at one address (fewer leading underscores, then global before weak before local), its
-/// position in the file, and its name's offset in table `table`'s names (0 `.symtab`, 1
-/// `.dynsym`).
-#[derive(Clone, Copy)]
-struct Found {
-    addr: u64,
-    size: u64,
-    name: u32,
-    seq: u32,
-    table: u8,
-    preference: (u8, u8),
+/// The name at `offset` of table `table`'s names as an entry has it: where it is in the file,
+/// or (a parsed string table's) kept among `strings`.
+fn name_of(names: Names, offset: usize, table: u8, stub: bool, strings: &mut Vec<Box<str>>) -> Option<Name> {
+    match names {
+        Names::InFile { .. } => Some(Name::InFile { table, offset: u32::try_from(offset).ok()?, stub }),
+        Names::Parsed(t) => {
+            let index = u32::try_from(strings.len()).ok()?;
+            strings.push(t.get_at(offset)?.into());
+            Some(Name::Mangled { index, stub })
+        }
+    }
 }
 
 /// The bytes from a name's start to its table's end (`None`: no name there).
@@ -105,14 +109,6 @@ fn name_bytes<'f>(names: Names<'f>, file: &'f [u8], offset: usize) -> Option<&'f
     match names {
         Names::Parsed(t) => t.get_at(offset).filter(|n| !n.is_empty()).map(str::as_bytes),
         Names::InFile { start, end } => start.checked_add(offset).filter(|&at| at < end).map(|at| &file[at..end]),
-    }
-}
-
-/// Where a table's names end in the file (`Parsed`: not in the file).
-fn names_end(names: Names) -> usize {
-    match names {
-        Names::Parsed(_) => 0,
-        Names::InFile { end, .. } => end,
     }
 }
 
@@ -131,9 +127,12 @@ impl SymbolTable {
         unwind: &[(u64, u64)],
         code: Vec<(u64, u64)>,
     ) -> SymbolTable {
-        // Each code symbol, compact (the sort moves 120,000 of them in a large program); the
-        // ends of unsized symbols' sections.
-        let mut found: Vec<Found> = Vec::with_capacity(elf.syms.len() + elf.dynsyms.len());
+        // Each code symbol with its preference among aliases at one address (fewer leading
+        // underscores, then global before weak before local) and its place in the file, 32
+        // bytes (the sort moves 120,000 of them in a large program); the names not in the file;
+        // the ends of unsized symbols' sections.
+        let mut found: Vec<(Entry, (u8, u8), u32)> = Vec::with_capacity(elf.syms.len() + elf.dynsyms.len());
+        let mut strings: Vec<Box<str>> = Vec::new();
         let mut section_ends: HashMap<u64, u64> = HashMap::default();
         for (t, (table, strtab)) in [(&elf.syms, names[0]), (&elf.dynsyms, names[1])].into_iter().enumerate() {
             for s in table.iter() {
@@ -157,35 +156,33 @@ impl SymbolTable {
                 if let Some(sh) = elf.section_headers.get(s.st_shndx).filter(|_| s.st_size == 0) {
                     section_ends.entry(s.st_value).or_insert(sh.sh_addr.saturating_add(sh.sh_size));
                 }
-                let Ok(name) = u32::try_from(s.st_name) else { continue };
+                let Some(name) = name_of(strtab, s.st_name, t as u8, false, &mut strings) else { continue };
                 let seq = found.len() as u32;
-                found.push(Found { addr: s.st_value, size: s.st_size, name, seq, table: t as u8, preference: (underscores, binding) });
+                found.push((Entry { addr: s.st_value, size: s.st_size, name }, (underscores, binding), seq));
             }
         }
         // The table's order (address, larger first) with the preferred alias first and ties in
         // the file's order, in one sort: `from_entries` then finds it sorted.
-        found.sort_unstable_by_key(|f| (f.addr, std::cmp::Reverse(f.size), f.preference, f.seq));
+        found.sort_unstable_by_key(|f| (f.0.addr, std::cmp::Reverse(f.0.size), f.1, f.2));
         // PLT stubs, named by the dynamic symbol each calls.
-        let stubs: Vec<Entry> = crate::plt::stubs(elf, file).into_iter().filter_map(|stub| {
-            let s = elf.dynsyms.get(stub.symbol)?;
-            let name = match names[1] {
-                Names::Parsed(t) => Name::Mangled { name: t.get_at(s.st_name).filter(|n| !n.is_empty())?.into(), stub: true },
-                Names::InFile { start, end } => Name::StubInFile { at: start.checked_add(s.st_name).filter(|&at| at < end)?, end },
-            };
-            Some(Entry { addr: stub.addr, size: stub.size, name })
-        }).collect();
-        // Room for the stubs too: they are merged in place, not into a copy of the table.
-        let mut entries = Vec::with_capacity(found.len() + stubs.len());
-        entries.extend(found.iter().map(|f| {
-            let name = match names[usize::from(f.table)] {
-                Names::Parsed(t) => Name::Mangled { name: t.get_at(f.name as usize).unwrap_or_default().into(), stub: false },
-                Names::InFile { start, .. } => Name::InFile { at: start + f.name as usize, end: names_end(names[usize::from(f.table)]) },
-            };
-            Entry { addr: f.addr, size: f.size, name }
-        }));
-        drop(found);
+        let stubs: Vec<Entry> = crate::plt::stubs(elf, file)
+            .into_iter()
+            .filter_map(|stub| {
+                let s = elf.dynsyms.get(stub.symbol)?;
+                name_bytes(names[1], file, s.st_name)?;
+                Some(Entry { addr: stub.addr, size: stub.size, name: name_of(names[1], s.st_name, 1, true, &mut strings)? })
+            })
+            .collect();
+        // The entries where the sort left them (the records' buffer, a third of it to spare: the
+        // stubs are merged in place, not into a copy of the table).
+        let entries: Vec<Entry> = found.into_iter().map(|f| f.0).collect();
         let mut table = SymbolTable::from_entries(entries);
         table.file = Some(file.clone());
+        table.names = names.map(|n| match n {
+            Names::Parsed(_) => (0, 0),
+            Names::InFile { start, end } => (start, end),
+        });
+        table.strings = strings;
         // An unsized symbol (`_init`) stops at its section's end too: .plt is not part of it.
         for f in &mut table.entries {
             if let Some(&end) = section_ends.get(&f.addr) {
@@ -199,8 +196,13 @@ impl SymbolTable {
 
     /// A table of the given functions (aliases at the same address keep the first name).
     pub fn new(functions: Vec<Function>) -> SymbolTable {
-        let entries = functions.into_iter().map(|f| Entry { addr: f.addr, size: f.size, name: Name::Given(f.name.into_boxed_str()) });
-        SymbolTable::from_entries(entries.collect())
+        let mut strings = Vec::with_capacity(functions.len());
+        let mut entries = Vec::with_capacity(functions.len());
+        for f in functions {
+            entries.push(Entry { addr: f.addr, size: f.size, name: Name::Given(strings.len() as u32) });
+            strings.push(f.name.into_boxed_str());
+        }
+        SymbolTable { strings, ..SymbolTable::from_entries(entries) }
     }
 
     fn from_entries(mut entries: Vec<Entry>) -> SymbolTable {
@@ -218,7 +220,7 @@ impl SymbolTable {
                 entries[i].size = (next - entries[i].addr).clamp(1, MAX_UNSIZED_FUNCTION);
             }
         }
-        SymbolTable { entries, code: Vec::new(), file: None, short_names: false }
+        SymbolTable { entries, code: Vec::new(), file: None, names: [(0, 0); 2], strings: Vec::new(), short_names: false }
     }
 
     /// Add unwind-table function ranges that no named function overlaps, named by range.
@@ -276,21 +278,20 @@ impl SymbolTable {
     }
 
     fn function(&self, e: &Entry) -> Function {
-        let name = match &e.name {
-            Name::Given(n) => n.to_string(),
+        let string = |i: u32| self.strings.get(i as usize).map_or("", |s| s);
+        let (name, stub) = match e.name {
+            Name::Given(i) => (string(i).to_string(), false),
             Name::Range => return Function::range(e.addr, e.end()),
-            Name::Mangled { name, stub: false } => demangle_as(name, self.short_names),
-            Name::Mangled { name, stub: true } => format!("{}@plt", demangle_as(name, self.short_names)),
-            Name::InFile { at, end } | Name::StubInFile { at, end } => {
-                let raw = self.file.as_ref().and_then(|f| f.get(*at..*end)).unwrap_or_default();
+            Name::Mangled { index, stub } => (demangle_as(string(index), self.short_names), stub),
+            Name::InFile { table, offset, stub } => {
+                let (start, end) = self.names[usize::from(table).min(1)];
+                let at = start.saturating_add(offset as usize);
+                let raw = self.file.as_ref().and_then(|f| f.get(at..end)).unwrap_or_default();
                 let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
-                let name = demangle_as(&String::from_utf8_lossy(raw), self.short_names);
-                match e.name {
-                    Name::StubInFile { .. } => format!("{name}@plt"),
-                    _ => name,
-                }
+                (demangle_as(&String::from_utf8_lossy(raw), self.short_names), stub)
             }
         };
+        let name = if stub { format!("{name}@plt") } else { name };
         Function { addr: e.addr, size: e.size, name }
     }
 
