@@ -65,8 +65,6 @@ pub struct Names {
     /// Private: after the pass it only answers what objects are and how locations are named.
     symbolizer: Symbolizer,
     spaces: HashMap<Vec<Mapping>, Space>,
-    /// Each space's mappings, by space less one.
-    space_mappings: Vec<Vec<Mapping>>,
     frames: Vec<NamedFrame>,
     at: HashMap<(Space, Frame), u32>,
     /// A daemon's frames: by its object (its executable) and address.
@@ -90,7 +88,6 @@ impl Names {
         Names {
             symbolizer,
             spaces: HashMap::default(),
-            space_mappings: Vec::new(),
             frames: Vec::new(),
             at: HashMap::default(),
             servers: HashMap::default(),
@@ -120,8 +117,9 @@ impl Names {
         }
         pass.servers_samples(p);
         for site in &p.clock.wait_sites {
-            let space = pass.space(mappings_of(p, site.pid));
-            pass.frames(space, &site.stack.frames);
+            let mappings = mappings_of(p, site.pid);
+            let space = pass.space(mappings);
+            pass.frames(space, mappings, &site.stack.frames);
         }
         if wanted.timeline {
             for process in p.with_processes().chain(p.daemons.iter().map(|d| &d.profile)) {
@@ -265,33 +263,33 @@ impl Pass<'_> {
         if let Some(&space) = self.names.spaces.get(mappings) {
             return space;
         }
-        self.names.space_mappings.push(mappings.to_vec());
-        let space = self.names.space_mappings.len() as Space;
+        let space = self.names.spaces.len() as Space + 1;
         self.names.spaces.insert(mappings.to_vec(), space);
         space
     }
 
-    /// Name frame `f` of space `space`, once.
-    fn frame(&mut self, space: Space, f: Frame) {
+    /// Name frame `f` of a process whose mappings are `mappings` (its space `space`), once.
+    fn frame(&mut self, space: Space, mappings: &[Mapping], f: Frame) {
         let space = if matches!(f, Frame::Foreign(_)) { space } else { SHARED };
         if self.names.at.contains_key(&(space, f)) {
             return;
         }
-        let names = &mut self.names;
-        let mappings = match space {
-            SHARED => &[][..],
-            s => &names.space_mappings[s as usize - 1][..],
-        };
-        let location = names.symbolizer.frame(f.into(), mappings);
-        let named = self.named(location);
-        self.names.frames.push(named);
-        self.names.at.insert((space, f), (self.names.frames.len() - 1) as u32);
+        let location = self.names.symbolizer.frame(f.into(), mappings);
+        let i = self.add(location);
+        self.names.at.insert((space, f), i);
     }
 
-    fn frames(&mut self, space: Space, frames: &[Frame]) {
+    fn frames(&mut self, space: Space, mappings: &[Mapping], frames: &[Frame]) {
         for &f in frames {
-            self.frame(space, f);
+            self.frame(space, mappings, f);
         }
+    }
+
+    /// A location named, into the frame table: its index there.
+    fn add(&mut self, location: Location) -> u32 {
+        let named = self.named(location);
+        self.names.frames.push(named);
+        (self.names.frames.len() - 1) as u32
     }
 
     /// A location named, its function in the table, its inlined functions with it.
@@ -321,20 +319,20 @@ impl Pass<'_> {
 
     /// A process's exact samples and its stacks.
     fn process(&mut self, p: &Profile) {
-        let space = self.space(&p.mappings);
+        let (space, m) = (self.space(&p.mappings), &p.mappings);
         for &(a, _) in &p.image_samples {
-            self.frame(space, Frame::Program(a));
+            self.frame(space, m, Frame::Program(a));
         }
         for &(a, _) in &p.foreign_samples {
-            self.frame(space, Frame::Foreign(a));
+            self.frame(space, m, Frame::Foreign(a));
         }
         for &(a, _) in &p.kernel_samples {
-            self.frame(space, Frame::Kernel(a));
+            self.frame(space, m, Frame::Kernel(a));
         }
         if p.stacks_recorded {
             for st in &p.stacks {
                 for &f in st.frames.iter().rev() {
-                    self.frame(space, f);
+                    self.frame(space, m, f);
                 }
             }
         }
@@ -349,7 +347,7 @@ impl Pass<'_> {
             for s in &p.clock.served {
                 if let Some(site) = p.clock.wait_sites.get(s.site as usize) {
                     for &f in site.stack.frames.iter().rev() {
-                        self.frame(space, f);
+                        self.frame(space, &p.mappings, f);
                     }
                 }
             }
@@ -395,16 +393,15 @@ impl Pass<'_> {
 
     fn server_frame(&mut self, path: &str, addr: u64) {
         if addr >= prof_core::sampler::KERNEL_SPACE_START {
-            return self.frame(SHARED, Frame::Kernel(addr));
+            return self.frame(SHARED, &[], Frame::Kernel(addr));
         }
         let object = self.server_object(path);
         if self.names.servers.contains_key(&(object, addr)) {
             return;
         }
         let location = self.names.symbolizer.server_sample(path, addr);
-        let named = self.named(location);
-        self.names.frames.push(named);
-        self.names.servers.insert((object, addr), (self.names.frames.len() - 1) as u32);
+        let i = self.add(location);
+        self.names.servers.insert((object, addr), i);
     }
 
     /// The call stacks of each process's requests (`--requests -g`): runtime addresses in its
@@ -412,11 +409,12 @@ impl Pass<'_> {
     fn request_sites(&mut self, p: &Profile) {
         let Some(log) = &p.requests else { return };
         for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
-            let space = self.space(mappings_of(p, pid));
+            let mappings = mappings_of(p, pid);
+            let space = self.space(mappings);
             for stacks in requests.stacks.values() {
                 for stack in stacks.counts.keys() {
                     for (i, &a) in stack.iter().enumerate() {
-                        self.frame(space, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
+                        self.frame(space, mappings, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
                     }
                 }
             }
@@ -425,16 +423,16 @@ impl Pass<'_> {
 
     /// A process's samples by thread: kept so (the program's), else its timed samples'.
     fn threads(&mut self, p: &Profile) {
-        let space = self.space(&p.mappings);
+        let (space, m) = (self.space(&p.mappings), &p.mappings);
         for t in &p.by_thread {
             for &(f, _) in &t.samples {
-                self.frame(space, f);
+                self.frame(space, m, f);
             }
         }
         if p.by_thread.is_empty() {
             for s in &p.timeline.samples {
                 if let At::Cpu(f) = s.at {
-                    self.frame(space, f);
+                    self.frame(space, m, f);
                 }
             }
         }
@@ -446,17 +444,17 @@ impl Pass<'_> {
         if p.timeline.is_empty() {
             return;
         }
-        let space = self.space(&p.mappings);
+        let (space, m) = (self.space(&p.mappings), &p.mappings);
         for s in &p.timeline.samples {
             if let At::Cpu(f) = s.at {
-                self.frame(space, f);
+                self.frame(space, m, f);
             }
         }
         for st in &p.stacks {
-            self.frames(space, &st.frames);
+            self.frames(space, m, &st.frames);
         }
         for site in sites {
-            self.frames(space, &site.stack.frames);
+            self.frames(space, m, &site.stack.frames);
         }
     }
 }

@@ -55,8 +55,8 @@ fn process_threads(p: &Profile, pid: u32, program: &str, names: &Names) -> Vec<T
             }
         }
         true => {
-            // Each thread's samples by address first: an address is named once, however often
-            // it was sampled.
+            // Each thread's samples by address first: an address is looked up once, however
+            // often it was sampled.
             let mut counted: BTreeMap<(u32, crate::frame::Frame), u64> = BTreeMap::new();
             for s in &p.timeline.samples {
                 if let crate::timeline::At::Cpu(frame) = s.at {
