@@ -172,14 +172,7 @@ fn analyse<'a>(
     }
     // Source lines are read (DWARF parsed) only when asked for.
     let sources = prof_objects::lines::Sources::new();
-    // The one naming pass: every address of every process the sections and exports show.
-    let exported_in_time_order = args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some();
-    let wanted = Wanted {
-        threads: args.sections.threads || args.exports.speedscope.is_some(),
-        timeline: args.sections.timeline.is_some() || exported_in_time_order,
-        inline: args.inline.then_some(&sources),
-        lines: args.sections.lines.is_some().then_some(&sources),
-    };
+    let wanted = wanted(args, &sources);
     // `--diff`'s base run, named by a pass of its own (from its own program file), first.
     let base = args.diff.as_deref().map(|file| load_base(args, file)).transpose()?;
     let names = Names::of_run(symbolizer, &run.profile, wanted);
@@ -218,7 +211,7 @@ fn analyse<'a>(
     };
     // The processes the program started are tracks of the Firefox Profiler's file, and lines
     // of --samples.
-    let named_timeline = exported_in_time_order
+    let named_timeline = in_time_order(args)
         .then(|| {
             let processes = args.exports.firefox.is_some() || args.exports.samples.is_some();
             crate::exports::time_order::name_with_processes(&run.profile, &names, processes)
@@ -328,6 +321,23 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
         out.push(report::hints(a.stacks.as_ref(), recording.call_graph));
     }
     out
+}
+
+/// What the one naming pass names, beside the samples and stacks every report shows: every
+/// address of every process the sections and exports asked for will show.
+pub(super) fn wanted<'s>(args: &Args, sources: &'s prof_objects::lines::Sources) -> Wanted<'s> {
+    Wanted {
+        threads: args.sections.threads || args.exports.speedscope.is_some(),
+        timeline: args.sections.timeline.is_some() || in_time_order(args),
+        inline: args.inline.then_some(sources),
+        lines: args.sections.lines.is_some().then_some(sources),
+    }
+}
+
+/// An export that keeps the samples in time order is asked for (`--samples`, speedscope's
+/// threads over time, the Firefox Profiler's tracks).
+pub(super) fn in_time_order(args: &Args) -> bool {
+    args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some()
 }
 
 /// The kernel's names for the run `p`: `--kernel`, else the running kernel's (a saved run's

@@ -13,7 +13,7 @@ use prof_core::ProfError;
 
 use crate::cli::Args;
 use crate::exports::{Analysis, Exports};
-use crate::naming::{Names, Wanted};
+use crate::naming::Names;
 use prof_objects::object_file::ObjectFile;
 use prof_objects::symbolize::Symbolizer;
 use prof_objects::symbols::SymbolTable;
@@ -71,14 +71,8 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         symbolizer = symbolizer.with_kernel(file);
     }
     let sources = prof_objects::lines::Sources::new();
-    // The one naming pass: every process's addresses the sections and exports show.
-    let in_time_order = args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some();
-    let wanted = Wanted {
-        threads: args.sections.threads || args.exports.speedscope.is_some(),
-        timeline: args.sections.timeline.is_some() || in_time_order,
-        inline: args.inline.then_some(&sources),
-        lines: None,
-    };
+    // The one naming pass (`--lines`, one program's, is refused with -a).
+    let wanted = super::program_report::wanted(args, &sources);
     // `--diff`'s base run, named by a pass of its own, first.
     let base = args.diff.as_deref().map(|file| super::program_report::load_base(args, file)).transpose()?;
     let names = Names::of_run(symbolizer, &run.profile, wanted);
@@ -101,7 +95,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let (base, changes) = super::program_report::comparison(base, &run.program, &tree.together, run.frequency_hz, false).unzip();
     // Every process in time order: the Firefox Profiler's tracks, --samples' lines,
     // speedscope's threads over time.
-    let timeline = (args.exports.samples.is_some() || args.exports.speedscope.is_some() || args.exports.firefox.is_some())
+    let timeline = super::program_report::in_time_order(args)
         .then(|| crate::exports::time_order::name_with_processes(&run.profile, &names, true))
         .filter(|t| !t.samples.is_empty() || !t.processes.is_empty());
     let request_sites = crate::request_sites::sites(&run.profile, &names);
