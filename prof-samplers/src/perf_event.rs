@@ -629,14 +629,21 @@ pub(crate) fn os_error(operation: &'static str, e: &io::Error) -> ProfError {
 fn drained_in_order(ev: &mut Event) -> Vec<Record> {
     let mut records: Vec<Record> = ev.rings.iter_mut().flat_map(Ring::drain).collect();
     if ev.unwinder.is_some() || ev.children.is_some() {
-        records.sort_by_key(|r| match r {
-            Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
-            Record::Exit { .. } => 2,
-            _ => 1,
-        });
-        execs_in_time_order(&mut records);
+        in_taking_order(&mut records);
     }
     records
+}
+
+/// Records of every CPU's ring in the order they are taken: a process's start, exec and
+/// mappings before its samples (another CPU's ring may hold them), the execs among them in
+/// the order they happened; its end after.
+pub(crate) fn in_taking_order(records: &mut [Record]) {
+    records.sort_by_key(|r| match r {
+        Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
+        Record::Exit { .. } => 2,
+        _ => 1,
+    });
+    execs_in_time_order(records);
 }
 
 /// The exec records among `records` put in the order they happened, each in one of their

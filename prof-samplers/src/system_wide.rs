@@ -29,7 +29,7 @@ use prof_core::sampler::{CallGraph, ChildBatch, Mapping, SampleBatch, MAX_STACK_
 use crate::off_cpu::monotonic_ns;
 use crate::proc_maps::executable_mapping;
 use crate::perf_event::{
-    child_part, lock_session, mapping_file, open_event, os_error, page_size,
+    child_part, in_taking_order, lock_session, mapping_file, open_event, os_error, page_size,
     poll_readable, record_format, Children, EventSpec, Record, RequestRings, Ring, DATA_PAGES, STACK_SAMPLES_PER_RING,
 };
 use crate::syscalls::SyscallTracer;
@@ -137,13 +137,7 @@ impl SystemSampler {
         let now = monotonic_ns();
         batch.clock.push(now);
         let mut records: Vec<Record> = self.rings.iter_mut().flat_map(Ring::drain).collect();
-        // A process's start, exec and mappings before its samples (another CPU's ring may hold
-        // them), its end after.
-        records.sort_by_key(|r| match r {
-            Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
-            Record::Exit { .. } => 2,
-            _ => 1,
-        });
+        in_taking_order(&mut records);
         for rec in records {
             // A process first seen here that no record introduced (it started while /proc
             // was read): /proc says what it is.
