@@ -95,35 +95,35 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
         let span = p.run_span();
         let (from, to) = window.ns(span);
         keep_window(p, from, to, span);
-        for c in &mut p.processes {
+        for c in p.parts_mut().processes.iter_mut() {
             keep_window(&mut c.profile, from, to, span);
         }
-        p.processes.retain(|c| c.profile.user_ticks > 0 || c.profile.kernel_ticks.unwrap_or(0) > 0);
+        p.parts_mut().processes.retain(|c| c.profile.user_ticks() > 0 || c.profile.kernel_ticks().unwrap_or(0) > 0);
     }
     // perf report's --time drops the samples outside the window before anything is counted;
     // its other filters hide samples that still count in the total.
     let whole = (!filter.relative).then(|| flat_samples(p));
     // A system-wide run's own profile is every process's kernel samples: it stays.
-    let system_wide = p.is_system_wide() && p.pid == 0;
-    if !system_wide && !filter.keeps_process(p.pid, &run.program) {
+    let system_wide = p.is_system_wide() && p.pid() == 0;
+    if !system_wide && !filter.keeps_process(p.pid(), &run.program) {
         keep_samples(p, |_| false);
     }
     if !filter.pids.is_empty() || !filter.comms.is_empty() {
         let program = (!system_wide).then_some(run.program.as_str());
         keep_requests(p, program, filter);
     }
-    p.processes.retain(|c| filter.keeps_process(c.pid, &c.program));
+    p.parts_mut().processes.retain(|c| filter.keeps_process(c.pid, &c.program));
     if !filter.tids.is_empty() {
         keep_threads(p, &filter.tids);
         // A child's samples are not kept by thread: it is kept whole where its pid (its first
         // thread's tid) is listed.
-        p.processes.retain(|c| filter.tids.contains(&c.pid));
+        p.parts_mut().processes.retain(|c| filter.tids.contains(&c.pid));
     }
     if !filter.dsos.is_empty() {
         let program_kept = filter.keeps_object(program_file) || filter.keeps_object(&run.program);
         keep_objects(p, program_kept, filter);
         // A child's samples are all runtime addresses among its mappings.
-        for c in &mut p.processes {
+        for c in p.parts_mut().processes.iter_mut() {
             keep_objects(&mut c.profile, false, filter);
         }
     }
@@ -137,8 +137,9 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
 /// has one), each other process's by its pid and program, a process the run has no other
 /// record of (none of its samples, its start or its exec was seen) by its pid alone.
 fn keep_requests(p: &mut Profile, program: Option<&str>, filter: &Filter) {
-    let programs: BTreeMap<u32, &str> = p.processes.iter().map(|c| (c.pid, c.program.as_str())).chain(program.map(|name| (p.pid, name))).collect();
-    if let Some(log) = p.requests.as_mut() {
+    let parts = p.parts_mut();
+    let programs: BTreeMap<u32, &str> = parts.processes.iter().map(|c| (c.pid, c.program.as_str())).chain(program.map(|name| (parts.pid, name))).collect();
+    if let Some(log) = parts.requests.as_mut() {
         log.retain(|pid| filter.keeps_process(pid, programs.get(&pid).copied().unwrap_or("")));
     }
 }
@@ -146,7 +147,7 @@ fn keep_requests(p: &mut Profile, program: Option<&str>, filter: &Filter) {
 /// The samples a process's flat profile is made of: by address, in its text, elsewhere and
 /// in the kernel.
 fn flat_samples(p: &Profile) -> u64 {
-    count(&p.image_samples).saturating_add(count(&p.foreign_samples)).saturating_add(count(&p.kernel_samples))
+    count(p.image_samples()).saturating_add(count(p.foreign_samples())).saturating_add(count(p.kernel_samples()))
 }
 
 /// The samples of (address, samples) pairs, summed (saturating: counts read back from a
@@ -169,25 +170,25 @@ fn described(f: &Filter) -> String {
 
 /// Every sample of the run: the program's, its children's (or `-a`'s processes').
 fn samples_of(run: &Outcome) -> u64 {
-    let own = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
-    run.profile.processes.iter().fold(own(&run.profile), |n, c| n.saturating_add(own(&c.profile)))
+    let own = |p: &Profile| p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
+    run.profile.processes().iter().fold(own(&run.profile), |n, c| n.saturating_add(own(&c.profile)))
 }
 
 /// Keep the frames `keep` says of the program's own samples (by address, by thread, the
 /// stacks by their sampled frame); the counts and the bins follow.
 fn keep_samples(p: &mut Profile, keep: impl Fn(&Frame) -> bool) {
-    p.image_samples.retain(|&(a, _)| keep(&Frame::Program(a)));
-    p.foreign_samples.retain(|&(a, _)| keep(&Frame::Foreign(a)));
-    p.kernel_samples.retain(|&(a, _)| keep(&Frame::Kernel(a)));
+    p.parts_mut().image_samples.retain(|&(a, _)| keep(&Frame::Program(a)));
+    p.parts_mut().foreign_samples.retain(|&(a, _)| keep(&Frame::Foreign(a)));
+    p.parts_mut().kernel_samples.retain(|&(a, _)| keep(&Frame::Kernel(a)));
     retain_stacks(p, |s| s.frames.first().is_some_and(&keep));
-    for t in &mut p.by_thread {
+    for t in p.parts_mut().by_thread.iter_mut() {
         t.samples.retain(|(f, _)| keep(f));
     }
-    p.by_thread.retain(|t| !t.samples.is_empty());
+    p.parts_mut().by_thread.retain(|t| !t.samples.is_empty());
     // In time order too; a look at a blocked thread is in no object: it stays while any of
     // the program's samples do.
-    let any = !(p.image_samples.is_empty() && p.foreign_samples.is_empty() && p.kernel_samples.is_empty() && p.by_thread.is_empty());
-    p.timeline.samples.retain(|s| match s.at {
+    let any = !(p.image_samples().is_empty() && p.foreign_samples().is_empty() && p.kernel_samples().is_empty() && p.by_thread().is_empty());
+    p.parts_mut().timeline.samples.retain(|s| match s.at {
         At::Cpu(f) => keep(&f),
         At::Kernel(a) => keep(&Frame::Kernel(a)),
         At::Blocked(_) => any,
@@ -200,7 +201,7 @@ fn keep_samples(p: &mut Profile, keep: impl Fn(&Frame) -> bool) {
 fn retain_stacks(p: &mut Profile, keep: impl Fn(&Stack) -> bool) {
     let mut kept = 0u32;
     let number: Vec<Option<u32>> = p
-        .stacks
+        .stacks()
         .iter()
         .map(|s| {
             keep(s).then(|| {
@@ -210,42 +211,42 @@ fn retain_stacks(p: &mut Profile, keep: impl Fn(&Stack) -> bool) {
         })
         .collect();
     let mut i = 0;
-    p.stacks.retain(|_| {
+    p.parts_mut().stacks.retain(|_| {
         i += 1;
         number[i - 1].is_some()
     });
-    for s in &mut p.timeline.samples {
+    for s in p.parts_mut().timeline.samples.iter_mut() {
         s.stack = s.stack.and_then(|n| number.get(n as usize).copied().flatten());
     }
 }
 
 /// The ticks and the Minix bins, from the samples kept.
 fn recount(p: &mut Profile) {
-    p.user_ticks = count(&p.image_samples).saturating_add(count(&p.foreign_samples));
-    if p.kernel_ticks.is_some() {
-        p.kernel_ticks = Some(count(&p.kernel_samples));
+    p.parts_mut().user_ticks = count(p.image_samples()).saturating_add(count(p.foreign_samples()));
+    if p.kernel_ticks().is_some() {
+        p.parts_mut().kernel_ticks = Some(count(p.kernel_samples()));
     }
-    if let Some(layout) = p.data.layout() {
+    if let Some(layout) = p.data().layout() {
         let mut data = prof_core::ProfData::new(&layout);
-        for &(a, n) in &p.image_samples {
+        for &(a, n) in p.image_samples() {
             if let Some(b) = layout.bin_of(a) {
                 data.bin[b] = data.bin[b].saturating_add(n);
             }
         }
-        p.data = data;
+        p.parts_mut().data = data;
     }
 }
 
 /// `--tid`: the program's samples of these threads (its samples by thread); its stacks,
 /// which are not kept by thread, go.
 fn keep_threads(p: &mut Profile, tids: &[u32]) {
-    p.by_thread.retain(|t| tids.contains(&t.tid));
-    let kept: Vec<(Frame, u64)> = p.by_thread.iter().flat_map(|t| t.samples.iter().copied()).collect();
+    p.parts_mut().by_thread.retain(|t| tids.contains(&t.tid));
+    let kept: Vec<(Frame, u64)> = p.by_thread().iter().flat_map(|t| t.samples.iter().copied()).collect();
     set_samples(p, kept);
     retain_stacks(p, |_| false);
-    p.timeline.samples.retain(|s| tids.contains(&s.tid));
-    p.timeline.waits.retain(|w| tids.contains(&w.tid));
-    p.clock.threads.retain(|t| tids.contains(&t.tid));
+    p.parts_mut().timeline.samples.retain(|s| tids.contains(&s.tid));
+    p.parts_mut().timeline.waits.retain(|w| tids.contains(&w.tid));
+    p.parts_mut().clock.threads.retain(|t| tids.contains(&t.tid));
     recount(p);
 }
 
@@ -262,7 +263,8 @@ fn set_samples(p: &mut Profile, frames: impl IntoIterator<Item = (Frame, u64)>) 
         *count = count.saturating_add(n);
     }
     let [image, foreign, kernel] = places.map(|m| m.into_iter().collect());
-    (p.image_samples, p.foreign_samples, p.kernel_samples) = (image, foreign, kernel);
+    let parts = p.parts_mut();
+    (parts.image_samples, parts.foreign_samples, parts.kernel_samples) = (image, foreign, kernel);
 }
 
 /// `--time`: a process's samples from `from` to `to` (ns from the program's start), every sum
@@ -271,7 +273,7 @@ fn set_samples(p: &mut Profile, frames: impl IntoIterator<Item = (Frame, u64)>) 
 /// the clock, the daemons) is of the whole run: it goes. The processes it started are cut by
 /// the caller, each in its own time order.
 fn keep_window(p: &mut Profile, from: u64, to: u64, span: u64) {
-    let kept = p.timeline.between(from, to).to_vec();
+    let kept = p.timeline().between(from, to).to_vec();
     // Each stack's samples in the window, by its place among the run's stacks.
     let mut stacks: BTreeMap<u32, u64> = BTreeMap::new();
     let mut threads: BTreeMap<u32, BTreeMap<Frame, u64>> = BTreeMap::new();
@@ -296,45 +298,45 @@ fn keep_window(p: &mut Profile, from: u64, to: u64, span: u64) {
         At::Cpu(f) => Some((f, 1)),
         _ => None,
     }));
-    p.timeline.samples = kept;
-    p.timeline.waits.retain(|w| w.from < to && w.to > from);
+    p.parts_mut().timeline.samples = kept;
+    p.parts_mut().timeline.waits.retain(|w| w.from < to && w.to > from);
     // The requests that began in the window, counted again from those kept whole.
-    p.requests = p.requests.take().map(|log| log.within(from, to));
-    for (i, st) in p.stacks.iter_mut().enumerate() {
+    p.parts_mut().requests = p.parts_mut().requests.take().map(|log| log.within(from, to));
+    for (i, st) in p.parts_mut().stacks.iter_mut().enumerate() {
         st.count = stacks.get(&(i as u32)).copied().unwrap_or(0);
     }
     retain_stacks(p, |st| st.count > 0);
-    let names: BTreeMap<u32, String> = p.by_thread.iter().map(|t| (t.tid, t.name.clone())).collect();
-    p.by_thread = threads
+    let names: BTreeMap<u32, String> = p.by_thread().iter().map(|t| (t.tid, t.name.clone())).collect();
+    p.parts_mut().by_thread = threads
         .into_iter()
         .map(|(tid, samples)| ThreadSamples { tid, name: names.get(&tid).cloned().unwrap_or_default(), samples: samples.into_iter().collect() })
         .collect();
-    p.clock.threads.clear();
-    p.children = (0, 0);
-    p.servers = None;
-    p.clock.served.clear();
+    p.parts_mut().clock.threads.clear();
+    p.parts_mut().children = (0, 0);
+    p.parts_mut().servers = None;
+    p.parts_mut().clock.served.clear();
     recount(p);
     // Kernel ticks without their addresses are counted in time order too.
-    if let Some(k) = p.kernel_ticks.as_mut() {
+    if let Some(k) = p.parts_mut().kernel_ticks.as_mut() {
         *k = k.saturating_add(unnamed_kernel);
     }
     // The window's time, as the run's: the report's time line is of the window.
-    p.clock.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
+    p.parts_mut().clock.elapsed = Some(std::time::Duration::from_nanos(to.min(span).saturating_sub(from.min(span))));
 }
 
 /// `--dso`: the program's samples in the objects kept. `[kernel]` keeps the kernel's ticks
 /// whether or not their addresses were recorded (named with `--kernel`).
 fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
-    let mappings = p.mappings.clone();
+    let mappings = p.mappings().to_vec();
     let kernel_kept = filter.keeps_object(KERNEL);
-    let named = count(&p.kernel_samples);
-    let unnamed = p.kernel_ticks.map(|k| k.saturating_sub(named));
+    let named = count(p.kernel_samples());
+    let unnamed = p.kernel_ticks().map(|k| k.saturating_sub(named));
     keep_samples(p, |f| match *f {
         Frame::Program(_) => program_kept,
         Frame::Kernel(_) => kernel_kept,
         Frame::Foreign(a) => Mapping::at(&mappings, a).is_some_and(|m| filter.keeps_object(&m.path)),
     });
-    if let (true, Some(k), Some(unnamed)) = (kernel_kept, p.kernel_ticks.as_mut(), unnamed) {
+    if let (true, Some(k), Some(unnamed)) = (kernel_kept, p.parts_mut().kernel_ticks.as_mut(), unnamed) {
         *k = k.saturating_add(unnamed);
     }
 }
@@ -342,6 +344,7 @@ fn keep_objects(p: &mut Profile, program_kept: bool, filter: &Filter) {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use crate::profile::{ChildProfile, Stack, ThreadSamples};
     use crate::report::ExitKind;
@@ -354,7 +357,7 @@ mod tests {
         data.bin[0] = 5;
         data.bin[1] = 3;
         let libc = Mapping { start: 0x7000_0000, len: 0x1000, path: "/lib/libc.so.6".into(), ..Default::default() };
-        let profile = Profile {
+        let profile = Profile::from(Parts {
             pid: 10,
             data,
             image_samples: vec![(0x1010, 5), (0x1110, 3)],
@@ -375,11 +378,11 @@ mod tests {
                 pid: 12,
                 parent: Some(10),
                 program: "/usr/bin/gzip".into(),
-                profile: Profile { pid: 12, foreign_samples: vec![(0x7000_0020, 6)], mappings: vec![libc], user_ticks: 6, kernel_ticks: Some(0), ..Default::default() },
+                profile: Profile::from(Parts { pid: 12, foreign_samples: vec![(0x7000_0020, 6)], mappings: vec![libc], user_ticks: 6, kernel_ticks: Some(0), ..Default::default() }),
                 running: false,
             }],
             ..Default::default()
-        };
+        });
         Outcome { program: "./prog".into(), arguments: vec![], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: vec![] }
     }
 
@@ -387,7 +390,7 @@ mod tests {
     fn no_filter_changes_nothing() {
         let mut r = run();
         assert_eq!(apply(&mut r, "/bin/prog", &Filter::default()), Ok(None));
-        assert_eq!(r.profile.user_ticks, 12);
+        assert_eq!(r.profile.user_ticks(), 12);
     }
 
     #[test]
@@ -396,18 +399,18 @@ mod tests {
         let note = apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
         assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --dso libc.so.6 keeps: 10 of 20."));
         let p = &r.profile;
-        assert_eq!((p.image_samples.len(), p.foreign_samples.clone(), p.kernel_samples.len()), (0, vec![(0x7000_0010, 4)], 0));
-        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (4, Some(0), 0));
-        assert_eq!(p.stacks.len(), 1);
-        assert_eq!(p.stacks[0].frames.first(), Some(&Frame::Foreign(0x7000_0010)), "a stack by its sampled frame");
-        assert_eq!(p.by_thread.iter().map(|t| t.tid).collect::<Vec<_>>(), [11]);
-        assert_eq!(p.processes[0].profile.user_ticks, 6);
+        assert_eq!((p.image_samples().len(), p.foreign_samples().to_vec(), p.kernel_samples().len()), (0, vec![(0x7000_0010, 4)], 0));
+        assert_eq!((p.user_ticks(), p.kernel_ticks(), p.data().total()), (4, Some(0), 0));
+        assert_eq!(p.stacks().len(), 1);
+        assert_eq!(p.stacks()[0].frames.first(), Some(&Frame::Foreign(0x7000_0010)), "a stack by its sampled frame");
+        assert_eq!(p.by_thread().iter().map(|t| t.tid).collect::<Vec<_>>(), [11]);
+        assert_eq!(p.processes()[0].profile.user_ticks(), 6);
         // The program by its file's name, and the kernel.
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["prog".into(), KERNEL.into()], ..Default::default() }).unwrap();
         let p = &r.profile;
-        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[0], p.data.bin[1]), (8, Some(2), 8, 5, 3));
-        assert_eq!(p.processes[0].profile.user_ticks, 0);
+        assert_eq!((p.user_ticks(), p.kernel_ticks(), p.data().total(), p.data().bin[0], p.data().bin[1]), (8, Some(2), 8, 5, 3));
+        assert_eq!(p.processes()[0].profile.user_ticks(), 0);
     }
 
     /// An address range unmapped and mapped again is the later object's, as the report names
@@ -416,15 +419,15 @@ mod tests {
     fn dso_takes_the_latest_mapping_of_an_address() {
         let remapped = || {
             let mut r = run();
-            r.profile.mappings.push(Mapping { start: 0x7000_0000, len: 0x1000, path: "/opt/libnew.so".into(), ..Default::default() });
+            r.profile.parts_mut().mappings.push(Mapping { start: 0x7000_0000, len: 0x1000, path: "/opt/libnew.so".into(), ..Default::default() });
             r
         };
         let mut r = remapped();
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
-        assert!(r.profile.foreign_samples.is_empty());
+        assert!(r.profile.foreign_samples().is_empty());
         let mut r = remapped();
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libnew.so".into()], ..Default::default() }).unwrap();
-        assert_eq!(r.profile.foreign_samples, [(0x7000_0010, 4)]);
+        assert_eq!(r.profile.foreign_samples(), [(0x7000_0010, 4)]);
     }
 
     #[test]
@@ -432,9 +435,9 @@ mod tests {
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { tids: vec![11], ..Default::default() }).unwrap();
         let p = &r.profile;
-        assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 3)], vec![(0x7000_0010, 4)], 0));
-        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.bin[0], p.data.bin[1]), (7, Some(0), 0, 3));
-        assert!(p.stacks.is_empty() && p.processes.is_empty());
+        assert_eq!((p.image_samples().to_vec(), p.foreign_samples().to_vec(), p.kernel_samples().len()), (vec![(0x1110, 3)], vec![(0x7000_0010, 4)], 0));
+        assert_eq!((p.user_ticks(), p.kernel_ticks(), p.data().bin[0], p.data().bin[1]), (7, Some(0), 0, 3));
+        assert!(p.stacks().is_empty() && p.processes().is_empty());
     }
 
     #[test]
@@ -442,13 +445,13 @@ mod tests {
         let mut r = run();
         let note = apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzip".into()], ..Default::default() }).unwrap();
         assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --comm gzip keeps: 6 of 20."));
-        assert_eq!((r.profile.user_ticks, r.profile.data.total(), r.profile.processes.len()), (0, 0, 1));
+        assert_eq!((r.profile.user_ticks(), r.profile.data().total(), r.profile.processes().len()), (0, 0, 1));
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { pids: vec![10], ..Default::default() }).unwrap();
-        assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+        assert_eq!((r.profile.user_ticks(), r.profile.processes().len()), (12, 0));
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { comms: vec!["./prog".into()], pids: vec![10, 12], ..Default::default() }).unwrap();
-        assert_eq!((r.profile.user_ticks, r.profile.processes.len()), (12, 0));
+        assert_eq!((r.profile.user_ticks(), r.profile.processes().len()), (12, 0));
     }
 
     /// --comm and --pids keep the requests of the processes they keep, whole and timed.
@@ -462,11 +465,11 @@ mod tests {
             for (pid, call) in [(10, "read"), (12, "write"), (12, "write"), (13, "open")] {
                 log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: 1, taken_by: None });
             }
-            r.profile.requests = Some(log);
+            r.profile.parts_mut().requests = Some(log);
             r
         };
         let calls = |r: &Outcome| {
-            let log = r.profile.requests.as_ref().unwrap();
+            let log = r.profile.requests().unwrap();
             (log.by_pid.iter().map(|(&pid, q)| (pid, q.count())).collect::<Vec<_>>(), log.timed.iter().map(|q| q.pid).collect::<Vec<_>>())
         };
         let mut r = logged();
@@ -489,17 +492,17 @@ mod tests {
 
     #[test]
     fn comm_takes_the_15_byte_comm_ps_and_perf_print() {
-        let long = |r: &mut Outcome| r.profile.processes[0].program = "/usr/bin/x86_64-linux-gnu-gcc-14".into();
+        let long = |r: &mut Outcome| r.profile.parts_mut().processes[0].program = "/usr/bin/x86_64-linux-gnu-gcc-14".into();
         for (comm, kept) in [("x86_64-linux-gn", 1), ("x86_64-linux-gnu-gcc-14", 1), ("x86_64-linux-g", 0), ("x86_64-linux-gnu", 0)] {
             let mut r = run();
             long(&mut r);
             apply(&mut r, "/bin/prog", &Filter { comms: vec![comm.into()], ..Default::default() }).unwrap();
-            assert_eq!(r.profile.processes.len(), kept, "{comm}");
+            assert_eq!(r.profile.processes().len(), kept, "{comm}");
         }
         // A name of 15 bytes or fewer is its own comm: no prefix of it is.
         let mut r = run();
         apply(&mut r, "/bin/prog", &Filter { comms: vec!["gzi".into()], ..Default::default() }).unwrap();
-        assert!(r.profile.processes.is_empty());
+        assert!(r.profile.processes().is_empty());
     }
 
     /// `--dso [kernel]` keeps the kernel's ticks whose addresses were not recorded (a run
@@ -507,13 +510,13 @@ mod tests {
     #[test]
     fn dso_kernel_keeps_the_kernel_s_ticks_named_or_not() {
         let mut r = run();
-        r.profile.kernel_ticks = Some(9);
+        r.profile.parts_mut().kernel_ticks = Some(9);
         apply(&mut r, "/bin/prog", &Filter { dsos: vec![KERNEL.into()], ..Default::default() }).unwrap();
-        assert_eq!((r.profile.user_ticks, r.profile.kernel_ticks, r.profile.kernel_samples.len()), (0, Some(9), 1));
+        assert_eq!((r.profile.user_ticks(), r.profile.kernel_ticks(), r.profile.kernel_samples().len()), (0, Some(9), 1));
         let mut r = run();
-        r.profile.kernel_ticks = Some(9);
+        r.profile.parts_mut().kernel_ticks = Some(9);
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
-        assert_eq!((r.profile.user_ticks, r.profile.kernel_ticks), (4, Some(0)));
+        assert_eq!((r.profile.user_ticks(), r.profile.kernel_ticks()), (4, Some(0)));
     }
 
     /// The flat profile's shares are of the run's samples, kept or not (perf report's
@@ -541,7 +544,7 @@ mod tests {
         use crate::timeline::{At, TimedSample, Timeline};
         let mut r = run();
         let sample = |time, tid, at, stack| TimedSample { time, tid, at, stack };
-        r.profile.timeline = Timeline {
+        r.profile.parts_mut().timeline = Timeline {
             span: 1_000,
             waits: Vec::new(),
             served: Vec::new(),
@@ -564,16 +567,16 @@ mod tests {
         let note = apply(&mut r, "/bin/prog", &Filter { window, ..Default::default() }).unwrap();
         assert_eq!(note.as_ref().map(|k| k.note.as_str()), Some("Note: the report is of the samples --time 10%,50% keeps: 3 of 20."));
         let p = &r.profile;
-        assert_eq!((p.image_samples.clone(), p.foreign_samples.clone(), p.kernel_samples.len()), (vec![(0x1110, 1)], vec![(0x7000_0010, 1)], 0));
-        assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total(), p.data.bin[1]), (2, Some(1), 1, 1));
-        assert_eq!(p.stacks.iter().map(|s| (s.frames[0], s.count)).collect::<Vec<_>>(), [(Frame::Foreign(0x7000_0010), 2)]);
-        let threads: Vec<(u32, u64)> = p.by_thread.iter().map(|t| (t.tid, t.samples.iter().map(|s| s.1).sum())).collect();
+        assert_eq!((p.image_samples().to_vec(), p.foreign_samples().to_vec(), p.kernel_samples().len()), (vec![(0x1110, 1)], vec![(0x7000_0010, 1)], 0));
+        assert_eq!((p.user_ticks(), p.kernel_ticks(), p.data().total(), p.data().bin[1]), (2, Some(1), 1, 1));
+        assert_eq!(p.stacks().iter().map(|s| (s.frames[0], s.count)).collect::<Vec<_>>(), [(Frame::Foreign(0x7000_0010), 2)]);
+        let threads: Vec<(u32, u64)> = p.by_thread().iter().map(|t| (t.tid, t.samples.iter().map(|s| s.1).sum())).collect();
         assert_eq!(threads, [(10, 1), (11, 2)]);
-        assert_eq!(p.by_thread[1].name, "worker", "a thread keeps its name");
+        assert_eq!(p.by_thread()[1].name, "worker", "a thread keeps its name");
         // What is not in time order is of the whole run: it goes.
-        assert!(p.processes.is_empty() && p.clock.threads.is_empty());
-        assert_eq!(p.timeline.samples.len(), 4);
-        assert_eq!(p.clock.elapsed, Some(std::time::Duration::from_nanos(400)));
+        assert!(p.processes().is_empty() && p.clock().threads.is_empty());
+        assert_eq!(p.timeline().samples.len(), 4);
+        assert_eq!(p.clock().elapsed, Some(std::time::Duration::from_nanos(400)));
         // A run without samples in time order has no window.
         let mut r = run();
         let window = Some(crate::timeline::Window::parse("1,2").unwrap());
@@ -582,12 +585,12 @@ mod tests {
 
     #[test]
     fn the_other_filters_cut_the_samples_in_time_order_too() {
-        let at = |r: &Outcome| r.profile.timeline.samples.iter().map(|s| (s.time, s.stack)).collect::<Vec<_>>();
+        let at = |r: &Outcome| r.profile.timeline().samples.iter().map(|s| (s.time, s.stack)).collect::<Vec<_>>();
         // --dso: the samples in the objects kept; their stacks renumbered as the stacks go.
         let mut r = timed_run();
         apply(&mut r, "/bin/prog", &Filter { dsos: vec!["libc.so.6".into()], ..Default::default() }).unwrap();
         assert_eq!(at(&r), [(100, Some(0)), (400, None)]);
-        assert_eq!(r.profile.stacks[0].frames[0], Frame::Foreign(0x7000_0010));
+        assert_eq!(r.profile.stacks()[0].frames[0], Frame::Foreign(0x7000_0010));
         // --tid: those threads' samples; stacks are not kept by thread.
         let mut r = timed_run();
         apply(&mut r, "/bin/prog", &Filter { tids: vec![10], ..Default::default() }).unwrap();

@@ -202,13 +202,14 @@ pub fn render_lines(lines: &LineProfile, top: Option<usize>) -> String {
 
 #[cfg(test)]
 pub mod tests {
+    use crate::profile::Parts;
     use super::*;
 
     /// The stacks' test profile with the samples behind its stacks, as stacks and the flat
     /// profile.
     pub fn stacks_and_flat() -> (StackProfile, FlatProfile) {
         let mut p = crate::stacks::tests::profile();
-        p.image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
+        p.parts_mut().image_samples = vec![(0x1310, 7), (0x1320, 1), (0x1250, 1)];
         let names = Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default());
         let sp = StackProfile::build(&p, &names).unwrap();
         let flat = FlatProfile::build(&names.samples(&p), &names, Some(&sp));
@@ -237,13 +238,13 @@ pub mod tests {
 
     #[test]
     fn attributes_program_and_foreign_samples() {
-        let p = Profile {
+        let p = Profile::from(Parts {
             image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3), (0x5000, 1)],
             foreign_samples: vec![(0x7f00_0000_1010, 2), (0x1234, 1)],
             // libc.so.6 at 0x7f00_0000_1000, as the golden files' run maps it.
-            mappings: crate::profile::example().mappings,
+            mappings: crate::profile::example().mappings().to_vec(),
             ..Default::default()
-        };
+        });
         let f = flat(&p);
         assert_eq!(f.total, 13);
         assert_eq!(
@@ -296,10 +297,10 @@ pub mod tests {
     #[test]
     fn counts_that_do_not_add_up_saturate() {
         // Found by fuzzing (a /scheme/prof/samples reply): the sums overflowed.
-        let p = Profile {
+        let p = Profile::from(Parts {
             image_samples: vec![(0x1000, u64::MAX), (0x1001, 2), (0x2000, u64::MAX - 1)],
             ..Default::default()
-        };
+        });
         let f = flat(&p);
         let counts: Vec<u64> = f.entries.iter().map(|e| e.samples).collect();
         assert_eq!((counts, f.total), (vec![u64::MAX, u64::MAX - 1], u64::MAX));
@@ -308,7 +309,7 @@ pub mod tests {
 
     #[test]
     fn ties_sort_by_name_and_empty_profiles_render() {
-        let p = Profile { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() };
+        let p = Profile::from(Parts { image_samples: vec![(0x2000, 1), (0x1000, 1)], ..Default::default() });
         let f = flat(&p);
         let names: Vec<String> = f.entries.iter().map(FlatEntry::name).collect();
         assert_eq!(names, ["fib", "loop"]);

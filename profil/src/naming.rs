@@ -107,7 +107,7 @@ impl Names {
         pass.names.inline = wanted.inline.map(|_| HashMap::default());
         pass.process(p);
         pass.daemons_work(p);
-        for c in &p.processes {
+        for c in p.processes() {
             pass.process(&c.profile);
         }
         if wanted.threads {
@@ -116,14 +116,14 @@ impl Names {
             }
         }
         pass.servers_samples(p);
-        for site in &p.clock.wait_sites {
+        for site in &p.clock().wait_sites {
             let mappings = mappings_of(p, site.pid);
             let space = pass.space(mappings);
             pass.frames(space, mappings, &site.stack.frames);
         }
         if wanted.timeline {
-            for process in p.with_processes().chain(p.daemons.iter().map(|d| &d.profile)) {
-                pass.timeline(process, &p.clock.wait_sites);
+            for process in p.with_processes().chain(p.daemons().iter().map(|d| &d.profile)) {
+                pass.timeline(process, &p.clock().wait_sites);
             }
         }
         // Last: the objects the requests' call sites bring in come after every view's.
@@ -230,22 +230,22 @@ impl Names {
 
     /// Each exact sample of `p` placed: its program's, then elsewhere, then the kernel's.
     pub fn samples(&self, p: &Profile) -> Vec<Sample> {
-        let space = self.space(&p.mappings);
+        let space = self.space(p.mappings());
         let placed = |frames: &[(u64, u64)], frame: fn(u64) -> Frame| -> Vec<Sample> {
             frames.iter().map(|&(address, count)| Sample { address, count, location: self.frame(space, frame(address)).location.clone() }).collect()
         };
-        let mut out = placed(&p.image_samples, Frame::Program);
-        out.extend(placed(&p.foreign_samples, Frame::Foreign));
-        out.extend(placed(&p.kernel_samples, Frame::Kernel));
+        let mut out = placed(p.image_samples(), Frame::Program);
+        out.extend(placed(p.foreign_samples(), Frame::Foreign));
+        out.extend(placed(p.kernel_samples(), Frame::Kernel));
         out
     }
 }
 
 /// The mappings of the process `pid` of the run `p` (the program's where it is no other).
 pub fn mappings_of(p: &Profile, pid: u32) -> &[Mapping] {
-    match p.processes.iter().find(|c| c.pid == pid && pid != p.pid) {
-        Some(child) => &child.profile.mappings,
-        None => &p.mappings,
+    match p.processes().iter().find(|c| c.pid == pid && pid != p.pid()) {
+        Some(child) => child.profile.mappings(),
+        None => p.mappings(),
     }
 }
 
@@ -319,18 +319,18 @@ impl Pass<'_> {
 
     /// A process's exact samples and its stacks.
     fn process(&mut self, p: &Profile) {
-        let (space, m) = (self.space(&p.mappings), &p.mappings);
-        for &(a, _) in &p.image_samples {
+        let (space, m) = (self.space(p.mappings()), p.mappings());
+        for &(a, _) in p.image_samples() {
             self.frame(space, m, Frame::Program(a));
         }
-        for &(a, _) in &p.foreign_samples {
+        for &(a, _) in p.foreign_samples() {
             self.frame(space, m, Frame::Foreign(a));
         }
-        for &(a, _) in &p.kernel_samples {
+        for &(a, _) in p.kernel_samples() {
             self.frame(space, m, Frame::Kernel(a));
         }
-        if p.stacks_recorded {
-            for st in &p.stacks {
+        if p.stacks_recorded() {
+            for st in p.stacks() {
                 for &f in st.frames.iter().rev() {
                     self.frame(space, m, f);
                 }
@@ -341,23 +341,23 @@ impl Pass<'_> {
     /// The daemons' work for the program (Redox): the program's stacks at the waits they
     /// served, each daemon's object and its stacks' frames.
     fn daemons_work(&mut self, p: &Profile) {
-        let Some(report) = &p.servers else { return };
-        if p.stacks_recorded {
-            let space = self.space(&p.mappings);
-            for s in &p.clock.served {
-                if let Some(site) = p.clock.wait_sites.get(s.site as usize) {
+        let Some(report) = p.servers() else { return };
+        if p.stacks_recorded() {
+            let space = self.space(p.mappings());
+            for s in &p.clock().served {
+                if let Some(site) = p.clock().wait_sites.get(s.site as usize) {
                     for &f in site.stack.frames.iter().rev() {
-                        self.frame(space, &p.mappings, f);
+                        self.frame(space, p.mappings(), f);
                     }
                 }
             }
         }
         for server in &report.servers {
             self.server_object(&server.path);
-            if !p.stacks_recorded {
+            if !p.stacks_recorded() {
                 continue;
             }
-            let served = p.clock.served.iter().filter(|s| s.pid == server.pid).map(|s| &s.frames);
+            let served = p.clock().served.iter().filter(|s| s.pid == server.pid).map(|s| &s.frames);
             let stacks: Vec<&Vec<u64>> = served.chain(server.stacks.iter().map(|(frames, _, _)| frames)).collect();
             for frames in stacks {
                 // Outermost first; a caller by its return address minus one.
@@ -370,7 +370,7 @@ impl Pass<'_> {
 
     /// Each daemon's sampled addresses (the innermost frame of its stacks).
     fn servers_samples(&mut self, p: &Profile) {
-        let Some(report) = &p.servers else { return };
+        let Some(report) = p.servers() else { return };
         for server in &report.servers {
             for (frames, _, _) in &server.stacks {
                 if let Some(&pc) = frames.first() {
@@ -407,7 +407,7 @@ impl Pass<'_> {
     /// The call stacks of each process's requests (`--requests -g`): runtime addresses in its
     /// mappings, a caller by its return address minus one.
     fn request_sites(&mut self, p: &Profile) {
-        let Some(log) = &p.requests else { return };
+        let Some(log) = p.requests() else { return };
         for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
             let mappings = mappings_of(p, pid);
             let space = self.space(mappings);
@@ -423,14 +423,14 @@ impl Pass<'_> {
 
     /// A process's samples by thread: kept so (the program's), else its timed samples'.
     fn threads(&mut self, p: &Profile) {
-        let (space, m) = (self.space(&p.mappings), &p.mappings);
-        for t in &p.by_thread {
+        let (space, m) = (self.space(p.mappings()), p.mappings());
+        for t in p.by_thread() {
             for &(f, _) in &t.samples {
                 self.frame(space, m, f);
             }
         }
-        if p.by_thread.is_empty() {
-            for s in &p.timeline.samples {
+        if p.by_thread().is_empty() {
+            for s in &p.timeline().samples {
                 if let At::Cpu(f) = s.at {
                     self.frame(space, m, f);
                 }
@@ -441,16 +441,16 @@ impl Pass<'_> {
     /// A process's samples in time order: their frames, and the wait sites' stacks (named in
     /// the process's space, as its track shows them).
     fn timeline(&mut self, p: &Profile, sites: &[crate::profile::WaitSite]) {
-        if p.timeline.is_empty() {
+        if p.timeline().is_empty() {
             return;
         }
-        let (space, m) = (self.space(&p.mappings), &p.mappings);
-        for s in &p.timeline.samples {
+        let (space, m) = (self.space(p.mappings()), p.mappings());
+        for s in &p.timeline().samples {
             if let At::Cpu(f) = s.at {
                 self.frame(space, m, f);
             }
         }
-        for st in &p.stacks {
+        for st in p.stacks() {
             self.frames(space, m, &st.frames);
         }
         for site in sites {
@@ -461,6 +461,7 @@ impl Pass<'_> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::profile::Parts;
     use super::*;
     use crate::profile::{ChildProfile, ThreadSamples};
     use crate::timeline::{TimedSample, Timeline};
@@ -485,19 +486,19 @@ pub(crate) mod tests {
         let symbolizer = Symbolizer::new(object("/bin/fib", &[(0x1000, "fib"), (0x2000, "main")]), "fib", Default::default())
             .with_object("/no/such/ramfs", object("/no/such/ramfs", &[(0x40_2000, "read_block"), (0x40_3000, "handle")]));
         let mut p = crate::profile::example();
-        p.mappings = map("/no/such/libc.so.6");
-        p.foreign_samples = vec![(0x7f00_0000_0010, 2)];
+        p.parts_mut().mappings = map("/no/such/libc.so.6");
+        p.parts_mut().foreign_samples = vec![(0x7f00_0000_0010, 2)];
         let timed = |frame| Timeline { span: 10, samples: vec![TimedSample { time: 1, tid: 50, at: At::Cpu(frame), stack: None }], ..Default::default() };
         let child = |pid: u32, mappings: Vec<Mapping>| ChildProfile {
             pid,
             parent: Some(42),
             program: "/bin/child".into(),
-            profile: Profile { pid, foreign_samples: vec![(0x7f00_0000_0010, 3)], mappings, timeline: timed(Frame::Foreign(0x7f00_0000_0010)), ..Default::default() },
+            profile: Profile::from(Parts { pid, foreign_samples: vec![(0x7f00_0000_0010, 3)], mappings, timeline: timed(Frame::Foreign(0x7f00_0000_0010)), ..Default::default() }),
             running: false,
         };
-        p.processes = vec![child(50, map("/lib/libm.so")), child(51, map("/no/such/libc.so.6"))];
-        p.by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 5)] }];
-        p.timeline = timed(Frame::Program(0x1050));
+        p.parts_mut().processes = vec![child(50, map("/lib/libm.so")), child(51, map("/no/such/libc.so.6"))];
+        p.parts_mut().by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 5)] }];
+        p.parts_mut().timeline = timed(Frame::Program(0x1050));
         (symbolizer, p)
     }
 
@@ -506,7 +507,7 @@ pub(crate) mod tests {
     fn a_frame_the_pass_did_not_name_is_a_miss() {
         let (symbolizer, p) = tree();
         let names = Names::of_run(symbolizer, &p, Wanted::default());
-        assert_eq!(&*names.frame(names.space(&p.mappings), Frame::Program(0x1000)).name, "fib");
+        assert_eq!(&*names.frame(names.space(p.mappings()), Frame::Program(0x1000)).name, "fib");
         assert_eq!(names.misses(), 0);
         // The program's time order was not asked for: its address was not named.
         assert_eq!(&*names.frame(SHARED, Frame::Program(0x1050)).name, "[unknown]");
@@ -521,8 +522,8 @@ pub(crate) mod tests {
         let order = |wanted: Wanted| {
             let (_, mut p) = tree();
             // A daemon's track over time, in a file only it maps.
-            let daemon = Profile { mappings: map("/no/such/netd"), timeline: Timeline { span: 10, samples: vec![TimedSample { time: 1, tid: 9, at: At::Cpu(Frame::Foreign(0x7f00_0000_0010)), stack: None }], ..Default::default() }, ..Default::default() };
-            p.daemons = vec![ChildProfile { pid: 9, parent: None, program: "/no/such/netd".into(), profile: daemon, running: true }];
+            let daemon = Profile::from(Parts { mappings: map("/no/such/netd"), timeline: Timeline { span: 10, samples: vec![TimedSample { time: 1, tid: 9, at: At::Cpu(Frame::Foreign(0x7f00_0000_0010)), stack: None }], ..Default::default() }, ..Default::default() });
+            p.parts_mut().daemons = vec![ChildProfile { pid: 9, parent: None, program: "/no/such/netd".into(), profile: daemon, running: true }];
             // The libraries are read as the walk meets them (here: not found, by their names).
             let symbolizer = Symbolizer::new(object("/bin/fib", &[(0x1000, "fib")]), "fib", Default::default());
             Names::of_run(symbolizer, &p, wanted).objects().iter().map(|o| o.name.clone()).collect::<Vec<_>>()

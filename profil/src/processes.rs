@@ -41,7 +41,7 @@ pub struct ProcessAnalysis {
 impl ProcessAnalysis {
     /// Its samples, user and kernel.
     pub fn ticks(&self) -> u64 {
-        self.profile.user_ticks.saturating_add(self.profile.kernel_ticks.unwrap_or(0))
+        self.profile.user_ticks().saturating_add(self.profile.kernel_ticks().unwrap_or(0))
     }
 }
 
@@ -210,7 +210,7 @@ fn busiest_sections(out: &mut String, processes: &[ProcessAnalysis]) {
     busiest.sort_by_key(|c| (std::cmp::Reverse(c.flat.total), c.pid));
     for c in busiest.iter().take(TOP_PROCESSES) {
         let _ = writeln!(out);
-        let kernel = c.profile.kernel_ticks.map_or(String::new(), |k| format!(", {k} in the kernel"));
+        let kernel = c.profile.kernel_ticks().map_or(String::new(), |k| format!(", {k} in the kernel"));
         let _ = writeln!(out, "{} ({}): {}{kernel}:", root_frame(&c.program, c.pid), c.program, count(c.flat.total, "user sample"));
         top_functions(out, &c.flat, TOP_FUNCTIONS);
     }
@@ -243,7 +243,7 @@ fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis]
     groups.sort_by_key(|g| (std::cmp::Reverse(user(&g.1)), g.1[0].pid));
     for (program, runs) in groups.iter().filter(|g| user(&g.1).saturating_mul(100) >= all).take(TOP_PROCESSES) {
         let _ = writeln!(out);
-        let kernel = runs.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
+        let kernel = runs.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks().unwrap_or(0)));
         match runs[..] {
             [c] => {
                 let _ = writeln!(out, "{} ({program}): {}, {kernel} in the kernel:", row_frame(p, program, c.pid), count(c.flat.total, "user sample"));
@@ -272,16 +272,16 @@ fn program_sections(out: &mut String, p: &Profile, processes: &[ProcessAnalysis]
 pub fn render_system(p: &Profile, tree: &Tree, kernel: &FlatProfile, kernel_note: Option<&str>) -> String {
     let processes = &tree.processes[..];
     let mut out = String::new();
-    let idle = p.idle_ticks.unwrap_or(0);
-    let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks));
-    let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks.unwrap_or(0)));
+    let idle = p.idle_ticks().unwrap_or(0);
+    let user = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks()));
+    let in_kernel = processes.iter().fold(0u64, |n, c| n.saturating_add(c.profile.kernel_ticks().unwrap_or(0)));
     let all = user.saturating_add(in_kernel).saturating_add(idle);
-    let seconds = p.clock.elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
-    let cpus = match (p.source.cpus, p.sampled_cpus()) {
+    let seconds = p.clock().elapsed.map_or(String::new(), |e| format!(" in {:.2} s", e.as_secs_f64()));
+    let cpus = match (p.source().cpus, p.sampled_cpus()) {
         (None, _) => String::new(),
         // Upstream's profiler: a CPU of its own sends the NMIs, with no ring, sampling nothing.
         (Some(n), Some(sampled)) if sampled < n => {
-            let why = match (n - sampled, p.source.sampling.is_some_and(|s| s.is_upstreams())) {
+            let why = match (n - sampled, p.source().sampling.is_some_and(|s| s.is_upstreams())) {
                 (1, true) => "the other sends the NMIs",
                 (1, false) => "the other has no ring",
                 _ => "the others have no ring",
@@ -296,7 +296,7 @@ pub fn render_system(p: &Profile, tree: &Tree, kernel: &FlatProfile, kernel_note
     let _ = writeln!(out, "{in_kernel:>9} {:>7.2}  processes, in the kernel (their system calls and faults, kernel threads)", percent(in_kernel, all));
     // Upstream's profiler records no kernel code running with interrupts on, the idle loop
     // included, and (a stock kernel's records) names contexts, not processes.
-    let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
+    let upstream = p.source().sampling.is_some_and(|s| s.is_upstreams());
     // Each row's samples are in the total, so the rows add up to it.
     match upstream {
         true if idle == 0 => {
@@ -309,8 +309,8 @@ pub fn render_system(p: &Profile, tree: &Tree, kernel: &FlatProfile, kernel_note
             let _ = writeln!(out, "{idle:>9} {:>7.2}  idle", percent(idle, all));
         }
     }
-    if p.lost > 0 {
-        let _ = writeln!(out, "{:>9}           lost (the sampler's buffer or table was full): not in the counts", p.lost);
+    if p.lost() > 0 {
+        let _ = writeln!(out, "{:>9}           lost (the sampler's buffer or table was full): not in the counts", p.lost());
     }
     crate::report::sampling_lines(&mut out, p);
     let busy: Vec<&ProcessAnalysis> = {
@@ -386,7 +386,7 @@ pub fn render<'a>(
 ) -> String {
     let processes = &tree.processes[..];
     let mut out = String::new();
-    let own_ticks = p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+    let own_ticks = p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
     let all = processes.iter().fold(own_ticks, |n, c| n.saturating_add(c.ticks()));
     let started = match processes.len() {
         0 => format!("'{program}', which started no other process"),
@@ -395,11 +395,11 @@ pub fn render<'a>(
     let _ = writeln!(out, "Processes (--children): {started}, {}:", count(all, "sample"));
     let _ = writeln!(out, "      pid   parent   samples       %  program");
     // A program that exec'd again ran those images in its own pid: its row says so.
-    let row = match p.later_execs.is_empty() {
+    let row = match p.later_execs().is_empty() {
         true => program.to_string(),
-        false => format!("{program} (exec'd {})", p.later_execs.join(", ")),
+        false => format!("{program} (exec'd {})", p.later_execs().join(", ")),
     };
-    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {row}", p.pid, "-", percent(own_ticks, all));
+    let _ = writeln!(out, "{:>9} {:>8} {own_ticks:>9} {:>7.2}  {row}", p.pid(), "-", percent(own_ticks, all));
     // Many processes: the busiest rows, in their order of start, and the rest counted.
     let shown: Vec<&ProcessAnalysis> = if processes.len() > MAX_PROCESS_ROWS {
         let mut busiest: Vec<&ProcessAnalysis> = processes.iter().collect();
@@ -448,6 +448,7 @@ pub fn render<'a>(
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_objects::object_file::ObjectFile;
     use prof_objects::symbols::{Function, SymbolTable};
@@ -457,7 +458,7 @@ mod tests {
 
     /// The tree of `program` and `children`, named with `symbolizer` as a run of them is.
     fn tree_of(symbolizer: Symbolizer, program: &Profile, children: &[ChildProfile]) -> Tree {
-        let run = Profile { processes: children.to_vec(), ..program.clone() };
+        let run = Profile::from(Parts { processes: children.to_vec(), ..program.clone().into_parts() });
         let names = Names::of_run(symbolizer, &run, Default::default());
         Tree::of_program(&names.samples(program), children, &names)
     }
@@ -481,40 +482,40 @@ mod tests {
             .with_object("/bin/tool", object("/bin/tool", &[(0x1000, "crunch"), (0x1200, "parse")]))
             .with_kernel_object(object("/proc/kallsyms", &[(0xffff_ffff_8100_0000, "do_syscall_64")]));
         let map = |path: &str, start: u64| Mapping { start, len: 0x1000, pgoff: 0, path: path.into(), ..Default::default() };
-        let program = Profile {
+        let program = Profile::from(Parts {
             pid: 10,
             image_samples: vec![(0x1010, 6), (0x1110, 2)],
             kernel_samples: vec![(0xffff_ffff_8100_0010, 2)],
             user_ticks: 8,
             kernel_ticks: Some(2),
             ..Default::default()
-        };
+        });
         let forked = ChildProfile {
             pid: 11,
             parent: Some(10),
             program: "./prog".into(),
-            profile: Profile {
+            profile: Profile::from(Parts {
                 pid: 11,
                 foreign_samples: vec![(0x5555_0010, 4)],
                 mappings: vec![map("/bin/prog", 0x5555_0000)],
                 user_ticks: 4,
                 kernel_ticks: Some(0),
                 ..Default::default()
-            },
+            }),
             running: false,
         };
         let tool = ChildProfile {
             pid: 12,
             parent: Some(11),
             program: "/bin/tool".into(),
-            profile: Profile {
+            profile: Profile::from(Parts {
                 pid: 12,
                 foreign_samples: vec![(0x4000_0010, 15), (0x4000_0210, 3), (0x9000_0000, 1)],
                 mappings: vec![map("/bin/tool", 0x4000_0000)],
                 user_ticks: 19,
                 kernel_ticks: Some(1),
                 ..Default::default()
-            },
+            }),
             running: true,
         };
         let tree = tree_of(symbolizer, &program, &[forked, tool]);
@@ -569,14 +570,14 @@ mod tests {
             pid,
             parent,
             program: program.into(),
-            profile: Profile {
+            profile: Profile::from(Parts {
                 pid,
                 foreign_samples: user.to_vec(),
                 mappings: if program.starts_with('/') { map(program) } else { Vec::new() },
                 user_ticks: user.iter().map(|s| s.1).sum(),
                 kernel_ticks: Some(kernel),
                 ..Default::default()
-            },
+            }),
             running: true,
         };
         let all = [
@@ -587,14 +588,14 @@ mod tests {
             process(13, Some(1), "/bin/tool", &[], 0),
             process(14, Some(1), "/bin/quiet", &[], 0),
         ];
-        let p = Profile {
+        let p = Profile::from(Parts {
             kernel_samples: vec![(0x1010, 3)],
             idle_ticks: Some(64),
             source: crate::profile::Source { cpus: Some(2), ..Default::default() },
             clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_millis(50)), ..Default::default() },
             ..Default::default()
-        };
-        let run = Profile { processes: all.to_vec(), ..p.clone() };
+        });
+        let run = Profile::from(Parts { processes: all.to_vec(), ..p.clone().into_parts() });
         let names = Names::of_run(symbolizer, &run, Default::default());
         let (_, _, kernel) = crate::flat::analyse(&p, &names);
         let processes = Tree::of_system(&all, &names);
@@ -641,7 +642,7 @@ mod tests {
         );
         assert_eq!(root_frame("[kworker/0:1]", 2), "[kworker/0:1] [pid 2]");
         // On upstream's profiler (a stock Redox kernel): contexts, no idle, the source named.
-        let stock = Profile { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source }, ..p };
+        let stock = Profile::from(Parts { idle_ticks: None, source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..p.source().clone() }, ..p.into_parts() });
         let text = render_system(&stock, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().take(8).collect();
         assert_eq!(
@@ -665,7 +666,7 @@ mod tests {
         assert_eq!(row_frame(&stock, "/bin/hog", 10), "hog [context 10]");
         assert_eq!(row_frame(&stock, "", 24), "[context 24]");
         // Where upstream's records have idle samples, they are a row: the rows add up.
-        let idle = Profile { idle_ticks: Some(4), ..stock.clone() };
+        let idle = Profile::from(Parts { idle_ticks: Some(4), ..stock.clone().into_parts() });
         let text = render_system(&idle, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().take(5).collect();
         assert_eq!(
@@ -679,7 +680,7 @@ mod tests {
             ]
         );
         // With typed records (kernel-patch/events) each row is a process.
-        let typed = Profile { source: crate::profile::Source { typed_records: true, ..stock.source }, ..stock };
+        let typed = Profile::from(Parts { source: crate::profile::Source { typed_records: true, ..stock.source().clone() }, ..stock.into_parts() });
         let text = render_system(&typed, &processes, &kernel, None);
         let head: Vec<&str> = text.lines().skip(4).take(4).collect();
         assert_eq!(
@@ -693,9 +694,9 @@ mod tests {
         );
         assert!(text.contains("\nhog [pid 10] (/bin/hog)") && text.contains("\nAll 6 processes together:"), "{text}");
         // The CPUs sampled as profd says, the kernel's rings: every one with a ring of its own.
-        let four = Profile { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source.clone() }, ..typed.clone() };
+        let four = Profile::from(Parts { source: crate::profile::Source { cpus: Some(4), rings: Some(4), ..typed.source().clone() }, ..typed.clone().into_parts() });
         assert!(render_system(&four, &processes, &kernel, None).starts_with("System-wide (-a) in 0.05 s on 4 CPUs: 36 samples:\n"));
-        let three = Profile { source: crate::profile::Source { rings: Some(3), ..four.source }, ..four };
+        let three = Profile::from(Parts { source: crate::profile::Source { rings: Some(3), ..four.source().clone() }, ..four.into_parts() });
         let text = render_system(&three, &processes, &kernel, None);
         assert!(text.starts_with("System-wide (-a) in 0.05 s on 3 of 4 CPUs (the other sends the NMIs): 36 samples:\n"), "{text}");
         assert_eq!(row_frame(&typed, "/bin/hog", 10), "hog [pid 10]");
@@ -705,7 +706,7 @@ mod tests {
     /// row says what it became, not `sh` alone, beside 4,100 samples of fib's.
     #[test]
     fn a_program_that_execd_says_what_it_became() {
-        let p = Profile { pid: 177, user_ticks: 4100, later_execs: vec!["/scheme/initfs/bin/fib".into()], ..Default::default() };
+        let p = Profile::from(Parts { pid: 177, user_ticks: 4100, later_execs: vec!["/scheme/initfs/bin/fib".into()], ..Default::default() });
         let text = render("sh", None, &p, &Tree::default());
         assert!(text.contains("\n      177        -      4100  100.00  sh (exec'd /scheme/initfs/bin/fib)\n"), "{text}");
     }
@@ -720,18 +721,18 @@ mod tests {
                 pid: 100 + i as u32,
                 parent: Some(10),
                 program: "prog".into(),
-                profile: Profile {
+                profile: Profile::from(Parts {
                     foreign_samples: vec![(0x5555_0010, i)],
                     mappings: vec![Mapping { start: 0x5555_0000, len: 0x1000, path: "/bin/prog".into(), ..Default::default() }],
                     user_ticks: i,
                     kernel_ticks: Some(0),
                     ..Default::default()
-                },
+                }),
                 running: false,
             })
             .collect();
         let tree = tree_of(symbolizer, &Profile::default(), &children);
-        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
+        let text = render("prog", None, &Profile::from(Parts { pid: 10, ..Default::default() }), &tree);
         let sections: Vec<&str> = text.lines().filter(|l| l.starts_with("prog [pid ")).collect();
         assert_eq!(sections.len(), TOP_PROCESSES, "{text}");
         assert!(sections[0].starts_with("prog [pid 112] ") && sections[9].starts_with("prog [pid 103] "), "{text}");
@@ -752,12 +753,12 @@ mod tests {
                 pid: 1000 + i as u32,
                 parent: Some(10),
                 program: "/bin/true".into(),
-                profile: Profile { user_ticks: i, kernel_ticks: Some(0), ..Default::default() },
+                profile: Profile::from(Parts { user_ticks: i, kernel_ticks: Some(0), ..Default::default() }),
                 running: false,
             })
             .collect();
         let tree = tree_of(symbolizer, &Profile::default(), &children);
-        let text = render("prog", None, &Profile { pid: 10, ..Default::default() }, &tree);
+        let text = render("prog", None, &Profile::from(Parts { pid: 10, ..Default::default() }), &tree);
         let rows = text.lines().filter(|l| l.ends_with("  /bin/true")).count();
         // 50 rows, then the group's.
         assert_eq!(rows, MAX_PROCESS_ROWS + 1, "{text}");
@@ -777,11 +778,11 @@ mod tests {
             pid,
             parent: Some(10),
             program: program.into(),
-            profile: Profile { user_ticks: 3, kernel_ticks: Some(0), ..Default::default() },
+            profile: Profile::from(Parts { user_ticks: 3, kernel_ticks: Some(0), ..Default::default() }),
             running: false,
         };
         let tree = tree_of(symbolizer, &Profile::default(), &[run(11, "/usr/bin/make"), run(12, "make"), run(13, "/usr/bin/dash")]);
-        let main = Profile { pid: 10, user_ticks: 1, kernel_ticks: Some(0), ..Default::default() };
+        let main = Profile::from(Parts { pid: 10, user_ticks: 1, kernel_ticks: Some(0), ..Default::default() });
         let text = render("make", Some("/usr/bin/make"), &main, &tree);
         let by_program = &text[text.find("By program").unwrap()..];
         assert!(by_program.contains("\n        3         7   70.00  /usr/bin/make\n        1         3   30.00  /usr/bin/dash\n"), "{text}");

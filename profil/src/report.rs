@@ -128,22 +128,22 @@ pub fn minix_statistics(d: &ProfData) -> String {
 /// are of every CPU, at a rate); so a program that mostly waits is not read as "99 % its own
 /// code". Empty where the wall time or the CPU time is not known.
 pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
-    let Some(wall) = p.clock.elapsed else { return String::new() };
+    let Some(wall) = p.clock().elapsed else { return String::new() };
     // A tree (--children): the CPU time of every process of it, as the report's rows have it.
-    let tree = !p.is_system_wide() && !p.processes.is_empty();
-    let own = |q: &Profile| q.user_ticks.saturating_add(q.kernel_ticks.unwrap_or(0));
+    let tree = !p.is_system_wide() && !p.processes().is_empty();
+    let own = |q: &Profile| q.user_ticks().saturating_add(q.kernel_ticks().unwrap_or(0));
     let ticks = match tree {
         true => p.with_processes().fold(0u64, |n, q| n.saturating_add(own(q))),
         false => own(p),
     } as f64;
-    let sent = p.source.record_span.map_or(0, |r| r.rate_sent);
-    let clocked = |q: &Profile| q.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
+    let sent = p.source().record_span.map_or(0, |r| r.rate_sent);
+    let clocked = |q: &Profile| q.clock().threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
     let mut lost = String::new();
-    let (cpu, how) = match p.source.sampling {
+    let (cpu, how) = match p.source().sampling {
         None if frequency_hz > 0 => (ticks / frequency_hz as f64, String::new()),
-        Some(_) if !p.clock.threads.is_empty() => {
+        Some(_) if !p.clock().threads.is_empty() => {
             // The processes the kernel's records clock; those it does not, by their samples.
-            let theirs = p.processes.iter().filter(|_| tree).map(|c| match c.profile.clock.threads.is_empty() {
+            let theirs = p.processes().iter().filter(|_| tree).map(|c| match c.profile.clock().threads.is_empty() {
                 false => clocked(&c.profile) as f64 / 1e9,
                 true if sent > 0 => own(&c.profile) as f64 / sent as f64,
                 true => 0.0,
@@ -159,7 +159,7 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
                 // which loses ticks under a loaded host) differ by several percent: the CPU
                 // time is put on the elapsed time's clock by the session's span in both.
                 let records = g.ns as f64 / 1e9;
-                let scale = match p.source.record_span.map_or(0, |r| r.span_ns) {
+                let scale = match p.source().record_span.map_or(0, |r| r.span_ns) {
                     0 => 1.0,
                     span => (wall.as_secs_f64() * 1e9 / span as f64).clamp(0.8, 1.25),
                 };
@@ -179,7 +179,7 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     };
     let wall = wall.as_secs_f64();
     let share = if wall > 0.0 { cpu * 100.0 / wall } else { 0.0 };
-    let whose = match p.processes.len() {
+    let whose = match p.processes().len() {
         _ if !tree => String::new(),
         1 => " in its 2 processes".to_string(),
         n => format!(" in its {} processes", n + 1),
@@ -187,7 +187,7 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     let mut out = format!("Time: {wall:.2} s elapsed, {cpu:.2} s of it on a CPU{whose}{how} ({share:.0} % of the elapsed time");
     // Only several threads (or processes) can be on CPUs longer than the run lasted; one that
     // seems to was measured by two clocks (the kernel's records', profil's elapsed time).
-    let one_thread = p.clock.threads.len().max(p.by_thread.len()) == 1;
+    let one_thread = p.clock().threads.len().max(p.by_thread().len()) == 1;
     out.push_str(match share {
         s if s > 105.0 && tree => ": several processes ran at once)\n",
         s if s > 105.0 && !one_thread => ": several threads ran at once)\n",
@@ -216,7 +216,7 @@ struct GapTime {
 fn on_cpu_by_gaps(p: &Profile, rate: u64) -> Option<GapTime> {
     let period = 1_000_000_000 / rate.max(1);
     let mut by_tid: std::collections::BTreeMap<u32, Vec<u64>> = std::collections::BTreeMap::new();
-    for t in p.timeline.samples.iter().filter(|t| !matches!(t.at, crate::timeline::At::Blocked(_))) {
+    for t in p.timeline().samples.iter().filter(|t| !matches!(t.at, crate::timeline::At::Blocked(_))) {
         by_tid.entry(t.tid).or_default().push(t.time);
     }
     let samples: u64 = by_tid.values().map(|v| v.len() as u64).sum();
@@ -241,14 +241,14 @@ fn on_cpu_by_gaps(p: &Profile, rate: u64) -> Option<GapTime> {
 /// the session's to its end); a line per thread where there are several.
 pub fn clock_section(p: &Profile) -> String {
     let mut out = String::new();
-    if p.clock.threads.is_empty() {
+    if p.clock().threads.is_empty() {
         return out;
     }
-    let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
+    let sum = |f: &dyn Fn(&prof_core::ledger::ThreadTime) -> u64| p.clock().threads.iter().fold(0u64, |n, t| n.saturating_add(f(t)));
     let (wall, on, blocked, preempted) = (sum(&|t| t.wall), sum(&|t| t.on_cpu()), sum(&|t| t.blocked), sum(&|t| t.preempted));
     let unknown = sum(&|t| t.unknown);
     let seconds = |ns: u64| ns as f64 / 1e9;
-    let threads = match p.clock.threads.len() {
+    let threads = match p.clock().threads.len() {
         1 => "1 thread".to_string(),
         n => format!("{n} threads"),
     };
@@ -262,17 +262,17 @@ pub fn clock_section(p: &Profile) -> String {
         let _ = writeln!(out, "{:>9.3} {:>7.2}  {what}", seconds(ns), percent(ns, wall));
     }
     if unknown > 0 {
-        let seen = p.clock.threads.iter().filter(|t| t.unknown > 0).count() as u64;
+        let seen = p.clock().threads.iter().filter(|t| t.unknown > 0).count() as u64;
         // Switch records (Redox): a record lost; looks (Linux): a thread no look saw.
-        let why = match p.source.typed_records {
+        let why = match p.source().typed_records {
             true => format!("{} lost a switch record (the time around it is none of the three)", count(seen, "thread")),
             false => format!("{} began and ended between two looks (on a CPU: what their ticks show)", count(seen, "thread")),
         };
         let _ = writeln!(out, "{:>9.3} {:>7.2}  not known: {why}", seconds(unknown), percent(unknown, wall));
     }
-    if p.clock.threads.len() > 1 {
+    if p.clock().threads.len() > 1 {
         let _ = writeln!(out, "      tid  seconds on CPU blocked preempted{}", if unknown > 0 { " not known" } else { "" });
-        let (shown, rest) = busiest(&p.clock.threads, |t| t.on_cpu());
+        let (shown, rest) = busiest(&p.clock().threads, |t| t.on_cpu());
         for t in shown {
             let not_known = match unknown {
                 0 => String::new(),
@@ -305,27 +305,27 @@ pub use crate::profile::ExitKind;
 /// `interpreters`: the program is a `#!` script these ran (the last one's text is binned).
 pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interpreters: &[String], exit: ExitKind) -> String {
     let mut out = String::new();
-    let kernel = match p.kernel_ticks {
+    let kernel = match p.kernel_ticks() {
         Some(k) => format!("{k} kernel"),
         None => "kernel not counted (not permitted)".into(),
     };
-    let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks, p.data.total(), p.lost);
+    let _ = writeln!(out, "Ticks: {} user ({} in bins), {kernel}, {} lost", p.user_ticks(), p.data().total(), p.lost());
     sampling_lines(&mut out, p);
-    if p.lost > 0 {
-        let were = if p.lost == 1 { "was" } else { "were" };
-        let _ = writeln!(out, "Warning: {} {were} lost; the profile undercounts.", count(p.lost, "sample"));
+    if p.lost() > 0 {
+        let were = if p.lost() == 1 { "was" } else { "were" };
+        let _ = writeln!(out, "Warning: {} {were} lost; the profile undercounts.", count(p.lost(), "sample"));
     }
     if let Some(sp) = stacks {
-        let kernel = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
+        let kernel = p.kernel_samples().iter().fold(0u64, |n, s| n.saturating_add(s.1));
         let of = match kernel {
-            0 => count(p.user_ticks, "user sample"),
-            k => format!("{} (user and kernel)", count(p.user_ticks.saturating_add(k), "sample")),
+            0 => count(p.user_ticks(), "user sample"),
+            k => format!("{} (user and kernel)", count(p.user_ticks().saturating_add(k), "sample")),
         };
         let _ = writeln!(out, "Call stacks: {} of {of}, {} truncated (their outermost callers are missing)", sp.total, sp.truncated);
     }
     // With --children they have a section of their own.
-    if p.children.1 > 0 && p.processes.is_empty() {
-        let (processes, samples) = p.children;
+    if p.children().1 > 0 && p.processes().is_empty() {
+        let (processes, samples) = p.children();
         let processes = if processes == 1 { "1 process".to_string() } else { format!("{processes} processes") };
         let _ = writeln!(
             out,
@@ -333,7 +333,7 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interp
             count(samples, "sample")
         );
     }
-    if let Some(r) = p.stop_reason {
+    if let Some(r) = p.stop_reason() {
         let _ = writeln!(out, "Session ended by: {}", r.as_str());
     }
     // The text the bins cover: the program's, or its interpreter's.
@@ -346,10 +346,10 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interp
         None => format!("'{program}'"),
     };
     // One line for a chain of execs (a version manager's shims exec several times).
-    if !p.later_execs.is_empty() {
+    if !p.later_execs().is_empty() {
         let other = crate::profile::ANOTHER_PROGRAM;
-        let known: Vec<&str> = p.later_execs.iter().map(String::as_str).filter(|e| *e != other).collect();
-        let unknown = p.later_execs.len() - known.len();
+        let known: Vec<&str> = p.later_execs().iter().map(String::as_str).filter(|e| *e != other).collect();
+        let unknown = p.later_execs().len() - known.len();
         let mut names = known.join(", ");
         match (known.is_empty(), unknown) {
             (_, 0) => {}
@@ -358,12 +358,12 @@ pub fn summary(p: &Profile, stacks: Option<&StackProfile>, program: &str, interp
             (false, 1) => names += " and 1 other",
             (false, n) => names += &format!(" and {n} others"),
         }
-        let (what, became) = match p.later_execs.len() {
+        let (what, became) = match p.later_execs().len() {
             1 => (names, "the program it became"),
             n => (format!("{n} times ({names}; busiest first)"), "the programs it became"),
         };
         // Bins of a program that handed its run over at once are empty: say why, plainly.
-        let empty = match p.data.total() {
+        let empty = match p.data().total() {
             0 => ", which had none of the samples (the flat profile has the work)",
             _ => "",
         };
@@ -421,14 +421,14 @@ pub const UPSTREAM_IDLE: &str = "idle, what upstream's profiler records of it (k
 /// warning where the source delivered much less than asked; nothing where the run has no
 /// source to name.
 pub fn sampling_lines(out: &mut String, p: &Profile) {
-    if let Some(s) = p.source.sampling {
+    if let Some(s) = p.source().sampling {
         // Upstream's sender runs at the kernel's rate; with kernel-patch/events at the one asked.
         let at = match s.rate {
             0 => "at the kernel's rate (-F has no effect)",
             _ => "at the rate asked (-F)",
         };
         let what = match s.source {
-            "timer" if p.source.typed_records => "upstream's profiler with typed records (kernel-patch/events) on one CPU, none to give to \
+            "timer" if p.source().typed_records => "upstream's profiler with typed records (kernel-patch/events) on one CPU, none to give to \
                  NMIs: its timer tick, idle and kernel code with interrupts on included (a system call, run with interrupts \
                  off, shows at the instruction after it); the clock and the daemons' work from its switch and request records"
                 .to_string(),
@@ -436,7 +436,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
             "timer" => {
                 "the kernel's timer tick, user mode only (no NMI source for -F: the kernel has none, or the machine no HPET it can use)".to_string()
             }
-            "nmi-ipi" if !p.source.typed_records => format!(
+            "nmi-ipi" if !p.source().typed_records => format!(
                 "upstream's profiler: NMIs from a CPU of its own {at}, kernel code with interrupts off only; the daemons' \
                  work for the program, the clock and the waits need kernel-patch/events"
             ),
@@ -451,7 +451,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
         let nmi = s.source != "timer";
         // The rate the source sent, where its records time it: what it delivered is less where
         // the kernel leaves samples out (idle, kernel code with interrupts on).
-        let sent = p.source.record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
+        let sent = p.source().record_span.map(|r| r.rate_sent).filter(|&n| n > 0);
         let delivered = achieved.map_or(String::new(), |r| format!(", {r:.0} delivered"));
         let rate = match (achieved, nmi, sent) {
             (_, _, Some(n)) if s.rate == 0 => format!("the kernel's rate, {n} a second per CPU by its records' clock{delivered}"),
@@ -479,6 +479,7 @@ pub fn sampling_lines(out: &mut String, p: &Profile) {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_core::image::TextSegment;
     use prof_core::BinLayout;
@@ -542,7 +543,7 @@ mod tests {
     #[test]
     fn the_sampling_line_of_upstreams_profiler_says_what_its_records_give() {
         let sampling = Some(prof_core::sampler::Sampling::upstream());
-        let mut stock = Profile { source: crate::profile::Source { sampling, ..Default::default() }, ..Default::default() };
+        let mut stock = Profile::from(Parts { source: crate::profile::Source { sampling, ..Default::default() }, ..Default::default() });
         let mut out = String::new();
         sampling_lines(&mut out, &stock);
         assert_eq!(
@@ -550,7 +551,7 @@ mod tests {
             "Sampling: nmi-ipi, the kernel's rate: upstream's profiler: NMIs from a CPU of its own at the kernel's rate (-F has no effect), \
              kernel code with interrupts off only; the daemons' work for the program, the clock and the waits need kernel-patch/events\n"
         );
-        stock.source.typed_records = true;
+        stock.parts_mut().source.typed_records = true;
         out.clear();
         sampling_lines(&mut out, &stock);
         assert_eq!(
@@ -560,7 +561,7 @@ mod tests {
              its switch and request records\n"
         );
         // A kernel with the rate patch took -F.
-        let asked = Profile { source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 4000 }), ..stock.source }, ..stock };
+        let asked = Profile::from(Parts { source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 4000 }), ..stock.source().clone() }, ..stock.into_parts() });
         out.clear();
         sampling_lines(&mut out, &asked);
         assert_eq!(
@@ -573,12 +574,12 @@ mod tests {
 
     #[test]
     fn the_time_line_sets_cpu_time_beside_the_wall_time() {
-        let p = |user, elapsed: f64| Profile {
+        let p = |user, elapsed: f64| Profile::from(Parts {
             user_ticks: user,
             kernel_ticks: Some(20),
             clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_secs_f64(elapsed)), ..Default::default() },
             ..Default::default()
-        };
+        });
         // 480 + 20 ticks at 1 kHz: 0.5 s of CPU in 3.2 s.
         assert_eq!(
             time_line(&p(480, 3.2), 1000),
@@ -592,17 +593,17 @@ mod tests {
             pid,
             parent: Some(1),
             program: "/bin/busy".into(),
-            profile: Profile { user_ticks: user, kernel_ticks: Some(0), ..Default::default() },
+            profile: Profile::from(Parts { user_ticks: user, kernel_ticks: Some(0), ..Default::default() }),
             running: false,
         };
-        tree.processes = vec![child(2, 1000), child(3, 2000)];
+        tree.parts_mut().processes = vec![child(2, 1000), child(3, 2000)];
         assert_eq!(
             time_line(&tree, 1000),
             "Time: 2.00 s elapsed, 4.00 s of it on a CPU in its 3 processes (200 % of the elapsed time: several processes ran at once)\n"
         );
-        tree.user_ticks = 0;
-        tree.kernel_ticks = Some(0);
-        tree.processes.truncate(1);
+        tree.parts_mut().user_ticks = 0;
+        tree.parts_mut().kernel_ticks = Some(0);
+        tree.parts_mut().processes.truncate(1);
         assert_eq!(
             time_line(&tree, 1000),
             "Time: 2.00 s elapsed, 1.00 s of it on a CPU in its 2 processes (50 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -611,16 +612,16 @@ mod tests {
         // no line.
         assert_eq!(time_line(&Profile::default(), 1000), "");
         let mut redox = p(10, 1.0);
-        redox.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+        redox.parts_mut().source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
         assert_eq!(time_line(&redox, 1000), "");
         // With it: the threads' time on a CPU by the kernel's clock.
-        redox.clock.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![], unknown: 0 }];
+        redox.parts_mut().clock.threads = vec![prof_core::ledger::ThreadTime { tid: 1, wall: 990_000_000, preempted: 0, blocked: 740_000_000, waits: vec![], unknown: 0 }];
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 1.00 s elapsed, 0.25 s of it on a CPU (25 % of the elapsed time; the rest the program waited or was not running)\n"
         );
         // One thread cannot have run longer than the run: two clocks disagree (`sleep 0`).
-        redox.clock.elapsed = Some(std::time::Duration::from_millis(200));
+        redox.parts_mut().clock.elapsed = Some(std::time::Duration::from_millis(200));
         assert_eq!(
             time_line(&redox, 1000),
             "Time: 0.20 s elapsed, 0.25 s of it on a CPU (125 % of the elapsed time: one thread, its CPU time by the kernel's clock, the elapsed time by profil's)\n"
@@ -629,9 +630,9 @@ mod tests {
         // second. Without that rate, no line.
         let span = prof_core::sampler::RecordSpan { rate_sent: 980, span_ns: 2_000_000_000 };
         let mut stock = p(470, 2.0);
-        stock.source.sampling = Some(prof_core::sampler::Sampling::upstream());
+        stock.parts_mut().source.sampling = Some(prof_core::sampler::Sampling::upstream());
         assert_eq!(time_line(&stock, 1000), "");
-        stock.source.record_span = Some(span);
+        stock.parts_mut().source.record_span = Some(span);
         assert_eq!(
             time_line(&stock, 1000),
             "Time: 2.00 s elapsed, 0.50 s of it on a CPU by its samples (25 % of the elapsed time; the rest the program waited or was not running)\n"
@@ -640,11 +641,11 @@ mod tests {
         // third sample lost and a run of 10 lost (gaps of 2 and 11 periods: it ran through
         // them), a wait of half a second (one period counted), a run of 0.2 s: 1.20 s on a
         // CPU, 861 of 1,200 samples recorded.
-        stock.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, ..span });
+        stock.parts_mut().source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, ..span });
         let run = |from: u64, to: u64| (from..to).map(|ms| ms * 1_000_000);
         let lost = |t: &u64| (t / 1_000_000) % 3 != 2 && !(500..510).contains(&(t / 1_000_000));
         let times = run(0, 1000).filter(lost).chain(run(1500, 1700));
-        stock.timeline.samples =
+        stock.parts_mut().timeline.samples =
             times.map(|time| crate::timeline::TimedSample { time, tid: 1, at: crate::timeline::At::Cpu(crate::frame::Frame::Program(0x1000)), stack: None }).collect();
         assert_eq!(
             time_line(&stock, 1000),
@@ -653,7 +654,7 @@ mod tests {
         );
         // The records' clock 10 % ahead of profil's (the guest's, losing ticks): the session's
         // span is 2.2 s by the records, 2.0 s by profil: the CPU time on profil's clock.
-        stock.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, span_ns: 2_200_000_000 });
+        stock.parts_mut().source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 1000, span_ns: 2_200_000_000 });
         assert!(time_line(&stock, 1000).starts_with("Time: 2.00 s elapsed, 1.09 s of it on a CPU by the gaps between its samples (55 % "), "{}", time_line(&stock, 1000));
     }
 
@@ -668,14 +669,14 @@ mod tests {
         // 3 s of records on the one sampled CPU of two: 2,700 samples (the program's 2,000,
         // others' 700), where profil's wall time was 4 s.
         let servers = ServersReport { account: Account { other: 700, ..Default::default() }, ..Default::default() };
-        let mut p = Profile {
+        let mut p = Profile::from(Parts {
             user_ticks: 1990,
             kernel_ticks: Some(10),
             servers: Some(servers),
             source: crate::profile::Source { sampling: Some(Sampling::upstream()), cpus: Some(2), record_span: Some(RecordSpan { rate_sent: 954, span_ns: 3_000_000_000 }), ..Default::default() },
             clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_secs(4)), ..Default::default() },
             ..Default::default()
-        };
+        });
         assert_eq!(p.achieved_rate(), Some(900.0));
         let line = |p: &Profile| {
             let mut out = String::new();
@@ -684,29 +685,29 @@ mod tests {
         };
         assert_eq!(line(&p), "Sampling: nmi-ipi, the kernel's rate, 954 a second per CPU by its records' clock, 900 delivered");
         // Asked for 1000: 954 sent, 900 delivered: no warning (over 95 % sent); 940 sent is.
-        p.source.sampling = Some(Sampling { source: "nmi-ipi", rate: 1000 });
+        p.parts_mut().source.sampling = Some(Sampling { source: "nmi-ipi", rate: 1000 });
         assert_eq!(line(&p), "Sampling: nmi-ipi, 1000 a second per CPU asked, 954 sent, 900 delivered");
         let mut out = String::new();
         sampling_lines(&mut out, &p);
         assert!(!out.contains("Warning"), "{out}");
-        p.source.record_span = Some(RecordSpan { rate_sent: 940, span_ns: 3_000_000_000 });
+        p.parts_mut().source.record_span = Some(RecordSpan { rate_sent: 940, span_ns: 3_000_000_000 });
         out.clear();
         sampling_lines(&mut out, &p);
         assert!(out.contains("Warning: the source delivered 94 % of the rate asked"), "{out}");
         // Records too few to time the source (`profil sleep 0`): no rate delivered, no
         // warning; without the records' timing at all, over profil's wall time.
-        p.source.record_span = Some(RecordSpan { rate_sent: 0, span_ns: 2_000_000 });
+        p.parts_mut().source.record_span = Some(RecordSpan { rate_sent: 0, span_ns: 2_000_000 });
         assert_eq!(p.achieved_rate(), None);
         out.clear();
         sampling_lines(&mut out, &p);
         assert!(out.starts_with("Sampling: nmi-ipi, 1000 a second per CPU: upstream's"), "{out}");
-        p.source.record_span = None;
+        p.parts_mut().source.record_span = None;
         assert_eq!(p.achieved_rate(), Some(675.0));
         // One CPU, the tick (kernel-patch/events): every CPU is sampled; idle is.
-        let tick = Profile {
+        let tick = Profile::from(Parts {
             source: crate::profile::Source { sampling: Some(Sampling { source: "timer", rate: 0 }), typed_records: true, cpus: Some(1), rings: None, record_span: Some(RecordSpan { rate_sent: 246, span_ns: 10_000_000_000 }), kernel: None },
-            ..p
-        };
+            ..p.into_parts()
+        });
         assert_eq!(tick.achieved_rate(), Some(270.0));
         let mut out = String::new();
         sampling_lines(&mut out, &tick);
@@ -719,13 +720,13 @@ mod tests {
     #[test]
     fn the_clock_section_by_thread() {
         use prof_core::ledger::ThreadTime;
-        let p = Profile {
+        let p = Profile::from(Parts {
             clock: crate::profile::Clock { threads: vec![
                 ThreadTime { tid: 7, wall: 800_000_000, preempted: 0, blocked: 799_000_000, waits: Vec::new(), unknown: 0 },
                 ThreadTime { tid: 8, wall: 500_000_000, preempted: 3_000_000, blocked: 0, waits: Vec::new(), unknown: 0 },
             ], ..Default::default() },
             ..Default::default()
-        };
+        });
         assert_eq!(
             clock_section(&p),
             "By the clock (2 threads, 1.30 s of thread time):\n\
@@ -740,7 +741,7 @@ mod tests {
         assert_eq!(clock_section(&Profile::default()), "");
         // A thread no look saw, which its ticks show ran 20 ms of its 100: 80 ms not known.
         let mut p = p;
-        p.clock.threads.push(ThreadTime { tid: 9, wall: 100_000_000, preempted: 0, blocked: 0, waits: Vec::new(), unknown: 80_000_000 });
+        p.parts_mut().clock.threads.push(ThreadTime { tid: 9, wall: 100_000_000, preempted: 0, blocked: 0, waits: Vec::new(), unknown: 80_000_000 });
         let text = clock_section(&p);
         assert!(
             text.contains("\n    0.080    5.71  not known: 1 thread began and ended between two looks (on a CPU: what their ticks show)\n"),
@@ -748,7 +749,7 @@ mod tests {
         );
         assert!(text.contains("\n      tid  seconds on CPU blocked preempted not known\n"), "{text}");
         // From switch records (Redox), the same time is a lost record's.
-        let redox = Profile { source: crate::profile::Source { typed_records: true, ..p.source.clone() }, ..p.clone() };
+        let redox = Profile::from(Parts { source: crate::profile::Source { typed_records: true, ..p.source().clone() }, ..p.clone().into_parts() });
         let text = clock_section(&redox);
         assert!(text.contains("not known: 1 thread lost a switch record (the time around it is none of the three)\n"), "{text}");
         assert!(text.ends_with("\n        9    0.100  0.020   0.000     0.000     0.080\n"), "{text}");
@@ -763,7 +764,7 @@ mod tests {
         let threads = (0..30u32)
             .map(|i| ThreadTime { tid: 100 + i, wall: 100_000_000, preempted: 0, blocked: 100_000_000 - u64::from(i) * 1_000_000, waits: Vec::new(), unknown: 0 })
             .collect();
-        let p = Profile { clock: crate::profile::Clock { threads, ..Default::default() }, ..Default::default() };
+        let p = Profile::from(Parts { clock: crate::profile::Clock { threads, ..Default::default() }, ..Default::default() });
         let text = clock_section(&p);
         let rows: Vec<&str> = text.lines().skip(6).collect();
         assert_eq!(rows.len(), 21, "{text}");
@@ -775,15 +776,15 @@ mod tests {
 
     #[test]
     fn summary_lines() {
-        let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 3)]), user_ticks: 5, ..Default::default() };
-        p.kernel_ticks = Some(2);
-        p.stop_reason = Some(prof_core::StopReason::Exit);
+        let mut p = Profile::from(Parts { data: data(0x50, 0x300, 128, &[(0, 3)]), user_ticks: 5, ..Default::default() });
+        p.parts_mut().kernel_ticks = Some(2);
+        p.parts_mut().stop_reason = Some(prof_core::StopReason::Exit);
         assert_eq!(
             summary(&p, None, "fib", &[], ExitKind::Exited(0)),
             "Ticks: 5 user (3 in bins), 2 kernel, 0 lost\nSession ended by: exit\n'fib' exited with status 0\n"
         );
-        p.kernel_ticks = None;
-        p.lost = 4;
+        p.parts_mut().kernel_ticks = None;
+        p.parts_mut().lost = 4;
         assert_eq!(
             summary(&p, None, "fib", &[], ExitKind::Signaled(9)),
             "Ticks: 5 user (3 in bins), kernel not counted (not permitted), 4 lost\n\
@@ -795,8 +796,8 @@ mod tests {
     #[test]
     fn counts_are_singular_or_plural() {
         assert_eq!((count(0, "sample"), count(1, "sample"), count(2, "sample")), ("0 samples".into(), "1 sample".into(), "2 samples".into()));
-        let mut p = Profile { data: data(0x50, 0x300, 128, &[(0, 1)]), user_ticks: 1, lost: 1, ..Default::default() };
-        p.kernel_ticks = Some(0);
+        let mut p = Profile::from(Parts { data: data(0x50, 0x300, 128, &[(0, 1)]), user_ticks: 1, lost: 1, ..Default::default() });
+        p.parts_mut().kernel_ticks = Some(0);
         let s = summary(&p, None, "fib", &[], ExitKind::Signaled(libc::SIGSEGV));
         assert!(s.contains("Warning: 1 sample was lost; the profile undercounts.\n"), "{s}");
         assert!(s.ends_with("'fib' was killed by SIGSEGV (11)\n"), "{s}");
@@ -830,7 +831,7 @@ mod tests {
     #[test]
     fn the_stacks_line_counts_the_named_stacks() {
         let mut p = crate::stacks::tests::profile();
-        p.user_ticks = 9;
+        p.parts_mut().user_ticks = 9;
         let sp = crate::stacks::tests::built(crate::stacks::tests::symbolizer(), &p).0.unwrap();
         let line = summary(&p, Some(&sp), "abc", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 9 of 9 user samples, 1 truncated (their outermost callers are missing)\n"), "{line}");
@@ -843,7 +844,7 @@ mod tests {
             prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new("/bin/fib"), symbols),
             "fib", Default::default(),
         );
-        let walked = Profile {
+        let walked = Profile::from(Parts {
             stacks_recorded: true,
             stacks: vec![crate::profile::Stack {
                 frames: vec![crate::profile::Frame::Program(0x1010), crate::profile::Frame::Program(0x1120)],
@@ -852,7 +853,7 @@ mod tests {
             }],
             user_ticks: 4,
             ..Default::default()
-        };
+        });
         let sp = crate::stacks::tests::built(s, &walked).0.unwrap();
         let line = summary(&walked, Some(&sp), "fib", &[], ExitKind::Exited(0));
         assert!(line.contains("Call stacks: 4 of 4 user samples, 0 truncated"), "{line}");

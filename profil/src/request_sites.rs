@@ -62,7 +62,7 @@ impl KeySites {
 /// stacks (the program, the processes it started, `-a`'s), named with that process's
 /// mappings. Empty where the run recorded no stacks.
 pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, KeySites>> {
-    let Some(log) = &p.requests else { return BTreeMap::new() };
+    let Some(log) = p.requests() else { return BTreeMap::new() };
     let mut out = BTreeMap::new();
     for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
         let space = names.space(crate::naming::mappings_of(p, pid));

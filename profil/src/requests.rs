@@ -122,18 +122,18 @@ fn ranked(mut rows: Vec<Row>) -> Vec<Row> {
 /// with the call sites of `sites` (by pid, [`crate::request_sites::sites`]), the tree's
 /// together.
 pub fn table(p: &Profile, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<RequestTable> {
-    let log = p.requests.as_ref()?;
+    let log = p.requests()?;
     if let Some(why) = &log.refused {
         return Some(blocked_table(p, why));
     }
     let processes = log.by_pid.len().max(1);
-    let tree = log.by_pid.keys().any(|&pid| pid != p.pid);
+    let tree = log.by_pid.keys().any(|&pid| pid != p.pid());
     let requests = match tree {
         true => log.merged(),
-        false => log.by_pid.get(&p.pid).cloned().unwrap_or_default(),
+        false => log.by_pid.get(&p.pid()).cloned().unwrap_or_default(),
     };
     let mut t = RequestTable::of(&requests, log.source, processes, log.lost);
-    for (_, by_key) in sites.iter().filter(|&(&pid, _)| tree || pid == p.pid) {
+    for (_, by_key) in sites.iter().filter(|&(&pid, _)| tree || pid == p.pid()) {
         for (key, s) in by_key {
             t.sites.entry(key.clone()).or_default().merge(s);
         }
@@ -149,8 +149,8 @@ pub fn table(p: &Profile, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>)
 /// left out), as a table without latencies.
 fn blocked_table(p: &Profile, why: &str) -> RequestTable {
     let mut by_call: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for w in p.clock.threads.iter().flat_map(|t| &t.waits).filter(|w| w.site != UNSEEN) {
-        let Some(site) = p.clock.wait_sites.get(w.site as usize) else { continue };
+    for w in p.clock().threads.iter().flat_map(|t| &t.waits).filter(|w| w.site != UNSEEN) {
+        let Some(site) = p.clock().wait_sites.get(w.site as usize) else { continue };
         let e = by_call.entry(site.call.as_str()).or_insert((0, 0));
         *e = (e.0.saturating_add(w.count), e.1.saturating_add(w.ns));
     }
@@ -158,7 +158,7 @@ fn blocked_table(p: &Profile, why: &str) -> RequestTable {
         .into_iter()
         .map(|(call, (count, total))| Row { key: RequestKey::call(call.to_string()), count, total, latencies: None })
         .collect();
-    let processes = 1 + p.processes.len();
+    let processes = 1 + p.processes().len();
     RequestTable {
         measured: Measured::BlockedTime(why.to_string()),
         processes,
@@ -330,7 +330,7 @@ fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
 /// line where they were asked for and this system's backend records none; `top`: `--top`.
 pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
     match table(p, sites) {
-        Some(t) => Some(render(&t, crate::processes::base_name(name), p.pid, top.unwrap_or(DEFAULT_TOP)) + "\n"),
+        Some(t) => Some(render(&t, crate::processes::base_name(name), p.pid(), top.unwrap_or(DEFAULT_TOP)) + "\n"),
         None if asked => Some("Requests: none recorded (this system's backend does not record them yet)\n\n".to_string()),
         None => None,
     }
@@ -383,11 +383,11 @@ pub struct ProcessRow {
 /// call sites (`sites`, by pid) under `-g`. A line where they were asked for and this
 /// system's backend records none.
 pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
-    let Some(log) = &p.requests else {
+    let Some(log) = p.requests() else {
         return asked.then(|| "Requests: none recorded (this system's backend does not record them for -a yet)\n".to_string());
     };
     let top = top.unwrap_or(DEFAULT_TOP);
-    let name = |pid: u32| p.processes.iter().find(|c| c.pid == pid).map_or("?", |c| crate::processes::base_name(&c.program)).to_string();
+    let name = |pid: u32| p.processes().iter().find(|c| c.pid == pid).map_or("?", |c| crate::processes::base_name(&c.program)).to_string();
     let mut rows: Vec<ProcessRow> = log
         .by_pid
         .iter()
@@ -450,6 +450,7 @@ fn row(out: &mut String, width: usize, name: &str, count: u64, total_ns: u64, fi
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_core::requests::{Request, RequestLog};
 
@@ -470,7 +471,7 @@ mod tests {
         call("wait4", 2_500_000_000);
         call("getpid", 300);
         log.by_pid.get_mut(&42).unwrap().unfinished = 2;
-        Profile { pid: 42, requests: Some(log), ..Default::default() }
+        Profile::from(Parts { pid: 42, requests: Some(log), ..Default::default() })
     }
 
     #[test]
@@ -555,7 +556,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         // A tree's sites add up by name over its processes; a process with no requests of a key
         // brings none.
         let mut p = example();
-        p.requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5, taken_by: None });
+        p.parts_mut().requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5, taken_by: None });
         let mut more = sites.clone();
         more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 0 })]));
         let t = table(&p, &more).unwrap();
@@ -582,12 +583,12 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         add(8, "write", 2_000, 1);
         add(9, "poll", 10, 1);
         let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
-        let p = Profile {
+        let p = Profile::from(Parts {
             idle_ticks: Some(0),
             processes: vec![child(7, "/usr/bin/dd"), child(8, "/usr/bin/cat"), child(9, "/usr/sbin/sshd")],
             requests: Some(log),
             ..Default::default()
-        };
+        });
         let text = system_section(&p, true, Some(2), &BTreeMap::new()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[..5], [
@@ -602,7 +603,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         assert!(text.contains("Requests (system calls of every process together, 3 processes, each timed"), "{text}");
         assert!(text.contains("\n  write            4     0.000005 "), "{text}");
         // Nothing recorded: a line where asked, else nothing.
-        let none = Profile { idle_ticks: Some(0), ..Default::default() };
+        let none = Profile::from(Parts { idle_ticks: Some(0), ..Default::default() });
         assert_eq!(system_section(&none, true, None, &BTreeMap::new()).as_deref(), Some("Requests: none recorded (this system's backend does not record them for -a yet)\n"));
         assert_eq!(system_section(&none, false, None, &BTreeMap::new()), None);
     }
@@ -610,7 +611,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
     #[test]
     fn a_tree_s_table_sums_its_processes() {
         let mut p = example();
-        let log = p.requests.as_mut().unwrap();
+        let log = p.parts_mut().requests.as_mut().unwrap();
         log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5, taken_by: None });
         log.lost = 3;
         let t = table(&p, &BTreeMap::new()).unwrap();
@@ -630,7 +631,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let mut p = crate::profile::example();
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         log.refused = Some("the raw_syscalls tracepoints could not be opened: Permission denied (os error 13)".into());
-        p.requests = Some(log);
+        p.parts_mut().requests = Some(log);
         let t = table(&p, &BTreeMap::new()).unwrap();
         let text = render(&t, "fib", 42, 20);
         let expected = "\

@@ -78,13 +78,13 @@ pub fn name_servers(report: &ServersReport, names: &Names) -> Vec<ServerFunction
 /// The section. `servers` is `None` where the backend does not label servers (Linux).
 pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[ServerFunctions])>) -> String {
     let mut out = String::new();
-    let kernel = p.kernel_ticks.unwrap_or(0);
+    let kernel = p.kernel_ticks().unwrap_or(0);
     let Some((report, named)) = servers else {
-        let all = p.user_ticks.saturating_add(kernel);
+        let all = p.user_ticks().saturating_add(kernel);
         let _ = writeln!(out, "Where the time went ({all} ticks of '{program}'):");
         let _ = writeln!(out, "    ticks       %  where");
-        let _ = writeln!(out, "{:>9} {:>7.2}  its own code", p.user_ticks, percent(p.user_ticks, all));
-        match p.kernel_ticks {
+        let _ = writeln!(out, "{:>9} {:>7.2}  its own code", p.user_ticks(), percent(p.user_ticks(), all));
+        match p.kernel_ticks() {
             Some(k) => {
                 let _ = writeln!(out, "{k:>9} {:>7.2}  the kernel, for it", percent(k, all));
             }
@@ -97,7 +97,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     let a = &report.account;
     // Upstream's profiler (a stock kernel) records idle only where interrupts are off, and
     // tells no daemon's work apart.
-    let upstream = p.source.sampling.is_some_and(|s| s.is_upstreams());
+    let upstream = p.source().sampling.is_some_and(|s| s.is_upstreams());
     // What it records of idle is a row, in the total (as -a's): the rows add up to it.
     let idle = match upstream {
         true => (a.idle > 0).then_some(crate::report::UPSTREAM_IDLE),
@@ -108,7 +108,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));
     let kernel_elsewhere = a.server_kernel.saturating_sub(in_rows);
     let rows: Vec<(u64, String)> = [
-        (p.user_ticks, "its own code".to_string()),
+        (p.user_ticks(), "its own code".to_string()),
         (kernel, "the kernel, for it".to_string()),
     ]
     .into_iter()
@@ -130,12 +130,12 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
             let _ = writeln!(out, "{}", crate::report::UPSTREAM_IDLE_ROW);
         }
         // Its typed records have the requests too.
-        if !p.source.typed_records {
+        if !p.source().typed_records {
             let _ = writeln!(out, "The daemons' work for '{program}' is not told apart by upstream's profiler: it is among the other processes.");
             return out;
         }
     }
-    let for_it = p.user_ticks.saturating_add(kernel).saturating_add(a.servers());
+    let for_it = p.user_ticks().saturating_add(kernel).saturating_add(a.servers());
     let _ = writeln!(
         out,
         "'{program}' and the daemons working for it: {for_it} ticks ({:.2} %), {:.2} % of them in the daemons.",
@@ -168,6 +168,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_objects::object_file::ObjectFile;
     use prof_objects::symbolize::Symbolizer;
@@ -201,7 +202,7 @@ mod tests {
 
     /// The daemons of `r` named as a run with them is, with `symbolizer`.
     fn named(r: &ServersReport, symbolizer: Symbolizer) -> Vec<ServerFunctions> {
-        let p = Profile { servers: Some(r.clone()), ..Default::default() };
+        let p = Profile::from(Parts { servers: Some(r.clone()), ..Default::default() });
         name_servers(r, &Names::of_run(symbolizer, &p, Default::default()))
     }
 
@@ -240,12 +241,12 @@ mod tests {
     #[test]
     fn a_stock_kernels_run_says_what_it_cannot_know() {
         let r = ServersReport { own_user: 14748, own_kernel: 310, account: Account { other: 83, ..Default::default() }, servers: Vec::new() };
-        let p = Profile {
+        let p = Profile::from(Parts {
             user_ticks: 14748,
             kernel_ticks: Some(310),
             source: crate::profile::Source { sampling: Some(prof_core::sampler::Sampling { source: "nmi-ipi", rate: 0 }), ..Default::default() },
             ..Default::default()
-        };
+        });
         assert_eq!(
             render("fib", &p, Some((&r, &[]))),
             "Where the time went (15141 ticks of the run, every CPU):\n\
@@ -275,7 +276,7 @@ mod tests {
     fn the_account_closes_over_every_tick_of_the_run() {
         let r = report();
         let daemons = named(&r, symbolizer());
-        let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
+        let p = Profile::from(Parts { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() });
         assert_eq!(
             render("iowork", &p, Some((&r, &daemons))),
             "Where the time went (102 ticks of the run, every CPU):\n\
@@ -314,7 +315,7 @@ mod tests {
         r.servers.push(ServerEntry { pid: 0, ticks: 1, path: String::new(), stacks: vec![(vec![0x9000], true, 1)] });
         r.account.server_user += 3;
         let daemons = named(&r, symbolizer());
-        let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
+        let p = Profile::from(Parts { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() });
         let text = render("iowork", &p, Some((&r, &daemons)));
         assert!(!text.contains("[pid 7]") && !text.contains("[pid 2]"), "{text}");
         assert!(!text.contains("()") && !text.contains(" 0 samples"), "{text}");
@@ -331,7 +332,7 @@ mod tests {
         let mut r = report();
         r.account.server_kernel = 3; // all of them ramfs's
         let daemons = named(&r, symbolizer());
-        let p = Profile { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() };
+        let p = Profile::from(Parts { user_ticks: 10, kernel_ticks: Some(0), ..Default::default() });
         let text = render("iowork", &p, Some((&r, &daemons)));
         assert!(text.starts_with("Where the time went (100 ticks of the run, every CPU):\n"), "{text}");
         assert!(!text.contains("the kernel, for those daemons"), "{text}");
@@ -361,7 +362,7 @@ mod tests {
 
     #[test]
     fn on_linux_the_section_has_the_program_and_the_kernel() {
-        let p = Profile { user_ticks: 2923, kernel_ticks: Some(11), ..Default::default() };
+        let p = Profile::from(Parts { user_ticks: 2923, kernel_ticks: Some(11), ..Default::default() });
         let text = render("fib", &p, None);
         assert!(text.starts_with(
             "Where the time went (2934 ticks of 'fib'):\n\
@@ -371,7 +372,7 @@ mod tests {
         ), "{text}");
         // The Redox account (daemons, idle, other processes) is not promised on every run.
         assert!(!text.contains("Redox"), "{text}");
-        let p = Profile { user_ticks: 5, kernel_ticks: None, ..Default::default() };
+        let p = Profile::from(Parts { user_ticks: 5, kernel_ticks: None, ..Default::default() });
         assert!(render("fib", &p, None).contains("(not counted: not permitted)"));
     }
 }

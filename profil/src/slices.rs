@@ -42,9 +42,9 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, names: &Names) -> 
     }
     // A frame's name is by its process's space: the same runtime address is other code in
     // another process.
-    let spaces: Vec<crate::naming::Space> = p.with_processes().map(|process| names.space(&process.mappings)).collect();
+    let spaces: Vec<crate::naming::Space> = p.with_processes().map(|process| names.space(process.mappings())).collect();
     let edge = |k: usize| from + ((to - from) as u128 * k as u128 / n as u128) as u64;
-    let timed = p.requests.as_ref().map(|l| &l.timed[..]).filter(|t| !t.is_empty());
+    let timed = p.requests().map(|l| &l.timed[..]).filter(|t| !t.is_empty());
     (0..n)
         .map(|k| {
             let (a, b) = (edge(k), if k + 1 == n { to.saturating_add(1) } else { edge(k + 1) });
@@ -52,13 +52,13 @@ pub fn slices(p: &Profile, window: Option<&Window>, n: usize, names: &Names) -> 
             let mut waits: HashMap<String, u64> = HashMap::default();
             let mut on_cpu = 0;
             for (i, process) in p.with_processes().enumerate() {
-                for s in process.timeline.between(a, b) {
+                for s in process.timeline().between(a, b) {
                     let name = match s.at {
                         At::Cpu(frame) => names.frame(spaces[i], frame).name.clone(),
                         At::Kernel(_) => std::rc::Rc::from("[kernel]"),
                         At::Blocked(site) => {
                             // The run's wait sites are the program's, whichever process waited.
-                            let call = p.clock.wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
+                            let call = p.clock().wait_sites.get(site as usize).map_or("[unknown]", |w| w.call.as_str());
                             *waits.entry(call.to_string()).or_insert(0) += 1;
                             continue;
                         }
@@ -138,6 +138,7 @@ pub fn render(slices: &[Slice], hz: u64, processes: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
 
     #[test]
@@ -166,7 +167,7 @@ mod tests {
         for r in [at(100, "read"), at(200, "read"), at(300, "write"), at(600_000_000, "openat")] {
             log.add(r);
         }
-        let p = Profile { pid: 7, requests: Some(log), timeline: crate::timeline::Timeline { span: 1_000_000_000, ..Default::default() }, ..Default::default() };
+        let p = Profile::from(Parts { pid: 7, requests: Some(log), timeline: crate::timeline::Timeline { span: 1_000_000_000, ..Default::default() }, ..Default::default() });
         let names = crate::naming::Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default());
         let got = slices(&p, None, 2, &names);
         assert_eq!(got.iter().map(|s| s.requests.clone()).collect::<Vec<_>>(), [Some((3, Some(("read".to_string(), 2)))), Some((1, Some(("openat".to_string(), 1))))]);

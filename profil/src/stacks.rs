@@ -86,17 +86,17 @@ impl StackProfile {
     /// inlined code is its function then the functions inlined into it there, each a frame
     /// named `name (inlined)`, as perf shows them.
     pub fn build(p: &Profile, names: &Names) -> Option<StackProfile> {
-        if !p.stacks_recorded {
+        if !p.stacks_recorded() {
             return None;
         }
         let mut out = StackProfile::default();
-        let space = names.space(&p.mappings);
+        let space = names.space(p.mappings());
         // Each address's functions, outermost first (more than one: inlined code).
         let mut by_frame: HashMap<Frame, Vec<usize>> = HashMap::default();
         let mut by_key: HashMap<FunctionKey, usize> = HashMap::default();
         // Stacks that differ only in addresses inside the same functions are one stack.
         let mut merged: HashMap<(Vec<usize>, bool, Option<bool>), u64> = HashMap::default();
-        for st in &p.stacks {
+        for st in p.stacks() {
             let mut frames: Vec<usize> = Vec::with_capacity(st.frames.len());
             for &f in st.frames.iter().rev() {
                 let functions = by_frame.entry(f).or_insert_with(|| {
@@ -130,7 +130,7 @@ impl StackProfile {
             }
         }
         out.stacks = sorted(merged);
-        if let Some(report) = &p.servers {
+        if let Some(report) = p.servers() {
             out.add_servers(report, p, names);
         }
         Some(out)
@@ -140,17 +140,17 @@ impl StackProfile {
     /// a sample the kernel tied to the program's wait it served (Redox, `Profile::served`)
     /// under that wait's stack: `main;read;ramfs [pid 7];handle_read;memcpy`.
     fn add_servers(&mut self, report: &prof_core::formats::ServersReport, p: &Profile, names: &Names) {
-        let space = names.space(&p.mappings);
+        let space = names.space(p.mappings());
         let mut by_key: HashMap<FunctionKey, usize> =
             self.functions.iter().enumerate().map(|(i, f)| (f.key, i)).collect();
         // The program's stack at each wait site, outermost first, named as its own stacks are,
         // and whether it is truncated (a wait whose stack the kernel did not walk has none).
         let mut site_frames: HashMap<u32, (Vec<usize>, bool)> = HashMap::default();
-        for s in &p.clock.served {
+        for s in &p.clock().served {
             if site_frames.contains_key(&s.site) {
                 continue;
             }
-            let Some(site) = p.clock.wait_sites.get(s.site as usize) else { continue };
+            let Some(site) = p.clock().wait_sites.get(s.site as usize) else { continue };
             let mut named: Vec<usize> = site
                 .stack
                 .frames
@@ -193,7 +193,7 @@ impl StackProfile {
             // Its samples under the program's waits (each with its wait's truncation), and the
             // rest under its root alone.
             let stitched: Vec<(&[usize], Option<bool>, &crate::profile::ServedStack)> = p
-                .clock.served
+                .clock().served
                 .iter()
                 .filter(|s| s.pid == server.pid)
                 .filter_map(|s| site_frames.get(&s.site).map(|(prefix, cut)| (prefix.as_slice(), Some(*cut), s)))
@@ -369,6 +369,7 @@ pub fn starts_a_process(l: &Location) -> bool {
 
 #[cfg(test)]
 pub mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_objects::object_file::ObjectFile;
     use crate::profile::Stack;
@@ -398,7 +399,7 @@ pub mod tests {
 
     /// main → a → c three times as often as main → b → c; c recursing once in one sample.
     pub fn profile() -> Profile {
-        Profile {
+        Profile::from(Parts {
             stacks_recorded: true,
             stacks: vec![
                 stack(&[0x1310, 0x1150, 0x1020], false, 2),
@@ -408,7 +409,7 @@ pub mod tests {
                 stack(&[0x1250], true, 1),
             ],
             ..Default::default()
-        }
+        })
     }
 
     #[test]
@@ -448,7 +449,7 @@ pub mod tests {
             Function { addr: 0x1500, size: 0x40, name: "_start".into() },
         ]);
         let s = Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols), "fib", Default::default());
-        let p = Profile {
+        let p = Profile::from(Parts {
             stacks_recorded: true,
             stacks: vec![
                 // A frame-pointer walk cut above a libc start routine without frames.
@@ -461,7 +462,7 @@ pub mod tests {
                 stack(&[0x1110, 0x1020, 0x1410], false, 3),
             ],
             ..Default::default()
-        };
+        });
         let sp = built(s, &p).0.unwrap();
         let got = named(&sp);
         assert_eq!(
@@ -496,7 +497,7 @@ pub mod tests {
         let frames = |addrs: &[u64], above: bool| -> Vec<Frame> {
             addrs.iter().map(|&a| Frame::Program(a)).chain(above.then_some(garbage)).collect()
         };
-        let p = Profile {
+        let p = Profile::from(Parts {
             stacks_recorded: true,
             stacks: vec![
                 Stack { frames: frames(&[0x1110, 0x1020, 0x1410], true), truncated: false, count: 32 },
@@ -505,7 +506,7 @@ pub mod tests {
                 Stack { frames: frames(&[0x1110], false), truncated: true, count: 1 },
             ],
             ..Default::default()
-        };
+        });
         let sp = built(s, &p).0.unwrap();
         let got = named(&sp);
         assert_eq!(
@@ -532,7 +533,7 @@ pub mod tests {
     /// of their own; the program's stacks, totals and flat profile are untouched.
     pub fn with_a_server() -> (StackProfile, Names) {
         let mut p = profile();
-        p.servers = Some(ramfs_worked());
+        p.parts_mut().servers = Some(ramfs_worked());
         let (sp, names) = built(with_ramfs(), &p);
         (sp.unwrap(), names)
     }
@@ -558,7 +559,7 @@ pub mod tests {
     /// those go under the program's stack there, the rest stay under ramfs's own root.
     pub fn with_a_stitched_server() -> (StackProfile, Names, Profile) {
         let mut p = profile();
-        p.servers = Some(prof_core::formats::ServersReport {
+        p.parts_mut().servers = Some(prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 6,
@@ -567,7 +568,7 @@ pub mod tests {
             }],
             ..Default::default()
         });
-        p.clock.wait_sites = vec![crate::profile::WaitSite {
+        p.parts_mut().clock.wait_sites = vec![crate::profile::WaitSite {
             pid: 0,
             call: "scheme call".into(),
             target: Some("ramfs [pid 7]".into()),
@@ -577,7 +578,7 @@ pub mod tests {
                 count: 0,
             },
         }];
-        p.clock.served = vec![
+        p.parts_mut().clock.served = vec![
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 3 },
             crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x40_3010], truncated: true, count: 2 },
         ];
@@ -643,7 +644,7 @@ pub mod tests {
             .with_kernel(Path::new("/no/such/kernel"));
         let mut p = profile();
         let kernel = prof_core::sampler::KERNEL_SPACE_START + 0x1000;
-        p.servers = Some(prof_core::formats::ServersReport {
+        p.parts_mut().servers = Some(prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry {
                 pid: 7,
                 ticks: 2,

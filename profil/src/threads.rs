@@ -28,8 +28,8 @@ pub struct ThreadView {
 /// Every sampled thread of the run whose program is `program`: the program's, then every
 /// process's it started (or `-a`'s), most samples first, their functions named.
 pub fn threads(p: &Profile, program: &str, names: &Names) -> Vec<ThreadView> {
-    let mut out = process_threads(p, p.pid, program, names);
-    for c in &p.processes {
+    let mut out = process_threads(p, p.pid(), program, names);
+    for c in p.processes() {
         out.extend(process_threads(&c.profile, c.pid, &c.program, names));
     }
     out.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.pid.cmp(&b.pid)).then(a.tid.cmp(&b.tid)));
@@ -39,16 +39,16 @@ pub fn threads(p: &Profile, program: &str, names: &Names) -> Vec<ThreadView> {
 /// One process's threads: its samples by thread where the backend keeps them so (the
 /// program's), else its samples in time order by thread (a process it started, `-a`'s).
 fn process_threads(p: &Profile, pid: u32, program: &str, names: &Names) -> Vec<ThreadView> {
-    let space = names.space(&p.mappings);
+    let space = names.space(p.mappings());
     let mut by_tid: BTreeMap<u32, (String, BTreeMap<std::rc::Rc<str>, u64>)> = BTreeMap::new();
     let mut add = |tid: u32, name: &str, frame: crate::frame::Frame, n: u64| {
         let thread = by_tid.entry(tid).or_insert_with(|| (name.to_string(), BTreeMap::new()));
         let e = thread.1.entry(names.frame(space, frame).name.clone()).or_insert(0);
         *e = e.saturating_add(n);
     };
-    match p.by_thread.is_empty() {
+    match p.by_thread().is_empty() {
         false => {
-            for t in &p.by_thread {
+            for t in p.by_thread() {
                 for &(frame, n) in &t.samples {
                     add(t.tid, &t.name, frame, n);
                 }
@@ -58,7 +58,7 @@ fn process_threads(p: &Profile, pid: u32, program: &str, names: &Names) -> Vec<T
             // Each thread's samples by address first: an address is looked up once, however
             // often it was sampled.
             let mut counted: BTreeMap<(u32, crate::frame::Frame), u64> = BTreeMap::new();
-            for s in &p.timeline.samples {
+            for s in &p.timeline().samples {
                 if let crate::timeline::At::Cpu(frame) = s.at {
                     *counted.entry((s.tid, frame)).or_insert(0) += 1;
                 }
@@ -123,6 +123,7 @@ pub fn render(threads: &[ThreadView]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use crate::profile::{Frame, ThreadSamples};
 
@@ -134,7 +135,7 @@ mod tests {
 
     #[test]
     fn each_thread_with_its_share_and_functions() {
-        let p = Profile {
+        let p = Profile::from(Parts {
             by_thread: vec![
                 ThreadSamples { tid: 7, name: String::new(), samples: vec![(Frame::Program(0x1010), 2)] },
                 ThreadSamples {
@@ -144,7 +145,7 @@ mod tests {
                 },
             ],
             ..Default::default()
-        };
+        });
         let t = named(&p, "/usr/bin/a-program-named-long");
         assert_eq!((t[0].tid, t[0].samples), (8, 8));
         assert_eq!(t[0].functions, [("c".to_string(), 6), ("a".to_string(), 2)]);
@@ -167,21 +168,21 @@ mod tests {
             pid,
             parent: Some(7),
             program: "/bin/abc".into(),
-            profile: Profile {
+            profile: Profile::from(Parts {
                 timeline: crate::timeline::Timeline {
                     samples: tids.iter().map(|&tid| TimedSample { time: 0, tid, at: At::Cpu(Frame::Program(0x1310)), stack: None }).collect(),
                     ..Default::default()
                 },
                 ..Default::default()
-            },
+            }),
             running: false,
         };
-        let p = Profile {
+        let p = Profile::from(Parts {
             pid: 7,
             by_thread: vec![ThreadSamples { tid: 7, name: "sh".into(), samples: vec![(Frame::Program(0x1010), 1)] }],
             processes: vec![child(8, &[8, 8, 8]), child(9, &[9, 10, 10])],
             ..Default::default()
-        };
+        });
         assert_eq!(
             render(&named(&p, "sh")),
             "By thread (4 threads of 3 processes, 7 samples):\n\

@@ -49,7 +49,7 @@ impl Wait {
 /// The blocked time no probe saw (periods shorter than the probes' period), over all threads:
 /// (ns, periods).
 pub fn unseen(p: &Profile) -> (u64, u64) {
-    p.clock.threads.iter().flat_map(|t| &t.waits).filter(|w| w.site == UNSEEN).fold((0u64, 0u64), |(ns, n), w| {
+    p.clock().threads.iter().flat_map(|t| &t.waits).filter(|w| w.site == UNSEEN).fold((0u64, 0u64), |(ns, n), w| {
         (ns.saturating_add(w.ns), n.saturating_add(w.count))
     })
 }
@@ -63,22 +63,22 @@ fn frame_names(p: &Profile, pid: u32, frames: &[Frame], names: &Names) -> Vec<St
 
 /// The run's waits, most blocked time first; empty without `--off-cpu`.
 pub fn waits(p: &Profile, names: &Names) -> Vec<Wait> {
-    if p.clock.off_cpu.is_none() {
+    if p.clock().off_cpu.is_none() {
         return Vec::new();
     }
-    let named: Vec<Vec<String>> = p.clock.wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, names)).collect();
+    let named: Vec<Vec<String>> = p.clock().wait_sites.iter().map(|s| frame_names(p, s.pid, &s.stack.frames, names)).collect();
     let mut by_key: BTreeMap<(u32, &str, &[String]), Wait> = BTreeMap::new();
     let mut key_of_site: BTreeMap<u32, (u32, &str, &[String])> = BTreeMap::new();
-    for t in &p.clock.threads {
+    for t in &p.clock().threads {
         for w in t.waits.iter().filter(|w| w.site != UNSEEN) {
-            let Some(site) = p.clock.wait_sites.get(w.site as usize) else { continue };
+            let Some(site) = p.clock().wait_sites.get(w.site as usize) else { continue };
             let frames = &named[w.site as usize];
-            let process = (site.pid != p.pid).then(|| {
-                let name = p.processes.iter().find(|c| c.pid == site.pid).map_or("?", |c| c.program.as_str());
+            let process = (site.pid != p.pid()).then(|| {
+                let name = p.processes().iter().find(|c| c.pid == site.pid).map_or("?", |c| c.program.as_str());
                 (name.rsplit('/').next().unwrap_or(name).to_string(), site.pid)
             });
             // One wait per call and stack in the program; a child's are its own.
-            let key_pid = if site.pid == p.pid { 0 } else { site.pid };
+            let key_pid = if site.pid == p.pid() { 0 } else { site.pid };
             let key = (key_pid, site.call.as_str(), frames.as_slice());
             key_of_site.insert(w.site, key);
             let e = by_key.entry(key).or_insert_with(|| Wait {
@@ -105,7 +105,7 @@ pub fn waits(p: &Profile, names: &Names) -> Vec<Wait> {
             }
         }
     }
-    for s in &p.clock.served {
+    for s in &p.clock().served {
         let Some(w) = key_of_site.get(&s.site).and_then(|key| by_key.get_mut(key)) else { continue };
         match w.served.iter_mut().find(|x| x.0 == s.pid) {
             Some(x) => x.1 = x.1.saturating_add(s.count),
@@ -194,13 +194,13 @@ fn mean(w: &Wait, rate: u64) -> String {
 /// disk, another daemon) or for a CPU.
 fn served_line(p: &Profile, w: &Wait, pid: u32, samples: u64) -> String {
     let name = p
-        .servers
+        .servers()
         .as_ref()
         .and_then(|r| r.servers.iter().find(|s| s.pid == pid))
         .map_or("", |s| s.path.rsplit('/').next().unwrap_or(&s.path));
     let daemon = crate::profile::process_label(name, pid);
     let samples_word = if samples == 1 { "sample" } else { "samples" };
-    match p.source.sampling.map(|s| s.rate).filter(|&r| r > 0) {
+    match p.source().sampling.map(|s| s.rate).filter(|&r| r > 0) {
         Some(rate) => {
             let ns = samples.saturating_mul(1_000_000_000) / rate;
             // Samples stand for time in steps of a period: a wait the daemon worked through
@@ -227,10 +227,10 @@ fn exact_mean(w: &Wait) -> String {
 /// stack), the time no look named, then a line per thread. Empty without `--off-cpu`.
 pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
     let mut out = String::new();
-    let Some(off) = &p.clock.off_cpu else { return out };
-    let total_wall = p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
-    let blocked = p.clock.threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
-    let periods = p.clock.threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
+    let Some(off) = &p.clock().off_cpu else { return out };
+    let total_wall = p.clock().threads.iter().fold(0u64, |n, t| n.saturating_add(t.wall));
+    let blocked = p.clock().threads.iter().fold(0u64, |n, t| n.saturating_add(t.blocked));
+    let periods = p.clock().threads.iter().flat_map(|t| &t.waits).fold(0u64, |n, w| n.saturating_add(w.count));
     let (unseen_ns, _) = unseen(p);
     if off.kernel {
         let _ = writeln!(out, "Waiting (--off-cpu: the kernel timed every block of the program's threads, at the user stack it blocked at):");
@@ -283,12 +283,12 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
         let ns = rest.iter().fold(0u64, |n, w| n.saturating_add(w.ns));
         let _ = writeln!(out, "{:>10.3} {:>7.2}  ({} more calls)", ns as f64 / 1e9, crate::words::percent(ns, total_wall), rest.len());
     }
-    if p.clock.threads.len() > 1 {
+    if p.clock().threads.len() > 1 {
         let _ = writeln!(out, "  By thread:");
         // A thread's call with the most blocked time, all its waits there together (the
         // looks do not see single waits end to end).
         let _ = writeln!(out, "       tid   blocked  its most blocked call (all its waits there)");
-        let (shown, rest) = crate::words::busiest(&p.clock.threads, |t| t.blocked);
+        let (shown, rest) = crate::words::busiest(&p.clock().threads, |t| t.blocked);
         for t in shown {
             let longest = waits
                 .iter()
@@ -311,6 +311,7 @@ pub fn render(p: &Profile, waits: &[Wait], top: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use crate::profile::{OffCpu, Stack, WaitSite};
     use prof_core::ledger::{ThreadTime, Wait as Charged};
@@ -327,7 +328,7 @@ mod tests {
     /// Two threads: main waits in `a` on two files (one wait, two targets) and in `b` on a
     /// child; thread 8 in `c`; 5 ms no look saw. Sites with the same call and stack are one.
     fn profile() -> Profile {
-        Profile {
+        Profile::from(Parts {
             clock: crate::profile::Clock { threads: vec![
                 ThreadTime {
                     tid: 7,
@@ -357,7 +358,7 @@ mod tests {
                 site("futex", None, &[0x1310]),
             ], off_cpu: Some(OffCpu { rate: 1000, problem: None, kernel: false }), ..Default::default() },
             ..Default::default()
-        }
+        })
     }
 
     #[test]
@@ -398,7 +399,7 @@ mod tests {
     #[test]
     fn the_waiting_section_of_the_kernels_account() {
         let mut p = profile();
-        p.clock.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
+        p.parts_mut().clock.off_cpu = Some(OffCpu { rate: 0, problem: None, kernel: true });
         let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         let text = render(&p, &w, 1);
         assert!(
@@ -411,12 +412,12 @@ mod tests {
             "{text}"
         );
         // ramfs's samples while it served the read: its share of the wait.
-        p.clock.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
-        p.servers = Some(prof_core::formats::ServersReport {
+        p.parts_mut().clock.served = vec![crate::profile::ServedStack { site: 0, pid: 7, frames: vec![0x7000], truncated: false, count: 250 }];
+        p.parts_mut().servers = Some(prof_core::formats::ServersReport {
             servers: vec![prof_core::formats::ServerEntry { pid: 7, ticks: 250, path: "/scheme/initfs/bin/ramfs".into(), stacks: vec![] }],
             ..Default::default()
         });
-        p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+        p.parts_mut().source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
         let w = waits(&p, &Names::of_run(crate::stacks::tests::symbolizer(), &p, Default::default()));
         assert_eq!(w[0].served, [(7, 250)]);
         let text = render(&p, &w, 1);

@@ -73,8 +73,8 @@ fn kernel_samples_are_named_from_the_kernel_elf() {
     let (sys_read, handler) = (address_of(&elf, "sys_read"), address_of(&elf, "syscall_handler"));
     assert!(sys_read >= prof_core::sampler::KERNEL_SPACE_START);
     let p = scheme_profile(sys_read, handler);
-    assert_eq!(p.source.sampling, Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }));
-    assert_eq!((p.user_ticks, p.kernel_ticks, p.data.total()), (6, Some(4), 6));
+    assert_eq!(p.source().sampling, Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 }));
+    assert_eq!((p.user_ticks(), p.kernel_ticks(), p.data().total()), (6, Some(4), 6));
 
     let symbolizer = Symbolizer::new(program(), "fib", Default::default()).with_kernel(&elf);
     let run_names = Names::of_run(symbolizer, &p, Default::default());
@@ -170,7 +170,7 @@ fn a_timer_session_says_it_saw_user_mode_only() {
     // A profd from before the source keys: no such line.
     let old = status.replace(" source=timer rate=246", "");
     let p = Profile::from_scheme_files(&old, &data.to_bytes(), "").unwrap();
-    assert_eq!(p.source.sampling, None);
+    assert_eq!(p.source().sampling, None);
     assert!(!summary(&p, None, "fib", &[], ExitKind::Exited(0)).contains("Sampling:"));
 }
 
@@ -187,9 +187,9 @@ fn the_rate_delivered_is_reported_and_a_shortfall_warned_about() {
     let mut p = Profile::from_scheme_files(status, &data.to_bytes(), "").unwrap();
     // 2 s on 2 CPUs: 4,000 ticks at the rate asked; 600 + 100 + 900 + 1,200 + 200 = 3,000.
     let servers = "# own_user=600 own_kernel=100 server_user=800 server_kernel=100 servers_dropped=0 idle=1200 other=200\n";
-    p.servers = prof_core::formats::parse_servers(servers);
-    p.clock.elapsed = Some(std::time::Duration::from_secs(2));
-    p.source.cpus = Some(2);
+    p.parts_mut().servers = prof_core::formats::parse_servers(servers);
+    p.parts_mut().clock.elapsed = Some(std::time::Duration::from_secs(2));
+    p.parts_mut().source.cpus = Some(2);
     assert_eq!(p.achieved_rate(), Some(750.0));
     let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(
@@ -200,16 +200,16 @@ fn the_rate_delivered_is_reported_and_a_shortfall_warned_about() {
         "{s}"
     );
     // 3,920 of 4,000: 98 %, no warning.
-    p.servers.as_mut().unwrap().account.idle = 2120;
+    p.parts_mut().servers.as_mut().unwrap().account.idle = 2120;
     let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(s.contains("1000 a second per CPU asked, 980 delivered:") && !s.contains("Warning: the source"), "{s}");
     // The timer runs at its own rate: delivered, never "asked", and no warning.
-    p.source.sampling = Some(prof_core::sampler::Sampling { source: "timer", rate: 1000 });
-    p.servers.as_mut().unwrap().account.idle = 1200;
+    p.parts_mut().source.sampling = Some(prof_core::sampler::Sampling { source: "timer", rate: 1000 });
+    p.parts_mut().servers.as_mut().unwrap().account.idle = 1200;
     let s = summary(&p, None, "iowork", &[], ExitKind::Exited(0));
     assert!(s.contains("Sampling: timer, 1000 a second per CPU, 750 delivered: the kernel's timer tick") && !s.contains("Warning: the source"), "{s}");
-    p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
+    p.parts_mut().source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 1000 });
     // Without the wall time or the account (Linux), the rate asked alone.
-    p.clock.elapsed = None;
+    p.parts_mut().clock.elapsed = None;
     assert!(summary(&p, None, "iowork", &[], ExitKind::Exited(0)).contains("Sampling: nmi-hpet, 1000 a second per CPU: NMIs"));
 }

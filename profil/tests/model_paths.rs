@@ -150,48 +150,48 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, true);
 
-    assert_eq!(from_files.pid, from_session.pid);
-    assert_eq!(from_files.data, from_session.data);
-    assert_eq!(from_files.image_samples, from_session.image_samples);
-    assert_eq!(from_files.foreign_samples, from_session.foreign_samples);
-    assert_eq!(from_files.kernel_samples, from_session.kernel_samples);
-    assert_eq!((from_files.user_ticks, from_files.kernel_ticks), (from_session.user_ticks, from_session.kernel_ticks));
-    assert_eq!(from_files.lost, from_session.lost);
-    assert_eq!(from_files.stop_reason, from_session.stop_reason);
-    assert_eq!(from_files.source.sampling, from_session.source.sampling);
+    assert_eq!(from_files.pid(), from_session.pid());
+    assert_eq!(from_files.data(), from_session.data());
+    assert_eq!(from_files.image_samples(), from_session.image_samples());
+    assert_eq!(from_files.foreign_samples(), from_session.foreign_samples());
+    assert_eq!(from_files.kernel_samples(), from_session.kernel_samples());
+    assert_eq!((from_files.user_ticks(), from_files.kernel_ticks()), (from_session.user_ticks(), from_session.kernel_ticks()));
+    assert_eq!(from_files.lost(), from_session.lost());
+    assert_eq!(from_files.stop_reason(), from_session.stop_reason());
+    assert_eq!(from_files.source().sampling, from_session.source().sampling);
     let sorted = |p: &Profile| {
-        let mut v: Vec<String> = p.stacks.iter().map(|st| format!("{:?} {} {}", st.frames, st.truncated, st.count)).collect();
+        let mut v: Vec<String> = p.stacks().iter().map(|st| format!("{:?} {} {}", st.frames, st.truncated, st.count)).collect();
         v.sort();
         v
     };
     assert_eq!(sorted(&from_files), sorted(&from_session));
     // 7 user ticks (one outside the text), 1 kernel; 4 distinct stacks.
-    assert_eq!((from_files.user_ticks, from_files.kernel_ticks, from_files.stacks.len()), (7, Some(1), 4));
+    assert_eq!((from_files.user_ticks(), from_files.kernel_ticks(), from_files.stacks().len()), (7, Some(1), 4));
     // What only the files carry: the daemon working for it, and the kernel's clock.
-    let servers = from_files.servers.as_ref().unwrap();
+    let servers = from_files.servers().unwrap();
     assert_eq!(servers.servers.iter().map(|d| (d.pid, d.ticks)).collect::<Vec<_>>(), [(20, 1)]);
-    assert_eq!(from_files.clock.threads.len(), 1);
-    let t = &from_files.clock.threads[0];
+    assert_eq!(from_files.clock().threads.len(), 1);
+    let t = &from_files.clock().threads[0];
     // From the batch's first reading (ns 1,000,000) to its last (2,000,000); blocked from
     // TSC 3,500,000 to 4,500,000: ns 1,250,000 to 1,750,000.
     assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 1_000_000, 500_000, 500_000));
-    assert_eq!(from_files.clock.wait_sites.len(), 1);
-    assert_eq!(from_files.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
-    assert_eq!(from_files.clock.served.len(), 1);
+    assert_eq!(from_files.clock().wait_sites.len(), 1);
+    assert_eq!(from_files.clock().wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    assert_eq!(from_files.clock().served.len(), 1);
 
     // The waits, as the kernel timed them every one.
-    assert!(from_files.clock.off_cpu.as_ref().is_some_and(|o| o.kernel), "{:?}", from_files.clock.off_cpu);
+    assert!(from_files.clock().off_cpu.as_ref().is_some_and(|o| o.kernel), "{:?}", from_files.clock().off_cpu);
     // The samples in time order: the same from the file as from the session, each stack the
     // same frames (their places differ: the file numbers them as `stacks` lists them).
     // The read's wait, whole (its switch out at TSC 3,500,000 to its switch back at 4,500,000:
     // 250 to 750 µs after the exec), at the site the clock names.
-    assert_eq!(from_files.timeline.waits, [TimedWait { tid: 100, from: 250_000, to: 750_000, site: 0 }]);
-    assert_eq!(from_files.timeline.waits, from_session.timeline.waits);
+    assert_eq!(from_files.timeline().waits, [TimedWait { tid: 100, from: 250_000, to: 750_000, site: 0 }]);
+    assert_eq!(from_files.timeline().waits, from_session.timeline().waits);
     let resolved = |p: &Profile| -> Vec<_> {
-        p.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, t.stack.map(|i| p.stacks[i as usize].frames.clone()))).collect()
+        p.timeline().samples.iter().map(|t| (t.time, t.tid, t.at, t.stack.map(|i| p.stacks()[i as usize].frames.clone()))).collect()
     };
     assert_eq!(resolved(&from_files), resolved(&from_session));
-    assert_eq!(from_files.timeline.span, from_session.timeline.span);
+    assert_eq!(from_files.timeline().span, from_session.timeline().span);
     // ramfs's work for it, in time order too: its one sample, 350 µs in.
     let ramfs: Vec<(u32, Vec<(u64, u32)>)> = file.processes.iter().map(|(pid, _, s)| (*pid, s.iter().map(|s| (s.time, s.tid)).collect())).collect();
     assert_eq!(ramfs, [(20, vec![(350_000, 200)])]);
@@ -200,19 +200,19 @@ fn the_scheme_files_and_the_session_give_one_profile() {
     // ramfs's thread took fib's read at TSC 3,600,000 and answered it at 3,800,000: 300 to
     // 400 µs after the exec, for thread 100, at its wait site.
     assert_eq!(served, [(20, TimedServed { tid: 200, from: 300_000, to: 400_000, for_tid: 100, site: Some(0) })]);
-    assert_eq!(from_files.daemons[0].profile.timeline.served, served.iter().map(|s| s.1).collect::<Vec<_>>());
-    let daemon = &from_files.daemons[..];
+    assert_eq!(from_files.daemons()[0].profile.timeline().served, served.iter().map(|s| s.1).collect::<Vec<_>>());
+    let daemon = from_files.daemons();
     assert_eq!(daemon.iter().map(|d| (d.pid, d.program.as_str())).collect::<Vec<_>>(), [(20, "/scheme/initfs/bin/ramfs")]);
-    let t = &daemon[0].profile.timeline.samples;
+    let t = &daemon[0].profile.timeline().samples;
     assert_eq!((t.len(), t[0].time, t[0].at), (1, 350_000, At::Cpu(Frame::Foreign(0x40_2200))));
-    assert_eq!(daemon[0].profile.stacks[t[0].stack.unwrap() as usize].frames, [Frame::Foreign(0x40_2200), Frame::Foreign(0x40_2104)]);
+    assert_eq!(daemon[0].profile.stacks()[t[0].stack.unwrap() as usize].frames, [Frame::Foreign(0x40_2200), Frame::Foreign(0x40_2104)]);
     // The program's 8 samples, by the TSC: 3,100,000 is ns 1,050,000, 50 µs after its exec
     // (3,000,000); the kernel sample at 3,300,000 is the kernel's, named; the last outside
     // the text (Redox programs run at their link addresses).
-    let times: Vec<u64> = from_files.timeline.samples.iter().map(|t| t.time).collect();
+    let times: Vec<u64> = from_files.timeline().samples.iter().map(|t| t.time).collect();
     assert_eq!(times, [50_000, 50_000, 50_000, 50_000, 50_000, 100_000, 150_000, 200_000]);
-    assert!(from_files.timeline.samples.iter().all(|t| t.tid == 100 && t.stack.is_some()));
-    let at: Vec<At> = from_files.timeline.samples[5..].iter().map(|t| t.at).collect();
+    assert!(from_files.timeline().samples.iter().all(|t| t.tid == 100 && t.stack.is_some()));
+    let at: Vec<At> = from_files.timeline().samples[5..].iter().map(|t| t.at).collect();
     assert_eq!(at, [At::Cpu(Frame::Program(0x40_1200)), At::Cpu(Frame::Kernel(KERNEL + 0x1000)), At::Cpu(Frame::Foreign(0x7f00_0000_1000))]);
 }
 
@@ -220,8 +220,8 @@ fn the_scheme_files_and_the_session_give_one_profile() {
 fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let mut s = a_finished_session();
     let (p, _) = Profile::from_scheme(&scheme_files(&mut s), true, |_| Vec::new()).unwrap();
-    assert_eq!(p.timeline.samples.len(), 8);
-    assert_eq!(p.daemons[0].profile.timeline.samples.len(), 1);
+    assert_eq!(p.timeline().samples.len(), 8);
+    assert_eq!(p.daemons()[0].profile.timeline().samples.len(), 1);
     let run = profil::profile::Outcome {
         program: "fib".into(),
         arguments: vec![],
@@ -234,8 +234,8 @@ fn a_profile_from_the_scheme_files_saves_and_loads_unchanged() {
     let back = profil::saved::parse(&bytes).unwrap();
     // The whole model, field for field (Debug shows every one of them), its time order too.
     assert_eq!(format!("{:?}", back.run.profile), format!("{:?}", run.profile));
-    assert_eq!(back.run.profile.timeline, run.profile.timeline);
-    assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
+    assert_eq!(back.run.profile.timeline(), run.profile.timeline());
+    assert_eq!(back.run.profile.daemons()[0].profile.timeline(), run.profile.daemons()[0].profile.timeline());
 }
 
 /// `profil -f sh -c 'fib 26 100'` on Redox: dash execs fib in place, and fib, a static
@@ -267,14 +267,14 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     exit(&mut s, 10);
     let files = scheme_files(&mut s);
     let (p, _) = Profile::from_scheme(&files, false, |path| prof_objects::elf::static_mappings(path, &Default::default())).unwrap();
-    assert_eq!((p.data.total(), p.image_samples.len(), p.user_ticks), (1, 1, 5), "sh's one sample binned; all five the program's");
-    assert_eq!(p.foreign_samples, [(work + 4, 4)]);
-    assert_eq!(p.later_execs, [became.display().to_string()]);
-    assert_eq!(p.timeline.samples.len(), 5);
+    assert_eq!((p.data().total(), p.image_samples().len(), p.user_ticks()), (1, 1, 5), "sh's one sample binned; all five the program's");
+    assert_eq!(p.foreign_samples(), [(work + 4, 4)]);
+    assert_eq!(p.later_execs(), [became.display().to_string()]);
+    assert_eq!(p.timeline().samples.len(), 5);
     // Each of fib's samples in time order at its stack, the stacks fib's runtime addresses.
-    for t in &p.timeline.samples[1..] {
+    for t in &p.timeline().samples[1..] {
         assert_eq!(t.at, At::Cpu(Frame::Foreign(work + 4)));
-        assert_eq!(p.stacks[t.stack.unwrap() as usize].frames[0], Frame::Foreign(work + 4));
+        assert_eq!(p.stacks()[t.stack.unwrap() as usize].frames[0], Frame::Foreign(work + 4));
     }
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(first_image, "sh", Default::default()), &p, Default::default());
     let (_, _, flat) = profil::flat::analyse(&p, &names);
@@ -312,11 +312,11 @@ fn a_daemon_that_served_unsampled_is_named_and_has_no_row() {
     assert!(servers.contains("\nserver 0 0 [bootstrap]\n") && servers.contains("\nserver 20 0 /scheme/initfs/bin/ramfs\n"), "{servers}");
     let (p, _) = Profile::from_scheme(&files, true, |_| Vec::new()).unwrap();
     // The wait on ramfs is named by it.
-    assert_eq!(p.clock.wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
+    assert_eq!(p.clock().wait_sites[0].target.as_deref(), Some("ramfs [pid 20]"));
     let empty = prof_objects::object_file::ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "fib", Default::default()), &p, Default::default());
-    let named = profil::servers::name_servers(p.servers.as_ref().unwrap(), &names);
-    let text = profil::servers::render("fib", &p, Some((p.servers.as_ref().unwrap(), &named)));
+    let named = profil::servers::name_servers(p.servers().unwrap(), &names);
+    let text = profil::servers::render("fib", &p, Some((p.servers().unwrap(), &named)));
     assert!(text.starts_with("Where the time went (3 ticks of the run, every CPU):\n"), "{text}");
     assert!(!text.contains("[pid") && !text.contains("()") && !text.contains(" 0 samples"), "{text}");
 }
@@ -354,8 +354,8 @@ fn a_thread_blocked_most_of_a_run_keeps_its_time_on_a_cpu() {
     exit(&mut s, 10);
     let files = scheme_files(&mut s);
     let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
-    let t = &p.clock.threads[0];
-    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 39_000_000, 37_000_000, 2_000_000), "{:?}", p.clock.threads);
+    let t = &p.clock().threads[0];
+    assert_eq!((t.tid, t.wall, t.blocked, t.on_cpu()), (100, 39_000_000, 37_000_000, 2_000_000), "{:?}", p.clock().threads);
     let section = profil::report::clock_section(&p);
     assert!(section.contains("\n    0.002    5.13  on a CPU\n"), "{section}");
 }
@@ -472,18 +472,18 @@ fn a_system_wide_run_from_the_scheme_files() {
     let report = prof_core::formats::parse_servers(std::str::from_utf8(&servers[..n]).unwrap()).unwrap();
 
     let mut p = Profile::from_system_servers(&report, false);
-    assert_eq!((p.idle_ticks, p.lost, p.processes.len()), (Some(3), 0, 2));
-    for c in &mut p.processes {
-        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
-        assert!(!c.profile.mappings.is_empty());
+    assert_eq!((p.idle_ticks(), p.lost(), p.processes().len()), (Some(3), 0, 2));
+    for c in p.parts_mut().processes.iter_mut() {
+        c.profile.parts_mut().mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
+        assert!(!c.profile.mappings().is_empty());
     }
-    let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
-    assert_eq!((fib10.profile.user_ticks, fib10.profile.kernel_ticks, fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
-    assert_eq!(p.kernel_samples, vec![(KERNEL + 0x1000, 1)]);
+    let fib10 = p.processes().iter().find(|c| c.pid == 10).unwrap();
+    assert_eq!((fib10.profile.user_ticks(), fib10.profile.kernel_ticks(), fib10.program.as_str()), (6, Some(1), fib_path.as_str()));
+    assert_eq!(p.kernel_samples(), vec![(KERNEL + 0x1000, 1)]);
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "system", Default::default()), &p, Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &names);
-    let processes = profil::processes::Tree::of_system(&p.processes, &names);
+    let processes = profil::processes::Tree::of_system(p.processes(), &names);
     let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a): 11 samples:\n"), "{out}");
     assert!(out.contains(&format!("       10        -         7   63.64  {fib_path}\n")), "{out}");
@@ -506,19 +506,19 @@ fn a_system_wide_run_from_the_scheme_files() {
     let status = std::str::from_utf8(&status[..n]).unwrap();
     // As profil on Redox reads the run back: typed records, so the rows are processes.
     let p = Profile::from_scheme_system(status, &report, Some(timeline), &Default::default(), true);
-    assert!(p.source.typed_records, "{status}");
-    let fib10 = p.processes.iter().find(|c| c.pid == 10).unwrap();
-    let t = &fib10.profile.timeline.samples;
+    assert!(p.source().typed_records, "{status}");
+    let fib10 = p.processes().iter().find(|c| c.pid == 10).unwrap();
+    let t = &fib10.profile.timeline().samples;
     assert_eq!(t.len(), 7);
     // From the run's first sample (TSC 3,100,000): a run of every process has no program to
     // start from; TSC 3,200,000 is 50 µs later.
     assert_eq!(t.iter().map(|s| s.time).collect::<Vec<_>>(), [0, 0, 0, 0, 0, 0, 50_000]);
     for sample in t {
-        let stack = &fib10.profile.stacks[sample.stack.unwrap() as usize];
+        let stack = &fib10.profile.stacks()[sample.stack.unwrap() as usize];
         assert_eq!((At::Cpu(stack.frames[0]), sample.tid), (sample.at, 100));
     }
-    let fib20 = p.processes.iter().find(|c| c.pid == 20).unwrap();
-    assert_eq!(fib20.profile.timeline.samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
+    let fib20 = p.processes().iter().find(|c| c.pid == 20).unwrap();
+    assert_eq!(fib20.profile.timeline().samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
 }
 
 /// `profil -a` on a stock kernel, as profil on Redox reads it back: upstream's records name
@@ -557,16 +557,16 @@ fn a_stock_kernels_system_wide_run_names_contexts_and_the_cpus_it_samples() {
     assert!(status.contains(" records=none ") && status.contains(" rings=1 "), "{status}");
     let report = prof_core::formats::parse_servers(&servers).unwrap();
     let mut p = Profile::from_scheme_system(&status, &report, None, &Default::default(), false);
-    assert_eq!((p.source.rings, p.process_id_word()), (Some(1), "context"));
+    assert_eq!((p.source().rings, p.process_id_word()), (Some(1), "context"));
     // profil reads the machine's CPUs from sys:cpu.
-    p.source.cpus = Some(2);
-    for c in &mut p.processes {
-        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
+    p.parts_mut().source.cpus = Some(2);
+    for c in p.parts_mut().processes.iter_mut() {
+        c.profile.parts_mut().mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
     }
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "system", Default::default()), &p, Default::default());
     let (_, _, kernel) = profil::flat::analyse(&p, &names);
-    let processes = profil::processes::Tree::of_system(&p.processes, &names);
+    let processes = profil::processes::Tree::of_system(p.processes(), &names);
     let out = profil::processes::render_system(&p, &processes, &kernel, None);
     assert!(out.starts_with("System-wide (-a) on 1 of 2 CPUs (the other sends the NMIs): 5 samples:\n"), "{out}");
     assert!(out.contains("\n  context   parent   samples       %  program\n"), "{out}");
@@ -623,7 +623,7 @@ fn a_process_tree_from_the_scheme_files() {
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, false);
     let rows = |p: &Profile| -> Vec<(u32, Option<u32>, String, u64, bool)> {
-        p.processes.iter().map(|c| (c.pid, c.parent, c.program.clone(), c.profile.user_ticks, c.running)).collect()
+        p.processes().iter().map(|c| (c.pid, c.parent, c.program.clone(), c.profile.user_ticks(), c.running)).collect()
     };
     assert_eq!(
         rows(&from_files),
@@ -631,31 +631,31 @@ fn a_process_tree_from_the_scheme_files() {
     );
     assert_eq!(rows(&from_files), rows(&from_session));
     // The copy's sample before its exec has no address; after it, fib's.
-    assert_eq!(from_files.processes[0].profile.foreign_samples, [(0, 1), (work + 8, 4)]);
+    assert_eq!(from_files.processes()[0].profile.foreign_samples(), [(0, 1), (work + 8, 4)]);
     // Each process in time order, from the program's exec (TSC 3,000,000): the same from the
     // `timeline` file as from the session, stacks and all.
     let file = prof_core::formats::parse_timeline(&text(&mut s, "timeline")).unwrap();
     assert_eq!(file.children.iter().map(|c| c.0).collect::<Vec<_>>(), [11, 12]);
     let mut from_files = from_files;
     for (pid, span, placed) in &file.children {
-        let c = from_files.processes.iter_mut().find(|c| c.pid == *pid).unwrap();
-        c.profile.timeline = Timeline::of_placed(*span, placed);
+        let c = from_files.parts_mut().processes.iter_mut().find(|c| c.pid == *pid).unwrap();
+        c.profile.parts_mut().timeline = Timeline::of_placed(*span, placed);
     }
     // Each process's samples: (time, tid, where, its stack's frames).
     type Timed = Vec<(u64, u32, At, Option<Vec<Frame>>)>;
     let timed = |p: &Profile| -> Vec<(u32, Timed)> {
-        let stack = |c: &profil::profile::ChildProfile, i: Option<u32>| i.map(|i| c.profile.stacks[i as usize].frames.clone());
-        p.processes.iter().map(|c| (c.pid, c.profile.timeline.samples.iter().map(|t| (t.time, t.tid, t.at, stack(c, t.stack))).collect())).collect()
+        let stack = |c: &profil::profile::ChildProfile, i: Option<u32>| i.map(|i| c.profile.stacks()[i as usize].frames.clone());
+        p.processes().iter().map(|c| (c.pid, c.profile.timeline().samples.iter().map(|t| (t.time, t.tid, t.at, stack(c, t.stack))).collect())).collect()
     };
     assert_eq!(timed(&from_files), timed(&from_session));
-    let child_times: Vec<u64> = from_files.processes[0].profile.timeline.samples.iter().map(|t| t.time).collect();
+    let child_times: Vec<u64> = from_files.processes()[0].profile.timeline().samples.iter().map(|t| t.time).collect();
     // TSC 3,030,000 (before its exec: no address), then 3,200,000..3: ns 15,000 and 100,000.
     assert_eq!(child_times, [15_000, 100_000, 100_000, 100_000, 100_000]);
-    assert_eq!(from_files.processes[0].profile.timeline.samples[0].at, At::Cpu(Frame::Foreign(0)));
+    assert_eq!(from_files.processes()[0].profile.timeline().samples[0].at, At::Cpu(Frame::Foreign(0)));
 
     let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "fib", Default::default()), &from_files, Default::default());
-    let tree = profil::processes::Tree::of_program(&[], &from_files.processes, &names);
+    let tree = profil::processes::Tree::of_program(&[], from_files.processes(), &names);
     let out = profil::processes::render("fib", None, &from_files, &tree);
     assert!(out.starts_with("Processes (--children): 'fib' and the 2 processes it started, 8 samples:\n"), "{out}");
     assert!(out.contains(&format!("       11       10         5   62.50  {fib_path}  (still running)\n")), "{out}");
@@ -689,9 +689,9 @@ fn threads_from_the_scheme_files() {
         Profile::from_scheme_files(&status, &data, &samples).unwrap().with_scheme_threads(&prof_core::formats::parse_threads(&threads));
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, true);
-    assert_eq!(from_files.by_thread, from_session.by_thread);
+    assert_eq!(from_files.by_thread(), from_session.by_thread());
     let mut p = from_files;
-    p.mappings = prof_objects::elf::static_mappings(&fib.display().to_string(), &Default::default());
+    p.parts_mut().mappings = prof_objects::elf::static_mappings(&fib.display().to_string(), &Default::default());
     let wanted = profil::naming::Wanted { threads: true, ..Default::default() };
     let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(file.clone(), "fib", Default::default()), &p, wanted);
     let view = profil::threads::threads(&p, "fib", &names);
@@ -720,13 +720,13 @@ fn redox_requests_over_time_and_on_both_tracks() {
     let mut s = a_finished_session_with(a_read_through_a_chain);
     let files = scheme_files(&mut s);
     let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
-    let log = p.requests.as_ref().unwrap();
+    let log = p.requests().unwrap();
     let timed: Vec<_> = log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect();
     assert_eq!(timed, [(10, 100, "tmp:", 300_000, 400_000, Some((20, 200))), (10, 100, "tmp:", 805_000, 845_000, Some((20, 200)))]);
     // As the session itself has them (Linux's path: its times from the run's start).
     let session = s.profd().session(ALICE).unwrap().unwrap();
     let from_session = Profile::from_session(session, "fib", true, true);
-    let theirs: Vec<_> = from_session.requests.as_ref().unwrap().timed.iter().map(|r| (r.from, r.to, r.taken_by)).collect();
+    let theirs: Vec<_> = from_session.requests().unwrap().timed.iter().map(|r| (r.from, r.to, r.taken_by)).collect();
     assert_eq!(theirs, log.timed.iter().map(|r| (r.from, r.to, r.taken_by)).collect::<Vec<_>>());
 
     // Saved, and loaded by profil: its Timeline's two slices have a read each; the Firefox

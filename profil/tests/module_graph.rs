@@ -1,7 +1,8 @@
 //! profil's modules import one another one way: no module reaches, through its imports, back
 //! to itself. A module here is a file of `src/` or a folder of it (`run/`, `exports/`,
 //! `backend/`) as one; an import is a `crate::NAME` path in code (comments are not read).
-//! docs/internals.md draws the graph, as this test makes it.
+//! docs/internals.md draws the graph, as this test makes it. And the sections and exports only
+//! read a run: which modules may build or change a profile is checked here too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -168,4 +169,33 @@ fn the_picture_leaves_out_what_a_longer_path_implies() {
         .map(|(n, e)| (n.to_string(), e.into_iter().map(String::from).collect()))
         .collect();
     assert_eq!(mermaid(&reduced(&g)), "```mermaid\nflowchart TD\n  a --> b\n  b --> c\n  c\n```\n");
+}
+
+/// Whether `text`, a module's code with its tests left out (from its first `#[cfg(test)]`),
+/// builds or changes a profile: `Profile`'s parts are private, so a module can do that only
+/// through `parts_mut`, `into_parts` or a `Parts { .. }` of its own.
+fn changes_a_profile(text: &str) -> bool {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    code.lines().map(str::trim_start).filter(|l| !l.starts_with("//")).any(|l| {
+        l.contains(".parts_mut()") || l.contains(".into_parts()") || l.contains("Parts {")
+    })
+}
+
+/// The sections and exports only read a run: the modules that make or change a profile are
+/// the backends, the filters, the model itself, the run's steps and the saved format.
+#[test]
+fn only_the_run_s_makers_change_a_profile() {
+    let mut list = Vec::new();
+    files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), None, &mut list);
+    let makers: BTreeSet<String> =
+        list.iter().filter(|(_, path)| changes_a_profile(&std::fs::read_to_string(path).unwrap())).map(|(m, _)| m.clone()).collect();
+    assert_eq!(makers, ["backend", "filter", "profile", "run", "saved"].map(String::from).into(), "{list:?}");
+}
+
+#[test]
+fn the_check_finds_a_change() {
+    assert!(changes_a_profile("fn f(p: &mut Profile) {\n    p.parts_mut().lost = 0;\n}\n"));
+    assert!(changes_a_profile("let p = Profile::from(Parts { pid: 1, ..Default::default() });"));
+    assert!(!changes_a_profile("fn f(p: &Profile) -> u64 {\n    p.lost()\n}\n#[cfg(test)]\nmod tests {\n    fn g(mut p: Profile) { p.parts_mut().lost = 1; }\n}\n"));
+    assert!(!changes_a_profile("// p.parts_mut() would change it\nfn f() {}\n"));
 }

@@ -82,7 +82,7 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
             }
         }
     }
-    let profile = Profile {
+    let profile = Profile::from(profil::profile::Parts {
         data: prof,
         image_samples,
         foreign_samples,
@@ -90,11 +90,11 @@ fn report_on(object: ObjectFile, text: Option<prof_core::TextSegment>, data: &[u
         user_ticks: 1,
         kernel_ticks: Some(0),
         ..Default::default()
-    };
+    });
     let names = profil::naming::Names::of_run(Symbolizer::new(object, "fuzz", Default::default()), &profile, Default::default());
     let samples = names.samples(&profile);
     let flat = FlatProfile::build(&samples, &names, None);
-    let _ = report::minix_statistics(&profile.data);
+    let _ = report::minix_statistics(profile.data());
     let _ = flat.render(None);
     let _ = disasm::render(&disasm::listings(&flat, &names, 3, None));
     let _ = report::summary(&profile, None, "fuzz", &[], ExitKind::Exited(0));

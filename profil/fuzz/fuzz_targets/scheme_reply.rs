@@ -43,7 +43,7 @@ fuzz_target!(|input: &[u8]| {
     }
     let (status, samples_text) = (String::from_utf8_lossy(status), String::from_utf8_lossy(samples));
     let Ok(profile) = Profile::from_scheme_files(&status, &padded, &samples_text) else { return };
-    let _ = report::minix_statistics(&profile.data);
+    let _ = report::minix_statistics(profile.data());
     let _ = report::summary(&profile, None, "fuzz", &[], ExitKind::Exited(0));
     let symbols = SymbolTable::new(vec![
         Function { addr: 0x1000, size: 0x100, name: "fib".into() },
@@ -53,7 +53,7 @@ fuzz_target!(|input: &[u8]| {
     let symbolizer = || Symbolizer::new(ObjectFile::from_symbols(Path::new("/bin/fib"), symbols.clone()), "fib", Default::default());
     // The same text as a `servers` reply, and the "Where the time went" section from it.
     if let Some(servers) = prof_core::formats::parse_servers(&samples_text) {
-        let with_servers = Profile { servers: Some(servers.clone()), ..profile.clone() };
+        let with_servers = Profile::from(profil::profile::Parts { servers: Some(servers.clone()), ..profile.clone().into_parts() });
         let names = Names::of_run(symbolizer(), &with_servers, Default::default());
         let named = profil::servers::name_servers(&servers, &names);
         let _ = profil::servers::render("fuzz", &profile, Some((&servers, &named)));

@@ -84,18 +84,19 @@ impl Profiler {
         let session = self.profd.session(self.uid)?.ok_or(ProfError::failed_at("no session to read"))?;
         let mut p = Profile::from_session(session, program, counts_kernel, self.profd.sampler().records_stacks());
         // The kernel it ran on: a saved run's kernel samples are named by this boot's alone.
-        p.source.kernel = crate::kernel::running();
-        p.clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.clock.probe_problem.clone(), kernel: false });
+        p.parts_mut().source.kernel = crate::kernel::running();
+        p.parts_mut().clock.off_cpu = self.off_cpu.map(|rate| crate::profile::OffCpu { rate, problem: session.clock.probe_problem.clone(), kernel: false });
         // Without --off-cpu no switch is recorded: the threads' accounts would read "on a
         // CPU" throughout.
-        if p.clock.off_cpu.is_none() {
-            p.clock.threads.clear();
+        if p.clock().off_cpu.is_none() {
+            p.parts_mut().clock.threads.clear();
         }
         // A thread no look saw (it began and ended between two) ran at least what its ticks
         // stand for: a tick per 1 / rate s of CPU time.
         if let Some(rate) = self.off_cpu.filter(|&r| r > 0) {
-            for t in p.clock.threads.iter_mut().filter(|t| t.unknown > 0) {
-                let ticks = p.by_thread.iter().find(|b| b.tid == t.tid).map_or(0, |b| b.samples.iter().map(|s| s.1).sum::<u64>());
+            let parts = p.parts_mut();
+            for t in parts.clock.threads.iter_mut().filter(|t| t.unknown > 0) {
+                let ticks = parts.by_thread.iter().find(|b| b.tid == t.tid).map_or(0, |b| b.samples.iter().map(|s| s.1).sum::<u64>());
                 t.ran_at_least(ticks.saturating_mul(1_000_000_000) / rate);
             }
         }

@@ -220,7 +220,7 @@ impl Profiler {
                 .and_then(prof_core::formats::parse_children)
                 .ok_or(ProfError::failed_at("reading /scheme/prof/children"))?;
             // The program's own line is the image it became by a later exec: the program's.
-            report.processes.retain(|&pid, c| pid != profile.pid || c.parent.is_some());
+            report.processes.retain(|&pid, c| pid != profile.pid() || c.parent.is_some());
             if report.missed > 0 {
                 eprintln!(
                     "profil: warning: {} processes the program started were not followed: their samples are other processes'",
@@ -236,12 +236,12 @@ impl Profiler {
             profile = profile.with_children(report.processes, program, &table, mappings_of);
             // Each in time order, its stacks numbered as its profile keeps them (in order).
             for (pid, span, placed) in &timeline.children {
-                let Some(c) = profile.processes.iter_mut().find(|c| c.pid == *pid) else { continue };
-                c.profile.timeline = crate::timeline::Timeline::of_placed(*span, placed);
+                let Some(c) = profile.parts_mut().processes.iter_mut().find(|c| c.pid == *pid) else { continue };
+                c.profile.parts_mut().timeline = crate::timeline::Timeline::of_placed(*span, placed);
             }
         }
         // The NMI source samples every CPU: the rate it achieved is per CPU.
-        profile.source.cpus = std::thread::available_parallelism()
+        profile.parts_mut().source.cpus = std::thread::available_parallelism()
             .ok()
             .map(|n| n.get() as u64)
             .or_else(|| crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).ok()?));
@@ -293,7 +293,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     let timeline = read_file(TIMELINE).ok().map(|t| String::from_utf8_lossy(&t).into_owned());
     let stacks = args.call_graph != CallGraph::None;
     let mut profile = Profile::from_scheme_system(&status, &report, timeline.as_deref(), &table, stacks);
-    profile.clock.elapsed = Some(elapsed);
-    profile.source.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
+    profile.parts_mut().clock.elapsed = Some(elapsed);
+    profile.parts_mut().source.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());
     Ok((profile, elapsed))
 }

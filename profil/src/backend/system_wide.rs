@@ -33,8 +33,8 @@ pub fn record_system(args: &Args) -> Result<(Profile, Duration), ProfError> {
     // The session ends here: the lock is let go with the events.
     drop(sampler);
     let mut profile = Profile::from_system(&record, args.call_graph != prof_core::sampler::CallGraph::None);
-    profile.clock.elapsed = Some(elapsed);
-    profile.source.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
-    profile.source.kernel = crate::kernel::running();
+    profile.parts_mut().clock.elapsed = Some(elapsed);
+    profile.parts_mut().source.cpus = std::thread::available_parallelism().ok().map(|n| n.get() as u64);
+    profile.parts_mut().source.kernel = crate::kernel::running();
     Ok((profile, elapsed))
 }

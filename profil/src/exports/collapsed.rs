@@ -27,13 +27,13 @@ pub const TRUNCATED: &str = "[truncated]";
 pub fn render_all(a: &Analysis) -> String {
     let root = match a.processes.is_empty() {
         true => a.run.program.rsplit('/').next().unwrap_or(&a.run.program).to_string(),
-        false => root_frame(&a.run.program, a.run.profile.pid),
+        false => root_frame(&a.run.program, a.run.profile.pid()),
     };
     let mut out = render_rooted(&root, a.flat, a.stacks);
     for c in a.processes {
         out.push_str(&render_rooted(&row_frame(&a.run.profile, &c.program, c.pid), &c.flat, c.stacks.as_ref()));
     }
-    match a.run.profile.clock.off_cpu {
+    match a.run.profile.clock().off_cpu {
         Some(_) => by_the_clock(&root, &out, a.run.frequency_hz, a.waits),
         None => out,
     }
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn a_daemons_work_under_a_wait_never_walked_keeps_the_programs_root() {
         let (_, _, mut p) = crate::stacks::tests::with_a_stitched_server();
-        p.clock.wait_sites[0].stack = crate::profile::Stack { frames: vec![], truncated: true, count: 0 };
+        p.parts_mut().clock.wait_sites[0].stack = crate::profile::Stack { frames: vec![], truncated: true, count: 0 };
         let sp = crate::stacks::tests::built(crate::stacks::tests::with_ramfs(), &p).0.unwrap();
         let flat = FlatProfile { entries: Vec::new(), total: 0, kernel: 0, with_totals: true, whole: None };
         let text = render("/bin/abc", &flat, Some(&sp));

@@ -203,15 +203,15 @@ fn build(a: &Analysis) -> Profile {
     let all_stacks = std::iter::once(t).chain(t.processes.iter().map(|c| &c.timeline)).flat_map(|t| t.stacks.iter());
     let libs = Libraries::of(&mut out, a.objects, all_stacks);
     let period = 1_000_000_000u64.checked_div(run.frequency_hz).unwrap_or(0);
-    let look = p.clock.off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
-    let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.clock.wait_sites };
-    let names: HashMap<u32, &str> = p.by_thread.iter().map(|t| (t.tid, t.name.as_str())).collect();
+    let look = p.clock().off_cpu.as_ref().and_then(|o| 1_000_000_000u64.checked_div(o.rate)).unwrap_or(period);
+    let mut tracks = Tracks { out: &mut out, libs: &libs, categories: &categories, period, look, wait_sites: &p.clock().wait_sites };
+    let names: HashMap<u32, &str> = p.by_thread().iter().map(|t| (t.tid, t.name.as_str())).collect();
     // A look of `--off-cpu` at a thread of a process the program started is that process's.
-    let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.clock.wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid));
+    let own = |s: &&NamedSample| t.waits.get(s.stack as usize).copied().flatten().is_none_or(|w| p.clock().wait_sites.get(w as usize).is_none_or(|w| w.pid == p.pid()));
     let samples: Vec<&NamedSample> = t.samples.iter().filter(own).collect();
     // A system-wide run (`-a`) has no program: its processes are all there is.
     if !p.is_system_wide() {
-        tracks.process(p.pid, name, &names, t, &samples, Some(0));
+        tracks.process(p.pid(), name, &names, t, &samples, Some(0));
     }
     // Each process it started (`--children`), its track beside the program's.
     for c in &t.processes {
@@ -447,6 +447,7 @@ fn debug_id(build_id: &[u8]) -> DebugId {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
 
     #[test]
@@ -473,10 +474,10 @@ mod tests {
             waits: vec![TimedWait { tid: 42, from: 2_000_000, to: 7_500_000, site: 0 }],
             served: Vec::new(),
         };
-        let profile = crate::profile::Profile { pid: 42, timeline, clock: crate::profile::Clock { wait_sites: vec![site], ..Default::default() }, ..Default::default() };
+        let profile = crate::profile::Profile::from(Parts { pid: 42, timeline, clock: crate::profile::Clock { wait_sites: vec![site], ..Default::default() }, ..Default::default() });
         let run = crate::profile::Outcome::exited("/bin/fib", profile);
         // Named as a run with ramfs's work is, its samples in time order shown.
-        let with_ramfs = crate::profile::Profile { servers: Some(crate::stacks::tests::ramfs_worked()), ..run.profile.clone() };
+        let with_ramfs = crate::profile::Profile::from(Parts { servers: Some(crate::stacks::tests::ramfs_worked()), ..run.profile.clone().into_parts() });
         let wanted = crate::naming::Wanted { timeline: true, ..Default::default() };
         let names = crate::naming::Names::of_run(crate::stacks::tests::with_ramfs(), &with_ramfs, wanted);
         let mut named = crate::exports::time_order::name(&run.profile, &names);

@@ -246,7 +246,7 @@ impl Exports {
                 Format::Report => Ok(report.to_vec()),
                 Format::Gmon => {
                     let p = &run.profile;
-                    Ok(gmon::render(&p.image_samples, p.data.start_addr, run.frequency_hz, &program_arcs(a.stacks)))
+                    Ok(gmon::render(p.image_samples(), p.data().start_addr, run.frequency_hz, &program_arcs(a.stacks)))
                 }
                 Format::Collapsed => match a.base {
                     Some(base) => collapsed::render_diff(a, base).map(String::into_bytes),

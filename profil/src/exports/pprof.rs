@@ -250,7 +250,7 @@ impl Builder {
 pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     let run = a.run;
     let period = 1_000_000_000 / run.frequency_hz.max(1) as i64;
-    let off_cpu = run.profile.clock.off_cpu.is_some();
+    let off_cpu = run.profile.clock().off_cpu.is_some();
     let mut b = Builder { strings: Strings::new(), period, off_cpu, ..Default::default() };
     let vt = |b: &mut Builder, t: &str, u: &str| ValueType { r#type: b.strings.get(t), unit: b.strings.get(u) };
     b.profile.sample_type = vec![vt(&mut b, "samples", "count"), vt(&mut b, "cpu", "nanoseconds")];
@@ -275,7 +275,7 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
         let name = b.strings.get(crate::processes::base_name(program));
         vec![Label { key: pid_key, str: 0, num: i64::from(pid) }, Label { key: process_key, str: name, num: 0 }]
     };
-    let label = labels(&mut b, &run.program, run.profile.pid);
+    let label = labels(&mut b, &run.program, run.profile.pid());
     match a.address_lines {
         Some(names) => add_addresses(&mut b, a, names, &run.profile, a.samples, a.stacks, &label),
         None => add_samples(&mut b, a.objects, a.flat, a.stacks, &label),
@@ -304,8 +304,8 @@ pub fn render(a: &Analysis) -> std::io::Result<Vec<u8>> {
     }
     // The run's wall time ("Duration:"), as perf and pprof's own profilers give it; the
     // sampled CPU time where it was not measured.
-    let user = a.processes.iter().fold(run.profile.user_ticks, |n, c| n.saturating_add(c.profile.user_ticks));
-    b.profile.duration_nanos = match run.profile.clock.elapsed {
+    let user = a.processes.iter().fold(run.profile.user_ticks(), |n, c| n.saturating_add(c.profile.user_ticks()));
+    b.profile.duration_nanos = match run.profile.clock().elapsed {
         Some(wall) => i64::try_from(wall.as_nanos()).unwrap_or(i64::MAX),
         None => (user as i64).saturating_mul(period),
     };
@@ -381,7 +381,7 @@ fn add_addresses(
         }
         return;
     };
-    for st in &profile.stacks {
+    for st in profile.stacks() {
         let located: Vec<&prof_objects::symbolize::Location> = st.frames.iter().filter_map(|f| sp.frame_locations.get(f)).collect();
         let mut ids: Vec<u64> = located.iter().map(|l| b.address(a, names, l)).collect();
         // As in the stacks by function: a stack that reaches a start routine is whole.

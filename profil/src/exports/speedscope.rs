@@ -166,7 +166,7 @@ pub fn render(a: &Analysis) -> String {
     let mut frames = Frames::default();
     let mut profiles = Vec::new();
 
-    let mut program = Profile::new(format!("{name} (pid {}): {BY_STACK}", run.profile.pid), unit);
+    let mut program = Profile::new(format!("{name} (pid {}): {BY_STACK}", run.profile.pid()), unit);
     add_process(&mut program, &mut frames, a.flat, a.stacks, per_sample);
     profiles.push(program);
     if let Some(sp) = a.stacks.filter(|sp| !sp.servers.is_empty()) {
@@ -186,7 +186,7 @@ pub fn render(a: &Analysis) -> String {
         add_process(&mut p, &mut frames, &c.flat, c.stacks.as_ref(), per_sample);
         profiles.push(p);
     }
-    if run.profile.clock.off_cpu.is_some() && per_sample > 1 {
+    if run.profile.clock().off_cpu.is_some() && per_sample > 1 {
         // By the clock: the CPU samples as time, then each wait's time, in nanoseconds.
         let mut clock = Profile::new(format!("{name}: by the clock (on a CPU and waiting)"), "nanoseconds");
         add_process(&mut clock, &mut frames, a.flat, a.stacks, per_sample);
@@ -204,7 +204,7 @@ pub fn render(a: &Analysis) -> String {
     if a.threads.len() > 1 {
         for t in a.threads {
             // A thread of another process of the run (--children, -a) says whose.
-            let whose = match t.pid == run.profile.pid {
+            let whose = match t.pid == run.profile.pid() {
                 true => name.to_string(),
                 false => format!("{name} pid {}", t.pid),
             };
@@ -229,7 +229,7 @@ pub fn render(a: &Analysis) -> String {
         }
         let names: HashMap<u32, &str> = a.threads.iter().map(|t| (t.tid, t.name.as_str())).collect();
         for (tid, samples) in by_thread {
-            if opens == 0 || tid == run.profile.pid {
+            if opens == 0 || tid == run.profile.pid() {
                 opens = profiles.len();
             }
             let thread = names.get(&tid).map_or(String::new(), |n| format!(" ({n})"));
@@ -251,13 +251,14 @@ pub fn render(a: &Analysis) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
 
     #[test]
     fn stacks_root_first_weighted_by_their_time() {
         let (sp, s) = crate::stacks::tests::with_a_server();
         let flat = FlatProfile { entries: vec![], total: 0, kernel: 0, with_totals: true, whole: None };
-        let run = crate::profile::Outcome::exited("/bin/fib", crate::profile::Profile { pid: 42, ..Default::default() });
+        let run = crate::profile::Outcome::exited("/bin/fib", crate::profile::Profile::from(Parts { pid: 42, ..Default::default() }));
         let a = Analysis::bare(&run, &flat, &s, Some(&sp));
         let doc: Value = serde_json::from_str(&render(&a)).unwrap();
         assert_eq!(doc["$schema"], SCHEMA);

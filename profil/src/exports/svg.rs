@@ -9,7 +9,7 @@ use crate::stacks::StackProfile;
 /// The SVG of a run: the program's profile; with `--children`, every process's, each under
 /// its own root frame.
 pub fn render_all(a: &Analysis) -> std::io::Result<Vec<u8>> {
-    if a.run.profile.clock.off_cpu.is_some() {
+    if a.run.profile.clock().off_cpu.is_some() {
         return by_the_clock(a);
     }
     if a.processes.is_empty() {

@@ -160,21 +160,21 @@ enum Key {
 /// worked for it (Redox).
 pub fn name_with_processes(p: &Profile, names: &Names, processes: bool) -> NamedTimeline {
     let mut t = name(p, names);
-    t.requests = requests_of(p.requests.as_ref(), p.pid);
+    t.requests = requests_of(p.requests(), p.pid());
     if processes {
-        for c in p.processes.iter().chain(&p.daemons) {
+        for c in p.processes().iter().chain(p.daemons()) {
             let mut timeline = name(&c.profile, names);
             // The run's one log has every followed process's requests, and those each daemon took.
-            timeline.requests = requests_of(p.requests.as_ref(), c.pid);
-            timeline.taken = taken_by(p.requests.as_ref(), c.pid);
+            timeline.requests = requests_of(p.requests(), c.pid);
+            timeline.taken = taken_by(p.requests(), c.pid);
             // A daemon's work, named by the program's wait it served.
             timeline.served = c
                 .profile
-                .timeline
+                .timeline()
                 .served
                 .iter()
                 .map(|w| {
-                    let site = w.site.and_then(|s| p.clock.wait_sites.get(s as usize));
+                    let site = w.site.and_then(|s| p.clock().wait_sites.get(s as usize));
                     let call = site.map_or_else(String::new, |s| s.call.clone());
                     let target = site.and_then(|s| s.target.clone()).unwrap_or_default();
                     NamedServed { tid: w.tid, from: w.from, to: w.to, for_tid: w.for_tid, call, target }
@@ -186,16 +186,16 @@ pub fn name_with_processes(p: &Profile, names: &Names, processes: bool) -> Named
         }
         // A daemon that took the run's requests and is no process of the run (never sampled,
         // serving no wait of it): a track of its own, named as the requests name it.
-        let timed = p.requests.as_ref().map_or(&[][..], |l| &l.timed[..]);
+        let timed = p.requests().map_or(&[][..], |l| &l.timed[..]);
         let mut daemons: Vec<(u32, String)> = timed.iter().filter_map(|r| Some((r.taken_by?.0, r.key.server.clone().unwrap_or_default()))).collect();
         daemons.sort();
         daemons.dedup_by_key(|d| d.0);
         for (pid, server) in daemons {
-            if pid == p.pid || t.processes.iter().any(|c| c.pid == pid) {
+            if pid == p.pid() || t.processes.iter().any(|c| c.pid == pid) {
                 continue;
             }
             let program = server.strip_suffix(&format!(" [pid {pid}]")).unwrap_or(&server).to_string();
-            let timeline = NamedTimeline { taken: taken_by(p.requests.as_ref(), pid), ..Default::default() };
+            let timeline = NamedTimeline { taken: taken_by(p.requests(), pid), ..Default::default() };
             t.processes.push(ProcessTimeline { pid, program, timeline });
         }
     }
@@ -207,7 +207,7 @@ pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
     let mut ids: HashMap<Key, u32> = HashMap::default();
     let mut stacks: Vec<Vec<NamedFrame>> = Vec::new();
     let mut waits: Vec<Option<u32>> = Vec::new();
-    let space = names.space(&p.mappings);
+    let space = names.space(p.mappings());
     let named_frame = |f: Frame, caller: bool| {
         let named = names.frame(space, f);
         NamedFrame { name: named.name.to_string(), place: Some(Place { location: named.location.clone(), caller }) }
@@ -225,10 +225,10 @@ pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
     let mut id_of = |key: Key| -> u32 {
         *ids.entry(key).or_insert_with(|| {
             let names = match key {
-                Key::Stack(i) => named_stack(&p.stacks[i as usize]),
+                Key::Stack(i) => named_stack(&p.stacks()[i as usize]),
                 Key::Frame(f) => vec![named_frame(f, false)],
                 Key::Kernel => vec![NamedFrame::label("[kernel]")],
-                Key::Wait(site) => match p.clock.wait_sites.get(site as usize) {
+                Key::Wait(site) => match p.clock().wait_sites.get(site as usize) {
                     Some(w) => {
                         let mut names = named_stack(&w.stack);
                         names.push(NamedFrame::label(off_cpu_frame(&w.call)));
@@ -239,15 +239,15 @@ pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
             };
             stacks.push(names);
             waits.push(match key {
-                Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.clock.wait_sites.len()),
+                Key::Wait(site) => Some(site).filter(|&s| (s as usize) < p.clock().wait_sites.len()),
                 _ => None,
             });
             (stacks.len() - 1) as u32
         })
     };
-    let mut samples = Vec::with_capacity(p.timeline.samples.len());
-    for s in &p.timeline.samples {
-        let stack = s.stack.filter(|&i| (i as usize) < p.stacks.len());
+    let mut samples = Vec::with_capacity(p.timeline().samples.len());
+    for s in &p.timeline().samples {
+        let stack = s.stack.filter(|&i| (i as usize) < p.stacks().len());
         let key = match (s.at, stack) {
             (At::Blocked(site), _) => Key::Wait(site),
             (_, Some(i)) => Key::Stack(i),
@@ -258,16 +258,17 @@ pub fn name(p: &Profile, names: &Names) -> NamedTimeline {
         samples.push(NamedSample { time: s.time, tid: s.tid, on_cpu: !matches!(s.at, At::Blocked(_)), stack: id });
     }
     let spans = p
-        .timeline
+        .timeline()
         .waits
         .iter()
         .map(|w| NamedWait { tid: w.tid, from: w.from, to: w.to, stack: id_of(Key::Wait(w.site)) })
         .collect();
-    NamedTimeline { span: p.timeline.span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new(), taken: Vec::new() }
+    NamedTimeline { span: p.timeline().span, samples, stacks, waits, processes: Vec::new(), spans, served: Vec::new(), requests: Vec::new(), taken: Vec::new() }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use prof_core::requests::{Request, RequestKey, RequestLog, RequestSource};
 
@@ -281,8 +282,8 @@ mod tests {
         let key = RequestKey { to: "tmp:".into(), server: Some("ramfs [pid 7]".into()) };
         log.add(Request { pid: 42, tid: 43, key: key.clone(), from: 1_000, to: 3_000, taken_by: Some((7, 70)) });
         log.add(Request { pid: 50, tid: 50, key, from: 4_000, to: 5_000, taken_by: Some((7, 71)) });
-        let child = crate::profile::ChildProfile { pid: 50, parent: Some(42), program: "/bin/cat".into(), profile: Profile { pid: 50, ..Default::default() }, running: false };
-        let p = Profile { pid: 42, requests: Some(log), processes: vec![child], ..Default::default() };
+        let child = crate::profile::ChildProfile { pid: 50, parent: Some(42), program: "/bin/cat".into(), profile: Profile::from(Parts { pid: 50, ..Default::default() }), running: false };
+        let p = Profile::from(Parts { pid: 42, requests: Some(log), processes: vec![child], ..Default::default() });
         let t = name_with_processes(&p, &names, true);
         let flows = |rs: &[NamedRequest]| rs.iter().map(|r| (r.tid, r.from, r.till, r.flow.clone(), r.caller)).collect::<Vec<_>>();
         assert_eq!(flows(&t.requests), [(43, 1_000, 3_000, Some("request-0".to_string()), None)]);
@@ -297,7 +298,7 @@ mod tests {
         // A system call has no flow.
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         log.add(Request { pid: 42, tid: 42, key: RequestKey::call("read"), from: 0, to: 1, taken_by: None });
-        let t = name_with_processes(&Profile { pid: 42, requests: Some(log), ..Default::default() }, &names, true);
+        let t = name_with_processes(&Profile::from(Parts { pid: 42, requests: Some(log), ..Default::default() }), &names, true);
         assert_eq!((t.requests[0].flow.as_ref(), t.processes.len()), (None, 0));
     }
 

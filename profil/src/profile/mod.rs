@@ -39,9 +39,19 @@ impl Stack {
     }
 }
 
-/// Everything the reports are made from.
+/// Everything the reports are made from: the run as its renderers read it. Its parts are
+/// private: a backend, a saved run or a filter builds them ([`Parts`]) and hands them over;
+/// the sections and exports only read (the accessors below), and find their names in the
+/// naming pass's tables ([`crate::naming`]), not here.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
+    parts: Parts,
+}
+
+/// A profile's parts, as a backend fills them (or a saved run, a filter, a test): the plain
+/// record of the run that [`Profile`] keeps private.
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
     /// The profiled process (0 where the backend does not say).
     pub pid: u32,
     /// The Minix bins.
@@ -204,7 +214,99 @@ pub struct ChildProfile {
     pub running: bool,
 }
 
+impl From<Parts> for Profile {
+    fn from(parts: Parts) -> Profile {
+        Profile { parts }
+    }
+}
+
 impl Profile {
+    /// Its parts, to be rebuilt (a filter, a window of the run, a saved run's conversion).
+    pub fn into_parts(self) -> Parts {
+        self.parts
+    }
+
+    /// Every part, read: for the saved format, which keeps them all (`saved::run`).
+    pub fn parts(&self) -> &Parts {
+        &self.parts
+    }
+
+    /// Its parts, to be changed in place where a step of the run's making owns the profile
+    /// (the backends' finishing touches, the filters): never a renderer's.
+    pub fn parts_mut(&mut self) -> &mut Parts {
+        &mut self.parts
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.parts.pid
+    }
+    pub fn data(&self) -> &ProfData {
+        &self.parts.data
+    }
+    pub fn image_samples(&self) -> &[(u64, u64)] {
+        &self.parts.image_samples
+    }
+    pub fn foreign_samples(&self) -> &[(u64, u64)] {
+        &self.parts.foreign_samples
+    }
+    pub fn kernel_samples(&self) -> &[(u64, u64)] {
+        &self.parts.kernel_samples
+    }
+    pub fn mappings(&self) -> &[Mapping] {
+        &self.parts.mappings
+    }
+    pub fn user_ticks(&self) -> u64 {
+        self.parts.user_ticks
+    }
+    pub fn kernel_ticks(&self) -> Option<u64> {
+        self.parts.kernel_ticks
+    }
+    pub fn lost(&self) -> u64 {
+        self.parts.lost
+    }
+    pub fn stacks_recorded(&self) -> bool {
+        self.parts.stacks_recorded
+    }
+    pub fn stacks(&self) -> &[Stack] {
+        &self.parts.stacks
+    }
+    pub fn by_thread(&self) -> &[ThreadSamples] {
+        &self.parts.by_thread
+    }
+    pub fn timeline(&self) -> &crate::timeline::Timeline {
+        &self.parts.timeline
+    }
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.parts.stop_reason
+    }
+    pub fn later_execs(&self) -> &[String] {
+        &self.parts.later_execs
+    }
+    pub fn children(&self) -> (u64, u64) {
+        self.parts.children
+    }
+    pub fn processes(&self) -> &[ChildProfile] {
+        &self.parts.processes
+    }
+    pub fn idle_ticks(&self) -> Option<u64> {
+        self.parts.idle_ticks
+    }
+    pub fn servers(&self) -> Option<&prof_core::formats::ServersReport> {
+        self.parts.servers.as_ref()
+    }
+    pub fn daemons(&self) -> &[ChildProfile] {
+        &self.parts.daemons
+    }
+    pub fn source(&self) -> &Source {
+        &self.parts.source
+    }
+    pub fn clock(&self) -> &Clock {
+        &self.parts.clock
+    }
+    pub fn requests(&self) -> Option<&prof_core::requests::RequestLog> {
+        self.parts.requests.as_ref()
+    }
+
     /// The samples a second and CPU the source delivered: every tick of the run (the
     /// program's, the daemons', idle's and other processes': the account closes over them) over
     /// the session's wall time and CPUs. Where the backend accounts the whole run (Redox).
@@ -212,20 +314,20 @@ impl Profile {
         let cpus = self.sampled_cpus()?;
         // Over the span the records cover, where they have times: profil's wall time also
         // holds the fork before the program and the reap after it, the session not.
-        let span = match self.source.record_span {
+        let span = match self.source().record_span {
             Some(r) if r.rate_sent > 0 => r.span_ns as f64 / 1e9,
             // Too few records to time the source (a program of a few ms): no rate to tell.
             Some(_) => return None,
-            None => self.clock.elapsed?.as_secs_f64(),
+            None => self.clock().elapsed?.as_secs_f64(),
         };
         let seconds = span * cpus as f64;
-        let ticks = |p: &Profile| p.user_ticks.saturating_add(p.kernel_ticks.unwrap_or(0));
+        let ticks = |p: &Profile| p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
         // The processes it started (`--children`), or every process of a system-wide run.
-        let processes = self.processes.iter().fold(0u64, |n, c| n.saturating_add(ticks(&c.profile)));
-        let all = match self.idle_ticks {
+        let processes = self.processes().iter().fold(0u64, |n, c| n.saturating_add(ticks(&c.profile)));
+        let all = match self.idle_ticks() {
             Some(idle) => [processes, idle].into_iter().fold(0u64, u64::saturating_add),
             None => {
-                let a = &self.servers.as_ref()?.account;
+                let a = self.servers()?.account;
                 [ticks(self), a.servers(), a.idle, a.other, processes].into_iter().fold(0u64, u64::saturating_add)
             }
         };
@@ -235,33 +337,33 @@ impl Profile {
     /// The program's profile and each process it started (`--children`, or `-a`'s), the
     /// program first: every process of the run.
     pub fn with_processes(&self) -> impl Iterator<Item = &Profile> {
-        std::iter::once(self).chain(self.processes.iter().map(|c| &c.profile))
+        std::iter::once(self).chain(self.processes().iter().map(|c| &c.profile))
     }
 
     /// The run's span in time order, ns from the program's start: to the end of its last
     /// process (a child may outlive the program).
     pub fn run_span(&self) -> u64 {
-        self.with_processes().map(|p| p.timeline.span).max().unwrap_or(0)
+        self.with_processes().map(|p| p.timeline().span).max().unwrap_or(0)
     }
 
     /// Whether any process of the run has its samples in time order.
     pub fn has_times(&self) -> bool {
-        self.with_processes().any(|p| !p.timeline.is_empty())
+        self.with_processes().any(|p| !p.timeline().is_empty())
     }
 
     /// The CPUs sampled: those the kernel has a ring for, where profd says; else every CPU
     /// but, on upstream's profiler, the one that sends its NMIs (which has no ring).
     pub fn sampled_cpus(&self) -> Option<u64> {
-        match self.source.sampling.is_some_and(|s| s.is_upstreams()) {
-            _ if self.source.rings.is_some() => self.source.rings,
-            true => Some(self.source.cpus?.saturating_sub(1)),
-            false => self.source.cpus,
+        match self.source().sampling.is_some_and(|s| s.is_upstreams()) {
+            _ if self.source().rings.is_some() => self.source().rings,
+            true => Some(self.source().cpus?.saturating_sub(1)),
+            false => self.source().cpus,
         }
     }
 
     /// Is this a system-wide run's (`-a`): no program, every process among `processes`?
     pub fn is_system_wide(&self) -> bool {
-        self.idle_ticks.is_some()
+        self.idle_ticks().is_some()
     }
 
     /// What the ids of its `processes` are: pids ([`PID`]), or, where they come from
@@ -269,8 +371,8 @@ impl Profile {
     /// context, a thread, by its debug id, never its process), contexts' debug ids
     /// ([`CONTEXT`]).
     pub fn process_id_word(&self) -> &'static str {
-        let upstream = self.source.sampling.is_some_and(|s| s.is_upstreams());
-        match upstream && !self.source.typed_records {
+        let upstream = self.source().sampling.is_some_and(|s| s.is_upstreams());
+        match upstream && !self.source().typed_records {
             true => CONTEXT,
             false => PID,
         }
@@ -339,7 +441,7 @@ pub(crate) fn example() -> Profile {
     let text = TextSegment { start: 0x1000, end: 0x3000 };
     let mut data = ProfData::new(&BinLayout::new(text, 0x1000, 0x1400, 0x100).unwrap());
     data.bin[0] = 6;
-    Profile {
+    Profile::from(Parts {
         data,
         image_samples: vec![(0x1000, 5), (0x10ff, 1), (0x2010, 3)],
         foreign_samples: vec![(0x7f00_0000_1010, 2)],
@@ -407,6 +509,6 @@ pub(crate) fn example() -> Profile {
             served: Vec::new(),
         },
         requests: None,
-    }
+    })
 }
 

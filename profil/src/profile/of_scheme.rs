@@ -12,6 +12,7 @@ use prof_core::ProfData;
 
 use super::of_session::process_profiles;
 use super::{ChildProfile, Frame, Profile, Stack, ThreadSamples, ANOTHER_PROGRAM};
+use super::Parts;
 
 /// Each of `processes` (made by [`Profile::from_system_servers`] of `r`) with its samples in
 /// time order, as profd's `timeline` has them: by pid, each stack by its line among the
@@ -39,7 +40,7 @@ fn server_timelines(processes: &mut [ChildProfile], r: &prof_core::formats::Serv
                 t
             })
             .collect();
-        c.profile.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
+        c.profile.parts.timeline = crate::timeline::Timeline { span: *span, samples, ..Default::default() };
     }
 }
 
@@ -94,7 +95,7 @@ impl Profile {
                         placed.push(Stack::new(frames.collect(), *truncated, *count));
                     }
                 }
-                let profile = Profile {
+                let profile = Profile::from(Parts {
                     pid: s.pid,
                     user_ticks: user.values().sum(),
                     foreign_samples: user.into_iter().collect(),
@@ -102,11 +103,11 @@ impl Profile {
                     stacks: placed,
                     stacks_recorded: stacks,
                     ..Default::default()
-                };
+                });
                 ChildProfile { pid: s.pid, parent: None, program: s.path.clone(), profile, running: true }
             })
             .collect();
-        Profile {
+        Profile::from(Parts {
             processes,
             kernel_samples: kernel.into_iter().collect(),
             kernel_ticks: Some(0),
@@ -114,7 +115,7 @@ impl Profile {
             stacks_recorded: stacks,
             idle_ticks: Some(r.account.idle),
             ..Default::default()
-        }
+        })
     }
 
     /// A system-wide run's processes (made by [`Profile::from_system_servers`] of `r`) with
@@ -122,8 +123,8 @@ impl Profile {
     /// line among the process's in `servers` (a line of no frames, or every line without
     /// stacks, is no stack of the profile).
     fn with_scheme_process_timelines(mut self, r: &prof_core::formats::ServersReport, timed: &[(u32, u64, Vec<prof_core::session::PlacedSample>)]) -> Profile {
-        let stacks = self.stacks_recorded;
-        server_timelines(&mut self.processes, r, timed, stacks);
+        let stacks = self.parts.stacks_recorded;
+        server_timelines(&mut self.parts.processes, r, timed, stacks);
         self
     }
 
@@ -137,17 +138,17 @@ impl Profile {
         served: &[(u32, crate::timeline::TimedServed)],
         mappings_of: impl Fn(&str) -> Vec<Mapping>,
     ) -> Profile {
-        let Some(r) = self.servers.clone() else { return self };
-        let mut daemons = Profile::from_system_servers(&r, self.stacks_recorded).processes;
-        server_timelines(&mut daemons, &r, timed, self.stacks_recorded);
+        let Some(r) = self.parts.servers.clone() else { return self };
+        let mut daemons = Profile::from_system_servers(&r, self.parts.stacks_recorded).parts.processes;
+        server_timelines(&mut daemons, &r, timed, self.parts.stacks_recorded);
         for d in &mut daemons {
-            d.profile.timeline.served = served.iter().filter(|s| s.0 == d.pid).map(|s| s.1).collect();
+            d.profile.parts.timeline.served = served.iter().filter(|s| s.0 == d.pid).map(|s| s.1).collect();
         }
-        daemons.retain(|d| !d.profile.timeline.is_empty() || !d.profile.timeline.served.is_empty());
+        daemons.retain(|d| !d.profile.parts.timeline.is_empty() || !d.profile.parts.timeline.served.is_empty());
         for d in &mut daemons {
-            d.profile.mappings = mappings_of(&d.program);
+            d.profile.parts.mappings = mappings_of(&d.program);
         }
-        self.daemons = daemons;
+        self.parts.daemons = daemons;
         self
     }
 
@@ -157,7 +158,7 @@ impl Profile {
     /// ran, where profd may have named it before, as the shell it was forked from, or not at
     /// all, gone before profd looked).
     pub fn with_process_table(mut self, table: &BTreeMap<u32, PsEntry>) -> Profile {
-        for c in &mut self.processes {
+        for c in &mut self.parts.processes {
             let Some(e) = table.get(&c.pid) else { continue };
             c.parent = c.parent.or((e.ppid != 0).then_some(e.ppid));
             if !e.name.is_empty() {
@@ -174,7 +175,7 @@ impl Profile {
         for &(tid, frame, n) in lines {
             by_tid.entry(tid).or_default().push((Frame::placed(frame), n));
         }
-        self.by_thread = by_tid.into_iter().map(|(tid, samples)| ThreadSamples { tid, name: String::new(), samples }).collect();
+        self.parts.by_thread = by_tid.into_iter().map(|(tid, samples)| ThreadSamples { tid, name: String::new(), samples }).collect();
         self
     }
 
@@ -200,9 +201,9 @@ impl Profile {
                 c.mappings = mappings_of(exec);
             }
         }
-        self.processes = process_profiles(&children, self.pid, &mappings_of(program), program);
-        for c in &mut self.processes {
-            c.profile.stacks_recorded = self.stacks_recorded;
+        self.parts.processes = process_profiles(&children, self.parts.pid, &mappings_of(program), program);
+        for c in &mut self.parts.processes {
+            c.profile.parts.stacks_recorded = self.parts.stacks_recorded;
         }
         self
     }
@@ -274,27 +275,27 @@ impl Profile {
         if files.stacks.is_none() {
             samples.iter_mut().for_each(|s| s.stack = None);
         }
-        profile.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
-        profile.servers = files.servers.as_deref().and_then(prof_core::formats::parse_servers);
+        profile.parts.timeline = crate::timeline::Timeline { span: timeline.span, samples, ..Default::default() };
+        profile.parts.servers = files.servers.as_deref().and_then(prof_core::formats::parse_servers);
         let clock = files.clock.as_deref().and_then(prof_core::kernel_clock::parse);
         if let Some(clock) = &clock {
             profile = profile.with_kernel_clock(clock);
             // The whole waits, each at its site as the clock names it.
-            profile.timeline.waits = crate::profile::redox_clock::timed_waits(clock, &timeline.waits);
+            profile.parts.timeline.waits = crate::profile::redox_clock::timed_waits(clock, &timeline.waits);
         }
         // The daemons over time, with the requests each worked on at the program's wait sites.
         let served = clock.as_ref().map(|c| crate::profile::redox_clock::timed_served(c, &timeline.served)).unwrap_or_default();
         profile = profile.with_scheme_daemons(&timeline.processes, &served, &mappings_of);
         // What the program became by a later exec, named by that image.
         let children = files.children.as_deref().and_then(prof_core::formats::parse_children);
-        if let Some(became) = children.as_ref().and_then(|c| c.processes.get(&profile.pid)).filter(|c| c.parent.is_none()) {
-            let part = timeline.children.iter().find(|c| c.0 == profile.pid).map(|c| (c.1, c.2.as_slice()));
+        if let Some(became) = children.as_ref().and_then(|c| c.processes.get(&profile.parts.pid)).filter(|c| c.parent.is_none()) {
+            let part = timeline.children.iter().find(|c| c.0 == profile.parts.pid).map(|c| (c.1, c.2.as_slice()));
             profile = profile.with_later_image(became, part, &mappings_of);
         }
         // The requests to schemes, named (where asked: a file of a newer version is not read).
         let requests = files.requests.as_deref().and_then(prof_core::requests_file::parse_requests);
-        profile.requests = requests.map(|r| r.log(|scheme, daemon, path| scheme_request_key(&files.scheme_names, scheme, daemon, path)));
-        profile.clock.off_cpu = off_cpu.then(|| super::OffCpu {
+        profile.parts.requests = requests.map(|r| r.log(|scheme, daemon, path| scheme_request_key(&files.scheme_names, scheme, daemon, path)));
+        profile.parts.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
                 Some(clock) => crate::profile::redox_clock::problem(clock),
@@ -314,17 +315,17 @@ impl Profile {
     /// addresses); its stacks, samples in time order and threads join the program's.
     pub fn with_later_image(mut self, became: &ChildProcess, placed: Option<(u64, &[prof_core::session::PlacedSample])>, mappings_of: impl Fn(&str) -> Vec<Mapping>) -> Profile {
         let name = became.exec.clone().unwrap_or_else(|| ANOTHER_PROGRAM.to_string());
-        self.mappings.extend(mappings_of(&name));
-        let mut foreign: BTreeMap<u64, u64> = self.foreign_samples.iter().copied().collect();
+        self.parts.mappings.extend(mappings_of(&name));
+        let mut foreign: BTreeMap<u64, u64> = self.parts.foreign_samples.iter().copied().collect();
         for (&a, &n) in &became.samples.user {
             *foreign.entry(a).or_insert(0) += n;
         }
-        self.foreign_samples = foreign.into_iter().collect();
-        self.user_ticks += became.samples.user_ticks;
-        self.kernel_ticks = self.kernel_ticks.map(|k| k + became.samples.kernel_ticks);
+        self.parts.foreign_samples = foreign.into_iter().collect();
+        self.parts.user_ticks += became.samples.user_ticks;
+        self.parts.kernel_ticks = self.parts.kernel_ticks.map(|k| k + became.samples.kernel_ticks);
         // Its stacks after the program's: its samples' stack numbers move by as many.
-        let offset = u32::try_from(self.stacks.len()).unwrap_or(u32::MAX);
-        if self.stacks_recorded {
+        let offset = u32::try_from(self.parts.stacks.len()).unwrap_or(u32::MAX);
+        if self.parts.stacks_recorded {
             let stack = |(st, count): (&prof_core::sample::CallStack, u64)| {
                 let frames = st.frames.iter().map(|&a| match a >= prof_core::sampler::KERNEL_SPACE_START {
                     true => StackFrame::Kernel(a),
@@ -332,18 +333,18 @@ impl Profile {
                 });
                 Stack::new(frames.collect(), st.truncated, count)
             };
-            self.stacks.extend(became.samples.stack_ticks().map(stack));
+            self.parts.stacks.extend(became.samples.stack_ticks().map(stack));
         }
         if let Some((span, placed)) = placed {
-            let keep = self.stacks_recorded;
+            let keep = self.parts.stacks_recorded;
             let later = crate::timeline::Timeline::of_placed(span, placed);
             for t in &later.samples {
-                if let (crate::timeline::At::Cpu(frame), false) = (t.at, self.by_thread.is_empty()) {
-                    let thread = match self.by_thread.iter_mut().position(|th| th.tid == t.tid) {
-                        Some(i) => &mut self.by_thread[i],
+                if let (crate::timeline::At::Cpu(frame), false) = (t.at, self.parts.by_thread.is_empty()) {
+                    let thread = match self.parts.by_thread.iter_mut().position(|th| th.tid == t.tid) {
+                        Some(i) => &mut self.parts.by_thread[i],
                         None => {
-                            self.by_thread.push(ThreadSamples { tid: t.tid, name: String::new(), samples: Vec::new() });
-                            self.by_thread.last_mut().expect("just pushed")
+                            self.parts.by_thread.push(ThreadSamples { tid: t.tid, name: String::new(), samples: Vec::new() });
+                            self.parts.by_thread.last_mut().expect("just pushed")
                         }
                     };
                     match thread.samples.iter_mut().find(|s| s.0 == frame) {
@@ -356,14 +357,14 @@ impl Profile {
                 t.stack = t.stack.filter(|_| keep).map(|i| i.saturating_add(offset));
                 t
             });
-            self.timeline.samples.extend(moved);
-            self.timeline.samples.sort_by_key(|t| t.time);
-            self.timeline.span = self.timeline.span.max(span);
+            self.parts.timeline.samples.extend(moved);
+            self.parts.timeline.samples.sort_by_key(|t| t.time);
+            self.parts.timeline.span = self.parts.timeline.span.max(span);
         }
         // The exec the status counted last is this one.
-        match self.later_execs.last_mut() {
+        match self.parts.later_execs.last_mut() {
             Some(last) => *last = name,
-            None => self.later_execs.push(name),
+            None => self.parts.later_execs.push(name),
         }
         self
     }
@@ -392,11 +393,11 @@ impl Profile {
         // Upstream's profiler: its NMIs, or with kernel-patch/events on one CPU its tick (typed
         // records); the rate the kernel took, else its own (0).
         if upstream || typed {
-            profile.source.sampling = prof_core::formats::sampling(&status);
+            profile.parts.source.sampling = prof_core::formats::sampling(&status);
         }
-        profile.source.typed_records = typed;
-        profile.source.record_span = prof_core::formats::record_span(&status);
-        profile.source.rings = prof_core::formats::rings(&status);
+        profile.parts.source.typed_records = typed;
+        profile.parts.source.record_span = prof_core::formats::record_span(&status);
+        profile.parts.source.rings = prof_core::formats::rings(&status);
         if !upstream || typed {
             profile = profile.with_process_table(table);
         }
@@ -421,7 +422,7 @@ impl Profile {
             kernel: None,
             rings: prof_core::formats::rings(&st),
         };
-        Ok(Profile {
+        Ok(Profile::from(Parts {
             pid: num("pid") as u32,
             data: ProfData::from_bytes(data)?,
             image_samples: samples.text,
@@ -435,7 +436,7 @@ impl Profile {
             later_execs: vec![ANOTHER_PROGRAM.to_string(); num("later_execs").min(16) as usize],
             source,
             ..Default::default()
-        })
+        }))
     }
 }
 
@@ -443,8 +444,8 @@ impl Profile {
     /// The call stacks of `/scheme/prof/stacks` (the kernel's frame-pointer walks) added to a
     /// profile read from the scheme. Malformed lines are skipped.
     pub fn with_scheme_stacks(mut self, stacks: &str) -> Profile {
-        self.stacks_recorded = true;
-        self.stacks = prof_core::formats::parse_stacks(stacks)
+        self.parts.stacks_recorded = true;
+        self.parts.stacks = prof_core::formats::parse_stacks(stacks)
             .into_iter()
             .map(|(frames, truncated, count)| Stack::new(frames, truncated, count))
             .collect();
@@ -472,9 +473,9 @@ mod tests {
         assert_eq!(table[&15], PsEntry { ppid: 14, name: "/usr/bin/fib".into() });
         let child = |pid: u32, program: &str| ChildProfile { pid, parent: None, program: program.into(), profile: Profile::default(), running: true };
         // 15 was named by profd as the shell it was forked from, before its exec.
-        let p = Profile { processes: vec![child(14, "/usr/bin/dash"), child(15, "/usr/bin/dash"), child(99, "[exited]")], ..Default::default() };
+        let p = Profile::from(Parts { processes: vec![child(14, "/usr/bin/dash"), child(15, "/usr/bin/dash"), child(99, "[exited]")], ..Default::default() });
         let p = p.with_process_table(&table);
-        let seen: Vec<(u32, Option<u32>, &str)> = p.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
+        let seen: Vec<(u32, Option<u32>, &str)> = p.parts.processes.iter().map(|c| (c.pid, c.parent, c.program.as_str())).collect();
         assert_eq!(seen, [(14, Some(1), "/usr/bin/dash"), (15, Some(14), "/usr/bin/fib"), (99, None, "[exited]")]);
     }
 
@@ -492,9 +493,9 @@ mod tests {
         let children: BTreeMap<u32, ChildProcess> =
             [(11, child(Some("[exited]"))), (12, child(Some("[exited]"))), (13, child(Some("/bin/cat"))), (14, child(None))].into();
         let mapped = |path: &str| vec![Mapping { start: 0x40_1000, len: 0x1000, path: path.into(), ..Default::default() }];
-        let p = Profile { pid: 10, ..Default::default() }.with_children(children, "/bin/sh", &table, mapped);
+        let p = Profile::from(Parts { pid: 10, ..Default::default() }).with_children(children, "/bin/sh", &table, mapped);
         let seen: Vec<(u32, &str, &str)> =
-            p.processes.iter().map(|c| (c.pid, c.program.as_str(), c.profile.mappings[0].path.as_str())).collect();
+            p.parts.processes.iter().map(|c| (c.pid, c.program.as_str(), c.profile.parts.mappings[0].path.as_str())).collect();
         assert_eq!(
             seen,
             [(11, "/bin/ls", "/bin/ls"), (12, "[exited]", "[exited]"), (13, "/bin/cat", "/bin/cat"), (14, "/bin/sh", "/bin/sh")]
@@ -516,20 +517,20 @@ mod tests {
         let status = "state=stopped pid=42 reason=exit ticks_in_bins=4 ticks_user=6 ticks_kernel=2 dropped=1 \
                       start=0x1000 end=0x2000 bin_sz=1024 nr_bins=4 load_base=0x0\n";
         let p = Profile::from_scheme_files(status, &d.to_bytes(), "0x1400 4 text\n0x7f0000000010 2 other\n").unwrap();
-        assert_eq!(p.data, d);
-        assert_eq!((p.image_samples, p.foreign_samples), (vec![(0x1400, 4)], vec![(0x7f00_0000_0010, 2)]));
-        assert_eq!((p.user_ticks, p.kernel_ticks, p.lost, p.stop_reason), (6, Some(2), 1, Some(StopReason::Exit)));
-        assert!(p.later_execs.is_empty(), "a profd from before later_execs");
+        assert_eq!(p.parts.data, d);
+        assert_eq!((p.parts.image_samples, p.parts.foreign_samples), (vec![(0x1400, 4)], vec![(0x7f00_0000_0010, 2)]));
+        assert_eq!((p.parts.user_ticks, p.parts.kernel_ticks, p.parts.lost, p.parts.stop_reason), (6, Some(2), 1, Some(StopReason::Exit)));
+        assert!(p.parts.later_execs.is_empty(), "a profd from before later_execs");
         let execd = Profile::from_scheme_files(&status.replace('\n', " later_execs=2\n"), &d.to_bytes(), "").unwrap();
-        assert_eq!(execd.later_execs, ["another program", "another program"]);
+        assert_eq!(execd.parts.later_execs, ["another program", "another program"]);
         assert!(Profile::from_scheme_files(status, &[0; 10], "").is_err());
         let empty = Profile::from_scheme_files("garbage", &ProfData::default().to_bytes(), "junk").unwrap();
-        assert_eq!((empty.user_ticks, empty.stop_reason), (0, None));
-        assert!(!empty.stacks_recorded);
+        assert_eq!((empty.parts.user_ticks, empty.parts.stop_reason), (0, None));
+        assert!(!empty.parts.stacks_recorded);
         let p = empty.with_scheme_stacks("3 complete text:0x1400 text:0x1205 other:0x7f0000001000\n1 truncated\njunk line\n");
-        assert!(p.stacks_recorded);
+        assert!(p.parts.stacks_recorded);
         assert_eq!(
-            p.stacks,
+            p.parts.stacks,
             vec![
                 Stack {
                     frames: vec![Frame::Program(0x1400), Frame::Program(0x1204), Frame::Foreign(0x7f00_0000_0fff)],

@@ -9,6 +9,7 @@ use prof_core::session::{ChildProcess, Session};
 use prof_core::system::SystemRecord;
 
 use super::{ChildProfile, Clock, Frame, Profile, Source, Stack, ThreadSamples, WaitSite, ANOTHER_PROGRAM};
+use super::Parts;
 
 /// The executable a process that exec'd runs: among its mappings, the one whose file name is
 /// the name the kernel gave it at the exec (`comm`; where `comm` was cut to 15 bytes, one that
@@ -31,7 +32,7 @@ fn child_profiles(s: &Session, program: &str) -> Vec<ChildProfile> {
     for c in &mut children {
         let Some(process) = s.processes.get(&c.pid) else { continue };
         let (span, placed) = process.placed_timeline(origin, process.samples.stacks.values());
-        c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
+        c.profile.parts.timeline = crate::timeline::Timeline::of_placed(span, &placed);
     }
     children
 }
@@ -67,7 +68,7 @@ pub(super) fn process_profiles(
                 });
                 Stack::new(frames.collect(), st.truncated, count)
             };
-            let profile = Profile {
+            let profile = Profile::from(Parts {
                 foreign_samples: c.samples.user.iter().map(|(&a, &n)| (a, n)).collect(),
                 mappings: mappings_of(pid),
                 user_ticks: c.samples.user_ticks,
@@ -75,7 +76,7 @@ pub(super) fn process_profiles(
                 stacks: c.samples.stack_ticks().map(stack).collect(),
                 pid,
                 ..Default::default()
-            };
+            });
             ChildProfile { pid, parent: c.parent, program: program_of(pid), profile, running: !c.exited }
         })
         .collect()
@@ -90,13 +91,13 @@ impl Profile {
         let first = || r.processes.values().flat_map(|c| c.samples.timeline.entries.iter().map(|e| e.time)).min();
         let origin = r.clock.map(|c| c.0).or_else(first).unwrap_or(0);
         for c in &mut processes {
-            c.profile.stacks_recorded = stacks_recorded;
+            c.profile.parts.stacks_recorded = stacks_recorded;
             if let Some(process) = r.processes.get(&c.pid) {
                 let (span, placed) = process.placed_timeline(origin, process.samples.stacks.values());
-                c.profile.timeline = crate::timeline::Timeline::of_placed(span, &placed);
+                c.profile.parts.timeline = crate::timeline::Timeline::of_placed(span, &placed);
             }
         }
-        Profile {
+        Profile::from(Parts {
             processes,
             kernel_samples: r.kernel_samples.iter().map(|(&a, &n)| (a, n)).collect(),
             kernel_ticks: Some(0),
@@ -106,15 +107,15 @@ impl Profile {
             // Each request's times from the run's start, as the samples'.
             requests: r.requests.clone().map(|log| log.timed_from(origin)),
             ..Default::default()
-        }
+        })
     }
 
     /// The profile of a finished session of `program`.
     pub fn from_session(s: &Session, program: &str, counts_kernel: bool, stacks_recorded: bool) -> Profile {
         let mut processes = child_profiles(s, program);
         for c in &mut processes {
-            c.profile.stacks_recorded = stacks_recorded;
-            c.profile.kernel_ticks = c.profile.kernel_ticks.filter(|_| counts_kernel);
+            c.profile.parts.stacks_recorded = stacks_recorded;
+            c.profile.parts.kernel_ticks = c.profile.parts.kernel_ticks.filter(|_| counts_kernel);
         }
         // Each wait site's stack as the program's own frames, a child's as its runtime addresses.
         let wait_sites = s
@@ -131,7 +132,7 @@ impl Profile {
             })
             .collect();
         let threads = s.clock.span.map(|(begin, end)| s.clock.ledger.accounts(begin, end)).unwrap_or_default();
-        Profile {
+        Profile::from(Parts {
             pid: s.pid,
             processes,
             data: s.data.clone(),
@@ -170,7 +171,7 @@ impl Profile {
                         .collect(),
                 })
                 .collect(),
-        }
+        })
     }
 }
 

@@ -110,10 +110,10 @@ impl Profile {
     /// The account of the Redox kernel's clock (`/scheme/prof/clock`): each thread's time on
     /// a CPU, preempted and blocked, and its blocks by wait site.
     pub(crate) fn with_kernel_clock(mut self, clock: &ClockReport) -> Profile {
-        let (threads, sites, served) = threads_and_sites(clock, self.pid);
-        self.clock.threads = threads;
-        self.clock.wait_sites = sites;
-        self.clock.served = served;
+        let (threads, sites, served) = threads_and_sites(clock, self.parts.pid);
+        self.parts.clock.threads = threads;
+        self.parts.clock.wait_sites = sites;
+        self.parts.clock.served = served;
         self
     }
 }

@@ -27,10 +27,10 @@ pub(super) fn report_and_export(args: &Args, p: Prepared, exit: ExitKind, elapse
     // Post-processing starts here (timed for the benchmark with PROFIL_TIMINGS=1).
     let post = std::time::Instant::now();
     let mut profile = profiler.profile(&name)?;
-    profile.clock.elapsed = Some(elapsed);
+    profile.parts_mut().clock.elapsed = Some(elapsed);
     let unwind = profiler.unwind_time();
     let exit = match exit {
-        ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason == Some(StopReason::Exit) },
+        ExitKind::Attached { pid, .. } => ExitKind::Attached { pid, exited: profile.stop_reason() == Some(StopReason::Exit) },
         other => other,
     };
     let run = Outcome {
@@ -159,7 +159,7 @@ fn analyse<'a>(
     whole: Option<u64>,
 ) -> Result<Analysed<'a>, RunError> {
     let name = run.program.clone();
-    let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid);
+    let mut symbolizer = Symbolizer::new(image.object, &name, args.objects.clone()).with_perf_map(run.profile.pid());
     let kernel = kernel_names(args, &run.profile);
     if let Some(file) = &kernel.file {
         symbolizer = symbolizer.with_kernel(file);
@@ -186,7 +186,7 @@ fn analyse<'a>(
             e.object = Some(tag.clone());
         }
     }
-    let mut tree = processes::Tree::of_program(&samples, &run.profile.processes, &names);
+    let mut tree = processes::Tree::of_program(&samples, run.profile.processes(), &names);
     // Linux's frame-pointer chains end without a word where frame pointers are missing.
     if recording.call_graph == CallGraph::FramePointers && crate::platform::STACKS_ARE_CHOSEN {
         for sp in stacks.iter_mut().chain(tree.processes.iter_mut().filter_map(|c| c.stacks.as_mut())) {
@@ -203,7 +203,7 @@ fn analyse<'a>(
         true => crate::threads::threads(&run.profile, &name, &names),
         false => Vec::new(),
     };
-    let servers = run.profile.servers.as_ref().map(|r| servers::name_servers(r, &names));
+    let servers = run.profile.servers().map(|r| servers::name_servers(r, &names));
     let waits = crate::waiting::waits(&run.profile, &names);
     let timeline = match args.sections.timeline {
         Some(n) => crate::slices::slices(&run.profile, args.filter.window.as_ref(), n, &names),
@@ -256,11 +256,11 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     let mut out = Vec::new();
     // The banner introduces the Minix statistics: with -f there are none.
     if !args.sections.flat_only {
-        out.push(format!("{}{}\n", report::statistics_banner(), report::minix_statistics(&profile.data)));
+        out.push(format!("{}{}\n", report::statistics_banner(), report::minix_statistics(profile.data())));
     }
     // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
     // with where the time went in its processes, then its own flat profile.
-    let own = profile.user_ticks.saturating_add(profile.kernel_ticks.unwrap_or(0));
+    let own = profile.user_ticks().saturating_add(profile.kernel_ticks().unwrap_or(0));
     let theirs = a.tree.processes.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
     let driver = recording.children && own.saturating_mul(20) < theirs;
     let processes_section =
@@ -272,11 +272,11 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     };
     // In a tree the program's own flat profile is one process's: its header says whose.
     // A program that exec'd in its own pid (dash's last command) ran that image too.
-    let became = match profile.later_execs.last() {
+    let became = match profile.later_execs().last() {
         Some(image) => format!(" (then {})", processes::base_name(image)),
         None => String::new(),
     };
-    let whose = (!a.tree.processes.is_empty()).then(|| format!("{} [pid {}]{became}", processes::base_name(name), profile.pid));
+    let whose = (!a.tree.processes.is_empty()).then(|| format!("{} [pid {}]{became}", processes::base_name(name), profile.pid()));
     out.push(a.flat.render_of(whose.as_deref(), top) + "\n");
     // After it, why its kernel samples have no names, where they have none.
     out.extend(a.kernel_note.as_ref().map(|note| format!("{note}\n")));
@@ -284,7 +284,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
         out.push(crate::threads::render(&a.threads) + "\n");
     }
     if args.sections.timeline.is_some() {
-        out.push(crate::slices::render(&a.timeline, a.run.frequency_hz, a.run.profile.with_processes().filter(|p| !p.timeline.is_empty()).count()) + "\n");
+        out.push(crate::slices::render(&a.timeline, a.run.frequency_hz, a.run.profile.with_processes().filter(|p| !p.timeline().is_empty()).count()) + "\n");
     }
     if let (Some(b), Some((old, new, changes))) = (&a.base, &a.changes) {
         let top = args.sections.top.unwrap_or(crate::compare::DEFAULT_TOP);
@@ -304,7 +304,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     if args.sections.asm_top.is_some() {
         out.push(disasm::render(&a.asm) + "\n");
     }
-    let servers = profile.servers.as_ref().zip(a.servers.as_deref());
+    let servers = profile.servers().zip(a.servers.as_deref());
     out.push(servers::render(name, profile, servers));
     out.push(report::time_line(profile, a.run.frequency_hz));
     out.push(report::clock_section(profile));
@@ -317,7 +317,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     out.push(report::summary(profile, a.stacks.as_ref(), name, &a.run.interpreters, a.run.exit));
     // The hints are for stacks the user chose how to take (Linux); a Redox run's, loaded here,
     // were the kernel's walk (its sampling source says it is one).
-    if profile.source.sampling.is_none() {
+    if profile.source().sampling.is_none() {
         out.push(report::hints(a.stacks.as_ref(), recording.call_graph));
     }
     out
@@ -344,7 +344,7 @@ pub(super) fn in_time_order(args: &Args) -> bool {
 /// by default only where it ran on this boot).
 pub(super) fn kernel_names(args: &Args, p: &crate::profile::Profile) -> crate::kernel::KernelNames {
     match args.target {
-        crate::cli::Target::Load(_) => args.kernel.for_saved(p.source.kernel.as_ref()),
+        crate::cli::Target::Load(_) => args.kernel.for_saved(p.source().kernel.as_ref()),
         _ => args.kernel.for_live(),
     }
 }
@@ -403,7 +403,7 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
         true => super::system::symbolizer(args),
         false => Symbolizer::new(super::saved_file::saved_program(&saved, "base", &args.objects)?.1.object, &saved.run.program, args.objects.clone()),
     };
-    let kernel = args.kernel.for_saved(profile.source.kernel.as_ref());
+    let kernel = args.kernel.for_saved(profile.source().kernel.as_ref());
     if let Some(file) = &kernel.file {
         symbolizer = symbolizer.with_kernel(file);
     }
@@ -414,13 +414,13 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
     let names = Names::of_run(symbolizer, profile, Wanted::default());
     let (flat, stacks, together) = match system {
         true => {
-            let tree = processes::Tree::of_system(&profile.processes, &names);
+            let tree = processes::Tree::of_system(profile.processes(), &names);
             (tree.together.clone(), None, Some(tree.together))
         }
         false => {
             let (samples, stacks, flat) = crate::flat::analyse(profile, &names);
             // A tree's base: its processes together too, which a tree's comparison is of.
-            let tree = processes::Tree::of_program(&samples, &profile.processes, &names);
+            let tree = processes::Tree::of_program(&samples, profile.processes(), &names);
             (flat, stacks, (!tree.processes.is_empty()).then_some(tree.together))
         }
     };
@@ -429,8 +429,8 @@ pub(super) fn load_base(args: &Args, file: &std::path::Path) -> Result<crate::co
 
 /// How many of a run's samples are the kernel's: counted (`kernel_ticks`), or by address.
 pub(super) fn kernel_samples(p: &crate::profile::Profile) -> u64 {
-    let by_address = p.kernel_samples.iter().fold(0u64, |n, s| n.saturating_add(s.1));
-    p.kernel_ticks.unwrap_or(0).max(by_address)
+    let by_address = p.kernel_samples().iter().fold(0u64, |n, s| n.saturating_add(s.1));
+    p.kernel_ticks().unwrap_or(0).max(by_address)
 }
 
 #[cfg(test)]
@@ -443,11 +443,11 @@ mod tests {
         let (symbolizer, p) = crate::naming::tests::tree();
         let names = crate::naming::Names::of_run(symbolizer, &p, crate::naming::Wanted { threads: true, timeline: true, ..Default::default() });
         let (samples, stacks, flat) = crate::flat::analyse(&p, &names);
-        let tree = crate::processes::Tree::of_program(&samples, &p.processes, &names);
+        let tree = crate::processes::Tree::of_program(&samples, p.processes(), &names);
         let threads = crate::threads::threads(&p, "fib", &names);
         let waits = crate::waiting::waits(&p, &names);
         let slices = crate::slices::slices(&p, None, 2, &names);
-        let servers = crate::servers::name_servers(p.servers.as_ref().unwrap(), &names);
+        let servers = crate::servers::name_servers(p.servers().unwrap(), &names);
         assert_eq!(names.misses(), 0);
         assert!(stacks.is_some() && flat.total > 0 && !threads.is_empty() && !waits.is_empty() && !slices.is_empty());
         assert_eq!(servers.len(), 1);
@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(by_child, ["[libm.so]", "[libc.so.6]"]);
         assert_eq!(flat.entries.iter().find(|e| e.object.is_some()).unwrap().name(), "[libc.so.6]");
         // The second child has the program's mappings: one space, one frame for both.
-        assert_eq!(names.space(&p.mappings), names.space(&p.processes[1].profile.mappings));
-        assert_ne!(names.space(&p.mappings), names.space(&p.processes[0].profile.mappings));
+        assert_eq!(names.space(p.mappings()), names.space(p.processes()[1].profile.mappings()));
+        assert_ne!(names.space(p.mappings()), names.space(p.processes()[0].profile.mappings()));
     }
 }

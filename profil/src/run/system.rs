@@ -36,8 +36,8 @@ pub fn run(args: &Args) -> Result<Ending, RunError> {
     let (mut profile, _) = crate::backend::record_system(args).map_err(refused)?;
     // A process the backend saw no mapping of (Redox: static programs and daemons, by their
     // executable) is placed from its file.
-    for c in profile.processes.iter_mut().filter(|c| c.profile.mappings.is_empty() && c.program.starts_with('/')) {
-        c.profile.mappings = prof_objects::elf::static_mappings(&c.program, &args.objects);
+    for c in profile.parts_mut().processes.iter_mut().filter(|c| c.profile.mappings().is_empty() && c.program.starts_with('/')) {
+        c.profile.parts_mut().mappings = prof_objects::elf::static_mappings(&c.program, &args.objects);
     }
     let run = Outcome {
         program: SYSTEM.into(),
@@ -78,7 +78,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
     let names = Names::of_run(symbolizer, &run.profile, wanted);
     // The run's own profile holds the kernel's samples of every process: the kernel's.
     let (samples, _, kernel) = crate::flat::analyse(&run.profile, &names);
-    let tree = crate::processes::Tree::of_system(&run.profile.processes, &names);
+    let tree = crate::processes::Tree::of_system(run.profile.processes(), &names);
     // A saved run reported later: the objects of its processes that are not here any more
     // (a process's deleted file), in one warning.
     super::program_report::warn_of_unread_objects(args, names.objects());
@@ -107,7 +107,7 @@ fn report(args: &Args, run: &Outcome, exports: Exports) -> Result<(), RunError> 
         out.write_all(format!("\n{}", crate::threads::render(&threads)).as_bytes())?;
     }
     if args.sections.timeline.is_some() {
-        let processes = run.profile.with_processes().filter(|p| !p.timeline.is_empty()).count();
+        let processes = run.profile.with_processes().filter(|p| !p.timeline().is_empty()).count();
         out.write_all(format!("\n{}", crate::slices::render(&slices, run.frequency_hz, processes)).as_bytes())?;
     }
     if let (Some(b), Some((old, new, changes))) = (&base, &changes) {

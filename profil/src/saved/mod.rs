@@ -108,13 +108,13 @@ pub fn render(run: &Outcome, file: &Path, call_graph: CallGraph, children: bool)
     let file = crate::platform::real_path(file).or_else(|| std::path::absolute(file).ok()).unwrap_or_else(|| file.to_path_buf());
     let build_id = (!system).then(|| prof_objects::elf::build_id(&file)).flatten().map(|id| prof_objects::sysroot::hex(&id));
     // A daemon's work for the program can be all its timeline has (a request no tick fell in).
-    let timeline_of = |p: &crate::profile::Profile| Some(p.timeline.saved(&first_frames(&p.stacks))).filter(|t| !t.is_empty());
-    let stacks_of = |p: &crate::profile::Profile| (!p.stacks.is_empty()).then(|| SavedStacks::of(&p.stacks));
-    let (processes, daemons) = (&run.profile.processes, &run.profile.daemons);
+    let timeline_of = |p: &crate::profile::Profile| Some(p.timeline().saved(&first_frames(p.stacks()))).filter(|t| !t.is_empty());
+    let stacks_of = |p: &crate::profile::Profile| (!p.stacks().is_empty()).then(|| SavedStacks::of(p.stacks()));
+    let (processes, daemons) = (run.profile.processes(), run.profile.daemons());
     // The program's whole, a process's where it has samples in time order or stacks.
-    let timeline = run.profile.timeline.saved(&first_frames(&run.profile.stacks));
+    let timeline = run.profile.timeline().saved(&first_frames(run.profile.stacks()));
     let (child_timelines, daemon_timelines) = (by_pid(processes, timeline_of), by_pid(daemons, timeline_of));
-    let call_stacks = SavedStacks::of(&run.profile.stacks);
+    let call_stacks = SavedStacks::of(run.profile.stacks());
     let (child_stacks, daemon_stacks) = (by_pid(processes, stacks_of), by_pid(daemons, stacks_of));
     let run = SavedOutcome::of(run);
     let saved = Saved {
@@ -189,17 +189,17 @@ pub fn parse(bytes: &[u8]) -> Result<SavedRun, String> {
     let profile = &mut run.profile;
     // Version 3's stacks, beside the run (older files have them inside it).
     if !saved.call_stacks.is_empty() {
-        profile.stacks = std::mem::take(&mut saved.call_stacks).stacks().map_err(damaged)?;
+        profile.parts_mut().stacks = std::mem::take(&mut saved.call_stacks).stacks().map_err(damaged)?;
     }
     each_process(profile, saved.child_stacks, saved.daemon_stacks, "the stacks", |p, stacks| {
-        p.stacks = stacks.stacks()?;
+        p.parts_mut().stacks = stacks.stacks()?;
         Ok(())
     })
     .map_err(damaged)?;
     counts_that_can_be(profile)?;
-    profile.timeline = Timeline::from_saved(saved.timeline, &first_frames(&profile.stacks)).map_err(damaged)?;
+    profile.parts_mut().timeline = Timeline::from_saved(saved.timeline, &first_frames(profile.stacks())).map_err(damaged)?;
     each_process(profile, saved.child_timelines, saved.daemon_timelines, "a timeline", |p, timeline| {
-        p.timeline = Timeline::from_saved(timeline, &first_frames(&p.stacks))?;
+        p.parts_mut().timeline = Timeline::from_saved(timeline, &first_frames(p.stacks()))?;
         Ok(())
     })
     .map_err(damaged)?;
@@ -227,7 +227,8 @@ fn each_process<T>(
     what: &str,
     mut put: impl FnMut(&mut crate::profile::Profile, T) -> Result<(), String>,
 ) -> Result<(), String> {
-    for (processes, parts) in [(&mut profile.processes, children), (&mut profile.daemons, daemons)] {
+    let whole = profile.parts_mut();
+    for (processes, parts) in [(&mut whole.processes, children), (&mut whole.daemons, daemons)] {
         for (pid, part) in parts {
             let Some(c) = processes.iter_mut().find(|c| c.pid == pid) else {
                 return Err(format!("{what} of process {pid}, which it does not have"));
@@ -246,11 +247,11 @@ const MAX_SAMPLES: u64 = 1 << 50;
 /// Are the run's sample counts ones a run can have?
 fn counts_that_can_be(p: &crate::profile::Profile) -> Result<(), String> {
     fn total(p: &crate::profile::Profile) -> Option<u64> {
-        let pairs = p.image_samples.iter().chain(&p.foreign_samples).chain(&p.kernel_samples).map(|s| s.1);
-        let stacks = p.stacks.iter().map(|s| s.count);
-        let ticks = [p.user_ticks, p.kernel_ticks.unwrap_or(0), p.lost, p.idle_ticks.unwrap_or(0)];
+        let pairs = p.image_samples().iter().chain(p.foreign_samples()).chain(p.kernel_samples()).map(|s| s.1);
+        let stacks = p.stacks().iter().map(|s| s.count);
+        let ticks = [p.user_ticks(), p.kernel_ticks().unwrap_or(0), p.lost(), p.idle_ticks().unwrap_or(0)];
         let own = pairs.chain(stacks).chain(ticks).try_fold(0u64, u64::checked_add)?;
-        p.processes.iter().try_fold(own, |n, c| n.checked_add(total(&c.profile)?))
+        p.processes().iter().try_fold(own, |n, c| n.checked_add(total(&c.profile)?))
     }
     match total(p) {
         Some(n) if n <= MAX_SAMPLES => Ok(()),
@@ -260,32 +261,33 @@ fn counts_that_can_be(p: &crate::profile::Profile) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::profile::Parts;
     use super::*;
     use crate::report::ExitKind;
 
     #[test]
     fn counts_no_run_can_have_are_a_damaged_file() {
         let mut run = outcome();
-        run.profile.user_ticks = u64::MAX;
+        run.profile.parts_mut().user_ticks = u64::MAX;
         let bytes = render(&run, Path::new("/bin/fib"), CallGraph::None, false);
         assert_eq!(parse(&bytes).unwrap_err(), "a damaged saved run (its sample counts are more than any run can hold)");
         // Two counts that overflow together.
         let mut run = outcome();
-        run.profile.image_samples = vec![(0x1000, u64::MAX / 2 + 1), (0x1010, u64::MAX / 2 + 1)];
+        run.profile.parts_mut().image_samples = vec![(0x1000, u64::MAX / 2 + 1), (0x1010, u64::MAX / 2 + 1)];
         assert!(parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).is_err());
         // A long run's counts are fine.
         let mut run = outcome();
-        run.profile.user_ticks = 3_600_000_000;
+        run.profile.parts_mut().user_ticks = 3_600_000_000;
         assert!(parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).is_ok());
     }
 
     fn outcome() -> Outcome {
-        let profile = crate::profile::Profile {
+        let profile = crate::profile::Profile::from(Parts {
             image_samples: vec![(0x1000, 5), (0x1010, 2)],
             stop_reason: Some(prof_core::StopReason::Exit),
             clock: crate::profile::Clock { elapsed: Some(std::time::Duration::from_millis(1250)), ..Default::default() },
             ..Default::default()
-        };
+        });
         Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile, exit: ExitKind::Exited(0), interpreters: Vec::new() }
     }
 
@@ -298,28 +300,28 @@ mod tests {
         use crate::timeline::{At, TimedSample, TimedServed, Timeline};
         use prof_core::timeline::WaitSpan;
         let mut p = crate::profile::example();
-        p.kernel_samples = vec![(0xffff_8000_0010_0000, 2)];
-        p.source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 997 });
-        p.children = (1, 3);
-        p.mappings[0].build_id = Some("0123abcd".into());
-        p.later_execs = vec!["/bin/true".into()];
-        p.source.typed_records = true;
-        p.source.cpus = Some(2);
-        p.source.kernel = Some(crate::kernel::KernelId { boot_id: "5d1f7a4e-0c2b-4b8e-9a61-3f0e2d7c8b19".into(), stext: Some(0xffff_ffff_8100_0000) });
-        p.clock.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
-        p.by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 6)] }];
-        p.source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });
+        p.parts_mut().kernel_samples = vec![(0xffff_8000_0010_0000, 2)];
+        p.parts_mut().source.sampling = Some(prof_core::sampler::Sampling { source: "nmi-hpet", rate: 997 });
+        p.parts_mut().children = (1, 3);
+        p.parts_mut().mappings[0].build_id = Some("0123abcd".into());
+        p.parts_mut().later_execs = vec!["/bin/true".into()];
+        p.parts_mut().source.typed_records = true;
+        p.parts_mut().source.cpus = Some(2);
+        p.parts_mut().source.kernel = Some(crate::kernel::KernelId { boot_id: "5d1f7a4e-0c2b-4b8e-9a61-3f0e2d7c8b19".into(), stext: Some(0xffff_ffff_8100_0000) });
+        p.parts_mut().clock.served = vec![ServedStack { site: 0, pid: 7, frames: vec![0x40_2010, 0x40_3005], truncated: false, count: 2 }];
+        p.parts_mut().by_thread = vec![ThreadSamples { tid: 42, name: "fib".into(), samples: vec![(Frame::Program(0x1000), 6)] }];
+        p.parts_mut().source.record_span = Some(prof_core::sampler::RecordSpan { rate_sent: 998, span_ns: 1_200_000_000 });
         let at = |time, at, stack| TimedSample { time, tid: 42, at, stack };
-        p.timeline = Timeline {
+        p.parts_mut().timeline = Timeline {
             span: 1_250_000_000,
             samples: vec![at(1000, At::Cpu(Frame::Program(0x1000)), Some(0)), at(2000, At::Kernel(0xffff_8000_0010_0000), None), at(3000, At::Blocked(0), None)],
             waits: vec![WaitSpan { tid: 42, from: 3000, to: 903_000, site: 0 }],
             served: Vec::new(),
         };
         let sh = Stack { frames: vec![Frame::Foreign(0x7f00_0000_1010)], truncated: true, count: 3 };
-        let child = Profile {
+        let child = Profile::from(Parts {
             foreign_samples: vec![(0x7f00_0000_1010, 3)],
-            mappings: p.mappings.clone(),
+            mappings: p.mappings().to_vec(),
             user_ticks: 3,
             kernel_ticks: Some(0),
             stacks_recorded: true,
@@ -327,11 +329,11 @@ mod tests {
             pid: 43,
             timeline: Timeline { span: 5000, samples: vec![at(4000, At::Cpu(Frame::Foreign(0x7f00_0000_1010)), Some(0))], ..Default::default() },
             ..Default::default()
-        };
+        });
         let served = TimedServed { tid: 8, from: 3500, to: 800_000, for_tid: 42, site: Some(0) };
-        let daemon = Profile { timeline: Timeline { span: 900_000, samples: vec![at(4500, At::Kernel(0xffff_8000_0010_0000), None)], served: vec![served], ..Default::default() }, ..Default::default() };
-        p.processes = vec![ChildProfile { pid: 43, parent: Some(42), program: "/bin/sh".into(), profile: child, running: true }];
-        p.daemons = vec![ChildProfile { pid: 7, parent: None, program: "/no/such/ramfs".into(), profile: daemon, running: true }];
+        let daemon = Profile::from(Parts { timeline: Timeline { span: 900_000, samples: vec![at(4500, At::Kernel(0xffff_8000_0010_0000), None)], served: vec![served], ..Default::default() }, ..Default::default() });
+        p.parts_mut().processes = vec![ChildProfile { pid: 43, parent: Some(42), program: "/bin/sh".into(), profile: child, running: true }];
+        p.parts_mut().daemons = vec![ChildProfile { pid: 7, parent: None, program: "/no/such/ramfs".into(), profile: daemon, running: true }];
         let exit = ExitKind::Attached { pid: 42, exited: false };
         Outcome { program: "./fib".into(), arguments: vec!["30".into()], frequency_hz: 1000, profile: p, exit, interpreters: vec!["/bin/sh".into()] }
     }
@@ -358,10 +360,10 @@ mod tests {
         let mut run = outcome();
         let served = vec![TimedServed { tid: 8, from: 3000, to: 800_000, for_tid: 42, site: None }];
         let timeline = Timeline { span: 900_000, served, ..Default::default() };
-        let daemon = crate::profile::Profile { timeline, ..Default::default() };
-        run.profile.daemons = vec![crate::profile::ChildProfile { pid: 7, parent: None, program: "/bin/ramfs".into(), profile: daemon, running: true }];
+        let daemon = crate::profile::Profile::from(Parts { timeline, ..Default::default() });
+        run.profile.parts_mut().daemons = vec![crate::profile::ChildProfile { pid: 7, parent: None, program: "/bin/ramfs".into(), profile: daemon, running: true }];
         let back = parse(&render(&run, Path::new("/bin/fib"), CallGraph::None, false)).unwrap();
-        assert_eq!(back.run.profile.daemons[0].profile.timeline, run.profile.daemons[0].profile.timeline);
+        assert_eq!(back.run.profile.daemons()[0].profile.timeline(), run.profile.daemons()[0].profile.timeline());
     }
 
     #[test]
@@ -369,10 +371,10 @@ mod tests {
         let bytes = render(&outcome(), Path::new("/bin/fib"), CallGraph::FramePointers, true);
         let back = parse(&bytes).unwrap();
         assert_eq!((back.file.clone(), back.call_graph, back.children), (PathBuf::from("/bin/fib"), CallGraph::FramePointers, true));
-        assert_eq!(back.run.profile.image_samples, vec![(0x1000, 5), (0x1010, 2)]);
-        assert_eq!(back.run.profile.clock.elapsed, Some(std::time::Duration::from_millis(1250)));
+        assert_eq!(back.run.profile.image_samples(), vec![(0x1000, 5), (0x1010, 2)]);
+        assert_eq!(back.run.profile.clock().elapsed, Some(std::time::Duration::from_millis(1250)));
         assert_eq!(back.run.arguments, vec!["30"]);
-        assert_eq!(back.run.profile.stop_reason, Some(prof_core::StopReason::Exit));
+        assert_eq!(back.run.profile.stop_reason(), Some(prof_core::StopReason::Exit));
         // Saving what was read gives the same bytes.
         assert_eq!(render(&back.run, &back.file, back.call_graph, back.children), bytes);
     }
@@ -383,13 +385,13 @@ mod tests {
         use crate::profile::{ChildProfile, Profile, Stack};
         let stack = |a, count| Stack { frames: vec![Frame::Program(a), Frame::Foreign(0x7f00_0000_1000)], truncated: false, count };
         let mut run = outcome();
-        run.profile.stacks = vec![stack(0x1000, 5), stack(0x1010, 2)];
-        let child = Profile { stacks: vec![stack(0x2000, 3)], ..Default::default() };
-        run.profile.processes = vec![ChildProfile { pid: 41, parent: None, program: "/bin/sh".into(), profile: child, running: false }];
+        run.profile.parts_mut().stacks = vec![stack(0x1000, 5), stack(0x1010, 2)];
+        let child = Profile::from(Parts { stacks: vec![stack(0x2000, 3)], ..Default::default() });
+        run.profile.parts_mut().processes = vec![ChildProfile { pid: 41, parent: None, program: "/bin/sh".into(), profile: child, running: false }];
         let bytes = render(&run, Path::new("/bin/fib"), CallGraph::FramePointers, true);
         let back = parse(&bytes).unwrap();
-        assert_eq!(back.run.profile.stacks, run.profile.stacks);
-        assert_eq!(back.run.profile.processes[0].profile.stacks, vec![stack(0x2000, 3)]);
+        assert_eq!(back.run.profile.stacks(), run.profile.stacks());
+        assert_eq!(back.run.profile.processes()[0].profile.stacks(), vec![stack(0x2000, 3)]);
         let mut json = String::new();
         flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut json).unwrap();
         assert!(json.contains("\"child_stacks\":[[41,[[3,false,[0,8192,1,139637976731648]]]]]"), "{json}");

@@ -9,7 +9,7 @@ use prof_core::sampler::{Mapping, RecordSpan, Sampling};
 use prof_core::{ProfData, StopReason};
 use rustc_hash::FxHashMap;
 
-use crate::profile::{ChildProfile, Clock, ExitKind, OffCpu, Outcome, Profile, ServedStack, Source, Stack, ThreadSamples, WaitSite};
+use crate::profile::{ChildProfile, Clock, ExitKind, OffCpu, Outcome, Parts, Profile, ServedStack, Source, Stack, ThreadSamples, WaitSite};
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct SavedOutcome {
@@ -128,7 +128,7 @@ impl SavedProfile {
     /// `p` as saved; `ids`: its mappings and its processes' with their build-ids.
     fn of(p: &Profile, mut ids: Option<&mut BuildIds>) -> SavedProfile {
         // Every field named: one the model gains is a decision about this format.
-        let Profile {
+        let Parts {
             pid,
             data,
             image_samples,
@@ -152,7 +152,7 @@ impl SavedProfile {
             source: Source { sampling, cpus, rings, record_span, typed_records, kernel },
             clock: Clock { elapsed, threads, wait_sites, off_cpu, served },
             requests,
-        } = p;
+        } = p.parts();
         let mappings = match ids.as_deref_mut() {
             Some(ids) => mappings.iter().map(|m| ids.of(m)).collect(),
             None => mappings.clone(),
@@ -196,7 +196,7 @@ impl SavedProfile {
     /// time order (`saved::parse` puts them back).
     fn into_profile(self) -> Profile {
         let s = self;
-        Profile {
+        Profile::from(Parts {
             pid: s.pid,
             data: s.data,
             image_samples: s.image_samples,
@@ -220,7 +220,7 @@ impl SavedProfile {
             source: Source { sampling: s.sampling, cpus: s.cpus, rings: s.rings, record_span: s.record_span, typed_records: s.typed_records, kernel: s.kernel },
             clock: Clock { elapsed: s.elapsed, threads: s.threads, wait_sites: s.wait_sites, off_cpu: s.off_cpu, served: s.served },
             requests: s.requests,
-        }
+        })
     }
 }
 

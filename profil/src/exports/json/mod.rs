@@ -234,7 +234,7 @@ pub fn render(a: &Analysis) -> String {
 fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
     let Analysis { run, flat, samples, objects, stacks, processes, lines, waits, .. } = *a;
     let p = &run.profile;
-    let d = &p.data;
+    let d = p.data();
     let object = |i: usize| (i != PROGRAM).then(|| objects[i].name.as_str());
     let (code, signal, attached_pid, running) = match run.exit {
         ExitKind::Exited(c) => (Some(c), None, None, None),
@@ -247,11 +247,11 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
         program: &run.program,
         arguments: &run.arguments,
         frequency_hz: run.frequency_hz,
-        sampling: p.source.sampling.map(|s| Sampling { source: s.source, rate: s.rate }),
+        sampling: p.source().sampling.map(|s| Sampling { source: s.source, rate: s.rate }),
         layout: Layout { start_addr: d.start_addr, end_addr: d.end_addr, nr_bins: d.nr_bins, bin_sz: d.bin_sz },
         bins: &d.bin[..(d.nr_bins as usize).min(d.bin.len())],
-        ticks: Ticks { user: p.user_ticks, in_bins: d.total(), kernel: p.kernel_ticks, lost: p.lost, idle: p.idle_ticks },
-        stop_reason: p.stop_reason.map(|r| r.as_str()),
+        ticks: Ticks { user: p.user_ticks(), in_bins: d.total(), kernel: p.kernel_ticks(), lost: p.lost(), idle: p.idle_ticks() },
+        stop_reason: p.stop_reason().map(|r| r.as_str()),
         exit: Exit { code, signal, attached_pid, running },
         objects: objects[PROGRAM + 1..].iter().map(|o| Object { name: &o.name, path: &o.path }).collect(),
         flat: flat_rows(flat),
@@ -268,7 +268,7 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
                 }
             })
             .collect(),
-        servers: p.servers.as_ref().map(|r| Servers {
+        servers: p.servers().map(|r| Servers {
             own_user: r.own_user,
             own_kernel: r.own_kernel,
             server_user: r.account.server_user,
@@ -294,16 +294,16 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
                     parent: c.parent,
                     program: &c.program,
                     running: c.running,
-                    ticks: ProcessTicks { user: c.profile.user_ticks, kernel: c.profile.kernel_ticks },
+                    ticks: ProcessTicks { user: c.profile.user_ticks(), kernel: c.profile.kernel_ticks() },
                     flat: flat_rows(&c.flat),
                     stacks: c.stacks.as_ref().map(|sp| stack_rows(sp, &sp.stacks)),
                 })
                 .collect()
         }),
         clock: Clock {
-            elapsed_ns: p.clock.elapsed.map(|e| e.as_nanos()),
+            elapsed_ns: p.clock().elapsed.map(|e| e.as_nanos()),
             threads: p
-                .clock.threads
+                .clock().threads
                 .iter()
                 .map(|t| ThreadRow {
                     tid: t.tid,
@@ -320,12 +320,12 @@ fn document<'a>(a: &Analysis<'a>) -> Document<'a> {
 }
 
 fn off_cpu<'a>(p: &'a crate::profile::Profile, waits: &'a [crate::waiting::Wait]) -> Option<OffCpu<'a>> {
-    let off = p.clock.off_cpu.as_ref()?;
+    let off = p.clock().off_cpu.as_ref()?;
     let (unseen_ns, unseen_waits) = crate::waiting::unseen(p);
     let waits = waits
         .iter()
         .map(|w| WaitRow {
-            pid: w.process.as_ref().map_or(p.pid, |(_, pid)| *pid),
+            pid: w.process.as_ref().map_or(p.pid(), |(_, pid)| *pid),
             call: &w.call,
             ns: w.ns,
             count: w.count,
