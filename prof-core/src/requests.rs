@@ -71,6 +71,41 @@ pub struct Request {
     pub to: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taken_by: Option<(u32, u32)>,
+    /// `-g` (Linux): where its call stack went among its process's ([`Site`]).
+    #[serde(default, skip_serializing_if = "Site::is_unrecorded")]
+    pub site: Site,
+}
+
+/// Where a timed request's call stack (`-g`) is counted, so a window of the run (`--time`)
+/// counts its requests' sites as the whole run's are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Site {
+    /// No stack was recorded (a run without `-g`, Redox).
+    #[default]
+    Unrecorded,
+    /// Among its key's [`Stacks::counts`]: the log's [`RequestLog::sites`]`[i]`.
+    Stack(u32),
+    /// In its key's [`Stacks::other`] (past [`MAX_STACKS`] distinct stacks, or empty).
+    Other,
+    /// In its key's [`Stacks::earlier`] (made before its process's latest exec).
+    Earlier,
+}
+
+impl Site {
+    fn is_unrecorded(&self) -> bool {
+        *self == Site::Unrecorded
+    }
+}
+
+impl Request {
+    /// Its call stack's place among its log's [`RequestLog::sites`], where it was kept.
+    fn site_index(&self) -> Option<usize> {
+        match self.site {
+            Site::Stack(i) => usize::try_from(i).ok(),
+            _ => None,
+        }
+    }
 }
 
 /// Redox: how a daemon's thread spent its requests' time, from taking each to answering it
@@ -341,8 +376,9 @@ pub struct Stacks {
 }
 
 impl Stacks {
-    /// One more request made from `stack` (cut to [`MAX_STACK_FRAMES`]).
-    pub fn add(&mut self, mut stack: Vec<u64>) {
+    /// One more request made from `stack` (cut to [`MAX_STACK_FRAMES`]): whether it is among
+    /// `counts` (else in `other`).
+    pub fn add(&mut self, mut stack: Vec<u64>) -> bool {
         stack.truncate(MAX_STACK_FRAMES);
         let known = self.counts.len() < MAX_STACKS || self.counts.contains_key(&stack);
         match self.counts.get_mut(&stack) {
@@ -350,8 +386,12 @@ impl Stacks {
             None if known && !stack.is_empty() => {
                 self.counts.insert(stack, 1);
             }
-            None => self.other = self.other.saturating_add(1),
+            None => {
+                self.other = self.other.saturating_add(1);
+                return false;
+            }
         }
+        true
     }
 
     /// The requests of every stack, `other`'s and `earlier`'s among them.
@@ -414,7 +454,26 @@ pub struct RequestLog {
     /// Requests past [`MAX_TIMED`]: in the counts, not in `timed`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub untimed: u64,
+    /// `-g`: the call stacks `timed`'s requests were made from ([`Site::Stack`]), each once
+    /// (cut to [`MAX_STACK_FRAMES`], at most [`MAX_STACKS`] a key and process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<Vec<u64>>,
+    #[serde(skip)]
+    site_ids: SiteIds,
 }
+
+/// Each of [`RequestLog::sites`] by its stack, to find one again as requests come: a cache,
+/// not part of the log (equal whatever it holds; rebuilt where a log read back takes more).
+#[derive(Debug, Clone, Default)]
+struct SiteIds(BTreeMap<Vec<u64>, u32>);
+
+impl PartialEq for SiteIds {
+    fn eq(&self, _: &SiteIds) -> bool {
+        true
+    }
+}
+
+impl Eq for SiteIds {}
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -422,7 +481,17 @@ fn is_zero(n: &u64) -> bool {
 
 impl RequestLog {
     pub fn new(source: RequestSource) -> RequestLog {
-        RequestLog { source, by_pid: BTreeMap::new(), lost: 0, refused: None, chains: BTreeMap::new(), timed: Vec::new(), untimed: 0 }
+        RequestLog {
+            source,
+            by_pid: BTreeMap::new(),
+            lost: 0,
+            refused: None,
+            chains: BTreeMap::new(),
+            timed: Vec::new(),
+            untimed: 0,
+            sites: Vec::new(),
+            site_ids: SiteIds::default(),
+        }
     }
 
     /// A whole request.
@@ -435,14 +504,48 @@ impl RequestLog {
         }
     }
 
+    /// A whole request made from `stack` (`-g`): counted among its key's stacks, and its
+    /// place there kept with it.
+    fn add_from(&mut self, mut r: Request, mut stack: Vec<u64>) {
+        stack.truncate(MAX_STACK_FRAMES);
+        let stacks = self.by_pid.entry(r.pid).or_default().stacks.entry(r.key.clone()).or_default();
+        r.site = match stacks.add(stack.clone()) {
+            true => Site::Stack(self.site_id(stack)),
+            false => Site::Other,
+        };
+        self.add(r);
+    }
+
+    /// `stack`'s place among [`RequestLog::sites`], added where it is not yet.
+    fn site_id(&mut self, stack: Vec<u64>) -> u32 {
+        if self.site_ids.0.len() != self.sites.len() {
+            // A log read back: its cache is not.
+            self.site_ids.0 = self.sites.iter().cloned().zip(0..).collect();
+        }
+        let next = u32::try_from(self.sites.len()).unwrap_or(u32::MAX);
+        *self.site_ids.0.entry(stack).or_insert_with_key(|stack| {
+            self.sites.push(stack.clone());
+            next
+        })
+    }
+
     /// The requests that began in `[from, to)` (ns, as `timed` has them), counted again from
-    /// `timed`: a window of the run (`--time`). Where some were not kept whole, the window
-    /// has those that were, and `untimed` says how many the run had past them. The call
-    /// stacks (`-g`) are counted for the whole run, not by time: a window has none.
+    /// `timed`, their call stacks (`-g`) too: a window of the run (`--time`). Where some were
+    /// not kept whole, the window has those that were, and `untimed` says how many the run had
+    /// past them.
     pub fn within(&self, from: u64, to: u64) -> RequestLog {
-        let mut out = RequestLog { untimed: self.untimed, ..RequestLog::new(self.source) };
+        let mut out = RequestLog { untimed: self.untimed, sites: self.sites.clone(), ..RequestLog::new(self.source) };
         out.refused.clone_from(&self.refused);
         for r in self.timed.iter().filter(|r| r.from >= from && r.from < to) {
+            if r.site != Site::Unrecorded {
+                let stacks = out.by_pid.entry(r.pid).or_default().stacks.entry(r.key.clone()).or_default();
+                let n = match (r.site, r.site_index().and_then(|i| self.sites.get(i))) {
+                    (Site::Stack(_), Some(stack)) => stacks.counts.entry(stack.clone()).or_default(),
+                    (Site::Earlier, _) => &mut stacks.earlier,
+                    _ => &mut stacks.other,
+                };
+                *n = n.saturating_add(1);
+            }
             out.add(r.clone());
         }
         out
@@ -458,15 +561,20 @@ impl RequestLog {
 
     /// What a batch saw.
     pub fn take(&mut self, b: RequestsBatch) {
-        for r in b.done {
-            self.add(r);
-        }
+        let mut stacks = b.stacks.into_iter().enumerate().peekable();
         let mut execs = b.execs.into_iter().peekable();
-        for (i, (pid, key, stack)) in b.stacks.into_iter().enumerate() {
-            while let Some((exec, _)) = execs.next_if(|e| e.1 <= i) {
-                self.exec(exec);
+        for (i, r) in b.done.into_iter().enumerate() {
+            // Stacks given for no request (out of order, past the last): none of them.
+            while stacks.next_if(|s| s.1 .0 < i).is_some() {}
+            match stacks.next_if(|s| s.1 .0 == i) {
+                Some((n, (_, stack))) => {
+                    while let Some((exec, _)) = execs.next_if(|e| e.1 <= n) {
+                        self.exec(exec);
+                    }
+                    self.add_from(r, stack);
+                }
+                None => self.add(r),
             }
-            self.by_pid.entry(pid).or_default().stacks.entry(key).or_default().add(stack);
         }
         for (exec, _) in execs {
             self.exec(exec);
@@ -500,10 +608,18 @@ impl RequestLog {
     /// Process `pid` exec'd: the stacks it has are of the image it replaced, whose mappings
     /// its run no longer has: each key's are counted in [`Stacks::earlier`].
     fn exec(&mut self, pid: u32) {
+        let mut moved = 0u64;
         for s in self.by_pid.get_mut(&pid).into_iter().flat_map(|r| r.stacks.values_mut()) {
             let n = s.counts.values().fold(s.other, |n, &c| n.saturating_add(c));
             s.earlier = s.earlier.saturating_add(n);
             (s.counts, s.other) = (BTreeMap::new(), 0);
+            moved = moved.saturating_add(n);
+        }
+        // Its timed requests' too (where it had any since its last exec).
+        if moved > 0 {
+            for r in self.timed.iter_mut().filter(|r| r.pid == pid && matches!(r.site, Site::Stack(_) | Site::Other)) {
+                r.site = Site::Earlier;
+            }
         }
     }
 
@@ -534,9 +650,9 @@ pub struct RequestsBatch {
     pub waited: Vec<Request>,
     /// Redox: how the daemon spent each request of the tree's, by its process and key.
     pub split: Vec<(u32, RequestKey, DaemonSplit)>,
-    /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded:
-    /// (pid, key, runtime addresses innermost first).
-    pub stacks: Vec<(u32, RequestKey, Vec<u64>)>,
+    /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded,
+    /// in `done`'s order: (its place in `done`, runtime addresses innermost first).
+    pub stacks: Vec<(usize, Vec<u64>)>,
     /// `-g`: the processes that exec'd, each after how many of `stacks` (in time order): the
     /// stacks of a process before its exec are of the image it replaced.
     pub execs: Vec<(u32, usize)>,
@@ -665,8 +781,8 @@ mod tests {
     #[test]
     fn a_log_saves_and_reads_back() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350, taken_by: None });
-        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300, taken_by: None });
+        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350, taken_by: None, site: Default::default() });
+        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300, taken_by: None, site: Default::default() });
         let mut big = Requests::default();
         for v in 0..5000 {
             big.add(RequestKey { to: "file:".into(), server: Some("ramfs [pid 3]".into()) }, v);
@@ -695,11 +811,11 @@ mod tests {
         for i in 0..(MAX_STACKS as u64 + 10) {
             // Stack i made i + 1 requests; the last ten are past the bound.
             for _ in 0..=i {
-                batch.stacks.push((7, write.clone(), vec![0x1000 + i, 0x2000]));
+                made(&mut batch, 7, &write, i, vec![0x1000 + i, 0x2000]);
             }
         }
-        batch.stacks.push((7, write.clone(), Vec::new()));
-        batch.stacks.push((7, write.clone(), (0..100).collect()));
+        made(&mut batch, 7, &write, 0, Vec::new());
+        made(&mut batch, 7, &write, 0, (0..100).collect());
         let before = serde_json::to_string(&log).unwrap();
         log.take(batch);
         let stacks = &log.by_pid[&7].stacks[&write];
@@ -732,19 +848,82 @@ mod tests {
         let (read, execve) = (RequestKey::call("read"), RequestKey::call("execve"));
         // Process 7 reads twice and execs (its execve's stack the old image's too), then
         // reads once; process 8's read, between, stays.
-        let b = RequestsBatch {
-            stacks: vec![(7, read.clone(), vec![0x10]), (7, read.clone(), vec![0x10]), (8, read.clone(), vec![0x30]), (7, execve.clone(), vec![0x20]), (7, read.clone(), vec![0x40])],
-            execs: vec![(7, 4)],
-            ..Default::default()
-        };
+        let mut b = RequestsBatch { execs: vec![(7, 4)], ..Default::default() };
+        for (pid, key, stack) in [(7, &read, 0x10), (7, &read, 0x10), (8, &read, 0x30), (7, &execve, 0x20), (7, &read, 0x40)] {
+            made(&mut b, pid, key, 0, vec![stack]);
+        }
         log.take(b);
         let stacks = &log.by_pid[&7].stacks;
         assert_eq!((stacks[&read].counts.clone(), stacks[&read].earlier), (BTreeMap::from([(vec![0x40], 1)]), 2));
         assert_eq!((stacks[&execve].counts.len(), stacks[&execve].earlier, stacks[&execve].count()), (0, 1, 1));
         assert_eq!(log.by_pid[&8].stacks[&read].counts, BTreeMap::from([(vec![0x30], 1)]));
         // An exec at a batch's end, after its every stack.
-        log.take(RequestsBatch { stacks: vec![(8, read.clone(), vec![0x30])], execs: vec![(8, 1)], ..Default::default() });
+        let mut b = RequestsBatch { execs: vec![(8, 1)], ..Default::default() };
+        made(&mut b, 8, &read, 0, vec![0x30]);
+        log.take(b);
         assert_eq!((log.by_pid[&8].stacks[&read].counts.len(), log.by_pid[&8].stacks[&read].earlier), (0, 2));
+        // The timed requests say so too: a window of the whole run counts them the same.
+        assert_eq!(log.within(0, u64::MAX).by_pid, log.by_pid);
+    }
+
+    /// A request of `pid` to `key` at `at` (1 ns long) made from `stack`, into `b`.
+    fn made(b: &mut RequestsBatch, pid: u32, key: &RequestKey, at: u64, stack: Vec<u64>) {
+        b.stacks.push((b.done.len(), stack));
+        b.done.push(Request { pid, tid: pid, key: key.clone(), from: at, to: at + 1, taken_by: None, site: Site::Unrecorded });
+    }
+
+    /// A window of the run counts its requests' call stacks as the whole run's are counted:
+    /// two halves add up to the whole, kept stacks, the other and the earlier ones; a log read
+    /// back gives the same windows, and goes on taking stacks after them.
+    #[test]
+    fn a_window_counts_its_requests_sites() {
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let (write, read) = (RequestKey::call("write"), RequestKey::call("read"));
+        let mut b = RequestsBatch::default();
+        // Process 7: writes from two sites over time, one stack past the bound, an empty
+        // one; then it execs (at 500) and reads from a new image's site.
+        for t in 0..MAX_STACKS as u64 {
+            made(&mut b, 7, &write, t, vec![0x100 + t]);
+        }
+        made(&mut b, 7, &write, 100, vec![0x100]);
+        made(&mut b, 7, &write, 200, vec![0x999]);
+        made(&mut b, 7, &write, 300, Vec::new());
+        made(&mut b, 8, &write, 350, vec![0x100]);
+        b.execs.push((7, b.stacks.len()));
+        made(&mut b, 7, &read, 600, vec![0x500]);
+        b.done.push(Request { pid: 7, tid: 7, key: read.clone(), from: 700, to: 701, taken_by: None, site: Site::Unrecorded });
+        log.take(b);
+        let stacks = |l: &RequestLog, pid, key: &RequestKey| l.by_pid.get(&pid).and_then(|r| r.stacks.get(key)).cloned().unwrap_or_default();
+        let (first, second) = (log.within(0, 150), log.within(150, u64::MAX));
+        // Before the exec: every write of 7's is earlier (its image is gone), in both halves.
+        assert_eq!((stacks(&first, 7, &write).earlier, stacks(&second, 7, &write).earlier), (65, 2));
+        assert_eq!(stacks(&second, 8, &write).counts, BTreeMap::from([(vec![0x100], 1)]));
+        assert_eq!(stacks(&second, 7, &read).counts, BTreeMap::from([(vec![0x500], 1)]));
+        assert!(stacks(&first, 7, &read).counts.is_empty());
+        // The halves add up to the whole run's, key by key.
+        for (pid, key) in [(7, &write), (8, &write), (7, &read)] {
+            let (a, b, whole) = (stacks(&first, pid, key), stacks(&second, pid, key), stacks(&log, pid, key));
+            assert_eq!(a.count() + b.count(), whole.count(), "{pid} {key:?}");
+            assert_eq!((a.other + b.other, a.earlier + b.earlier), (whole.other, whole.earlier));
+        }
+        // Without an exec: stacks past the bound and empty ones are `other` in their window.
+        let mut log = RequestLog::new(RequestSource::SystemCalls);
+        let mut b = RequestsBatch::default();
+        for t in 0..=MAX_STACKS as u64 {
+            made(&mut b, 7, &write, t * 10, vec![0x100 + t]);
+        }
+        made(&mut b, 7, &write, 5, Vec::new());
+        log.take(b);
+        let late = log.within(MAX_STACKS as u64 * 10, u64::MAX);
+        assert_eq!((stacks(&late, 7, &write).counts.len(), stacks(&late, 7, &write).other), (0, 1));
+        assert_eq!(stacks(&log.within(0, 10), 7, &write), Stacks { counts: BTreeMap::from([(vec![0x100], 1)]), other: 1, earlier: 0 });
+        // Read back: the same windows; and a stack taken after is found among the sites.
+        let mut read_back: RequestLog = serde_json::from_str(&serde_json::to_string(&log).unwrap()).unwrap();
+        assert_eq!(read_back.within(0, 10), log.within(0, 10));
+        let mut b = RequestsBatch::default();
+        made(&mut b, 7, &write, 1000, vec![0x100]);
+        read_back.take(b);
+        assert_eq!((read_back.sites.len(), read_back.within(1000, 1001).by_pid[&7].stacks[&write].counts[&vec![0x100]]), (MAX_STACKS, 1));
     }
 
     /// A run's requests on its time axis: their times from the run's start; a window counts
@@ -753,7 +932,7 @@ mod tests {
     #[test]
     fn a_window_counts_the_requests_that_began_in_it() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to, taken_by: None };
+        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to, taken_by: None, site: Default::default() };
         for r in [at(1, 1_000, 1_500, "read"), at(1, 2_000, 2_100, "write"), at(2, 2_500, 9_000, "read"), at(1, 3_000, 3_010, "read")] {
             log.add(r);
         }

@@ -300,7 +300,7 @@ impl RequestsFile {
         log.timed = self
             .timed
             .iter()
-            .map(|r| Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)) })
+            .map(|r| Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)), site: Default::default() })
             .collect();
         log.untimed = self.untimed;
         log

@@ -437,7 +437,7 @@ impl ProgramRecords {
         }
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
         if let (None, Some(called)) = (&t.within, t.called) {
-            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None };
+            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None, site: Default::default() };
             self.answered.insert(t.tid, waited);
         }
         // The daemon's time on it, whole: its parts add up to taken -> answered.
@@ -447,7 +447,7 @@ impl ProgramRecords {
             None => {
                 batch.requests.split.push((t.pid, t.key.clone(), t.split));
                 let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
-                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by });
+                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default() });
             }
             Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
         }

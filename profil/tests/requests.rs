@@ -301,6 +301,38 @@ fn the_same_calls_as_perf_trace_counts_and_times_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// As root, `-g` and `--time`: a window of the run counts its requests' sites as the whole
+/// run counts them. writes.c writes from log_line, then from log_other: in each half of the run
+/// every write has its site, and the halves add up to the whole run's 30,000 and 10,000; the
+/// first half holds log_line's first writes, the second log_other's last.
+#[test]
+fn g_sites_are_counted_within_a_time_window() {
+    if !common::root("to read the system calls' tracepoints") {
+        return;
+    }
+    let _s = session();
+    let dir = scratch("sites-time");
+    let writes = common::compile("cc", "writes.c", &["-O0", "-fno-omit-frame-pointer"], &dir);
+    let saved = dir.join("run.profil");
+    let o = Command::new(profil_bin()).args(["--requests", "-g", "-f", "--save"]).arg(&saved).args(["--report", "/dev/null"]).arg(&writes).args(["30000", "10000"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let window = |time: &str| {
+        let o = Command::new(profil_bin()).args(["-f", "--top", "1000", "--time", time, "--load"]).arg(&saved).output().unwrap();
+        let report = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let sites: BTreeMap<String, u64> = sites_of(&report, "write").into_iter().map(|(n, _, site)| (site, n)).collect();
+        let writes = profil_counts(&report).0.get("write").copied().unwrap_or(0);
+        assert_eq!(sites.values().sum::<u64>(), writes, "every write of the window has its site:\n{report}");
+        sites
+    };
+    let (first, second) = (window("0%,50%"), window("50%,"));
+    let (line, other) = ("log_line [writes] <- main [writes]", "log_other [writes] <- main [writes]");
+    let both = |site: &str| first.get(site).unwrap_or(&0) + second.get(site).unwrap_or(&0);
+    assert_eq!((both(line), both(other)), (30_000, 10_000), "{first:?} {second:?}");
+    assert!(first.get(line).is_some_and(|&n| n > 0) && second.get(other).is_some_and(|&n| n > 0), "{first:?} {second:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// As root, `-g`: each write's site is the function that called the C library's `write`, with
 /// its caller: 300 from log_line, 100 from log_other, exactly as writes.c made them (a
 /// frame-pointer walk alone would skip both: glibc's `write` keeps no frame). A saved run keeps
