@@ -17,6 +17,13 @@ use std::collections::BTreeMap;
 /// Firefox Profiler's markers): at most this many a run; past it they are counted only.
 pub const MAX_TIMED: usize = 100_000;
 
+/// Requests made by daemons while serving a timed one kept with it ([`Served::made`]): at most
+/// this many a run; past it they are in the run's chains, not in a window's.
+pub const MAX_MADE: usize = 100_000;
+
+/// How far back among the timed requests a caller's side looks for its request.
+const WAITED_SEARCH: usize = 4096;
+
 /// Values kept exactly per key before the histogram takes over (32 KiB of them).
 pub const EXACT_CAP: usize = 4096;
 
@@ -74,6 +81,25 @@ pub struct Request {
     /// `-g` (Linux): where its call stack went among its process's ([`Site`]).
     #[serde(default, skip_serializing_if = "Site::is_unrecorded")]
     pub site: Site,
+    /// Redox: the request from its caller's side and its daemons' ([`Served`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<Box<Served>>,
+}
+
+/// Redox: a timed request from its caller's side and its daemons', so a window of the run
+/// (`--time`) counts the callers' side, the daemons' split and the chains as the run does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Served {
+    /// From the caller's switch into the call to its switch back ([`Requests::waited`]), ns,
+    /// where both were seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited: Option<u64>,
+    /// How its daemon's thread spent it (a count of 1; [`Requests::split`]).
+    pub split: DaemonSplit,
+    /// The requests daemons made while serving it, at any depth ([`RequestLog::chains`]): the
+    /// one served, the one made and its latency (ns); at most [`MAX_MADE`] a run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made: Vec<(RequestKey, RequestKey, u64)>,
 }
 
 /// Where a timed request's call stack (`-g`) is counted, so a window of the run (`--time`)
@@ -460,6 +486,9 @@ pub struct RequestLog {
     pub sites: Vec<Vec<u64>>,
     #[serde(skip)]
     site_ids: SiteIds,
+    /// [`Served::made`]'s entries kept, against [`MAX_MADE`].
+    #[serde(skip)]
+    made: usize,
 }
 
 /// Each of [`RequestLog::sites`] by its stack, to find one again as requests come: a cache,
@@ -491,16 +520,34 @@ impl RequestLog {
             untimed: 0,
             sites: Vec::new(),
             site_ids: SiteIds::default(),
+            made: 0,
         }
     }
 
     /// A whole request.
-    pub fn add(&mut self, r: Request) {
+    pub fn add(&mut self, mut r: Request) {
         let ns = r.to.saturating_sub(r.from);
         self.by_pid.entry(r.pid).or_default().add(r.key.clone(), ns);
+        if let Some(served) = r.served.as_mut() {
+            served.made.truncate(MAX_MADE.saturating_sub(self.made));
+            self.made = self.made.saturating_add(served.made.len());
+        }
         match self.timed.len() < MAX_TIMED {
             true => self.timed.push(r),
             false => self.untimed = self.untimed.saturating_add(1),
+        }
+    }
+
+    /// A request of `timed` from its caller's side, `waited` (the same process, thread and
+    /// key, answered before the caller was back): kept with it, where it is among the last
+    /// requests kept (the caller is back from its answer soon after it).
+    fn waited(&mut self, waited: &Request) {
+        let ns = waited.to.saturating_sub(waited.from);
+        let it = self.timed.iter_mut().rev().take(WAITED_SEARCH).find(|r| {
+            (r.pid, r.tid, &r.key) == (waited.pid, waited.tid, &waited.key) && r.to <= waited.to && r.served.as_ref().is_some_and(|s| s.waited.is_none())
+        });
+        if let Some(served) = it.and_then(|r| r.served.as_mut()) {
+            served.waited = Some(ns);
         }
     }
 
@@ -530,13 +577,24 @@ impl RequestLog {
     }
 
     /// The requests that began in `[from, to)` (ns, as `timed` has them), counted again from
-    /// `timed`, their call stacks (`-g`) too: a window of the run (`--time`). Where some were
+    /// `timed`, their call stacks (`-g`), callers' side, daemons' split and chains (Redox)
+    /// too: a window of the run (`--time`). Where some were
     /// not kept whole, the window has those that were, and `untimed` says how many the run had
     /// past them.
     pub fn within(&self, from: u64, to: u64) -> RequestLog {
         let mut out = RequestLog { untimed: self.untimed, sites: self.sites.clone(), ..RequestLog::new(self.source) };
         out.refused.clone_from(&self.refused);
         for r in self.timed.iter().filter(|r| r.from >= from && r.from < to) {
+            if let Some(served) = &r.served {
+                let mine = out.by_pid.entry(r.pid).or_default();
+                if let Some(ns) = served.waited {
+                    mine.waited.entry(r.key.clone()).or_default().add(ns);
+                }
+                mine.split.entry(r.key.clone()).or_default().merge(&served.split);
+                for (outer, inner, ns) in &served.made {
+                    out.chains.entry((outer.clone(), inner.clone())).or_default().add(*ns);
+                }
+            }
             if r.site != Site::Unrecorded {
                 let stacks = out.by_pid.entry(r.pid).or_default().stacks.entry(r.key.clone()).or_default();
                 let n = match (r.site, r.site_index().and_then(|i| self.sites.get(i))) {
@@ -580,6 +638,7 @@ impl RequestLog {
             self.exec(exec);
         }
         for r in b.waited {
+            self.waited(&r);
             let ns = r.to.saturating_sub(r.from);
             self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
         }
@@ -781,8 +840,8 @@ mod tests {
     #[test]
     fn a_log_saves_and_reads_back() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350, taken_by: None, site: Default::default() });
-        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300, taken_by: None, site: Default::default() });
+        log.add(Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 350, taken_by: None, site: Default::default(), served: None });
+        log.add(Request { pid: 7, tid: 8, key: RequestKey::call("read"), from: 400, to: 300, taken_by: None, site: Default::default(), served: None });
         let mut big = Requests::default();
         for v in 0..5000 {
             big.add(RequestKey { to: "file:".into(), server: Some("ramfs [pid 3]".into()) }, v);
@@ -866,10 +925,36 @@ mod tests {
         assert_eq!(log.within(0, u64::MAX).by_pid, log.by_pid);
     }
 
+    /// Redox: a request's caller's side comes after its answer, in the same batch or a later
+    /// one, and is kept with it (the newest of its thread and key answered before it); the
+    /// requests daemons made while serving timed ones are kept with them up to MAX_MADE a run.
+    #[test]
+    fn a_request_keeps_its_callers_side_and_what_was_made_for_it() {
+        let file = RequestKey::scheme(24, 7);
+        let served = |made: Vec<(RequestKey, RequestKey, u64)>| Some(Box::new(Served { waited: None, split: DaemonSplit { count: 1, total: 10, on_cpu: 10, waiting: BTreeMap::new() }, made }));
+        let request = |tid, from, to| Request { pid: 10, tid, key: file.clone(), from, to, taken_by: Some((7, 5)), site: Site::Unrecorded, served: served(Vec::new()) };
+        let waited = |tid, from, to| Request { pid: 10, tid, key: file.clone(), from, to, taken_by: None, site: Site::Unrecorded, served: None };
+        let mut log = RequestLog::new(RequestSource::SchemeRequests);
+        log.take(RequestsBatch { done: vec![request(11, 100, 110), request(12, 105, 120)], waited: vec![waited(11, 95, 115)], ..Default::default() });
+        // Thread 12's side in the next batch; one of a thread with no request kept: nowhere.
+        log.take(RequestsBatch { done: vec![request(11, 200, 210)], waited: vec![waited(12, 101, 130), waited(13, 1, 2)], ..Default::default() });
+        let sides: Vec<Option<u64>> = log.timed.iter().map(|r| r.served.as_ref().unwrap().waited).collect();
+        assert_eq!(sides, [Some(20), Some(29), None]);
+        assert_eq!(log.by_pid[&10].waited[&file].count, 3, "the run's figures count every one");
+        // Made for it: kept up to MAX_MADE entries a run, the rest in the run's chains only.
+        let made = |n: usize| (0..n as u64).map(|ns| (file.clone(), RequestKey::scheme(31, 9), ns)).collect::<Vec<_>>();
+        let mut log = RequestLog::new(RequestSource::SchemeRequests);
+        log.add(Request { served: served(made(MAX_MADE - 1)), ..request(11, 0, 1) });
+        log.add(Request { served: served(made(3)), ..request(11, 2, 3) });
+        log.add(Request { served: served(made(1)), ..request(11, 4, 5) });
+        let kept: Vec<usize> = log.timed.iter().map(|r| r.served.as_ref().unwrap().made.len()).collect();
+        assert_eq!(kept, [MAX_MADE - 1, 1, 0]);
+    }
+
     /// A request of `pid` to `key` at `at` (1 ns long) made from `stack`, into `b`.
     fn made(b: &mut RequestsBatch, pid: u32, key: &RequestKey, at: u64, stack: Vec<u64>) {
         b.stacks.push((b.done.len(), stack));
-        b.done.push(Request { pid, tid: pid, key: key.clone(), from: at, to: at + 1, taken_by: None, site: Site::Unrecorded });
+        b.done.push(Request { pid, tid: pid, key: key.clone(), from: at, to: at + 1, taken_by: None, site: Site::Unrecorded, served: None });
     }
 
     /// A window of the run counts its requests' call stacks as the whole run's are counted:
@@ -891,7 +976,7 @@ mod tests {
         made(&mut b, 8, &write, 350, vec![0x100]);
         b.execs.push((7, b.stacks.len()));
         made(&mut b, 7, &read, 600, vec![0x500]);
-        b.done.push(Request { pid: 7, tid: 7, key: read.clone(), from: 700, to: 701, taken_by: None, site: Site::Unrecorded });
+        b.done.push(Request { pid: 7, tid: 7, key: read.clone(), from: 700, to: 701, taken_by: None, site: Site::Unrecorded, served: None });
         log.take(b);
         let stacks = |l: &RequestLog, pid, key: &RequestKey| l.by_pid.get(&pid).and_then(|r| r.stacks.get(key)).cloned().unwrap_or_default();
         let (first, second) = (log.within(0, 150), log.within(150, u64::MAX));
@@ -932,7 +1017,7 @@ mod tests {
     #[test]
     fn a_window_counts_the_requests_that_began_in_it() {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to, taken_by: None, site: Default::default() };
+        let at = |pid, from, to, call: &'static str| Request { pid, tid: pid, key: RequestKey::call(call), from, to, taken_by: None, site: Default::default(), served: None };
         for r in [at(1, 1_000, 1_500, "read"), at(1, 2_000, 2_100, "write"), at(2, 2_500, 9_000, "read"), at(1, 3_000, 3_010, "read")] {
             log.add(r);
         }

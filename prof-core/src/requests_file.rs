@@ -15,6 +15,8 @@
 //! unfinished 10 1
 //! split 10 24 7 3 35000 20000 5000 31:10000
 //! timed 10 11 24 7 30 250000 260000
+//! served 12000 5000 2000 31:3000
+//! made 24 7 31 9 3000
 //! untimed 0
 //! ```
 //!
@@ -45,12 +47,17 @@
 //!   [`MAX_TIMED`](crate::requests::MAX_TIMED), in the order they were answered): the caller's
 //!   process and thread (0: not seen), the scheme, the daemon and its thread that took it, and
 //!   taken and answered in ns from the program's start (the `timeline` file's origin);
+//! * `served WAITED ON_CPU OTHER [WAIT_SCHEME:NS]…`, after a `timed` line: that request from
+//!   its caller's side (as `waited`, ns; `-`: not seen) and how its daemon's thread spent it
+//!   (as `split`: the parts add up to `TO` − `FROM`), so a window of the run counts them;
+//! * `made SCHEME DAEMON INNER_SCHEME INNER_DAEMON NS`, after a `served` line: a request a
+//!   daemon made while serving that one, at any depth (as `chain`), and its latency;
 //! * `untimed N`: requests past those, in the figures but not timed whole.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::requests::{DaemonSplit, Latencies, Request, RequestKey, RequestLog, RequestSource};
+use crate::requests::{DaemonSplit, Latencies, Request, RequestKey, RequestLog, RequestSource, Served, MAX_MADE};
 use crate::session::Session;
 
 /// The file's version (its header says it).
@@ -73,8 +80,8 @@ pub struct ChainRow {
     pub latencies: Latencies,
 }
 
-/// One `timed` line read back: a request whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One `timed` line read back: a request whole, with its `served` and `made` lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimedRow {
     pub pid: u32,
     pub tid: u32,
@@ -83,6 +90,32 @@ pub struct TimedRow {
     pub daemon_tid: u32,
     pub from: u64,
     pub to: u64,
+    pub served: Option<ServedRow>,
+}
+
+/// A `served` line read back, and the `made` lines after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServedRow {
+    pub waited: Option<u64>,
+    pub on_cpu: u64,
+    pub other: u64,
+    /// By scheme number.
+    pub waiting: BTreeMap<u64, u64>,
+    /// (scheme, daemon) served, (scheme, daemon) made, latency.
+    pub made: Vec<(SchemeDaemon, SchemeDaemon, u64)>,
+}
+
+/// A key as the file has it: a scheme's number and its daemon's pid.
+pub type SchemeDaemon = (u64, u32);
+
+/// `SCHEME:NS` pairs, as `split` and `served` lines end.
+fn waits_of(words: &[&str]) -> Option<BTreeMap<u64, u64>> {
+    words.iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect()
+}
+
+/// `SCHEME DAEMON`: a key's numbers.
+fn scheme_daemon(scheme: &str, daemon: &str) -> Option<SchemeDaemon> {
+    Some((scheme.parse().ok()?, daemon.parse().ok()?))
 }
 
 /// One `split` line read back: (pid, scheme, daemon), the split, its waits by scheme number.
@@ -186,6 +219,18 @@ pub fn requests_text(session: Option<&Session>) -> String {
         let (Some((scheme, daemon)), Some((_, daemon_tid))) = (r.key.as_scheme(), r.taken_by) else { continue };
         let (from, to) = (r.from.saturating_sub(origin), r.to.saturating_sub(origin));
         let _ = writeln!(out, "timed {} {} {scheme} {daemon} {daemon_tid} {from} {to}", r.pid, r.tid);
+        let Some(served) = &r.served else { continue };
+        let d = &served.split;
+        let waited = served.waited.map_or_else(|| "-".to_string(), |ns| ns.to_string());
+        let _ = write!(out, "served {waited} {} {}", d.on_cpu, d.other());
+        for (on, ns) in &d.waiting {
+            let _ = write!(out, " {on}:{ns}");
+        }
+        out.push('\n');
+        for (outer, inner, ns) in &served.made {
+            let (Some(o), Some(i)) = (outer.as_scheme(), inner.as_scheme()) else { continue };
+            let _ = writeln!(out, "made {} {} {} {} {ns}", o.0, o.1, i.0, i.1);
+        }
     }
     let _ = writeln!(out, "untimed {}", log.untimed);
     out
@@ -253,8 +298,7 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 let n: Vec<u64> = w[..7].iter().filter_map(|v| v.parse().ok()).collect();
                 let &[pid, scheme, daemon, count, total, on_cpu, _] = n.as_slice() else { continue };
                 let (Ok(pid), Ok(daemon)) = (u32::try_from(pid), u32::try_from(daemon)) else { continue };
-                let waiting: Option<BTreeMap<u64, u64>> = w[7..].iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect();
-                let Some(waiting) = waiting else { continue };
+                let Some(waiting) = waits_of(&w[7..]) else { continue };
                 file.splits.push(SplitRow { pid, scheme, daemon, count, total, on_cpu, waiting });
             }
             "timed" if w.len() == 7 => {
@@ -262,7 +306,27 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 let &[pid, tid, scheme, daemon, daemon_tid, from, to] = n.as_slice() else { continue };
                 let ids = [pid, tid, daemon, daemon_tid].map(u32::try_from);
                 let [Ok(pid), Ok(tid), Ok(daemon), Ok(daemon_tid)] = ids else { continue };
-                file.timed.push(TimedRow { pid, tid, scheme, daemon, daemon_tid, from, to });
+                file.timed.push(TimedRow { pid, tid, scheme, daemon, daemon_tid, from, to, served: None });
+            }
+            "served" if w.len() >= 3 => {
+                let waited = match w[0] {
+                    "-" => None,
+                    ns => match ns.parse() {
+                        Ok(ns) => Some(ns),
+                        Err(_) => continue,
+                    },
+                };
+                let (Ok(on_cpu), Ok(other), Some(waiting)) = (w[1].parse(), w[2].parse(), waits_of(&w[3..])) else { continue };
+                // Of the timed line before it (one of its own).
+                if let Some(t) = file.timed.last_mut().filter(|t| t.served.is_none()) {
+                    t.served = Some(ServedRow { waited, on_cpu, other, waiting, made: Vec::new() });
+                }
+            }
+            "made" if w.len() == 5 => {
+                let (Some(outer), Some(inner), Ok(ns)) = (scheme_daemon(w[0], w[1]), scheme_daemon(w[2], w[3]), w[4].parse()) else { continue };
+                if let Some(served) = file.timed.last_mut().and_then(|t| t.served.as_mut()).filter(|s| s.made.len() < MAX_MADE) {
+                    served.made.push((outer, inner, ns));
+                }
             }
             "untimed" if w.len() == 1 => file.untimed = w[0].parse().unwrap_or(0),
             _ => {}
@@ -297,10 +361,20 @@ impl RequestsFile {
             let split = DaemonSplit { count: r.count, total: r.total, on_cpu: r.on_cpu, waiting };
             log.by_pid.entry(r.pid).or_default().split.entry(named((r.scheme, r.daemon))).or_default().merge(&split);
         }
+        let served = |s: &ServedRow| {
+            let waiting: BTreeMap<String, u64> = s.waiting.iter().map(|(&s, &ns)| (scheme_name(s), ns)).collect();
+            let total = waiting.values().fold(s.on_cpu.saturating_add(s.other), |n, &w| n.saturating_add(w));
+            let split = DaemonSplit { count: 1, total, on_cpu: s.on_cpu, waiting };
+            let made = s.made.iter().map(|&(o, i, ns)| (named(o), named(i), ns)).collect();
+            Box::new(Served { waited: s.waited, split, made })
+        };
         log.timed = self
             .timed
             .iter()
-            .map(|r| Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)), site: Default::default() })
+            .map(|r| {
+                let served = r.served.as_ref().map(served);
+                Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)), site: Default::default(), served }
+            })
             .collect();
         log.untimed = self.untimed;
         log
@@ -329,7 +403,13 @@ unfinished 10 1
 split 10 24 7 3 35000 20000 5000 31:8000 9:2000
 split 10 24 7 x 1 1 1
 timed 10 11 24 7 30 250000 260000
+served 4000 5000 2000 31:3000
+made 24 7 31 9 3000
+made 24 7 31 x 3000
 timed 10 11 24 7 30 250000
+served - 1 1
+timed 10 12 24 7 30 270000 271000
+served - 1000 0
 untimed 4
 later kinds are skipped
 ";
@@ -349,8 +429,22 @@ later kinds are skipped
         let split = &log.by_pid[&10].split[&RequestKey { to: "scheme 24".into(), server: Some("/scheme/initfs/bin/ramfs two words 7".into()) }];
         assert_eq!((split.count, split.total, split.on_cpu, split.other()), (3, 35000, 20000, 5000));
         assert_eq!(split.waiting, [("scheme 31".to_string(), 8000), ("scheme 9".to_string(), 2000)].into());
-        assert_eq!(f.timed, [TimedRow { pid: 10, tid: 11, scheme: 24, daemon: 7, daemon_tid: 30, from: 250_000, to: 260_000 }]);
-        assert_eq!(log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect::<Vec<_>>(), [(10, 11, "scheme 24", 250_000, 260_000, Some((7, 30)))]);
+        let served = ServedRow { waited: Some(4000), on_cpu: 5000, other: 2000, waiting: [(31, 3000)].into(), made: vec![((24, 7), (31, 9), 3000)] };
+        assert_eq!(f.timed, [
+            TimedRow { pid: 10, tid: 11, scheme: 24, daemon: 7, daemon_tid: 30, from: 250_000, to: 260_000, served: Some(served) },
+            TimedRow { pid: 10, tid: 12, scheme: 24, daemon: 7, daemon_tid: 30, from: 270_000, to: 271_000, served: Some(ServedRow { on_cpu: 1000, ..Default::default() }) }
+        ]);
+        assert_eq!(log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect::<Vec<_>>(), [
+            (10, 11, "scheme 24", 250_000, 260_000, Some((7, 30))),
+            (10, 12, "scheme 24", 270_000, 271_000, Some((7, 30)))
+        ]);
+        // Each with its caller's side, its daemon's split (its parts adding up to its time)
+        // and the chains under it, named as the run's are.
+        let s = log.timed[0].served.as_deref().unwrap();
+        assert_eq!((s.waited, s.split.count, s.split.total, s.split.on_cpu, s.split.other()), (Some(4000), 1, 10_000, 5000, 2000));
+        assert_eq!(s.split.waiting, [("scheme 31".to_string(), 3000)].into());
+        assert_eq!(s.made.iter().map(|(o, i, ns)| (o.to.as_ref(), i.to.as_ref(), *ns)).collect::<Vec<_>>(), [("scheme 24", "scheme 31", 3000)]);
+        assert_eq!(log.timed[1].served.as_deref().map(|s| (s.waited, s.split.total)), Some((None, 1000)));
         assert_eq!(log.untimed, 4);
         // Another version, or none: not read.
         assert_eq!(parse_requests("requests version=2 lost=0\n"), None);

@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use prof_core::ledger::Switch;
-use prof_core::requests::{DaemonSplit, Request, RequestKey};
+use prof_core::requests::{DaemonSplit, Request, RequestKey, Served, MAX_MADE};
 use prof_core::sampler::{ChildBatch, Probe, SampleBatch, WaitSite};
 use prof_core::sample::{CallStack, Sample as Taken};
 use prof_events::layout::{Reason, Source};
@@ -125,6 +125,11 @@ struct Timed {
     tid: u32,
     key: RequestKey,
     within: Option<RequestKey>,
+    /// A link of a chain: the request of the tree's it was made for (its daemon's thread and
+    /// call, as `timed` holds it), whose `made` it goes to.
+    root: Option<(u32, Call)>,
+    /// A request of the tree's: the requests daemons made while serving it, at any depth.
+    made: Vec<(RequestKey, RequestKey, u64)>,
     /// When the caller switched into the call (TSC), where seen.
     called: Option<u64>,
     /// The daemon's thread since it took it: where it is (`None` on a CPU; blocked in a call
@@ -381,14 +386,14 @@ impl ProgramRecords {
     }
 
     /// The request daemon thread `thread` serves now, where it is timed (the newest taken).
-    fn served_by(&self, thread: u32) -> Option<&Timed> {
-        self.timed.range((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|e| e.1).max_by_key(|t| t.at)
+    fn served_by(&self, thread: u32) -> Option<((u32, Call), &Timed)> {
+        self.timed.range((thread, (0, 0))..=(thread, (u64::MAX, u64::MAX))).map(|(&k, t)| (k, t)).max_by_key(|e| e.1.at)
     }
 
     /// The request daemon `pid` (0: the bootstrap's managers) serves now, where it is timed
     /// (the newest taken).
-    fn served_in(&self, pid: u32) -> Option<&Timed> {
-        self.timed.values().filter(|t| t.key.as_scheme().is_some_and(|k| k.1 == pid)).max_by_key(|t| t.at)
+    fn served_in(&self, pid: u32) -> Option<((u32, Call), &Timed)> {
+        self.timed.iter().map(|(&k, t)| (k, t)).filter(|e| e.1.key.as_scheme().is_some_and(|k| k.1 == pid)).max_by_key(|e| e.1.at)
     }
 
     /// A daemon's thread took a request: timed where a process of the tree made it, or a
@@ -400,7 +405,7 @@ impl ProgramRecords {
         let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
             Some(pid) => {
                 let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
-                Timed { at: time, pid, tid, key, within: None, called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
+                Timed { at: time, pid, tid, key, within: None, root: None, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
             None => {
                 // The daemon's thread that made it, by its switch into the call; where none was
@@ -412,9 +417,10 @@ impl ProgramRecords {
                     (None, Some(pid)) => self.served_in(pid),
                     (None, None) => None,
                 };
-                let Some(within) = within else { return };
+                let Some((at, within)) = within else { return };
+                let root = Some(within.root.unwrap_or(at));
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
-                Timed { at: time, pid, tid, key, within, called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
+                Timed { at: time, pid, tid, key, within, root, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
         };
         self.timed.insert((daemon.thread, call), timed);
@@ -437,7 +443,7 @@ impl ProgramRecords {
         }
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
         if let (None, Some(called)) = (&t.within, t.called) {
-            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None, site: Default::default() };
+            let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None, site: Default::default(), served: None };
             self.answered.insert(t.tid, waited);
         }
         // The daemon's time on it, whole: its parts add up to taken -> answered.
@@ -445,11 +451,20 @@ impl ProgramRecords {
         (t.split.count, t.split.total) = (1, to.saturating_sub(from));
         match t.within {
             None => {
-                batch.requests.split.push((t.pid, t.key.clone(), t.split));
+                batch.requests.split.push((t.pid, t.key.clone(), t.split.clone()));
                 let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
-                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default() });
+                let served = Some(Box::new(Served { waited: None, split: t.split, made: t.made }));
+                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default(), served });
             }
-            Some(within) => batch.requests.nested.push((within, t.key, to.saturating_sub(from))),
+            Some(within) => {
+                let ns = to.saturating_sub(from);
+                // Kept with the request it was made for (answered after it, where the daemon
+                // waited for it), for a window of the run.
+                if let Some(root) = t.root.and_then(|r| self.timed.get_mut(&r)).filter(|r| r.made.len() < MAX_MADE) {
+                    root.made.push((within.clone(), t.key.clone(), ns));
+                }
+                batch.requests.nested.push((within, t.key, ns));
+            }
         }
     }
 

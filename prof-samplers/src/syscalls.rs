@@ -310,7 +310,7 @@ impl SyscallTracer {
                 if stacks && EXECS.contains(&o.nr) && e.ret == 0 {
                     batch.execs.push((o.pid, batch.stacks.len()));
                 }
-                batch.done.push(Request { pid: o.pid, tid: e.tid, key, from: o.time, to: e.time, taken_by: None, site: Default::default() });
+                batch.done.push(Request { pid: o.pid, tid: e.tid, key, from: o.time, to: e.time, taken_by: None, site: Default::default(), served: None });
             }
             Some(o) => batch.unfinished.extend([o.pid, e.pid]),
             None => batch.unfinished.push(e.pid),
@@ -380,11 +380,11 @@ mod tests {
         // Thread 7 reads (0: read) from 100 to 250, on two CPUs: the exit's ring came first.
         // Thread 8 writes (1) from 120, and leaves it at 400, after the batch's reading (300).
         let b = run(&mut t, &[edge(250, 7, 7, false, 0), edge(120, 7, 8, true, 1), edge(100, 7, 7, true, 0), edge(400, 7, 8, false, 1)], 300, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 250, taken_by: None, site: Default::default() }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("read"), from: 100, to: 250, taken_by: None, site: Default::default(), served: None }]);
         assert!(b.unfinished.is_empty());
         // The next batch ends thread 8's write; a child's calls are not the program's.
         let b = run(&mut t, &[edge(410, 9, 9, true, 0), edge(420, 9, 9, false, 0)], 500, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 8, key: RequestKey::call("write"), from: 120, to: 400, taken_by: None, site: Default::default() }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 8, key: RequestKey::call("write"), from: 120, to: 400, taken_by: None, site: Default::default(), served: None }]);
         // The last: exit_group (231) entered, never left; an end without its start (the exec,
         // 59, begun before the events were armed).
         let b = run(&mut t, &[edge(600, 7, 7, true, 231), edge(550, 7, 8, false, 59)], 0, true);
@@ -398,7 +398,7 @@ mod tests {
         let mut t = tracer(true);
         // A child (pid 9): its return from clone (56) without a start, then a read.
         let b = run(&mut t, &[edge(10, 9, 9, false, 56), edge(20, 9, 9, true, 0), edge(30, 9, 9, false, 0)], 100, false);
-        assert_eq!(b.done, [Request { pid: 9, tid: 9, key: RequestKey::call("read"), from: 20, to: 30, taken_by: None, site: Default::default() }]);
+        assert_eq!(b.done, [Request { pid: 9, tid: 9, key: RequestKey::call("read"), from: 20, to: 30, taken_by: None, site: Default::default(), served: None }]);
         assert_eq!(b.unfinished, [9]);
         // An exit of another call than the one entered (records lost): neither is timed; a
         // second enter before an exit: the first is unfinished.
@@ -407,7 +407,7 @@ mod tests {
         assert_eq!(b.unfinished, [7, 7, 7]);
         // rt_sigreturn (15) leaves as call -1.
         let b = run(&mut t, &[edge(150, 7, 7, false, 3), edge(160, 7, 7, true, 15), edge(170, 7, 7, false, -1)], 200, false);
-        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("close"), from: 140, to: 150, taken_by: None, site: Default::default() }, Request { pid: 7, tid: 7, key: RequestKey::call("rt_sigreturn"), from: 160, to: 170, taken_by: None, site: Default::default() }]);
+        assert_eq!(b.done, [Request { pid: 7, tid: 7, key: RequestKey::call("close"), from: 140, to: 150, taken_by: None, site: Default::default(), served: None }, Request { pid: 7, tid: 7, key: RequestKey::call("rt_sigreturn"), from: 160, to: 170, taken_by: None, site: Default::default(), served: None }]);
         assert_eq!(call_name(100_000), "syscall 100000");
         assert_eq!(call_name(-1), "syscall -1");
     }
@@ -431,8 +431,8 @@ mod tests {
         ];
         let b = run(&mut t, &edges, 100, false);
         assert_eq!(b.done, [
-            Request { pid: 5, tid: 50, key: RequestKey::call("write"), from: 10, to: 20, taken_by: None, site: Default::default() },
-            Request { pid: 6, tid: 60, key: RequestKey::call("read"), from: 50, to: 60, taken_by: None, site: Default::default() }
+            Request { pid: 5, tid: 50, key: RequestKey::call("write"), from: 10, to: 20, taken_by: None, site: Default::default(), served: None },
+            Request { pid: 6, tid: 60, key: RequestKey::call("read"), from: 50, to: 60, taken_by: None, site: Default::default(), served: None }
         ]);
         assert_eq!(b.stacks, [(0, vec![0x7f00_1010, 0x5000_1234, 0x5000_2000])], "the first request's");
         // A call left unfinished takes its chain with it: no stack without a request.

@@ -684,8 +684,13 @@ unfinished 10 1
 split 10 24 7 2 30000 20500 3000 31:6500
 split 10 3 0 1 1000 1000 0
 timed 10 21 24 7 5 55000 65000
+served 15500 7000 3000
+made 24 7 31 9 500
 timed 10 21 24 7 5 100000 120000
+served 25500 13500 0 31:6500
+made 24 7 31 9 5000
 timed 10 21 3 0 3 150000 151000
+served 6500 1000 0
 untimed 0
 ";
     assert_eq!(text, expected, "got:\n{text}");
@@ -694,6 +699,17 @@ untimed 0
     assert_eq!(file.requests.len(), 2);
     assert_eq!(file.chains[0].latencies.summary().total, 5500);
     assert_eq!((file.timed.len(), file.splits[0].on_cpu, file.splits[0].waiting[&31]), (3, 20_500, 6_500));
+    // Each request whole keeps its caller's side, its daemon's split and its chain, so a
+    // window of the run counts them as the run does: the whole run's window is the run, and
+    // a window of the second read alone has its figures only.
+    let log = file.log(|scheme, daemon, _| prof_core::requests::RequestKey::scheme(scheme, daemon));
+    let whole = log.within(0, u64::MAX);
+    assert_eq!((whole.by_pid, whole.chains), (log.by_pid.iter().map(|(&p, r)| (p, prof_core::requests::Requests { unfinished: 0, ..r.clone() })).collect(), log.chains.clone()));
+    let second = log.within(100_000, 120_000);
+    let (key, disk) = (prof_core::requests::RequestKey::scheme(24, 7), prof_core::requests::RequestKey::scheme(31, 9));
+    let r = &second.by_pid[&10];
+    assert_eq!((r.count(), r.waited[&key].total, r.split[&key].on_cpu, r.split[&key].waiting["31"]), (1, 25_500, 13_500, 6_500));
+    assert_eq!(second.chains.iter().map(|(k, l)| (k.clone(), l.total)).collect::<Vec<_>>(), [((key.clone(), disk), 5_000)]);
     // Bob may not read alice's requests.
     let id = s.open("requests", Access::Read, 2000).unwrap();
     assert_eq!(s.read(id, &mut [0u8; 64], 0), Err(libc::EPERM));

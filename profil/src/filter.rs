@@ -463,7 +463,7 @@ mod tests {
             let mut log = RequestLog::new(RequestSource::SystemCalls);
             // Process 13 is in the log alone (none of its samples, start or exec seen).
             for (pid, call) in [(10, "read"), (12, "write"), (12, "write"), (13, "open")] {
-                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: 1, taken_by: None, site: Default::default() });
+                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: 1, taken_by: None, site: Default::default(), served: None });
             }
             r.profile.parts_mut().requests = Some(log);
             r

@@ -459,7 +459,7 @@ mod tests {
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         let mut t = 0;
         let mut call = |name: &'static str, ns: u64| {
-            log.add(Request { pid: 42, tid: 42, key: RequestKey::call(name), from: t, to: t + ns, taken_by: None, site: Default::default() });
+            log.add(Request { pid: 42, tid: 42, key: RequestKey::call(name), from: t, to: t + ns, taken_by: None, site: Default::default(), served: None });
             t += ns + 10;
         };
         for us in 1..=100 {
@@ -556,7 +556,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         // A tree's sites add up by name over its processes; a process with no requests of a key
         // brings none.
         let mut p = example();
-        p.parts_mut().requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5, taken_by: None, site: Default::default() });
+        p.parts_mut().requests.as_mut().unwrap().add(Request { pid: 43, tid: 43, key: RequestKey::call("write"), from: 0, to: 5, taken_by: None, site: Default::default(), served: None });
         let mut more = sites.clone();
         more.insert(43, BTreeMap::from([(RequestKey::call("write"), KeySites { sites: vec![site(1, "log_line [fib]", Some("main [fib]"))], other: 0, earlier: 0 })]));
         let t = table(&p, &more).unwrap();
@@ -575,7 +575,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let mut log = RequestLog::new(RequestSource::SystemCalls);
         let mut add = |pid: u32, call: &'static str, ns: u64, n: u64| {
             for _ in 0..n {
-                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: ns, taken_by: None, site: Default::default() });
+                log.add(Request { pid, tid: pid, key: RequestKey::call(call), from: 0, to: ns, taken_by: None, site: Default::default(), served: None });
             }
         };
         add(7, "write", 1_000, 3);
@@ -612,7 +612,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
     fn a_tree_s_table_sums_its_processes() {
         let mut p = example();
         let log = p.parts_mut().requests.as_mut().unwrap();
-        log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5, taken_by: None, site: Default::default() });
+        log.add(Request { pid: 43, tid: 43, key: RequestKey::call("read"), from: 0, to: 5, taken_by: None, site: Default::default(), served: None });
         log.lost = 3;
         let t = table(&p, &BTreeMap::new()).unwrap();
         assert_eq!((t.processes, t.lost), (2, 3));

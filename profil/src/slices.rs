@@ -163,7 +163,7 @@ mod tests {
     fn each_slice_counts_the_requests_begun_in_it() {
         use prof_core::requests::{Request, RequestKey, RequestLog, RequestSource};
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        let at = |from: u64, call: &'static str| Request { pid: 7, tid: 7, key: RequestKey::call(call), from, to: from + 10, taken_by: None, site: Default::default() };
+        let at = |from: u64, call: &'static str| Request { pid: 7, tid: 7, key: RequestKey::call(call), from, to: from + 10, taken_by: None, site: Default::default(), served: None };
         for r in [at(100, "read"), at(200, "read"), at(300, "write"), at(600_000_000, "openat")] {
             log.add(r);
         }

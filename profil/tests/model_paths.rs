@@ -773,6 +773,16 @@ fn redox_requests_over_time_and_on_both_tracks() {
     // The window 0.5 to 1 ms: the second read alone, in the section and on both tracks.
     let (out, window) = load(&["--time", "0.0005,0.001"]);
     assert!(out.contains("\n  1 request, 0.000040 s in them\n"), "{out}");
+    // Its callers' side, its daemon's split and its chain are the window's too (the whole
+    // run's: 550 us, 140 us, the same chain; requests_on_redox_s_path).
+    let section = out.split("\nRequests (").nth(1).and_then(|s| s.split("\n\n").next()).unwrap_or_else(|| panic!("{out}"));
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("  tmp: (ramfs [pid 20])") && !l.ends_with("log2 buckets:")).collect();
+    assert_eq!(rows, [
+        "  tmp: (ramfs [pid 20])         1     0.000040   40.0 us   40.0 us   40.0 us   40.0 us   40.0 us",
+        "  tmp: (ramfs [pid 20])         1     0.000050   50.0 us   50.0 us   50.0 us   50.0 us   50.0 us",
+        "  tmp: (ramfs [pid 20])  on a CPU 15.0 us (37.5 %), waiting on scheme 9 20.0 us (50.0 %), otherwise 5.0 us (12.5 %)",
+        "  tmp: (ramfs [pid 20]) -> scheme 9 (ahcid [pid 21])         1     0.000010   10.0 us   10.0 us   10.0 us",
+    ], "{section}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&window).unwrap()).unwrap();
     assert_eq!(requests_of(&doc, "100"), [(0.805, 0.845, "tmp:".to_string(), "request-0".to_string())]);
     assert_eq!(requests_of(&doc, "200"), [(0.805, 0.845, "served tmp:".to_string(), "request-0".to_string())]);

@@ -280,8 +280,8 @@ mod tests {
         let (_, names) = crate::stacks::tests::with_a_server();
         let mut log = RequestLog::new(RequestSource::SchemeRequests);
         let key = RequestKey { to: "tmp:".into(), server: Some("ramfs [pid 7]".into()) };
-        log.add(Request { pid: 42, tid: 43, key: key.clone(), from: 1_000, to: 3_000, taken_by: Some((7, 70)), site: Default::default() });
-        log.add(Request { pid: 50, tid: 50, key, from: 4_000, to: 5_000, taken_by: Some((7, 71)), site: Default::default() });
+        log.add(Request { pid: 42, tid: 43, key: key.clone(), from: 1_000, to: 3_000, taken_by: Some((7, 70)), site: Default::default(), served: None });
+        log.add(Request { pid: 50, tid: 50, key, from: 4_000, to: 5_000, taken_by: Some((7, 71)), site: Default::default(), served: None });
         let child = crate::profile::ChildProfile { pid: 50, parent: Some(42), program: "/bin/cat".into(), profile: Profile::from(Parts { pid: 50, ..Default::default() }), running: false };
         let p = Profile::from(Parts { pid: 42, requests: Some(log), processes: vec![child], ..Default::default() });
         let t = name_with_processes(&p, &names, true);
@@ -297,7 +297,7 @@ mod tests {
         );
         // A system call has no flow.
         let mut log = RequestLog::new(RequestSource::SystemCalls);
-        log.add(Request { pid: 42, tid: 42, key: RequestKey::call("read"), from: 0, to: 1, taken_by: None, site: Default::default() });
+        log.add(Request { pid: 42, tid: 42, key: RequestKey::call("read"), from: 0, to: 1, taken_by: None, site: Default::default(), served: None });
         let t = name_with_processes(&Profile::from(Parts { pid: 42, requests: Some(log), ..Default::default() }), &names, true);
         assert_eq!((t.requests[0].flow.as_ref(), t.processes.len()), (None, 0));
     }
