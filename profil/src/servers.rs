@@ -107,11 +107,15 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     // keeps them with the daemon's): the kernel's row has only those no daemon's row holds.
     let in_rows = named.iter().fold(0u64, |n, s| n.saturating_add(s.kernel_ticks));
     let kernel_elsewhere = a.server_kernel.saturating_sub(in_rows);
+    // The processes it started (`--children`) are the run's too: their ticks are a row, so
+    // the rows add up to every tick of the run.
+    let started = p.processes().iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks()).saturating_add(c.profile.kernel_ticks().unwrap_or(0)));
     let rows: Vec<(u64, String)> = [
         (p.user_ticks(), "its own code".to_string()),
         (kernel, "the kernel, for it".to_string()),
     ]
     .into_iter()
+    .chain((!p.processes().is_empty()).then(|| (started, "the processes it started (--children)".to_string())))
     // A daemon with no sample (it took a request no tick fell in) has no row.
     .chain(named.iter().filter(|s| s.ticks > 0).map(|s| (s.ticks, format!("{} working for it", s.label()))))
     .chain((a.servers_dropped > 0).then(|| (a.servers_dropped, "daemons working for it, samples not kept".to_string())))
@@ -270,6 +274,38 @@ mod tests {
              \x20      83    0.55  other processes\n\
              The daemons' work for 'fib' is not told apart by upstream's profiler: it is among the other processes.\n"
         );
+    }
+
+    /// `--children` on Redox: the processes the program started are the run's ticks too, a
+    /// row of their own, so the rows add up to every tick of the run (the program `sh` and
+    /// the fib it started: 169 and 4659 ticks of 5508).
+    #[test]
+    fn the_processes_it_started_are_a_row_of_the_run() {
+        let r = ServersReport { own_user: 42, own_kernel: 127, account: Account { server_user: 150, other: 497, ..Default::default() }, servers: Vec::new() };
+        let fib = |pid, user, kernel| crate::profile::ChildProfile {
+            pid,
+            parent: Some(17),
+            program: "/scheme/initfs/bin/fib".into(),
+            profile: Profile::from(Parts { pid, user_ticks: user, kernel_ticks: Some(kernel), ..Default::default() }),
+            running: false,
+        };
+        let p = Profile::from(Parts { pid: 17, user_ticks: 42, kernel_ticks: Some(127), processes: vec![fib(18, 4401, 258), fib(19, 0, 0)], ..Default::default() });
+        let text = render("sh", &p, Some((&r, &[])));
+        assert_eq!(
+            text.lines().take(6).collect::<Vec<_>>(),
+            [
+                "Where the time went (5325 ticks of the run, every CPU):",
+                "    ticks       %  where",
+                "       42    0.79  its own code",
+                "      127    2.38  the kernel, for it",
+                "     4659   87.49  the processes it started (--children)",
+                "        0    0.00  idle",
+            ],
+            "{text}"
+        );
+        // Without processes started, no such row.
+        let alone = Profile::from(Parts { processes: Vec::new(), ..p.into_parts() });
+        assert!(!render("sh", &alone, Some((&r, &[]))).contains("processes it started"));
     }
 
     #[test]
