@@ -783,7 +783,7 @@ pub const OPTIONS: &[Opt] = &[
         takes: Takes::Value,
         help: "report a run saved with --save instead of running a program (a file, or a stream: <(zcat run.gz))",
         default: "",
-        more: "report a saved run instead of running a program: any report and export option, the same bytes as the live run gave (below); the options that record (`-F`, `-g`, `--children`, `--off-cpu`, `-s`, `-e`, `-i`, `-p`) are refused, the run has its own; a library the run names that is not on this machine, or not in the run's build (GNU build-id), is named in one warning, its samples kept by address; `--debug-dir DIR` finds objects by build-id under `DIR/.build-id/`",
+        more: "report a saved run instead of running a program: any report and export option, the same bytes as the live run gave (below), but that a run loaded on another system than its own has its kernel functions named only with `--kernel FILE` (a note says so); the options that record (`-F`, `-g`, `--children`, `--off-cpu`, `-s`, `-e`, `-i`, `-p`) are refused, the run has its own; a library the run names that is not on this machine, or not in the run's build (GNU build-id), is named in one warning, its samples kept by address; `--debug-dir DIR` finds objects by build-id under `DIR/.build-id/`",
         recorded: false,
         one_program: false,
         set: |a, v| {
