@@ -3,22 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "line_count.h"
+
 int main(int argc, char **argv)
 {
-    long n = 10;
-    int i = 1;
-    if (i + 1 < argc && strcmp(argv[i], "-n") == 0) {
-        n = atol(argv[i + 1]);
-        i += 2;
-    } else if (i < argc && argv[i][0] == '-' && argv[i][1]) {
-        n = atol(argv[i] + 1);
-        i++;
-    }
-    FILE *f = i < argc ? fopen(argv[i], "r") : stdin;
-    if (!f) {
-        perror(argv[i]);
+    long n;
+    FILE *f = line_count_args(argc, argv, &n);
+    if (!f)
         return 1;
-    }
     if (n <= 0)
         return 0;
     char **last = calloc((size_t)n, sizeof *last);
