@@ -350,6 +350,10 @@ pub fn demangle_as(name: &str, short: bool) -> String {
         Some(at) if at > 0 => &name[..at],
         _ => name,
     };
+    // Redox's C library (relibc) renames the Rust code linked into it `__relibc_` + its
+    // mangled name, so that a program's own Rust std does not clash with it: named as the
+    // function it is (`redox_rt::sys::close`), as a program's copy of it would be.
+    let name = name.strip_prefix("__relibc_").filter(|rest| rest.starts_with("_R") || rest.starts_with("_Z")).unwrap_or(name);
     // Mangled names start `_R` (Rust v0) or `_Z` (Itanium, Rust legacy), or those without the
     // underscore or with two: skip the demanglers for the rest (C names), which is most of a
     // large C program's symbols.
@@ -562,6 +566,10 @@ mod tests {
         );
         assert_eq!(demangle("_Z3addii.cold"), "add(int, int) [clone .cold]");
         assert_eq!(demangle("main"), "main");
+        // relibc's renamed Rust code (Redox): the function under the prefix.
+        assert_eq!(demangle("__relibc__RNvNtCskp7Zp9SXVf9_8redox_rt3sys5close"), "redox_rt::sys::close");
+        assert_eq!(demangle("__relibc__ZN3fib4main17h0123456789abcdefE"), "fib::main");
+        assert_eq!(demangle("__relibc_start"), "__relibc_start");
         assert_eq!(demangle("_Znot_really"), "_Znot_really");
         assert_eq!(demangle("__libc_start_main@@GLIBC_2.34"), "__libc_start_main");
         assert_eq!(demangle("memcpy@GLIBC_2.2.5"), "memcpy");
