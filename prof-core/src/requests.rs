@@ -528,12 +528,14 @@ impl RequestLog {
     pub fn add(&mut self, mut r: Request) {
         let ns = r.to.saturating_sub(r.from);
         self.by_pid.entry(r.pid).or_default().add(r.key.clone(), ns);
-        if let Some(served) = r.served.as_mut() {
-            served.made.truncate(MAX_MADE.saturating_sub(self.made));
-            self.made = self.made.saturating_add(served.made.len());
-        }
         match self.timed.len() < MAX_TIMED {
-            true => self.timed.push(r),
+            true => {
+                if let Some(served) = r.served.as_mut() {
+                    served.made.truncate(MAX_MADE.saturating_sub(self.made));
+                    self.made = self.made.saturating_add(served.made.len());
+                }
+                self.timed.push(r);
+            }
             false => self.untimed = self.untimed.saturating_add(1),
         }
     }
@@ -578,9 +580,8 @@ impl RequestLog {
 
     /// The requests that began in `[from, to)` (ns, as `timed` has them), counted again from
     /// `timed`, their call stacks (`-g`), callers' side, daemons' split and chains (Redox)
-    /// too: a window of the run (`--time`). Where some were
-    /// not kept whole, the window has those that were, and `untimed` says how many the run had
-    /// past them.
+    /// too: a window of the run (`--time`). Where some were not kept whole, the window has
+    /// those that were, and `untimed` says how many the run had past them.
     pub fn within(&self, from: u64, to: u64) -> RequestLog {
         let mut out = RequestLog { untimed: self.untimed, sites: self.sites.clone(), ..RequestLog::new(self.source) };
         out.refused.clone_from(&self.refused);
