@@ -41,6 +41,7 @@ use prof_core::image::ImageLayout;
 use prof_core::sampler::{CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
+use crate::every_request::EveryRequest;
 use crate::program_records::{taken, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
 use crate::context_table::{alive_in_context_table, name_in_context_table, owner_in_context_table, BOOTSTRAP};
@@ -124,8 +125,9 @@ const RING_BYTES: usize = 128 << 20;
 /// What the session profiles.
 #[derive(Debug)]
 enum Target {
-    /// Every context (`start all`), by `debug_id`.
-    All { named: BTreeSet<u32> },
+    /// Every context (`start all`), by `debug_id`; with typed records every process's
+    /// requests.
+    All { named: BTreeSet<u32>, requests: EveryRequest },
     Program(Program),
 }
 
@@ -353,7 +355,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     }
 
     fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
-        self.begin(Target::All { named: BTreeSet::new() }, rate)
+        self.begin(Target::All { named: BTreeSet::new(), requests: EveryRequest::default() }, rate)
     }
 
     fn collect(&mut self) -> Result<SampleBatch, ProfError> {
@@ -393,7 +395,12 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         s.damaged = damaged;
         let seen = Seen { events: &events, idle: &s.idle, tsc: s.tsc, typed: s.typed };
         match &mut s.target {
-            Target::All { named } => seen.every_process(named, &mut self.files, &mut batch),
+            Target::All { named, requests } => {
+                seen.every_process(named, &mut self.files, &mut batch);
+                if let (true, Some(tsc)) = (s.typed, s.tsc.as_ref()) {
+                    requests.take(&events, tsc, &mut batch.requests);
+                }
+            }
             Target::Program(program) => seen.program(program, s.clock.as_mut(), &mut self.files, &mut batch)?,
         }
         if batch.ended.is_some() {

@@ -567,6 +567,7 @@ fn every_process_on_typed_records() {
     let mut s = scheme();
     let f = files(&mut s);
     f.typed_records = true;
+    f.clocks_measured_up_to((3_000_000, 1_000_000), (2_000_000, 1_000_000));
     let starter = s.open("ctl", Access::Write, 0).unwrap();
     s.write(starter, b"start all", 0).unwrap();
     let f = files(&mut s);
@@ -574,12 +575,23 @@ fn every_process_on_typed_records() {
         f.record(0, nmi_sample(tsc, who, ip));
     }
     f.record(0, prof_events::Event::Name { cpu: 0, time: 4, who: who(10, 21), name: "/usr/bin/fib".into() });
+    // Every process's requests: fib's read, taken by ramfs's thread 5 and answered 20,000 TSC
+    // ticks (10 us) later; the kernel's close message (no caller), nobody's.
+    let request = |cpu, time, caller, tag, answered| prof_events::Event::Request { cpu, time, daemon: who(7, 5), caller: prof_events::Ids { pid: caller, thread: 21 }, scheme: 24, tag, answered };
+    f.record(0, request(0, 1_000_000, Some(10), 1, false));
+    f.record(0, request(0, 1_020_000, Some(10), 1, true));
+    f.record(0, request(0, 1_030_000, None, 2, false));
+    f.record(0, request(0, 1_031_000, None, 2, true));
     s.write(starter, b"stop", 0).unwrap();
     s.close(starter);
     let servers = text(&mut s, 0, "servers");
     assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
     assert!(servers.contains("server 10 1 /usr/bin/fib\n"), "{servers}");
     assert_eq!(status(&mut s)["records"], "typed");
+    let requests = text(&mut s, 0, "requests");
+    let lines: Vec<&str> = requests.lines().filter(|l| l.starts_with("request ") || l.starts_with("daemon ") || l.starts_with("timed ")).collect();
+    assert_eq!(lines[..2], ["daemon 7 /scheme/initfs/bin/ramfs", "request 10 24 7 1 10000 10000 10000 10000 10000 10000"], "{requests}");
+    assert!(lines[2].starts_with("timed 10 21 24 7 5 ") && lines.len() == 3, "{requests}");
 }
 
 /// `profil --requests` on typed records: each request of the program's is timed from its

@@ -384,7 +384,7 @@ pub struct ProcessRow {
 /// system's backend records none.
 pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
     let Some(log) = p.requests() else {
-        return asked.then(|| "Requests: none recorded (this system's backend does not record them for -a yet)\n".to_string());
+        return asked.then(|| "Requests: none recorded (the kernel wrote no request records: on Redox a kernel with kernel-patch/events writes them)\n".to_string());
     };
     let top = top.unwrap_or(DEFAULT_TOP);
     let name = |pid: u32| p.processes().iter().find(|c| c.pid == pid).map_or("?", |c| crate::processes::base_name(&c.program)).to_string();
@@ -394,7 +394,7 @@ pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTre
         .map(|(&pid, r)| ProcessRow { pid, name: name(pid), count: r.count(), total: r.by_key.values().fold(0u64, |n, l| n.saturating_add(l.total)) })
         .collect();
     rows.sort_by(|a, b| b.total.cmp(&a.total).then(b.count.cmp(&a.count)).then(a.pid.cmp(&b.pid)));
-    let mut out = render_processes(&rows, top);
+    let mut out = render_processes(&rows, log.source, top);
     let with_sites = |mut t: RequestTable, pids: &mut dyn Iterator<Item = &u32>| {
         for by_key in pids.filter_map(|pid| sites.get(pid)) {
             for (key, s) in by_key {
@@ -421,9 +421,13 @@ pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTre
 
 /// The processes of a system-wide run by the time in their requests: the first `top`, the rest
 /// in one line.
-fn render_processes(rows: &[ProcessRow], top: usize) -> String {
+fn render_processes(rows: &[ProcessRow], source: RequestSource, top: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Requests by process (system calls of every process but profil's, each timed from its enter to its exit by the kernel's raw_syscalls tracepoints; the tables of the {SYSTEM_TABLES} busiest below, then of all together):");
+    let what = match source {
+        RequestSource::SystemCalls => "system calls of every process but profil's, each timed from its enter to its exit by the kernel's raw_syscalls tracepoints",
+        RequestSource::SchemeRequests => "requests to schemes of every process but profil's, each timed from taken to answered by the kernel's request records",
+    };
+    let _ = writeln!(out, "Requests by process ({what}; the tables of the {SYSTEM_TABLES} busiest below, then of all together):");
     let names: Vec<String> = rows.iter().map(|r| format!("{} [pid {}]", r.name, r.pid)).collect();
     let more = (rows.len() > top).then(|| format!("({} more)", rows.len() - top));
     let width = names.iter().take(top).map(String::len).chain(more.as_ref().map(String::len)).max().unwrap_or(0).max("process".len());
@@ -604,7 +608,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         assert!(text.contains("\n  write            4     0.000005 "), "{text}");
         // Nothing recorded: a line where asked, else nothing.
         let none = Profile::from(Parts { idle_ticks: Some(0), ..Default::default() });
-        assert_eq!(system_section(&none, true, None, &BTreeMap::new()).as_deref(), Some("Requests: none recorded (this system's backend does not record them for -a yet)\n"));
+        assert_eq!(system_section(&none, true, None, &BTreeMap::new()).as_deref(), Some("Requests: none recorded (the kernel wrote no request records: on Redox a kernel with kernel-patch/events writes them)\n"));
         assert_eq!(system_section(&none, false, None, &BTreeMap::new()), None);
     }
 

@@ -460,6 +460,17 @@ fn a_system_wide_run_from_the_scheme_files() {
     events.push(sample(3_200_000, fib10, &[KERNEL + 0x1000]));
     events.push(sample(3_300_000, fib20, &[work + 8]));
     events.extend((0..3).map(|i| sample(3_400_000 + i, idle, &[KERNEL + 0x2000])));
+    // Requests: pid 20's of scheme 24, which pid 10 serves (10 us, twice), and profil's own
+    // (pid 99), left out of its report.
+    let request = |time, caller, tag, answered| Event::Request { cpu: 0, time, daemon: fib10, caller: Ids { pid: Some(caller), thread: caller * 10 }, scheme: 24, tag, answered };
+    events.extend([
+        request(3_500_000, 20, 1, false),
+        request(3_520_000, 20, 1, true),
+        request(3_530_000, 99, 2, false),
+        request(3_540_000, 99, 2, true),
+        request(3_600_000, 20, 3, false),
+        request(3_620_000, 20, 3, true),
+    ]);
     record(&mut s, events);
     let id = s.open("status", Access::Read, 0).unwrap();
     s.close(id);
@@ -519,6 +530,20 @@ fn a_system_wide_run_from_the_scheme_files() {
     }
     let fib20 = p.processes().iter().find(|c| c.pid == 20).unwrap();
     assert_eq!(fib20.profile.timeline().samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
+
+    // `-a --requests`: every process's requests to schemes, profil's own left out, as the
+    // section of a run of every process shows them.
+    let id = s.open("requests", Access::Read, 0).unwrap();
+    let mut requests = vec![0u8; 1 << 16];
+    let n = s.read(id, &mut requests, 0).unwrap();
+    s.close(id);
+    let requests = std::str::from_utf8(&requests[..n]).unwrap();
+    let p = p.with_system_requests(requests, &std::collections::BTreeMap::from([(24, "tmp".to_string())]), 99);
+    let section = profil::requests::system_section(&p, true, None, &Default::default()).unwrap();
+    assert!(section.starts_with("Requests by process (requests to schemes of every process but profil's, each timed from taken to answered by the kernel's request records; "), "{section}");
+    assert!(section.contains("\n  fib [pid 20]         2     0.000020\n"), "{section}");
+    assert!(section.contains("\n  tmp: (fib [pid 10])         2     0.000020   10.0 us   10.0 us   10.0 us   10.0 us   10.0 us\n"), "{section}");
+    assert!(!section.contains("pid 99"), "{section}");
 }
 
 /// `profil -a` on a stock kernel, as profil on Redox reads it back: upstream's records name

@@ -403,6 +403,19 @@ impl Profile {
         }
         profile
     }
+
+    /// `-a --requests` (Redox, typed records): every process's requests from profd's
+    /// `requests` file, named as a program's are, but those of `own` (profil's: its looks at
+    /// the session and at procmgr's table while it waits).
+    pub fn with_system_requests(mut self, requests: &str, scheme_names: &BTreeMap<u64, String>, own: u32) -> Profile {
+        let file = prof_core::requests_file::parse_requests(requests);
+        self.parts.requests = file.map(|f| {
+            let mut log = f.log(|scheme, daemon, path| scheme_request_key(scheme_names, scheme, daemon, path));
+            log.retain(|pid| pid != own);
+            log
+        });
+        self
+    }
 }
 
 impl Profile {
