@@ -527,7 +527,12 @@ impl RequestLog {
     /// A whole request.
     pub fn add(&mut self, mut r: Request) {
         let ns = r.to.saturating_sub(r.from);
-        self.by_pid.entry(r.pid).or_default().add(r.key.clone(), ns);
+        let mine = self.by_pid.entry(r.pid).or_default();
+        mine.add(r.key.clone(), ns);
+        // Redox: how its daemon spent it, the run's split made of the requests' own.
+        if let Some(served) = &r.served {
+            mine.split.entry(r.key.clone()).or_default().merge(&served.split);
+        }
         match self.timed.len() < MAX_TIMED {
             true => {
                 if let Some(served) = r.served.as_mut() {
@@ -587,11 +592,9 @@ impl RequestLog {
         out.refused.clone_from(&self.refused);
         for r in self.timed.iter().filter(|r| r.from >= from && r.from < to) {
             if let Some(served) = &r.served {
-                let mine = out.by_pid.entry(r.pid).or_default();
                 if let Some(ns) = served.waited {
-                    mine.waited.entry(r.key.clone()).or_default().add(ns);
+                    out.by_pid.entry(r.pid).or_default().waited.entry(r.key.clone()).or_default().add(ns);
                 }
-                mine.split.entry(r.key.clone()).or_default().merge(&served.split);
                 for (outer, inner, ns) in &served.made {
                     out.chains.entry((outer.clone(), inner.clone())).or_default().add(*ns);
                 }
@@ -642,9 +645,6 @@ impl RequestLog {
             self.waited(&r);
             let ns = r.to.saturating_sub(r.from);
             self.by_pid.entry(r.pid).or_default().waited.entry(r.key).or_default().add(ns);
-        }
-        for (pid, key, d) in b.split {
-            self.by_pid.entry(pid).or_default().split.entry(key).or_default().merge(&d);
         }
         for (outer, inner, ns) in b.nested {
             self.chains.entry((outer, inner)).or_default().add(ns);
@@ -708,8 +708,6 @@ pub struct RequestsBatch {
     pub nested: Vec<(RequestKey, RequestKey, u64)>,
     /// Redox: requests of the tree's from their callers' side ([`Requests::waited`]).
     pub waited: Vec<Request>,
-    /// Redox: how the daemon spent each request of the tree's, by its process and key.
-    pub split: Vec<(u32, RequestKey, DaemonSplit)>,
     /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded,
     /// in `done`'s order: (its place in `done`, runtime addresses innermost first).
     pub stacks: Vec<(usize, Vec<u64>)>,

@@ -166,6 +166,14 @@ fn write_latencies(out: &mut String, l: &Latencies) {
     out.push('\n');
 }
 
+/// A `split` or `served` line's end: its ` WAIT_SCHEME:NS` pairs, and the newline.
+fn write_waits(out: &mut String, waiting: &BTreeMap<String, u64>) {
+    for (on, ns) in waiting {
+        let _ = write!(out, " {on}:{ns}");
+    }
+    out.push('\n');
+}
+
 /// The file of a session (its requests, where the backend recorded them: empty where it did
 /// not, or there is no session).
 pub fn requests_text(session: Option<&Session>) -> String {
@@ -207,10 +215,7 @@ pub fn requests_text(session: Option<&Session>) -> String {
         for (key, d) in &r.split {
             let Some((scheme, daemon)) = key.as_scheme() else { continue };
             let _ = write!(out, "split {pid} {scheme} {daemon} {} {} {} {}", d.count, d.total, d.on_cpu, d.other());
-            for (on, ns) in &d.waiting {
-                let _ = write!(out, " {on}:{ns}");
-            }
-            out.push('\n');
+            write_waits(&mut out, &d.waiting);
         }
     }
     // Each request whole, from the program's start as `timeline` counts its times.
@@ -223,10 +228,7 @@ pub fn requests_text(session: Option<&Session>) -> String {
         let d = &served.split;
         let waited = served.waited.map_or_else(|| "-".to_string(), |ns| ns.to_string());
         let _ = write!(out, "served {waited} {} {}", d.on_cpu, d.other());
-        for (on, ns) in &d.waiting {
-            let _ = write!(out, " {on}:{ns}");
-        }
-        out.push('\n');
+        write_waits(&mut out, &d.waiting);
         for (outer, inner, ns) in &served.made {
             let (Some(o), Some(i)) = (outer.as_scheme(), inner.as_scheme()) else { continue };
             let _ = writeln!(out, "made {} {} {} {} {ns}", o.0, o.1, i.0, i.1);
@@ -355,14 +357,14 @@ impl RequestsFile {
             log.by_pid.entry(pid).or_default().unfinished = n;
         }
         // A scheme a daemon waited on, as the keys name schemes.
-        let scheme_name = |scheme: u64| key(scheme, 0, None).to.into_owned();
+        let named_waits = |waiting: &BTreeMap<u64, u64>| -> BTreeMap<String, u64> { waiting.iter().map(|(&s, &ns)| (key(s, 0, None).to.into_owned(), ns)).collect() };
         for r in &self.splits {
-            let waiting = r.waiting.iter().map(|(&s, &ns)| (scheme_name(s), ns)).collect();
+            let waiting = named_waits(&r.waiting);
             let split = DaemonSplit { count: r.count, total: r.total, on_cpu: r.on_cpu, waiting };
             log.by_pid.entry(r.pid).or_default().split.entry(named((r.scheme, r.daemon))).or_default().merge(&split);
         }
         let served = |s: &ServedRow| {
-            let waiting: BTreeMap<String, u64> = s.waiting.iter().map(|(&s, &ns)| (scheme_name(s), ns)).collect();
+            let waiting = named_waits(&s.waiting);
             let total = waiting.values().fold(s.on_cpu.saturating_add(s.other), |n, &w| n.saturating_add(w));
             let split = DaemonSplit { count: 1, total, on_cpu: s.on_cpu, waiting };
             let made = s.made.iter().map(|&(o, i, ns)| (named(o), named(i), ns)).collect();

@@ -451,7 +451,6 @@ impl ProgramRecords {
         (t.split.count, t.split.total) = (1, to.saturating_sub(from));
         match t.within {
             None => {
-                batch.requests.split.push((t.pid, t.key.clone(), t.split.clone()));
                 let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
                 let served = Some(Box::new(Served { waited: None, split: t.split, made: t.made }));
                 batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default(), served });
