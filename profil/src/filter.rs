@@ -98,7 +98,7 @@ pub fn apply(run: &mut Outcome, program_file: &str, filter: &Filter) -> Result<O
         for c in p.parts_mut().processes.iter_mut() {
             keep_window(&mut c.profile, from, to, span);
         }
-        p.parts_mut().processes.retain(|c| c.profile.user_ticks() > 0 || c.profile.kernel_ticks().unwrap_or(0) > 0);
+        p.parts_mut().processes.retain(|c| c.profile.ticks() > 0);
     }
     // perf report's --time drops the samples outside the window before anything is counted;
     // its other filters hide samples that still count in the total.
@@ -170,8 +170,7 @@ fn described(f: &Filter) -> String {
 
 /// Every sample of the run: the program's, its children's (or `-a`'s processes').
 fn samples_of(run: &Outcome) -> u64 {
-    let own = |p: &Profile| p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
-    run.profile.processes().iter().fold(own(&run.profile), |n, c| n.saturating_add(own(&c.profile)))
+    run.profile.processes().iter().fold(run.profile.ticks(), |n, c| n.saturating_add(c.profile.ticks()))
 }
 
 /// Keep the frames `keep` says of the program's own samples (by address, by thread, the

@@ -41,7 +41,7 @@ pub struct ProcessAnalysis {
 impl ProcessAnalysis {
     /// Its samples, user and kernel.
     pub fn ticks(&self) -> u64 {
-        self.profile.user_ticks().saturating_add(self.profile.kernel_ticks().unwrap_or(0))
+        self.profile.ticks()
     }
 }
 
@@ -386,7 +386,7 @@ pub fn render<'a>(
 ) -> String {
     let processes = &tree.processes[..];
     let mut out = String::new();
-    let own_ticks = p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
+    let own_ticks = p.ticks();
     let all = processes.iter().fold(own_ticks, |n, c| n.saturating_add(c.ticks()));
     let started = match processes.len() {
         0 => format!("'{program}', which started no other process"),

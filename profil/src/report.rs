@@ -131,10 +131,9 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
     let Some(wall) = p.clock().elapsed else { return String::new() };
     // A tree (--children): the CPU time of every process of it, as the report's rows have it.
     let tree = !p.is_system_wide() && !p.processes().is_empty();
-    let own = |q: &Profile| q.user_ticks().saturating_add(q.kernel_ticks().unwrap_or(0));
     let ticks = match tree {
-        true => p.with_processes().fold(0u64, |n, q| n.saturating_add(own(q))),
-        false => own(p),
+        true => p.with_processes().fold(0u64, |n, q| n.saturating_add(q.ticks())),
+        false => p.ticks(),
     } as f64;
     let sent = p.source().record_span.map_or(0, |r| r.rate_sent);
     let clocked = |q: &Profile| q.clock().threads.iter().fold(0u64, |n, t| n.saturating_add(t.on_cpu()));
@@ -145,7 +144,7 @@ pub fn time_line(p: &Profile, frequency_hz: u64) -> String {
             // The processes the kernel's records clock; those it does not, by their samples.
             let theirs = p.processes().iter().filter(|_| tree).map(|c| match c.profile.clock().threads.is_empty() {
                 false => clocked(&c.profile) as f64 / 1e9,
-                true if sent > 0 => own(&c.profile) as f64 / sent as f64,
+                true if sent > 0 => c.profile.ticks() as f64 / sent as f64,
                 true => 0.0,
             });
             (clocked(p) as f64 / 1e9 + theirs.sum::<f64>(), String::new())

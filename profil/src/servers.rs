@@ -109,7 +109,7 @@ pub fn render(program: &str, p: &Profile, servers: Option<(&ServersReport, &[Ser
     let kernel_elsewhere = a.server_kernel.saturating_sub(in_rows);
     // The processes it started (`--children`) are the run's too: their ticks are a row, so
     // the rows add up to every tick of the run.
-    let started = p.processes().iter().fold(0u64, |n, c| n.saturating_add(c.profile.user_ticks()).saturating_add(c.profile.kernel_ticks().unwrap_or(0)));
+    let started = p.processes().iter().fold(0u64, |n, c| n.saturating_add(c.profile.ticks()));
     let rows: Vec<(u64, String)> = [
         (p.user_ticks(), "its own code".to_string()),
         (kernel, "the kernel, for it".to_string()),

@@ -261,6 +261,10 @@ impl Profile {
     pub fn kernel_ticks(&self) -> Option<u64> {
         self.parts.kernel_ticks
     }
+    /// Its own samples, user and kernel.
+    pub fn ticks(&self) -> u64 {
+        self.parts.user_ticks.saturating_add(self.parts.kernel_ticks.unwrap_or(0))
+    }
     pub fn lost(&self) -> u64 {
         self.parts.lost
     }
@@ -321,14 +325,13 @@ impl Profile {
             None => self.clock().elapsed?.as_secs_f64(),
         };
         let seconds = span * cpus as f64;
-        let ticks = |p: &Profile| p.user_ticks().saturating_add(p.kernel_ticks().unwrap_or(0));
         // The processes it started (`--children`), or every process of a system-wide run.
-        let processes = self.processes().iter().fold(0u64, |n, c| n.saturating_add(ticks(&c.profile)));
+        let processes = self.processes().iter().fold(0u64, |n, c| n.saturating_add(c.profile.ticks()));
         let all = match self.idle_ticks() {
             Some(idle) => [processes, idle].into_iter().fold(0u64, u64::saturating_add),
             None => {
                 let a = self.servers()?.account;
-                [ticks(self), a.servers(), a.idle, a.other, processes].into_iter().fold(0u64, u64::saturating_add)
+                [self.ticks(), a.servers(), a.idle, a.other, processes].into_iter().fold(0u64, u64::saturating_add)
             }
         };
         (seconds > 0.0).then(|| all as f64 / seconds)

@@ -260,7 +260,7 @@ fn sections(args: &Args, recording: Recording, a: &Analysed) -> Vec<String> {
     }
     // A driver (make, sh, g++ under --children) does next to nothing itself: the report leads
     // with where the time went in its processes, then its own flat profile.
-    let own = profile.user_ticks().saturating_add(profile.kernel_ticks().unwrap_or(0));
+    let own = profile.ticks();
     let theirs = a.tree.processes.iter().fold(0u64, |n, c| n.saturating_add(c.ticks()));
     let driver = recording.children && own.saturating_mul(20) < theirs;
     let processes_section =
