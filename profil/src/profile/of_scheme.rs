@@ -250,6 +250,13 @@ pub fn scheme_request_key(names: &BTreeMap<u64, String>, scheme: u64, daemon: u3
     prof_core::requests::RequestKey { to: to.into(), server: Some(server) }
 }
 
+/// profd's `requests` file as the run's log, each key named ([`scheme_request_key`]); `None`
+/// where it is not this version's (or empty: a kernel that writes no request records).
+fn requests_log(text: &str, scheme_names: &BTreeMap<u64, String>) -> Option<prof_core::requests::RequestLog> {
+    let file = prof_core::requests_file::parse_requests(text)?;
+    Some(file.log(|scheme, daemon, path| scheme_request_key(scheme_names, scheme, daemon, path)))
+}
+
 impl Profile {
     /// The program's profile `files` describe: its status, bins and samples, its stacks
     /// (where read), by thread, in time order (their stacks where read), the daemons that
@@ -293,8 +300,7 @@ impl Profile {
             profile = profile.with_later_image(became, part, &mappings_of);
         }
         // The requests to schemes, named (where asked: a file of a newer version is not read).
-        let requests = files.requests.as_deref().and_then(prof_core::requests_file::parse_requests);
-        profile.parts.requests = requests.map(|r| r.log(|scheme, daemon, path| scheme_request_key(&files.scheme_names, scheme, daemon, path)));
+        profile.parts.requests = files.requests.as_deref().and_then(|text| requests_log(text, &files.scheme_names));
         profile.parts.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
@@ -408,9 +414,7 @@ impl Profile {
     /// `requests` file, named as a program's are, but those of `own` (profil's: its looks at
     /// the session and at procmgr's table while it waits).
     pub fn with_system_requests(mut self, requests: &str, scheme_names: &BTreeMap<u64, String>, own: u32) -> Profile {
-        let file = prof_core::requests_file::parse_requests(requests);
-        self.parts.requests = file.map(|f| {
-            let mut log = f.log(|scheme, daemon, path| scheme_request_key(scheme_names, scheme, daemon, path));
+        self.parts.requests = requests_log(requests, scheme_names).map(|mut log| {
             log.retain(|pid| pid != own);
             log
         });
