@@ -59,6 +59,7 @@ pub const fn kind_of(kind: u8) -> Option<Kind> {
         6 => Kind::NewContext,
         8 => Kind::Request,
         9 => Kind::Start,
+        10 => Kind::Syscall,
         _ => return None,
     })
 }
@@ -75,6 +76,7 @@ pub const fn min_words(kind: Kind) -> usize {
         Kind::NewContext => 4,
         Kind::Request => 6,
         Kind::Start => 6,
+        Kind::Syscall => 6,
     }
 }
 
@@ -350,6 +352,7 @@ fn event(cpu: u32, kind: Kind, w: &[u64]) -> Event {
             clock_hz: Some(w[3]).filter(|&hz| hz != 0),
             session: w[5],
         }),
+        Kind::Syscall => Event::Syscall { cpu, time, who: Ids::from_word(w[2]), entered: w[3], number: w[4], result: w[5] },
     }
 }
 
@@ -358,8 +361,18 @@ mod tests {
     use super::*;
     use crate::layout::header;
 
-    const KINDS: [Kind; 9] =
-        [Kind::Upstream, Kind::Sample, Kind::Switch, Kind::Lost, Kind::Context, Kind::Exec, Kind::NewContext, Kind::Request, Kind::Start];
+    const KINDS: [Kind; 10] = [
+        Kind::Upstream,
+        Kind::Sample,
+        Kind::Switch,
+        Kind::Lost,
+        Kind::Context,
+        Kind::Exec,
+        Kind::NewContext,
+        Kind::Request,
+        Kind::Start,
+        Kind::Syscall,
+    ];
     const REASONS: [Reason; 10] = [
         Reason::Preempted,
         Reason::Blocked,
@@ -383,7 +396,7 @@ mod tests {
         }
         // The numbers no record has: kind 7 and reason 6 were never written, and later ones
         // are a later layout's.
-        assert_eq!((kind_of(7), kind_of(10), kind_of(0xff)), (None, None, None));
+        assert_eq!((kind_of(7), kind_of(11), kind_of(0xff)), (None, None, None));
         assert_eq!((reason_of(6), reason_of(11), reason_of(u16::MAX)), (None, None, None));
     }
 

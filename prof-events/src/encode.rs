@@ -61,6 +61,7 @@ pub fn record_words(event: &Event) -> Vec<u64> {
             let words = [s.time, s.version.word(), s.clock_hz.unwrap_or(0), u64::from(s.cpu), s.session];
             record(Kind::Start, 0, 0, &words)
         }
+        Event::Syscall { time, who, entered, number, result, .. } => record(Kind::Syscall, 0, 0, &[*time, ids(*who), *entered, *number, *result]),
     }
 }
 

@@ -72,6 +72,9 @@ pub enum Event {
     /// A typed session's first record on `cpu`'s ring (Redox, a kernel that versions its
     /// layout): what the records after it are.
     Start(Start),
+    /// A system call of `who`'s that began at `entered` and returned `result` at `time`
+    /// (layout 1.1, a session started with `3`).
+    Syscall { cpu: u32, time: u64, who: Ids, entered: u64, number: u64, result: u64 },
 }
 
 /// A layout's version: a reader reads its own major version and older ones, of any minor.
@@ -125,7 +128,8 @@ impl Event {
             | Event::Name { time, .. }
             | Event::Exec { time, .. }
             | Event::NewThread { time, .. }
-            | Event::Request { time, .. } => *time,
+            | Event::Request { time, .. }
+            | Event::Syscall { time, .. } => *time,
             Event::Start(s) => s.time,
         }
     }

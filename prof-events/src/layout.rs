@@ -15,8 +15,9 @@
 //! (`profiled`) still expect when a session is started with `1`: its header is the marker and
 //! the length alone, then the interrupted IP, the TSC, the running context's debug id, and
 //! the walked frames. Every other kind has the time (the records' clock: the TSC on x86) in
-//! its second word and is written only in a session started with `2`; a reader that knows only
-//! kind 0 sees their headers as no marker at all. A record is written whole or not at all; the
+//! its second word and is written only in a typed session, one started with `2` or with `3`
+//! (`3` adds a [`Kind::Syscall`] record at the end of every system call); a reader that knows
+//! only kind 0 sees their headers as no marker at all. A record is written whole or not at all; the
 //! records a full ring refused are counted, and said by a [`Kind::Lost`] record once the ring
 //! has room.
 //!
@@ -40,7 +41,8 @@ pub const MAX_WORDS: usize = 64;
 /// record has), which a reader of an earlier minor skips; a reader refuses a major version
 /// newer than its own. What no version changes: the header word, and a `Start` record's kind
 /// and its words up to the CPU.
-pub const VERSION: u64 = 1 << 32;
+/// 1.1 added [`Kind::Syscall`] (and the sessions started with `3` that write it).
+pub const VERSION: u64 = (1 << 32) | 1;
 
 /// What a record is, and the words after its header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +81,12 @@ pub enum Kind {
     /// not); the CPU whose ring it is; the session, a number the kernel counts up (every CPU's
     /// `Start` of one session has the same, a later session a larger one).
     Start = 9,
+    /// `[time, ids, entered, number, result]`: a system call returned (at `time`), in a session
+    /// started with `3`. `entered`: when the call began (the same clock); `number`: the call's
+    /// (`SYS_*`); `result`: what it returns to the caller (an error as the negated errno). A
+    /// scheme request the caller made in it (its switch's [`scheme_call`], the daemon's
+    /// [`Kind::Request`] records) lies between the two times.
+    Syscall = 10,
 }
 
 /// A sample's IP is the kernel's.
