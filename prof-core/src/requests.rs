@@ -484,6 +484,11 @@ pub struct RequestLog {
     /// (cut to [`MAX_STACK_FRAMES`], at most [`MAX_STACKS`] a key and process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<Vec<u64>>,
+    /// Redox: the callers' side ([`Requests::waited`]) is each request's system call, from its
+    /// entry to its return (a kernel that records system calls: layout 1.1), not the caller's
+    /// switch into the call to its switch back.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sides_in_calls: bool,
     #[serde(skip)]
     site_ids: SiteIds,
     /// [`Served::made`]'s entries kept, against [`MAX_MADE`].
@@ -508,6 +513,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl RequestLog {
     pub fn new(source: RequestSource) -> RequestLog {
         RequestLog {
@@ -519,6 +528,7 @@ impl RequestLog {
             timed: Vec::new(),
             untimed: 0,
             sites: Vec::new(),
+            sides_in_calls: false,
             site_ids: SiteIds::default(),
             made: 0,
         }
@@ -588,7 +598,7 @@ impl RequestLog {
     /// too: a window of the run (`--time`). Where some were not kept whole, the window has
     /// those that were, and `untimed` says how many the run had past them.
     pub fn within(&self, from: u64, to: u64) -> RequestLog {
-        let mut out = RequestLog { untimed: self.untimed, sites: self.sites.clone(), ..RequestLog::new(self.source) };
+        let mut out = RequestLog { untimed: self.untimed, sites: self.sites.clone(), sides_in_calls: self.sides_in_calls, ..RequestLog::new(self.source) };
         out.refused.clone_from(&self.refused);
         for r in self.timed.iter().filter(|r| r.from >= from && r.from < to) {
             if let Some(served) = &r.served {
@@ -641,6 +651,7 @@ impl RequestLog {
         for (exec, _) in execs {
             self.exec(exec);
         }
+        self.sides_in_calls |= b.sides_in_calls;
         for r in b.waited {
             self.waited(&r);
             let ns = r.to.saturating_sub(r.from);
@@ -708,6 +719,9 @@ pub struct RequestsBatch {
     pub nested: Vec<(RequestKey, RequestKey, u64)>,
     /// Redox: requests of the tree's from their callers' side ([`Requests::waited`]).
     pub waited: Vec<Request>,
+    /// ...each timed from its system call's entry to its return (the kernel records them),
+    /// not from its caller's switch into the call to its switch back.
+    pub sides_in_calls: bool,
     /// `-g` (Linux): the user call stack of each request of `done` whose stack was recorded,
     /// in `done`'s order: (its place in `done`, runtime addresses innermost first).
     pub stacks: Vec<(usize, Vec<u64>)>,

@@ -4,7 +4,7 @@
 //! A stable contract (docs/prof-scheme.md); a reader skips kinds of line it does not know.
 //!
 //! ```text
-//! requests version=1 lost=0
+//! requests version=1 lost=0 waited=switches
 //! daemon 7 /scheme/initfs/bin/ramfs
 //! request 10 24 7 3 35000 5000 10000 20000 20000 20000
 //! values exact 10000 20000 5000
@@ -21,7 +21,7 @@
 //! ```
 //!
 //! * `requests`: the header (`lost`: records the rings had no room for, the counts short by
-//!   as many at most);
+//!   as many at most; `waited`: what the `waited` lines time, `switches` or `calls`);
 //! * `daemon PID NAME`: each daemon of the lines below, its executable as profd names it (the
 //!   rest of the line); `0 [bootstrap]`: the bootstrap's process and namespace managers;
 //! * `request PID SCHEME DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the requests process
@@ -32,9 +32,11 @@
 //! * `values exact V…` or `values buckets B:N…`: what the line before is made of, for profil
 //!   (every latency while there are at most 4096, else the log-linear histogram's buckets);
 //! * `waited PID SCHEME DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the same requests from
-//!   their callers' side, those whose caller was seen to switch into the call and back: from
-//!   the one switch to the other, in ns (what the caller's own clock sees of a request, but
-//!   the system call's entry and exit);
+//!   their callers' side, those whose caller was seen to switch into the call and back: with
+//!   `waited=calls` (a kernel that records system calls) from the entry of the system call
+//!   that made it to its return, what the caller's own clock sees of it; with
+//!   `waited=switches`, from the one switch to the other (that, but the call's entry and
+//!   exit), in ns;
 //! * `chain SCHEME DAEMON INNER_SCHEME INNER_DAEMON COUNT TOTAL MIN MEDIAN P90 P99 MAX`: the
 //!   requests daemon `DAEMON` made to `INNER_SCHEME` (taken by `INNER_DAEMON`) while it served
 //!   a request on `SCHEME` (the program's, or one of a chain), and their latencies;
@@ -134,6 +136,8 @@ pub struct SplitRow {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestsFile {
     pub lost: u64,
+    /// `waited=calls`: the `waited` lines time each request by its system call.
+    pub sides_in_calls: bool,
     pub daemons: BTreeMap<u32, String>,
     pub requests: Vec<RequestRow>,
     pub waited: Vec<RequestRow>,
@@ -181,7 +185,8 @@ pub fn requests_text(session: Option<&Session>) -> String {
         return String::new();
     };
     let session = session.expect("a log is a session's");
-    let mut out = format!("requests version={VERSION} lost={}\n", log.lost);
+    let waited = if log.sides_in_calls { "calls" } else { "switches" };
+    let mut out = format!("requests version={VERSION} lost={} waited={waited}\n", log.lost);
     let mut daemons: BTreeMap<u32, &str> = BTreeMap::new();
     let keys = log.by_pid.values().flat_map(|r| r.by_key.keys()).chain(log.chains.keys().flat_map(|(a, b)| [a, b]));
     for (_, daemon) in keys.filter_map(RequestKey::as_scheme) {
@@ -265,8 +270,14 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
     if header.next()? != "requests" || header.next()? != format!("version={VERSION}") {
         return None;
     }
-    let lost = header.find_map(|w| w.strip_prefix("lost=")?.parse().ok()).unwrap_or(0);
-    let mut file = RequestsFile { lost, ..Default::default() };
+    let (mut lost, mut sides_in_calls) = (0, false);
+    for w in header {
+        if let Some(n) = w.strip_prefix("lost=") {
+            lost = n.parse().unwrap_or(0);
+        }
+        sides_in_calls |= w == "waited=calls";
+    }
+    let mut file = RequestsFile { lost, sides_in_calls, ..Default::default() };
     while let Some(line) = lines.next() {
         let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
         let w: Vec<&str> = rest.split_ascii_whitespace().collect();
@@ -342,7 +353,7 @@ impl RequestsFile {
     /// pid and name).
     pub fn log(&self, key: impl Fn(u64, u32, Option<&str>) -> RequestKey) -> RequestLog {
         let mut log = RequestLog::new(RequestSource::SchemeRequests);
-        log.lost = self.lost;
+        (log.lost, log.sides_in_calls) = (self.lost, self.sides_in_calls);
         let named = |(scheme, daemon): (u64, u32)| key(scheme, daemon, self.daemons.get(&daemon).map(String::as_str));
         for r in &self.requests {
             log.by_pid.entry(r.pid).or_default().by_key.entry(named((r.scheme, r.daemon))).or_default().merge(&r.latencies);

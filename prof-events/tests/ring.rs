@@ -86,6 +86,8 @@ fn every_kind() -> Vec<Event> {
         Event::Request { cpu: 3, time: 13, daemon: who(2, 9), caller: who(7, 40), scheme: 4, tag: 99, answered: false },
         Event::Request { cpu: 3, time: 14, daemon: who(2, 9), caller: who(7, 40), scheme: 4, tag: 99, answered: true },
         Event::Lost { cpu: 3, time: 15, count: 12 },
+        // A system call's end (layout 1.1): a read of fd 3 that returned 1 byte.
+        Event::Syscall { cpu: 3, time: 16, who: who(7, 40), entered: 9, number: 0x2000_0003, result: 1 },
     ]
 }
 
@@ -94,7 +96,7 @@ fn every_kind_reads_back_as_written() {
     let events = every_kind();
     let (out, counts) = decode(&ring_bytes(&events));
     assert_eq!(out, events);
-    assert_eq!(counts, Counts { records: 10, damaged: 0, stray_words: 0, unknown: 0, lost: 12 });
+    assert_eq!(counts, Counts { records: 11, damaged: 0, stray_words: 0, unknown: 0, lost: 12 });
 }
 
 #[test]
@@ -235,7 +237,8 @@ fn cpu_of(e: &Event) -> u32 {
         | Event::Name { cpu, .. }
         | Event::Exec { cpu, .. }
         | Event::NewThread { cpu, .. }
-        | Event::Request { cpu, .. } => *cpu,
+        | Event::Request { cpu, .. }
+        | Event::Syscall { cpu, .. } => *cpu,
         Event::Start(s) => s.cpu,
     }
 }
@@ -257,14 +260,14 @@ fn a_session_starts_with_the_version_the_clocks_rate_and_the_cpu() {
     let stream = ring_bytes(&events);
     // The words as the layout says: header, time, version, rate, CPU, session.
     let words: Vec<u64> = stream.chunks_exact(8).take(6).map(|w| u64::from_le_bytes(w.try_into().unwrap())).collect();
-    assert_eq!(words, [header(Kind::Start, 6, 0, 0), 4, 1 << 32, 1_000_000_000, 5, 6]);
+    assert_eq!(words, [header(Kind::Start, 6, 0, 0), 4, (1 << 32) | 1, 1_000_000_000, 5, 6], "version 1.1");
     // The decoder was made for ring 3; the kernel says the ring is CPU 5's.
     let mut d = RingDecoder::new(3);
     let mut out = Vec::new();
     d.push(&stream, &mut out).unwrap();
     assert_eq!(out, events);
     assert_eq!((d.start(), d.cpu()), (Some(&first), 5));
-    assert_eq!(d.finish(), Counts { records: 11, lost: 12, ..Counts::default() });
+    assert_eq!(d.finish(), Counts { records: 12, lost: 12, ..Counts::default() });
     // A rate of 0: the kernel does not know it.
     let unknown = Start { clock_hz: None, ..first };
     let (out, _) = decode(&ring_bytes(&[Event::Start(unknown)]));

@@ -16,6 +16,8 @@ use crate::upstream_kernel::{DebugFiles, Recording};
 pub struct FakeDebugFiles {
     /// Does this kernel write typed records (our series), or refuse `2` (a stock kernel)?
     pub typed_records: bool,
+    /// ...and records each system call's end (layout 1.1: `3`), or refuses `3`?
+    pub syscall_records: bool,
     /// Does it take a rate (`2 HZ`), or refuse any write longer than a byte?
     pub rates: bool,
     /// Does its timer tick take the samples (one CPU), not the NMIs?
@@ -62,7 +64,7 @@ impl FakeDebugFiles {
         let typed = match self.mode {
             Recording::Off => return,
             Recording::Upstream => false,
-            Recording::Typed => true,
+            Recording::Typed | Recording::Syscalls => true,
         };
         let kernel = frames.iter().take_while(|&&f| f >= prof_events::KERNEL_BASE).count();
         self.sample_time += self.sample_gap.max(1);
@@ -85,9 +87,14 @@ impl FakeDebugFiles {
         self.rings[cpu].extend(prof_events::ring_bytes(&events));
     }
 
-    /// Any record, as the kernel writes it in a typed session (only then).
+    /// Any record, as the kernel writes it in a typed session (only then; a system call's
+    /// only in a session told `3`).
     pub fn record(&mut self, cpu: usize, event: Event) {
-        if self.mode == Recording::Typed {
+        let written = match event {
+            Event::Syscall { .. } => self.mode == Recording::Syscalls,
+            _ => matches!(self.mode, Recording::Typed | Recording::Syscalls),
+        };
+        if written {
             self.rings[cpu].extend(prof_events::ring_bytes(&[event]));
         }
     }
@@ -100,7 +107,12 @@ impl FakeDebugFiles {
 
 impl DebugFiles for FakeDebugFiles {
     fn set_profiling(&mut self, mode: Recording, rate: Option<u64>) -> io::Result<()> {
-        if (mode == Recording::Typed && !self.typed_records) || (rate.is_some() && !self.rates) {
+        let refused = match mode {
+            Recording::Typed => !self.typed_records,
+            Recording::Syscalls => !self.syscall_records,
+            Recording::Off | Recording::Upstream => false,
+        };
+        if refused || (rate.is_some() && !self.rates) {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         (self.mode, self.rate) = (mode, rate);

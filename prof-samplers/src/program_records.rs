@@ -188,6 +188,11 @@ pub struct ProgramRecords {
     /// Requests of the tree's answered, whose caller has not switched back yet: its thread ->
     /// the request, from its switch into the call (ns).
     answered: BTreeMap<u32, Request>,
+    /// The kernel records each system call's end (a session told `3`): a caller back from a
+    /// request waits here, by thread, for its call's record, which times the request from
+    /// the call's entry to its return.
+    syscalls: bool,
+    returning: BTreeMap<u32, Request>,
     /// Whether the session follows the program's children, and those it follows: pid ->
     /// (its live threads, an exec whose name has not come yet).
     children: bool,
@@ -205,7 +210,7 @@ pub struct ProgramRecords {
 }
 
 impl ProgramRecords {
-    pub fn new(pid: u32, tsc: TscClock, children: bool) -> ProgramRecords {
+    pub fn new(pid: u32, tsc: TscClock, children: bool, syscalls: bool) -> ProgramRecords {
         ProgramRecords {
             pid,
             tsc,
@@ -220,6 +225,8 @@ impl ProgramRecords {
             timed: BTreeMap::new(),
             freed: BTreeMap::new(),
             answered: BTreeMap::new(),
+            syscalls,
+            returning: BTreeMap::new(),
             children,
             followed: BTreeMap::new(),
             unborn: BTreeMap::new(),
@@ -227,6 +234,12 @@ impl ProgramRecords {
             program_exec: None,
             program_named: None,
         }
+    }
+
+    /// Are the callers' sides of requests timed by their system calls (the kernel records
+    /// them), not by their switches?
+    pub fn records_system_calls(&self) -> bool {
+        self.syscalls
     }
 
     /// Is this sample where a thread blocked (not a sample of where the CPU was)?
@@ -472,6 +485,33 @@ impl ProgramRecords {
     pub fn unanswered(&mut self, batch: &mut SampleBatch) {
         let open = std::mem::take(&mut self.timed);
         batch.requests.unfinished.extend(open.into_values().filter(|t| t.within.is_none()).map(|t| t.pid));
+        // Callers back from their requests whose calls' records never came (the session ended
+        // first): by their switches.
+        batch.requests.waited.extend(std::mem::take(&mut self.returning).into_values());
+    }
+
+    /// A caller back from request `waited` (`to`: its switch back): timed by its system call
+    /// where the kernel records them (when the call's record comes), else now.
+    fn caller_back(&mut self, waited: Request, batch: &mut SampleBatch) {
+        if !self.syscalls {
+            return batch.requests.waited.push(waited);
+        }
+        // A request still waiting for its call's record: the record was lost.
+        if let Some(earlier) = self.returning.insert(waited.tid, waited) {
+            batch.requests.waited.push(earlier);
+        }
+    }
+
+    /// A system call of `who`'s ended: a request it was back from, made in it, is timed from
+    /// the call's entry to its return (the kernel's switches into and out of the call lie
+    /// within them); one made before it (its call's record lost), by its switches.
+    fn call_returned(&mut self, who: Ids, entered: u64, time: u64, batch: &mut SampleBatch) {
+        let Some(mut waited) = self.returning.remove(&who.thread).filter(|w| who.pid == Some(w.pid)) else { return };
+        let (entered, returned) = (self.tsc.ns(entered), self.tsc.ns(time));
+        if entered <= waited.from && waited.to <= returned {
+            (waited.from, waited.to) = (entered, returned);
+        }
+        batch.requests.waited.push(waited);
     }
 
     /// A daemon's thread answered request `call`: its work for the program, whole.
@@ -531,7 +571,7 @@ impl ProgramRecords {
         if let Some(mut waited) = self.answered.remove(&sw.entered.thread).filter(|w| sw.entered.pid == Some(w.pid)) {
             // A caller back from its answered request: the request from its side.
             waited.to = time;
-            batch.requests.waited.push(waited);
+            self.caller_back(waited, batch);
         }
         if sw.entered.pid == Some(self.pid) {
             // A wait ends: both its ends are the kernel's switches.
@@ -593,6 +633,7 @@ impl ProgramRecords {
                 batch.thread_names.push((who.thread, name.clone()));
             }
             Event::Switch(sw) => self.switch(sw, batch),
+            Event::Syscall { who, entered, time, .. } if self.syscalls => self.call_returned(*who, *entered, *time, batch),
             _ => {}
         }
     }
@@ -638,7 +679,7 @@ mod tests {
 
     #[test]
     fn the_programs_switches_and_where_it_blocked() {
-        let mut clock = ProgramRecords::new(10, CLOCK, false);
+        let mut clock = ProgramRecords::new(10, CLOCK, false, false);
         let mut batch = SampleBatch::default();
         let block = Event::Sample(Sample {
             cpu: 0,
@@ -676,5 +717,51 @@ mod tests {
             stack: CallStack { frames: vec![0x40_1000, 0x40_2000], truncated: false },
         };
         assert_eq!(batch.threads.blocked_at, [Probe { tid: 21, from: 5_500, to: 5_500, sched: None, site: Some(site) }]);
+    }
+
+    /// Thread 21 of the program reads ramfs (scheme 24, tag 3) twice: each request's caller's
+    /// side is its switch into the call to its switch back, or, where the kernel records
+    /// system calls (told `3`), the call's entry to its return. The second call's record was
+    /// lost (the next one began after it): that request keeps its switches.
+    #[test]
+    fn a_caller_s_side_is_its_system_call_where_the_kernel_records_them() {
+        let read = prof_events::layout::scheme_call(24, 3);
+        let request = |time, answered| Event::Request { cpu: 1, time, daemon: who(7, 5), caller: Ids { pid: Some(10), thread: 0 }, scheme: 24, tag: 3, answered };
+        let call = |time, left, entered| Event::Switch(SwitchRecord { cpu: 0, time, left, entered, reason: Some(Reason::Scheme), detail: read, stack: vec![] });
+        let syscall = |entered, time| Event::Syscall { cpu: 0, time, who: who(10, 21), entered, number: 3, result: 1 };
+        let events = [
+            call(2_000, who(10, 21), who(7, 5)),
+            request(2_100, false),
+            request(2_300, true),
+            switch(2_400, who(7, 5), who(10, 21), Reason::SchemeIdle),
+            syscall(1_800, 2_600),
+            call(3_000, who(10, 21), who(7, 5)),
+            request(3_100, false),
+            request(3_300, true),
+            switch(3_400, who(7, 5), who(10, 21), Reason::SchemeIdle),
+            syscall(3_800, 4_000),
+        ];
+        let sides = |syscalls: bool| {
+            let mut clock = ProgramRecords::new(10, CLOCK, false, syscalls);
+            let mut batch = SampleBatch::default();
+            clock.calls_in(&events);
+            for e in &events {
+                clock.event(e, &mut batch);
+            }
+            assert_eq!(batch.requests.done.iter().map(|r| (r.from, r.to)).collect::<Vec<_>>(), [(5_550, 5_650), (6_050, 6_150)], "taken to answered either way");
+            batch.requests.waited.iter().map(|r| (r.tid, r.from, r.to)).collect::<Vec<_>>()
+        };
+        assert_eq!(sides(false), [(21, 5_500, 5_700), (21, 6_000, 6_200)]);
+        assert_eq!(sides(true), [(21, 5_400, 5_800), (21, 6_000, 6_200)]);
+        // A session that ends while a caller's call has not returned: by its switches.
+        let mut clock = ProgramRecords::new(10, CLOCK, false, true);
+        let mut batch = SampleBatch::default();
+        clock.calls_in(&events[..4]);
+        for e in &events[..4] {
+            clock.event(e, &mut batch);
+        }
+        assert!(batch.requests.waited.is_empty(), "held for the call's record");
+        clock.unanswered(&mut batch);
+        assert_eq!(batch.requests.waited.iter().map(|r| (r.from, r.to)).collect::<Vec<_>>(), [(5_500, 5_700)]);
     }
 }

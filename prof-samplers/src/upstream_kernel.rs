@@ -66,6 +66,9 @@ pub enum Recording {
     /// `2`: typed records with each sample's pid (a kernel with our series); a stock kernel
     /// refuses it (EINVAL).
     Typed,
+    /// `3`: typed records and a record at each system call's end (layout 1.1); a kernel of
+    /// an earlier layout refuses it (EINVAL).
+    Syscalls,
 }
 
 /// What `debug:ctl-profiling` is told: `MODE [' ' HZ]`. A kernel without rates refuses a
@@ -75,6 +78,7 @@ pub fn ctl_text(mode: Recording, rate: Option<u64>) -> String {
         Recording::Off => '0',
         Recording::Upstream => '1',
         Recording::Typed => '2',
+        Recording::Syscalls => '3',
     };
     match rate {
         Some(hz) => format!("{mode} {hz}"),
@@ -183,8 +187,10 @@ struct Session {
     clock: Option<ProgramRecords>,
     /// The monotonic clock when the session began, for the first batch.
     began: Option<u64>,
-    /// The kernel writes typed records (told `2`).
+    /// The kernel writes typed records (told `2` or `3`).
     typed: bool,
+    /// ...and a record at each system call's end (told `3`).
+    syscalls: bool,
     /// The rate the kernel took (a kernel with our series); `None`: its own.
     rate: Option<u64>,
     /// The records' clock (the TSC) against the monotonic clock, measured at the start; where
@@ -274,14 +280,22 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             }
         }
         // Typed records where the kernel writes them (each sample's pid, the switches), else
-        // upstream's.
-        let (typed, rate) = match self.switch_on(Recording::Typed, rate) {
-            Ok(took) => (true, took),
-            Err(_) => {
-                let took = self.switch_on(Recording::Upstream, rate);
-                (false, took.map_err(|e| errno("writing debug:ctl-profiling", &e))?)
-            }
+        // upstream's. A program's session also asks for the system calls' records (the
+        // program's requests timed from its calls' entries to their returns, as its own clock
+        // sees them); `-a` does not (every process's calls: records nobody reads).
+        let modes: &[Recording] = match target {
+            Target::Program(_) => &[Recording::Syscalls, Recording::Typed, Recording::Upstream],
+            Target::All { .. } => &[Recording::Typed, Recording::Upstream],
         };
+        let mut took = Err(io::Error::from_raw_os_error(libc::EINVAL));
+        for &mode in modes {
+            took = self.switch_on(mode, rate).map(|hz| (mode, hz));
+            if took.is_ok() {
+                break;
+            }
+        }
+        let (mode, rate) = took.map_err(|e| errno("writing debug:ctl-profiling", &e))?;
+        let (typed, syscalls) = (mode != Recording::Upstream, mode == Recording::Syscalls);
         // The TSC's rate, measured now: the records' times become the monotonic clock's (the
         // ledger's, the session's span, the rate sent).
         let mut readings: Vec<(u64, u64)> = self.files.clocks().ok().into_iter().collect();
@@ -296,7 +310,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         let unmeasured = readings.last().copied().filter(|_| tsc.is_none());
         let (mut clock, mut began) = (None, None);
         if let (true, Target::Program(p), Some(tsc)) = (typed, &target, tsc) {
-            clock = Some(ProgramRecords::new(p.pid, tsc, p.children));
+            clock = Some(ProgramRecords::new(p.pid, tsc, p.children, syscalls));
             began = Some(tsc.ns);
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
@@ -308,6 +322,7 @@ impl<F: DebugFiles> UpstreamSampler<F> {
             clock,
             began,
             typed,
+            syscalls,
             rate,
             tsc,
             unmeasured,
@@ -463,7 +478,7 @@ impl Session {
         let clock = TscClock { tsc, ns, ns_per_tick: 1e9 / hz as f64 };
         self.tsc = Some(clock);
         if let (true, Target::Program(p)) = (self.typed, &self.target) {
-            self.clock = Some(ProgramRecords::new(p.pid, clock, p.children));
+            self.clock = Some(ProgramRecords::new(p.pid, clock, p.children, self.syscalls));
             self.began = Some(ns);
         }
     }
@@ -598,6 +613,7 @@ impl Seen<'_> {
     fn program_in_time_order(&self, program: &mut Program, view: &mut ProgramRecords, counted: impl Fn(u64) -> bool, table: &str, batch: &mut SampleBatch) {
         // Every request the records show is timed: a typed session has them all.
         batch.requests.source = Some(prof_core::requests::RequestSource::SchemeRequests);
+        batch.requests.sides_in_calls = view.records_system_calls();
         view.calls_in(self.events);
         let mut ordered: Vec<&Event> = self.events.iter().collect();
         ordered.sort_by_key(|e| e.time());
@@ -737,6 +753,7 @@ mod tests {
         assert_eq!(ctl_text(Recording::Off, None), "0");
         assert_eq!(ctl_text(Recording::Upstream, None), "1");
         assert_eq!(ctl_text(Recording::Typed, None), "2");
+        assert_eq!(ctl_text(Recording::Syscalls, Some(1000)), "3 1000");
         assert_eq!(ctl_text(Recording::Typed, Some(4000)), "2 4000");
         assert_eq!(ctl_text(Recording::Upstream, Some(100)), "1 100");
     }

@@ -559,6 +559,68 @@ fn a_later_exec_is_the_image_it_became() {
     assert_eq!(timeline.children.iter().map(|c| (c.0, c.2.len())).collect::<Vec<_>>(), [(10, 3)], "fib's, apart");
 }
 
+/// A kernel that records system calls (layout 1.1) is told `3` for a program's session (and
+/// `2` for `-a`'s, whose every process's calls nobody reads): fib's read from ramfs is timed
+/// from its caller's side by the system call that made it, from its entry (TSC 3,090,000) to
+/// its return (3,140,000): 25 us, where its switches say 15.5 (`waited=calls` says which). A
+/// kernel of layout 1.0 refuses `3`: told `2`, the switches time it (the test above).
+#[test]
+fn a_kernel_that_records_system_calls_times_the_callers_side_by_them() {
+    use prof_events::layout::{scheme_call, Reason};
+    use prof_events::{Event, Ids, Switch};
+    use prof_samplers::upstream_kernel::Recording;
+    let mut s = scheme();
+    let f = files(&mut s);
+    (f.typed_records, f.syscall_records) = (true, true);
+    f.clocks_measured_up_to((3_000_000, 1_000_000), (2_000_000, 1_000_000));
+    ctl(&mut s, ALICE, "start 10 0 0 0 0x401000 0x402000 exec").unwrap();
+    let f = files(&mut s);
+    assert_eq!(f.mode, Recording::Syscalls);
+    let (fib, ramfs) = (who(10, 21), who(7, 5));
+    let switch = |tsc, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |tsc, answered| Event::Request { cpu: 0, time: tsc, daemon: ramfs, caller: Ids { pid: Some(10), thread: 0 }, scheme: 24, tag: 1, answered };
+    for e in [
+        Event::Exec { cpu: 0, time: 2_900_000, who: fib, entry: 0x40_1000 },
+        switch(3_100_000, fib, ramfs, Reason::Scheme, scheme_call(24, 1)),
+        request(3_110_000, false),
+        request(3_130_000, true),
+        switch(3_131_000, ramfs, fib, Reason::SchemeIdle, 0),
+        Event::Syscall { cpu: 0, time: 3_140_000, who: fib, entered: 3_090_000, number: 0x2000_0003, result: 1 },
+        // Another process's call: not fib's.
+        Event::Syscall { cpu: 0, time: 3_150_000, who: who(11, 30), entered: 3_000_000, number: 1, result: 0 },
+    ] {
+        f.record(0, e);
+    }
+    f.contexts = contexts("/usr/bin/fib", "UZ");
+    assert_eq!(status(&mut s)["reason"], "exit");
+    let text = text(&mut s, ALICE, "requests");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("values ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "requests version=1 lost=0 waited=calls",
+            "daemon 7 /scheme/initfs/bin/ramfs",
+            "request 10 24 7 1 10000 10000 10000 10000 10000 10000",
+            "waited 10 24 7 1 25000 25000 25000 25000 25000 25000",
+            "split 10 24 7 1 10000 10000 0",
+            "timed 10 21 24 7 5 55000 65000",
+            "served 25000 10000 0",
+            "untimed 0",
+        ],
+        "got:\n{text}"
+    );
+    // profil reads which clock the callers' side is by.
+    let file = prof_core::requests_file::parse_requests(&text).unwrap();
+    assert!(file.sides_in_calls && file.log(|s, d, _| prof_core::requests::RequestKey::scheme(s, d)).sides_in_calls);
+    // `-a` asks for no system calls.
+    let mut s = scheme();
+    let f = files(&mut s);
+    (f.typed_records, f.syscall_records) = (true, true);
+    let starter = s.open("ctl", Access::Write, 0).unwrap();
+    s.write(starter, b"start all", 0).unwrap();
+    assert_eq!(files(&mut s).mode, Recording::Typed);
+}
+
 /// `profil -a` on typed records: a row a process, by pid, whichever of its threads the samples
 /// were of, named as procmgr named it in the session, else as `sys:context` names it now;
 /// `status` says the records are typed.
@@ -678,7 +740,7 @@ fn the_requests_by_scheme_and_daemon_and_their_chains() {
     assert_eq!(status(&mut s)["reason"], "exit");
     let text = text(&mut s, ALICE, "requests");
     let expected = "\
-requests version=1 lost=0
+requests version=1 lost=0 waited=switches
 daemon 0 [bootstrap]
 daemon 7 /scheme/initfs/bin/ramfs
 daemon 9 /scheme/initfs/bin/ahcid

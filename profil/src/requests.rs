@@ -67,8 +67,10 @@ pub struct RequestTable {
     /// request served, the one made), most total time first.
     pub chains: Vec<Chain>,
     /// Redox: the same requests from their callers' side (the caller's switch into the call to
-    /// its switch back), in the rows' order.
+    /// its switch back, or with `waited_in_calls` the system call's entry to its return), in
+    /// the rows' order.
     pub waited: Vec<(RequestKey, Summary)>,
+    pub waited_in_calls: bool,
     /// Redox: how the daemons spent these requests' time, from taking each to answering it, in
     /// the rows' order.
     pub split: Vec<(RequestKey, DaemonSplit)>,
@@ -105,6 +107,7 @@ impl RequestTable {
             lost,
             chains: Vec::new(),
             waited: Vec::new(),
+            waited_in_calls: false,
             split: Vec::new(),
             sites: BTreeMap::new(),
         }
@@ -139,6 +142,7 @@ pub fn table(p: &Profile, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>)
         }
     }
     t.waited = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
+    t.waited_in_calls = log.sides_in_calls;
     t.split = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.split.get(&r.key)?.clone()))).collect();
     t.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
     t.chains.sort_by(|a, b| b.latencies.total.cmp(&a.latencies.total).then(b.latencies.count.cmp(&a.latencies.count)).then_with(|| (&a.served, &a.made).cmp(&(&b.served, &b.made))));
@@ -167,6 +171,7 @@ fn blocked_table(p: &Profile, why: &str) -> RequestTable {
         lost: 0,
         chains: Vec::new(),
         waited: Vec::new(),
+        waited_in_calls: false,
         split: Vec::new(),
         sites: BTreeMap::new(),
     }
@@ -269,7 +274,10 @@ fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
         let _ = writeln!(out, "  {more:<width$} {n:>9} {:>12.6}", ns as f64 / 1e9);
     }
     if !t.waited.is_empty() {
-        let _ = writeln!(out, "  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):");
+        let _ = match t.waited_in_calls {
+            true => writeln!(out, "  From the callers' side (each from the entry of the system call that made it to its return, by the kernel's system call records: what the caller's own clock sees of it):"),
+            false => writeln!(out, "  From the callers' side (each from the caller's switch into the call to its switch back, by the kernel's switch records: what the caller's own clock sees of it but the system call's entry and exit):"),
+        };
         for (key, s) in t.waited.iter().take(top) {
             let figures = [s.min, s.median, s.p90, s.p99, s.max].map(latency);
             row(&mut out, width, &key_name(key), s.count, s.total, &figures);

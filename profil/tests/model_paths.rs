@@ -109,7 +109,11 @@ fn a_finished_session() -> Scheme {
 
 /// [`a_finished_session`], with `more` events after its read, before its exit.
 fn a_finished_session_with(more: impl FnOnce(&mut Vec<Event>)) -> Scheme {
-    let mut s = scheme();
+    a_finished_session_in(scheme(), more)
+}
+
+/// That session on the kernel of scheme `s`.
+fn a_finished_session_in(mut s: Scheme, more: impl FnOnce(&mut Vec<Event>)) -> Scheme {
     start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
     let (fib, ramfs) = (who(10, 100), who(20, 200));
     let mut events = vec![Event::Exec { cpu: 0, time: 3_000_000, who: fib, entry: 0x40_1000 }];
@@ -433,6 +437,29 @@ Requests (to schemes, of fib [pid 10], each timed from taken to answered by the 
 
 ";
     assert_eq!(section, expected, "got:\n{section}");
+}
+
+/// On a kernel that records system calls (layout 1.1, told `3`), the callers' side is each
+/// request's system call: fib's read entered its call at TSC 3,400,000 and returned at
+/// 4,600,000 (600 us; its switches say 500 us), and the section says which clock it is.
+#[test]
+fn requests_on_redox_s_path_timed_by_system_calls() {
+    let mut s = scheme();
+    s.profd_mut().sampler_mut().files().syscall_records = true;
+    let read = Event::Syscall { cpu: 0, time: 4_600_000, who: who(10, 100), entered: 3_400_000, number: 0x2000_0003, result: 1 };
+    let mut s = a_finished_session_in(s, |events| events.push(read));
+    let files = scheme_files(&mut s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let section = profil::requests::section(&p, "/usr/bin/fib", true, None, &Default::default()).unwrap();
+    let expected = "\
+Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):
+  1 request, 0.000100 s in them
+  scheme (daemon)           count      total s       min    median       p90       p99       max
+  tmp: (ramfs [pid 20])         1     0.000100  100.0 us  100.0 us  100.0 us  100.0 us  100.0 us
+  From the callers' side (each from the entry of the system call that made it to its return, by the kernel's system call records: what the caller's own clock sees of it):
+  tmp: (ramfs [pid 20])         1     0.000600  600.0 us  600.0 us  600.0 us  600.0 us  600.0 us
+";
+    assert!(section.starts_with(expected), "got:\n{section}");
 }
 
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's
