@@ -623,6 +623,19 @@ impl RequestLog {
         out
     }
 
+    /// The log without its call stacks (a run that did not ask for them: `-g`).
+    pub fn without_sites(mut self) -> RequestLog {
+        self.sites.clear();
+        self.site_ids = SiteIds::default();
+        for r in self.by_pid.values_mut() {
+            r.stacks.clear();
+        }
+        for r in &mut self.timed {
+            r.site = Site::Unrecorded;
+        }
+        self
+    }
+
     /// `timed`'s times from `origin` (ns of the backend's clock): from the run's start.
     pub fn timed_from(mut self, origin: u64) -> RequestLog {
         for r in &mut self.timed {

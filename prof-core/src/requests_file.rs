@@ -59,7 +59,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::requests::{DaemonSplit, Latencies, Request, RequestKey, RequestLog, RequestSource, Served, MAX_MADE};
+use crate::requests::{DaemonSplit, Latencies, Request, RequestKey, RequestLog, RequestSource, Served, Site, Stacks, MAX_MADE, MAX_STACK_FRAMES};
 use crate::session::Session;
 
 /// The file's version (its header says it).
@@ -93,6 +93,19 @@ pub struct TimedRow {
     pub from: u64,
     pub to: u64,
     pub served: Option<ServedRow>,
+    /// Its `called-from` line: where its call stack is counted.
+    pub site: Site,
+}
+
+/// One `stacks` line read back: a process's call stacks of one key, by `site` number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StacksRow {
+    pub pid: u32,
+    pub scheme: u64,
+    pub daemon: u32,
+    pub other: u64,
+    pub earlier: u64,
+    pub counts: Vec<(usize, u64)>,
 }
 
 /// A `served` line read back, and the `made` lines after it.
@@ -146,6 +159,9 @@ pub struct RequestsFile {
     pub splits: Vec<SplitRow>,
     pub timed: Vec<TimedRow>,
     pub untimed: u64,
+    /// The `site` lines: each call stack once, by its number.
+    pub sites: Vec<Vec<u64>>,
+    pub stacks: Vec<StacksRow>,
 }
 
 /// The figures of a line: `COUNT TOTAL MIN MEDIAN P90 P99 MAX`, then its `values` line.
@@ -223,6 +239,27 @@ pub fn requests_text(session: Option<&Session>) -> String {
             write_waits(&mut out, &d.waiting);
         }
     }
+    // The call stacks (`-g`), each once, and how many requests each key's made.
+    let numbers: BTreeMap<&[u64], usize> = log.sites.iter().enumerate().map(|(i, s)| (s.as_slice(), i)).collect();
+    for (i, site) in log.sites.iter().enumerate() {
+        let _ = write!(out, "site {i}");
+        for a in site {
+            let _ = write!(out, " {a:#x}");
+        }
+        out.push('\n');
+    }
+    for (pid, r) in &log.by_pid {
+        for (key, st) in &r.stacks {
+            let Some((scheme, daemon)) = key.as_scheme() else { continue };
+            let _ = write!(out, "stacks {pid} {scheme} {daemon} {} {}", st.other, st.earlier);
+            for (stack, n) in &st.counts {
+                if let Some(i) = numbers.get(stack.as_slice()) {
+                    let _ = write!(out, " {i}:{n}");
+                }
+            }
+            out.push('\n');
+        }
+    }
     // Each request whole, from the program's start as `timeline` counts its times.
     let origin = session.origin().unwrap_or(0);
     for r in &log.timed {
@@ -238,6 +275,12 @@ pub fn requests_text(session: Option<&Session>) -> String {
             let (Some(o), Some(i)) = (outer.as_scheme(), inner.as_scheme()) else { continue };
             let _ = writeln!(out, "made {} {} {} {} {ns}", o.0, o.1, i.0, i.1);
         }
+        let _ = match r.site {
+            Site::Unrecorded => Ok(()),
+            Site::Stack(i) => writeln!(out, "called-from {i}"),
+            Site::Other => writeln!(out, "called-from other"),
+            Site::Earlier => writeln!(out, "called-from earlier"),
+        };
     }
     let _ = writeln!(out, "untimed {}", log.untimed);
     out
@@ -319,7 +362,7 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 let &[pid, tid, scheme, daemon, daemon_tid, from, to] = n.as_slice() else { continue };
                 let ids = [pid, tid, daemon, daemon_tid].map(u32::try_from);
                 let [Ok(pid), Ok(tid), Ok(daemon), Ok(daemon_tid)] = ids else { continue };
-                file.timed.push(TimedRow { pid, tid, scheme, daemon, daemon_tid, from, to, served: None });
+                file.timed.push(TimedRow { pid, tid, scheme, daemon, daemon_tid, from, to, served: None, site: Site::Unrecorded });
             }
             "served" if w.len() >= 3 => {
                 let waited = match w[0] {
@@ -342,6 +385,34 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 }
             }
             "untimed" if w.len() == 1 => file.untimed = w[0].parse().unwrap_or(0),
+            // In order, each at most a stack's frames (the log keeps no more).
+            "site" if !w.is_empty() && w.len() <= MAX_STACK_FRAMES + 1 && w[0].parse() == Ok(file.sites.len()) => {
+                let frames: Option<Vec<u64>> = w[1..].iter().map(|a| u64::from_str_radix(a.strip_prefix("0x")?, 16).ok()).collect();
+                if let Some(frames) = frames {
+                    file.sites.push(frames);
+                }
+            }
+            "stacks" if w.len() >= 5 => {
+                let n: Vec<u64> = w[..5].iter().filter_map(|v| v.parse().ok()).collect();
+                let &[pid, scheme, daemon, other, earlier] = n.as_slice() else { continue };
+                let (Ok(pid), Ok(daemon)) = (u32::try_from(pid), u32::try_from(daemon)) else { continue };
+                let counts: Option<Vec<(usize, u64)>> = w[5..].iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect();
+                let Some(counts) = counts.filter(|c| c.iter().all(|&(i, _)| i < file.sites.len())) else { continue };
+                file.stacks.push(StacksRow { pid, scheme, daemon, other, earlier, counts });
+            }
+            "called-from" if w.len() == 1 => {
+                let site = match w[0] {
+                    "other" => Site::Other,
+                    "earlier" => Site::Earlier,
+                    i => match i.parse::<u32>() {
+                        Ok(i) if (i as usize) < file.sites.len() => Site::Stack(i),
+                        _ => continue,
+                    },
+                };
+                if let Some(t) = file.timed.last_mut().filter(|t| t.site == Site::Unrecorded) {
+                    t.site = site;
+                }
+            }
             _ => {}
         }
     }
@@ -386,10 +457,16 @@ impl RequestsFile {
             .iter()
             .map(|r| {
                 let served = r.served.as_ref().map(served);
-                Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)), site: Default::default(), served }
+                Request { pid: r.pid, tid: r.tid, key: named((r.scheme, r.daemon)), from: r.from, to: r.to, taken_by: Some((r.daemon, r.daemon_tid)), site: r.site, served }
             })
             .collect();
         log.untimed = self.untimed;
+        log.sites.clone_from(&self.sites);
+        for r in &self.stacks {
+            let counts = r.counts.iter().filter_map(|&(i, n)| Some((self.sites.get(i)?.clone(), n))).collect();
+            let stacks = Stacks { counts, other: r.other, earlier: r.earlier };
+            log.by_pid.entry(r.pid).or_default().stacks.insert(named((r.scheme, r.daemon)), stacks);
+        }
         log
     }
 }

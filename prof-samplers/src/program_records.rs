@@ -162,6 +162,9 @@ pub struct ProgramRecords {
     tsc: TscClock,
     /// Where each thread last blocked, until its switch out.
     blocked_at: BTreeMap<u32, CallStack>,
+    /// The user stack each of the program's threads made its last scheme call from (the
+    /// `Block` sample before its switch into the call), with the call: its request's site.
+    call_sites: BTreeMap<u32, (Call, Vec<u64>)>,
     /// Threads named in the session: the first naming of one is its start (procmgr names a
     /// context as it makes it; the program's first thread, at its exec).
     named: BTreeSet<u32>,
@@ -215,6 +218,7 @@ impl ProgramRecords {
             pid,
             tsc,
             blocked_at: BTreeMap::new(),
+            call_sites: BTreeMap::new(),
             named: BTreeSet::new(),
             names: BTreeMap::new(),
             calls: BTreeMap::new(),
@@ -465,6 +469,10 @@ impl ProgramRecords {
         match t.within {
             None => {
                 let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
+                // Its call site: the user stack its caller blocked at, where the call was seen.
+                if let Some(frames) = self.call_site(&t, call) {
+                    batch.requests.stacks.push((batch.requests.done.len(), frames));
+                }
                 let served = Some(Box::new(Served { waited: None, split: t.split, made: t.made }));
                 batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default(), served });
             }
@@ -478,6 +486,18 @@ impl ProgramRecords {
                 batch.requests.nested.push((within, t.key, ns));
             }
         }
+    }
+
+    /// The user stack the program's thread made request `t` (call `call`) from: the one it
+    /// blocked at in its switch into that call. None for another process's (the tree's
+    /// children are not walked so), and none once the program exec'd again: its stacks are
+    /// then of the image it became, whose addresses the program's symbols would misname.
+    fn call_site(&mut self, t: &Timed, call: Call) -> Option<Vec<u64>> {
+        if t.pid != self.pid || t.called.is_none() || self.became.is_some() {
+            return None;
+        }
+        let (made, frames) = self.call_sites.remove(&t.tid)?;
+        (made == call).then_some(frames)
     }
 
     /// At the session's end: the tree's requests taken and never answered, each counted
@@ -560,6 +580,11 @@ impl ProgramRecords {
                 batch.threads.ends.push((tid, time));
             }
             let stack = self.blocked_at.remove(&tid);
+            if let (Some(Reason::Scheme), Some(stack)) = (sw.reason, &stack) {
+                // The user stack of a Block sample: the call's user address, then its callers.
+                let user = stack.frames.iter().copied().filter(|&a| a < prof_events::KERNEL_BASE).collect();
+                self.call_sites.insert(tid, (call_of(sw.detail), user));
+            }
             if !preempted && sw.reason != Some(Reason::Exit) {
                 let (call, target) = wait_call(sw.reason, sw.detail);
                 let stack = stack.unwrap_or(CallStack { frames: vec![], truncated: true });
@@ -763,5 +788,44 @@ mod tests {
         assert!(batch.requests.waited.is_empty(), "held for the call's record");
         clock.unanswered(&mut batch);
         assert_eq!(batch.requests.waited.iter().map(|r| (r.from, r.to)).collect::<Vec<_>>(), [(5_500, 5_700)]);
+    }
+
+    /// A request's call site (`-g`): the user stack of the `Block` sample its caller wrote as
+    /// it blocked in the call (the call's address, then its callers), given with the request's
+    /// place among the batch's; a request made once the program exec'd again has none (its
+    /// addresses are another image's).
+    #[test]
+    fn a_request_s_call_site_is_where_its_caller_blocked() {
+        let read = prof_events::layout::scheme_call(24, 3);
+        let request = |time, answered| Event::Request { cpu: 1, time, daemon: who(7, 5), caller: Ids { pid: Some(10), thread: 0 }, scheme: 24, tag: 3, answered };
+        let call = |time| Event::Switch(SwitchRecord { cpu: 0, time, left: who(10, 21), entered: who(7, 5), reason: Some(Reason::Scheme), detail: read, stack: vec![] });
+        let blocked = |time, ip| {
+            let user_frames = vec![0x40_2005, 0x40_3005];
+            Event::Sample(Sample { cpu: 0, time, who: who(10, 21), kernel: false, source: Some(Source::Block), ip, kernel_frames: vec![], user_frames })
+        };
+        let mut events = vec![
+            blocked(1_990, 0x40_1000),
+            call(2_000),
+            request(2_100, false),
+            request(2_300, true),
+            switch(2_400, who(7, 5), who(10, 21), Reason::SchemeIdle),
+            Event::Exec { cpu: 0, time: 2_500, who: who(10, 21), entry: 0x40_1000 },
+            blocked(2_990, 0x40_1100),
+            call(3_000),
+            request(3_100, false),
+            request(3_300, true),
+        ];
+        let mut clock = ProgramRecords::new(10, CLOCK, false, false);
+        let mut batch = SampleBatch::default();
+        clock.calls_in(&events);
+        for e in &events[..5] {
+            clock.event(e, &mut batch);
+        }
+        assert_eq!(batch.requests.stacks, [(0, vec![0x40_1000, 0x40_2005, 0x40_3005])]);
+        clock.program_became(2_500);
+        for e in events.drain(5..) {
+            clock.event(&e, &mut batch);
+        }
+        assert_eq!((batch.requests.done.len(), batch.requests.stacks.len()), (2, 1), "none once it became another image");
     }
 }

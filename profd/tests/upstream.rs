@@ -562,8 +562,10 @@ fn a_later_exec_is_the_image_it_became() {
 /// A kernel that records system calls (layout 1.1) is told `3` for a program's session (and
 /// `2` for `-a`'s, whose every process's calls nobody reads): fib's read from ramfs is timed
 /// from its caller's side by the system call that made it, from its entry (TSC 3,090,000) to
-/// its return (3,140,000): 25 us, where its switches say 15.5 (`waited=calls` says which). A
-/// kernel of layout 1.0 refuses `3`: told `2`, the switches time it (the test above).
+/// its return (3,140,000): 25 us, where its switches say 15.5 (`waited=calls` says which). Its
+/// call site (`-g`) is the user stack fib blocked at in the call (each stack once in a `site`
+/// line, counted by key in `stacks`, each request's in `called-from`). A kernel of layout 1.0
+/// refuses `3`: told `2`, the switches time it (the test above).
 #[test]
 fn a_kernel_that_records_system_calls_times_the_callers_side_by_them() {
     use prof_events::layout::{scheme_call, Reason};
@@ -579,8 +581,14 @@ fn a_kernel_that_records_system_calls_times_the_callers_side_by_them() {
     let (fib, ramfs) = (who(10, 21), who(7, 5));
     let switch = |tsc, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time: tsc, left, entered, reason: Some(reason), detail, stack: vec![] });
     let request = |tsc, answered| Event::Request { cpu: 0, time: tsc, daemon: ramfs, caller: Ids { pid: Some(10), thread: 0 }, scheme: 24, tag: 1, answered };
+    // Where fib blocked in the call: its user stack, the read's call site (`-g`).
+    let mut blocked = nmi_sample(3_095_000, fib, 0x40_1100);
+    if let Event::Sample(b) = &mut blocked {
+        (b.source, b.user_frames) = (Some(prof_events::layout::Source::Block), vec![0x40_1505, 0x40_1a05]);
+    }
     for e in [
         Event::Exec { cpu: 0, time: 2_900_000, who: fib, entry: 0x40_1000 },
+        blocked,
         switch(3_100_000, fib, ramfs, Reason::Scheme, scheme_call(24, 1)),
         request(3_110_000, false),
         request(3_130_000, true),
@@ -603,15 +611,23 @@ fn a_kernel_that_records_system_calls_times_the_callers_side_by_them() {
             "request 10 24 7 1 10000 10000 10000 10000 10000 10000",
             "waited 10 24 7 1 25000 25000 25000 25000 25000 25000",
             "split 10 24 7 1 10000 10000 0",
+            "site 0 0x401100 0x401505 0x401a05",
+            "stacks 10 24 7 0 0 0:1",
             "timed 10 21 24 7 5 55000 65000",
             "served 25000 10000 0",
+            "called-from 0",
             "untimed 0",
         ],
         "got:\n{text}"
     );
-    // profil reads which clock the callers' side is by.
+    // profil reads which clock the callers' side is by, and the call sites.
     let file = prof_core::requests_file::parse_requests(&text).unwrap();
-    assert!(file.sides_in_calls && file.log(|s, d, _| prof_core::requests::RequestKey::scheme(s, d)).sides_in_calls);
+    let log = file.log(|s, d, _| prof_core::requests::RequestKey::scheme(s, d));
+    assert!(file.sides_in_calls && log.sides_in_calls);
+    let stacks = &log.by_pid[&10].stacks[&prof_core::requests::RequestKey::scheme(24, 7)];
+    assert_eq!((stacks.counts.iter().collect::<Vec<_>>(), log.timed[0].site), (vec![(&vec![0x40_1100, 0x40_1505, 0x40_1a05], &1)], prof_core::requests::Site::Stack(0)));
+    // A window of the run counts its site as the run does.
+    assert_eq!(log.within(0, u64::MAX).by_pid[&10].stacks, log.by_pid[&10].stacks);
     // `-a` asks for no system calls.
     let mut s = scheme();
     let f = files(&mut s);

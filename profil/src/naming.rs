@@ -405,7 +405,8 @@ impl Pass<'_> {
     }
 
     /// The call stacks of each process's requests (`--requests -g`): runtime addresses in its
-    /// mappings, a caller by its return address minus one.
+    /// mappings (a static Redox program's, the program's own), a caller by its return address
+    /// minus one.
     fn request_sites(&mut self, p: &Profile) {
         let Some(log) = p.requests() else { return };
         for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
@@ -414,7 +415,7 @@ impl Pass<'_> {
             for stacks in requests.stacks.values() {
                 for stack in stacks.counts.keys() {
                     for (i, &a) in stack.iter().enumerate() {
-                        self.frame(space, mappings, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
+                        self.frame(space, mappings, crate::request_sites::stack_frame(mappings, i, a));
                     }
                 }
             }

@@ -7,12 +7,21 @@
 //! C library's frames, which keep no frame pointer, and their callers) unwound by the objects'
 //! unwind tables, then the kernel's frame-pointer walk; its first frame, the `syscall`
 //! instruction's address, is exact. The site is the first frame outside the C library (the C
-//! library, the dynamic linker, the vdso) before the walk went astray (a frame in no mapping:
-//! code without frame pointers), else the first frame; its caller, the frame after it.
+//! library, the dynamic linker, the vdso) and Rust's runtime (std, core, alloc) before the walk
+//! went astray (a frame in no mapping: code without frame pointers), else the first frame; its
+//! caller, the frame after it.
+//!
+//! On Redox a program is static: relibc is linked into it, so no object tells its frames from
+//! the program's. There the stack is the user stack the kernel walked where the caller blocked
+//! in the call (its `Block` sample), at the program's link addresses; relibc's frames are told
+//! by their crates' names (`redox_rt::…`, `relibc::…`, `syscall::…`), and a C function called
+//! from them directly (`read`, its C entry point: a program's C code calls no Rust) is relibc's
+//! too.
 
 use std::collections::BTreeMap;
 
 use prof_core::requests::RequestKey;
+use prof_core::sampler::Mapping;
 use crate::naming::Names;
 
 use crate::frame::Frame;
@@ -65,26 +74,30 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
     let Some(log) = p.requests() else { return BTreeMap::new() };
     let mut out = BTreeMap::new();
     for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
-        let space = names.space(crate::naming::mappings_of(p, pid));
+        let mappings = crate::naming::mappings_of(p, pid);
+        let space = names.space(mappings);
         let mut by_key = BTreeMap::new();
         for (key, stacks) in &requests.stacks {
             let mut named: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
             for (stack, &n) in &stacks.counts {
-                // Each frame's object and name; a caller by its return address minus one.
-                let frames: Vec<Named> = stack
+                // Each frame's object and name.
+                let mut frames: Vec<Named> = stack
                     .iter()
                     .enumerate()
                     .map(|(i, &a)| {
-                        let frame = names.frame(space, Frame::Foreign(a.wrapping_sub(u64::from(i > 0))));
+                        let frame = names.frame(space, stack_frame(mappings, i, a));
                         let object = &names.object(frame.location.object).name;
                         let kind = match object.as_str() {
                             "unknown" => Kind::Unmapped,
                             o if is_c_library(o) => Kind::CLibrary,
-                            _ => Kind::Code,
+                            _ => kind_by_name(&frame.name),
                         };
                         Named { kind, name: frame.name.to_string() }
                     })
                     .collect();
+                if mappings.is_empty() {
+                    relibc_entries(&mut frames);
+                }
                 let Some((site, caller)) = site_of(&frames) else { continue };
                 let e = named.entry((site.to_string(), caller.map(String::from))).or_insert(0);
                 *e = e.saturating_add(n);
@@ -98,11 +111,55 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
     out
 }
 
+/// Frame `i` of a request's call stack, at `a` (a caller by its return address minus one): a
+/// runtime address in the process's `mappings`; where it has none (a static Redox program,
+/// which runs at its link addresses), the program's own.
+pub fn stack_frame(mappings: &[Mapping], i: usize, a: u64) -> Frame {
+    let a = a.wrapping_sub(u64::from(i > 0));
+    match mappings.is_empty() {
+        true => Frame::Program(a),
+        false => Frame::Foreign(a),
+    }
+}
+
+/// The crates relibc is made of, as their functions are named: its frames in a static Redox
+/// program.
+const RELIBC: [&str; 5] = ["relibc::", "redox_rt::", "syscall::", "libredox::", "redox_path::"];
+/// Rust's runtime linked into a program.
+const RUNTIME: [&str; 3] = ["std::", "core::", "alloc::"];
+
+/// A frame of code in an object of its own (not the C library's) by its function's name:
+/// relibc's crates, Rust's runtime, or other code.
+fn kind_by_name(name: &str) -> Kind {
+    // `<std::fs::File as std::io::Read>::read`: by the type's crate.
+    let path = name.trim_start_matches(['<', '&', '*']).trim_start_matches("mut ").trim_start_matches("dyn ");
+    if RELIBC.iter().any(|c| path.starts_with(c)) || name.starts_with("__relibc_") {
+        return Kind::CLibrary;
+    }
+    match RUNTIME.iter().any(|c| path.starts_with(c)) {
+        true => Kind::Runtime,
+        false => Kind::Code,
+    }
+}
+
+/// A static Redox program's frames: a C function called from relibc's Rust directly is
+/// relibc's entry point (`read`), not the program's (whose C code calls no Rust).
+fn relibc_entries(frames: &mut [Named]) {
+    for i in 1..frames.len() {
+        let c_function = !frames[i].name.contains("::") && frames[i].kind == Kind::Code;
+        if c_function && frames[i - 1].kind == Kind::CLibrary && RELIBC.iter().any(|c| frames[i - 1].name.contains(c)) {
+            frames[i].kind = Kind::CLibrary;
+        }
+    }
+}
+
 /// What a frame is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// The C library, the dynamic linker, the vdso.
+    /// The C library, the dynamic linker, the vdso; relibc (Redox).
     CLibrary,
+    /// Rust's runtime (std, core, alloc): between a Rust program's code and the C library.
+    Runtime,
     /// Other code: the program's, another library's.
     Code,
     /// No mapping of the process: where the walk went astray (a frame pointer register used
@@ -117,9 +174,9 @@ struct Named {
     name: String,
 }
 
-/// A stack's site and its caller: the first frame of other code before the walk went astray,
-/// else its first frame (the call's own address); the caller, the frame after the site, where
-/// the walk did not go astray there.
+/// A stack's site and its caller: the first frame of other code (not the C library's nor
+/// Rust's runtime) before the walk went astray, else its first frame (the call's own address);
+/// the caller, the frame after the site, where the walk did not go astray there.
 fn site_of(frames: &[Named]) -> Option<(&str, Option<&str>)> {
     let sane = frames.iter().position(|f| f.kind == Kind::Unmapped).unwrap_or(frames.len());
     let at = frames[..sane].iter().position(|f| f.kind == Kind::Code).unwrap_or(0);
@@ -167,6 +224,37 @@ mod tests {
         assert_eq!(site_of(&[f(libc, "mmap [ld-linux-x86-64.so.2]"), f(lost, "[unknown]"), f(code, "x [w]")]), Some(("mmap [ld-linux-x86-64.so.2]", None)));
         assert_eq!(site_of(&[f(libc, "brk [ld-linux-x86-64.so.2]")]), Some(("brk [ld-linux-x86-64.so.2]", None)));
         assert_eq!(site_of(&[]), None);
+    }
+
+    /// A static Redox program's stack at a read, as the kernel walked it where the caller
+    /// blocked: relibc's system call (its crates by name), its C entry point `read` (called from
+    /// them directly), Rust's runtime, then the program. A C program's `main` calling `read`
+    /// is the program's; so is a C function that calls relibc's C entry point.
+    #[test]
+    fn on_redox_relibc_is_told_by_its_crates_and_its_entry_points() {
+        let named = |names: &[&str]| {
+            let mut frames: Vec<Named> = names.iter().map(|n| Named { kind: kind_by_name(n), name: n.to_string() }).collect();
+            relibc_entries(&mut frames);
+            frames
+        };
+        let rust = named(&[
+            "syscall::arch::x86_64::syscall3",
+            "redox_rt::sys::posix_read",
+            "read",
+            "<std::sys::fs::unix::File>::read",
+            "<std::fs::File as std::io::Read>::read",
+            "iowork::count::read::<std::fs::File>",
+            "iowork::calls",
+        ]);
+        assert_eq!(rust.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::CLibrary, Kind::CLibrary, Kind::CLibrary, Kind::Runtime, Kind::Runtime, Kind::Code, Kind::Code]);
+        assert_eq!(site_of(&rust), Some(("iowork::count::read::<std::fs::File>", Some("iowork::calls"))));
+        let c = named(&["redox_rt::sys::posix_read", "read", "copy", "main", "relibc_start"]);
+        assert_eq!(site_of(&c), Some(("copy", Some("main"))));
+        // relibc's frames alone (a call made before main): the call's own frame.
+        assert_eq!(site_of(&named(&["redox_rt::sys::open", "<relibc::platform::Sys>::open"])), Some(("redox_rt::sys::open", Some("<relibc::platform::Sys>::open"))));
+        for (name, kind) in [("<&std::fs::File as std::io::Read>::read", Kind::Runtime), ("<alloc::vec::Vec<u8>>::push", Kind::Runtime), ("standalone::run", Kind::Code), ("libredox::call::read", Kind::CLibrary)] {
+            assert_eq!(kind_by_name(name), kind, "{name}");
+        }
     }
 
     #[test]

@@ -239,7 +239,11 @@ fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
     }
     let _ = writeln!(out, "{summary}");
     if !t.sites.is_empty() {
-        let _ = writeln!(out, "  {SITES_NOTE}");
+        let note = match t.measured {
+            Measured::Latencies(RequestSource::SchemeRequests) => SCHEME_SITES_NOTE,
+            _ => SITES_NOTE,
+        };
+        let _ = writeln!(out, "  {note}");
     }
     if let Measured::BlockedTime(why) = &t.measured {
         let _ = writeln!(out, "  Note: {why}");
@@ -344,8 +348,10 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: 
     }
 }
 
-/// What the lines under a row are (`-g`).
-const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
+/// What the lines under a row are (`-g`): Linux's stacks.
+const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library and Rust's runtime of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
+/// ...and Redox's.
+const SCHEME_SITES_NOTE: &str = "Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk).";
 
 /// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
 /// one line (the other sites, the stacks past those a key keeps, the requests made before the
@@ -548,7 +554,7 @@ Requests (system calls of fib [pid 42], each timed from its enter to its exit by
         let expected = "\
 Requests (system calls of fib [pid 42], each timed from its enter to its exit by the kernel's raw_syscalls tracepoints):
   106 requests, 2.505303 s in them; 2 seen to start or end alone, not timed (under way when the events were armed, as the program's own exec; a child's return from clone; exit_group)
-  Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).
+  Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library and Rust's runtime of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).
   call         count      total s       min    median       p90       p99       max
   wait4            1     2.500000    2.50 s    2.50 s    2.50 s    2.50 s    2.50 s
   read           100     0.005050    1.0 us   50.0 us   90.0 us   99.0 us  100.0 us

@@ -462,6 +462,61 @@ Requests (to schemes, of fib [pid 10], each timed from taken to answered by the 
     assert!(section.starts_with(expected), "got:\n{section}");
 }
 
+/// `--requests -g` on Redox's path: a request's call site is the user stack its caller
+/// blocked at in the call (the kernel's `Block` sample), at the static program's link
+/// addresses, named by the program's own symbols: fib's read made in `overflow`, called from
+/// `loop` (a caller by its return address minus one). Without `-g` (no `stacks` read) no site.
+#[test]
+fn redox_request_sites_are_named_by_the_program() {
+    use prof_objects::object_file::ObjectFile;
+    let fib = profil_bin_dir().join("fib");
+    let file = ObjectFile::read(&fib, &Default::default()).unwrap();
+    let at = |name: &str| file.symbols.by_name(name).unwrap_or_else(|| panic!("fib's {name}")).addr;
+    let (overflow, in_loop) = (at("overflow"), at("loop"));
+    let mut s = scheme();
+    start(&mut s, ALICE, "start 10 0 0 0 0x401000 0x403000 rate=1000 exec\n");
+    let (fib_thread, ramfs) = (who(10, 100), who(20, 200));
+    let mut blocked = sample(3_400_000, fib_thread, &[overflow + 4, in_loop + 9]);
+    if let Event::Sample(b) = &mut blocked {
+        b.source = Some(Source::Block);
+    }
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let request = |time, answered| Event::Request { cpu: 0, time, daemon: ramfs, caller: who(10, 0), scheme: 3, tag: 1, answered };
+    record(&mut s, [
+        Event::Exec { cpu: 0, time: 3_000_000, who: fib_thread, entry: 0x40_1000 },
+        blocked,
+        switch(3_500_000, fib_thread, ramfs, Reason::Scheme, scheme_call(3, 1)),
+        request(3_600_000, false),
+        request(3_800_000, true),
+        switch(4_500_000, ramfs, fib_thread, Reason::SchemeIdle, 0),
+    ]);
+    exit(&mut s, 10);
+    let mut files = scheme_files(&mut s);
+    let names_of = |p: &Profile| profil::naming::Names::of_run(prof_objects::Symbolizer::new(ObjectFile::read(&fib, &Default::default()).unwrap(), "fib", Default::default()), p, Default::default());
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let names = names_of(&p);
+    let sites = profil::request_sites::sites(&p, &names);
+    let section = profil::requests::section(&p, "/usr/bin/fib", true, None, &sites).unwrap();
+    let lines: Vec<&str> = section.lines().take(6).collect();
+    assert_eq!(
+        lines,
+        [
+            "Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):",
+            "  1 request, 0.000100 s in them",
+            "  Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk).",
+            "  scheme (daemon)           count      total s       min    median       p90       p99       max",
+            "  tmp: (ramfs [pid 20])         1     0.000100  100.0 us  100.0 us  100.0 us  100.0 us  100.0 us",
+            "                                1       100.0%  overflow <- loop",
+        ],
+        "{section}"
+    );
+    assert_eq!(names.misses(), 0);
+    files.stacks = None;
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    let sites = profil::request_sites::sites(&p, &names_of(&p));
+    assert!(sites.is_empty() && !profil::requests::section(&p, "/usr/bin/fib", true, None, &sites).unwrap().contains("overflow"));
+}
+
 /// A system-wide run on Redox's path (`profil -a`): profd's session on all over the kernel's
 /// records, its `servers` read as profil reads them, each process placed from its static
 /// executable and named: the program's row and functions, the daemon's, idle, the kernel's.

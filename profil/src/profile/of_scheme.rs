@@ -300,7 +300,9 @@ impl Profile {
             profile = profile.with_later_image(became, part, &mappings_of);
         }
         // The requests to schemes, named (where asked: a file of a newer version is not read).
-        profile.parts.requests = files.requests.as_deref().and_then(|text| requests_log(text, &files.scheme_names));
+        let requests = files.requests.as_deref().and_then(|text| requests_log(text, &files.scheme_names));
+        // Their call sites where the run asked for stacks (`-g`), as on Linux.
+        profile.parts.requests = requests.map(|log| if files.stacks.is_some() { log } else { log.without_sites() });
         profile.parts.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
