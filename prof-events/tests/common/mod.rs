@@ -1,8 +1,11 @@
-//! Reading the kernel series' patches: the files a patch adds.
+//! Reading the kernel series' patches: the files a patch adds, and (`unidiff`) what a later one
+//! changes in them.
 
 #![allow(dead_code, reason = "each test file uses what it needs")]
 
 use std::path::{Path, PathBuf};
+
+pub mod unidiff;
 
 /// The lines a patch adds to a new file `path`, if it adds that file.
 pub fn added_file(patch: &str, path: &str) -> Option<String> {
