@@ -635,28 +635,32 @@ fn drained_in_order(ev: &mut Event) -> Vec<Record> {
 }
 
 /// Records of every CPU's ring in the order they are taken: a process's start, exec and
-/// mappings before its samples (another CPU's ring may hold them), the execs among them in
-/// the order they happened; its end after.
+/// mappings before its samples (another CPU's ring may hold them), and those among themselves
+/// in the order they happened; its end after.
 pub(crate) fn in_taking_order(records: &mut [Record]) {
     records.sort_by_key(|r| match r {
         Record::Mmap2 { .. } | Record::Fork { .. } | Record::Exec { .. } => 0,
         Record::Exit { .. } => 2,
         _ => 1,
     });
-    execs_in_time_order(records);
+    process_records_in_time_order(records);
 }
 
-/// The exec records among `records` put in the order they happened, each in one of their
-/// places: the rings are per CPU, and a process that exec'd twice on two CPUs (a shim, then
-/// the program) is named by its last image, not by the ring read last.
-fn execs_in_time_order(records: &mut [Record]) {
-    let slots: Vec<usize> = records.iter().enumerate().filter(|(_, r)| matches!(r, Record::Exec { .. })).map(|(i, _)| i).collect();
-    let mut execs: Vec<Record> = slots.iter().map(|&i| std::mem::replace(&mut records[i], Record::Lost(0))).collect();
-    execs.sort_by_key(|r| match r {
-        Record::Exec { time, .. } => *time,
-        _ => 0,
-    });
-    for (i, r) in slots.into_iter().zip(execs) {
+/// The records that say what a process is (its fork, execs and mappings) put in the order
+/// they happened, each in one of their places: the rings are per CPU, so a process that
+/// exec'd on one CPU and mapped its libraries on another would otherwise have its mappings
+/// taken before its exec, which clears them (and then its libc unknown to the unwinder); and
+/// a process that exec'd twice on two CPUs (a shim, then the program) is named by its last
+/// image, not by the ring read last.
+fn process_records_in_time_order(records: &mut [Record]) {
+    let time = |r: &Record| match r {
+        Record::Mmap2 { time, .. } | Record::Fork { time, .. } | Record::Exec { time, .. } => Some(*time),
+        _ => None,
+    };
+    let slots: Vec<usize> = records.iter().enumerate().filter(|(_, r)| time(r).is_some()).map(|(i, _)| i).collect();
+    let mut ordered: Vec<Record> = slots.iter().map(|&i| std::mem::replace(&mut records[i], Record::Lost(0))).collect();
+    ordered.sort_by_key(|r| time(r).unwrap_or(0));
+    for (i, r) in slots.into_iter().zip(ordered) {
         records[i] = r;
     }
 }
@@ -730,7 +734,7 @@ fn take_record(rec: Record, batch: &mut SampleBatch, ev: &mut Event, program: &P
         }
         // Only in the system calls' own rings (crate::syscalls), never in these.
         Record::Syscall { .. } => {}
-        Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw } => {
+        Record::Mmap2 { pid, addr, len, pgoff, dev, ino, raw, .. } => {
             let path = String::from_utf8_lossy(&raw).into_owned();
             let is_program = program.matches(&path, dev, ino);
             let file = mapping_file(pid, Some(&raw), addr, len, is_program);
@@ -943,7 +947,8 @@ pub(crate) enum Record {
     /// Thread `tid` of process `pid` left a CPU (`out`: `Some(preempted)`) or came onto one.
     Switch { pid: u32, tid: u32, time: u64, out: Option<bool> },
     /// `raw`: the file name's bytes, as the kernel gave them (any bytes, not only UTF-8).
-    Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8> },
+    /// At `time` (its sample_id's; 0 where it has none).
+    Mmap2 { pid: u32, addr: u64, len: u64, pgoff: u64, dev: (u32, u32), ino: u64, raw: Vec<u8>, time: u64 },
     /// A tracepoint's sample (its raw data: `event`, the tracepoint's id, then the system
     /// call's number at offset 8, as `raw_syscalls`' two lay it out, 24 bytes at least): thread `tid` of process
     /// `pid` entered or left system call `nr` ([`crate::syscalls`]); `chain`: the kernel's
@@ -1215,6 +1220,7 @@ pub(crate) fn parse_record(ty: u32, misc: u16, body: RawData, format: &RecordPar
                 dev: (file.major, file.minor),
                 ino: file.inode,
                 raw: m.path.as_slice().into_owned(),
+                time: sample_id().and_then(|id| id.timestamp).unwrap_or(0),
             }),
             Mmap2FileId::BuildId(_) => None,
         },
@@ -1233,8 +1239,22 @@ mod tests {
         let exec = |comm: &str, time| Record::Exec { pid: 7, comm: comm.into(), time };
         let fork = Record::Fork { pid: 7, ppid: 6, tid: 7, time: 1 };
         let mut records = vec![exec("busy", 30), fork, Record::Lost(2), exec("env", 20)];
-        execs_in_time_order(&mut records);
-        assert_eq!(records, [exec("env", 20), Record::Fork { pid: 7, ppid: 6, tid: 7, time: 1 }, Record::Lost(2), exec("busy", 30)]);
+        process_records_in_time_order(&mut records);
+        assert_eq!(records, [Record::Fork { pid: 7, ppid: 6, tid: 7, time: 1 }, exec("env", 20), Record::Lost(2), exec("busy", 30)]);
+    }
+
+    /// A process that exec'd on CPU 1 and had the dynamic linker map its libc on CPU 0, whose
+    /// ring is read first: the mapping is taken after the exec (which clears what the process
+    /// had), so its libc is known when its calls' stack tops are unwound (the flake of
+    /// `system.rs`'s requests test, whose writes were all sited in `main`).
+    #[test]
+    fn a_mapping_read_from_an_earlier_ring_comes_after_its_exec() {
+        let libc = || Record::Mmap2 { pid: 7, addr: 0x7f00_0000_0000, len: 0x1000, pgoff: 0, dev: (8, 1), ino: 3, raw: b"/usr/lib/libc.so.6".to_vec(), time: 25 };
+        let exec = || Record::Exec { pid: 7, comm: "writes".into(), time: 20 };
+        let sample = || Record::Sample { ip: 0x7f00_0000_0010, pid: 7, tid: 7, time: 26, kernel: false, stack: None };
+        let mut records = vec![libc(), sample(), exec()];
+        in_taking_order(&mut records);
+        assert_eq!(records, [exec(), libc(), sample()]);
     }
     use std::os::unix::ffi::OsStrExt;
 
@@ -1347,7 +1367,8 @@ mod tests {
                 pgoff: 0x1000,
                 dev: (254, 1),
                 ino: 77,
-                raw: b"/bin/fib".to_vec()
+                raw: b"/bin/fib".to_vec(),
+                time: 0
             }
         );
     }
