@@ -15,8 +15,10 @@
 //! With `IOWORK_REQUESTS=1` in the environment, iowork also counts the calls it makes to the
 //! file's scheme (opens, reads, writes, closes, removes) and times each read and write with
 //! its own clock, and prints them (`iowork.requests.file: opens=N reads=N writes=N closes=N
-//! removes=N read_ns=T write_ns=T`, `iowork.requests.calls: …` for `--calls`), so a profile
-//! of its requests to schemes can be checked against them.
+//! removes=N read_ns=T write_ns=T clock_ns=T`, `iowork.requests.calls: …` for `--calls`), so a
+//! profile of its requests to schemes can be checked against them. `clock_ns` (`--calls`): as
+//! many empty intervals of the same clock as the reads it timed, what the clock's own reading
+//! adds to them (on Redox a system call of its own).
 //!
 //! `iowork --calls DIR N`: N one-byte reads of a one-byte file in DIR, timed
 //! (`iowork.time.calls`): the cost of small scheme calls, with and without a profiler.
@@ -50,6 +52,9 @@ mod count {
     pub static REMOVES: AtomicU64 = AtomicU64::new(0);
     pub static READ_NS: AtomicU64 = AtomicU64::new(0);
     pub static WRITE_NS: AtomicU64 = AtomicU64::new(0);
+    /// As many empty intervals of its clock as the reads it timed: what its clock adds to
+    /// each (on Redox reading the clock is a system call of its own).
+    pub static CLOCK_NS: AtomicU64 = AtomicU64::new(0);
 
     pub fn on() -> bool {
         static ON: OnceLock<bool> = OnceLock::new();
@@ -102,14 +107,15 @@ mod count {
         }
         let take = |c: &AtomicU64| c.swap(0, Relaxed);
         eprintln!(
-            "iowork.requests.{what}: opens={} reads={} writes={} closes={} removes={} read_ns={} write_ns={}",
+            "iowork.requests.{what}: opens={} reads={} writes={} closes={} removes={} read_ns={} write_ns={} clock_ns={}",
             take(&OPENS),
             take(&READS),
             take(&WRITES),
             take(&CLOSES),
             take(&REMOVES),
             take(&READ_NS),
-            take(&WRITE_NS)
+            take(&WRITE_NS),
+            take(&CLOCK_NS)
         );
     }
 }
@@ -182,6 +188,12 @@ fn calls(dir: &Path, calls: u32) -> io::Result<f64> {
         .map_err(|e| at("reading", e))?;
     }
     let secs = t.elapsed().as_secs_f64();
+    if count::on() {
+        for _ in 0..calls {
+            let t = Instant::now();
+            count::add(&count::CLOCK_NS, t.elapsed().as_nanos() as u64);
+        }
+    }
     drop(f);
     remove_or_warn(&path);
     // std::fs::write: an open, a write, a close; then the open, the reads, the close.

@@ -127,16 +127,20 @@ pub fn stack_frame(mappings: &[Mapping], i: usize, a: u64) -> Frame {
 const RELIBC: [&str; 5] = ["relibc::", "redox_rt::", "syscall::", "libredox::", "redox_path::"];
 /// Rust's runtime linked into a program.
 const RUNTIME: [&str; 3] = ["std::", "core::", "alloc::"];
+const PRIMITIVES: [&str; 17] = ["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64", "bool", "char", "str"];
 
 /// A frame of code in an object of its own (not the C library's) by its function's name:
 /// relibc's crates, Rust's runtime, or other code.
 fn kind_by_name(name: &str) -> Kind {
     // `<std::fs::File as std::io::Read>::read`: by the type's crate.
     let path = name.trim_start_matches(['<', '&', '*']).trim_start_matches("mut ").trim_start_matches("dyn ");
-    if RELIBC.iter().any(|c| path.starts_with(c)) || name.starts_with("__relibc_") {
+    // relibc's start (`_start`, `relibc_crt0`, `relibc_start_v1`), linked into every program.
+    if RELIBC.iter().any(|c| path.starts_with(c)) || name.starts_with("relibc_") || name.starts_with("__relibc_") || name == "_start" {
         return Kind::CLibrary;
     }
-    match RUNTIME.iter().any(|c| path.starts_with(c)) {
+    // `<u64 as core::fmt::Display>::fmt`: a primitive type's impls are core's.
+    let primitive = path.split([' ', ':', '>']).next().is_some_and(|t| PRIMITIVES.contains(&t) || t.starts_with('['));
+    match primitive || RUNTIME.iter().any(|c| path.starts_with(c)) {
         true => Kind::Runtime,
         false => Kind::Code,
     }
@@ -248,11 +252,17 @@ mod tests {
         ]);
         assert_eq!(rust.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::CLibrary, Kind::CLibrary, Kind::CLibrary, Kind::Runtime, Kind::Runtime, Kind::Code, Kind::Code]);
         assert_eq!(site_of(&rust), Some(("iowork::count::read::<std::fs::File>", Some("iowork::calls"))));
-        let c = named(&["redox_rt::sys::posix_read", "read", "copy", "main", "relibc_start"]);
+        let c = named(&["redox_rt::sys::posix_read", "read", "copy", "main", "relibc_start_v1", "relibc_crt0", "_start"]);
         assert_eq!(site_of(&c), Some(("copy", Some("main"))));
+        // Made in relibc's start, before main: all relibc's, so the call's own frame.
+        let start = named(&["redox_rt::sys::this_proc_call", "relibc::platform::init", "relibc_start_v1", "relibc_crt0", "_start"]);
+        assert_eq!(site_of(&start), Some(("redox_rt::sys::this_proc_call", Some("relibc::platform::init"))));
+        // A number formatted into a write: core's, then the program's call.
+        let fmt = named(&["redox_rt::sys::posix_write", "write", "<u128 as core::fmt::Display>::fmt", "core::fmt::write", "waits::main"]);
+        assert_eq!(site_of(&fmt), Some(("waits::main", None)));
         // relibc's frames alone (a call made before main): the call's own frame.
         assert_eq!(site_of(&named(&["redox_rt::sys::open", "<relibc::platform::Sys>::open"])), Some(("redox_rt::sys::open", Some("<relibc::platform::Sys>::open"))));
-        for (name, kind) in [("<&std::fs::File as std::io::Read>::read", Kind::Runtime), ("<alloc::vec::Vec<u8>>::push", Kind::Runtime), ("standalone::run", Kind::Code), ("libredox::call::read", Kind::CLibrary)] {
+        for (name, kind) in [("<&std::fs::File as std::io::Read>::read", Kind::Runtime), ("<alloc::vec::Vec<u8>>::push", Kind::Runtime), ("standalone::run", Kind::Code), ("libredox::call::read", Kind::CLibrary), ("<[u8]>::to_vec", Kind::Runtime), ("<str as core::fmt::Display>::fmt", Kind::Runtime), ("<u8x::Thing>::go", Kind::Code)] {
             assert_eq!(kind_by_name(name), kind, "{name}");
         }
     }
