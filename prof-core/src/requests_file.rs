@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn the_file_reads_back_whole() {
         let text = "\
-requests version=1 lost=2
+requests version=1 lost=2 waited=calls
 daemon 0 [bootstrap]
 daemon 7 /scheme/initfs/bin/ramfs two words
 request 10 24 7 3 35000 5000 10000 20000 20000 20000
@@ -492,14 +492,23 @@ values exact 8000
 unfinished 10 1
 split 10 24 7 3 35000 20000 5000 31:8000 9:2000
 split 10 24 7 x 1 1 1
+site 0 0x401000 0x402005
+site 1 0x401100
+site 3 0x1
+site 2 zz
+stacks 10 24 7 1 2 0:2 1:1
+stacks 10 31 9 0 0 9:1
 timed 10 11 24 7 30 250000 260000
 served 4000 5000 2000 31:3000
 made 24 7 31 9 3000
 made 24 7 31 x 3000
+called-from 0
+called-from 1
 timed 10 11 24 7 30 250000
 served - 1 1
 timed 10 12 24 7 30 270000 271000
 served - 1000 0
+called-from earlier
 untimed 4
 later kinds are skipped
 ";
@@ -521,9 +530,18 @@ later kinds are skipped
         assert_eq!(split.waiting, [("scheme 31".to_string(), 8000), ("scheme 9".to_string(), 2000)].into());
         let served = ServedRow { waited: Some(4000), on_cpu: 5000, other: 2000, waiting: [(31, 3000)].into(), made: vec![((24, 7), (31, 9), 3000)] };
         assert_eq!(f.timed, [
-            TimedRow { pid: 10, tid: 11, scheme: 24, daemon: 7, daemon_tid: 30, from: 250_000, to: 260_000, served: Some(served) },
-            TimedRow { pid: 10, tid: 12, scheme: 24, daemon: 7, daemon_tid: 30, from: 270_000, to: 271_000, served: Some(ServedRow { on_cpu: 1000, ..Default::default() }) }
+            TimedRow { pid: 10, tid: 11, scheme: 24, daemon: 7, daemon_tid: 30, from: 250_000, to: 260_000, served: Some(served), site: Site::Stack(0) },
+            TimedRow { pid: 10, tid: 12, scheme: 24, daemon: 7, daemon_tid: 30, from: 270_000, to: 271_000, served: Some(ServedRow { on_cpu: 1000, ..Default::default() }), site: Site::Earlier }
         ]);
+        // The callers' side by their system calls; the call sites (`-g`): each stack once, in
+        // order (a line out of order or not hex is skipped, and so is a count of a site none
+        // names), counted by key, and each request's (its first `called-from` line).
+        assert!(f.sides_in_calls && log.sides_in_calls);
+        assert_eq!(log.sites, [vec![0x40_1000, 0x40_2005], vec![0x40_1100]]);
+        let stacks = &log.by_pid[&10].stacks;
+        assert_eq!(stacks.len(), 1);
+        let read = stacks.values().next().unwrap();
+        assert_eq!((read.counts.get(&vec![0x40_1000, 0x40_2005]), read.counts.get(&vec![0x40_1100]), read.other, read.earlier), (Some(&2), Some(&1), 1, 2));
         assert_eq!(log.timed.iter().map(|r| (r.pid, r.tid, r.key.to.as_ref(), r.from, r.to, r.taken_by)).collect::<Vec<_>>(), [
             (10, 11, "scheme 24", 250_000, 260_000, Some((7, 30))),
             (10, 12, "scheme 24", 270_000, 271_000, Some((7, 30)))
