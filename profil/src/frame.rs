@@ -25,6 +25,17 @@ impl Frame {
             StackFrame::Kernel(a) => Frame::Kernel(a),
         }
     }
+
+    /// Frame `i` of a request's call stack, at `a` (a caller by its return address minus
+    /// one): a runtime address in the process's `mappings`; where it has none (a static Redox
+    /// program, which runs at its link addresses), the program's own.
+    pub fn of_call_stack(mappings: &[prof_core::sampler::Mapping], i: usize, a: u64) -> Frame {
+        let a = a.wrapping_sub(u64::from(i > 0));
+        match mappings.is_empty() {
+            true => Frame::Program(a),
+            false => Frame::Foreign(a),
+        }
+    }
 }
 
 impl From<Frame> for StackFrame {

@@ -415,7 +415,7 @@ impl Pass<'_> {
             for stacks in requests.stacks.values() {
                 for stack in stacks.counts.keys() {
                     for (i, &a) in stack.iter().enumerate() {
-                        self.frame(space, mappings, crate::request_sites::stack_frame(mappings, i, a));
+                        self.frame(space, mappings, Frame::of_call_stack(mappings, i, a));
                     }
                 }
             }

@@ -21,7 +21,6 @@
 use std::collections::BTreeMap;
 
 use prof_core::requests::RequestKey;
-use prof_core::sampler::Mapping;
 use crate::naming::Names;
 
 use crate::frame::Frame;
@@ -85,7 +84,7 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
                     .iter()
                     .enumerate()
                     .map(|(i, &a)| {
-                        let frame = names.frame(space, stack_frame(mappings, i, a));
+                        let frame = names.frame(space, Frame::of_call_stack(mappings, i, a));
                         let object = &names.object(frame.location.object).name;
                         let kind = match object.as_str() {
                             "unknown" => Kind::Unmapped,
@@ -109,17 +108,6 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
         out.insert(pid, by_key);
     }
     out
-}
-
-/// Frame `i` of a request's call stack, at `a` (a caller by its return address minus one): a
-/// runtime address in the process's `mappings`; where it has none (a static Redox program,
-/// which runs at its link addresses), the program's own.
-pub fn stack_frame(mappings: &[Mapping], i: usize, a: u64) -> Frame {
-    let a = a.wrapping_sub(u64::from(i > 0));
-    match mappings.is_empty() {
-        true => Frame::Program(a),
-        false => Frame::Foreign(a),
-    }
 }
 
 /// The crates relibc is made of, as their functions are named: its frames in a static Redox

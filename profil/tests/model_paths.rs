@@ -403,6 +403,14 @@ fn a_read_through_a_chain(events: &mut Vec<Event>) {
     ]);
 }
 
+/// The Requests section of session `s` as profil on Redox reads its files back (no `-g`
+/// sites).
+fn requests_section(s: &mut Scheme) -> String {
+    let files = scheme_files(s);
+    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
+    profil::requests::section(&p, "/usr/bin/fib", true, None, &Default::default()).unwrap()
+}
+
 /// `profil --requests` on Redox's path: profd times the program's requests from the kernel's
 /// request records, serves them as `requests`, and profil reads the file into the run's
 /// model, the schemes named by their numbers as it found them, the daemons by their
@@ -415,10 +423,7 @@ fn a_read_through_a_chain(events: &mut Vec<Event>) {
 /// `a_profile_from_the_scheme_files_saves_and_loads_unchanged` has its read.)
 #[test]
 fn requests_on_redox_s_path() {
-    let mut s = a_finished_session_with(a_read_through_a_chain);
-    let files = scheme_files(&mut s);
-    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
-    let section = profil::requests::section(&p, "/usr/bin/fib", true, None, &Default::default()).unwrap();
+    let section = requests_section(&mut a_finished_session_with(a_read_through_a_chain));
     let expected = "\
 Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):
   2 requests, 0.000140 s in them
@@ -447,10 +452,7 @@ fn requests_on_redox_s_path_timed_by_system_calls() {
     let mut s = scheme();
     s.profd_mut().sampler_mut().files().syscall_records = true;
     let read = Event::Syscall { cpu: 0, time: 4_600_000, who: who(10, 100), entered: 3_400_000, number: 0x2000_0003, result: 1 };
-    let mut s = a_finished_session_in(s, |events| events.push(read));
-    let files = scheme_files(&mut s);
-    let (p, _) = Profile::from_scheme(&files, false, |_| Vec::new()).unwrap();
-    let section = profil::requests::section(&p, "/usr/bin/fib", true, None, &Default::default()).unwrap();
+    let section = requests_section(&mut a_finished_session_in(s, |events| events.push(read)));
     let expected = "\
 Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):
   1 request, 0.000100 s in them
