@@ -7,12 +7,11 @@
 //! * Redox: [`upstream_kernel::UpstreamSampler`] over the kernel's own profiler (its `profiling`
 //!   feature: `debug:ctl-profiling`, `debug:profiling-N`), whose records `prof_events` decodes:
 //!   upstream's, or the typed, timestamped records of kernel-patch/events, from which
-//!   [`program_records`] builds the program's clock, waits, daemons and process tree, and
-//!   [`every_request`] every process's requests in a session on all of them.
+//!   [`program_records`] builds the program's clock, waits, daemons, process tree and
+//!   requests (in a session on every process, every process's requests).
 //!   [`fake_debug_files::FakeDebugFiles`] are those files in memory, for the host tests.
 
 pub mod context_table;
-pub mod every_request;
 pub mod fake_debug_files;
 #[cfg(target_os = "linux")]
 pub mod off_cpu;

@@ -125,6 +125,9 @@ struct Timed {
     tid: u32,
     key: RequestKey,
     within: Option<RequestKey>,
+    /// A request of the run's, counted with its caller's process: the tree's; with `-a` every
+    /// process's, a daemon's made while serving another too (a link of a chain as well).
+    counted: bool,
     /// A link of a chain: the request of the tree's it was made for (its daemon's thread and
     /// call, as `timed` holds it), whose `made` it goes to.
     root: Option<(u32, Call)>,
@@ -155,10 +158,17 @@ impl Timed {
     }
 }
 
-/// One session's clock of the program's threads.
+/// The pid of no program: a session on every process has none.
+const NO_PROGRAM: u32 = u32::MAX;
+
+/// One session's clock of the program's threads; or, in a session on every process
+/// ([`ProgramRecords::every_process`]), of every process's requests.
 #[derive(Debug)]
 pub struct ProgramRecords {
+    /// The program's pid ([`NO_PROGRAM`] on every process).
     pid: u32,
+    /// Every process's requests are the run's, not the tree's alone.
+    every: bool,
     tsc: TscClock,
     /// Where each thread last blocked, until its switch out.
     blocked_at: BTreeMap<u32, CallStack>,
@@ -216,6 +226,7 @@ impl ProgramRecords {
     pub fn new(pid: u32, tsc: TscClock, children: bool, syscalls: bool) -> ProgramRecords {
         ProgramRecords {
             pid,
+            every: false,
             tsc,
             blocked_at: BTreeMap::new(),
             call_sites: BTreeMap::new(),
@@ -240,6 +251,15 @@ impl ProgramRecords {
         }
     }
 
+    /// A session on every process (`start all`): every process's requests (but the kernel's
+    /// close messages and the bootstrap's managers', which name no process), each with its
+    /// caller's side, its daemon's split, the requests made for it and its call site, as a
+    /// program's; a request a daemon made while serving another is its own process's and a
+    /// link of that one's chain.
+    pub fn every_process(tsc: TscClock, syscalls: bool) -> ProgramRecords {
+        ProgramRecords { every: true, ..ProgramRecords::new(NO_PROGRAM, tsc, false, syscalls) }
+    }
+
     /// Are the callers' sides of requests timed by their system calls (the kernel records
     /// them), not by their switches?
     pub fn records_system_calls(&self) -> bool {
@@ -253,7 +273,7 @@ impl ProgramRecords {
 
     /// Is `pid` the program's, or one of its children the session follows?
     fn in_tree(&self, pid: u32) -> bool {
-        pid == self.pid || self.followed.contains_key(&pid)
+        pid == self.pid || self.followed.contains_key(&pid) || (self.every && pid != 0)
     }
 
     /// Process `pid` of the tree: this batch's entry of it.
@@ -422,7 +442,17 @@ impl ProgramRecords {
         let timed = match caller.pid.filter(|&p| self.in_tree(p)) {
             Some(pid) => {
                 let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
-                Timed { at: time, pid, tid, key, within: None, root: None, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
+                // On every process, one a daemon made while serving another is also a link.
+                let within = match self.every {
+                    true => match from {
+                        Some(f) => self.served_by(f.thread),
+                        None => self.served_in(pid),
+                    },
+                    false => None,
+                };
+                let root = within.map(|(at, w)| w.root.unwrap_or(at));
+                let within = within.map(|(_, w)| w.key.clone());
+                Timed { at: time, pid, tid, key, within, counted: true, root, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
             None => {
                 // The daemon's thread that made it, by its switch into the call; where none was
@@ -437,7 +467,7 @@ impl ProgramRecords {
                 let Some((at, within)) = within else { return };
                 let root = Some(within.root.unwrap_or(at));
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
-                Timed { at: time, pid, tid, key, within, root, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
+                Timed { at: time, pid, tid, key, within, counted: false, root, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
         };
         self.timed.insert((daemon.thread, call), timed);
@@ -448,7 +478,7 @@ impl ProgramRecords {
         // The tag is free again from now: an earlier switch into this call was another request's.
         let since = self.freed.insert(call, time).unwrap_or(0);
         let Some(mut t) = self.timed.remove(&(daemon.thread, call)) else { return };
-        if t.within.is_none() {
+        if t.counted {
             // The caller's switch into this call: its thread's last before the answer, since
             // the tag's last answer (where none was recorded, it had its answer before it
             // blocked, and its side is not timed).
@@ -459,32 +489,30 @@ impl ProgramRecords {
             }
         }
         let (from, to) = (self.tsc.ns(t.at), self.tsc.ns(time));
-        if let (None, Some(called)) = (&t.within, t.called) {
+        if let (true, Some(called)) = (t.counted, t.called) {
             let waited = Request { pid: t.pid, tid: t.tid, key: t.key.clone(), from: self.tsc.ns(called), to: 0, taken_by: None, site: Default::default(), served: None };
             self.answered.insert(t.tid, waited);
         }
         // The daemon's time on it, whole: its parts add up to taken -> answered.
         t.moved(to, None);
         (t.split.count, t.split.total) = (1, to.saturating_sub(from));
-        match t.within {
-            None => {
-                let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
-                // Its call site: the user stack its caller blocked at, where the call was seen.
-                if let Some(frames) = self.call_site(&t, call) {
-                    batch.requests.stacks.push((batch.requests.done.len(), frames));
-                }
-                let served = Some(Box::new(Served { waited: None, split: t.split, made: t.made }));
-                batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default(), served });
+        if let Some(within) = t.within.take() {
+            let ns = to.saturating_sub(from);
+            // Kept with the request it was made for (answered after it, where the daemon
+            // waited for it), for a window of the run.
+            if let Some(root) = t.root.and_then(|r| self.timed.get_mut(&r)).filter(|r| r.made.len() < MAX_MADE) {
+                root.made.push((within.clone(), t.key.clone(), ns));
             }
-            Some(within) => {
-                let ns = to.saturating_sub(from);
-                // Kept with the request it was made for (answered after it, where the daemon
-                // waited for it), for a window of the run.
-                if let Some(root) = t.root.and_then(|r| self.timed.get_mut(&r)).filter(|r| r.made.len() < MAX_MADE) {
-                    root.made.push((within.clone(), t.key.clone(), ns));
-                }
-                batch.requests.nested.push((within, t.key, ns));
+            batch.requests.nested.push((within, t.key.clone(), ns));
+        }
+        if t.counted {
+            let taken_by = Some((daemon.pid.unwrap_or(0), daemon.thread));
+            // Its call site: the user stack its caller blocked at, where the call was seen.
+            if let Some(frames) = self.call_site(&t, call) {
+                batch.requests.stacks.push((batch.requests.done.len(), frames));
             }
+            let served = Some(Box::new(Served { waited: None, split: t.split, made: t.made }));
+            batch.requests.done.push(Request { pid: t.pid, tid: t.tid, key: t.key, from, to, taken_by, site: Default::default(), served });
         }
     }
 
@@ -493,7 +521,7 @@ impl ProgramRecords {
     /// children are not walked so), and none once the program exec'd again: its stacks are
     /// then of the image it became, whose addresses the program's symbols would misname.
     fn call_site(&mut self, t: &Timed, call: Call) -> Option<Vec<u64>> {
-        if t.pid != self.pid || t.called.is_none() || self.became.is_some() {
+        if (t.pid != self.pid && !self.every) || t.called.is_none() || self.became.is_some() {
             return None;
         }
         let (made, frames) = self.call_sites.remove(&t.tid)?;
@@ -504,7 +532,7 @@ impl ProgramRecords {
     /// with its process as unfinished.
     pub fn unanswered(&mut self, batch: &mut SampleBatch) {
         let open = std::mem::take(&mut self.timed);
-        batch.requests.unfinished.extend(open.into_values().filter(|t| t.within.is_none()).map(|t| t.pid));
+        batch.requests.unfinished.extend(open.into_values().filter(|t| t.counted).map(|t| t.pid));
         // Callers back from their requests whose calls' records never came (the session ended
         // first): by their switches.
         batch.requests.waited.extend(std::mem::take(&mut self.returning).into_values());
@@ -545,6 +573,13 @@ impl ProgramRecords {
         }
     }
 
+    /// A thread's switch into a scheme call, where it blocked at `stack` (its `Block` sample:
+    /// the call's user address, then its callers): that call's site.
+    fn call_site_at(&mut self, sw: &prof_events::Switch, stack: &CallStack) {
+        let user = stack.frames.iter().copied().filter(|&a| a < prof_events::KERNEL_BASE).collect();
+        self.call_sites.insert(sw.left.thread, (call_of(sw.detail), user));
+    }
+
     /// A switch: a daemon back at its queue, a followed child's thread gone, and for the
     /// program's threads their switches, where they blocked and why, and their waits' ends.
     fn switch(&mut self, sw: &prof_events::Switch, batch: &mut SampleBatch) {
@@ -572,6 +607,11 @@ impl ProgramRecords {
                 }
             }
         }
+        if self.every && sw.reason == Some(Reason::Scheme) {
+            if let Some(stack) = self.blocked_at.remove(&sw.left.thread) {
+                self.call_site_at(sw, &stack);
+            }
+        }
         if sw.left.pid == Some(self.pid) {
             let tid = sw.left.thread;
             let preempted = sw.reason == Some(Reason::Preempted);
@@ -581,9 +621,7 @@ impl ProgramRecords {
             }
             let stack = self.blocked_at.remove(&tid);
             if let (Some(Reason::Scheme), Some(stack)) = (sw.reason, &stack) {
-                // The user stack of a Block sample: the call's user address, then its callers.
-                let user = stack.frames.iter().copied().filter(|&a| a < prof_events::KERNEL_BASE).collect();
-                self.call_sites.insert(tid, (call_of(sw.detail), user));
+                self.call_site_at(sw, stack);
             }
             if !preempted && sw.reason != Some(Reason::Exit) {
                 let (call, target) = wait_call(sw.reason, sw.detail);
@@ -610,7 +648,7 @@ impl ProgramRecords {
     /// Take one event, in time order, into `batch`.
     pub fn event(&mut self, e: &Event, batch: &mut SampleBatch) {
         match e {
-            Event::NewThread { who, giver, .. } if giver.pid.is_some_and(|p| self.in_tree(p)) && who.pid != giver.pid => {
+            Event::NewThread { who, giver, .. } if self.children && giver.pid.is_some_and(|p| self.in_tree(p)) && who.pid != giver.pid => {
                 let parent = giver.pid.unwrap_or(0);
                 match who.pid {
                     Some(pid) if pid != 0 => self.follow(pid, parent, batch),
@@ -623,6 +661,11 @@ impl ProgramRecords {
             Event::Exec { who, time, .. } => {
                 if who.pid == Some(self.pid) {
                     self.program_exec = Some(*time);
+                }
+                // On every process, a process's call sites before its exec are of the image
+                // it replaced: counted apart, as on Linux.
+                if let (true, Some(pid)) = (self.every, who.pid) {
+                    batch.requests.execs.push((pid, batch.requests.stacks.len()));
                 }
                 if let Some(f) = who.pid.and_then(|p| self.followed.get_mut(&p)) {
                     f.1 = true;
@@ -640,13 +683,17 @@ impl ProgramRecords {
             }
             Event::Request { daemon, caller, scheme, tag, answered: false, time, .. } => {
                 self.time_taken(*daemon, *caller, (*scheme, *tag), *time);
-                self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch)
+                if !self.every {
+                    self.request_taken(*daemon, *caller, (*scheme, *tag), *time, batch)
+                }
             }
             Event::Request { daemon, scheme, tag, answered: true, time, .. } => {
                 self.time_answered(*daemon, (*scheme, *tag), *time, batch);
-                self.request_answered(*daemon, (*scheme, *tag), *time, batch)
+                if !self.every {
+                    self.request_answered(*daemon, (*scheme, *tag), *time, batch)
+                }
             }
-            Event::Sample(s) if Self::is_block(s) && s.who.pid == Some(self.pid) => {
+            Event::Sample(s) if Self::is_block(s) && (s.who.pid == Some(self.pid) || self.every) => {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
@@ -827,5 +874,57 @@ mod tests {
             clock.event(&e, &mut batch);
         }
         assert_eq!((batch.requests.done.len(), batch.requests.stacks.len()), (2, 1), "none once it became another image");
+    }
+
+    /// A session on every process: process 14's read of ramfs (pid 7, thread 5) is its own,
+    /// with its caller's side (its switches), ramfs's split and its call site; ramfs's request
+    /// of the disk's daemon (pid 9) while serving it is ramfs's own request and a link of the
+    /// read's chain; the kernel's close message (no caller) is nobody's; process 15's request
+    /// left open waits for a later batch, across which requests pair; an exec parts a process's
+    /// sites before it from those after.
+    #[test]
+    fn on_every_process_each_request_is_its_process_s_and_chains_link_them() {
+        let call = |time, left, entered, scheme, tag| Event::Switch(SwitchRecord { cpu: 0, time, left, entered, reason: Some(Reason::Scheme), detail: prof_events::layout::scheme_call(scheme, tag), stack: vec![] });
+        let request = |time, daemon: Ids, caller: Option<u32>, scheme, tag, answered| Event::Request { cpu: 0, time, daemon, caller: Ids { pid: caller, thread: 0 }, scheme, tag, answered };
+        let (reader, ramfs, disk) = (who(14, 140), who(7, 5), who(9, 90));
+        let blocked = Event::Sample(Sample { cpu: 0, time: 900, who: reader, kernel: false, source: Some(Source::Block), ip: 0x40_1000, kernel_frames: vec![], user_frames: vec![0x40_2005] });
+        let events = [
+            blocked,
+            call(1_000, reader, ramfs, 24, 1),
+            request(1_100, ramfs, Some(14), 24, 1, false),
+            call(1_200, ramfs, disk, 31, 4),
+            request(1_300, disk, Some(7), 31, 4, false),
+            request(1_500, disk, Some(7), 31, 4, true),
+            switch(1_600, disk, ramfs, Reason::SchemeIdle),
+            request(2_100, ramfs, Some(14), 24, 1, true),
+            switch(2_200, ramfs, reader, Reason::SchemeIdle),
+            request(2_300, ramfs, None, 24, 9, false),
+            request(2_400, ramfs, None, 24, 9, true),
+            Event::Exec { cpu: 0, time: 2_450, who: who(14, 140), entry: 0x40_1000 },
+            request(2_500, ramfs, Some(15), 24, 2, false),
+        ];
+        let mut every = ProgramRecords::every_process(CLOCK, false);
+        let mut batch = SampleBatch::default();
+        every.calls_in(&events);
+        for e in &events {
+            every.event(e, &mut batch);
+        }
+        let (read, disk_read) = (RequestKey::scheme(24, 7), RequestKey::scheme(31, 9));
+        let r = &batch.requests;
+        assert_eq!(r.done.iter().map(|r| (r.pid, r.tid, r.key.clone(), r.from, r.to)).collect::<Vec<_>>(), [(7, 5, disk_read.clone(), 5_150, 5_250), (14, 140, read.clone(), 5_050, 5_550)]);
+        assert_eq!(r.nested, [(read.clone(), disk_read.clone(), 100)]);
+        let served = r.done[1].served.as_deref().unwrap();
+        assert_eq!((served.split.on_cpu, served.split.waiting.get("31"), served.split.total, &served.made), (300, Some(&200), 500, &vec![(read, disk_read, 100)]));
+        assert_eq!(r.waited.iter().map(|w| (w.pid, w.tid, w.from, w.to)).collect::<Vec<_>>(), [(7, 5, 5_100, 5_300), (14, 140, 5_000, 5_600)]);
+        assert_eq!(r.stacks, [(1, vec![0x40_1000, 0x40_2005])]);
+        // 14's exec after it: its sites from before are of the image it replaced.
+        assert_eq!(r.execs, [(14, 1)]);
+        assert!(batch.servers.samples.is_empty() && batch.servers.served.is_empty() && batch.threads.switches.is_empty(), "no program's");
+        // The next batch answers 15's.
+        let mut batch = SampleBatch::default();
+        let answer = [request(2_600, ramfs, Some(15), 24, 2, true)];
+        every.calls_in(&answer);
+        every.event(&answer[0], &mut batch);
+        assert_eq!(batch.requests.done.iter().map(|r| (r.pid, r.from, r.to)).collect::<Vec<_>>(), [(15, 5_750, 5_800)]);
     }
 }

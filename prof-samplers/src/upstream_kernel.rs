@@ -41,7 +41,6 @@ use prof_core::image::ImageLayout;
 use prof_core::sampler::{CountFrom, SampleBatch, Sampler, Sampling};
 use prof_core::session::StopReason;
 
-use crate::every_request::EveryRequest;
 use crate::program_records::{taken, ProgramRecords, TscClock};
 use crate::record_span::SpanMeter;
 use crate::context_table::{alive_in_context_table, name_in_context_table, owner_in_context_table, BOOTSTRAP};
@@ -130,8 +129,8 @@ const RING_BYTES: usize = 128 << 20;
 #[derive(Debug)]
 enum Target {
     /// Every context (`start all`), by `debug_id`; with typed records every process's
-    /// requests.
-    All { named: BTreeSet<u32>, requests: EveryRequest },
+    /// requests (the session's `clock`, on every process).
+    All { named: BTreeSet<u32> },
     Program(Program),
 }
 
@@ -309,9 +308,13 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         let tsc = TscClock::from_windows(&readings);
         let unmeasured = readings.last().copied().filter(|_| tsc.is_none());
         let (mut clock, mut began) = (None, None);
-        if let (true, Target::Program(p), Some(tsc)) = (typed, &target, tsc) {
-            clock = Some(ProgramRecords::new(p.pid, tsc, p.children, syscalls));
-            began = Some(tsc.ns);
+        match (typed, &target, tsc) {
+            (true, Target::Program(p), Some(tsc)) => {
+                clock = Some(ProgramRecords::new(p.pid, tsc, p.children, syscalls));
+                began = Some(tsc.ns);
+            }
+            (true, Target::All { .. }, Some(tsc)) => clock = Some(ProgramRecords::every_process(tsc, syscalls)),
+            _ => {}
         }
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
         let meter = SpanMeter::default();
@@ -370,7 +373,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
     }
 
     fn start_all(&mut self, rate: Option<u64>) -> Result<(), ProfError> {
-        self.begin(Target::All { named: BTreeSet::new(), requests: EveryRequest::default() }, rate)
+        self.begin(Target::All { named: BTreeSet::new() }, rate)
     }
 
     fn collect(&mut self) -> Result<SampleBatch, ProfError> {
@@ -380,7 +383,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.typed_records = s.typed;
-        if let (Some(_), Some(tsc)) = (&s.clock, s.tsc) {
+        if let (Some(_), Some(tsc), Target::Program(_)) = (&s.clock, s.tsc, &s.target) {
             // Read before the rings: every switch stamped earlier is in this batch or before.
             // In the records' clock (the TSC at the rate measured at the start), as the
             // switches are: the monotonic clock of a guest under a busy host runs slow (it
@@ -393,7 +396,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         }
         let events = read_rings(&mut self.files, &mut s.decoders)?;
         s.note_kernel_clock();
-        if s.clock.is_some() {
+        if s.clock.is_some() && matches!(s.target, Target::Program(_)) {
             batch.clock.extend(s.began.take());
         }
         batch.clock_hz = s.clock_hz;
@@ -410,10 +413,10 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         s.damaged = damaged;
         let seen = Seen { events: &events, idle: &s.idle, tsc: s.tsc, typed: s.typed };
         match &mut s.target {
-            Target::All { named, requests } => {
+            Target::All { named } => {
                 seen.every_process(named, &mut self.files, &mut batch);
-                if let (true, Some(tsc)) = (s.typed, s.tsc.as_ref()) {
-                    requests.take(&events, tsc, &mut batch.requests);
+                if let Some(view) = s.clock.as_mut() {
+                    seen.every_request(view, &mut batch);
                 }
             }
             Target::Program(program) => seen.program(program, s.clock.as_mut(), &mut self.files, &mut batch)?,
@@ -477,9 +480,13 @@ impl Session {
         let (None, Some(hz), Some((tsc, ns))) = (self.tsc, self.clock_hz, self.unmeasured) else { return };
         let clock = TscClock { tsc, ns, ns_per_tick: 1e9 / hz as f64 };
         self.tsc = Some(clock);
-        if let (true, Target::Program(p)) = (self.typed, &self.target) {
-            self.clock = Some(ProgramRecords::new(p.pid, clock, p.children, self.syscalls));
-            self.began = Some(ns);
+        match (self.typed, &self.target) {
+            (true, Target::Program(p)) => {
+                self.clock = Some(ProgramRecords::new(p.pid, clock, p.children, self.syscalls));
+                self.began = Some(ns);
+            }
+            (true, Target::All { .. }) => self.clock = Some(ProgramRecords::every_process(clock, self.syscalls)),
+            _ => {}
         }
     }
 
@@ -543,6 +550,19 @@ impl Seen<'_> {
                 false => batch.servers.account.server_user += 1,
             }
             batch.servers.samples.push((row, taken(r, self.tsc.as_ref(), true)));
+        }
+    }
+
+    /// `start all` on typed records: every process's requests, in time order, as a program's
+    /// are timed (its callers' side, its daemon's split, the chains, its site).
+    fn every_request(&self, view: &mut ProgramRecords, batch: &mut SampleBatch) {
+        batch.requests.source = Some(prof_core::requests::RequestSource::SchemeRequests);
+        batch.requests.sides_in_calls = view.records_system_calls();
+        view.calls_in(self.events);
+        let mut ordered: Vec<&Event> = self.events.iter().collect();
+        ordered.sort_by_key(|e| e.time());
+        for e in ordered {
+            view.event(e, batch);
         }
     }
 

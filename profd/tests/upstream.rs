@@ -639,7 +639,7 @@ fn a_kernel_that_records_system_calls_times_the_callers_side_by_them() {
 
 /// `profil -a` on typed records: a row a process, by pid, whichever of its threads the samples
 /// were of, named as procmgr named it in the session, else as `sys:context` names it now;
-/// `status` says the records are typed.
+/// `status` says the records are typed; every process's requests.
 #[test]
 fn every_process_on_typed_records() {
     let mut s = scheme();
@@ -653,23 +653,41 @@ fn every_process_on_typed_records() {
         f.record(0, nmi_sample(tsc, who, ip));
     }
     f.record(0, prof_events::Event::Name { cpu: 0, time: 4, who: who(10, 21), name: "/usr/bin/fib".into() });
-    // Every process's requests: fib's read, taken by ramfs's thread 5 and answered 20,000 TSC
-    // ticks (10 us) later; the kernel's close message (no caller), nobody's.
-    let request = |cpu, time, caller, tag, answered| prof_events::Event::Request { cpu, time, daemon: who(7, 5), caller: prof_events::Ids { pid: caller, thread: 21 }, scheme: 24, tag, answered };
-    f.record(0, request(0, 1_000_000, Some(10), 1, false));
-    f.record(0, request(0, 1_020_000, Some(10), 1, true));
-    f.record(0, request(0, 1_030_000, None, 2, false));
-    f.record(0, request(0, 1_031_000, None, 2, true));
+    // Every process's requests: fib's read (its thread 21's switch into the call, at TSC 3,990,000),
+    // taken by ramfs's thread 5 and answered 20,000 TSC ticks (10 us) later, fib back at
+    // 4,024,000 (17 us from its side); the kernel's close message (no caller), nobody's.
+    let request = |cpu, time, caller, tag, answered| prof_events::Event::Request { cpu, time, daemon: who(7, 5), caller: prof_events::Ids { pid: caller, thread: 0 }, scheme: 24, tag, answered };
+    let switch = |time, left, entered, reason, detail| prof_events::Event::Switch(prof_events::Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    f.record(0, switch(3_990_000, who(10, 21), who(7, 5), prof_events::layout::Reason::Scheme, prof_events::layout::scheme_call(24, 1)));
+    f.record(0, request(0, 4_000_000, Some(10), 1, false));
+    f.record(0, request(0, 4_020_000, Some(10), 1, true));
+    f.record(0, request(0, 4_030_000, None, 2, false));
+    f.record(0, request(0, 4_031_000, None, 2, true));
+    f.record(0, switch(4_024_000, who(7, 5), who(10, 21), prof_events::layout::Reason::SchemeIdle, 0));
     s.write(starter, b"stop", 0).unwrap();
     s.close(starter);
     let servers = text(&mut s, 0, "servers");
     assert!(servers.contains("server 7 2 /scheme/initfs/bin/ramfs\n"), "{servers}");
     assert!(servers.contains("server 10 1 /usr/bin/fib\n"), "{servers}");
     assert_eq!(status(&mut s)["records"], "typed");
+    // Timed as a program's requests are: its callers' side (by the switches: `-a` asks the
+    // kernel for no system call records), ramfs's split, each whole.
     let requests = text(&mut s, 0, "requests");
-    let lines: Vec<&str> = requests.lines().filter(|l| l.starts_with("request ") || l.starts_with("daemon ") || l.starts_with("timed ")).collect();
-    assert_eq!(lines[..2], ["daemon 7 /scheme/initfs/bin/ramfs", "request 10 24 7 1 10000 10000 10000 10000 10000 10000"], "{requests}");
-    assert!(lines[2].starts_with("timed 10 21 24 7 5 ") && lines.len() == 3, "{requests}");
+    let lines: Vec<&str> = requests.lines().filter(|l| !l.starts_with("values ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "requests version=1 lost=0 waited=switches",
+            "daemon 7 /scheme/initfs/bin/ramfs",
+            "request 10 24 7 1 10000 10000 10000 10000 10000 10000",
+            "waited 10 24 7 1 17000 17000 17000 17000 17000 17000",
+            "split 10 24 7 1 10000 10000 0",
+            "timed 10 21 24 7 5 1500000 1510000",
+            "served 17000 10000 0",
+            "untimed 0",
+        ],
+        "{requests}"
+    );
 }
 
 /// `profil --requests` on typed records: each request of the program's is timed from its

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use prof_core::ledger::UNSEEN;
-use prof_core::requests::{DaemonSplit, Latencies, RequestKey, RequestSource, Requests, Summary};
+use prof_core::requests::{DaemonSplit, Latencies, RequestKey, RequestLog, RequestSource, Requests, Summary};
 
 use crate::profile::Profile;
 use crate::request_sites::KeySites;
@@ -114,6 +114,21 @@ impl RequestTable {
     }
 }
 
+impl RequestTable {
+    /// Redox: the rows' callers' side and their daemons' split, from `requests`; with `chains`,
+    /// the log's chains, most total time first.
+    fn with_scheme_parts(mut self, requests: &Requests, log: &RequestLog, chains: bool) -> RequestTable {
+        self.waited = self.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
+        self.waited_in_calls = log.sides_in_calls;
+        self.split = self.rows.iter().filter_map(|r| Some((r.key.clone(), requests.split.get(&r.key)?.clone()))).collect();
+        if chains {
+            self.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
+            self.chains.sort_by(|a, b| b.latencies.total.cmp(&a.latencies.total).then(b.latencies.count.cmp(&a.latencies.count)).then_with(|| (&a.served, &a.made).cmp(&(&b.served, &b.made))));
+        }
+        self
+    }
+}
+
 /// Most total time first; then most requests, then by name.
 fn ranked(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort_by(|a, b| b.total.cmp(&a.total).then(b.count.cmp(&a.count)).then_with(|| a.key.cmp(&b.key)));
@@ -141,12 +156,7 @@ pub fn table(p: &Profile, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>)
             t.sites.entry(key.clone()).or_default().merge(s);
         }
     }
-    t.waited = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.waited.get(&r.key)?.summary()))).collect();
-    t.waited_in_calls = log.sides_in_calls;
-    t.split = t.rows.iter().filter_map(|r| Some((r.key.clone(), requests.split.get(&r.key)?.clone()))).collect();
-    t.chains = log.chains.iter().map(|((served, made), l)| Chain { served: served.clone(), made: made.clone(), latencies: l.summary() }).collect();
-    t.chains.sort_by(|a, b| b.latencies.total.cmp(&a.latencies.total).then(b.latencies.count.cmp(&a.latencies.count)).then_with(|| (&a.served, &a.made).cmp(&(&b.served, &b.made))));
-    Some(t)
+    Some(t.with_scheme_parts(&requests, log, true))
 }
 
 /// The blocked time per call the off-CPU looks saw (every thread's, the calls no look named
@@ -393,8 +403,9 @@ pub struct ProcessRow {
 
 /// The Requests section of a system-wide run (`-a`, the run `p`): every process's requests
 /// but profil's own, the processes the most time in their requests first (`top` of them),
-/// the busiest [`SYSTEM_TABLES`] processes' tables, then every process's together; with their
-/// call sites (`sites`, by pid) under `-g`. A line where they were asked for and this
+/// the busiest [`SYSTEM_TABLES`] processes' tables, then every process's together (Redox: each
+/// with its callers' side and daemons' split, the chains under the last); with their call
+/// sites (`sites`, by pid) under `-g`. A line where they were asked for and this
 /// system's backend records none.
 pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTreeMap<u32, BTreeMap<RequestKey, KeySites>>) -> Option<String> {
     let Some(log) = p.requests() else {
@@ -419,11 +430,12 @@ pub fn system_section(p: &Profile, asked: bool, top: Option<usize>, sites: &BTre
     };
     for r in rows.iter().take(SYSTEM_TABLES) {
         let Some(requests) = log.by_pid.get(&r.pid) else { continue };
-        let t = with_sites(RequestTable::of(requests, log.source, 1, 0), &mut std::iter::once(&r.pid));
+        let t = with_sites(RequestTable::of(requests, log.source, 1, 0).with_scheme_parts(requests, log, false), &mut std::iter::once(&r.pid));
         out.push('\n');
         out.push_str(&render_of(&t, &format!("{} [pid {}]", r.name, r.pid), top));
     }
-    let t = with_sites(RequestTable::of(&log.merged(), log.source, rows.len(), log.lost), &mut log.by_pid.keys());
+    let merged = log.merged();
+    let t = with_sites(RequestTable::of(&merged, log.source, rows.len(), log.lost).with_scheme_parts(&merged, log, true), &mut log.by_pid.keys());
     out.push('\n');
     let processes = match rows.len() {
         1 => "1 process".to_string(),

@@ -545,11 +545,30 @@ fn a_system_wide_run_from_the_scheme_files() {
     events.push(sample(3_300_000, fib20, &[work + 8]));
     events.extend((0..3).map(|i| sample(3_400_000 + i, idle, &[KERNEL + 0x2000])));
     // Requests: pid 20's of scheme 24, which pid 10 serves (10 us, twice), and profil's own
-    // (pid 99), left out of its report.
+    // (pid 99), left out of its report. pid 20's first from its side: its switch into the call
+    // to its switch back, 20 us; pid 10 asks scheme 9 (pid 30) for 1 us of it: its own
+    // request, and a link of the first's chain.
     let request = |time, caller, tag, answered| Event::Request { cpu: 0, time, daemon: fib10, caller: Ids { pid: Some(caller), thread: caller * 10 }, scheme: 24, tag, answered };
+    let disk = who(30, 300);
+    let of_disk = |time, answered| Event::Request { cpu: 0, time, daemon: disk, caller: Ids { pid: Some(10), thread: 0 }, scheme: 9, tag: 5, answered };
+    let switch = |time, left, entered, reason, detail| Event::Switch(Switch { cpu: 0, time, left, entered, reason: Some(reason), detail, stack: vec![] });
+    let blocked = |time, who, ip| {
+        let mut b = sample(time, who, &[ip]);
+        if let Event::Sample(s) = &mut b {
+            s.source = Some(Source::Block);
+        }
+        b
+    };
     events.extend([
+        blocked(3_480_000, fib20, work + 4),
+        switch(3_490_000, fib20, fib10, Reason::Scheme, scheme_call(24, 1)),
         request(3_500_000, 20, 1, false),
+        switch(3_505_000, fib10, disk, Reason::Scheme, scheme_call(9, 5)),
+        of_disk(3_506_000, false),
+        of_disk(3_508_000, true),
+        switch(3_509_000, disk, fib10, Reason::SchemeIdle, 0),
         request(3_520_000, 20, 1, true),
+        switch(3_530_000, fib10, fib20, Reason::SchemeIdle, 0),
         request(3_530_000, 99, 2, false),
         request(3_540_000, 99, 2, true),
         request(3_600_000, 20, 3, false),
@@ -616,18 +635,40 @@ fn a_system_wide_run_from_the_scheme_files() {
     assert_eq!(fib20.profile.timeline().samples.iter().map(|s| (s.time, s.tid)).collect::<Vec<_>>(), [(100_000, 200)]);
 
     // `-a --requests`: every process's requests to schemes, profil's own left out, as the
-    // section of a run of every process shows them.
+    // section of a run of every process shows them: by process, then a table each and of all.
     let id = s.open("requests", Access::Read, 0).unwrap();
     let mut requests = vec![0u8; 1 << 16];
     let n = s.read(id, &mut requests, 0).unwrap();
     s.close(id);
     let requests = std::str::from_utf8(&requests[..n]).unwrap();
-    let p = p.with_system_requests(requests, &std::collections::BTreeMap::from([(24, "tmp".to_string())]), 99);
+    let names_of_schemes = std::collections::BTreeMap::from([(24, "tmp".to_string())]);
+    // Without -g, no call sites; with it, pid 20's first request's, where its thread blocked
+    // in `overflow` of its executable (each process named by its own file, as `-a` maps them).
+    let without = p.clone().with_system_requests(requests, &names_of_schemes, 99, false);
+    assert!(without.requests().unwrap().by_pid.values().all(|r| r.stacks.is_empty()));
+    let mut p = p.with_system_requests(requests, &names_of_schemes, 99, true);
+    for c in p.parts_mut().processes.iter_mut() {
+        c.profile.parts_mut().mappings = prof_objects::elf::static_mappings(&c.program, &Default::default());
+    }
+    let empty = ObjectFile::from_symbols(std::path::Path::new(""), prof_objects::symbols::SymbolTable::new(Vec::new()));
+    let names = profil::naming::Names::of_run(prof_objects::Symbolizer::new(empty, "system", Default::default()), &p, Default::default());
+    let sites = profil::request_sites::sites(&p, &names);
+    let read = &sites[&20].values().next().unwrap().sites;
+    assert_eq!(read.iter().map(|s| (s.site.as_str(), s.count)).collect::<Vec<_>>(), [("overflow [fib]", 1)]);
     let section = profil::requests::system_section(&p, true, None, &Default::default()).unwrap();
     assert!(section.starts_with("Requests by process (requests to schemes of every process but profil's, each timed from taken to answered by the kernel's request records; "), "{section}");
     assert!(section.contains("\n  fib [pid 20]         2     0.000020\n"), "{section}");
     assert!(section.contains("\n  tmp: (fib [pid 10])         2     0.000020   10.0 us   10.0 us   10.0 us   10.0 us   10.0 us\n"), "{section}");
     assert!(!section.contains("pid 99"), "{section}");
+    // Timed as a program's are: pid 20's from its side, pid 10's split of them, and pid 10's
+    // own request of scheme 9 a link of their chain (in the table of them all together).
+    let pid20 = section.split("of fib [pid 20], each").nth(1).unwrap().split("\n\n").next().unwrap();
+    assert!(pid20.contains("\n  tmp: (fib [pid 10])         1     0.000020   20.0 us   20.0 us   20.0 us   20.0 us   20.0 us\n"), "{section}");
+    assert!(pid20.contains("\n  tmp: (fib [pid 10])  on a CPU 18.0 us (90.0 %), waiting on scheme 9 2.0 us (10.0 %), otherwise 0 ns (0.0 %)\n"), "{section}");
+    assert!(!pid20.contains("Chains"), "{section}");
+    assert!(section.contains("\n  fib [pid 10]         1     0.000001\n"), "{section}");
+    let together = section.split("of every process together, 2 processes,").nth(1).unwrap();
+    assert!(together.contains("\n  tmp: (fib [pid 10]) -> scheme 9 ([exited] [pid 30])         1     0.000001    1.0 us    1.0 us    1.0 us\n"), "{section}");
 }
 
 /// `profil -a` on a stock kernel, as profil on Redox reads it back: upstream's records name

@@ -296,7 +296,7 @@ pub fn record_system(args: &crate::cli::Args) -> Result<(Profile, std::time::Dur
     if args.requests {
         // Empty where the kernel writes no request records (a stock kernel): none recorded.
         let requests = read_scheme_text(REQUESTS).unwrap_or_default();
-        profile = profile.with_system_requests(&requests, &scheme_names(), std::process::id());
+        profile = profile.with_system_requests(&requests, &scheme_names(), std::process::id(), stacks);
     }
     profile.parts_mut().clock.elapsed = Some(elapsed);
     profile.parts_mut().source.cpus = crate::profile::of_scheme::cpus_in_sys_cpu(&read_scheme_text(SYS_CPU).unwrap_or_default());

@@ -415,10 +415,11 @@ impl Profile {
     /// `-a --requests` (Redox, typed records): every process's requests from profd's
     /// `requests` file, named as a program's are, but those of `own` (profil's: its looks at
     /// the session and at procmgr's table while it waits).
-    pub fn with_system_requests(mut self, requests: &str, scheme_names: &BTreeMap<u64, String>, own: u32) -> Profile {
+    pub fn with_system_requests(mut self, requests: &str, scheme_names: &BTreeMap<u64, String>, own: u32, stacks: bool) -> Profile {
         self.parts.requests = requests_log(requests, scheme_names).map(|mut log| {
             log.retain(|pid| pid != own);
-            log
+            // Their call sites where the run asked for stacks (`-g`).
+            if stacks { log } else { log.without_sites() }
         });
         self
     }
