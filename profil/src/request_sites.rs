@@ -75,6 +75,8 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
     for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
         let mappings = crate::naming::mappings_of(p, pid);
         let space = names.space(mappings);
+        // No C library of its own: a static program (Redox's), relibc linked into it.
+        let static_program = !mappings.iter().any(|m| is_c_library(m.path.rsplit('/').next().unwrap_or(&m.path)));
         let mut by_key = BTreeMap::new();
         for (key, stacks) in &requests.stacks {
             let mut named: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
@@ -86,15 +88,16 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
                     .map(|(i, &a)| {
                         let frame = names.frame(space, Frame::of_call_stack(mappings, i, a));
                         let object = &names.object(frame.location.object).name;
+                        let function = names.function_name(&frame.location).unwrap_or_else(|| frame.name.to_string());
                         let kind = match object.as_str() {
                             "unknown" => Kind::Unmapped,
                             o if is_c_library(o) => Kind::CLibrary,
-                            _ => kind_by_name(&frame.name),
+                            _ => kind_by_name(&function),
                         };
-                        Named { kind, name: frame.name.to_string() }
+                        Named { kind, name: frame.name.to_string(), function }
                     })
                     .collect();
-                if mappings.is_empty() {
+                if static_program {
                     relibc_entries(&mut frames);
                 }
                 let Some((site, caller)) = site_of(&frames) else { continue };
@@ -138,8 +141,8 @@ fn kind_by_name(name: &str) -> Kind {
 /// relibc's entry point (`read`), not the program's (whose C code calls no Rust).
 fn relibc_entries(frames: &mut [Named]) {
     for i in 1..frames.len() {
-        let c_function = !frames[i].name.contains("::") && frames[i].kind == Kind::Code;
-        if c_function && frames[i - 1].kind == Kind::CLibrary && RELIBC.iter().any(|c| frames[i - 1].name.contains(c)) {
+        let c_function = !frames[i].function.contains("::") && frames[i].kind == Kind::Code;
+        if c_function && frames[i - 1].kind == Kind::CLibrary && RELIBC.iter().any(|c| frames[i - 1].function.contains(c)) {
             frames[i].kind = Kind::CLibrary;
         }
     }
@@ -163,7 +166,10 @@ enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Named {
     kind: Kind,
+    /// As reports name it (`read [iowork]`).
     name: String,
+    /// Its function's name alone (`read`).
+    function: String,
 }
 
 /// A stack's site and its caller: the first frame of other code (not the C library's nor
@@ -205,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_site_is_the_first_frame_of_other_code_before_the_walk_goes_astray() {
-        let f = |kind, name: &str| Named { kind, name: name.into() };
+        let f = |kind, name: &str| Named { kind, name: name.into(), function: name.into() };
         let (libc, code, lost) = (Kind::CLibrary, Kind::Code, Kind::Unmapped);
         // write in libc, called from main, from libc's start.
         let stack = [f(libc, "write [libc.so.6]"), f(code, "main [w]"), f(libc, "__libc_start_call_main [libc.so.6]")];
@@ -219,13 +225,14 @@ mod tests {
     }
 
     /// A static Redox program's stack at a read, as the kernel walked it where the caller
-    /// blocked: relibc's system call (its crates by name), its C entry point `read` (called from
+    /// blocked (named as `-a` names a process's frames, by its executable), told by the
+    /// functions' names: relibc's system call (its crates by name), its C entry point `read` (called from
     /// them directly), Rust's runtime, then the program. A C program's `main` calling `read`
     /// is the program's; so is a C function that calls relibc's C entry point.
     #[test]
     fn on_redox_relibc_is_told_by_its_crates_and_its_entry_points() {
         let named = |names: &[&str]| {
-            let mut frames: Vec<Named> = names.iter().map(|n| Named { kind: kind_by_name(n), name: n.to_string() }).collect();
+            let mut frames: Vec<Named> = names.iter().map(|n| Named { kind: kind_by_name(n), name: format!("{n} [iowork]"), function: n.to_string() }).collect();
             relibc_entries(&mut frames);
             frames
         };
@@ -239,17 +246,17 @@ mod tests {
             "iowork::calls",
         ]);
         assert_eq!(rust.iter().map(|f| f.kind).collect::<Vec<_>>(), [Kind::CLibrary, Kind::CLibrary, Kind::CLibrary, Kind::Runtime, Kind::Runtime, Kind::Code, Kind::Code]);
-        assert_eq!(site_of(&rust), Some(("iowork::count::read::<std::fs::File>", Some("iowork::calls"))));
+        assert_eq!(site_of(&rust), Some(("iowork::count::read::<std::fs::File> [iowork]", Some("iowork::calls [iowork]"))));
         let c = named(&["redox_rt::sys::posix_read", "read", "copy", "main", "relibc_start_v1", "relibc_crt0", "_start"]);
-        assert_eq!(site_of(&c), Some(("copy", Some("main"))));
+        assert_eq!(site_of(&c), Some(("copy [iowork]", Some("main [iowork]"))));
         // Made in relibc's start, before main: all relibc's, so the call's own frame.
         let start = named(&["redox_rt::sys::this_proc_call", "relibc::platform::init", "relibc_start_v1", "relibc_crt0", "_start"]);
-        assert_eq!(site_of(&start), Some(("redox_rt::sys::this_proc_call", Some("relibc::platform::init"))));
+        assert_eq!(site_of(&start), Some(("redox_rt::sys::this_proc_call [iowork]", Some("relibc::platform::init [iowork]"))));
         // A number formatted into a write: core's, then the program's call.
         let fmt = named(&["redox_rt::sys::posix_write", "write", "<u128 as core::fmt::Display>::fmt", "core::fmt::write", "waits::main"]);
-        assert_eq!(site_of(&fmt), Some(("waits::main", None)));
+        assert_eq!(site_of(&fmt), Some(("waits::main [iowork]", None)));
         // relibc's frames alone (a call made before main): the call's own frame.
-        assert_eq!(site_of(&named(&["redox_rt::sys::open", "<relibc::platform::Sys>::open"])), Some(("redox_rt::sys::open", Some("<relibc::platform::Sys>::open"))));
+        assert_eq!(site_of(&named(&["redox_rt::sys::open", "<relibc::platform::Sys>::open"])), Some(("redox_rt::sys::open [iowork]", Some("<relibc::platform::Sys>::open [iowork]"))));
         for (name, kind) in [("<&std::fs::File as std::io::Read>::read", Kind::Runtime), ("<alloc::vec::Vec<u8>>::push", Kind::Runtime), ("standalone::run", Kind::Code), ("libredox::call::read", Kind::CLibrary), ("<[u8]>::to_vec", Kind::Runtime), ("<str as core::fmt::Display>::fmt", Kind::Runtime), ("<u8x::Thing>::go", Kind::Code)] {
             assert_eq!(kind_by_name(name), kind, "{name}");
         }
