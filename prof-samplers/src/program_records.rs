@@ -516,12 +516,12 @@ impl ProgramRecords {
         }
     }
 
-    /// The user stack the program's thread made request `t` (call `call`) from: the one it
-    /// blocked at in its switch into that call. None for another process's (the tree's
-    /// children are not walked so), and none once the program exec'd again: its stacks are
-    /// then of the image it became, whose addresses the program's symbols would misname.
+    /// The user stack the thread of the run's process made request `t` (call `call`) from:
+    /// the one it blocked at in its switch into that call. None for the program once it exec'd
+    /// again: its stacks are then of the image it became, whose addresses the program's
+    /// symbols would misname (a started process's exec is said apart: `execs`).
     fn call_site(&mut self, t: &Timed, call: Call) -> Option<Vec<u64>> {
-        if (t.pid != self.pid && !self.every) || t.called.is_none() || self.became.is_some() {
+        if t.called.is_none() || (t.pid == self.pid && self.became.is_some()) {
             return None;
         }
         let (made, frames) = self.call_sites.remove(&t.tid)?;
@@ -607,7 +607,8 @@ impl ProgramRecords {
                 }
             }
         }
-        if self.every && sw.reason == Some(Reason::Scheme) {
+        // Another process of the run's (a started one; on every process, any): its call site.
+        if sw.reason == Some(Reason::Scheme) && sw.left.pid.is_some_and(|p| p != self.pid && self.in_tree(p)) {
             if let Some(stack) = self.blocked_at.remove(&sw.left.thread) {
                 self.call_site_at(sw, &stack);
             }
@@ -662,9 +663,9 @@ impl ProgramRecords {
                 if who.pid == Some(self.pid) {
                     self.program_exec = Some(*time);
                 }
-                // On every process, a process's call sites before its exec are of the image
-                // it replaced: counted apart, as on Linux.
-                if let (true, Some(pid)) = (self.every, who.pid) {
+                // A started process's (on every process, any's) call sites before its exec are
+                // of the image it replaced: counted apart, as on Linux.
+                if let Some(pid) = who.pid.filter(|&p| p != self.pid && self.in_tree(p)) {
                     batch.requests.execs.push((pid, batch.requests.stacks.len()));
                 }
                 if let Some(f) = who.pid.and_then(|p| self.followed.get_mut(&p)) {
@@ -693,7 +694,7 @@ impl ProgramRecords {
                     self.request_answered(*daemon, (*scheme, *tag), *time, batch)
                 }
             }
-            Event::Sample(s) if Self::is_block(s) && (s.who.pid == Some(self.pid) || self.every) => {
+            Event::Sample(s) if Self::is_block(s) && s.who.pid.is_some_and(|p| self.in_tree(p)) => {
                 self.blocked_at.insert(s.who.thread, stack_of(s));
             }
             Event::Name { time, who, name, .. } if who.pid == Some(self.pid) => {
@@ -926,5 +927,31 @@ mod tests {
         every.calls_in(&answer);
         every.event(&answer[0], &mut batch);
         assert_eq!(batch.requests.done.iter().map(|r| (r.pid, r.from, r.to)).collect::<Vec<_>>(), [(15, 5_750, 5_800)]);
+    }
+
+    /// `--children`: a started process's request has its call site too (named later by its
+    /// own executable), and its exec parts its sites from before it.
+    #[test]
+    fn a_started_process_s_request_has_its_call_site() {
+        let (child, ramfs) = (who(11, 110), who(7, 5));
+        let request = |time, answered| Event::Request { cpu: 0, time, daemon: ramfs, caller: Ids { pid: Some(11), thread: 0 }, scheme: 24, tag: 3, answered };
+        let blocked = Event::Sample(Sample { cpu: 0, time: 1_990, who: child, kernel: false, source: Some(Source::Block), ip: 0x40_1000, kernel_frames: vec![], user_frames: vec![0x40_2005] });
+        let events = [
+            Event::NewThread { cpu: 0, time: 1_000, who: child, giver: who(10, 100) },
+            Event::Exec { cpu: 0, time: 1_500, who: child, entry: 0x40_1000 },
+            blocked,
+            Event::Switch(SwitchRecord { cpu: 0, time: 2_000, left: child, entered: ramfs, reason: Some(Reason::Scheme), detail: prof_events::layout::scheme_call(24, 3), stack: vec![] }),
+            request(2_100, false),
+            request(2_300, true),
+        ];
+        let mut clock = ProgramRecords::new(10, CLOCK, true, false);
+        let mut batch = SampleBatch::default();
+        clock.calls_in(&events);
+        for e in &events {
+            clock.event(e, &mut batch);
+        }
+        assert_eq!(batch.requests.done.iter().map(|r| (r.pid, r.tid)).collect::<Vec<_>>(), [(11, 110)]);
+        assert_eq!(batch.requests.stacks, [(0, vec![0x40_1000, 0x40_2005])]);
+        assert_eq!(batch.requests.execs, [(11, 0)]);
     }
 }
