@@ -27,11 +27,11 @@ impl Frame {
     }
 
     /// Frame `i` of a request's call stack, at `a` (a caller by its return address minus
-    /// one): a runtime address in the process's `mappings`; where it has none (a static Redox
-    /// program, which runs at its link addresses), the program's own.
-    pub fn of_call_stack(mappings: &[prof_core::sampler::Mapping], i: usize, a: u64) -> Frame {
+    /// one): the program's own where the process runs at its link addresses (a static Redox
+    /// program), else a runtime address in the process's mappings.
+    pub fn of_call_stack(at_link_addresses: bool, i: usize, a: u64) -> Frame {
         let a = a.wrapping_sub(u64::from(i > 0));
-        match mappings.is_empty() {
+        match at_link_addresses {
             true => Frame::Program(a),
             false => Frame::Foreign(a),
         }

@@ -249,6 +249,14 @@ pub fn mappings_of(p: &Profile, pid: u32) -> &[Mapping] {
     }
 }
 
+/// Are process `pid`'s request call stacks (`--requests -g`) at the program's link addresses:
+/// a process without mappings (a static Redox program), or the program of a Redox run, whose
+/// stacks are all of its first image (profd keeps none after a later exec, whose image's
+/// mappings the program's profile gains)?
+pub fn stacks_at_link_addresses(p: &Profile, pid: u32) -> bool {
+    mappings_of(p, pid).is_empty() || (pid == p.pid() && p.source().typed_records)
+}
+
 /// The walk: the names as they grow.
 struct Pass<'s> {
     names: Names,
@@ -410,12 +418,12 @@ impl Pass<'_> {
     fn request_sites(&mut self, p: &Profile) {
         let Some(log) = p.requests() else { return };
         for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
-            let mappings = mappings_of(p, pid);
+            let (mappings, at_link) = (mappings_of(p, pid), stacks_at_link_addresses(p, pid));
             let space = self.space(mappings);
             for stacks in requests.stacks.values() {
                 for stack in stacks.counts.keys() {
                     for (i, &a) in stack.iter().enumerate() {
-                        self.frame(space, mappings, Frame::of_call_stack(mappings, i, a));
+                        self.frame(space, mappings, Frame::of_call_stack(at_link, i, a));
                     }
                 }
             }

@@ -73,7 +73,7 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
     let Some(log) = p.requests() else { return BTreeMap::new() };
     let mut out = BTreeMap::new();
     for (&pid, requests) in log.by_pid.iter().filter(|(_, r)| !r.stacks.is_empty()) {
-        let mappings = crate::naming::mappings_of(p, pid);
+        let (mappings, at_link) = (crate::naming::mappings_of(p, pid), crate::naming::stacks_at_link_addresses(p, pid));
         let space = names.space(mappings);
         // No C library of its own: a static program (Redox's), relibc linked into it.
         let static_program = !mappings.iter().any(|m| is_c_library(m.path.rsplit('/').next().unwrap_or(&m.path)));
@@ -86,7 +86,7 @@ pub fn sites(p: &Profile, names: &Names) -> BTreeMap<u32, BTreeMap<RequestKey, K
                     .iter()
                     .enumerate()
                     .map(|(i, &a)| {
-                        let frame = names.frame(space, Frame::of_call_stack(mappings, i, a));
+                        let frame = names.frame(space, Frame::of_call_stack(at_link, i, a));
                         let object = &names.object(frame.location.object).name;
                         let function = names.function_name(&frame.location).unwrap_or_else(|| frame.name.to_string());
                         let kind = match object.as_str() {

@@ -267,6 +267,25 @@ fn a_later_exec_is_named_by_the_image_it_became() {
         Event::Exec { cpu: 0, time: 3_200_000, who: sh, entry: lo },
     ];
     events.extend((0..4).map(|i| sample(3_300_000 + i, sh, &[work + 4, work + 0x20])));
+    // A request (`-g`) of the first image's, at its `iowork::calls`, and one of the image it
+    // became, which has no site.
+    let calls = first_image.symbols.by_name("iowork::calls").expect("iowork's calls").addr;
+    let ramfs = who(20, 200);
+    for (at, tag, ip) in [(3_150_000, 1, calls + 4), (3_400_000, 2, work + 4)] {
+        let mut blocked = sample(at - 1_000, sh, &[ip]);
+        if let Event::Sample(b) = &mut blocked {
+            b.source = Some(Source::Block);
+        }
+        let request = |time, answered| Event::Request { cpu: 0, time, daemon: ramfs, caller: who(10, 0), scheme: 3, tag, answered };
+        events.extend([
+            blocked,
+            Event::Switch(Switch { cpu: 0, time: at, left: sh, entered: ramfs, reason: Some(Reason::Scheme), detail: scheme_call(3, tag as u32), stack: vec![] }),
+            request(at + 100, false),
+            request(at + 200, true),
+            Event::Switch(Switch { cpu: 0, time: at + 300, left: ramfs, entered: sh, reason: Some(Reason::SchemeIdle), detail: 0, stack: vec![] }),
+        ]);
+    }
+    events.sort_by_key(|e| e.time());
     record(&mut s, events);
     exit(&mut s, 10);
     let files = scheme_files(&mut s);
@@ -284,6 +303,11 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     let (_, _, flat) = profil::flat::analyse(&p, &names);
     let out = flat.render(None);
     assert!(out.contains(" overflow [fib]\n"), "{out}");
+    // The request's site is named by the first image (its link addresses), not by the
+    // mappings of the image it became.
+    let sites = profil::request_sites::sites(&p, &names);
+    let read = &sites[&10].values().next().unwrap();
+    assert_eq!((read.sites.iter().map(|s| (s.site.as_str(), s.count)).collect::<Vec<_>>(), read.count()), (vec![("iowork::calls", 1)], 1));
 }
 
 /// A daemon that served the program's read whole but was never sampled doing it (ramfs, pid
