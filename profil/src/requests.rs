@@ -248,10 +248,14 @@ fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
         let _ = write!(summary, "; {} lost: the counts are short", crate::words::count(t.lost, "record"));
     }
     let _ = writeln!(out, "{summary}");
+    // Redox's requests without a stack: their caller was not seen to block in the call, or the
+    // program made them after a later exec (whose image its symbols would misname).
+    let scheme_requests = t.measured == Measured::Latencies(RequestSource::SchemeRequests);
+    let unstacked_why = if scheme_requests { "no stack kept" } else { "no user stack" };
     if !t.sites.is_empty() {
-        let note = match t.measured {
-            Measured::Latencies(RequestSource::SchemeRequests) => SCHEME_SITES_NOTE,
-            _ => SITES_NOTE,
+        let note = match scheme_requests {
+            true => SCHEME_SITES_NOTE,
+            false => SITES_NOTE,
         };
         let _ = writeln!(out, "  {note}");
     }
@@ -279,7 +283,7 @@ fn render_of(t: &RequestTable, whose: &str, top: usize) -> String {
         };
         row(&mut out, width, &key_name(&r.key), r.count, r.total, &figures);
         if let Some(sites) = t.sites.get(&r.key) {
-            site_lines(&mut out, width, r.count, sites);
+            site_lines(&mut out, width, r.count, sites, unstacked_why);
         }
     }
     if let Some(more) = more {
@@ -361,13 +365,12 @@ pub fn section(p: &Profile, name: &str, asked: bool, top: Option<usize>, sites: 
 /// What the lines under a row are (`-g`): Linux's stacks.
 const SITES_NOTE: &str = "Under each call, the busiest sites it was made from (requests, share of the row's, site <- its caller): the first frame outside the C library and Rust's runtime of the user stack at the call (its top unwound by the objects' unwind tables, the rest by the kernel's frame-pointer walk).";
 /// ...and Redox's.
-const SCHEME_SITES_NOTE: &str = "Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk).";
+const SCHEME_SITES_NOTE: &str = "Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk; no stack is kept of a request whose caller was not seen to block, nor of the program's after a later exec).";
 
 /// The lines under a row of `count` requests: its busiest [`SITES`] sites, then the rest in
 /// one line (the other sites, the stacks past those a key keeps, the requests made before the
-/// process's exec, those with no user stack: a kernel thread's), each with its share of the
-/// row.
-fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
+/// process's exec, those without a stack, `unstacked_why`), each with its share of the row.
+fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites, unstacked_why: &str) {
     let share = |n: u64| n as f64 * 100.0 / count.max(1) as f64;
     for s in sites.sites.iter().take(SITES) {
         let caller = s.caller.as_ref().map_or(String::new(), |c| format!(" <- {c}"));
@@ -379,7 +382,7 @@ fn site_lines(out: &mut String, width: usize, count: u64, sites: &KeySites) {
         (others.iter().fold(0u64, |n, s| n.saturating_add(s.count)), crate::words::count(others.len() as u64, "other site")),
         (sites.other, format!("stacks past the {} a call keeps", prof_core::requests::MAX_STACKS)),
         (sites.earlier, "made before an exec by the image it replaced".to_string()),
-        (unstacked, "no user stack".to_string()),
+        (unstacked, unstacked_why.to_string()),
     ];
     let rest = parts.iter().fold(0u64, |n, p| n.saturating_add(p.0));
     if rest > 0 {

@@ -308,6 +308,8 @@ fn a_later_exec_is_named_by_the_image_it_became() {
     let sites = profil::request_sites::sites(&p, &names);
     let read = &sites[&10].values().next().unwrap();
     assert_eq!((read.sites.iter().map(|s| (s.site.as_str(), s.count)).collect::<Vec<_>>(), read.count()), (vec![("iowork::calls", 1)], 1));
+    let section = profil::requests::section(&p, "sh", true, None, &sites).unwrap();
+    assert!(section.contains("         1        50.0%  iowork::calls\n") && section.contains("         1        50.0%  (no stack kept)\n"), "{section}");
 }
 
 /// A daemon that served the program's read whole but was never sampled doing it (ramfs, pid
@@ -529,7 +531,7 @@ fn redox_request_sites_are_named_by_the_program() {
         [
             "Requests (to schemes, of fib [pid 10], each timed from taken to answered by the kernel's request records):",
             "  1 request, 0.000100 s in them",
-            "  Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk).",
+            "  Under each scheme, the busiest sites its requests were made from (requests, share of the row's, site <- its caller): the first frame outside relibc and Rust's runtime of the user stack where the caller blocked in the call (the kernel's frame-pointer walk; no stack is kept of a request whose caller was not seen to block, nor of the program's after a later exec).",
             "  scheme (daemon)           count      total s       min    median       p90       p99       max",
             "  tmp: (ramfs [pid 20])         1     0.000100  100.0 us  100.0 us  100.0 us  100.0 us  100.0 us",
             "                                1       100.0%  overflow <- loop",
