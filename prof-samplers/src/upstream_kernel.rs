@@ -556,14 +556,20 @@ impl Seen<'_> {
     /// `start all` on typed records: every process's requests, in time order, as a program's
     /// are timed (its callers' side, its daemon's split, the chains, its site).
     fn every_request(&self, view: &mut ProgramRecords, batch: &mut SampleBatch) {
+        for e in self.in_time_order(view, batch) {
+            view.event(e, batch);
+        }
+    }
+
+    /// The batch's events in time order for `view`, which times every request the records
+    /// show (a typed session has them all), the batch's scheme calls taken first.
+    fn in_time_order(&self, view: &mut ProgramRecords, batch: &mut SampleBatch) -> Vec<&Event> {
         batch.requests.source = Some(prof_core::requests::RequestSource::SchemeRequests);
         batch.requests.sides_in_calls = view.records_system_calls();
         view.calls_in(self.events);
         let mut ordered: Vec<&Event> = self.events.iter().collect();
         ordered.sort_by_key(|e| e.time());
-        for e in ordered {
-            view.event(e, batch);
-        }
+        ordered
     }
 
     /// One program's session: its samples from its exec, the rest accounted for (idle, the
@@ -631,13 +637,7 @@ impl Seen<'_> {
     /// later exec, the image it became), a child's its, a daemon's working for it the
     /// daemons', the rest the others'; the other events the clock's.
     fn program_in_time_order(&self, program: &mut Program, view: &mut ProgramRecords, counted: impl Fn(u64) -> bool, table: &str, batch: &mut SampleBatch) {
-        // Every request the records show is timed: a typed session has them all.
-        batch.requests.source = Some(prof_core::requests::RequestSource::SchemeRequests);
-        batch.requests.sides_in_calls = view.records_system_calls();
-        view.calls_in(self.events);
-        let mut ordered: Vec<&Event> = self.events.iter().collect();
-        ordered.sort_by_key(|e| e.time());
-        for e in ordered {
+        for e in self.in_time_order(view, batch) {
             if let Event::Exec { who, time, .. } = e {
                 if who.pid == Some(program.pid) && program.exec_at.is_some_and(|at| *time > at) {
                     view.program_became(*time);
