@@ -433,6 +433,17 @@ impl ProgramRecords {
         self.timed.iter().map(|(&k, t)| (k, t)).filter(|e| e.1.key.as_scheme().is_some_and(|k| k.1 == pid)).max_by_key(|e| e.1.at)
     }
 
+    /// The timed request a request was made while serving: its caller's thread's (`from`, by
+    /// its switch into the call); where no switch was seen (the answer came before it
+    /// blocked), the one its process (`pid`) serves now.
+    fn made_within(&self, from: Option<Ids>, pid: Option<u32>) -> Option<((u32, Call), &Timed)> {
+        match (from, pid) {
+            (Some(f), _) => self.served_by(f.thread),
+            (None, Some(pid)) => self.served_in(pid),
+            (None, None) => None,
+        }
+    }
+
     /// A daemon's thread took a request: timed where a process of the tree made it, or a
     /// daemon's thread serving one of those (a link of a chain).
     fn time_taken(&mut self, daemon: Ids, caller: Ids, call: Call, time: u64) {
@@ -443,27 +454,15 @@ impl ProgramRecords {
             Some(pid) => {
                 let tid = nearest.filter(|c| c.1.pid == Some(pid)).map_or(0, |c| c.1.thread);
                 // On every process, one a daemon made while serving another is also a link.
-                let within = match self.every {
-                    true => match from {
-                        Some(f) => self.served_by(f.thread),
-                        None => self.served_in(pid),
-                    },
-                    false => None,
-                };
+                let within = if self.every { self.made_within(from, Some(pid)) } else { None };
                 let root = within.map(|(at, w)| w.root.unwrap_or(at));
                 let within = within.map(|(_, w)| w.key.clone());
                 Timed { at: time, pid, tid, key, within, counted: true, root, made: Vec::new(), called: None, state: (None, self.tsc.ns(time)), split: DaemonSplit::default() }
             }
             None => {
-                // The daemon's thread that made it, by its switch into the call; where none was
-                // seen (the answer came before it blocked), the request its process serves now.
                 // (Not the kernel's close messages, which name no caller and are never
                 // answered, nor the bootstrap's managers, which have no pid to tell apart.)
-                let within = match (from, caller.pid.filter(|&p| p != 0)) {
-                    (Some(f), _) => self.served_by(f.thread),
-                    (None, Some(pid)) => self.served_in(pid),
-                    (None, None) => None,
-                };
+                let within = self.made_within(from, caller.pid.filter(|&p| p != 0));
                 let Some((at, within)) = within else { return };
                 let root = Some(within.root.unwrap_or(at));
                 let (pid, tid, within) = (within.pid, within.tid, Some(within.key.clone()));
@@ -607,11 +606,11 @@ impl ProgramRecords {
                 }
             }
         }
-        // Another process of the run's (a started one; on every process, any): its call site.
-        if sw.reason == Some(Reason::Scheme) && sw.left.pid.is_some_and(|p| p != self.pid && self.in_tree(p)) {
-            if let Some(stack) = self.blocked_at.remove(&sw.left.thread) {
-                self.call_site_at(sw, &stack);
-            }
+        // Where a thread of the run's processes blocked, until its switch out: a scheme call's
+        // is its request's site.
+        let stack = sw.left.pid.filter(|&p| self.in_tree(p)).and_then(|_| self.blocked_at.remove(&sw.left.thread));
+        if let (Some(Reason::Scheme), Some(stack)) = (sw.reason, &stack) {
+            self.call_site_at(sw, stack);
         }
         if sw.left.pid == Some(self.pid) {
             let tid = sw.left.thread;
@@ -619,10 +618,6 @@ impl ProgramRecords {
             batch.threads.switches.push(Switch { tid, time, out: Some(preempted) });
             if sw.reason == Some(Reason::Exit) {
                 batch.threads.ends.push((tid, time));
-            }
-            let stack = self.blocked_at.remove(&tid);
-            if let (Some(Reason::Scheme), Some(stack)) = (sw.reason, &stack) {
-                self.call_site_at(sw, stack);
             }
             if !preempted && sw.reason != Some(Reason::Exit) {
                 let (call, target) = wait_call(sw.reason, sw.detail);
