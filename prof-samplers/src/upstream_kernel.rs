@@ -134,6 +134,21 @@ enum Target {
     Program(Program),
 }
 
+impl Target {
+    fn is_program(&self) -> bool {
+        matches!(self, Target::Program(_))
+    }
+
+    /// Its records on typed records, timed by `tsc`: the program's threads, its requests and
+    /// its tree's, or every process's requests.
+    fn records(&self, tsc: TscClock, syscalls: bool) -> ProgramRecords {
+        match self {
+            Target::Program(p) => ProgramRecords::new(p.pid, tsc, p.children, syscalls),
+            Target::All { .. } => ProgramRecords::every_process(tsc, syscalls),
+        }
+    }
+}
+
 /// One program's session: its pid, and which contexts are its.
 #[derive(Debug)]
 struct Program {
@@ -307,15 +322,8 @@ impl<F: DebugFiles> UpstreamSampler<F> {
         // a few percent off the TSC: the measurement converts, the kernel's rate is the fallback.
         let tsc = TscClock::from_windows(&readings);
         let unmeasured = readings.last().copied().filter(|_| tsc.is_none());
-        let (mut clock, mut began) = (None, None);
-        match (typed, &target, tsc) {
-            (true, Target::Program(p), Some(tsc)) => {
-                clock = Some(ProgramRecords::new(p.pid, tsc, p.children, syscalls));
-                began = Some(tsc.ns);
-            }
-            (true, Target::All { .. }, Some(tsc)) => clock = Some(ProgramRecords::every_process(tsc, syscalls)),
-            _ => {}
-        }
+        let clock = tsc.filter(|_| typed).map(|tsc| target.records(tsc, syscalls));
+        let began = tsc.filter(|_| clock.is_some() && target.is_program()).map(|tsc| tsc.ns);
         let decoders = (0..rings).map(|cpu| RingDecoder::new(cpu as u32)).collect();
         let meter = SpanMeter::default();
         let (ticked, idle) = (false, BTreeMap::new());
@@ -383,7 +391,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
             return Ok(batch);
         }
         batch.typed_records = s.typed;
-        if let (Some(_), Some(tsc), Target::Program(_)) = (&s.clock, s.tsc, &s.target) {
+        if let (Some(_), Some(tsc), true) = (&s.clock, s.tsc, s.target.is_program()) {
             // Read before the rings: every switch stamped earlier is in this batch or before.
             // In the records' clock (the TSC at the rate measured at the start), as the
             // switches are: the monotonic clock of a guest under a busy host runs slow (it
@@ -396,7 +404,7 @@ impl<F: DebugFiles> Sampler for UpstreamSampler<F> {
         }
         let events = read_rings(&mut self.files, &mut s.decoders)?;
         s.note_kernel_clock();
-        if s.clock.is_some() && matches!(s.target, Target::Program(_)) {
+        if s.clock.is_some() && s.target.is_program() {
             batch.clock.extend(s.began.take());
         }
         batch.clock_hz = s.clock_hz;
@@ -480,13 +488,9 @@ impl Session {
         let (None, Some(hz), Some((tsc, ns))) = (self.tsc, self.clock_hz, self.unmeasured) else { return };
         let clock = TscClock { tsc, ns, ns_per_tick: 1e9 / hz as f64 };
         self.tsc = Some(clock);
-        match (self.typed, &self.target) {
-            (true, Target::Program(p)) => {
-                self.clock = Some(ProgramRecords::new(p.pid, clock, p.children, self.syscalls));
-                self.began = Some(ns);
-            }
-            (true, Target::All { .. }) => self.clock = Some(ProgramRecords::every_process(clock, self.syscalls)),
-            _ => {}
+        if self.typed {
+            self.clock = Some(self.target.records(clock, self.syscalls));
+            self.began = self.target.is_program().then_some(ns);
         }
     }
 
