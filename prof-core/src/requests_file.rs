@@ -123,9 +123,15 @@ pub struct ServedRow {
 /// A key as the file has it: a scheme's number and its daemon's pid.
 pub type SchemeDaemon = (u64, u32);
 
+/// `A:B` pairs, each word one (`split` and `served` lines end with `SCHEME:NS`, `stacks` lines
+/// with `SITE:COUNT`, `values buckets` lines are `BUCKET:COUNT`); `None` where one is not.
+fn pairs_of<'w, A: std::str::FromStr, B: std::str::FromStr, C: FromIterator<(A, B)>>(words: impl IntoIterator<Item = &'w str>) -> Option<C> {
+    words.into_iter().map(|p| p.split_once(':').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))).collect()
+}
+
 /// `SCHEME:NS` pairs, as `split` and `served` lines end.
 fn waits_of(words: &[&str]) -> Option<BTreeMap<u64, u64>> {
-    words.iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect()
+    pairs_of(words.iter().copied())
 }
 
 /// `SCHEME DAEMON`: a key's numbers.
@@ -295,12 +301,7 @@ fn latencies_of(figures: &[&str], values: Option<&str>) -> Option<Latencies> {
     let (mut exact, mut buckets) = (Vec::new(), BTreeMap::new());
     match w.next()? {
         "exact" => exact = w.map(|v| v.parse().ok()).collect::<Option<_>>()?,
-        "buckets" => {
-            for pair in w {
-                let (b, n) = pair.split_once(':')?;
-                buckets.insert(b.parse().ok()?, n.parse().ok()?);
-            }
-        }
+        "buckets" => buckets = pairs_of(w)?,
         _ => return None,
     }
     Some(Latencies::from_held(count, total, min, max, exact, buckets))
@@ -396,7 +397,7 @@ pub fn parse_requests(text: &str) -> Option<RequestsFile> {
                 let n: Vec<u64> = w[..5].iter().filter_map(|v| v.parse().ok()).collect();
                 let &[pid, scheme, daemon, other, earlier] = n.as_slice() else { continue };
                 let (Ok(pid), Ok(daemon)) = (u32::try_from(pid), u32::try_from(daemon)) else { continue };
-                let counts: Option<Vec<(usize, u64)>> = w[5..].iter().map(|p| Some((p.split_once(':')?.0.parse().ok()?, p.split_once(':')?.1.parse().ok()?))).collect();
+                let counts: Option<Vec<(usize, u64)>> = pairs_of(w[5..].iter().copied());
                 let Some(counts) = counts.filter(|c| c.iter().all(|&(i, _)| i < file.sites.len())) else { continue };
                 file.stacks.push(StacksRow { pid, scheme, daemon, other, earlier, counts });
             }
