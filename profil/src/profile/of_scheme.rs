@@ -250,11 +250,13 @@ pub fn scheme_request_key(names: &BTreeMap<u64, String>, scheme: u64, daemon: u3
     prof_core::requests::RequestKey { to: to.into(), server: Some(server) }
 }
 
-/// profd's `requests` file as the run's log, each key named ([`scheme_request_key`]); `None`
-/// where it is not this version's (or empty: a kernel that writes no request records).
-fn requests_log(text: &str, scheme_names: &BTreeMap<u64, String>) -> Option<prof_core::requests::RequestLog> {
+/// profd's `requests` file as the run's log, each key named ([`scheme_request_key`]), with
+/// its call sites where the run asked for stacks (`-g`, as on Linux); `None` where it is not
+/// this version's (or empty: a kernel that writes no request records).
+fn requests_log(text: &str, scheme_names: &BTreeMap<u64, String>, stacks: bool) -> Option<prof_core::requests::RequestLog> {
     let file = prof_core::requests_file::parse_requests(text)?;
-    Some(file.log(|scheme, daemon, path| scheme_request_key(scheme_names, scheme, daemon, path)))
+    let log = file.log(|scheme, daemon, path| scheme_request_key(scheme_names, scheme, daemon, path));
+    Some(if stacks { log } else { log.without_sites() })
 }
 
 impl Profile {
@@ -300,9 +302,7 @@ impl Profile {
             profile = profile.with_later_image(became, part, &mappings_of);
         }
         // The requests to schemes, named (where asked: a file of a newer version is not read).
-        let requests = files.requests.as_deref().and_then(|text| requests_log(text, &files.scheme_names));
-        // Their call sites where the run asked for stacks (`-g`), as on Linux.
-        profile.parts.requests = requests.map(|log| if files.stacks.is_some() { log } else { log.without_sites() });
+        profile.parts.requests = files.requests.as_deref().and_then(|text| requests_log(text, &files.scheme_names, files.stacks.is_some()));
         profile.parts.clock.off_cpu = off_cpu.then(|| super::OffCpu {
             rate: 0,
             problem: match &clock {
@@ -416,10 +416,9 @@ impl Profile {
     /// `requests` file, named as a program's are, but those of `own` (profil's: its looks at
     /// the session and at procmgr's table while it waits).
     pub fn with_system_requests(mut self, requests: &str, scheme_names: &BTreeMap<u64, String>, own: u32, stacks: bool) -> Profile {
-        self.parts.requests = requests_log(requests, scheme_names).map(|mut log| {
+        self.parts.requests = requests_log(requests, scheme_names, stacks).map(|mut log| {
             log.retain(|pid| pid != own);
-            // Their call sites where the run asked for stacks (`-g`).
-            if stacks { log } else { log.without_sites() }
+            log
         });
         self
     }
